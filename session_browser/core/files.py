@@ -1,0 +1,233 @@
+"""File mechanics: tolerant reads, locked atomic writes, quarantine and spill naming.
+
+- Reads never write: :func:`read_json_file` opens read-only and creates nothing.
+- Writes go through :func:`atomic_write_bytes`: a temp file in the same dir, flush+fsync,
+  ``os.replace``, fsync of the dir, mode 0600. A reader never sees a half-written file.
+- :func:`session_lock` takes the same ``<file>.json.lock`` flock that ``praisonaiagents``
+  takes, so our writers and PraisonAI's exclude each other across processes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import filelock
+import orjson
+
+from .paths import safe_id
+
+FILE_MODE = 0o600
+
+# A quarantined file: "<stem>.json.corrupt-<epoch_ms>" with an optional "-<n>" on collision.
+CORRUPT_RE = re.compile(r"^(?P<stem>.+)\.json\.corrupt-(?P<ms>\d+)(?:-(?P<n>\d+))?$")
+# A spill file: "<safe_id>.<epoch_ms>.<pid>.<8 hex>.json".
+SPILL_RE = re.compile(r"^(?P<stem>.+)\.(?P<ms>\d+)\.(?P<pid>\d+)\.(?P<hex>[0-9a-f]{8})\.json$")
+
+
+class SessionFileError(Exception):
+    """A session file exists but is not a usable session (bad JSON/UTF-8 or non-object root)."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def loads(raw: bytes) -> Any:
+    """Parse JSON bytes strictly (UTF-8 required), fast path with orjson.
+
+    orjson refuses a few things the standard library accepts (``NaN``, integers over 64
+    bits); those fall back to :mod:`json` so both parsers accept the same files.
+    Raises ``ValueError`` (``JSONDecodeError``/``UnicodeDecodeError``) or ``RecursionError``.
+    """
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass
+    return json.loads(raw.decode("utf-8"))
+
+
+def parse_session_bytes(path: Path, raw: bytes) -> dict[str, Any]:
+    """Parse a session file's bytes; raise :class:`SessionFileError` when unusable."""
+    try:
+        data = loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise SessionFileError(path, f"not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise SessionFileError(path, f"root is {type(data).__name__}, not an object")
+    return data
+
+
+def read_json_file(path: Path) -> dict[str, Any]:
+    """Read and parse a session file without writing anything.
+
+    Raises ``OSError`` when it cannot be read and :class:`SessionFileError` when its
+    content is not a session object.
+    """
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    return parse_session_bytes(path, raw)
+
+
+def try_read_session(path: Path) -> dict[str, Any] | None:
+    """:func:`read_json_file`, or ``None`` for any unreadable or unusable file (scans)."""
+    try:
+        return read_json_file(path)
+    except (OSError, SessionFileError):
+        return None
+
+
+def dumps_session(data: Any) -> bytes:
+    """Serialise exactly as PraisonAI does: ``json.dump(indent=2, ensure_ascii=False)``."""
+    return json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8")
+
+
+def fsync_dir(directory: Path) -> None:
+    """Best-effort fsync of a directory so a rename in it is durable."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path, payload: bytes, *, mode: int = FILE_MODE) -> None:
+    """Write ``payload`` to ``path`` atomically (raises ``OSError`` on failure).
+
+    On failure the temp file is removed and ``path`` is left exactly as it was.
+    """
+    directory = path.parent
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(directory)
+
+
+def write_session_file(path: Path, data: dict[str, Any]) -> None:
+    """Atomically write a session dict in PraisonAI's format."""
+    atomic_write_bytes(path, dumps_session(data))
+
+
+class LockTimeout(OSError):
+    """The session lock could not be taken in time."""
+
+
+@contextlib.contextmanager
+def session_lock(path: Path, timeout: float) -> Iterator[None]:
+    """Hold the cross-process lock of session file ``path`` (``<path>.lock``)."""
+    lock = filelock.FileLock(str(path) + ".lock", timeout=timeout, mode=FILE_MODE)
+    try:
+        lock.acquire()
+    except filelock.Timeout as exc:
+        raise LockTimeout(f"could not lock {path} within {timeout}s") from exc
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def quarantine(path: Path, *, now_ms: int | None = None) -> Path:
+    """Rename a corrupt session file aside, byte-identical: ``<file>.corrupt-<epoch_ms>``.
+
+    ``-1``, ``-2``... are appended on collision so no earlier quarantine is clobbered.
+    The caller holds the session lock.
+    """
+    ms = int(time.time() * 1000) if now_ms is None else now_ms
+    base = Path(f"{path}.corrupt-{ms}")
+    target = base
+    n = 1
+    while target.exists():
+        target = Path(f"{base}-{n}")
+        n += 1
+    os.replace(path, target)
+    fsync_dir(path.parent)
+    return target
+
+
+def spill_filename(session_id: str) -> str:
+    """A fresh spill file name: ``<safe_id>.<epoch_ms>.<pid>.<8 hex>.json``."""
+    return (
+        f"{safe_id(session_id)}.{int(time.time() * 1000)}.{os.getpid()}.{os.urandom(4).hex()}.json"
+    )
+
+
+def write_spill(spill_dir: Path, session_id: str, messages: list[dict[str, Any]]) -> Path:
+    """Spill turns a failed write could not persist; raises ``OSError`` if even that fails."""
+    spill_dir.mkdir(parents=True, exist_ok=True)
+    target = spill_dir / spill_filename(session_id)
+    payload = {
+        "session_id": session_id,
+        "spilled_at": datetime.now(UTC).isoformat(),
+        "messages": messages,
+    }
+    atomic_write_bytes(target, json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+    return target
+
+
+def spill_files_for(spill_dir: Path, session_id: str) -> list[Path]:
+    """Spill files that may belong to ``session_id`` (by name; the payload decides)."""
+    prefix = safe_id(session_id) + "."
+    try:
+        names = os.listdir(spill_dir)
+    except OSError:
+        return []
+    return sorted(
+        spill_dir / name for name in names if name.startswith(prefix) and SPILL_RE.match(name)
+    )
+
+
+@dataclass(frozen=True)
+class FileIdentity:
+    """What tells us a file changed: size, mtime_ns and inode."""
+
+    size: int
+    mtime_ns: int
+    inode: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> FileIdentity:
+        return cls(st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def iter_session_files(session_dir: Path) -> Iterator[tuple[Path, os.stat_result]]:
+    """Every ``*.json`` regular file in ``session_dir`` (not locks, temp files, quarantines)."""
+    try:
+        entries = os.scandir(session_dir)
+    except OSError:
+        return
+    with entries:
+        for entry in entries:
+            name = entry.name
+            if not name.endswith(".json") or name.startswith("."):
+                continue
+            try:
+                if not entry.is_file(follow_symlinks=True):
+                    continue
+                st = entry.stat(follow_symlinks=True)
+            except OSError:
+                continue
+            yield Path(entry.path), st

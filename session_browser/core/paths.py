@@ -1,0 +1,93 @@
+"""Where things live.
+
+Everything is resolved when asked (never at import), so an environment variable set after
+import still counts.
+
+- PraisonAI's session store: ``$PRAISONAI_HOME/sessions`` else ``~/.praisonai/sessions``.
+- PraisonAI's spill dir: ``$PRAISONAI_HOME/state/session_spill`` else
+  ``~/.praisonai/state/session_spill``.
+- Our own derived state (index databases) lives in the user cache dir
+  (``$SESSION_BROWSER_CACHE_DIR`` overrides); our own durable state (undo journal, trash)
+  in the user data dir (``$SESSION_BROWSER_DATA_HOME`` overrides). Neither is ever inside a
+  session dir.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "session-browser"
+
+_SAFE_CHARS = frozenset("-_")
+
+
+def safe_id(session_id: str) -> str:
+    """The file-name stem PraisonAI uses for ``session_id``.
+
+    Every character other than a letter, a digit, ``-`` or ``_`` becomes ``_``, so a
+    hostile id such as ``../x`` cannot leave the session dir.
+    """
+    return "".join(c if c.isalnum() or c in _SAFE_CHARS else "_" for c in session_id)
+
+
+def praisonai_home() -> Path:
+    """``$PRAISONAI_HOME`` if set, else ``~/.praisonai``."""
+    env = os.environ.get("PRAISONAI_HOME")
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".praisonai"
+
+
+def default_session_dir() -> Path:
+    """The global PraisonAI session dir."""
+    return praisonai_home() / "sessions"
+
+
+def default_spill_dir() -> Path:
+    """The global PraisonAI spill dir (turns a failed write could not persist)."""
+    return praisonai_home() / "state" / "session_spill"
+
+
+def spill_dir_for(session_dir: Path) -> Path:
+    """The spill dir that belongs with ``session_dir``.
+
+    For a store laid out as ``<home>/sessions`` the spill dir is ``<home>/state/session_spill``
+    (PraisonAI's layout). A session dir under the default home uses the default spill dir.
+    """
+    session_dir = Path(session_dir)
+    if session_dir.name == "sessions":
+        return session_dir.parent / "state" / "session_spill"
+    return default_spill_dir()
+
+
+def project_session_dir(cwd: Path | None = None) -> Path:
+    """The project store, ``./.praisonai/sessions`` of the working dir."""
+    return (cwd or Path.cwd()) / ".praisonai" / "sessions"
+
+
+def cache_dir() -> Path:
+    """Our cache dir (derived data such as the search index)."""
+    env = os.environ.get("SESSION_BROWSER_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+
+
+def data_dir() -> Path:
+    """Our data dir (undo journal, trash): durable, never inside a session dir."""
+    env = os.environ.get("SESSION_BROWSER_DATA_HOME")
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def dir_key(path: Path) -> str:
+    """A short stable key for a resolved directory (names one index database per store)."""
+    resolved = str(Path(path).expanduser().resolve())
+    digest = hashlib.sha256(resolved.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    stem = safe_id(Path(resolved).parent.name + "-" + Path(resolved).name)[-40:]
+    return f"{stem}-{digest}"

@@ -1,0 +1,373 @@
+"""Cross-session recall: ONE implementation shared by every store.
+
+The projection
+    A session is read as ``archived_messages`` (each flagged ``archived: true``) followed by
+    ``messages``. Non-object entries are skipped. Indices into this list are the only
+    message coordinates any API uses (``anchor_index``, ``window(around_message_id=...)``).
+
+Classic scoring (the documented heuristic, identical in every store)
+    Per message: +2 if the whole lowercased query is a substring, +1 for each
+    whitespace-separated query term that is a substring. The session score is the sum; the
+    anchor is the best-scoring message (the first on ties). Automated sessions are multiplied
+    by 0.25. Ties are broken by ``updated_at``, newest first. Continuations sharing a lineage
+    key collapse to their best hit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .model import JSONDict, SessionHit, SessionSummary, content_text
+
+BOOKEND_SIZE = 2
+SNIPPET_WIDTH = 120
+AUTOMATED_SOURCES = frozenset({"scheduled", "automated", "cron", "system", "batch"})
+AUTOMATED_RATE_THRESHOLD = 60.0  # messages per hour over the session's span
+AUTOMATED_DEMOTION = 0.25
+LINEAGE_KEYS = ("lineage_id", "root_session_id", "thread_id")
+TITLE_CHARS = 60
+
+
+def _meta(data: JSONDict) -> JSONDict:
+    meta = data.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def project(data: JSONDict) -> list[JSONDict]:
+    """The archived+active projection of a stored session dict.
+
+    Archived entries are shallow copies with ``archived: True``; active entries are the
+    stored dicts themselves (treat them as read-only).
+    """
+    merged: list[JSONDict] = []
+    archived = data.get("archived_messages")
+    if isinstance(archived, list):
+        merged.extend({**m, "archived": True} for m in archived if isinstance(m, dict))
+    active = data.get("messages")
+    if isinstance(active, list):
+        merged.extend(m for m in active if isinstance(m, dict))
+    return merged
+
+
+def view(messages: Sequence[JSONDict], index: int) -> JSONDict:
+    """The public shape of projection entry ``index``."""
+    msg = messages[index]
+    role = msg.get("role", "")
+    return {
+        "index": index,
+        "role": role if isinstance(role, str) else str(role),
+        "content": msg.get("content", ""),
+        "timestamp": msg.get("timestamp"),
+        "archived": bool(msg.get("archived")),
+    }
+
+
+def window_slice(messages: Sequence[JSONDict], anchor: int, window: int) -> list[JSONDict]:
+    """±``window`` entries around ``anchor`` (clamped)."""
+    if not messages:
+        return []
+    window = max(0, window)
+    anchor = max(0, min(anchor, len(messages) - 1))
+    start = max(0, anchor - window)
+    end = min(len(messages), anchor + window + 1)
+    return [view(messages, i) for i in range(start, end)]
+
+
+def parse_anchor(around_message_id: Any, count: int) -> int:
+    """An anchor index from the tool's string argument; the latest message when absent/bad."""
+    anchor = count - 1
+    if around_message_id is not None and str(around_message_id).strip() != "":
+        try:
+            anchor = int(str(around_message_id).strip())
+        except ValueError:
+            anchor = count - 1
+    return max(0, min(anchor, count - 1))
+
+
+def session_title(data: JSONDict, messages: Sequence[JSONDict] | None = None) -> str:
+    """``metadata.title``, else the agent name, else the first user message (60 chars), else id."""
+    explicit = _meta(data).get("title")
+    if explicit:
+        return " ".join(str(explicit).split())
+    agent = data.get("agent_name")
+    if agent:
+        return " ".join(str(agent).split())
+    for msg in project(data) if messages is None else messages:
+        if msg.get("role") == "user":
+            text = " ".join(content_text(msg.get("content")).split())
+            if text:
+                return text[:TITLE_CHARS]
+    return str(data.get("session_id", "") or "")
+
+
+def source_of(data: JSONDict) -> str:
+    """The ``source`` tag of a session (top level or metadata), lowercased; '' if none."""
+    return str(data.get("source") or _meta(data).get("source") or "").strip().lower()
+
+
+def tagged_automated(data: JSONDict) -> bool:
+    """Explicitly tagged automated: a scheduled/cron/... source or ``metadata.automated``."""
+    return source_of(data) in AUTOMATED_SOURCES or _meta(data).get("automated") is True
+
+
+def message_rate(messages: Sequence[JSONDict]) -> float | None:
+    """Messages per hour over the span of timestamps; None with fewer than 4 timestamps."""
+    stamps: list[float] = []
+    for m in messages:
+        ts = m.get("timestamp")
+        if ts is None:
+            continue
+        try:
+            stamps.append(float(ts))
+        except (TypeError, ValueError):
+            return None
+    if len(stamps) < 4:
+        return None
+    span_hours = (max(stamps) - min(stamps)) / 3600.0
+    if span_hours <= 0:
+        return None
+    return len(stamps) / span_hours
+
+
+def is_automated(data: JSONDict, messages: Sequence[JSONDict]) -> bool:
+    """The documented rule: tagged, or more than 60 messages an hour (>= 4 timestamps)."""
+    if tagged_automated(data):
+        return True
+    rate = message_rate(messages)
+    return rate is not None and rate > AUTOMATED_RATE_THRESHOLD
+
+
+def lineage_key(data: JSONDict) -> str | None:
+    """The continuation chain a session belongs to (never ``parent_session_id``)."""
+    meta = _meta(data)
+    for key in LINEAGE_KEYS:
+        val = data.get(key) or meta.get(key)
+        if val:
+            return str(val)
+    return None
+
+
+def bookends(messages: Sequence[JSONDict], size: int = BOOKEND_SIZE) -> dict[str, list[JSONDict]]:
+    """First and last ``size`` user/assistant messages; empty with ``size`` or fewer."""
+    convo = [i for i, m in enumerate(messages) if m.get("role") in ("user", "assistant")]
+    if len(convo) <= size:
+        return {}
+    return {
+        "opening": [view(messages, i) for i in convo[:size]],
+        "closing": [view(messages, i) for i in convo[-size:]],
+    }
+
+
+def when_of(data: JSONDict) -> str | None:
+    """``updated_at``, else ``created_at``, as a string (None when neither is set)."""
+    value = data.get("updated_at") or data.get("created_at")
+    return None if value is None else str(value)
+
+
+def fold_ws(text: str) -> str:
+    return " ".join(text.split())
+
+
+def make_snippet(
+    content: str, query: str, terms: Sequence[str] = (), width: int = SNIPPET_WIDTH
+) -> str:
+    """About ``width`` characters centred on the first match, whitespace folded, ``…`` where cut.
+
+    Centred on the whole query if it occurs, else on the earliest occurrence of any term.
+    """
+    text = fold_ws(content)
+    lowered = text.lower()
+    pos = lowered.find(query.lower()) if query else -1
+    length = len(query)
+    if pos < 0:
+        best = -1
+        for term in terms:
+            p = lowered.find(term.lower()) if term else -1
+            if p >= 0 and (best < 0 or p < best):
+                best, length = p, len(term)
+        pos = best
+    start = 0 if pos < 0 else max(0, pos + length // 2 - width // 2)
+    end = min(len(text), start + width)
+    start = max(0, min(start, end - width))
+    snippet = text[start:end]
+    if start > 0:
+        snippet = "…" + snippet
+    if end < len(text):
+        snippet += "…"
+    return snippet
+
+
+@dataclass(frozen=True)
+class ClassicQuery:
+    """A query under the classic heuristic: the whole needle and its whitespace terms."""
+
+    text: str
+    needle: str
+    terms: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, query: str) -> ClassicQuery:
+        text = (query or "").strip()
+        needle = text.lower()
+        return cls(text, needle, tuple(t for t in needle.split() if t))
+
+    def score(self, lowered: str) -> float:
+        score = 2.0 if self.needle in lowered else 0.0
+        for term in self.terms:
+            if term in lowered:
+                score += 1.0
+        return score
+
+
+@dataclass
+class Candidate:
+    """A scored session before ranking: its hit and its lineage key."""
+
+    hit: SessionHit
+    lineage: str | None
+
+
+def build_hit(
+    data: JSONDict,
+    messages: Sequence[JSONDict],
+    *,
+    anchor: int,
+    score: float,
+    snippet: str,
+    window: int,
+    automated: bool,
+    source: str = "praisonai",
+    store: str = "",
+    explain: JSONDict | None = None,
+) -> SessionHit:
+    """A :class:`SessionHit` for session ``data`` anchored at projection index ``anchor``."""
+    return SessionHit(
+        session_id=str(data.get("session_id", "") or ""),
+        title=session_title(data, messages),
+        when=when_of(data),
+        snippet=snippet,
+        score=score,
+        anchor_index=anchor,
+        messages=window_slice(messages, anchor, window),
+        bookends=bookends(messages),
+        source=source,
+        store=store,
+        archived=bool(messages[anchor].get("archived")) if messages else False,
+        automated=automated,
+        explain=explain or {},
+    )
+
+
+def classic_candidate(
+    data: JSONDict,
+    query: ClassicQuery,
+    *,
+    window: int,
+    source: str = "praisonai",
+    store: str = "",
+) -> Candidate | None:
+    """Score one session under the classic heuristic; None when nothing matches."""
+    messages = project(data)
+    best_index = -1
+    best_score = 0.0
+    total = 0.0
+    for idx, msg in enumerate(messages):
+        text = content_text(msg.get("content"))
+        if not text:
+            continue
+        s = query.score(text.lower())
+        total += s
+        if s > best_score:
+            best_score, best_index = s, idx
+    if best_index < 0:
+        return None
+    automated = is_automated(data, messages)
+    raw = total
+    if automated:
+        total *= AUTOMATED_DEMOTION
+    anchor_text = content_text(messages[best_index].get("content"))
+    hit = build_hit(
+        data,
+        messages,
+        anchor=best_index,
+        score=total,
+        snippet=make_snippet(anchor_text, query.text, query.terms),
+        window=window,
+        automated=automated,
+        source=source,
+        store=store,
+        explain={
+            "ranking": "classic",
+            "raw_score": raw,
+            "anchor_score": best_score,
+            "demotion": AUTOMATED_DEMOTION if automated else 1.0,
+            "terms": [t for t in query.terms if t in anchor_text.lower()],
+            "phrase": query.needle in anchor_text.lower(),
+        },
+    )
+    return Candidate(hit, lineage_key(data))
+
+
+def rank(candidates: Iterable[Candidate], limit: int) -> list[SessionHit]:
+    """Sort by score then ``when`` (newest first) and fold lineage continuations.
+
+    A folded continuation is recorded on the surviving hit's ``folded`` list.
+    """
+    ordered = sorted(candidates, key=lambda c: (c.hit.score, c.hit.when or ""), reverse=True)
+    out: list[SessionHit] = []
+    by_lineage: dict[str, SessionHit] = {}
+    for cand in ordered:
+        if cand.lineage is not None:
+            kept = by_lineage.get(cand.lineage)
+            if kept is not None:
+                kept.folded.append(cand.hit.session_id)
+                continue
+            by_lineage[cand.lineage] = cand.hit
+        if len(out) < limit:
+            out.append(cand.hit)
+    for hit in out:
+        if hit.folded:
+            hit.explain["folded"] = list(hit.folded)
+    return out
+
+
+def summary_of(
+    data: JSONDict,
+    *,
+    size: int = 0,
+    source: str = "praisonai",
+    store: str = "",
+    project_dir: str | None = None,
+) -> SessionSummary:
+    """The browse summary of a stored session dict."""
+    active = data.get("messages")
+    archived = data.get("archived_messages")
+    active_n = sum(1 for m in active if isinstance(m, dict)) if isinstance(active, list) else 0
+    archived_n = (
+        sum(1 for m in archived if isinstance(m, dict)) if isinstance(archived, list) else 0
+    )
+    messages = project(data)
+    created = data.get("created_at")
+    return SessionSummary(
+        session_id=str(data.get("session_id", "") or ""),
+        title=session_title(data, messages),
+        when=when_of(data),
+        message_count=active_n,
+        archived_count=archived_n,
+        created_at=created if isinstance(created, str) else None,
+        size=size,
+        source=source,
+        store=store,
+        automated=is_automated(data, messages),
+        lineage=lineage_key(data),
+        project=project_dir,
+    )
+
+
+def sort_recent(summaries: Iterable[SessionSummary], limit: int) -> list[SessionSummary]:
+    """Most recently updated first."""
+    if limit <= 0:
+        return []
+    return sorted(summaries, key=lambda s: s.when or "", reverse=True)[:limit]

@@ -1,0 +1,617 @@
+"""``DefaultSessionStore``: the PraisonAI-compatible JSON session store.
+
+One JSON file per session in ``session_dir``. Every write takes the session's cross-process
+lock, re-reads the file fresh under it, mutates, applies retention and writes atomically.
+Every read is lock-free and writes nothing (atomic replace makes that safe).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import recall
+from .files import (
+    FileIdentity,
+    LockTimeout,
+    SessionFileError,
+    iter_session_files,
+    loads,
+    quarantine,
+    read_json_file,
+    session_lock,
+    spill_files_for,
+    write_session_file,
+    write_spill,
+)
+from .model import (
+    SUMMARY_PREFIX,
+    JSONDict,
+    SessionData,
+    SessionHit,
+    SessionMessage,
+    SessionSummary,
+    message_key,
+    utc_now_iso,
+)
+from .paths import default_session_dir, default_spill_dir, safe_id
+
+log = logging.getLogger("session_browser.store")
+
+DEFAULT_MAX_MESSAGES = 100
+DEFAULT_LOCK_TIMEOUT = 5.0
+RETENTION_COMPACT = "compact"
+RETENTION_TRUNCATE = "truncate"
+RETENTION_KEEP_ALL = "keep_all"
+RETENTIONS = (RETENTION_COMPACT, RETENTION_TRUNCATE, RETENTION_KEEP_ALL)
+
+Mutator = Callable[[SessionData], None]
+
+
+def _env_retention() -> str | None:
+    value = os.environ.get("PRAISONAI_SESSION_RETENTION")
+    if not value:
+        return None
+    if value not in RETENTIONS:
+        log.warning(
+            "ignoring PRAISONAI_SESSION_RETENTION=%r (expected one of %s)", value, RETENTIONS
+        )
+        return None
+    return value
+
+
+def _env_active_window() -> int | None:
+    value = os.environ.get("PRAISONAI_SESSION_ACTIVE_WINDOW")
+    if not value:
+        return None
+    try:
+        window = int(value)
+    except ValueError:
+        log.warning("ignoring PRAISONAI_SESSION_ACTIVE_WINDOW=%r (not an integer)", value)
+        return None
+    if window < 0:
+        log.warning("ignoring PRAISONAI_SESSION_ACTIVE_WINDOW=%r (negative)", value)
+        return None
+    return window
+
+
+_FILE_RE = re.compile(r"[^\s]+\.[a-zA-Z]{1,4}")
+
+
+def fallback_summary(messages: Sequence[SessionMessage]) -> str:
+    """PraisonAI's deterministic overflow summary text (no LLM involved)."""
+    tools: list[str] = []
+    files: set[str] = set()
+    counts: dict[str, int] = {"user": 0, "assistant": 0, "tool": 0, "system": 0}
+    for msg in messages:
+        counts[msg.role] = counts.get(msg.role, 0) + 1
+        if msg.role == "tool":
+            tools.append(str(msg.metadata.get("name", "unknown")))
+            if isinstance(msg.content, str):
+                files.update(_FILE_RE.findall(msg.content))
+    parts = [f"Previous conversation: {len(messages)} messages", f"Message breakdown: {counts}"]
+    if tools:
+        parts.append(f"Tools used: {', '.join(sorted(set(tools)))}")
+    if files:
+        listed = sorted(files)[:5]
+        more = f" (+{len(files) - 5} more)" if len(files) > 5 else ""
+        parts.append(f"Files referenced: {', '.join(listed)}{more}")
+    return "\n".join(parts)
+
+
+def _trim_tail(messages: list[SessionMessage], keep: int) -> list[SessionMessage]:
+    """The last ``keep`` messages, never starting on an orphaned ``tool`` result."""
+    if not keep or len(messages) <= keep:
+        return messages
+    start = len(messages) - keep
+    while start < len(messages) and messages[start].role == "tool":
+        start += 1
+    return messages[start:]
+
+
+class DefaultSessionStore:
+    """JSON session store, byte-compatible with ``praisonaiagents`` 1.7.17."""
+
+    source_kind = "praisonai"
+
+    def __init__(
+        self,
+        session_dir: str | os.PathLike[str] | None = None,
+        *,
+        max_messages: int = DEFAULT_MAX_MESSAGES,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        retention: str | None = None,
+        active_window: int | None = None,
+        spill_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.session_dir = Path(session_dir) if session_dir else default_session_dir()
+        self.spill_dir = Path(spill_dir) if spill_dir else default_spill_dir()
+        self.max_messages = max_messages
+        self.lock_timeout = lock_timeout
+        if retention is None:
+            retention = _env_retention()
+        if retention is None:
+            retention = (
+                RETENTION_TRUNCATE if max_messages != DEFAULT_MAX_MESSAGES else RETENTION_COMPACT
+            )
+        if retention not in RETENTIONS:
+            raise ValueError(f"invalid retention {retention!r}; expected one of {RETENTIONS}")
+        self.retention = retention
+        if active_window is None:
+            active_window = _env_active_window()
+        self.active_window = active_window if active_window is not None else max_messages
+
+    # ------------------------------------------------------------------ paths
+
+    @property
+    def label(self) -> str:
+        return str(self.session_dir)
+
+    def session_path(self, session_id: str) -> Path:
+        """The file of ``session_id`` (a hostile id cannot leave the session dir)."""
+        return self.session_dir / f"{safe_id(session_id)}.json"
+
+    # ------------------------------------------------------------------ reads (never write)
+
+    def read_raw(self, session_id: str) -> JSONDict | None:
+        """The stored dict of ``session_id``; None when missing or owned by another id.
+
+        Raises ``OSError`` (unreadable) and :class:`SessionFileError` (corrupt).
+        """
+        path = self.session_path(session_id)
+        try:
+            data = read_json_file(path)
+        except FileNotFoundError:
+            return None
+        stored = data.get("session_id")
+        if stored not in (None, "") and str(stored) != session_id:
+            return None  # a different id that maps to the same file name
+        return data
+
+    def get_session(self, session_id: str) -> SessionData:
+        """The session (empty when missing or unusable; nothing is written)."""
+        try:
+            data = self.read_raw(session_id)
+        except (OSError, SessionFileError) as exc:
+            log.warning("cannot read session %r: %s", session_id, exc)
+            data = None
+        if data is None:
+            return SessionData(session_id=session_id)
+        session = SessionData.from_dict(data)
+        session.session_id = session.session_id or session_id
+        return session
+
+    def get_chat_history(
+        self, session_id: str, max_messages: int | None = None
+    ) -> list[dict[str, Any]]:
+        messages = self.get_session(session_id).messages
+        if max_messages:
+            messages = _trim_tail(messages, max_messages)
+        out: list[dict[str, Any]] = []
+        for m in messages:
+            item: dict[str, Any] = {"role": m.role, "content": m.content}
+            if m.tool_calls:
+                item["tool_calls"] = m.tool_calls
+            if m.tool_call_id is not None:
+                item["tool_call_id"] = m.tool_call_id
+            out.append(item)
+        return out
+
+    def session_exists(self, session_id: str) -> bool:
+        return self.session_path(session_id).is_file()
+
+    def iter_sessions(self) -> Iterator[tuple[Path, os.stat_result, JSONDict]]:
+        """Every readable session file with its stat and dict; bad files are skipped."""
+        for path, st in iter_session_files(self.session_dir):
+            try:
+                with open(path, "rb") as fh:
+                    raw = fh.read()
+                data = loads(raw)
+            except (OSError, ValueError, RecursionError) as exc:
+                log.debug("skipping unreadable session file %s: %s", path, exc)
+                continue
+            if isinstance(data, dict):
+                yield path, st, data
+
+    def list_sessions(self, limit: int = 50) -> list[dict[str, Any]]:
+        """PraisonAI's listing dicts, most recently updated first."""
+        rows: list[dict[str, Any]] = []
+        for path, _st, data in self.iter_sessions():
+            meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+            assert isinstance(meta, dict)
+            messages = data.get("messages")
+            sid = str(data.get("session_id") or path.stem)
+            rows.append(
+                {
+                    "session_id": sid,
+                    "id": sid,
+                    "agent_name": data.get("agent_name"),
+                    "title": meta.get("title"),
+                    "agent_id": data.get("agent_id") or meta.get("agent_id"),
+                    "source": data.get("source") or meta.get("source"),
+                    "parent_id": data.get("parent_id") or meta.get("parent_id"),
+                    "parent_session_id": data.get("parent_session_id")
+                    or meta.get("parent_session_id"),
+                    "created_at": data.get("created_at"),
+                    "updated_at": data.get("updated_at"),
+                    "message_count": len(messages) if isinstance(messages, list) else 0,
+                    "model": data.get("model") or data.get("llm") or meta.get("model"),
+                }
+            )
+        rows.sort(key=lambda r: str(r.get("updated_at") or ""), reverse=True)
+        return rows[: max(0, limit)]
+
+    def summaries(self) -> list[SessionSummary]:
+        """A summary of every readable session (unsorted)."""
+        out = []
+        for path, st, data in self.iter_sessions():
+            data.setdefault("session_id", path.stem)
+            out.append(
+                recall.summary_of(data, size=st.st_size, source=self.source_kind, store=self.label)
+            )
+        return out
+
+    def recent(self, *, limit: int = 10) -> list[SessionSummary]:
+        """The most recently updated sessions ("what was I working on?")."""
+        return recall.sort_recent(self.summaries(), limit)
+
+    def search_candidates(self, query: str, *, window: int = 5) -> list[recall.Candidate]:
+        """Every matching session, scored by the classic heuristic, unranked."""
+        parsed = recall.ClassicQuery.parse(query)
+        if not parsed.needle:
+            return []
+        out = []
+        for path, _st, data in self.iter_sessions():
+            data.setdefault("session_id", path.stem)
+            cand = recall.classic_candidate(
+                data, parsed, window=window, source=self.source_kind, store=self.label
+            )
+            if cand is not None:
+                out.append(cand)
+        return out
+
+    def search(self, query: str, *, limit: int = 5, window: int = 5) -> list[SessionHit]:
+        """Full-text recall across every session (archived and active turns)."""
+        if limit <= 0 or not (query or "").strip():
+            return []
+        return recall.rank(self.search_candidates(query, window=window), limit)
+
+    def window(
+        self,
+        session_id: str,
+        around_message_id: Any = None,
+        *,
+        window: int = 5,
+    ) -> list[JSONDict]:
+        """±``window`` messages of the projection around an anchor (the latest if none)."""
+        try:
+            data = self.read_raw(session_id)
+        except (OSError, SessionFileError) as exc:
+            log.warning("cannot read session %r: %s", session_id, exc)
+            return []
+        if data is None:
+            return []
+        messages = recall.project(data)
+        if not messages:
+            return []
+        anchor = recall.parse_anchor(around_message_id, len(messages))
+        return recall.window_slice(messages, anchor, window)
+
+    def projection(self, session_id: str) -> list[JSONDict]:
+        """The whole archived+active projection of a session, in the public message shape."""
+        data = self.read_raw(session_id)
+        if data is None:
+            raise KeyError(session_id)
+        messages = recall.project(data)
+        return [
+            recall.view(messages, i)
+            | {
+                "metadata": messages[i].get("metadata") or {},
+                "tool_calls": messages[i].get("tool_calls"),
+                "tool_call_id": messages[i].get("tool_call_id"),
+            }
+            for i in range(len(messages))
+        ]
+
+    # ------------------------------------------------------------------ the write path
+
+    def _after_write(self, session_id: str, path: Path, data: JSONDict | None) -> None:
+        """Hook: a write landed (``data`` is None when the session was deleted)."""
+
+    def _load_for_write(self, session_id: str, path: Path) -> SessionData:
+        """Load under the lock: missing -> new; corrupt -> quarantined, new; OSError re-raised."""
+        try:
+            data = read_json_file(path)
+        except FileNotFoundError:
+            return SessionData(session_id=session_id)
+        except SessionFileError as exc:
+            target = quarantine(path)
+            log.error(
+                "session file %s is corrupt (%s); moved aside to %s", path, exc.reason, target
+            )
+            return SessionData(session_id=session_id)
+        stored = data.get("session_id")
+        if stored not in (None, "") and str(stored) != session_id:
+            raise OSError(f"{path} holds session {stored!r}, whose file name {session_id!r} shares")
+        session = SessionData.from_dict(data)
+        session.session_id = session_id
+        return session
+
+    def _take_spills(self, session_id: str, session: SessionData) -> list[Path]:
+        """Fold this session's spill files into ``session``; return the consumed files."""
+        consumed: list[Path] = []
+        seen = {m.dedup_key() for m in session.messages}
+        seen.update(m.dedup_key() for m in session.archived_messages)
+        recovered: list[SessionMessage] = []
+        for spill in spill_files_for(self.spill_dir, session_id):
+            try:
+                data = read_json_file(spill)
+            except (OSError, SessionFileError) as exc:
+                log.warning("skipping unreadable spill file %s: %s", spill, exc)
+                continue
+            raw = data.get("messages")
+            if data.get("session_id") != session_id or not isinstance(raw, list):
+                continue
+            for item in raw:
+                if not isinstance(item, dict):
+                    continue
+                key = message_key(item)
+                if key in seen:
+                    continue
+                seen.add(key)
+                recovered.append(SessionMessage.from_dict(item))
+            consumed.append(spill)
+        if recovered:
+            recovered.sort(key=lambda m: m.timestamp if m.timestamp is not None else 0.0)
+            session.messages.extend(recovered)
+            log.info("session %s: re-ingested %d spilled turn(s)", session_id, len(recovered))
+        return consumed
+
+    def _spill(self, session_id: str, pending: Sequence[SessionMessage], error: str) -> None:
+        if not pending:
+            return
+        try:
+            target = write_spill(self.spill_dir, session_id, [m.to_dict() for m in pending])
+            log.error(
+                "write to session %s failed (%s); turn spilled to %s", session_id, error, target
+            )
+        except OSError as exc:
+            log.error(
+                "write to session %s failed (%s) and so did the spill: %s", session_id, error, exc
+            )
+
+    def _modify(
+        self,
+        session_id: str,
+        mutator: Mutator,
+        *,
+        pending: Sequence[SessionMessage] = (),
+        apply_retention: bool = True,
+    ) -> bool:
+        """Locked read-modify-write. ``pending`` turns are spilled if the write fails."""
+        path = self.session_path(session_id)
+        try:
+            self.session_dir.mkdir(parents=True, exist_ok=True)
+            with session_lock(path, self.lock_timeout):
+                session = self._load_for_write(session_id, path)
+                consumed = self._take_spills(session_id, session)
+                mutator(session)
+                session.updated_at = utc_now_iso()
+                if apply_retention:
+                    self.enforce_window(session)
+                data = session.to_dict()
+                write_session_file(path, data)
+                for spill in consumed:
+                    with contextlib.suppress(OSError):
+                        spill.unlink()
+                self._after_write(session_id, path, data)
+                return True
+        except (OSError, LockTimeout) as exc:
+            self._spill(session_id, pending, str(exc))
+            log.error("could not write session %s: %s", session_id, exc)
+            return False
+
+    def enforce_window(self, session: SessionData) -> None:
+        """Apply the retention policy to the active window (PraisonAI's exact rules)."""
+        window = self.active_window
+        if not window or window <= 0 or len(session.messages) <= window:
+            return
+        if self.retention == RETENTION_KEEP_ALL:
+            return
+        recent = _trim_tail(session.messages, window)
+        overflow = session.messages[: len(session.messages) - len(recent)]
+        if self.retention == RETENTION_TRUNCATE:
+            session.messages = recent
+            self._shift_checkpoint(session, len(overflow))
+            return
+        prior = overflow[0] if overflow and overflow[0].metadata.get("compaction") else None
+        to_archive = overflow[1:] if prior is not None else overflow
+        if not to_archive:
+            kept = [prior, *recent] if prior is not None else recent
+            self._shift_checkpoint(session, len(session.messages) - len(kept))
+            session.messages = kept
+            return
+        session.archived_messages.extend(to_archive)
+        text = fallback_summary(to_archive)
+        prior_count = 0
+        if prior is not None:
+            try:
+                prior_count = int(prior.metadata.get("compacted_count", 0) or 0)
+            except (TypeError, ValueError):
+                prior_count = 0
+            prior_text = prior.text
+            head = SUMMARY_PREFIX + "\n"
+            if prior_text.startswith(head):
+                prior_text = prior_text[len(head) :]
+            text = f"{prior_text}\n---\n{text}"
+        summary = SessionMessage(
+            role="system",
+            content=f"{SUMMARY_PREFIX}\n{text}",
+            timestamp=time.time(),
+            metadata={"compaction": True, "compacted_count": prior_count + len(to_archive)},
+        )
+        kept = [summary, *recent]
+        self._shift_checkpoint(session, len(session.messages) - len(kept))
+        session.messages = kept
+
+    @staticmethod
+    def _shift_checkpoint(session: SessionData, dropped: int) -> None:
+        if dropped > 0 and session.last_compaction is not None:
+            cp = session.last_compaction
+            cp.message_index = max(0, cp.message_index - dropped)
+
+    # ------------------------------------------------------------------ writes
+
+    def add_message(
+        self,
+        session_id: str,
+        role: str,
+        content: str,
+        metadata: dict[str, Any] | None = None,
+        tool_calls: list[dict[str, Any]] | None = None,
+        tool_call_id: str | None = None,
+    ) -> bool:
+        """Append one message. False (and the turn spilled) when it could not be written."""
+        message = SessionMessage(
+            role=role,
+            content=content,
+            timestamp=time.time(),
+            metadata=dict(metadata or {}),
+            tool_calls=tool_calls or None,
+            tool_call_id=tool_call_id,
+        )
+        return self._modify(session_id, lambda s: s.messages.append(message), pending=[message])
+
+    def add_user_message(
+        self, session_id: str, content: str, metadata: dict[str, Any] | None = None
+    ) -> bool:
+        return self.add_message(session_id, "user", content, metadata)
+
+    def add_assistant_message(
+        self, session_id: str, content: str, metadata: dict[str, Any] | None = None
+    ) -> bool:
+        return self.add_message(session_id, "assistant", content, metadata)
+
+    def set_chat_history(self, session_id: str, messages: Sequence[dict[str, Any]]) -> bool:
+        """Replace the active window with ``messages``."""
+        built = [
+            SessionMessage(
+                role=str(m.get("role", "user")),
+                content=m.get("content", "") or "",
+                timestamp=m.get("timestamp", time.time()),
+                metadata=dict(m.get("metadata") or {}),
+                tool_calls=m.get("tool_calls") or None,
+                tool_call_id=m.get("tool_call_id"),
+            )
+            for m in messages
+            if isinstance(m, dict)
+        ]
+
+        def apply(session: SessionData) -> None:
+            session.messages = list(built)
+            session.last_compaction = None
+
+        return self._modify(session_id, apply, pending=built)
+
+    def update_session_metadata(self, session_id: str, **fields: Any) -> bool:
+        """Merge ``fields`` into ``metadata`` (None values are skipped)."""
+        if not fields:
+            return True
+
+        def apply(session: SessionData) -> None:
+            for key, value in fields.items():
+                if value is None:
+                    continue
+                session.metadata[key] = value
+                if key in ("agent_id", "agent_name", "user_id"):
+                    setattr(session, key, value)
+
+        return self._modify(session_id, apply)
+
+    def set_agent_info(
+        self, session_id: str, agent_name: str | None = None, user_id: str | None = None
+    ) -> bool:
+        def apply(session: SessionData) -> None:
+            if agent_name:
+                session.agent_name = agent_name
+            if user_id:
+                session.user_id = user_id
+
+        return self._modify(session_id, apply)
+
+    def set_gateway_info(
+        self,
+        session_id: str,
+        gateway_session_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> bool:
+        def apply(session: SessionData) -> None:
+            if gateway_session_id:
+                session.gateway_session_id = gateway_session_id
+            if agent_id:
+                session.agent_id = agent_id
+
+        return self._modify(session_id, apply)
+
+    def rename_session(self, session_id: str, title: str) -> bool:
+        """Set ``metadata.title`` (an empty title clears it)."""
+        title = (title or "").strip()
+
+        def apply(session: SessionData) -> None:
+            if title:
+                session.metadata["title"] = title
+            else:
+                session.metadata.pop("title", None)
+
+        return self._modify(session_id, apply)
+
+    def clear_session(self, session_id: str) -> bool:
+        """Empty the active window; archived turns stay recallable."""
+
+        def apply(session: SessionData) -> None:
+            session.messages.clear()
+            session.last_compaction = None
+
+        return self._modify(session_id, apply)
+
+    def delete_session(self, session_id: str) -> bool:
+        """Remove the session file (under its lock)."""
+        path = self.session_path(session_id)
+        if not path.exists():
+            return True
+        try:
+            with session_lock(path, self.lock_timeout):
+                path.unlink(missing_ok=True)
+                self._after_write(session_id, path, None)
+            return True
+        except OSError as exc:
+            log.error("could not delete session %s: %s", session_id, exc)
+            return False
+
+    def write_session(self, session: SessionData, *, overwrite: bool = False) -> bool:
+        """Write a whole session verbatim (no retention), under its lock.
+
+        Raises ``FileExistsError`` when the session exists and ``overwrite`` is false.
+        Used by import and restore, where the destination's window must not cut history.
+        """
+        path = self.session_path(session.session_id)
+        self.session_dir.mkdir(parents=True, exist_ok=True)
+        with session_lock(path, self.lock_timeout):
+            if not overwrite and path.exists():
+                raise FileExistsError(str(path))
+            data = session.to_dict()
+            write_session_file(path, data)
+            self._after_write(session.session_id, path, data)
+        return True
+
+    def file_identity(self, session_id: str) -> FileIdentity | None:
+        try:
+            return FileIdentity.of(self.session_path(session_id).stat())
+        except OSError:
+            return None
