@@ -1,0 +1,42 @@
+"""Every test runs against a private PraisonAI home, cache and data dir (never the user's)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("DO_NOT_TRACK", "1")
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """PRAISONAI_HOME, our cache and data dirs, HOME and the cwd all point into a temp dir."""
+    root = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(root))
+    monkeypatch.setenv("PRAISONAI_HOME", str(root / ".praisonai"))
+    monkeypatch.setenv("SESSION_BROWSER_CACHE_DIR", str(root / "cache"))
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(root / "data"))
+    monkeypatch.setenv("DO_NOT_TRACK", "1")
+    monkeypatch.delenv("PRAISONAI_SESSION_RETENTION", raising=False)
+    monkeypatch.delenv("PRAISONAI_SESSION_ACTIVE_WINDOW", raising=False)
+    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    work = root / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return root
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """The real conversation data beside the repo (``../shared/data``)."""
+    env = os.environ.get("SESSION_BROWSER_DATA_DIR")
+    path = Path(env) if env else SHARED_DATA
+    if not path.is_dir():
+        pytest.skip(f"real data not found at {path}")
+    return path
