@@ -1,0 +1,305 @@
+"""``export`` and ``import``: move, back up and share sessions."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.text import Text
+
+from session_browser.core import portable
+from session_browser.core.files import atomic_write_bytes
+from session_browser.core.model import JSONDict
+from session_browser.core.paths import default_session_dir
+from session_browser.core.store import DefaultSessionStore
+from session_browser.core.stores import open_store
+
+from .common import console, echo_json, fail, group_from, json_option, safe, store_option
+
+_SIZE_RE = re.compile(r"^\s*(\d+)\s*([kmgt]?)i?b?\s*$", re.I)
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """``1G``, ``500M``, ``4096`` -> bytes (binary units)."""
+    m = _SIZE_RE.match(text)
+    if not m:
+        raise click.BadParameter(f"not a size: {text!r} (try 512M or 2G)")
+    return int(m.group(1)) * _UNITS[m.group(2).lower()]
+
+
+def _json_stores(group: Any) -> list[DefaultSessionStore]:
+    return [s for s in group.stores if isinstance(s, DefaultSessionStore)]
+
+
+def _session_dict(group: Any, session_id: str) -> JSONDict:
+    store = group.store_of(session_id)
+    if store is None:
+        raise portable.SessionNotFound(session_id)
+    if isinstance(store, DefaultSessionStore):
+        first: JSONDict = portable.export_session(store, session_id, include_lineage=False)[
+            "sessions"
+        ][0]
+        return first
+    data: JSONDict = store.get_session(session_id).to_dict()
+    return data
+
+
+def _collect(
+    group: Any, ids: tuple[str, ...], all_: bool, lineage: bool, skip_unreadable: bool
+) -> tuple[list[JSONDict], list[str]]:
+    sessions: list[JSONDict] = []
+    skipped: list[str] = []
+    seen: set[str] = set()
+
+    def add(data: JSONDict) -> None:
+        sid = str(data.get("session_id") or "")
+        if sid in seen:
+            return
+        seen.add(sid)
+        sessions.append(data)
+
+    if all_:
+        for store in _json_stores(group):
+            payload = portable.export_all(store, skip_unreadable=skip_unreadable, skipped=skipped)
+            for data in payload["sessions"]:
+                add(data)
+        return sessions, skipped
+    for sid in ids:
+        add(_session_dict(group, sid))
+        store = group.store_of(sid)
+        if lineage and isinstance(store, DefaultSessionStore):
+            for data in portable.export_session(store, sid, include_lineage=True)["sessions"]:
+                add(data)
+    return sessions, skipped
+
+
+def _build(
+    group: Any,
+    ids: tuple[str, ...],
+    all_: bool,
+    query: str | None,
+    limit: int,
+    fmt: str,
+    redact: bool,
+    lineage: bool,
+    skip_unreadable: bool,
+) -> tuple[bytes, int, dict[str, int], list[str]]:
+    """The export's bytes, how many sessions/hits it holds, redactions, skipped files."""
+    skipped: list[str] = []
+    if query is not None:
+        if not query.strip():
+            raise portable.PortableError("the query is empty")
+        hits = group.search(query, limit=limit)
+        if fmt != "json":
+            rendered = portable.render_hits(hits, fmt, query=query, redact=redact)
+            return rendered.text.encode("utf-8"), len(hits), rendered.redactions, skipped
+        sessions = [_session_dict(group, h.session_id) for h in hits]
+    else:
+        sessions, skipped = _collect(group, ids, all_, lineage, skip_unreadable)
+    if fmt != "json":
+        rendered = portable.render_sessions(sessions, fmt, redact=redact)
+        return rendered.text.encode("utf-8"), len(sessions), rendered.redactions, skipped
+    payload: JSONDict = {"version": portable.PORTABLE_VERSION, "sessions": sessions}
+    redactions: dict[str, int] = {}
+    if redact:
+        payload, redactions = portable.redact_payload(payload)
+    return portable.dumps_payload(payload), len(sessions), redactions, skipped
+
+
+def _write_output(output: str, payload: bytes, force: bool) -> str:
+    if output == "-":
+        sys.stdout.buffer.write(payload)
+        sys.stdout.buffer.flush()
+        return "-"
+    path = Path(output).expanduser()
+    if path.is_dir():
+        fail(f"{path} is a directory")
+    if path.exists() and not force:
+        fail(f"{path} exists (use --force to replace it)")
+    if not path.parent.is_dir():
+        fail(f"no such directory: {path.parent}")
+    try:
+        atomic_write_bytes(path, payload)
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc.strerror or exc}")
+    return str(path)
+
+
+@click.command()
+@click.argument("session_ids", nargs=-1)
+@click.option("--all", "all_", is_flag=True, help="Export every session.")
+@click.option("--search", "query", metavar="QUERY", help="Export the hits of a search instead.")
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(portable.FORMATS),
+    default=None,
+    help="json (portable, re-importable), md or html. Default: from the file suffix, else json.",
+)
+@click.option("--redact", is_flag=True, help="Replace API keys, tokens and emails.")
+@click.option("--no-lineage", is_flag=True, help="Do not add continuations of the sessions.")
+@click.option(
+    "--skip-unreadable", is_flag=True, help="With --all: skip corrupt files instead of failing."
+)
+@click.option("-o", "--output", required=True, metavar="FILE", help="Output file ('-': stdout).")
+@click.option("--force", is_flag=True, help="Replace FILE if it exists.")
+@store_option
+@json_option
+@click.pass_context
+def export(
+    ctx: click.Context,
+    session_ids: tuple[str, ...],
+    all_: bool,
+    query: str | None,
+    limit: int,
+    fmt: str | None,
+    redact: bool,
+    no_lineage: bool,
+    skip_unreadable: bool,
+    output: str,
+    force: bool,
+    stores: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Export sessions as a portable JSON payload, Markdown or one self-contained HTML file.
+
+    The JSON payload is the one PraisonAI's export_all/import_sessions use, so it can be
+    imported here or by PraisonAI.
+    """
+    chosen = sum(bool(x) for x in (session_ids, all_, query))
+    if chosen != 1:
+        fail("give session ids, --all or --search QUERY (exactly one of them)")
+    if fmt is None:
+        suffix = Path(output).suffix.lower().lstrip(".")
+        fmt = {"md": "md", "markdown": "md", "html": "html", "htm": "html"}.get(suffix, "json")
+    group = group_from(ctx, stores)
+    try:
+        data, count, redactions, skipped = _build(
+            group, session_ids, all_, query, limit, fmt, redact, not no_lineage, skip_unreadable
+        )
+    except portable.SessionNotFound as exc:
+        fail(str(exc))
+        raise  # pragma: no cover - fail() exits
+    except portable.PortableError as exc:
+        fail(str(exc))
+        raise  # pragma: no cover - fail() exits
+    target = _write_output(output, data, force)
+    report = {
+        "output": target,
+        "format": fmt,
+        "sessions" if query is None else "hits": count,
+        "bytes": len(data),
+        "redacted": sum(redactions.values()) if redact else None,
+        "redactions": redactions if redact else None,
+        "skipped_unreadable": skipped,
+    }
+    if as_json:
+        if target == "-":
+            fail("--json needs -o FILE (stdout holds the export)")
+        echo_json(report)
+        return
+    out = console() if target != "-" else None
+    if out is None:
+        for path in skipped:
+            click.echo(f"skipped unreadable {path}", err=True)
+        return
+    line = Text(f"Exported {count} {'session' if query is None else 'hit'}(s) as {fmt} to ")
+    line.append_text(safe(target))
+    line.append(f" ({len(data)} bytes)")
+    out.print(line, overflow="fold")
+    if redact:
+        kinds = ", ".join(f"{k}: {v}" for k, v in sorted(redactions.items())) or "nothing found"
+        out.print(Text(f"Redacted {sum(redactions.values())} item(s) ({kinds})."))
+    for path in skipped:
+        out.print(Text("Skipped unreadable ") + safe(path), overflow="fold")
+
+
+def _destination(ctx: click.Context, stores: tuple[str, ...]) -> DefaultSessionStore:
+    chosen = stores or tuple((ctx.obj or {}).get("stores", ()) if ctx.obj else ())
+    if len(chosen) > 1:
+        fail("import writes into one store: give --store DIR once")
+    if chosen:
+        path = Path(chosen[0]).expanduser()
+        if path.exists() and not path.is_dir():
+            fail(f"store not found: {path} is not a directory")
+        return open_store(path)
+    return open_store(default_session_dir())
+
+
+@click.command("import")
+@click.argument("file", metavar="FILE")
+@click.option("--dry-run", is_flag=True, help="Check and report; write nothing.")
+@click.option("--overwrite", is_flag=True, help="Replace sessions that already exist.")
+@click.option(
+    "--keep-live-fields",
+    is_flag=True,
+    help="Keep gateway_session_id and agent_id (cleared by default).",
+)
+@click.option("--skip-invalid", is_flag=True, help="Skip unusable entries instead of failing.")
+@click.option("--max-sessions", type=click.IntRange(min=0), default=None)
+@click.option(
+    "--max-size",
+    default="1G",
+    show_default=True,
+    metavar="SIZE",
+    help="Refuse files bigger than this.",
+)
+@store_option
+@json_option
+@click.pass_context
+def import_(
+    ctx: click.Context,
+    file: str,
+    dry_run: bool,
+    overwrite: bool,
+    keep_live_fields: bool,
+    skip_invalid: bool,
+    max_sessions: int | None,
+    max_size: str,
+    stores: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Import a portable JSON export (ours or PraisonAI's) into the store.
+
+    Nothing is written when the file is unusable; existing sessions are never replaced
+    without --overwrite.
+    """
+    try:
+        cap = parse_size(max_size)
+    except click.BadParameter as exc:
+        fail(str(exc.message))
+    store = _destination(ctx, stores)
+    try:
+        report = portable.import_file(
+            store,
+            file,
+            max_bytes=cap,
+            overwrite=overwrite,
+            reset_live_fields=not keep_live_fields,
+            max_sessions=max_sessions,
+            dry_run=dry_run,
+            skip_invalid=skip_invalid,
+        )
+    except portable.PortableError as exc:
+        fail(str(exc))
+    if as_json:
+        echo_json(report.as_dict() | {"store": str(store.session_dir)})
+        return
+    out = console()
+    verb = "Would import" if dry_run else "Imported"
+    line = Text(f"{verb} {report.imported} session(s) into ")
+    line.append_text(safe(store.session_dir))
+    if report.skipped:
+        line.append(f"; skipped {report.skipped_count}:")
+    out.print(line, overflow="fold")
+    for item in report.skipped:
+        row = Text("  ")
+        row.append_text(safe(item.get("session_id") or "(no id)", style="bold"))
+        row.append(": ")
+        row.append_text(safe(item.get("reason", "")))
+        out.print(row, overflow="fold")

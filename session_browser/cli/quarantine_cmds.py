@@ -1,0 +1,372 @@
+"""``quarantine``: see what broke, how much can be saved, put it back, undo."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from session_browser.core import quarantine as q
+from session_browser.core.files import atomic_write_bytes, dumps_session
+from session_browser.core.store import DefaultSessionStore
+
+from .common import console, echo_json, fail, group_from, json_option, safe, store_option
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _stores(ctx: click.Context, stores: tuple[str, ...]) -> list[DefaultSessionStore]:
+    group = group_from(ctx, stores)
+    return [s for s in group.stores if isinstance(s, DefaultSessionStore)]
+
+
+def _item(ctx: click.Context, stores: tuple[str, ...], ref: str) -> q.QuarantineItem:
+    try:
+        return q.find_item(_stores(ctx, stores), ref)
+    except q.QuarantineError as exc:
+        fail(str(exc))
+        raise  # pragma: no cover - fail() exits
+
+
+def _store_of(ctx: click.Context, stores: tuple[str, ...], item: q.QuarantineItem) -> Any:
+    for store in _stores(ctx, stores):
+        if store.session_dir == item.session_dir:
+            return store
+    return DefaultSessionStore(item.session_dir, spill_dir=item.spill_dir)
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit} ago"
+    return "just now"
+
+
+def action_options(func: F) -> F:
+    func = click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")(
+        func
+    )
+    func = click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")(func)
+    return func
+
+
+@click.group()
+def quarantine() -> None:
+    """Corrupt session files and spill files: list, inspect, salvage, put back, undo."""
+
+
+@quarantine.command("list")
+@store_option
+@json_option
+@click.pass_context
+def list_(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
+    """List every quarantined (*.json.corrupt-*) and spill file."""
+    items = q.list_items(_stores(ctx, stores))
+    if as_json:
+        echo_json({"total": len(items), "items": [it.as_dict() for it in items]})
+        return
+    if not items:
+        console().print("No quarantined or spill files.")
+        return
+    table = Table(show_edge=False, pad_edge=False)
+    for col in ("kind", "file", "size", "age", "session", "error"):
+        table.add_column(col, overflow="fold")
+    for it in items:
+        session = safe(it.session_id or "?")
+        if it.id_source == "name":
+            session.append(" (from name)", style="dim")
+        session.append(" live" if it.live_exists else " no live session", style="magenta")
+        table.add_row(
+            it.kind,
+            safe(it.name),
+            _size(it.size),
+            _age(it.age_seconds()),
+            session,
+            safe(str(it.problem) if it.problem else "ok"),
+        )
+    console().print(table)
+
+
+def _print_salvage(item: q.QuarantineItem, result: q.Salvage, comp: q.Comparison) -> None:
+    out = console()
+    out.print(Text("file:    ") + safe(item.path), overflow="fold")
+    out.print(Text(f"kind:    {item.kind}, {result.total_bytes} bytes"))
+    out.print(Text("session: ") + safe(result.session_id or "?"), overflow="fold")
+    out.print(Text("error:   ") + safe(str(result.problem) if result.problem else "none"))
+    out.print(
+        Text(
+            f"salvage: {result.method}; {len(result.messages)} message(s) and "
+            f"{len(result.archived_messages)} archived recovered; "
+            f"{result.kept_bytes} bytes kept, {result.lost_bytes} lost"
+        )
+    )
+    for s, e in result.invalid_utf8[:10]:
+        out.print(Text(f"  invalid UTF-8 at bytes {s}-{e - 1}"))
+    if len(result.invalid_utf8) > 10:
+        out.print(Text(f"  ... and {len(result.invalid_utf8) - 10} more invalid runs"))
+    for entry in result.skipped_entries[:10]:
+        out.print(Text("  skipped entry: ") + safe(entry))
+    if result.partial:
+        p = result.partial
+        line = Text(f"  lost: a partial {p.get('list')} entry at byte {p.get('offset')}")
+        if p.get("role"):
+            line.append(" (role ")
+            line.append_text(safe(p["role"]))
+            line.append(")")
+        line.append(f", {p.get('chars')} characters cut off")
+        out.print(line)
+    for note in result.notes:
+        out.print(Text("  note: ") + safe(note))
+    if comp.live_exists:
+        out.print(
+            Text(
+                f"live:    {comp.live_messages} message(s); the salvage has "
+                f"{len(comp.missing)} it lacks, {comp.present} it already has"
+            )
+        )
+    else:
+        out.print(Text("live:    no live session with this id"))
+
+
+@quarantine.command()
+@click.argument("item")
+@click.option("--messages", is_flag=True, help="With --json: include the recovered messages.")
+@store_option
+@json_option
+@click.pass_context
+def show(
+    ctx: click.Context, item: str, messages: bool, stores: tuple[str, ...], as_json: bool
+) -> None:
+    """Inspect ITEM (file name, unique prefix or path): error, salvage, comparison."""
+    it = _item(ctx, stores, item)
+    result = q.salvage(it)
+    comp = q.compare(_store_of(ctx, stores, it), result)
+    if as_json:
+        echo_json(
+            {
+                "item": it.as_dict(),
+                "salvage": result.as_dict(with_messages=messages),
+                "live": comp.as_dict(with_messages=messages),
+            }
+        )
+        return
+    _print_salvage(it, result, comp)
+
+
+@quarantine.command()
+@click.argument("item")
+@click.option("-o", "--output", metavar="FILE", help="Write the salvaged session (JSON) to FILE.")
+@click.option("--force", is_flag=True, help="Replace FILE if it exists.")
+@store_option
+@json_option
+@click.pass_context
+def salvage(
+    ctx: click.Context,
+    item: str,
+    output: str | None,
+    force: bool,
+    stores: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Recover what ITEM still holds; with -o, write it as a session file elsewhere."""
+    it = _item(ctx, stores, item)
+    result = q.salvage(it)
+    comp = q.compare(_store_of(ctx, stores, it), result)
+    if output:
+        path = Path(output).expanduser()
+        if path.exists() and not force:
+            fail(f"{path} exists (use --force to replace it)")
+        try:
+            atomic_write_bytes(path, dumps_session(result.session_dict()))
+        except (OSError, RecursionError) as exc:
+            fail(f"cannot write {path}: {exc}")
+    if as_json:
+        echo_json(
+            {
+                "item": it.as_dict(),
+                "salvage": result.as_dict(with_messages=True),
+                "live": comp.as_dict(),
+                "output": output,
+            }
+        )
+        return
+    _print_salvage(it, result, comp)
+    if output:
+        console().print(Text("written to ") + safe(output), overflow="fold")
+
+
+def _report(result: q.ActionResult, as_json: bool) -> None:
+    if as_json:
+        echo_json(result.as_dict())
+        return
+    out = console()
+    head = Text("Would " if result.dry_run else "Done: ")
+    head.append(result.action)
+    head.append(" ")
+    head.append_text(safe(Path(result.item).name))
+    if result.session_id:
+        head.append(" -> session ")
+        head.append_text(safe(result.session_id))
+    if result.added:
+        head.append(f" ({result.added} message(s))")
+    out.print(head, overflow="fold")
+    for f in result.files:
+        out.print(Text(f"  {f['change']:<7} ") + safe(f["path"]), overflow="fold")
+    for note in result.notes:
+        out.print(Text("  ") + safe(note))
+    if result.action_id:
+        out.print(Text(f"Undo with: session-browser quarantine undo {result.action_id}"))
+
+
+def _run(
+    action: Callable[[bool], q.ActionResult], what: str, dry_run: bool, yes: bool, as_json: bool
+) -> None:
+    try:
+        preview = action(True)
+        if dry_run:
+            _report(preview, as_json)
+            return
+        if not preview.files:
+            _report(preview, as_json)
+            return
+        if not yes:
+            listing = "\n".join(f"  {f['change']} {f['path']}" for f in preview.files)
+            click.echo(f"{what}:\n{listing}", err=True)
+            if not click.confirm("Proceed?", default=False, err=True):
+                fail("cancelled; nothing changed")
+        _report(action(False), as_json)
+    except q.QuarantineError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"{exc}")
+
+
+@quarantine.command()
+@click.argument("item")
+@click.option("--as", "new_id", metavar="SESSION_ID", help="The new session id.")
+@action_options
+@store_option
+@json_option
+@click.pass_context
+def restore(
+    ctx: click.Context,
+    item: str,
+    new_id: str | None,
+    dry_run: bool,
+    yes: bool,
+    stores: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Restore what ITEM holds as a new session (default id: <id>-restored)."""
+    it = _item(ctx, stores, item)
+    store = _store_of(ctx, stores, it)
+    _run(
+        lambda dry: q.restore(store, it, new_session_id=new_id, dry_run=dry),
+        "Restore as a new session",
+        dry_run,
+        yes,
+        as_json,
+    )
+
+
+@quarantine.command()
+@click.argument("item")
+@action_options
+@store_option
+@json_option
+@click.pass_context
+def merge(
+    ctx: click.Context, item: str, dry_run: bool, yes: bool, stores: tuple[str, ...], as_json: bool
+) -> None:
+    """Merge the messages the live session lacks from ITEM into it (time order kept)."""
+    it = _item(ctx, stores, item)
+    store = _store_of(ctx, stores, it)
+    _run(lambda dry: q.merge(store, it, dry_run=dry), "Merge", dry_run, yes, as_json)
+
+
+@quarantine.command()
+@click.argument("item")
+@action_options
+@store_option
+@json_option
+@click.pass_context
+def fold(
+    ctx: click.Context, item: str, dry_run: bool, yes: bool, stores: tuple[str, ...], as_json: bool
+) -> None:
+    """Fold spill file ITEM back into its session."""
+    it = _item(ctx, stores, item)
+    store = _store_of(ctx, stores, it)
+    _run(lambda dry: q.fold(store, it, dry_run=dry), "Fold the spill", dry_run, yes, as_json)
+
+
+@quarantine.command()
+@click.argument("item")
+@action_options
+@store_option
+@json_option
+@click.pass_context
+def discard(
+    ctx: click.Context, item: str, dry_run: bool, yes: bool, stores: tuple[str, ...], as_json: bool
+) -> None:
+    """Move ITEM to session-browser's trash (never deleted; undo brings it back)."""
+    it = _item(ctx, stores, item)
+    _run(lambda dry: q.discard(it, dry_run=dry), "Move to trash", dry_run, yes, as_json)
+
+
+@quarantine.command()
+@click.argument("action_id", required=False)
+@click.option("--list", "list_only", is_flag=True, help="List the journal instead.")
+@action_options
+@json_option
+def undo(action_id: str | None, list_only: bool, dry_run: bool, yes: bool, as_json: bool) -> None:
+    """Undo the last action (or ACTION_ID), byte-identical."""
+    if list_only:
+        entries = [
+            {k: e.get(k) for k in ("id", "action", "at", "item", "session_id", "status")}
+            for e in q.journal_entries()
+        ]
+        if as_json:
+            echo_json({"entries": entries})
+            return
+        if not entries:
+            console().print("The journal is empty.")
+        for e in entries:
+            console().print(
+                Text(f"{e['id']}  {e['action']}  ") + safe(str(e.get("item") or "")),
+                overflow="fold",
+            )
+        return
+    try:
+        preview = q.undo(action_id, dry_run=True)
+        if not dry_run and not yes:
+            listing = "\n".join(f"  {f['restore']} {f['path']}" for f in preview["files"])
+            click.echo(f"Undo {preview['action']} {preview['action_id']}:\n{listing}", err=True)
+            if not click.confirm("Proceed?", default=False, err=True):
+                fail("cancelled; nothing changed")
+        result = preview if dry_run else q.undo(str(preview["action_id"]))
+    except q.QuarantineError as exc:
+        fail(str(exc))
+        raise  # pragma: no cover - fail() exits
+    except OSError as exc:
+        fail(str(exc))
+        raise  # pragma: no cover - fail() exits
+    if as_json:
+        echo_json(result)
+        return
+    verb = "Would undo" if dry_run else "Undone"
+    console().print(Text(f"{verb}: {result['action']} {result['action_id']}"))
+    for f in result["files"]:
+        console().print(Text(f"  {f['restore']:<6} ") + safe(f["path"]), overflow="fold")

@@ -1,0 +1,737 @@
+"""Portable export/import of sessions, and human exports (Markdown, self-contained HTML).
+
+The portable payload is ``praisonaiagents`` 1.7.17's, both ways::
+
+    {"version": 1, "sessions": [<session dict as stored>, ...]}
+
+Import semantics (:func:`import_sessions`)
+    - Everything is validated before anything is written: a payload that is not an object,
+      whose ``sessions`` is not a list, whose version is newer than 1, or (unless
+      ``skip_invalid``) that holds an entry which is not an object, has no usable string
+      ``session_id`` or cannot be serialised (too deeply nested, a non-JSON value) raises
+      :class:`PortableError` and writes nothing. A dry run writes nothing either.
+    - Ids become file names exactly as the store names them (``safe_id``), so ``../../x``
+      and ``a/b`` are legal ids whose files land inside the store and keep their id. Two
+      ids of one payload that share a file name (``a/b`` and ``a_b``) are not both written:
+      the second is skipped with the reason. A file that holds another session id is never
+      overwritten, not even with ``overwrite``.
+    - ``gateway_session_id`` and ``agent_id`` (top level and in ``metadata``) are cleared
+      unless ``reset_live_fields=False``; archived turns, tool calls, ``metadata.lineage_id``
+      and every key we do not know are kept.
+    - Unlike PraisonAI's import, ``updated_at`` is kept as exported (an import is a restore:
+      the session did not change when it was copied). Sessions are written verbatim under
+      the session lock with an atomic write; the destination's retention window is never
+      applied.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from . import recall
+from .files import SessionFileError, dumps_session, iter_session_files, loads, read_json_file
+from .model import (
+    ImportReport,
+    JSONDict,
+    SessionData,
+    SessionHit,
+    content_text,
+    is_summary_message,
+)
+from .paths import safe_id
+from .redact import Redactor
+from .store import DefaultSessionStore
+from .text import printable
+
+PORTABLE_VERSION = 1
+LIVE_FIELDS = ("gateway_session_id", "agent_id")
+DEFAULT_MAX_IMPORT_BYTES = 1 << 30  # 1 GiB: far above a real store's export
+FORMATS = ("json", "md", "html")
+
+REASON_EXISTS = "already exists (use overwrite)"
+REASON_DUPLICATE = "duplicate in payload"
+REASON_LIMIT = "over the limit"
+
+
+class PortableError(ValueError):
+    """A payload, file or request that cannot be honoured; nothing was written."""
+
+
+class SessionNotFound(KeyError):
+    """No session with that id in the store."""
+
+    def __str__(self) -> str:
+        return f"unknown session id: {self.args[0]!r}"
+
+
+# --------------------------------------------------------------------------- export
+
+
+def _read(store: DefaultSessionStore, session_id: str) -> JSONDict:
+    try:
+        data = store.read_raw(session_id)
+    except (OSError, SessionFileError) as exc:
+        raise PortableError(f"cannot read session {session_id!r}: {exc}") from exc
+    if data is None:
+        raise SessionNotFound(session_id)
+    if data.get("session_id") in (None, ""):
+        data["session_id"] = session_id
+    return data
+
+
+def _lineage_members(
+    store: DefaultSessionStore, data: JSONDict, *, exclude: set[str]
+) -> list[JSONDict]:
+    key = recall.lineage_key(data)
+    if not key:
+        return []
+    out: list[JSONDict] = []
+    for path, _st, other in store.iter_sessions():
+        sid = str(other.get("session_id") or path.stem)
+        if sid in exclude:
+            continue
+        if recall.lineage_key(other) == key:
+            out.append(other)
+    out.sort(key=lambda d: str(d.get("created_at") or ""))
+    return out
+
+
+def export_session(
+    store: DefaultSessionStore, session_id: str, *, include_lineage: bool = True
+) -> JSONDict:
+    """The portable payload of one session (plus its lineage members when asked).
+
+    Raises :class:`SessionNotFound` for an unknown id and :class:`PortableError` for an
+    unreadable file.
+    """
+    return export_sessions(store, [session_id], include_lineage=include_lineage)
+
+
+def export_sessions(
+    store: DefaultSessionStore, session_ids: Iterable[str], *, include_lineage: bool = False
+) -> JSONDict:
+    """The portable payload of several sessions, each once, in the order asked."""
+    sessions: list[JSONDict] = []
+    seen: set[str] = set()
+    for sid in session_ids:
+        if sid in seen:
+            continue
+        data = _read(store, sid)
+        seen.add(sid)
+        sessions.append(data)
+        if include_lineage:
+            for member in _lineage_members(store, data, exclude=seen):
+                seen.add(str(member.get("session_id")))
+                sessions.append(member)
+    return {"version": PORTABLE_VERSION, "sessions": sessions}
+
+
+def export_all(
+    store: DefaultSessionStore,
+    *,
+    skip_unreadable: bool = False,
+    skipped: list[str] | None = None,
+) -> JSONDict:
+    """Every session of the store, sorted by file name.
+
+    An unreadable or corrupt file makes the backup incomplete, so it raises
+    :class:`PortableError` unless ``skip_unreadable`` (then its path goes to ``skipped``).
+    """
+    sessions: list[JSONDict] = []
+    for path, _st in sorted(iter_session_files(store.session_dir)):
+        try:
+            data = read_json_file(path)
+        except (OSError, SessionFileError) as exc:
+            if not skip_unreadable:
+                raise PortableError(f"incomplete export: cannot read {path}: {exc}") from exc
+            if skipped is not None:
+                skipped.append(str(path))
+            continue
+        sessions.append(data)
+    return {"version": PORTABLE_VERSION, "sessions": sessions}
+
+
+def dumps_payload(payload: JSONDict) -> bytes:
+    """A payload as file bytes (``indent=2``, UTF-8, like the session files)."""
+    try:
+        return dumps_session(payload)
+    except RecursionError as exc:
+        raise PortableError("a session is nested too deeply to export") from exc
+
+
+# --------------------------------------------------------------------------- import
+
+
+def load_payload(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_IMPORT_BYTES) -> Any:
+    """Read and parse an export file, refusing files over ``max_bytes``.
+
+    Raises :class:`PortableError` with one clear reason (missing, too big, not UTF-8,
+    not JSON, too deeply nested).
+    """
+    p = Path(path)
+    try:
+        with open(p, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > max_bytes:
+                raise PortableError(
+                    f"{p} is {size} bytes, over the import size cap of {max_bytes} bytes"
+                )
+            raw = fh.read(max_bytes + 1)
+    except PortableError:
+        raise
+    except OSError as exc:
+        raise PortableError(f"cannot read {p}: {exc.strerror or exc}") from exc
+    if len(raw) > max_bytes:
+        raise PortableError(f"{p} is over the import size cap of {max_bytes} bytes")
+    if not raw.strip():
+        raise PortableError(f"{p} is empty")
+    try:
+        return loads(raw)
+    except RecursionError as exc:
+        raise PortableError(f"{p} is nested too deeply to import") from exc
+    except UnicodeDecodeError as exc:
+        raise PortableError(f"{p} is not UTF-8 (byte {exc.start})") from exc
+    except ValueError as exc:
+        raise PortableError(f"{p} is not valid JSON: {exc}") from exc
+
+
+@dataclass
+class _Planned:
+    index: int
+    session_id: str
+    session: SessionData
+    size: int
+
+
+@dataclass
+class ImportPlan:
+    """What an import would do, decided before anything is written."""
+
+    planned: list[_Planned] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+
+
+def _entry_session(raw: Any, index: int, reset_live_fields: bool) -> tuple[str, SessionData, int]:
+    """Validate one payload entry; ``PortableError`` says why it is unusable."""
+    if not isinstance(raw, dict):
+        raise PortableError(f"entry {index} is {type(raw).__name__}, not an object")
+    sid = raw.get("session_id")
+    if not isinstance(sid, str) or not sid.strip():
+        raise PortableError(f"entry {index} has no usable session_id")
+    data = dict(raw)
+    if reset_live_fields:
+        for name in LIVE_FIELDS:
+            data.pop(name, None)
+        meta = data.get("metadata")
+        if isinstance(meta, dict):
+            meta = dict(meta)
+            for name in LIVE_FIELDS:
+                meta.pop(name, None)
+            data["metadata"] = meta
+    try:
+        session = SessionData.from_dict(data)
+        session.session_id = sid
+        size = len(dumps_session(session.to_dict()))
+    except RecursionError as exc:
+        raise PortableError(f"entry {index} ({sid!r}) is nested too deeply") from exc
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise PortableError(f"entry {index} ({sid!r}) cannot be stored: {exc}") from exc
+    return sid, session, size
+
+
+def plan_import(
+    store: DefaultSessionStore,
+    payload: Any,
+    *,
+    overwrite: bool = False,
+    reset_live_fields: bool = True,
+    max_sessions: int | None = None,
+    skip_invalid: bool = False,
+) -> ImportPlan:
+    """Validate a payload against a store; raises :class:`PortableError` for hostile input."""
+    if not isinstance(payload, dict):
+        raise PortableError(f"payload is {type(payload).__name__}, not an object")
+    version = payload.get("version")
+    if version is not None and (not isinstance(version, int) or isinstance(version, bool)):
+        raise PortableError(f"payload version {version!r} is not an integer")
+    if isinstance(version, int) and version > PORTABLE_VERSION:
+        raise PortableError(
+            f"unsupported payload version {version} (supported <= {PORTABLE_VERSION})"
+        )
+    raw_sessions = payload.get("sessions")
+    if not isinstance(raw_sessions, list):
+        raise PortableError("payload has no 'sessions' list")
+    if max_sessions is not None and max_sessions < 0:
+        raise PortableError("max_sessions must not be negative")
+    plan = ImportPlan()
+    seen_ids: set[str] = set()
+    names: dict[str, str] = {}  # file name -> session id planned for it
+    for index, raw in enumerate(raw_sessions):
+        try:
+            sid, session, size = _entry_session(raw, index, reset_live_fields)
+        except PortableError as exc:
+            if not skip_invalid:
+                raise PortableError(f"{exc}; nothing was imported") from exc
+            bad_id = raw.get("session_id") if isinstance(raw, dict) else None
+            plan.skipped.append(
+                {
+                    "session_id": bad_id if isinstance(bad_id, str) else "",
+                    "reason": f"invalid: {exc}",
+                }
+            )
+            continue
+        if sid in seen_ids:
+            plan.skipped.append({"session_id": sid, "reason": REASON_DUPLICATE})
+            continue
+        seen_ids.add(sid)
+        path = store.session_path(sid)
+        if path.name in names:
+            plan.skipped.append(
+                {
+                    "session_id": sid,
+                    "reason": f"file name {path.name} is already used by session "
+                    f"{names[path.name]!r} in this payload",
+                }
+            )
+            continue
+        if path.exists():
+            try:
+                existing = read_json_file(path)
+            except (OSError, SessionFileError) as exc:
+                plan.skipped.append(
+                    {
+                        "session_id": sid,
+                        "reason": f"existing file {path.name} is unreadable ({exc}); "
+                        "not overwritten",
+                    }
+                )
+                continue
+            stored = existing.get("session_id")
+            if stored not in (None, "") and str(stored) != sid:
+                plan.skipped.append(
+                    {
+                        "session_id": sid,
+                        "reason": f"file {path.name} holds another session ({stored!r})",
+                    }
+                )
+                continue
+            if not overwrite:
+                plan.skipped.append({"session_id": sid, "reason": REASON_EXISTS})
+                continue
+        if max_sessions is not None and len(plan.planned) >= max_sessions:
+            plan.skipped.append(
+                {"session_id": sid, "reason": f"{REASON_LIMIT} (max_sessions={max_sessions})"}
+            )
+            continue
+        names[path.name] = sid
+        plan.planned.append(_Planned(index, sid, session, size))
+    return plan
+
+
+def import_sessions(
+    store: DefaultSessionStore,
+    payload: Any,
+    *,
+    overwrite: bool = False,
+    reset_live_fields: bool = True,
+    max_sessions: int | None = None,
+    dry_run: bool = False,
+    skip_invalid: bool = False,
+) -> ImportReport:
+    """Import a portable payload into ``store`` (see the module doc for the rules)."""
+    plan = plan_import(
+        store,
+        payload,
+        overwrite=overwrite,
+        reset_live_fields=reset_live_fields,
+        max_sessions=max_sessions,
+        skip_invalid=skip_invalid,
+    )
+    report = ImportReport(version=PORTABLE_VERSION, dry_run=dry_run)
+    report.skipped.extend(plan.skipped)
+    for item in plan.planned:
+        if dry_run:
+            report.imported += 1
+            report.imported_ids.append(item.session_id)
+            continue
+        try:
+            store.write_session(item.session, overwrite=overwrite)
+        except FileExistsError:
+            report.skipped.append({"session_id": item.session_id, "reason": REASON_EXISTS})
+            continue
+        except (OSError, ValueError, TypeError, RecursionError) as exc:
+            report.skipped.append({"session_id": item.session_id, "reason": f"write failed: {exc}"})
+            continue
+        report.imported += 1
+        report.imported_ids.append(item.session_id)
+    return report
+
+
+def import_file(
+    store: DefaultSessionStore,
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int = DEFAULT_MAX_IMPORT_BYTES,
+    overwrite: bool = False,
+    reset_live_fields: bool = True,
+    max_sessions: int | None = None,
+    dry_run: bool = False,
+    skip_invalid: bool = False,
+) -> ImportReport:
+    """:func:`load_payload` then :func:`import_sessions`."""
+    payload = load_payload(path, max_bytes=max_bytes)
+    return import_sessions(
+        store,
+        payload,
+        overwrite=overwrite,
+        reset_live_fields=reset_live_fields,
+        max_sessions=max_sessions,
+        dry_run=dry_run,
+        skip_invalid=skip_invalid,
+    )
+
+
+# --------------------------------------------------------------------------- human exports
+
+
+@dataclass
+class Rendered:
+    """A human export and what redaction hid in it."""
+
+    text: str
+    redactions: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def redacted(self) -> int:
+        return sum(self.redactions.values())
+
+
+@dataclass
+class _Entry:
+    """One rendered message of a transcript."""
+
+    index: int
+    role: str
+    when: str
+    content: str
+    archived: bool = False
+    summary: bool = False
+    anchor: bool = False
+    tool: str = ""
+
+
+@dataclass
+class _Block:
+    """One session (or one search hit) to render."""
+
+    title: str
+    facts: list[tuple[str, str]]
+    entries: list[_Entry | str]  # a str is a marker line (the compaction boundary)
+
+
+def _fmt_ts(ts: Any) -> str:
+    if isinstance(ts, bool) or not isinstance(ts, (int, float)):
+        return "" if ts is None else str(ts)
+    try:
+        return datetime.fromtimestamp(float(ts), UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError):
+        return str(ts)
+
+
+class _Text:
+    """Untrusted text prepared for output: controls made visible, optionally redacted."""
+
+    def __init__(self, redactor: Redactor | None) -> None:
+        self.redactor = redactor
+
+    def __call__(self, value: Any, *, one_line: bool = False) -> str:
+        text = value if isinstance(value, str) else str(value)
+        if self.redactor is not None:
+            text = self.redactor.text(text)
+        return printable(text, one_line=one_line)
+
+
+def _tool_text(msg: JSONDict) -> str:
+    parts: list[str] = []
+    calls = msg.get("tool_calls")
+    if calls:
+        try:
+            parts.append("tool calls: " + json.dumps(calls, ensure_ascii=False, indent=2))
+        except (TypeError, ValueError, RecursionError):
+            parts.append("tool calls: (unprintable)")
+    call_id = msg.get("tool_call_id")
+    if call_id is not None:
+        parts.append(f"tool call id: {call_id}")
+    return "\n".join(parts)
+
+
+def _entry(msg: JSONDict, index: int, clean: _Text, *, anchor: bool = False) -> _Entry:
+    role = msg.get("role", "")
+    tool = _tool_text(msg)
+    return _Entry(
+        index=index,
+        role=clean(role if isinstance(role, str) else str(role), one_line=True),
+        when=_fmt_ts(msg.get("timestamp")),
+        content=clean(content_text(msg.get("content"))),
+        archived=bool(msg.get("archived")),
+        summary=is_summary_message(msg),
+        anchor=anchor,
+        tool=clean(tool) if tool else "",
+    )
+
+
+def _boundary(count: int, present: bool) -> str:
+    turns = "turn" if count == 1 else "turns"
+    where = "above" if present else "not in this export"
+    return f"compaction boundary: {count} earlier {turns} archived here ({where})"
+
+
+def _session_block(data: JSONDict, clean: _Text) -> _Block:
+    messages = recall.project(data)
+    archived_count = sum(1 for m in messages if m.get("archived"))
+    entries: list[_Entry | str] = []
+    boundary_done = False
+    for i, msg in enumerate(messages):
+        if not boundary_done and not msg.get("archived"):
+            if archived_count or is_summary_message(msg):
+                count = archived_count
+                if not count:
+                    meta = msg.get("metadata")
+                    n = meta.get("compacted_count") if isinstance(meta, dict) else None
+                    count = n if isinstance(n, int) and not isinstance(n, bool) else 0
+                entries.append(_boundary(count, archived_count > 0))
+            boundary_done = True
+        entries.append(_entry(msg, i, clean))
+    if archived_count and not boundary_done:
+        entries.append(_boundary(archived_count, True))
+    sid = str(data.get("session_id") or "")
+    facts = [
+        ("session id", printable(sid, one_line=True)),
+        ("created", clean(data.get("created_at") or "", one_line=True)),
+        ("updated", clean(data.get("updated_at") or "", one_line=True)),
+        ("messages", f"{len(messages) - archived_count} active, {archived_count} archived"),
+    ]
+    agent = data.get("agent_name")
+    if agent:
+        facts.append(("agent", clean(agent, one_line=True)))
+    lineage = recall.lineage_key(data)
+    if lineage:
+        facts.append(("lineage", clean(lineage, one_line=True)))
+    return _Block(clean(recall.session_title(data), one_line=True), facts, entries)
+
+
+def _hit_block(hit: SessionHit, clean: _Text) -> _Block:
+    entries: list[_Entry | str] = []
+    for msg in hit.messages:
+        idx = msg.get("index")
+        index = idx if isinstance(idx, int) else -1
+        entries.append(_entry(msg, index, clean, anchor=index == hit.anchor_index))
+    facts = [
+        ("session id", printable(hit.session_id, one_line=True)),
+        ("when", clean(hit.when or "", one_line=True)),
+        ("score", f"{hit.score:g}"),
+        ("anchor", f"#{hit.anchor_index}" + (" (archived turn)" if hit.archived else "")),
+    ]
+    if hit.snippet:
+        facts.append(("snippet", clean(hit.snippet, one_line=True)))
+    return _Block(clean(hit.title or hit.session_id, one_line=True), facts, entries)
+
+
+# ---- Markdown
+
+
+def _md_inline(text: str) -> str:
+    """Text safe in a Markdown heading or list item (markup and raw HTML escaped)."""
+    out = []
+    for ch in text:
+        if ch in "\\`*_{}[]#|>~":
+            out.append("\\" + ch)
+        elif ch == "<":
+            out.append("&lt;")
+        elif ch == "&":
+            out.append("&amp;")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _md_fence(text: str) -> str:
+    """``text`` in a fenced block whose fence no run of backticks inside can close."""
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def _md_block(block: _Block, level: int) -> list[str]:
+    hashes = "#" * level
+    lines = [f"{hashes} {_md_inline(block.title)}", ""]
+    lines += [f"- **{name}:** {_md_inline(value)}" for name, value in block.facts]
+    lines.append("")
+    for item in block.entries:
+        if isinstance(item, str):
+            lines += ["---", "", f"> **{_md_inline(item)}**", "", "---", ""]
+            continue
+        tags = []
+        if item.anchor:
+            tags.append("▶ match")
+        if item.archived:
+            tags.append("archived")
+        if item.summary:
+            tags.append("compaction summary")
+        tag = f" · *{', '.join(tags)}*" if tags else ""
+        when = f" · {_md_inline(item.when)}" if item.when else ""
+        lines.append(f"{hashes}# #{item.index} {_md_inline(item.role)}{when}{tag}")
+        lines += ["", _md_fence(item.content), ""]
+        if item.tool:
+            lines += [_md_fence(item.tool), ""]
+    return lines
+
+
+def _md_document(title: str, blocks: Sequence[_Block], note: str) -> str:
+    lines = [f"# {_md_inline(title)}", ""]
+    if note:
+        lines += [f"*{_md_inline(note)}*", ""]
+    for block in blocks:
+        lines += _md_block(block, 2)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+# ---- HTML
+
+_CSS = """
+body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;background:#f6f7f9;
+color:#1d2330}
+main{max-width:60rem;margin:0 auto;padding:1.5rem}
+h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2.5rem;border-bottom:2px solid #ccd}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem;font-size:.9rem}
+dl.facts dt{color:#667}dl.facts dd{margin:0;overflow-wrap:anywhere}
+.msg{background:#fff;border:1px solid #dde;border-left:4px solid #89a;border-radius:6px;
+margin:.7rem 0;padding:.5rem .8rem}
+.msg header{font-size:.85rem;color:#556}.msg header b{color:#1d2330}
+.role-user{border-left-color:#3a7bd5}.role-assistant{border-left-color:#2e9e6a}
+.role-tool{border-left-color:#c98a1b}.role-system{border-left-color:#8a5cc9}
+.archived{background:#eef0f3;opacity:.9}.summary{border-style:dashed}
+.anchor{box-shadow:0 0 0 2px #e0a800}
+.tag{display:inline-block;font-size:.75rem;padding:0 .4rem;border-radius:4px;background:#dde;
+margin-left:.3rem}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:.3rem 0 0;font:13px/1.45 ui-monospace,
+SFMono-Regular,Menlo,Consolas,monospace}
+.boundary{text-align:center;color:#8a5cc9;font-weight:600;margin:1.2rem 0;
+border-top:2px dashed #8a5cc9;padding-top:.4rem}
+.note{color:#667;font-style:italic}
+"""
+
+
+def _h(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def _html_block(block: _Block) -> list[str]:
+    out = [f"<section><h2>{_h(block.title)}</h2>", '<dl class="facts">']
+    out += [f"<dt>{_h(name)}</dt><dd>{_h(value)}</dd>" for name, value in block.facts]
+    out.append("</dl>")
+    for item in block.entries:
+        if isinstance(item, str):
+            out.append(f'<div class="boundary">{_h(item)}</div>')
+            continue
+        role_class = "".join(c if c.isalnum() else "-" for c in item.role.lower())[:20]
+        classes = ["msg", f"role-{role_class}"]
+        tags = []
+        if item.archived:
+            classes.append("archived")
+            tags.append("archived")
+        if item.summary:
+            classes.append("summary")
+            tags.append("compaction summary")
+        if item.anchor:
+            classes.append("anchor")
+            tags.append("match")
+        tag_html = "".join(f'<span class="tag">{_h(t)}</span>' for t in tags)
+        when = f" · {_h(item.when)}" if item.when else ""
+        out.append(
+            f'<article class="{" ".join(classes)}"><header>#{item.index} '
+            f"<b>{_h(item.role)}</b>{when}{tag_html}</header><pre>{_h(item.content)}</pre>"
+        )
+        if item.tool:
+            out.append(f"<pre>{_h(item.tool)}</pre>")
+        out.append("</article>")
+    out.append("</section>")
+    return out
+
+
+def _html_document(title: str, blocks: Sequence[_Block], note: str) -> str:
+    head = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta http-equiv="Content-Security-Policy" '
+        "content=\"default-src 'none'; style-src 'unsafe-inline'\">",
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_h(title)}</title>",
+        f"<style>{_CSS}</style></head><body><main>",
+        f"<h1>{_h(title)}</h1>",
+    ]
+    if note:
+        head.append(f'<p class="note">{_h(note)}</p>')
+    body: list[str] = []
+    for block in blocks:
+        body += _html_block(block)
+    return "\n".join([*head, *body, "</main></body></html>"]) + "\n"
+
+
+def _render(title: str, blocks: Sequence[_Block], fmt: str, redactor: Redactor | None) -> Rendered:
+    note = ""
+    if redactor is not None:
+        note = f"Redacted: {redactor.total} secret(s) and email address(es) replaced."
+    if fmt == "md":
+        text = _md_document(title, blocks, note)
+    elif fmt == "html":
+        text = _html_document(title, blocks, note)
+    else:
+        raise PortableError(f"unknown format {fmt!r} (expected md or html)")
+    return Rendered(text, dict(redactor.counts) if redactor is not None else {})
+
+
+def render_sessions(
+    sessions: Sequence[JSONDict], fmt: str, *, redact: bool = False, title: str | None = None
+) -> Rendered:
+    """Markdown (``fmt="md"``) or self-contained HTML (``"html"``) of stored session dicts."""
+    redactor = Redactor() if redact else None
+    clean = _Text(redactor)
+    blocks = [_session_block(s, clean) for s in sessions]
+    if title is None:
+        title = blocks[0].title if len(blocks) == 1 else f"{len(blocks)} sessions"
+    return _render(clean(title, one_line=True), blocks, fmt, redactor)
+
+
+def render_hits(
+    hits: Sequence[SessionHit], fmt: str, *, query: str = "", redact: bool = False
+) -> Rendered:
+    """Markdown or HTML of search hits, each with its window of messages in context."""
+    redactor = Redactor() if redact else None
+    clean = _Text(redactor)
+    blocks = [_hit_block(h, clean) for h in hits]
+    title = f"Search: {query}" if query else "Search results"
+    return _render(clean(title, one_line=True), blocks, fmt, redactor)
+
+
+def redact_payload(payload: JSONDict) -> tuple[JSONDict, dict[str, int]]:
+    """A copy of a portable payload with every string value redacted (ids/times kept)."""
+    redactor = Redactor()
+    out = redactor.value(payload)
+    assert isinstance(out, dict)
+    return out, dict(redactor.counts)
+
+
+def file_name_for(session_id: str) -> str:
+    """The store's file name for ``session_id`` (for reports)."""
+    return f"{safe_id(session_id)}.json"

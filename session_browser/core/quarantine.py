@@ -1,0 +1,1231 @@
+"""The quarantine workbench: corrupt session files and spill files, listed, salvaged, put back.
+
+- :func:`list_items` finds every ``<id>.json.corrupt-<ms>`` in the session dirs and every
+  spill file in the spill dirs, with size, age, owning session id, whether that session
+  is live, and the parse error with its line, column and byte offset.
+- :func:`salvage` recovers what the bytes still hold: invalid UTF-8 is replaced (its byte
+  ranges reported), the longest valid prefix is closed into a document, and every complete
+  message object of ``messages`` and ``archived_messages`` is kept (also past a damaged
+  region in the middle). What was lost is reported: the partial message at the cut, the
+  bytes after it, the non-object entries skipped.
+- Actions (:func:`restore`, :func:`merge`, :func:`fold`, :func:`discard`) each take a dry
+  run, back up every file they touch into our journal (``data_dir()/journal``) first, and
+  write one journal entry listing each file's bytes before and state after, so
+  :func:`undo` puts everything back byte-identical (mode and mtime included) and removes
+  what the action created; it refuses when a file changed since. Session files are
+  written under the session's lock with an atomic write and without the retention
+  window. Discarded files go to ``data_dir()/trash``; nothing is ever deleted.
+  Lock files (``<id>.json.lock``) are the cross-process protocol shared with PraisonAI
+  and stay in place, as PraisonAI leaves them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from . import recall
+from .files import (
+    CORRUPT_RE,
+    SPILL_RE,
+    SessionFileError,
+    atomic_write_bytes,
+    dumps_session,
+    fsync_dir,
+    session_lock,
+)
+from .model import JSONDict, is_summary_message, message_key, utc_now_iso
+from .paths import data_dir, safe_id
+from .store import DefaultSessionStore
+
+KIND_CORRUPT = "corrupt"
+KIND_SPILL = "spill"
+LISTS = ("messages", "archived_messages")
+_ID_SCAN_BYTES = 4096
+
+
+class QuarantineError(Exception):
+    """An action that cannot be done (unknown item, changed files, nothing to undo...)."""
+
+
+# --------------------------------------------------------------------------- diagnosis
+
+
+@dataclass
+class ParseProblem:
+    """Why a file is not a usable session, and where (1-based line/column, byte offset)."""
+
+    message: str
+    line: int | None = None
+    column: int | None = None
+    offset: int | None = None
+
+    def as_dict(self) -> JSONDict:
+        return {
+            "message": self.message,
+            "line": self.line,
+            "column": self.column,
+            "offset": self.offset,
+        }
+
+    def __str__(self) -> str:
+        if self.line is None:
+            return self.message
+        return f"{self.message} (line {self.line}, column {self.column}, byte {self.offset})"
+
+
+def _byte_position(raw: bytes, offset: int) -> tuple[int, int]:
+    line_start = raw.rfind(b"\n", 0, offset) + 1
+    line = raw.count(b"\n", 0, offset) + 1
+    column = len(raw[line_start:offset].decode("utf-8", "replace")) + 1
+    return line, column
+
+
+def _problem_at_char(message: str, text: str, pos: int) -> ParseProblem:
+    line = text.count("\n", 0, pos) + 1
+    column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    offset = len(text[:pos].encode("utf-8", "surrogateescape"))
+    return ParseProblem(message, line, column, offset)
+
+
+def diagnose(raw: bytes) -> ParseProblem | None:
+    """The first reason ``raw`` is not a session object, or None when it is one."""
+    if not raw.strip():
+        return ParseProblem("empty file" if not raw else "only whitespace", 1, 1, 0)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, column = _byte_position(raw, exc.start)
+        return ParseProblem(f"invalid UTF-8: {exc.reason}", line, column, exc.start)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return _problem_at_char(exc.msg, text, exc.pos)
+    except RecursionError:
+        return ParseProblem("nested too deeply to parse")
+    if not isinstance(data, dict):
+        pos = len(text) - len(text.lstrip())
+        return _problem_at_char(f"root is {type(data).__name__}, not an object", text, pos)
+    return None
+
+
+# --------------------------------------------------------------------------- listing
+
+
+@dataclass
+class QuarantineItem:
+    """A corrupt session file or a spill file."""
+
+    kind: str
+    path: Path
+    session_dir: Path
+    spill_dir: Path
+    size: int
+    mtime: float
+    at_ms: int | None
+    session_id: str | None
+    id_source: str
+    live_exists: bool
+    problem: ParseProblem | None
+    message_count: int | None = None
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def age_seconds(self, now: float | None = None) -> float:
+        reference = self.at_ms / 1000.0 if self.at_ms is not None else self.mtime
+        return max(0.0, (time.time() if now is None else now) - reference)
+
+    def as_dict(self) -> JSONDict:
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "path": str(self.path),
+            "session_dir": str(self.session_dir),
+            "size": self.size,
+            "mtime": self.mtime,
+            "at": _iso_ms(self.at_ms) if self.at_ms is not None else None,
+            "age_seconds": round(self.age_seconds(), 3),
+            "session_id": self.session_id,
+            "id_source": self.id_source,
+            "live_exists": self.live_exists,
+            "error": self.problem.as_dict() if self.problem else None,
+            "message_count": self.message_count,
+        }
+
+
+def _iso_ms(ms: int) -> str:
+    try:
+        return datetime.fromtimestamp(ms / 1000.0, UTC).isoformat()
+    except (OverflowError, OSError, ValueError):
+        return str(ms)
+
+
+_ID_RE = re.compile(rb'"session_id"\s*:\s*"((?:[^"\\]|\\.){0,1000})"')
+
+
+def id_from_bytes(raw: bytes) -> str | None:
+    """The ``session_id`` written near the start of a (possibly broken) session file."""
+    m = _ID_RE.search(raw[:_ID_SCAN_BYTES])
+    if not m:
+        return None
+    try:
+        value = json.loads(b'"' + m.group(1) + b'"')
+    except ValueError:
+        return None
+    return value if isinstance(value, str) and value else None
+
+
+def _live_exists(store: DefaultSessionStore, session_id: str | None) -> bool:
+    if not session_id:
+        return False
+    path = store.session_path(session_id)
+    if not path.is_file():
+        return False
+    try:
+        return store.read_raw(session_id) is not None
+    except (OSError, SessionFileError):
+        return True  # a file is there, even if it is itself unreadable
+
+
+def _read_bytes(path: Path) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def _item(
+    kind: str, path: Path, st: os.stat_result, store: DefaultSessionStore, stem: str, ms: str
+) -> QuarantineItem:
+    try:
+        raw = _read_bytes(path)
+    except OSError as exc:
+        raw = b""
+        problem: ParseProblem | None = ParseProblem(f"unreadable: {exc.strerror or exc}")
+    else:
+        problem = diagnose(raw)
+    sid: str | None = None
+    source = "unknown"
+    count: int | None = None
+    if kind == KIND_SPILL and problem is None:
+        with contextlib.suppress(ValueError, RecursionError):
+            payload = json.loads(raw)
+            if isinstance(payload.get("session_id"), str) and payload["session_id"]:
+                sid, source = payload["session_id"], "payload"
+            msgs = payload.get("messages")
+            count = sum(1 for m in msgs if isinstance(m, dict)) if isinstance(msgs, list) else 0
+    if sid is None:
+        found = id_from_bytes(raw)
+        if found is not None and safe_id(found) == stem:
+            sid, source = found, "bytes"
+        elif stem:
+            sid, source = stem, "name"
+        elif found is not None:
+            sid, source = found, "bytes"
+    return QuarantineItem(
+        kind=kind,
+        path=path,
+        session_dir=store.session_dir,
+        spill_dir=store.spill_dir,
+        size=st.st_size,
+        mtime=st.st_mtime,
+        at_ms=int(ms) if ms.isdigit() else None,
+        session_id=sid,
+        id_source=source,
+        live_exists=_live_exists(store, sid),
+        problem=problem,
+        message_count=count,
+    )
+
+
+def _entries(directory: Path) -> Iterator[tuple[Path, os.stat_result]]:
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return
+    for name in names:
+        path = directory / name
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        if path.is_file():
+            yield path, st
+
+
+def list_items(stores: Sequence[DefaultSessionStore]) -> list[QuarantineItem]:
+    """Every quarantined and spilled file of ``stores``, oldest first."""
+    items: list[QuarantineItem] = []
+    seen_dirs: set[Path] = set()
+    for store in stores:
+        for directory, kind, pattern in (
+            (store.session_dir, KIND_CORRUPT, CORRUPT_RE),
+            (store.spill_dir, KIND_SPILL, SPILL_RE),
+        ):
+            key = directory.expanduser().absolute()
+            if key in seen_dirs:
+                continue
+            seen_dirs.add(key)
+            for path, st in _entries(directory):
+                m = pattern.match(path.name)
+                if m:
+                    items.append(_item(kind, path, st, store, m.group("stem"), m.group("ms")))
+    items.sort(key=lambda it: (it.at_ms if it.at_ms is not None else it.mtime * 1000, it.name))
+    return items
+
+
+def find_item(stores: Sequence[DefaultSessionStore], ref: str) -> QuarantineItem:
+    """The item named by ``ref``: a path, a file name, or a unique prefix of one."""
+    items = list_items(stores)
+    wanted = Path(ref).expanduser()
+    for it in items:
+        if it.path == wanted or it.path.absolute() == wanted.absolute():
+            return it
+    exact = [it for it in items if it.name == ref]
+    if len(exact) == 1:
+        return exact[0]
+    if len(exact) > 1:
+        raise QuarantineError(f"{ref!r} names {len(exact)} files; give the full path")
+    prefixed = [it for it in items if it.name.startswith(ref)]
+    if len(prefixed) == 1:
+        return prefixed[0]
+    if len(prefixed) > 1:
+        raise QuarantineError(f"{ref!r} matches {len(prefixed)} files; be more specific")
+    raise QuarantineError(f"no quarantined or spill file matches {ref!r}")
+
+
+# --------------------------------------------------------------------------- salvage
+
+_SURROGATES = re.compile("[\udc80-\udcff]+")
+
+
+def decode_replacing(raw: bytes) -> tuple[str, list[tuple[int, int]]]:
+    """``raw`` as text with each run of invalid UTF-8 replaced by U+FFFD, and the byte ranges."""
+    try:
+        return raw.decode("utf-8"), []
+    except UnicodeDecodeError:
+        pass
+    text = raw.decode("utf-8", "surrogateescape")
+    ranges: list[tuple[int, int]] = []
+    byte_pos = 0
+    prev = 0
+    for m in _SURROGATES.finditer(text):
+        byte_pos += len(text[prev : m.start()].encode("utf-8", "surrogateescape"))
+        run = len(m.group())
+        ranges.append((byte_pos, byte_pos + run))
+        byte_pos += run
+        prev = m.end()
+    return _SURROGATES.sub("\ufffd", text), ranges
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+_STR_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_SCALAR = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null|NaN|-?Infinity")
+
+
+@dataclass
+class _Cut:
+    """Where a valid JSON prefix can be cut and closed."""
+
+    pos: int = 0
+    closers: str = ""
+    partial_list: str | None = None  # the root list whose last element was cut
+    partial_start: int = -1
+
+
+def _scan_prefix(text: str) -> _Cut:
+    """The last point of a *valid* JSON prefix after which every open structure can close.
+
+    A tolerant scanner: it tracks strings (with escapes) and a stack of open ``{``/``[``,
+    and remembers the last position right after a complete value or an opening bracket.
+    """
+    n = len(text)
+    i = 0
+    stack: list[str] = []
+    expect_key: list[bool] = []
+    root_key: str | None = None
+    safe_pos, safe_depth = 0, 0
+    elem_start, elem_list = -1, None
+
+    def value_start(at: int) -> None:
+        nonlocal elem_start, elem_list
+        if len(stack) == 2 and stack[0] == "{" and stack[1] == "[":
+            elem_start, elem_list = at, root_key
+
+    while True:
+        i = _WS.match(text, i).end()  # type: ignore[union-attr]
+        if i >= n:
+            break
+        c = text[i]
+        done_at = -1
+        if c == '"':
+            m = _STR_REST.match(text, i + 1)
+            if m is None:
+                break
+            end = m.end()
+            if stack and stack[-1] == "{" and expect_key[-1]:
+                expect_key[-1] = False
+                if len(stack) == 1:
+                    try:
+                        root_key = json.loads(text[i:end], strict=False)
+                    except ValueError:
+                        root_key = None
+                i = end
+                continue
+            value_start(i)
+            done_at = end
+        elif c in "{[":
+            value_start(i)
+            stack.append(c)
+            expect_key.append(c == "{")
+            i += 1
+            safe_pos, safe_depth = i, len(stack)
+            continue
+        elif c in "}]":
+            if not stack:
+                break
+            stack.pop()
+            expect_key.pop()
+            done_at = i + 1
+        elif c == ",":
+            if stack and stack[-1] == "{":
+                expect_key[-1] = True
+            i += 1
+            continue
+        elif c == ":":
+            i += 1
+            continue
+        else:
+            m = _SCALAR.match(text, i)
+            if m is None or m.end() >= n:
+                break  # a number cut at the end may itself be truncated
+            value_start(i)
+            done_at = m.end()
+        i = done_at
+        safe_pos, safe_depth = i, len(stack)
+        if not stack:
+            break
+    cut = _Cut(pos=safe_pos)
+    cut.closers = "".join("}" if c == "{" else "]" for c in reversed(stack[:safe_depth]))
+    if (
+        safe_depth >= 3
+        and stack[0] == "{"
+        and stack[1] == "["
+        and elem_list in LISTS
+        and elem_start >= 0
+    ):
+        cut.partial_list, cut.partial_start = elem_list, elem_start
+    return cut
+
+
+_MSG_START = re.compile(r'\{\s*"role"\s*:')
+_LIST_KEY = re.compile(r'(?<!\\)"(archived_messages|messages)"\s*:\s*\[')
+
+
+def _scan_messages(text: str, start: int) -> list[tuple[str, int, JSONDict]]:
+    """Every complete ``{"role": ...}`` object from ``start`` on: (list, offset, message).
+
+    Used past a damaged region (or when the prefix cannot be rebuilt): each candidate is
+    decoded on its own, and the list it belongs to is the nearest preceding list key.
+    """
+    keys = [(m.start(), m.group(1)) for m in _LIST_KEY.finditer(text)]
+    decoder = json.JSONDecoder(strict=False)
+    out: list[tuple[str, int, JSONDict]] = []
+    pos = start
+    k = 0
+    current = "messages"
+    while True:
+        m = _MSG_START.search(text, pos)
+        if m is None:
+            break
+        at = m.start()
+        try:
+            obj, end = decoder.raw_decode(text, at)
+        except (ValueError, RecursionError):
+            pos = at + 1
+            continue
+        while k < len(keys) and keys[k][0] < at:
+            current = keys[k][1]
+            k += 1
+        if isinstance(obj, dict):
+            out.append((current, at, obj))
+        pos = end
+    return out
+
+
+@dataclass
+class Salvage:
+    """What a quarantined or spill file still holds, and what it lost."""
+
+    path: Path
+    kind: str
+    session_id: str | None
+    total_bytes: int
+    method: str  # intact | prefix | scan | list-root | none
+    problem: ParseProblem | None
+    envelope: JSONDict
+    messages: list[JSONDict]
+    archived_messages: list[JSONDict]
+    kept_bytes: int
+    invalid_utf8: list[tuple[int, int]] = field(default_factory=list)
+    skipped_entries: list[str] = field(default_factory=list)
+    partial: JSONDict | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def lost_bytes(self) -> int:
+        return max(0, self.total_bytes - self.kept_bytes)
+
+    @property
+    def recovered(self) -> int:
+        return len(self.messages) + len(self.archived_messages)
+
+    def all_messages(self) -> list[tuple[str, JSONDict]]:
+        return [("archived_messages", m) for m in self.archived_messages] + [
+            ("messages", m) for m in self.messages
+        ]
+
+    def session_dict(self, session_id: str | None = None) -> JSONDict:
+        """The recovered session as a stored dict (envelope + recovered lists)."""
+        data = dict(self.envelope)
+        sid = session_id or self.session_id or str(data.get("session_id") or "")
+        data["session_id"] = sid
+        data["messages"] = list(self.messages)
+        data.setdefault("archived_messages", [])
+        data["archived_messages"] = list(self.archived_messages)
+        if not isinstance(data.get("metadata"), dict):
+            data["metadata"] = {}
+        for key in ("created_at", "updated_at"):
+            if not isinstance(data.get(key), str):
+                data[key] = utc_now_iso()
+        ordered: JSONDict = {"session_id": sid, "messages": data.pop("messages")}
+        ordered.update(data)
+        return ordered
+
+    def as_dict(self, *, with_messages: bool = False) -> JSONDict:
+        out: JSONDict = {
+            "path": str(self.path),
+            "kind": self.kind,
+            "session_id": self.session_id,
+            "method": self.method,
+            "error": self.problem.as_dict() if self.problem else None,
+            "total_bytes": self.total_bytes,
+            "kept_bytes": self.kept_bytes,
+            "lost_bytes": self.lost_bytes,
+            "recovered_messages": len(self.messages),
+            "recovered_archived": len(self.archived_messages),
+            "invalid_utf8": [list(r) for r in self.invalid_utf8],
+            "skipped_entries": list(self.skipped_entries),
+            "partial": self.partial,
+            "notes": list(self.notes),
+            "recovered_fields": sorted(k for k in self.envelope if k not in LISTS),
+        }
+        if with_messages:
+            out["messages"] = self.messages
+            out["archived_messages"] = self.archived_messages
+        return out
+
+
+def _take_lists(data: JSONDict, salvage: Salvage) -> None:
+    for name in LISTS:
+        value = data.get(name)
+        target = salvage.messages if name == "messages" else salvage.archived_messages
+        if value is None:
+            continue
+        if not isinstance(value, list):
+            salvage.skipped_entries.append(f"{name} is {type(value).__name__}, not a list")
+            continue
+        for i, entry in enumerate(value):
+            if isinstance(entry, dict):
+                target.append(entry)
+            else:
+                salvage.skipped_entries.append(f"{name}[{i}] is {_kind(entry)}")
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    return type(value).__name__
+
+
+def _dedup(salvage: Salvage) -> None:
+    seen: set[tuple[str, str, str]] = set()
+    for name in LISTS:
+        target = salvage.messages if name == "messages" else salvage.archived_messages
+        kept = []
+        for m in target:
+            key = message_key(m)
+            if key in seen:
+                continue
+            seen.add(key)
+            kept.append(m)
+        target[:] = kept
+
+
+def salvage_bytes(raw: bytes, *, path: Path, kind: str = KIND_CORRUPT) -> Salvage:
+    """Recover every complete message and as much of the envelope as the bytes hold."""
+    text, bad = decode_replacing(raw)
+    problem = diagnose(raw)
+    sid = id_from_bytes(raw)
+    result = Salvage(
+        path=path,
+        kind=kind,
+        session_id=sid,
+        total_bytes=len(raw),
+        method="none",
+        problem=problem,
+        envelope={},
+        messages=[],
+        archived_messages=[],
+        kept_bytes=0,
+        invalid_utf8=bad,
+    )
+    if bad:
+        result.notes.append(
+            f"{sum(e - s for s, e in bad)} invalid UTF-8 byte(s) in {len(bad)} run(s) "
+            "replaced by U+FFFD"
+        )
+    if not text.strip():
+        result.notes.append("the file is empty: nothing to recover")
+        return result
+    error_pos: int | None = None
+    try:
+        data = json.loads(text, strict=False)
+    except json.JSONDecodeError as exc:
+        error_pos = exc.pos
+    except RecursionError:
+        result.notes.append("nested too deeply to parse whole; scanning for messages")
+        data = None
+        error_pos = -1
+    if error_pos is None:
+        result.kept_bytes = len(raw)
+        if isinstance(data, dict):
+            result.method = "intact"
+            result.envelope = {k: v for k, v in data.items() if k not in LISTS}
+            _take_lists(data, result)
+        elif isinstance(data, list):
+            result.method = "list-root"
+            result.notes.append("the root is a list: its message objects are kept")
+            for i, entry in enumerate(data):
+                if isinstance(entry, dict) and "role" in entry:
+                    result.messages.append(entry)
+                else:
+                    result.skipped_entries.append(f"[{i}] is {_kind(entry)}")
+        else:
+            result.notes.append(f"the root is {_kind(data)}: there is no session in it")
+        if isinstance(result.envelope.get("session_id"), str):
+            result.session_id = result.envelope["session_id"] or result.session_id
+        _dedup(result)
+        return result
+    scan_from = 0
+    if error_pos >= 0:
+        cut = _scan_prefix(text[:error_pos])
+        rebuilt: Any = None
+        try:
+            rebuilt = json.loads(text[: cut.pos] + cut.closers, strict=False)
+        except (ValueError, RecursionError) as exc:
+            result.notes.append(f"the valid prefix could not be rebuilt ({type(exc).__name__})")
+        if isinstance(rebuilt, dict):
+            result.method = "prefix"
+            if cut.partial_list is not None:
+                lst = rebuilt.get(cut.partial_list)
+                if isinstance(lst, list) and lst:
+                    lst.pop()
+                fragment = text[cut.partial_start :]
+                role_m = re.search(r'"role"\s*:\s*"((?:[^"\\]|\\.)*)"', fragment[:2000])
+                result.partial = {
+                    "list": cut.partial_list,
+                    "offset": len(text[: cut.partial_start].encode("utf-8", "surrogateescape")),
+                    "role": role_m.group(1) if role_m else None,
+                    "chars": len(fragment),
+                    "fragment": fragment[:2000],
+                }
+            result.envelope = {k: v for k, v in rebuilt.items() if k not in LISTS}
+            _take_lists(rebuilt, result)
+            result.kept_bytes = len(text[: cut.pos].encode("utf-8", "surrogateescape"))
+            scan_from = error_pos
+        elif isinstance(rebuilt, list):
+            result.method = "list-root"
+            for i, entry in enumerate(rebuilt):
+                if isinstance(entry, dict) and "role" in entry:
+                    result.messages.append(entry)
+                else:
+                    result.skipped_entries.append(f"[{i}] is {_kind(entry)}")
+            result.kept_bytes = len(text[: cut.pos].encode("utf-8", "surrogateescape"))
+            scan_from = error_pos
+    extra = _scan_messages(text, scan_from) if scan_from < len(text) else []
+    if result.method == "prefix":
+        # Past the damage only: the prefix part is already exact.
+        extra = [e for e in extra if e[1] >= scan_from]
+    if extra:
+        if result.method == "none":
+            result.method = "scan"
+        for name, _at, msg in extra:
+            (result.messages if name == "messages" else result.archived_messages).append(msg)
+        if scan_from:
+            result.notes.append(f"{len(extra)} complete message(s) found past the damage")
+    if isinstance(result.envelope.get("session_id"), str) and result.envelope["session_id"]:
+        result.session_id = result.envelope["session_id"]
+    _dedup(result)
+    return result
+
+
+def salvage(item: QuarantineItem) -> Salvage:
+    """Salvage a listed item (a spill file's payload is taken as it is)."""
+    raw = _read_bytes(item.path)
+    result = salvage_bytes(raw, path=item.path, kind=item.kind)
+    if item.kind == KIND_SPILL:
+        # A spill payload is {"session_id", "spilled_at", "messages"}: its turns are active.
+        result.archived_messages = []
+        result.envelope = {}
+        if result.method in ("intact", "prefix", "scan"):
+            data = None
+            with contextlib.suppress(ValueError, RecursionError):
+                data = json.loads(raw)
+            if isinstance(data, dict) and isinstance(data.get("spilled_at"), str):
+                result.notes.append(f"spilled at {data['spilled_at']}")
+    if item.session_id and (not result.session_id or item.id_source == "payload"):
+        result.session_id = item.session_id
+    return result
+
+
+# --------------------------------------------------------------------------- compare
+
+
+@dataclass
+class Comparison:
+    """Salvaged messages against the live session of the same id."""
+
+    session_id: str | None
+    live_exists: bool
+    live_messages: int
+    missing: list[tuple[str, JSONDict]]
+    present: int
+
+    def as_dict(self, *, with_messages: bool = False) -> JSONDict:
+        out: JSONDict = {
+            "session_id": self.session_id,
+            "live_exists": self.live_exists,
+            "live_messages": self.live_messages,
+            "missing_from_live": len(self.missing),
+            "already_in_live": self.present,
+        }
+        if with_messages:
+            out["missing"] = [{"list": name, "message": m} for name, m in self.missing]
+        return out
+
+
+def _live(store: DefaultSessionStore, session_id: str | None) -> JSONDict | None:
+    if not session_id:
+        return None
+    try:
+        return store.read_raw(session_id)
+    except (OSError, SessionFileError):
+        return None
+
+
+def compare(store: DefaultSessionStore, result: Salvage) -> Comparison:
+    """Which salvaged messages the live session lacks (key: role, content, timestamp)."""
+    live = _live(store, result.session_id)
+    live_keys = {message_key(m) for m in recall.project(live)} if live else set()
+    missing = [(n, m) for n, m in result.all_messages() if message_key(m) not in live_keys]
+    return Comparison(
+        session_id=result.session_id,
+        live_exists=live is not None,
+        live_messages=len(recall.project(live)) if live else 0,
+        missing=missing,
+        present=result.recovered - len(missing),
+    )
+
+
+# --------------------------------------------------------------------------- journal
+
+
+def journal_dir() -> Path:
+    return data_dir() / "journal"
+
+
+def trash_dir() -> Path:
+    return data_dir() / "trash"
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _state(path: Path) -> JSONDict:
+    try:
+        raw = _read_bytes(path)
+        st = path.stat()
+    except FileNotFoundError:
+        return {"exists": False}
+    return {
+        "exists": True,
+        "sha256": _sha(raw),
+        "size": len(raw),
+        "mode": st.st_mode & 0o7777,
+        "mtime_ns": st.st_mtime_ns,
+    }
+
+
+@dataclass
+class _FileChange:
+    path: Path
+    role: str  # session | quarantine | spill | trash
+    change: str  # create | modify | remove | move-in
+
+
+@dataclass
+class ActionResult:
+    """What an action did (or, in a dry run, would do)."""
+
+    action: str
+    dry_run: bool
+    item: str
+    session_id: str | None
+    files: list[JSONDict]
+    added: int = 0
+    action_id: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> JSONDict:
+        return {
+            "action": self.action,
+            "action_id": self.action_id,
+            "dry_run": self.dry_run,
+            "item": self.item,
+            "session_id": self.session_id,
+            "added_messages": self.added,
+            "files": self.files,
+            "notes": list(self.notes),
+        }
+
+
+class _Journal:
+    """One journal entry: back up first, then record what each file became."""
+
+    def __init__(self, action: str, item: QuarantineItem, session_id: str | None) -> None:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        self.id = f"{stamp}-{action}-{os.urandom(3).hex()}"
+        self.dir = journal_dir() / self.id
+        self.entry: JSONDict = {
+            "id": self.id,
+            "action": action,
+            "at": utc_now_iso(),
+            "item": str(item.path),
+            "session_id": session_id,
+            "status": "pending",
+            "files": [],
+        }
+
+    def backup(self, changes: Sequence[_FileChange]) -> None:
+        self.dir.mkdir(parents=True, exist_ok=False)
+        for n, ch in enumerate(changes):
+            before = _state(ch.path)
+            if before["exists"]:
+                copy = f"before-{n}"
+                shutil.copyfile(ch.path, self.dir / copy)
+                if _sha(_read_bytes(self.dir / copy)) != before["sha256"]:
+                    raise QuarantineError(f"{ch.path} changed while it was backed up")
+                before["copy"] = copy
+            self.entry["files"].append(
+                {"path": str(ch.path), "role": ch.role, "change": ch.change, "before": before}
+            )
+        self._save()
+
+    def finish(self) -> None:
+        for f in self.entry["files"]:
+            f["after"] = _state(Path(f["path"]))
+        self.entry["status"] = "done"
+        self._save()
+
+    def _save(self) -> None:
+        atomic_write_bytes(
+            self.dir / "entry.json", json.dumps(self.entry, indent=2).encode("utf-8")
+        )
+
+
+def journal_entries() -> list[JSONDict]:
+    """Every journal entry, newest first."""
+    out: list[JSONDict] = []
+    try:
+        names = sorted(os.listdir(journal_dir()), reverse=True)
+    except OSError:
+        return out
+    for name in names:
+        try:
+            entry = json.loads(_read_bytes(journal_dir() / name / "entry.json"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(entry, dict):
+            out.append(entry)
+    return out
+
+
+def _changes_result(
+    action: str, item: QuarantineItem, sid: str | None, changes: Sequence[_FileChange]
+) -> ActionResult:
+    return ActionResult(
+        action=action,
+        dry_run=True,
+        item=str(item.path),
+        session_id=sid,
+        files=[{"path": str(c.path), "role": c.role, "change": c.change} for c in changes],
+    )
+
+
+def _notify(store: DefaultSessionStore, session_id: str, path: Path, data: JSONDict) -> None:
+    hook = getattr(store, "_notify", None) or getattr(store, "_after_write", None)
+    if hook is not None:
+        with contextlib.suppress(Exception):
+            hook(session_id, path, data)
+
+
+def _write_session_bytes(
+    store: DefaultSessionStore,
+    session_id: str,
+    journal: _Journal,
+    changes: Sequence[_FileChange],
+    build: Any,
+    *,
+    must_not_exist: bool,
+) -> JSONDict:
+    """Under the session lock: check, back up every touched file, write, finish the entry."""
+    path = store.session_path(session_id)
+    store.session_dir.mkdir(parents=True, exist_ok=True)
+    with session_lock(path, store.lock_timeout):
+        if must_not_exist and path.exists():
+            raise QuarantineError(f"{path.name} already exists")
+        data: JSONDict = build()
+        payload = dumps_session(data)
+        journal.backup(changes)
+        try:
+            atomic_write_bytes(path, payload)
+        except BaseException:
+            shutil.rmtree(journal.dir, ignore_errors=True)  # nothing changed
+            raise
+        for ch in changes:
+            if ch.change == "remove":
+                ch.path.unlink()
+                fsync_dir(ch.path.parent)
+        journal.finish()
+    _notify(store, session_id, path, data)
+    return data
+
+
+# --------------------------------------------------------------------------- actions
+
+
+def _free_id(store: DefaultSessionStore, base: str) -> str:
+    n = 1
+    while True:
+        candidate = f"{base}-restored" + ("" if n == 1 else f"-{n}")
+        if not store.session_path(candidate).exists():
+            return candidate
+        n += 1
+
+
+def restore(
+    store: DefaultSessionStore,
+    item: QuarantineItem,
+    *,
+    new_session_id: str | None = None,
+    dry_run: bool = False,
+) -> ActionResult:
+    """Write what the item holds as a new session (default id: ``<id>-restored``)."""
+    result = salvage(item)
+    if not result.recovered and not result.envelope:
+        raise QuarantineError(f"{item.name}: nothing recoverable to restore")
+    base = result.session_id or item.session_id or "salvaged"
+    sid = new_session_id or _free_id(store, base)
+    if not sid.strip():
+        raise QuarantineError("the new session id is empty")
+    path = store.session_path(sid)
+    if path.exists():
+        raise QuarantineError(f"session file {path.name} already exists; choose another id")
+    changes = [_FileChange(path, "session", "create")]
+    if dry_run:
+        res = _changes_result("restore", item, sid, changes)
+        res.added = result.recovered
+        return res
+
+    def build() -> JSONDict:
+        data = result.session_dict(sid)
+        meta = dict(data.get("metadata") or {})
+        meta["restored_from"] = item.name
+        data["metadata"] = meta
+        for name in ("gateway_session_id", "agent_id"):
+            data[name] = None
+        return data
+
+    journal = _Journal("restore", item, sid)
+    _write_session_bytes(store, sid, journal, changes, build, must_not_exist=True)
+    res = _changes_result("restore", item, sid, changes)
+    res.dry_run, res.action_id, res.added = False, journal.id, result.recovered
+    return res
+
+
+def _ts(msg: Any) -> float | None:
+    if not isinstance(msg, dict):
+        return None
+    ts = msg.get("timestamp")
+    if isinstance(ts, bool) or not isinstance(ts, (int, float)):
+        return None
+    return float(ts)
+
+
+def merge_in_time_order(existing: list[Any], new: Sequence[JSONDict]) -> tuple[list[Any], int]:
+    """``new`` merged into ``existing`` by timestamp, existing order kept.
+
+    Returns the merged list and how many new messages landed before the first
+    existing entry (for shifting a compaction anchor). A compaction summary and entries
+    without a timestamp are never overtaken; untimed new messages go last.
+    """
+    timed = sorted((m for m in new if _ts(m) is not None), key=lambda m: _ts(m) or 0.0)
+    untimed = [m for m in new if _ts(m) is None]
+    out: list[Any] = []
+    k = 0
+    inserted_before: list[int] = []
+    for entry in existing:
+        ets = _ts(entry)
+        if ets is not None and not (isinstance(entry, dict) and is_summary_message(entry)):
+            while k < len(timed) and (_ts(timed[k]) or 0.0) < ets:
+                out.append(timed[k])
+                k += 1
+        inserted_before.append(k)
+        out.append(entry)
+    out.extend(timed[k:])
+    out.extend(untimed)
+    return out, 0 if not inserted_before else inserted_before[0]
+
+
+def _merge_into(live: JSONDict, missing: Sequence[tuple[str, JSONDict]]) -> JSONDict:
+    data = dict(live)
+    for name in LISTS:
+        new = [m for n, m in missing if n == name]
+        if not new:
+            continue
+        current = data.get(name)
+        current = list(current) if isinstance(current, list) else []
+        merged, _ = merge_in_time_order(current, new)
+        if name == "messages":
+            cp = data.get("last_compaction")
+            if isinstance(cp, dict) and isinstance(cp.get("message_index"), int):
+                old_index = cp["message_index"]
+                anchor = current[old_index] if 0 <= old_index < len(current) else None
+                if anchor is not None:
+                    cp = dict(cp)
+                    cp["message_index"] = next(i for i, e in enumerate(merged) if e is anchor)
+                    data["last_compaction"] = cp
+        data[name] = merged
+    data["updated_at"] = utc_now_iso()
+    return data
+
+
+def merge(
+    store: DefaultSessionStore, item: QuarantineItem, *, dry_run: bool = False
+) -> ActionResult:
+    """Merge the salvaged messages the live session lacks into it (time order kept)."""
+    result = salvage(item)
+    sid = result.session_id
+    if not sid or _live(store, sid) is None:
+        raise QuarantineError(
+            f"{item.name}: no live session {sid!r} to merge into (use restore instead)"
+        )
+    path = store.session_path(sid)
+    changes = [_FileChange(path, "session", "modify")]
+    comp = compare(store, result)
+    if dry_run:
+        res = _changes_result("merge", item, sid, changes if comp.missing else [])
+        res.added = len(comp.missing)
+        return res
+    if not comp.missing:
+        res = _changes_result("merge", item, sid, [])
+        res.dry_run = False
+        res.notes.append("the live session already has every salvaged message")
+        return res
+    added = 0
+
+    def build() -> JSONDict:
+        nonlocal added
+        live = _live(store, sid)  # fresh, under the lock
+        if live is None:
+            raise QuarantineError(f"live session {sid!r} vanished")
+        fresh = compare(store, result)
+        added = len(fresh.missing)
+        return _merge_into(live, fresh.missing)
+
+    journal = _Journal("merge", item, sid)
+    _write_session_bytes(store, sid, journal, changes, build, must_not_exist=False)
+    res = _changes_result("merge", item, sid, changes)
+    res.dry_run, res.action_id, res.added = False, journal.id, added
+    return res
+
+
+def fold(
+    store: DefaultSessionStore, item: QuarantineItem, *, dry_run: bool = False
+) -> ActionResult:
+    """Fold a spill file's turns into its session (created if missing); the spill is removed.
+
+    The spill's bytes stay in the journal, so :func:`undo` brings it back.
+    """
+    if item.kind != KIND_SPILL:
+        raise QuarantineError(f"{item.name} is not a spill file (use merge or restore)")
+    result = salvage(item)
+    sid = result.session_id
+    if not sid:
+        raise QuarantineError(f"{item.name}: the spill names no session")
+    path = store.session_path(sid)
+    live = _live(store, sid)
+    if live is None and path.exists():
+        raise QuarantineError(f"{path.name} is unreadable or holds another session")
+    changes = [
+        _FileChange(path, "session", "modify" if live is not None else "create"),
+        _FileChange(item.path, "spill", "remove"),
+    ]
+    comp = compare(store, result)
+    if dry_run:
+        res = _changes_result("fold", item, sid, changes)
+        res.added = len(comp.missing)
+        return res
+    added = 0
+
+    def build() -> JSONDict:
+        nonlocal added
+        current = _live(store, sid)
+        fresh = compare(store, result)
+        added = len(fresh.missing)
+        if current is None:
+            return result.session_dict(sid)
+        return _merge_into(current, fresh.missing)
+
+    journal = _Journal("fold", item, sid)
+    _write_session_bytes(store, sid, journal, changes, build, must_not_exist=live is None)
+    res = _changes_result("fold", item, sid, changes)
+    res.dry_run, res.action_id, res.added = False, journal.id, added
+    return res
+
+
+def discard(item: QuarantineItem, *, dry_run: bool = False) -> ActionResult:
+    """Move the item into our trash (``data_dir()/trash``); it is never deleted."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    target = trash_dir() / f"{stamp}-{os.urandom(3).hex()}" / item.name
+    changes = [
+        _FileChange(item.path, item.kind, "remove"),
+        _FileChange(target, "trash", "create"),
+    ]
+    if dry_run:
+        return _changes_result("discard", item, item.session_id, changes)
+    journal = _Journal("discard", item, item.session_id)
+    journal.backup(changes)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(item.path, target)
+    if _state(target).get("sha256") != journal.entry["files"][0]["before"].get("sha256"):
+        target.unlink()
+        raise QuarantineError(f"{item.path} changed while it was moved; nothing discarded")
+    fsync_dir(target.parent)
+    item.path.unlink()
+    fsync_dir(item.path.parent)
+    journal.finish()
+    res = _changes_result("discard", item, item.session_id, changes)
+    res.dry_run, res.action_id = False, journal.id
+    return res
+
+
+# --------------------------------------------------------------------------- undo
+
+
+def _same(state: JSONDict, expected: JSONDict) -> bool:
+    if not expected.get("exists"):
+        return not state.get("exists")
+    return bool(state.get("exists")) and state.get("sha256") == expected.get("sha256")
+
+
+def undo(
+    action_id: str | None = None,
+    *,
+    dry_run: bool = False,
+    lock_timeout: float = 5.0,
+) -> JSONDict:
+    """Put back every file of an action (the last one by default), byte-identical.
+
+    Refuses (:class:`QuarantineError`) when any file changed since the action. On success
+    the journal entry is removed, along with anything the action created.
+    """
+    entries = [e for e in journal_entries() if e.get("status") == "done"]
+    if action_id is None:
+        if not entries:
+            raise QuarantineError("nothing to undo")
+        entry = entries[0]
+    else:
+        matches = [e for e in entries if str(e.get("id", "")).startswith(action_id)]
+        if not matches:
+            raise QuarantineError(f"no journal entry {action_id!r}")
+        if len(matches) > 1:
+            raise QuarantineError(f"{action_id!r} matches {len(matches)} journal entries")
+        entry = matches[0]
+    entry_dir = journal_dir() / str(entry["id"])
+    files = entry.get("files") or []
+    locks = contextlib.ExitStack()
+    with locks:
+        for f in files:
+            if f.get("role") == "session":
+                locks.enter_context(session_lock(Path(f["path"]), lock_timeout))
+        for f in files:
+            path = Path(f["path"])
+            if not _same(_state(path), f.get("after") or {}):
+                raise QuarantineError(f"{path} changed since action {entry['id']}; not undone")
+            before = f.get("before") or {}
+            if before.get("exists"):
+                copy = entry_dir / str(before.get("copy"))
+                try:
+                    ok = _sha(_read_bytes(copy)) == before.get("sha256")
+                except OSError:
+                    ok = False
+                if not ok:
+                    raise QuarantineError(f"the journal backup of {path} is missing or damaged")
+        result = {
+            "action_id": entry["id"],
+            "action": entry.get("action"),
+            "dry_run": dry_run,
+            "files": [
+                {
+                    "path": f["path"],
+                    "restore": "remove" if not f["before"].get("exists") else "write",
+                }
+                for f in files
+            ],
+        }
+        if dry_run:
+            return result
+        for f in files:
+            path = Path(f["path"])
+            before = f["before"]
+            if before.get("exists"):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                raw = _read_bytes(entry_dir / str(before["copy"]))
+                atomic_write_bytes(path, raw, mode=int(before.get("mode", 0o600)))
+                mtime = before.get("mtime_ns")
+                if isinstance(mtime, int):
+                    os.utime(path, ns=(mtime, mtime))
+            else:
+                path.unlink(missing_ok=True)
+                fsync_dir(path.parent)
+                if f.get("role") == "trash":
+                    with contextlib.suppress(OSError):
+                        path.parent.rmdir()
+    shutil.rmtree(entry_dir)
+    for d in (journal_dir(), trash_dir()):
+        with contextlib.suppress(OSError):
+            d.rmdir()  # only when empty
+    return result

@@ -1,0 +1,418 @@
+"""The quarantine workbench on corrupt files of every kind, including PraisonAI's own."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_browser.core import quarantine as q
+from session_browser.core.files import dumps_session
+from session_browser.core.model import message_key
+from session_browser.core.paths import data_dir
+from session_browser.core.store import DefaultSessionStore
+
+T0 = 1_700_000_000.0
+
+
+def _store(root: Path) -> DefaultSessionStore:
+    return DefaultSessionStore(
+        root / "sessions", spill_dir=root / "state" / "session_spill", retention="keep_all"
+    )
+
+
+def _msg(i: int, *, archived: bool = False, size: int = 40) -> dict[str, Any]:
+    tag = "arch" if archived else "msg"
+    return {
+        "role": "user" if i % 2 == 0 else "assistant",
+        "content": f'{tag} {i} "quoted" \\ ü ' + "y" * size,
+        "timestamp": T0 + i * 700 + (0 if archived else 1_000_000),
+        "metadata": {},
+    }
+
+
+def _session(sid: str, n: int = 6, archived: int = 4, size: int = 40) -> dict[str, Any]:
+    return {
+        "session_id": sid,
+        "messages": [_msg(i, size=size) for i in range(n)],
+        "created_at": "2023-11-14T22:13:20+00:00",
+        "updated_at": "2023-11-20T00:00:00+00:00",
+        "agent_name": None,
+        "user_id": None,
+        "metadata": {"title": "t"},
+        "gateway_session_id": None,
+        "agent_id": None,
+        "runtime_state": {},
+        "archived_messages": [_msg(i, archived=True, size=size) for i in range(archived)],
+    }
+
+
+def _spans(raw: bytes, data: dict[str, Any]) -> list[tuple[str, int, dict[str, Any]]]:
+    """(list, end byte, message) of every message as it sits in ``raw``."""
+    out = []
+    for name in ("messages", "archived_messages"):
+        for m in data[name]:
+            piece = textwrap.indent(json.dumps(m, indent=2, ensure_ascii=False), "    ").lstrip()
+            start = raw.index(piece.encode("utf-8"))
+            out.append((name, start + len(piece.encode("utf-8")), m))
+    return out
+
+
+def _keys(msgs: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
+    return {message_key(m) for m in msgs}
+
+
+def _snapshot(*roots: Path) -> dict[str, str]:
+    """sha256 of every file under ``roots`` except lock files."""
+    out: dict[str, str] = {}
+    for root in roots:
+        if not root.exists():
+            continue
+        for p in sorted(root.rglob("*")):
+            if p.is_file() and not p.name.endswith(".lock"):
+                out[str(p)] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+# --------------------------------------------------------------------------- salvage
+
+
+@pytest.mark.parametrize("where", ["mid-string", "mid-message", "mid-archive", "after-key"])
+def test_truncation_recovers_every_complete_message(tmp_path: Path, where: str) -> None:
+    data = _session("s1")
+    raw = dumps_session(data)
+    spans = _spans(raw, data)
+    if where == "mid-string":
+        cut = raw.index(b"msg 3 ") + 3
+    elif where == "mid-message":
+        cut = raw.index(b'"timestamp"', raw.index(b"msg 4 "))
+    elif where == "mid-archive":
+        cut = raw.index(b"arch 2 ") + 10
+    else:
+        cut = raw.index(b'"archived_messages"') + 5
+    broken = raw[:cut]
+    result = q.salvage_bytes(broken, path=tmp_path / "x")
+    complete = [(n, m) for n, end, m in spans if end <= cut]
+    assert _keys(result.messages) == _keys([m for n, m in complete if n == "messages"])
+    assert _keys(result.archived_messages) == _keys(
+        [m for n, m in complete if n == "archived_messages"]
+    )
+    assert result.method == "prefix" and result.problem is not None
+    assert result.problem.offset is not None and result.problem.offset <= cut
+    assert result.session_id == "s1" and result.envelope["session_id"] == "s1"
+    assert 0 < result.kept_bytes <= cut and result.lost_bytes == cut - result.kept_bytes
+    if where in ("mid-string", "mid-message", "mid-archive"):
+        assert result.partial is not None and result.partial["role"] in ("user", "assistant")
+    if where == "mid-archive":
+        assert result.envelope["created_at"] == data["created_at"]
+
+
+def test_every_prefix_length_recovers_exactly_the_complete_messages(tmp_path: Path) -> None:
+    data = _session("p", n=3, archived=2, size=2)
+    raw = dumps_session(data)
+    spans = _spans(raw, data)
+    for cut in range(0, len(raw) + 1, 7):
+        result = q.salvage_bytes(raw[:cut], path=tmp_path / "x")
+        expected = [m for _n, end, m in spans if end <= cut]
+        assert _keys(result.messages + result.archived_messages) == _keys(expected), cut
+
+
+def test_invalid_utf8_is_replaced_and_reported(tmp_path: Path) -> None:
+    data = _session("u")
+    raw = bytearray(dumps_session(data))
+    at = raw.index(b"msg 2 ") + 4
+    raw[at : at + 2] = b"\xff\xfe"
+    result = q.salvage_bytes(bytes(raw), path=tmp_path / "x")
+    assert result.invalid_utf8 == [(at, at + 2)]
+    assert (
+        result.method == "intact"
+        and len(result.messages) == 6
+        and len(result.archived_messages) == 4
+    )
+    assert any("\ufffd" in m["content"] for m in result.messages)
+    assert result.problem is not None and result.problem.offset == at
+    assert result.problem.message.startswith("invalid UTF-8")
+
+
+def test_damage_in_the_middle_still_finds_later_messages(tmp_path: Path) -> None:
+    data = _session("m")
+    raw = dumps_session(data)
+    start = raw.index(b'"content": "msg 2 ')
+    broken = raw[:start] + b"\x00" * 50 + raw[start + 50 :]
+    result = q.salvage_bytes(broken, path=tmp_path / "x")
+    lost = {message_key(_msg(2))}
+    expected = _keys(data["messages"] + data["archived_messages"]) - lost
+    assert _keys(result.messages + result.archived_messages) == expected
+    assert _keys(result.archived_messages) == _keys(data["archived_messages"])
+
+
+def test_list_root_null_string_entries_zero_byte_and_scalar(tmp_path: Path) -> None:
+    listed = q.salvage_bytes(json.dumps([_msg(0), None, "x", _msg(1)]).encode(), path=tmp_path)
+    assert listed.method == "list-root" and len(listed.messages) == 2
+    assert listed.skipped_entries == ["[1] is null", "[2] is str"]
+    assert q.diagnose(b"[1]") is not None and "root is list" in str(q.diagnose(b"[1]"))
+
+    data = _session("n")
+    data["messages"].insert(1, None)
+    data["archived_messages"].insert(0, "stray")
+    ok = q.salvage_bytes(dumps_session(data), path=tmp_path)
+    assert len(ok.messages) == 6 and len(ok.archived_messages) == 4
+    assert ok.skipped_entries == ["messages[1] is null", "archived_messages[0] is str"]
+
+    empty = q.salvage_bytes(b"", path=tmp_path)
+    assert empty.method == "none" and empty.recovered == 0
+    problem = q.diagnose(b"")
+    assert problem is not None and (problem.message, problem.offset) == ("empty file", 0)
+    assert q.salvage_bytes(b'"just a string"', path=tmp_path).recovered == 0
+
+
+def test_deep_nesting_does_not_crash(tmp_path: Path) -> None:
+    raw = (
+        b'{"session_id": "d", "messages": [{"role": "user", "content": "ok", "timestamp": 1.0}, '
+        + b"[" * 100_000
+    )
+    result = q.salvage_bytes(raw, path=tmp_path)
+    assert [m["content"] for m in result.messages] == ["ok"]
+    assert q.diagnose(b"[" * 100_000 + b"]" * 100_000) is not None
+
+
+def test_huge_truncated_file(tmp_path: Path) -> None:
+    data = _session("big", n=3000, archived=3000, size=5000)
+    raw = dumps_session(data)
+    assert len(raw) > 30_000_000
+    cut = len(raw) - 2000  # inside the last archived message
+    result = q.salvage_bytes(raw[:cut], path=tmp_path)
+    assert len(result.messages) == 3000 and len(result.archived_messages) == 2999
+    assert result.partial is not None and result.partial["list"] == "archived_messages"
+
+
+def test_position_of_parse_error() -> None:
+    problem = q.diagnose(b'{\n  "a": 1,\n  "b": tru\n}')
+    assert problem is not None
+    assert (problem.line, problem.column, problem.offset) == (3, 8, 19)
+
+
+# --------------------------------------------------------------------------- list + compare
+
+
+def test_list_finds_corrupt_and_spill_files_with_ids_and_errors(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.session_dir.mkdir(parents=True)
+    store.spill_dir.mkdir(parents=True)
+    live = _session("a/b", n=2, archived=0)
+    (store.session_dir / "a_b.json").write_bytes(dumps_session(live))
+    (store.session_dir / "a_b.json.corrupt-1700000000000").write_bytes(dumps_session(live)[:150])
+    (store.session_dir / "zz.json.corrupt-1700000000001-1").write_bytes(b"")
+    spill = {"session_id": "a/b", "spilled_at": "x", "messages": [_msg(9)]}
+    (store.spill_dir / "a_b.1700000000002.123.deadbeef.json").write_bytes(
+        json.dumps(spill).encode()
+    )
+    (store.session_dir / "unrelated.txt").write_bytes(b"x")
+    items = q.list_items([store])
+    assert [(i.kind, i.session_id, i.id_source, i.live_exists) for i in items] == [
+        ("corrupt", "a/b", "bytes", True),
+        ("corrupt", "zz", "name", False),
+        ("spill", "a/b", "payload", True),
+    ]
+    problem = items[0].problem
+    assert problem is not None and problem.message == "Unterminated string starting at"
+    assert problem.offset is not None and dumps_session(live)[problem.offset] == ord('"')
+    assert items[1].problem is not None and items[1].problem.message == "empty file"
+    assert items[2].problem is None and items[2].message_count == 1
+    assert items[0].size == 150 and items[0].at_ms == 1700000000000
+    assert q.find_item([store], "zz").name == "zz.json.corrupt-1700000000001-1"
+    with pytest.raises(q.QuarantineError, match="matches 2 files"):
+        q.find_item([store], "a_b.")
+    comp = q.compare(store, q.salvage(items[2]))
+    assert comp.live_exists and [m for _, m in comp.missing] == [_msg(9)]
+
+
+# --------------------------------------------------------------------------- actions + undo
+
+
+def _setup(tmp_path: Path) -> tuple[DefaultSessionStore, dict[str, Any], list[Path]]:
+    store = _store(tmp_path / "home")
+    store.session_dir.mkdir(parents=True)
+    store.spill_dir.mkdir(parents=True)
+    full = _session("s1", n=8, archived=4)
+    live = _session("s1", n=8, archived=4)
+    # The live file lost messages 3 and 5 and an archived turn; the quarantine has them.
+    live["messages"] = [m for i, m in enumerate(live["messages"]) if i not in (3, 5)]
+    live["archived_messages"] = live["archived_messages"][1:]
+    (store.session_dir / "s1.json").write_bytes(dumps_session(live))
+    (store.session_dir / "other.json").write_bytes(dumps_session(_session("other", 2, 0)))
+    raw = dumps_session(full)
+    corrupt = store.session_dir / "s1.json.corrupt-1700000000000"
+    corrupt.write_bytes(raw[: raw.index(b"arch 3 ")])
+    spill = store.spill_dir / "s1.1700000000001.9.abcdef01.json"
+    spill.write_bytes(
+        json.dumps(
+            {"session_id": "s1", "spilled_at": "t", "messages": [_msg(20), _msg(5)]}
+        ).encode()
+    )
+    return store, full, [corrupt, spill]
+
+
+def _roots(store: DefaultSessionStore) -> tuple[Path, Path, Path]:
+    return store.session_dir, store.spill_dir, data_dir()
+
+
+@pytest.mark.parametrize("action", ["restore", "merge", "fold", "discard-corrupt", "discard-spill"])
+def test_action_then_undo_round_trips_byte_identical(tmp_path: Path, action: str) -> None:
+    store, full, (corrupt, spill) = _setup(tmp_path)
+    before = _snapshot(*_roots(store))
+    lock_free_before = {p.name for p in store.session_dir.iterdir()}
+    item = q.find_item([store], (spill if action in ("fold", "discard-spill") else corrupt).name)
+
+    fn: Any = {
+        "restore": lambda dry: q.restore(store, item, dry_run=dry),
+        "merge": lambda dry: q.merge(store, item, dry_run=dry),
+        "fold": lambda dry: q.fold(store, item, dry_run=dry),
+        "discard-corrupt": lambda dry: q.discard(item, dry_run=dry),
+        "discard-spill": lambda dry: q.discard(item, dry_run=dry),
+    }[action]
+    preview = fn(True)
+    assert preview.dry_run and preview.files
+    assert _snapshot(*_roots(store)) == before  # a dry run writes nothing
+    result = fn(False)
+    after = _snapshot(*_roots(store))
+    changed = {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
+    journal = str(data_dir() / "journal")
+    outside_journal = {p for p in changed if not p.startswith(journal)}
+    expected = {f["path"] for f in result.files}
+    assert outside_journal == expected  # nothing else changed
+    if action == "restore":
+        new = store.read_raw("s1-restored")
+        assert new is not None and new["metadata"]["restored_from"] == corrupt.name
+        assert len(new["messages"]) == 8 and len(new["archived_messages"]) == 3
+    elif action == "merge":
+        merged = store.read_raw("s1")
+        assert merged is not None
+        assert merged["messages"] == full["messages"]  # time order restored
+        assert merged["archived_messages"] == full["archived_messages"]
+        assert result.added == 3
+    elif action == "fold":
+        folded = store.read_raw("s1")
+        assert folded is not None and not spill.exists()
+        contents = [m["content"] for m in folded["messages"]]
+        assert contents.count(_msg(5)["content"]) == 1 and contents[-1] == _msg(20)["content"]
+        assert contents.index(_msg(5)["content"]) == 4  # in time order
+    else:
+        gone = corrupt if action == "discard-corrupt" else spill
+        assert not gone.exists()
+        assert list((data_dir() / "trash").rglob(gone.name))
+
+    undone = q.undo()
+    assert undone["action_id"] == result.action_id
+    assert _snapshot(*_roots(store)) == before
+    names = {p.name for p in store.session_dir.iterdir()}
+    assert {n for n in names - lock_free_before if not n.endswith(".lock")} == set()
+    with pytest.raises(q.QuarantineError, match="nothing to undo"):
+        q.undo()
+
+
+def test_undo_refuses_when_files_changed_and_keeps_order(tmp_path: Path) -> None:
+    store, _full, (corrupt, _spill) = _setup(tmp_path)
+    item = q.find_item([store], corrupt.name)
+    first = q.merge(store, item)
+    store.add_user_message("s1", "a new turn after the merge")
+    with pytest.raises(q.QuarantineError, match="changed since action"):
+        q.undo()
+    with pytest.raises(q.QuarantineError, match="changed since action"):
+        q.undo(first.action_id)
+    assert q.journal_entries()[0]["id"] == first.action_id  # still journaled
+
+
+def test_merge_needs_a_live_session_and_restore_never_overwrites(tmp_path: Path) -> None:
+    store, _full, (corrupt, _spill) = _setup(tmp_path)
+    (store.session_dir / "s1.json").unlink()
+    item = q.find_item([store], corrupt.name)
+    with pytest.raises(q.QuarantineError, match="no live session"):
+        q.merge(store, item)
+    (store.session_dir / "taken.json").write_bytes(b"{}")
+    with pytest.raises(q.QuarantineError, match="already exists"):
+        q.restore(store, item, new_session_id="taken")
+    assert (store.session_dir / "taken.json").read_bytes() == b"{}"
+
+
+# --------------------------------------------------------------------------- real PraisonAI files
+
+_PRAISON_CHILD = r"""
+import json, os, resource, signal, sys
+os.environ["DO_NOT_TRACK"] = "1"
+from praisonaiagents.session.store import DefaultSessionStore
+session_dir, mode = sys.argv[1], sys.argv[2]
+store = DefaultSessionStore(session_dir=session_dir)
+if mode == "quarantine":
+    store.add_user_message("victim", "after the corruption")
+elif mode == "spill":
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    limit = int(sys.argv[3])
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    ok = store.add_user_message("victim", "the turn that did not fit " + "z" * 200)
+    print(json.dumps({"ok": ok}))
+"""
+
+
+def _praison(home: Path, *args: str) -> str:
+    env = dict(os.environ, PRAISONAI_HOME=str(home), DO_NOT_TRACK="1")
+    proc = subprocess.run(
+        [sys.executable, "-c", _PRAISON_CHILD, str(home / "sessions"), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return proc.stdout
+
+
+def test_real_praisonai_quarantine_and_spill(tmp_path: Path) -> None:
+    home = tmp_path / "praison"
+    store = _store(home)
+    store.session_dir.mkdir(parents=True)
+    full = _session("victim", n=30, archived=0, size=3000)
+    raw = dumps_session(full)
+    (store.session_dir / "victim.json").write_bytes(raw[: len(raw) // 2])
+
+    _praison(home, "quarantine")  # PraisonAI moves the broken file aside and starts fresh
+    corrupt = [p for p in store.session_dir.iterdir() if ".json.corrupt-" in p.name]
+    assert len(corrupt) == 1 and corrupt[0].read_bytes() == raw[: len(raw) // 2]
+
+    size = (store.session_dir / "victim.json").stat().st_size
+    out = _praison(home, "spill", str(size + 50))  # the next write cannot fit: it spills
+    assert json.loads(out.strip().splitlines()[-1]) == {"ok": False}
+    spills = list(store.spill_dir.iterdir())
+    assert len(spills) == 1
+
+    items = q.list_items([store])
+    assert [(i.kind, i.session_id, i.live_exists) for i in items] == [
+        ("corrupt", "victim", True),
+        ("spill", "victim", True),
+    ]
+    result = q.salvage(items[0])
+    spans = _spans(raw, full)
+    expected = [m for _n, end, m in spans if end <= len(raw) // 2]
+    assert _keys(result.messages) == _keys(expected) and len(expected) >= 10
+    comp = q.compare(store, result)
+    assert len(comp.missing) == len(expected)
+
+    before = _snapshot(*_roots(store))
+    merged = q.merge(store, items[0])
+    folded = q.fold(store, q.find_item([store], spills[0].name))
+    live = store.read_raw("victim")
+    assert live is not None
+    contents = [m["content"] for m in live["messages"]]
+    assert contents[: len(expected)] == [m["content"] for m in expected]
+    assert contents[-2:] == ["after the corruption", "the turn that did not fit " + "z" * 200]
+    assert merged.added == len(expected) and folded.added == 1
+    q.undo()
+    q.undo()
+    assert _snapshot(*_roots(store)) == before

@@ -1,0 +1,83 @@
+"""``session-browser export`` / ``import`` end to end (real files, real click runner)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from session_browser.cli import main
+from session_browser.core.store import DefaultSessionStore
+
+
+def _store(root: Path) -> DefaultSessionStore:
+    store = DefaultSessionStore(root / "sessions", retention="keep_all")
+    store.add_user_message("s1", "hello <script>x</script> jane@example.com")
+    store.add_assistant_message("s1", "token sk-abcdefghijklmnopqrstuv")
+    store.add_user_message("a/b", "second session")
+    return store
+
+
+def test_export_import_round_trip_and_reports(tmp_path: Path) -> None:
+    src = _store(tmp_path / "src")
+    out = tmp_path / "all.json"
+    runner = CliRunner()
+    res = runner.invoke(
+        main, ["export", "--all", "--store", str(src.session_dir), "-o", str(out), "--json"]
+    )
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["sessions"] == 2
+    dst = tmp_path / "dst" / "sessions"
+    dst.mkdir(parents=True)
+    dry = runner.invoke(main, ["import", str(out), "--store", str(dst), "--dry-run", "--json"])
+    assert dry.exit_code == 0 and json.loads(dry.stdout)["imported"] == 2
+    assert list(dst.iterdir()) == []
+    res = runner.invoke(main, ["import", str(out), "--store", str(dst), "--json"])
+    assert json.loads(res.stdout)["imported_ids"] == ["a/b", "s1"]
+    assert (dst / "s1.json").read_bytes() == src.session_path("s1").read_bytes()
+    again = runner.invoke(main, ["import", str(out), "--store", str(dst)])
+    assert again.exit_code == 0 and "skipped 2" in again.stdout and "already exists" in again.stdout
+    # The export file is never silently replaced.
+    res = runner.invoke(main, ["export", "--all", "--store", str(src.session_dir), "-o", str(out)])
+    assert res.exit_code == 1 and "exists (use --force" in res.stderr
+
+
+def test_human_exports_with_redaction(tmp_path: Path) -> None:
+    src = _store(tmp_path / "src")
+    runner = CliRunner()
+    page = tmp_path / "s1.html"
+    res = runner.invoke(
+        main, ["export", "s1", "--store", str(src.session_dir), "--redact", "-o", str(page)]
+    )
+    assert (
+        res.exit_code == 0 and "Redacted 3 item(s) (api_key: 1, email: 2)" in res.stdout
+    )  # title + body
+    text = page.read_text(encoding="utf-8")
+    assert "<script>x" not in text and "jane@" not in text and "sk-abc" not in text
+    md = tmp_path / "hits.md"
+    res = runner.invoke(
+        main, ["export", "--search", "hello", "--store", str(src.session_dir), "-o", str(md)]
+    )
+    assert res.exit_code == 0 and "Exported 1 hit(s)" in res.stdout
+    assert "▶ match" in md.read_text(encoding="utf-8")
+
+
+def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
+    src = _store(tmp_path / "src")
+    runner = CliRunner()
+    res = runner.invoke(
+        main, ["export", "nope", "--store", str(src.session_dir), "-o", str(tmp_path / "x.json")]
+    )
+    assert (
+        res.exit_code == 1 and res.stderr.strip() == "session-browser: unknown session id: 'nope'"
+    )
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"sessions": [null]}')
+    res = runner.invoke(main, ["import", str(bad), "--store", str(tmp_path / "d")])
+    assert res.exit_code == 1 and len(res.stderr.strip().splitlines()) == 1
+    assert "entry 0 is NoneType" in res.stderr and not (tmp_path / "d").exists()
+    res = runner.invoke(
+        main, ["import", str(bad), "--max-size", "5", "--store", str(tmp_path / "d")]
+    )
+    assert res.exit_code == 1 and "size cap of 5 bytes" in res.stderr

@@ -1,0 +1,85 @@
+"""``session-browser quarantine`` end to end."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from session_browser.cli import main
+from session_browser.core.files import dumps_session
+from session_browser.core.paths import data_dir
+from session_browser.core.store import DefaultSessionStore
+
+
+def _snap(*roots: Path) -> dict[str, str]:
+    return {
+        str(p): hashlib.sha256(p.read_bytes()).hexdigest()
+        for r in roots
+        if r.exists()
+        for p in sorted(r.rglob("*"))
+        if p.is_file() and not p.name.endswith(".lock")
+    }
+
+
+def _setup(tmp_path: Path) -> tuple[Path, Path]:
+    home = tmp_path / "home"
+    store = DefaultSessionStore(home / "sessions", retention="keep_all")
+    for i in range(4):
+        store.add_user_message("s1", f"turn {i} \x1b[31m[@click=app.quit]")
+    raw = store.session_path("s1").read_bytes()
+    corrupt = store.session_dir / "s1.json.corrupt-1700000000000"
+    corrupt.write_bytes(raw[: raw.index(b"turn 3")])
+    data = json.loads(raw)
+    data["messages"] = data["messages"][2:]
+    store.session_path("s1").write_bytes(dumps_session(data))
+    return store.session_dir, corrupt
+
+
+def test_list_show_merge_undo(tmp_path: Path) -> None:
+    sessions, corrupt = _setup(tmp_path)
+    runner = CliRunner()
+    base = ["--store", str(sessions)]
+    res = runner.invoke(main, ["quarantine", "list", *base, "--json"])
+    item = json.loads(res.stdout)["items"][0]
+    assert (item["session_id"], item["live_exists"], item["kind"]) == ("s1", True, "corrupt")
+    assert item["error"]["line"] is not None
+    res = runner.invoke(main, ["quarantine", "list", *base], env={"COLUMNS": "250"})
+    assert "s1.json.corrupt-1700000000000" in res.stdout and "\x1b" not in res.stdout
+    res = runner.invoke(main, ["quarantine", "show", corrupt.name, *base, "--json"])
+    shown = json.loads(res.stdout)
+    assert shown["salvage"]["recovered_messages"] == 3 and shown["live"]["missing_from_live"] == 2
+
+    before = _snap(sessions, data_dir())
+    res = runner.invoke(main, ["quarantine", "merge", corrupt.name, *base], input="n\n")
+    assert (
+        res.exit_code == 1 and "cancelled" in res.stderr and _snap(sessions, data_dir()) == before
+    )
+    res = runner.invoke(main, ["quarantine", "merge", corrupt.name, *base, "--dry-run", "--json"])
+    assert json.loads(res.stdout)["dry_run"] is True and _snap(sessions, data_dir()) == before
+    res = runner.invoke(main, ["quarantine", "merge", corrupt.name, *base, "--yes", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["added_messages"] == 2
+    assert _snap(sessions, data_dir()) != before
+    res = runner.invoke(main, ["quarantine", "undo", "--yes"])
+    assert res.exit_code == 0, res.output
+    assert _snap(sessions, data_dir()) == before
+    res = runner.invoke(main, ["quarantine", "undo", "--yes"])
+    assert res.exit_code == 1 and res.stderr.strip() == "session-browser: nothing to undo"
+
+
+def test_discard_restore_and_unknown_item(tmp_path: Path) -> None:
+    sessions, corrupt = _setup(tmp_path)
+    runner = CliRunner()
+    base = ["--store", str(sessions)]
+    res = runner.invoke(main, ["quarantine", "restore", corrupt.name, "--as", "copy", *base, "-y"])
+    assert res.exit_code == 0 and (sessions / "copy.json").exists()
+    res = runner.invoke(main, ["quarantine", "discard", corrupt.name, *base, "-y", "--json"])
+    assert res.exit_code == 0 and not corrupt.exists()
+    assert list((data_dir() / "trash").rglob(corrupt.name))
+    res = runner.invoke(main, ["quarantine", "undo", "--list", "--json"])
+    assert [e["action"] for e in json.loads(res.stdout)["entries"]] == ["discard", "restore"]
+    res = runner.invoke(main, ["quarantine", "show", "nope", *base])
+    assert res.exit_code == 1 and "no quarantined or spill file matches" in res.stderr
