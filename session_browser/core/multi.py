@@ -1,15 +1,22 @@
 """Several stores read as one (project store + global store, ``--store`` repeated, Pi).
 
 Session ids are de-duplicated: the first store that holds an id wins, in the order given.
+Indexed stores (:class:`~session_browser.core.index.SqliteSessionStore`) are used through
+their richer API when present (``ranking``, :meth:`StoreGroup.search_ex`, ``browse``/``count``,
+indexing progress); plain stores answer with the classic heuristic and a scan.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import recall
 from .model import JSONDict, SessionData, SessionHit, SessionSummary
+
+if TYPE_CHECKING:
+    from .index import SearchResult
 
 
 class RecallStore(Protocol):
@@ -52,10 +59,133 @@ class StoreGroup:
                 out.append(cand)
         return out
 
-    def search(self, query: str, *, limit: int = 5, window: int = 5) -> list[SessionHit]:
+    @property
+    def indexed(self) -> bool:
+        """True when every store has a search index."""
+        return bool(self.stores) and all(hasattr(s, "search_ex") for s in self.stores)
+
+    def default_ranking(self) -> str:
+        """``relevance`` when every store is indexed, else ``classic``."""
+        return "relevance" if self.indexed else "classic"
+
+    def _candidates(
+        self, query: str, *, window: int, ranking: str, limit: int
+    ) -> tuple[list[recall.Candidate], list[Any]]:
+        """Candidates of every store (first store wins an id) and the per-store results."""
+        seen: set[str] = set()
+        out: list[recall.Candidate] = []
+        extras: list[Any] = []
+        for store in self.stores:
+            if ranking == "relevance" and hasattr(store, "search_ex"):
+                cands = store.search_candidates(  # type: ignore[call-arg]
+                    query, window=window, ranking="relevance", limit=limit
+                )
+                extras.append(store)
+            else:
+                cands = store.search_candidates(query, window=window)
+            for cand in cands:
+                if cand.hit.session_id in seen:
+                    continue
+                seen.add(cand.hit.session_id)
+                out.append(cand)
+        return out, extras
+
+    def search(
+        self, query: str, *, limit: int = 5, window: int = 5, ranking: str | None = None
+    ) -> list[SessionHit]:
+        """Ranked hits across every store (``ranking``: relevance or classic; by default
+        relevance when every store is indexed). Raises ``QueryError`` for a bad filter."""
+        result = self.search_ex(query, limit=limit, window=window, ranking=ranking)
+        if result.error is not None:
+            from .query import QueryError
+
+            raise QueryError(result.error)
+        return result.hits
+
+    def search_ex(
+        self, query: str, *, limit: int = 5, window: int = 5, ranking: str | None = None
+    ) -> SearchResult:
+        """A :class:`~session_browser.core.index.SearchResult` over every store."""
+        from .index import RANKINGS, SearchResult
+        from .query import QueryError, parse_query
+
+        started = time.perf_counter()
+        ranking = ranking or self.default_ranking()
+        result = SearchResult(query=query or "", ranking=ranking, progress=self.progress)
+        if ranking not in RANKINGS:
+            result.error = f"ranking must be one of {', '.join(RANKINGS)}, not {ranking!r}"
+            return result
         if limit <= 0 or not (query or "").strip():
-            return []
-        return recall.rank(self.search_candidates(query, window=window), limit)
+            result.mode = self._mode()
+            return result
+        if ranking == "relevance":
+            try:
+                parse_query(query)
+            except QueryError as exc:
+                result.error = str(exc)
+                return result
+        cands, _extras = self._candidates(query, window=window, ranking=ranking, limit=limit)
+        result.hits = recall.rank(cands, limit)
+        result.matched_sessions = len(cands)
+        result.mode = self._mode()
+        for store in self.stores:
+            for warning in getattr(store, "warnings", []) or []:
+                if warning not in result.warnings:
+                    result.warnings.append(str(warning))
+        result.elapsed_ms = (time.perf_counter() - started) * 1000
+        return result
+
+    def _mode(self) -> str:
+        modes: list[str] = []
+        for store in self.stores:
+            if not hasattr(store, "search_ex") or getattr(store, "broken", None):
+                modes.append("scan")
+            else:
+                mode = "index" if getattr(store, "has_fts", True) else "like"
+                if getattr(store, "indexing", False):
+                    mode += "+scan"
+                modes.append(mode)
+        if not modes:
+            return "scan"
+        return modes[0] if len(set(modes)) == 1 else "+".join(sorted(set(modes)))
+
+    # ------------------------------------------------------------------ indexing
+
+    @property
+    def progress(self) -> tuple[int, int]:
+        """(done, total) files over every store being indexed."""
+        done = total = 0
+        for store in self.stores:
+            value = getattr(store, "progress", None)
+            if isinstance(value, tuple) and len(value) == 2:
+                done += int(value[0])
+                total += int(value[1])
+        return done, total
+
+    @property
+    def indexing(self) -> bool:
+        return any(bool(getattr(s, "indexing", False)) for s in self.stores)
+
+    def start_reconcile(self) -> list[Any]:
+        """Start a background reconcile on every indexed store; returns the threads."""
+        threads = []
+        for store in self.stores:
+            start = getattr(store, "start_reconcile", None)
+            if callable(start):
+                threads.append(start())
+        return threads
+
+    def close(self) -> None:
+        for store in self.stores:
+            close = getattr(store, "close", None)
+            if callable(close):
+                close()
+
+    def __enter__(self) -> StoreGroup:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def store_of(self, session_id: str) -> RecallStore | None:
         for store in self.stores:
@@ -90,4 +220,69 @@ class StoreGroup:
         return out
 
     def recent(self, *, limit: int = 10) -> list[SessionSummary]:
+        if limit <= 0:
+            return []
+        if len(self.stores) == 1 and hasattr(self.stores[0], "recent"):
+            return list(self.stores[0].recent(limit=limit))
+        if self.stores and all(hasattr(s, "browse") for s in self.stores):
+            rows: list[SessionSummary] = []
+            for store in self.stores:
+                rows.extend(store.recent(limit=limit))  # type: ignore[attr-defined]
+            return recall.sort_recent(_unique(rows), limit)
         return recall.sort_recent(self.summaries(), limit)
+
+    def browse(
+        self, *, offset: int = 0, limit: int = 100, sort: str = "updated", text: str = ""
+    ) -> list[SessionSummary]:
+        """A page of the merged session list (see ``SqliteSessionStore.browse``)."""
+        if len(self.stores) == 1 and hasattr(self.stores[0], "browse"):
+            return list(self.stores[0].browse(offset=offset, limit=limit, sort=sort, text=text))
+        key = _SORT_KEYS.get(sort)
+        if key is None:
+            raise ValueError(f"sort must be one of {tuple(_SORT_KEYS)}, not {sort!r}")
+        if limit <= 0:
+            return []
+        offset = max(0, offset)
+        rows: list[SessionSummary] = []
+        needle = (text or "").strip().lower()
+        for store in self.stores:
+            if hasattr(store, "browse"):
+                rows.extend(store.browse(offset=0, limit=offset + limit, sort=sort, text=text))
+            else:
+                rows.extend(
+                    s
+                    for s in store.summaries()
+                    if not needle or needle in s.title.lower() or needle in s.session_id.lower()
+                )
+        rows = _unique(rows)
+        rows.sort(key=key, reverse=True)
+        return rows[offset : offset + limit]
+
+    def count(self, *, text: str = "") -> int:
+        """How many sessions :meth:`browse` pages through (ids held by two stores count once
+        when the stores are plain; indexed stores are summed)."""
+        if all(hasattr(s, "count") for s in self.stores):
+            return sum(int(getattr(s, "count")(text=text)) for s in self.stores)  # noqa: B009
+        needle = (text or "").strip().lower()
+        return sum(
+            1
+            for s in self.summaries()
+            if not needle or needle in s.title.lower() or needle in s.session_id.lower()
+        )
+
+
+def _unique(rows: Sequence[SessionSummary]) -> list[SessionSummary]:
+    seen: set[str] = set()
+    out: list[SessionSummary] = []
+    for row in rows:
+        if row.session_id not in seen:
+            seen.add(row.session_id)
+            out.append(row)
+    return out
+
+
+_SORT_KEYS: dict[str, Any] = {
+    "updated": lambda s: s.when or "",
+    "created": lambda s: s.created_at or "",
+    "size": lambda s: s.size,
+}

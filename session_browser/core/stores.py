@@ -39,16 +39,31 @@ def _same(a: Path, b: Path) -> bool:
         return a.expanduser().absolute() == b.expanduser().absolute()
 
 
-def open_store(path: Path) -> DefaultSessionStore:
-    """A store over one dir; its spill dir follows PraisonAI's ``<home>/state`` layout."""
+def open_store(
+    path: Path, *, indexed: bool = False, reconcile: str = "sync"
+) -> DefaultSessionStore:
+    """A store over one dir; its spill dir follows PraisonAI's ``<home>/state`` layout.
+
+    With ``indexed`` it is a :class:`~session_browser.core.index.SqliteSessionStore` (its
+    index in our cache dir, reconciled on open per ``reconcile``: sync, background or none).
+    """
+    if indexed:
+        from .index import SqliteSessionStore
+
+        return SqliteSessionStore(path, spill_dir=spill_dir_for(path), reconcile=reconcile)
     return DefaultSessionStore(path, spill_dir=spill_dir_for(path))
 
 
-def open_stores(dirs: Sequence[str | os.PathLike[str]] | None = None) -> StoreGroup:
+def open_stores(
+    dirs: Sequence[str | os.PathLike[str]] | None = None,
+    *,
+    indexed: bool = False,
+    reconcile: str = "sync",
+) -> StoreGroup:
     """Open the given store dirs (or the defaults) as one group.
 
     Explicitly named dirs must exist (:class:`StoreNotFound` otherwise); default dirs
-    that do not exist are simply empty.
+    that do not exist are simply empty. ``indexed`` opens each as an indexed store.
     """
     if dirs:
         paths = [Path(d).expanduser() for d in dirs]
@@ -61,4 +76,4 @@ def open_stores(dirs: Sequence[str | os.PathLike[str]] | None = None) -> StoreGr
     for p in paths:
         if not any(_same(p, q) for q in unique):
             unique.append(p)
-    return StoreGroup([open_store(p) for p in unique])
+    return StoreGroup([open_store(p, indexed=indexed, reconcile=reconcile) for p in unique])

@@ -1,0 +1,176 @@
+"""``session-browser index status|rebuild|update``: the search index of each store."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.text import Text
+
+from session_browser.core.index import ReconcileReport, SqliteSessionStore
+from session_browser.core.paths import spill_dir_for
+from session_browser.core.stores import StoreNotFound, default_store_dirs
+
+from .common import console, echo_json, fail, json_option, safe, store_option
+
+
+def _dirs(ctx: click.Context, stores: tuple[str, ...]) -> list[Path]:
+    chosen = stores or tuple((ctx.obj or {}).get("stores", ()) if ctx.obj else ())
+    if not chosen:
+        return default_store_dirs()
+    paths = [Path(d).expanduser() for d in chosen]
+    for p in paths:
+        if not p.is_dir():
+            raise StoreNotFound(f"store not found: {p} is not a directory")
+    return paths
+
+
+def _open(path: Path) -> SqliteSessionStore:
+    return SqliteSessionStore(path, spill_dir=spill_dir_for(path), reconcile="none")
+
+
+def _progress_printer(label: str, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    last = [-1]
+
+    def show(done: int, total: int) -> None:
+        pct = 100 if not total else (100 * done) // total
+        if pct != last[0]:
+            last[0] = pct
+            click.echo(f"\r{label}: {done}/{total} files ({pct}%)", nl=False, err=True)
+            if done >= total:
+                click.echo("", err=True)
+
+    return show
+
+
+def _print_report(store: SqliteSessionStore, report: ReconcileReport) -> None:
+    out = console()
+    line = Text()
+    line.append_text(safe(store.label, style="bold"))
+    line.append(
+        f": {report.added} added, {report.updated} updated, {report.removed} removed, "
+        f"{report.unchanged} unchanged, {len(report.skipped)} skipped, "
+        f"{report.messages} messages indexed in {report.elapsed:.2f} s"
+    )
+    if report.cancelled:
+        line.append(" (cancelled)", style="yellow")
+    out.print(line, overflow="fold")
+    for name, reason in report.skipped:
+        out.print(Text("  skipped ") + safe(name) + Text(": ") + safe(reason), overflow="fold")
+
+
+def _run(ctx: click.Context, stores: tuple[str, ...], as_json: bool, action: str) -> None:
+    try:
+        dirs = _dirs(ctx, stores)
+    except StoreNotFound as exc:
+        fail(str(exc))
+        return
+    payload: list[dict[str, Any]] = []
+    failed = False
+    show_progress = not as_json and sys.stderr.isatty()
+    for path in dirs:
+        try:
+            store = _open(path)
+        except OSError as exc:
+            fail(f"cannot open the index of {path}: {exc}")
+            return
+        with store:
+            if action == "status":
+                info = store.status()
+                payload.append(info)
+                if store.broken:
+                    failed = True
+                if not as_json:
+                    _print_status(info)
+                continue
+            progress = _progress_printer(str(path), show_progress)
+            if action == "rebuild":
+                report = store.rebuild(progress=progress)
+            else:
+                report = store.reconcile(progress=progress)
+            if store.broken:
+                failed = True
+            entry = {"session_dir": str(path), "db_path": store.db_path, **report.as_dict()}
+            if store.broken:
+                entry["error"] = store.broken
+            payload.append(entry)
+            if not as_json:
+                _print_report(store, report)
+                if store.broken:
+                    click.echo(f"session-browser: {store.broken}", err=True)
+    if as_json:
+        echo_json({"stores": payload})
+    if failed:
+        sys.exit(1)
+
+
+def _print_status(info: dict[str, Any]) -> None:
+    out = console()
+    head = Text()
+    head.append_text(safe(str(info["session_dir"]), style="bold"))
+    out.print(head, overflow="fold")
+    out.print(Text("  index:    ") + safe(str(info["db_path"])), overflow="fold")
+    out.print(Text(f"  mode:     {info['mode']}"))
+    if info.get("broken"):
+        out.print(Text("  problem:  ") + safe(str(info["broken"])), overflow="fold")
+    if "sessions" in info:
+        out.print(
+            Text(
+                f"  indexed:  {info['sessions']} sessions, {info['messages']} messages "
+                f"({info['files']} files on disk)"
+            )
+        )
+    ratio = (info["db_bytes"] / info["json_bytes"]) if info.get("json_bytes") else 0.0
+    out.print(
+        Text(
+            f"  size:     {info['db_bytes'] / 1e6:.1f} MB index for "
+            f"{info['json_bytes'] / 1e6:.1f} MB of JSON ({ratio:.2f}x)"
+        )
+    )
+    done, total = info.get("progress", [0, 0])
+    if info.get("indexing"):
+        out.print(Text(f"  progress: {done}/{total} files"))
+    skipped = info.get("skipped") or []
+    out.print(Text(f"  skipped:  {len(skipped)} file(s)"))
+    for item in skipped:
+        out.print(
+            Text("    ") + safe(item["file"]) + Text(": ") + safe(item["reason"]), overflow="fold"
+        )
+    if "sessions" in info and info["files"] != info["sessions"] + len(skipped):
+        out.print(Text("  stale:    run 'session-browser index update'", style="yellow"))
+
+
+@click.group()
+def index() -> None:
+    """The search index of each store (kept in the cache dir, never in the session dir)."""
+
+
+@index.command()
+@store_option
+@json_option
+@click.pass_context
+def status(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
+    """Where each index is, what it holds, and the files it could not read."""
+    _run(ctx, stores, as_json, "status")
+
+
+@index.command()
+@store_option
+@json_option
+@click.pass_context
+def update(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
+    """Index new and changed session files and drop deleted ones."""
+    _run(ctx, stores, as_json, "update")
+
+
+@index.command()
+@store_option
+@json_option
+@click.pass_context
+def rebuild(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
+    """Throw each index away and build it again from the session files."""
+    _run(ctx, stores, as_json, "rebuild")

@@ -1,0 +1,296 @@
+"""The search query language, and the text folding every search path shares.
+
+A query is a list of space-separated parts:
+
+- ``word``: a plain word (case and diacritics do not matter);
+- ``"quoted phrase"``: the words next to each other, in this order;
+- ``-word`` / ``-"a phrase"``: leave out sessions that contain it;
+- ``prefix*``: any word that starts with ``prefix`` (two characters at least);
+- filters ``role:user``, ``since:2026-01-31``, ``until:2026-02-28``, ``session:ID``,
+  ``source:NAME``, ``agent:NAME``, ``archived:yes|no`` (values may be quoted).
+
+Any text parses: an unknown ``key:value`` is just words, a lone ``"`` closes at the end, a lone
+``-`` or ``*`` is ignored. Only a bad *filter value* is an error (:class:`QueryError`, with a
+message that says what is expected). Words are tokenised the way the index tokenises them
+(letters and digits; everything else separates), so ``foo.bar`` is the phrase ``"foo bar"``.
+Nothing a person types ever reaches FTS5 unquoted: :func:`fts_expr` quotes every token.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+ROLES = ("user", "assistant", "system", "tool", "developer", "function")
+FILTER_KEYS = ("role", "since", "until", "session", "source", "agent", "archived")
+MIN_PREFIX = 2
+MAX_TERMS = 32
+
+_TOKEN_RE = re.compile(r"[^\W_]+")
+_YES = frozenset({"yes", "y", "true", "1", "only"})
+_NO = frozenset({"no", "n", "false", "0", "none"})
+
+
+class QueryError(ValueError):
+    """A query whose filter value cannot be used (the message says what is expected)."""
+
+
+def fold(text: str) -> str:
+    """Lowercase and strip diacritics (as the index's ``remove_diacritics 2`` does)."""
+    lowered = text.lower()
+    if lowered.isascii():
+        return lowered
+    decomposed = unicodedata.normalize("NFKD", lowered)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def tokenize(text: str) -> list[str]:
+    """The folded index tokens of ``text`` (runs of letters and digits)."""
+    return _TOKEN_RE.findall(fold(text))
+
+
+@dataclass(frozen=True)
+class Term:
+    """One positive or excluded part: a word, a phrase or a prefix."""
+
+    tokens: tuple[str, ...]
+    raw: str
+    quoted: bool = False
+    prefix: bool = False
+
+    @property
+    def label(self) -> str:
+        body = " ".join(self.tokens)
+        if self.prefix:
+            body += "*"
+        return f'"{body}"' if len(self.tokens) > 1 or self.quoted else body
+
+    def fts(self) -> str:
+        """This term as an FTS5 phrase: every token double-quoted, never raw user text."""
+        body = " ".join(self.tokens)
+        return f'"{body}"*' if self.prefix else f'"{body}"'
+
+    def occurrences(self, toks: list[str]) -> int:
+        """How often this term occurs in a token list."""
+        n = len(self.tokens)
+        if n == 1:
+            tok = self.tokens[0]
+            if self.prefix:
+                return sum(1 for t in toks if t.startswith(tok))
+            return toks.count(tok)
+        first = self.tokens[0]
+        last = n - 1
+        count = 0
+        start = 0
+        while True:
+            try:
+                i = toks.index(first, start)
+            except ValueError:
+                return count
+            seg = toks[i : i + n]
+            if len(seg) == n and seg[:last] == list(self.tokens[:last]):
+                tail = self.tokens[last]
+                if seg[last].startswith(tail) if self.prefix else seg[last] == tail:
+                    count += 1
+            start = i + 1
+
+
+@dataclass
+class ParsedQuery:
+    """A parsed query: positive terms, excluded terms and filters."""
+
+    text: str
+    terms: list[Term] = field(default_factory=list)
+    excluded: list[Term] = field(default_factory=list)
+    role: str | None = None
+    since: float | None = None
+    until: float | None = None
+    session: str | None = None
+    source: str | None = None
+    agent: str | None = None
+    archived: bool | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def words(self) -> str:
+        """The positive words as plain text (for snippets and the classic heuristic)."""
+        return " ".join(" ".join(t.tokens) for t in self.terms)
+
+    @property
+    def has_filters(self) -> bool:
+        return any(
+            v is not None
+            for v in (
+                self.role,
+                self.since,
+                self.until,
+                self.session,
+                self.source,
+                self.agent,
+                self.archived,
+            )
+        )
+
+    @property
+    def empty(self) -> bool:
+        return not self.terms and not self.has_filters
+
+    @property
+    def all_tokens(self) -> tuple[str, ...]:
+        out: list[str] = []
+        for term in self.terms:
+            out.extend(term.tokens)
+        return tuple(out)
+
+
+def _split(text: str) -> list[tuple[str, str, bool]]:
+    """Split into (head, body, quoted) parts.
+
+    ``head`` is what stands before an opening quote (``-``, ``key:``, ``-key:`` or ''), so
+    ``agent:"my agent"`` and ``-"a phrase"`` stay one part; an unclosed quote runs to the end.
+    """
+    parts: list[tuple[str, str, bool]] = []
+    i = 0
+    n = len(text)
+    while i < n:
+        if text[i].isspace():
+            i += 1
+            continue
+        start = i
+        while i < n and not text[i].isspace() and text[i] != '"':
+            i += 1
+        if i < n and text[i] == '"':
+            head = text[start:i]
+            close = text.find('"', i + 1)
+            body = text[i + 1 :] if close < 0 else text[i + 1 : close]
+            i = n if close < 0 else close + 1
+            if i < n and text[i] == "*":
+                body += "*"
+                i += 1
+            parts.append((head, body, True))
+            continue
+        parts.append(("", text[start:i], False))
+    return parts
+
+
+def _day(value: str, key: str) -> datetime:
+    raw = value.strip()
+    try:
+        if len(raw) == 10:
+            day = datetime.strptime(raw, "%Y-%m-%d")
+            return day.replace(tzinfo=UTC)
+        parsed = datetime.fromisoformat(raw)
+    except ValueError:
+        raise QueryError(
+            f"{key}: expects a date like 2026-01-31 (or an ISO date-time), not {value!r}"
+        ) from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _make_term(raw: str, quoted: bool) -> Term | None:
+    prefix = raw.endswith("*")
+    body = raw.rstrip("*") if prefix else raw
+    tokens = tuple(tokenize(body))
+    if not tokens:
+        return None
+    if prefix and len(tokens[-1]) < MIN_PREFIX:
+        prefix = False
+    return Term(tokens=tokens, raw=raw, quoted=quoted or len(tokens) > 1, prefix=prefix)
+
+
+def _apply_filter(pq: ParsedQuery, key: str, value: str) -> None:
+    value = value.strip()
+    if not value:
+        raise QueryError(f"{key}: needs a value (e.g. {_EXAMPLES[key]})")
+    if key == "role":
+        role = value.lower()
+        if role not in ROLES:
+            raise QueryError(f"role: expects one of {', '.join(ROLES)}, not {value!r}")
+        pq.role = role
+    elif key == "since":
+        pq.since = _day(value, key).timestamp()
+    elif key == "until":
+        day = _day(value, key)
+        # A bare date means the whole day.
+        end = day + timedelta(days=1) if len(value) == 10 else day
+        pq.until = end.timestamp()
+    elif key == "session":
+        pq.session = value
+    elif key == "source":
+        pq.source = value.lower()
+    elif key == "agent":
+        pq.agent = value
+    elif key == "archived":
+        low = value.lower()
+        if low in _YES:
+            pq.archived = True
+        elif low in _NO:
+            pq.archived = False
+        else:
+            raise QueryError(f"archived: expects yes or no, not {value!r}")
+
+
+_EXAMPLES = {
+    "role": "role:user",
+    "since": "since:2026-01-31",
+    "until": "until:2026-01-31",
+    "session": "session:ID",
+    "source": "source:cli",
+    "agent": "agent:NAME",
+    "archived": "archived:yes",
+}
+
+
+def parse_query(text: str) -> ParsedQuery:
+    """Parse ``text``; raises :class:`QueryError` only for a bad filter value."""
+    text = text or ""
+    pq = ParsedQuery(text=text)
+    for head, body, quoted in _split(text):
+        negative = False
+        if quoted:
+            if head.startswith("-"):
+                negative, head = True, head[1:]
+            key = head[:-1].lower() if head.endswith(":") else ""
+            if key in FILTER_KEYS and not negative:
+                _apply_filter(pq, key, body)
+                continue
+            if head:
+                body = head + " " + body
+        else:
+            if body.startswith("-") and len(body) > 1:
+                negative, body = True, body[1:]
+            key, sep, value = body.partition(":")
+            if sep and not negative and key.lower() in FILTER_KEYS:
+                _apply_filter(pq, key.lower(), value)
+                continue
+        term = _make_term(body, quoted)
+        if term is None:
+            continue
+        target = pq.excluded if negative else pq.terms
+        if term in target:
+            continue
+        if len(pq.terms) + len(pq.excluded) >= MAX_TERMS:
+            pq.warnings.append(f"only the first {MAX_TERMS} terms are used")
+            break
+        target.append(term)
+    if pq.since is not None and pq.until is not None and pq.since >= pq.until:
+        raise QueryError("since: is not before until: (nothing can match)")
+    return pq
+
+
+def fts_expr(terms: list[Term], *, op: str = "OR", excluded: list[Term] | None = None) -> str:
+    """An FTS5 MATCH expression from terms (every token quoted)."""
+    body = f" {op} ".join(t.fts() for t in terms)
+    if len(terms) > 1:
+        body = f"({body})"
+    if excluded:
+        body += " NOT (" + " OR ".join(t.fts() for t in excluded) + ")"
+    return body
+
+
+def like_pattern(term: Term) -> str:
+    """A LIKE pattern (``\\`` escapes) that every text containing ``term`` matches."""
+    escaped = [t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for t in term.tokens]
+    return "%" + "%".join(escaped) + "%"

@@ -1,0 +1,120 @@
+"""The query language: parsing, quoting for FTS5, and clear errors for bad filter values."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from session_browser.core.query import (
+    QueryError,
+    Term,
+    fold,
+    fts_expr,
+    like_pattern,
+    parse_query,
+    tokenize,
+)
+
+
+def labels(terms: list[Term]) -> list[str]:
+    return [t.label for t in terms]
+
+
+def test_words_phrases_exclusions_prefixes() -> None:
+    pq = parse_query('hotel "grand plaza" -paris book*')
+    assert labels(pq.terms) == ["hotel", '"grand plaza"', "book*"]
+    assert labels(pq.excluded) == ["paris"]
+    assert pq.terms[2].prefix
+    assert pq.words == "hotel grand plaza book"
+
+
+def test_filters_parse() -> None:
+    pq = parse_query(
+        'role:User since:2026-01-31 until:2026-02-01 session:abc source:CLI agent:"My Bot" '
+        "archived:yes x"
+    )
+    assert pq.role == "user"
+    assert pq.since == datetime(2026, 1, 31, tzinfo=UTC).timestamp()
+    assert pq.until == datetime(2026, 2, 2, tzinfo=UTC).timestamp()  # the whole day
+    assert pq.session == "abc"
+    assert pq.source == "cli"
+    assert pq.agent == "My Bot"
+    assert pq.archived is True
+    assert labels(pq.terms) == ["x"]
+    assert parse_query("archived:no").archived is False
+
+
+@pytest.mark.parametrize(
+    ("query", "fragment"),
+    [
+        ("role:robot", "role: expects one of"),
+        ("since:yesterday", "since: expects a date"),
+        ("until:2026-13-40", "until: expects a date"),
+        ("archived:maybe", "archived: expects yes or no"),
+        ("role:", "role: needs a value"),
+        ("since:2026-02-01 until:2026-01-01", "not before until"),
+    ],
+)
+def test_bad_filter_values_are_clear_errors(query: str, fragment: str) -> None:
+    with pytest.raises(QueryError, match=fragment):
+        parse_query(query)
+    assert issubclass(QueryError, ValueError)
+
+
+def test_unknown_keys_and_punctuation_are_words() -> None:
+    assert labels(parse_query("http://example.com").terms) == ['"http example com"']
+    assert labels(parse_query("error:timeout").terms) == ['"error timeout"']
+    assert labels(parse_query("foo_bar").terms) == ['"foo bar"']
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['"', "-", "*", "**", "-*", ":", '""', "()", "-\"", "role", "NEAR(", "😀", "\x00\x1b[31m"],
+)
+def test_lone_symbols_parse_to_nothing_or_words(query: str) -> None:
+    pq = parse_query(query)
+    for term in pq.terms + pq.excluded:
+        assert term.tokens and all(t.isalnum() for t in term.tokens)
+
+
+def test_fts_expression_quotes_every_token() -> None:
+    pq = parse_query('NEAR(a b) AND OR NOT "x" -y zz*')
+    expr = fts_expr(pq.terms, excluded=pq.excluded)
+    assert expr == '("near a" OR "b" OR "and" OR "or" OR "not" OR "x" OR "zz"*) NOT ("y")'
+
+
+def test_unclosed_quote_runs_to_the_end() -> None:
+    pq = parse_query('a "b c')
+    assert labels(pq.terms) == ["a", '"b c"']
+
+
+def test_short_prefix_is_a_plain_word() -> None:
+    term = parse_query("a*").terms[0]
+    assert not term.prefix and term.tokens == ("a",)
+
+
+def test_fold_and_tokenize_match_the_index() -> None:
+    assert fold("Café ÉCOLE") == "cafe ecole"
+    assert tokenize("Hello, wörld_2!") == ["hello", "world", "2"]
+
+
+def test_occurrences_words_phrases_prefixes() -> None:
+    toks = tokenize("the grand hotel and the grand plaza, grandiose")
+    assert parse_query("grand").terms[0].occurrences(toks) == 2
+    assert parse_query('"the grand"').terms[0].occurrences(toks) == 2
+    assert parse_query('"grand plaza"').terms[0].occurrences(toks) == 1
+    assert parse_query("grand*").terms[0].occurrences(toks) == 3
+    assert parse_query('"hotel plaza"').terms[0].occurrences(toks) == 0
+
+
+def test_like_pattern_escapes_wildcards() -> None:
+    term = Term(tokens=("50", "off"), raw="50% off")
+    assert like_pattern(term) == "%50%off%"
+    assert like_pattern(Term(tokens=("a_b",), raw="a_b")) == "%a\\_b%"
+
+
+def test_huge_query_is_capped() -> None:
+    pq = parse_query(" ".join(f"w{i}" for i in range(500)))
+    assert len(pq.terms) == 32
+    assert pq.warnings
