@@ -23,7 +23,6 @@ COMMANDS: dict[str, str] = {
     "export": "session_browser.cli.portable_cmds:export",
     "import": "session_browser.cli.portable_cmds:import_",
     "quarantine": "session_browser.cli.quarantine_cmds:quarantine",
-    "demo": "session_browser.cli.app_cmd:demo",
 }
 
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
@@ -35,17 +36,42 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")(func)
 
 
+class OneLineCommand(click.Command):
+    """A command whose bad arguments are reported in one line (``session-browser: ...``)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            if ctx.resilient_parsing:
+                raise
+            fail(f"{ctx.info_name}: {exc.format_message()}", code=2)
+            raise  # not reached
+
+
 def group_from(ctx: click.Context, stores: tuple[str, ...]) -> StoreGroup:
     """The stores named on this command, else on the group, else the defaults."""
     chosen = stores or tuple((ctx.obj or {}).get("stores", ()) if ctx.obj else ())
     try:
         return open_stores(list(chosen) or None)
     except StoreNotFound as exc:
-        raise click.ClickException(str(exc)) from exc
+        fail(str(exc))
+        raise  # not reached
+
+
+# Characters JSON leaves raw with ensure_ascii=False that a terminal may act on:
+# C1 controls (an 8-bit CSI is \x9b) and the bidi controls.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def json_text(payload: Any) -> str:
+    """Indented JSON whose strings can never steer a terminal (still valid JSON)."""
+    text = json.dumps(payload, indent=2, ensure_ascii=False)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def echo_json(payload: Any) -> None:
-    click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+    click.echo(json_text(payload))
 
 
 def console() -> Console:
@@ -88,7 +114,7 @@ def relative_age(dt: datetime, *, now: datetime | None = None) -> str:
     return "just now"
 
 
-def fail(message: str) -> None:
-    """One clear line on stderr and exit status 1."""
+def fail(message: str, *, code: int = 1) -> NoReturn:
+    """One clear line on stderr and exit status ``code`` (1 by default)."""
     click.echo(f"session-browser: {printable(message, one_line=True)}", err=True)
-    sys.exit(1)
+    sys.exit(code)

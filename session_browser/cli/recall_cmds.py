@@ -6,9 +6,20 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from session_browser.core import recall
 from session_browser.core.model import SessionHit
 
-from .common import console, echo_json, fail, group_from, json_option, safe, store_option, when_text
+from .common import (
+    OneLineCommand,
+    console,
+    echo_json,
+    fail,
+    group_from,
+    json_option,
+    safe,
+    store_option,
+    when_text,
+)
 
 
 def _message_line(msg: dict[str, object], *, mark: bool = False) -> Text:
@@ -50,7 +61,7 @@ def _print_hit(n: int, hit: SessionHit) -> None:
     out.print()
 
 
-@click.command()
+@click.command(cls=OneLineCommand)
 @click.argument("query")
 @click.option("--limit", default=5, show_default=True, type=click.IntRange(min=1))
 @click.option("--window", default=5, show_default=True, type=click.IntRange(min=0))
@@ -79,7 +90,7 @@ def search(
         _print_hit(n, hit)
 
 
-@click.command()
+@click.command(cls=OneLineCommand)
 @click.argument("session_id")
 @click.option("--around", type=click.IntRange(min=0), default=None, help="Anchor message index.")
 @click.option("--window", default=5, show_default=True, type=click.IntRange(min=0))
@@ -103,12 +114,21 @@ def show(
         echo_json({"session_id": session_id, "around": around, "messages": messages})
         return
     out = console()
+    session = group.get_session(session_id)
+    head = safe(recall.session_title(session.to_dict()), style="bold")
+    head.append("  id: ", style="dim")
+    head.append_text(safe(session_id))
+    head.append(
+        f"  {len(session.messages)} messages, {len(session.archived_messages)} archived",
+        style="dim",
+    )
+    out.print(head, overflow="fold")
     anchor = around if around is not None else (messages[-1]["index"] if messages else None)
     for msg in messages:
         out.print(_message_line(msg, mark=msg.get("index") == anchor), overflow="fold")
 
 
-@click.command()
+@click.command(cls=OneLineCommand)
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(min=1))
 @store_option
 @json_option

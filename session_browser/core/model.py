@@ -50,6 +50,10 @@ _SESSION_KEYS = frozenset(
 SUMMARY_PREFIX = "[Session Summary]"
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def utc_now_iso() -> str:
     """The current time as PraisonAI writes it (``datetime.now(timezone.utc).isoformat()``)."""
     return datetime.now(UTC).isoformat()
@@ -71,8 +75,8 @@ def content_text(content: Any) -> str:
         return "\n".join(parts)
     try:
         return json.dumps(content, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(content)
+    except (TypeError, ValueError, RecursionError):
+        return ""
 
 
 def is_summary_message(message: JSONDict) -> bool:
@@ -103,33 +107,74 @@ class SessionMessage:
         return content_text(self.content)
 
     def to_dict(self) -> JSONDict:
-        data: JSONDict = {"role": self.role, "content": self.content}
+        """The stored dict: PraisonAI's key order, then every key we did not know.
+
+        A stored value of an unexpected type (a string timestamp, a ``null`` metadata) is
+        kept in ``extra`` under its own key and written back in its original place, so a
+        read-modify-write never rewrites what it did not touch.
+        """
+        extra = self.extra
+        raw_role = extra.get("role", None)
+        keep_raw = "role" in extra and self.role == str(raw_role)
+        data: JSONDict = {"role": raw_role if keep_raw else self.role}
+        data["content"] = self.content
         if self.timestamp is not None:
             data["timestamp"] = self.timestamp
-        data["metadata"] = self.metadata
+        elif "timestamp" in extra:
+            data["timestamp"] = extra["timestamp"]
+        if self.metadata or "metadata" not in extra:
+            data["metadata"] = self.metadata
+        else:
+            data["metadata"] = extra["metadata"]
         if self.tool_calls is not None:
             data["tool_calls"] = self.tool_calls
+        elif "tool_calls" in extra:
+            data["tool_calls"] = extra["tool_calls"]
         if self.tool_call_id is not None:
             data["tool_call_id"] = self.tool_call_id
-        for key, value in self.extra.items():
+        elif "tool_call_id" in extra:
+            data["tool_call_id"] = extra["tool_call_id"]
+        for key, value in extra.items():
             data.setdefault(key, value)
         return data
 
     @classmethod
     def from_dict(cls, data: JSONDict) -> SessionMessage:
+        extra = {k: v for k, v in data.items() if k not in _MESSAGE_KEYS}
         role = data.get("role", "user")
-        meta = data.get("metadata")
+        if not isinstance(role, str):
+            extra["role"] = role
+            role = str(role)
+        content = data.get("content", "")
         ts = data.get("timestamp")
+        timestamp: float | None = None
+        if _is_number(ts):
+            timestamp = ts
+        elif "timestamp" in data:
+            extra["timestamp"] = ts
+        meta = data.get("metadata")
+        if not isinstance(meta, dict):
+            if "metadata" in data:
+                extra["metadata"] = meta
+            meta = {}
         tool_calls = data.get("tool_calls")
+        if not isinstance(tool_calls, list):
+            if tool_calls is not None:
+                extra["tool_calls"] = tool_calls
+            tool_calls = None
         tool_call_id = data.get("tool_call_id")
+        if not isinstance(tool_call_id, str):
+            if tool_call_id is not None:
+                extra["tool_call_id"] = tool_call_id
+            tool_call_id = None
         return cls(
-            role=role if isinstance(role, str) else str(role),
-            content=data.get("content", ""),
-            timestamp=ts if isinstance(ts, (int, float)) and not isinstance(ts, bool) else None,
-            metadata=meta if isinstance(meta, dict) else {},
-            tool_calls=tool_calls if isinstance(tool_calls, list) else None,
-            tool_call_id=tool_call_id if isinstance(tool_call_id, str) else None,
-            extra={k: v for k, v in data.items() if k not in _MESSAGE_KEYS},
+            role=role,
+            content=content,
+            timestamp=timestamp,
+            metadata=meta,
+            tool_calls=tool_calls,
+            tool_call_id=tool_call_id,
+            extra=extra,
         )
 
     def dedup_key(self) -> tuple[str, str, str]:
@@ -139,16 +184,18 @@ class SessionMessage:
 
 def message_key(message: JSONDict) -> tuple[str, str, str]:
     """(role, content, timestamp) as a hashable key, for any JSON values."""
-    return (
-        str(message.get("role", "")),
-        json.dumps(message.get("content"), sort_keys=True, ensure_ascii=False, default=str),
-        repr(message.get("timestamp")),
-    )
+    try:
+        content = json.dumps(
+            message.get("content"), sort_keys=True, ensure_ascii=False, default=str
+        )
+    except (TypeError, ValueError, RecursionError):
+        content = repr(message.get("content"))
+    return (repr(message.get("role", "")), content, repr(message.get("timestamp")))
 
 
 @dataclass
 class CompactionCheckpoint:
-    """PraisonAI's ``last_compaction`` record, kept verbatim."""
+    """PraisonAI's ``last_compaction`` record; unknown keys are kept in ``extra``."""
 
     summary: str
     message_index: int = 0
@@ -157,9 +204,10 @@ class CompactionCheckpoint:
     tokens_after: int = 0
     timestamp: float = field(default_factory=time.time)
     metadata: JSONDict = field(default_factory=dict)
+    extra: JSONDict = field(default_factory=dict)
 
     def to_dict(self) -> JSONDict:
-        return {
+        data: JSONDict = {
             "summary": self.summary,
             "message_index": self.message_index,
             "role": self.role,
@@ -168,24 +216,65 @@ class CompactionCheckpoint:
             "timestamp": self.timestamp,
             "metadata": self.metadata,
         }
+        for key, value in self.extra.items():
+            data.setdefault(key, value)
+        return data
 
     @classmethod
     def from_dict(cls, data: JSONDict) -> CompactionCheckpoint:
-        meta = data.get("metadata")
+        """Parse a checkpoint; ``ValueError`` when a known field has the wrong type."""
+        summary = data.get("summary", "")
+        role = data.get("role", "system")
+        meta = data.get("metadata", {})
+        ints = [data.get(k, 0) for k in ("message_index", "tokens_before", "tokens_after")]
+        ts = data.get("timestamp", 0.0)
+        if (
+            not isinstance(summary, str)
+            or not isinstance(role, str)
+            or not isinstance(meta, dict)
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in ints)
+            or not _is_number(ts)
+        ):
+            raise ValueError("last_compaction has a field of an unexpected type")
         return cls(
-            summary=str(data.get("summary", "")),
-            message_index=int(data.get("message_index", 0) or 0),
-            role=str(data.get("role", "system")),
-            tokens_before=int(data.get("tokens_before", 0) or 0),
-            tokens_after=int(data.get("tokens_after", 0) or 0),
-            timestamp=float(data.get("timestamp", time.time()) or 0.0),
-            metadata=meta if isinstance(meta, dict) else {},
+            summary=summary,
+            message_index=ints[0],
+            role=role,
+            tokens_before=ints[1],
+            tokens_after=ints[2],
+            timestamp=ts if "timestamp" in data else time.time(),
+            metadata=meta,
+            extra={k: v for k, v in data.items() if k not in _CHECKPOINT_KEYS},
         )
+
+
+_CHECKPOINT_KEYS = frozenset(
+    {"summary", "message_index", "role", "tokens_before", "tokens_after", "timestamp", "metadata"}
+)
+
+# Session fields whose stored value may have an unexpected type; such a value is kept
+# verbatim and written back for as long as the field is not changed.
+_TYPED_FIELDS = (
+    "created_at",
+    "updated_at",
+    "agent_name",
+    "user_id",
+    "metadata",
+    "gateway_session_id",
+    "agent_id",
+    "runtime_state",
+    "last_compaction",
+)
 
 
 @dataclass
 class SessionData:
-    """A whole session as stored; ``to_dict`` writes PraisonAI's exact key order."""
+    """A whole session as stored; ``to_dict`` writes PraisonAI's exact key order.
+
+    Keys we do not know are kept in ``extra``; a known key holding a value of an
+    unexpected type is kept verbatim in ``raw`` and written back unless its field was
+    changed, so a read-modify-write never rewrites what it did not touch.
+    """
 
     session_id: str
     messages: list[SessionMessage] = field(default_factory=list)
@@ -202,23 +291,39 @@ class SessionData:
     extra: JSONDict = field(default_factory=dict)
     # Not stored: where this session came from ("praisonai", "pi", ...).
     source_kind: str = field(default="praisonai", compare=False)
+    # field name -> (stored raw value, the field's value right after loading)
+    raw: dict[str, tuple[Any, Any]] = field(default_factory=dict, compare=False, repr=False)
+
+    def _out(self, name: str) -> Any:
+        value = getattr(self, name)
+        stash = self.raw.get(name)
+        if stash is not None and value == stash[1]:
+            return stash[0]
+        return value
+
+    def drop_checkpoint(self) -> None:
+        """Forget the compaction checkpoint (also one kept verbatim)."""
+        self.last_compaction = None
+        self.raw.pop("last_compaction", None)
 
     def to_dict(self) -> JSONDict:
         data: JSONDict = {
             "session_id": self.session_id,
             "messages": [m.to_dict() for m in self.messages],
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-            "agent_name": self.agent_name,
-            "user_id": self.user_id,
-            "metadata": self.metadata,
-            "gateway_session_id": self.gateway_session_id,
-            "agent_id": self.agent_id,
-            "runtime_state": self.runtime_state,
+            "created_at": self._out("created_at"),
+            "updated_at": self._out("updated_at"),
+            "agent_name": self._out("agent_name"),
+            "user_id": self._out("user_id"),
+            "metadata": self._out("metadata"),
+            "gateway_session_id": self._out("gateway_session_id"),
+            "agent_id": self._out("agent_id"),
+            "runtime_state": self._out("runtime_state"),
             "archived_messages": [m.to_dict() for m in self.archived_messages],
         }
         if self.last_compaction is not None:
             data["last_compaction"] = self.last_compaction.to_dict()
+        elif "last_compaction" in self.raw:
+            data["last_compaction"] = self.raw["last_compaction"][0]
         for key in MIRRORED_KEYS:
             if key in self.metadata:
                 data[key] = self.metadata[key]
@@ -228,6 +333,7 @@ class SessionData:
 
     @classmethod
     def from_dict(cls, data: JSONDict) -> SessionData:
+        raw: dict[str, tuple[Any, Any]] = {}
         raw_messages = data.get("messages")
         raw_archived = data.get("archived_messages")
         raw_messages = raw_messages if isinstance(raw_messages, list) else []
@@ -235,11 +341,14 @@ class SessionData:
         messages = [SessionMessage.from_dict(m) for m in raw_messages if isinstance(m, dict)]
         archived = [SessionMessage.from_dict(m) for m in raw_archived if isinstance(m, dict)]
         checkpoint_data = data.get("last_compaction")
-        checkpoint = (
-            CompactionCheckpoint.from_dict(checkpoint_data)
-            if isinstance(checkpoint_data, dict) and checkpoint_data
-            else None
-        )
+        checkpoint: CompactionCheckpoint | None = None
+        if isinstance(checkpoint_data, dict) and checkpoint_data:
+            try:
+                checkpoint = CompactionCheckpoint.from_dict(checkpoint_data)
+            except ValueError:
+                raw["last_compaction"] = (checkpoint_data, None)
+        elif checkpoint_data:
+            raw["last_compaction"] = (checkpoint_data, None)
         if checkpoint is not None:
             dropped = sum(
                 1 for m in raw_messages[: checkpoint.message_index] if not isinstance(m, dict)
@@ -247,37 +356,47 @@ class SessionData:
             checkpoint.message_index = max(0, checkpoint.message_index - dropped)
         meta = data.get("metadata")
         metadata = dict(meta) if isinstance(meta, dict) else {}
+        extra = {k: v for k, v in data.items() if k not in _SESSION_KEYS}
         for key in MIRRORED_KEYS:
             if key not in metadata and data.get(key) is not None:
                 metadata[key] = data[key]
+            elif key in data and key not in metadata:
+                extra[key] = data[key]  # a top-level null mirror: keep it
+        if "metadata" in data and not isinstance(meta, dict):
+            raw["metadata"] = (meta, dict(metadata))
         runtime_state = data.get("runtime_state")
+        if not isinstance(runtime_state, dict):
+            if runtime_state is not None:
+                raw["runtime_state"] = (runtime_state, {})
+            runtime_state = {}
+        fields: dict[str, Any] = {}
+        for key in ("created_at", "updated_at"):
+            value = data.get(key)
+            if isinstance(value, str):
+                fields[key] = value
+            else:
+                fields[key] = utc_now_iso()
+                if value is not None:
+                    raw[key] = (value, fields[key])
+        for key in ("agent_name", "user_id", "gateway_session_id", "agent_id"):
+            value = data.get(key)
+            if value is None or isinstance(value, str):
+                fields[key] = value
+            else:
+                fields[key] = None
+                raw[key] = (value, None)
+        sid = data.get("session_id")
         return cls(
-            session_id=str(data.get("session_id", "") or ""),
+            session_id=sid if isinstance(sid, str) else ("" if sid is None else str(sid)),
             messages=messages,
-            created_at=_str_or(data.get("created_at"), utc_now_iso),
-            updated_at=_str_or(data.get("updated_at"), utc_now_iso),
-            agent_name=_opt_str(data.get("agent_name")),
-            user_id=_opt_str(data.get("user_id")),
             metadata=metadata,
-            gateway_session_id=_opt_str(data.get("gateway_session_id")),
-            agent_id=_opt_str(data.get("agent_id")),
-            runtime_state=runtime_state if isinstance(runtime_state, dict) else {},
+            runtime_state=runtime_state,
             archived_messages=archived,
             last_compaction=checkpoint,
-            extra={k: v for k, v in data.items() if k not in _SESSION_KEYS},
+            extra=extra,
+            raw=raw,
+            **fields,
         )
-
-
-def _opt_str(value: Any) -> str | None:
-    if value is None:
-        return None
-    return value if isinstance(value, str) else str(value)
-
-
-def _str_or(value: Any, default: Any) -> str:
-    if isinstance(value, str) and value:
-        return value
-    return str(default())
 
 
 @dataclass

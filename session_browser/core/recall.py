@@ -121,7 +121,7 @@ def message_rate(messages: Sequence[JSONDict]) -> float | None:
             continue
         try:
             stamps.append(float(ts))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return None
     if len(stamps) < 4:
         return None

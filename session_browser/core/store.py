@@ -7,7 +7,7 @@ Every read is lock-free and writes nothing (atomic replace makes that safe).
 
 from __future__ import annotations
 
-import contextlib
+import errno
 import logging
 import os
 import re
@@ -19,7 +19,6 @@ from typing import Any
 from . import recall
 from .files import (
     FileIdentity,
-    LockTimeout,
     SessionFileError,
     iter_session_files,
     loads,
@@ -85,24 +84,53 @@ _FILE_RE = re.compile(r"[^\s]+\.[a-zA-Z]{1,4}")
 
 
 def fallback_summary(messages: Sequence[SessionMessage]) -> str:
-    """PraisonAI's deterministic overflow summary text (no LLM involved)."""
-    tools: list[str] = []
-    files: set[str] = set()
-    counts: dict[str, int] = {"user": 0, "assistant": 0, "tool": 0, "system": 0}
-    for msg in messages:
-        counts[msg.role] = counts.get(msg.role, 0) + 1
-        if msg.role == "tool":
-            tools.append(str(msg.metadata.get("name", "unknown")))
-            if isinstance(msg.content, str):
-                files.update(_FILE_RE.findall(msg.content))
-    parts = [f"Previous conversation: {len(messages)} messages", f"Message breakdown: {counts}"]
-    if tools:
-        parts.append(f"Tools used: {', '.join(sorted(set(tools)))}")
-    if files:
-        listed = sorted(files)[:5]
-        more = f" (+{len(files) - 5} more)" if len(files) > 5 else ""
-        parts.append(f"Files referenced: {', '.join(listed)}{more}")
-    return "\n".join(parts)
+    """PraisonAI's deterministic overflow summary text (no LLM involved).
+
+    Mirrors ``ContextCompressor._create_fallback_summary`` as PraisonAI's store calls it,
+    including its fallback line when a tool turn carries no string ``metadata.name``.
+    """
+    try:
+        tools: list[Any] = []
+        files: set[str] = set()
+        counts: dict[Any, int] = {"user": 0, "assistant": 0, "tool": 0, "system": 0}
+        for msg in messages:
+            role: Any = msg.extra.get("role", msg.role)
+            counts[role] = counts.get(role, 0) + 1
+            if role == "tool":
+                tools.append(msg.metadata.get("name"))
+                if isinstance(msg.content, str):
+                    files.update(_FILE_RE.findall(msg.content))
+        parts = [
+            f"Previous conversation: {len(messages)} messages",
+            f"Message breakdown: {counts}",
+        ]
+        if tools:
+            parts.append(f"Tools used: {', '.join(sorted(set(tools)))}")
+        if files:
+            listed = sorted(files)[:5]
+            more = f" (+{len(files) - 5} more)" if len(files) > 5 else ""
+            parts.append(f"Files referenced: {', '.join(listed)}{more}")
+        return "\n".join(parts)
+    except Exception:
+        return f"Previous conversation: {len(messages)} messages compacted."
+
+
+def _holds(data: JSONDict, session_id: str) -> bool:
+    """True when a stored dict is ``session_id``'s (no stored id counts as a match)."""
+    stored = data.get("session_id")
+    return stored in (None, "") or str(stored) == session_id
+
+
+def _is_missing(exc: OSError) -> bool:
+    """A read error that means "no such file" (also a name too long to exist)."""
+    return isinstance(exc, FileNotFoundError) or exc.errno == errno.ENAMETOOLONG
+
+
+def _check_id(session_id: str) -> None:
+    if not isinstance(session_id, str) or not session_id:
+        raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
+    if len(f"{safe_id(session_id)}.json.lock".encode("utf-8", "surrogatepass")) > 255:
+        raise ValueError("session_id is too long for a file name")
 
 
 def _trim_tail(messages: list[SessionMessage], keep: int) -> list[SessionMessage]:
@@ -146,6 +174,7 @@ class DefaultSessionStore:
         if active_window is None:
             active_window = _env_active_window()
         self.active_window = active_window if active_window is not None else max_messages
+        self._misplaced_cache: tuple[int, dict[str, Path]] | None = None
 
     # ------------------------------------------------------------------ paths
 
@@ -160,19 +189,42 @@ class DefaultSessionStore:
     # ------------------------------------------------------------------ reads (never write)
 
     def read_raw(self, session_id: str) -> JSONDict | None:
-        """The stored dict of ``session_id``; None when missing or owned by another id.
+        """The stored dict of ``session_id``; None when no file holds it.
 
-        Raises ``OSError`` (unreadable) and :class:`SessionFileError` (corrupt).
+        The file is normally ``session_path(session_id)``; a session whose file was
+        renamed or copied under another name is found by its stored id (one scan,
+        remembered until the dir changes). Raises ``OSError`` (unreadable) and
+        :class:`SessionFileError` (corrupt) for the session's own file.
         """
         path = self.session_path(session_id)
         try:
             data = read_json_file(path)
-        except FileNotFoundError:
+        except OSError as exc:
+            if not _is_missing(exc):
+                raise
+            data = None
+        if data is not None and _holds(data, session_id):
+            return data
+        other = self._misplaced().get(session_id)
+        if other is None or other == path:
             return None
-        stored = data.get("session_id")
-        if stored not in (None, "") and str(stored) != session_id:
-            return None  # a different id that maps to the same file name
-        return data
+        try:
+            found = read_json_file(other)
+        except (OSError, SessionFileError):
+            return None
+        return found if _holds(found, session_id) else None
+
+    def _misplaced(self) -> dict[str, Path]:
+        """Stored ids whose file is not ``session_path(id)`` (cached per dir mtime)."""
+        try:
+            stamp = self.session_dir.stat().st_mtime_ns
+        except OSError:
+            return {}
+        if self._misplaced_cache is not None and self._misplaced_cache[0] == stamp:
+            return self._misplaced_cache[1]
+        for _ in self.iter_sessions():
+            pass
+        return self._misplaced_cache[1] if self._misplaced_cache else {}
 
     def get_session(self, session_id: str) -> SessionData:
         """The session (empty when missing or unusable; nothing is written)."""
@@ -204,10 +256,27 @@ class DefaultSessionStore:
         return out
 
     def session_exists(self, session_id: str) -> bool:
-        return self.session_path(session_id).is_file()
+        """True when a file holds ``session_id`` (its own file, or a renamed copy)."""
+        if not isinstance(session_id, str) or not session_id:
+            return False
+        try:
+            if self.session_path(session_id).is_file():
+                return True
+        except OSError:
+            pass
+        return session_id in self._misplaced()
 
     def iter_sessions(self) -> Iterator[tuple[Path, os.stat_result, JSONDict]]:
-        """Every readable session file with its stat and dict; bad files are skipped."""
+        """Every readable session file with its stat and dict; bad files are skipped.
+
+        ``data["session_id"]`` is always a non-empty string (the file stem when none is
+        stored). A complete pass also records which ids live under another file name.
+        """
+        try:
+            stamp: int | None = self.session_dir.stat().st_mtime_ns
+        except OSError:
+            stamp = None
+        misplaced: dict[str, Path] = {}
         for path, st in iter_session_files(self.session_dir):
             try:
                 with open(path, "rb") as fh:
@@ -217,7 +286,15 @@ class DefaultSessionStore:
                 log.debug("skipping unreadable session file %s: %s", path, exc)
                 continue
             if isinstance(data, dict):
+                sid = data.get("session_id")
+                if not isinstance(sid, str) or not sid:
+                    data["session_id"] = path.stem if sid in (None, "") else str(sid)
+                sid = data["session_id"]
+                if path.name != f"{safe_id(sid)}.json":
+                    misplaced.setdefault(sid, path)
                 yield path, st, data
+        if stamp is not None:
+            self._misplaced_cache = (stamp, misplaced)
 
     def list_sessions(self, limit: int = 50) -> list[dict[str, Any]]:
         """PraisonAI's listing dicts, most recently updated first."""
@@ -250,8 +327,7 @@ class DefaultSessionStore:
     def summaries(self) -> list[SessionSummary]:
         """A summary of every readable session (unsorted)."""
         out = []
-        for path, st, data in self.iter_sessions():
-            data.setdefault("session_id", path.stem)
+        for _path, st, data in self.iter_sessions():
             out.append(
                 recall.summary_of(data, size=st.st_size, source=self.source_kind, store=self.label)
             )
@@ -267,8 +343,7 @@ class DefaultSessionStore:
         if not parsed.needle:
             return []
         out = []
-        for path, _st, data in self.iter_sessions():
-            data.setdefault("session_id", path.stem)
+        for _path, _st, data in self.iter_sessions():
             cand = recall.classic_candidate(
                 data, parsed, window=window, source=self.source_kind, store=self.label
             )
@@ -381,7 +456,7 @@ class DefaultSessionStore:
             log.error(
                 "write to session %s failed (%s); turn spilled to %s", session_id, error, target
             )
-        except OSError as exc:
+        except (OSError, TypeError, ValueError, RecursionError) as exc:
             log.error(
                 "write to session %s failed (%s) and so did the spill: %s", session_id, error, exc
             )
@@ -395,6 +470,7 @@ class DefaultSessionStore:
         apply_retention: bool = True,
     ) -> bool:
         """Locked read-modify-write. ``pending`` turns are spilled if the write fails."""
+        _check_id(session_id)
         path = self.session_path(session_id)
         try:
             self.session_dir.mkdir(parents=True, exist_ok=True)
@@ -408,14 +484,23 @@ class DefaultSessionStore:
                 data = session.to_dict()
                 write_session_file(path, data)
                 for spill in consumed:
-                    with contextlib.suppress(OSError):
+                    try:
                         spill.unlink()
-                self._after_write(session_id, path, data)
+                    except OSError as exc:
+                        log.warning("could not remove re-ingested spill %s: %s", spill, exc)
+                self._notify(session_id, path, data)
                 return True
-        except (OSError, LockTimeout) as exc:
-            self._spill(session_id, pending, str(exc))
+        except (OSError, TypeError, ValueError, RecursionError) as exc:
             log.error("could not write session %s: %s", session_id, exc)
+            self._spill(session_id, pending, str(exc))
             return False
+
+    def _notify(self, session_id: str, path: Path, data: JSONDict | None) -> None:
+        """Run the :meth:`_after_write` hook; its failure never fails a landed write."""
+        try:
+            self._after_write(session_id, path, data)
+        except Exception:
+            log.exception("after-write hook failed for session %s", session_id)
 
     def enforce_window(self, session: SessionData) -> None:
         """Apply the retention policy to the active window (PraisonAI's exact rules)."""
@@ -515,7 +600,7 @@ class DefaultSessionStore:
 
         def apply(session: SessionData) -> None:
             session.messages = list(built)
-            session.last_compaction = None
+            session.drop_checkpoint()
 
         return self._modify(session_id, apply, pending=built)
 
@@ -576,19 +661,33 @@ class DefaultSessionStore:
 
         def apply(session: SessionData) -> None:
             session.messages.clear()
-            session.last_compaction = None
+            session.drop_checkpoint()
 
         return self._modify(session_id, apply)
 
     def delete_session(self, session_id: str) -> bool:
-        """Remove the session file (under its lock)."""
+        """Remove the session file (under its lock).
+
+        A file that holds another session (whose id maps to the same file name) is left
+        alone and False is returned.
+        """
         path = self.session_path(session_id)
-        if not path.exists():
-            return True
+        try:
+            if not path.exists():
+                return True
+        except OSError:
+            return True  # a name too long to exist
         try:
             with session_lock(path, self.lock_timeout):
+                try:
+                    stored = read_json_file(path).get("session_id")
+                except SessionFileError:
+                    stored = None
+                if stored not in (None, "") and str(stored) != session_id:
+                    log.error("not deleting %s: it holds session %r", path, stored)
+                    return False
                 path.unlink(missing_ok=True)
-                self._after_write(session_id, path, None)
+                self._notify(session_id, path, None)
             return True
         except OSError as exc:
             log.error("could not delete session %s: %s", session_id, exc)
@@ -600,6 +699,7 @@ class DefaultSessionStore:
         Raises ``FileExistsError`` when the session exists and ``overwrite`` is false.
         Used by import and restore, where the destination's window must not cut history.
         """
+        _check_id(session.session_id)
         path = self.session_path(session.session_id)
         self.session_dir.mkdir(parents=True, exist_ok=True)
         with session_lock(path, self.lock_timeout):
@@ -607,7 +707,7 @@ class DefaultSessionStore:
                 raise FileExistsError(str(path))
             data = session.to_dict()
             write_session_file(path, data)
-            self._after_write(session.session_id, path, data)
+            self._notify(session.session_id, path, data)
         return True
 
     def file_identity(self, session_id: str) -> FileIdentity | None:

@@ -36,6 +36,9 @@ class ToolStore(Protocol):
     def session_exists(self, session_id: str) -> bool: ...
 
 
+MAX_TITLE = 200
+
+
 def _cut(text: Any, limit: int) -> Any:
     if isinstance(text, str) and len(text) > limit:
         return text[:limit] + f"… [cut: {len(text) - limit} more characters]"
@@ -48,7 +51,12 @@ def _bound_message(msg: JSONDict, limit: int) -> JSONDict:
 
 def _bound_hit(hit: JSONDict, limit: int) -> JSONDict:
     out = dict(hit)
-    out["messages"] = [_bound_message(m, limit) for m in hit.get("messages", [])]
+    if "title" in out:
+        out["title"] = _cut(out["title"], MAX_TITLE)
+    if "snippet" in out:
+        out["snippet"] = _cut(out["snippet"], min(limit, 400))
+    if "messages" in hit:
+        out["messages"] = [_bound_message(m, limit) for m in hit["messages"]]
     if "bookends" in hit:
         out["bookends"] = {
             k: [_bound_message(m, limit) for m in v] for k, v in hit["bookends"].items()
@@ -60,23 +68,55 @@ def _dump(payload: JSONDict) -> str:
     return json.dumps(payload, indent=2, ensure_ascii=False)
 
 
-def _fit(payload: JSONDict, key: str) -> str:
-    """Shrink ``payload[key]`` (results or messages) until the JSON fits in MAX_BYTES."""
+def _size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _trim_around(messages: list[JSONDict], anchor: Any) -> list[JSONDict]:
+    """Drop the message farthest from ``anchor`` (an index), keeping order."""
+    if not isinstance(anchor, int):
+        anchor = messages[-1].get("index", 0)
+    far = max(
+        range(len(messages)),
+        key=lambda i: abs(int(messages[i].get("index", i) or 0) - anchor),
+    )
+    return messages[:far] + messages[far + 1 :]
+
+
+def _fit(payload: JSONDict, key: str, *, anchor: Any = None) -> str:
+    """Shrink ``payload[key]`` (results or messages) until the JSON fits in MAX_BYTES.
+
+    Text is cut shorter first (from the originals), then whole results are dropped,
+    then the messages farthest from the anchor; ``truncated`` says that happened.
+    """
+    original = list(payload[key])
     text = _dump(payload)
     limit = MAX_TEXT
-    while len(text.encode("utf-8")) > MAX_BYTES:
+    while _size(text) > MAX_BYTES:
         items = payload[key]
-        if limit > 500:
+        if limit > 250:
             limit //= 2
+            keep = len(items)
             if key == "results":
-                payload[key] = [_bound_hit(h, limit) if "messages" in h else h for h in items]
+                payload[key] = [_bound_hit(h, limit) for h in original[:keep]]
             else:
-                payload[key] = [_bound_message(m, limit) for m in items]
-        elif len(items) > 1:
+                payload[key] = [_bound_message(m, limit) for m in original[:keep]]
+        elif len(items) > 1 and key == "results":
             payload[key] = items[:-1]
-            payload["truncated"] = True
+        elif key == "results" and items and len(items[0].get("messages", [])) > 1:
+            first = dict(items[0])
+            first["messages"] = _trim_around(first["messages"], first.get("anchor_index"))
+            first.pop("bookends", None)
+            payload[key] = [first]
+        elif key == "messages" and len(items) > 1:
+            payload[key] = _trim_around(items, anchor)
         else:
+            payload[key] = []
+            payload["truncated"] = True
             break
+        payload["truncated"] = True
+        text = _dump(payload)
+    if payload.get("truncated"):
         text = _dump(payload)
     return text
 
@@ -131,6 +171,7 @@ def session_search(
         if query.strip():
             hits = store.search(query, limit=limit_n, window=window_n)
             results = [_bound_hit(h.as_dict(), MAX_TEXT) for h in hits]
+            query = _cut(query, MAX_TEXT)
             payload: JSONDict = {
                 "success": True,
                 "mode": "discovery",
@@ -145,9 +186,8 @@ def session_search(
         if session_id:
             if not store.session_exists(session_id):
                 return _error("scroll", f"unknown session_id {session_id!r}", session_id)
-            anchor = around_message_id if str(around_message_id or "").strip() else None
-            if anchor is not None:
-                _int_arg("around_message_id", anchor, 0)
+            raw_anchor = "" if around_message_id is None else str(around_message_id).strip()
+            anchor = _int_arg("around_message_id", raw_anchor, 0) if raw_anchor else None
             messages = [
                 _bound_message(m, MAX_TEXT)
                 for m in store.window(session_id, anchor, window=window_n)
@@ -160,14 +200,15 @@ def session_search(
                 "around_message_id": around_message_id,
                 "messages": messages,
             }
-            return _fit(payload, "messages")
+            latest = messages[-1]["index"] if messages else None
+            return _fit(payload, "messages", anchor=anchor if anchor is not None else latest)
         summaries = store.recent(limit=limit_n)
         payload = {
             "success": True,
             "mode": "browse",
             "notice": NOTICE,
             "total_found": len(summaries),
-            "results": [s.as_dict() for s in summaries],
+            "results": [_bound_hit(s.as_dict(), MAX_TEXT) for s in summaries],
         }
         return _fit(payload, "results")
     except ValueError as exc:
