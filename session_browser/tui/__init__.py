@@ -1,0 +1,1 @@
+"""The Textual app (imports Textual; the core never imports this package)."""

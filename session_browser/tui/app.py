@@ -1,0 +1,264 @@
+"""The Textual app: search, read, browse; every store call in a thread worker."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.reactive import reactive
+from textual.screen import Screen
+
+from session_browser.core.text import printable
+
+from .backend import Backend, IndexState
+from .commands import ActionsProvider
+from .keymap import KeymapError, config_dir, load_keymap
+from .messages import StoreStatus
+from .screens.explain import TextScreen
+from .screens.help import HelpScreen
+from .screens.main import MainScreen
+from .screens.viewer import ViewerScreen
+from .widgets.hits import HitList
+from .widgets.recent import RecentList
+from .widgets.rowlist import RowList
+from .widgets.transcript import TranscriptView
+
+DARK_THEME = "textual-dark"
+LIGHT_THEME = "textual-light"
+INDEX_POLL = 0.5
+
+# Screens other parts of the app add: name -> (module, class). A screen class is called
+# with one argument, a :class:`ScreenContext`; when its module is absent the action says so.
+EXTRA_SCREENS: dict[str, tuple[str, str]] = {
+    "quarantine": ("session_browser.tui.screens.quarantine", "QuarantineScreen"),
+    "export": ("session_browser.tui.screens.transfer", "ExportScreen"),
+    "import": ("session_browser.tui.screens.transfer", "ImportScreen"),
+}
+
+
+@dataclass
+class ScreenContext:
+    """What an added screen gets: the stores, the clock, and what the user has in hand."""
+
+    app: SessionBrowserApp
+    backend: Backend
+    now: datetime
+    session_ids: list[str] = field(default_factory=list)
+    current_session: str | None = None
+
+
+class SessionBrowserApp(App[int]):
+    """Find a conversation by one word, read it in context, see what you worked on."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "session-browser"
+    COMMANDS: ClassVar[Any] = App.COMMANDS | {ActionsProvider}
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f1,question_mark", "help", "Help", id="app.help"),
+        Binding("f2", "show_search", "Search", id="app.search"),
+        Binding("f3", "show_recent", "Recent", id="app.recent"),
+        Binding("f4", "open_quarantine", "Quarantine", id="app.quarantine"),
+        Binding("f6", "open_export", "Export", show=False, id="app.export"),
+        Binding("f7", "open_import", "Import", show=False, id="app.import"),
+        Binding("ctrl+t", "toggle_theme", "Theme", id="app.theme"),
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
+    ]
+
+    status_text: reactive[str] = reactive("")
+    attention: reactive[int] = reactive(0)
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        now: datetime | None = None,
+        store_labels: list[str] | None = None,
+        keymap: dict[str, str] | None = None,
+        theme: str | None = None,
+        animate: bool = True,
+    ) -> None:
+        super().__init__()
+        self.backend = backend
+        self.now = now or datetime.now(UTC)
+        self.store_labels = store_labels or backend.store_paths()
+        self.index_state = IndexState()
+        self.session_count: int | None = None
+        self._keymap_error: str | None = None
+        self._index_timer: Any = None
+        if keymap is None:
+            try:
+                keymap = load_keymap()
+            except KeymapError as exc:
+                keymap = {}
+                self._keymap_error = str(exc)
+        self.set_keymap(keymap)
+        self.theme = theme or DARK_THEME
+        if not animate:
+            self.animation_level = "none"
+
+    # ------------------------------------------------------------------ start
+
+    def get_default_screen(self) -> Screen[Any]:
+        return MainScreen()
+
+    def on_mount(self) -> None:
+        self._set_status()
+        if self._keymap_error:
+            self.notify(printable(self._keymap_error, one_line=True), severity="error")
+        self.start_index()
+        self.refresh_status()
+
+    @property
+    def main(self) -> MainScreen:
+        screen = self.screen_stack[0] if self.screen_stack else self.screen
+        assert isinstance(screen, MainScreen)
+        return screen
+
+    @work(thread=True, exclusive=True, group="index-start")
+    def start_index(self) -> None:
+        try:
+            self.backend.start_index()
+        except Exception as exc:  # the scan fallback still works
+            self.call_from_thread(
+                self.notify, f"index unavailable: {printable(str(exc), one_line=True)}"
+            )
+
+    @work(thread=True, exclusive=True, group="status")
+    def refresh_status(self) -> None:
+        state = self.backend.index_state()
+        try:
+            count = self.backend.count("")
+        except Exception:
+            count = 0
+        attention = self.backend.quarantine_count()
+        self.post_message(StoreStatus(count, state, attention))
+
+    def on_store_status(self, message: StoreStatus) -> None:
+        was_building = self.index_state.mode == "building"
+        first = self.session_count is None
+        self.index_state = message.index
+        self.session_count = message.sessions
+        self.attention = message.attention
+        self._set_status()
+        if first:
+            self.main.show_empty(self.empty_text() if message.sessions == 0 else None)
+        elif message.sessions and self.main.query_one("#empty-state").display:
+            self.main.show_empty(None)
+        if message.index.mode == "building":
+            if self._index_timer is None:
+                self._index_timer = self.set_interval(INDEX_POLL, self.refresh_status)
+        elif self._index_timer is not None:
+            self._index_timer.stop()
+            self._index_timer = None
+        if was_building and message.index.mode != "building":
+            self.main.rerun_search()
+            self.main.reload_recent()
+
+    def _set_status(self) -> None:
+        stores = " + ".join(printable(s, one_line=True) for s in self.store_labels)
+        parts = [f"store: {stores}"]
+        if self.session_count is not None:
+            n = self.session_count
+            parts.append(f"{n} session{'s' if n != 1 else ''}")
+        parts.append(self.index_state.describe())
+        self.status_text = " · ".join(parts)
+
+    def empty_text(self) -> Text:
+        text = Text(end="")
+        text.append("No sessions here yet.\n\n", style="bold")
+        text.append("Looked in:\n")
+        for label in self.store_labels:
+            text.append(f"  {printable(label, one_line=True)}\n")
+        text.append(
+            "\nPoint the browser at a session dir with\n"
+            "  session-browser --store DIR   (repeatable)\n"
+            "or try it on generated sample conversations with\n"
+            "  session-browser --demo\n\n"
+            "PraisonAI writes sessions to ~/.praisonai/sessions (or $PRAISONAI_HOME/sessions);\n"
+            "a project keeps its own in ./.praisonai/sessions.\n\n"
+            "F1 help · Ctrl+P commands · Ctrl+Q quit"
+        )
+        return text
+
+    # ------------------------------------------------------------------ navigation
+
+    def open_session(
+        self, session_id: str, *, store: str, anchor: int, terms: list[str], title: str
+    ) -> None:
+        self.push_screen(
+            ViewerScreen(session_id, store=store, anchor=anchor, terms=terms, title=title)
+        )
+
+    def _to_main(self) -> MainScreen:
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+        return self.main
+
+    def action_show_search(self) -> None:
+        self._to_main().show_pane("search")
+
+    def action_show_recent(self) -> None:
+        self._to_main().show_pane("recent")
+
+    def action_toggle_theme(self) -> None:
+        self.theme = LIGHT_THEME if self.current_theme.dark else DARK_THEME
+        self.notify(f"Theme: {self.theme}", timeout=2)
+
+    def help_sections(self) -> list[tuple[str, list[BindingType]]]:
+        return [
+            ("Everywhere", [*type(self).BINDINGS]),
+            ("Search / Recent", [*MainScreen.BINDINGS]),
+            ("Lists", [*RowList.BINDINGS]),
+            ("Hits", [*HitList.BINDINGS]),
+            ("Recent list", [*RecentList.BINDINGS]),
+            ("Viewer", [*ViewerScreen.BINDINGS]),
+            ("Transcript", [*TranscriptView.BINDINGS]),
+            ("Dialogs", [*TextScreen.BINDINGS]),
+        ]
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        hint = (
+            f"Keymap file: {printable(str(config_dir() / 'keymap.toml'), one_line=True)}"
+            ' (e.g.  "viewer.next_hit" = "n,ctrl+n")'
+        )
+        self.push_screen(HelpScreen(self.help_sections(), hint))
+
+    # ------------------------------------------------------------------ added screens
+
+    def screen_context(self) -> ScreenContext:
+        current = self.screen
+        session = current.session_id if isinstance(current, ViewerScreen) else None
+        ids = [session] if session else self.main.current_session_ids()
+        return ScreenContext(self, self.backend, self.now, ids, session)
+
+    def open_extra(self, name: str) -> bool:
+        module_name, class_name = EXTRA_SCREENS[name]
+        if importlib.util.find_spec(module_name) is None:
+            self.notify(f"{name.capitalize()} is not available in this build.", severity="warning")
+            return False
+        module = importlib.import_module(module_name)
+        screen_class = getattr(module, class_name, None)
+        if screen_class is None:
+            self.notify(f"{name.capitalize()} is not available in this build.", severity="warning")
+            return False
+        self.push_screen(screen_class(self.screen_context()))
+        return True
+
+    def action_open_quarantine(self) -> None:
+        self.open_extra("quarantine")
+
+    def action_open_export(self) -> None:
+        self.open_extra("export")
+
+    def action_open_import(self) -> None:
+        self.open_extra("import")

@@ -1,0 +1,73 @@
+"""The command palette: every action of the app, by name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    action: str  # "app.x" or "screen.x"
+    screen: str = ""  # the screen class name it applies to ("" = everywhere)
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("Search", "Search every session (F2)", "app.show_search"),
+    Command("Recent sessions", "What was I working on? (F3)", "app.show_recent"),
+    Command("Help: keys", "Every key binding (F1 or ?)", "app.help"),
+    Command("Toggle light/dark theme", "Switch light and dark (Ctrl+T)", "app.toggle_theme"),
+    Command("Choose theme", "Pick any theme", "app.change_theme"),
+    Command("Quarantine", "Corrupt and spill files to rescue (F4)", "app.open_quarantine"),
+    Command("Export", "Export sessions to JSON, Markdown or HTML (F6)", "app.open_export"),
+    Command("Import", "Import a payload, dry run first (F7)", "app.open_import"),
+    Command("Quit", "Leave the app (Ctrl+Q)", "app.quit"),
+    Command("Explain hit score", "Why the hit scored so (e)", "screen.explain_hit", "MainScreen"),
+    Command("Sort recent sessions", "updated/created/size", "screen.cycle_sort", "MainScreen"),
+    Command("Next hit in session", "n", "screen.next_hit", "ViewerScreen"),
+    Command("Previous hit in session", "N", "screen.prev_hit", "ViewerScreen"),
+    Command("Next user turn", "]", "screen.next_user", "ViewerScreen"),
+    Command("Previous user turn", "[", "screen.prev_user", "ViewerScreen"),
+    Command("Go to start", "g", "screen.first", "ViewerScreen"),
+    Command("Go to end", "G", "screen.last", "ViewerScreen"),
+    Command("Find in session", "/", "screen.find", "ViewerScreen"),
+    Command("Widen context", "+", "screen.widen", "ViewerScreen"),
+    Command("Narrow context", "-", "screen.narrow", "ViewerScreen"),
+    Command("Copy message", "y", "screen.copy", "ViewerScreen"),
+    Command("Message metadata", "m", "screen.metadata", "ViewerScreen"),
+    Command("Back", "Close the viewer (Esc)", "screen.back", "ViewerScreen"),
+)
+
+
+class ActionsProvider(Provider):
+    """Offers :data:`COMMANDS` that apply to the screen the palette was opened on."""
+
+    def _commands(self) -> list[Command]:
+        name = type(self.screen).__name__
+        return [c for c in COMMANDS if not c.screen or c.screen == name]
+
+    async def _run(self, action: str) -> None:
+        if action.startswith("screen."):
+            await self.app.run_action(action.removeprefix("screen."), self.screen)
+        else:
+            await self.app.run_action(action)
+
+    async def discover(self) -> Hits:
+        for command in self._commands():
+            yield DiscoveryHit(command.name, partial(self._run, command.action), help=command.help)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for command in self._commands():
+            score = matcher.match(command.name)
+            if score > 0:
+                yield Hit(
+                    score,
+                    matcher.highlight(command.name),
+                    partial(self._run, command.action),
+                    help=command.help,
+                )

@@ -1,0 +1,70 @@
+"""Messages the thread workers post back to the UI."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.message import Message
+
+from session_browser.core.model import SessionSummary
+
+from .backend import IndexState, SearchOutcome
+
+
+class SearchFinished(Message):
+    def __init__(self, generation: int, outcome: SearchOutcome) -> None:
+        super().__init__()
+        self.generation = generation
+        self.outcome = outcome
+
+
+class RecentCounted(Message):
+    def __init__(self, generation: int, total: int, first_page: list[SessionSummary]) -> None:
+        super().__init__()
+        self.generation = generation
+        self.total = total
+        self.first_page = first_page
+
+
+class RecentPageLoaded(Message):
+    def __init__(self, generation: int, page: int, rows: list[SessionSummary]) -> None:
+        super().__init__()
+        self.generation = generation
+        self.page = page
+        self.rows = rows
+
+
+class ProjectionLoaded(Message):
+    def __init__(
+        self,
+        session_id: str,
+        messages: list[dict[str, Any]],
+        heights: list[int],
+        width: int,
+        matches: set[int],
+        error: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.messages = messages
+        self.heights = heights
+        self.width = width
+        self.matches = matches
+        self.error = error
+
+
+class FindFinished(Message):
+    def __init__(self, query: str, matches: list[int]) -> None:
+        super().__init__()
+        self.query = query
+        self.matches = matches
+
+
+class StoreStatus(Message):
+    """Counts and index state for the status line and the header badge."""
+
+    def __init__(self, sessions: int, index: IndexState, attention: int) -> None:
+        super().__init__()
+        self.sessions = sessions
+        self.index = index
+        self.attention = attention

@@ -1,0 +1,145 @@
+"""Untrusted text made into Rich ``Text`` (never markup), dates, highlights, badges."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+
+from rich.style import Style
+from rich.text import Text
+
+from session_browser.core.model import SessionHit, SessionSummary
+from session_browser.core.text import printable
+
+ROLE_LABELS = {"user": "you", "assistant": "assistant", "system": "system", "tool": "tool"}
+
+
+def safe(value: object, *, style: str | Style = "", one_line: bool = True) -> Text:
+    """Untrusted text as ``Text``: never parsed as markup, controls shown as escapes."""
+    return Text(printable(str(value), one_line=one_line), style=style, end="", no_wrap=one_line)
+
+
+def one_line(value: object) -> str:
+    """Whitespace folded and controls escaped: fit for a single row."""
+    return printable(" ".join(str(value).split()), one_line=True)
+
+
+def parse_when(when: str | float | None) -> datetime | None:
+    if when is None or when == "":
+        return None
+    try:
+        if isinstance(when, (int, float)):
+            return datetime.fromtimestamp(float(when), UTC)
+        dt = datetime.fromisoformat(str(when))
+    except (ValueError, OverflowError, OSError):
+        return None
+    return dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)
+
+
+def relative_age(dt: datetime, now: datetime) -> str:
+    seconds = (now - dt).total_seconds()
+    if seconds < -60:
+        return "in the future"
+    for unit, size in (
+        ("y", 365 * 86400),
+        ("mo", 30 * 86400),
+        ("d", 86400),
+        ("h", 3600),
+        ("m", 60),
+    ):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit} ago"
+    return "just now"
+
+
+def when_text(when: str | float | None, now: datetime) -> str:
+    """``2026-01-30 14:02 (3d ago)``; the raw value (escaped) when it is not a date."""
+    dt = parse_when(when)
+    if dt is None:
+        return "-" if when in (None, "") else one_line(when)
+    return f"{dt.astimezone(UTC):%Y-%m-%d %H:%M} ({relative_age(dt, now)})"
+
+
+def short_time(ts: object) -> str:
+    if isinstance(ts, (int, float)) and not isinstance(ts, bool):
+        dt = parse_when(float(ts))
+        if dt is not None:
+            return f"{dt:%Y-%m-%d %H:%M:%S}"
+    return ""
+
+
+def human_size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"
+
+
+def query_terms(query: str) -> list[str]:
+    """Words of a query worth highlighting (operators, quotes and field prefixes dropped)."""
+    terms: list[str] = []
+    for raw in re.findall(r'"([^"]+)"|(\S+)', query):
+        word = raw[0] or raw[1]
+        if raw[1]:
+            if word.upper() in ("AND", "OR", "NOT") or word.startswith("-"):
+                continue
+            if ":" in word:
+                word = word.split(":", 1)[1]
+            word = word.strip("()*~^")
+        if word:
+            terms.append(word)
+    return terms
+
+
+def highlight(text: Text, terms: Iterable[str], style: str | Style) -> Text:
+    """``text`` with every case-insensitive occurrence of each term styled."""
+    plain = text.plain.lower()
+    for term in terms:
+        needle = term.lower()
+        if not needle:
+            continue
+        start = plain.find(needle)
+        while start >= 0:
+            text.stylize(style, start, start + len(needle))
+            start = plain.find(needle, start + len(needle))
+    return text
+
+
+def hit_badges(hit: SessionHit) -> list[str]:
+    badges: list[str] = []
+    if hit.archived:
+        badges.append("archived hit")
+    if hit.automated:
+        badges.append("automated")
+    if hit.folded:
+        n = len(hit.folded)
+        badges.append(f"{n} continuation{'s' if n != 1 else ''} folded")
+    if hit.source and hit.source != "praisonai":
+        badges.append(one_line(hit.source))
+    return badges
+
+
+def summary_badges(summary: SessionSummary) -> list[str]:
+    badges: list[str] = []
+    if summary.archived_count:
+        badges.append("compacted")
+    if summary.automated:
+        badges.append("automated")
+    if summary.lineage:
+        badges.append("continued")
+    if summary.source and summary.source != "praisonai":
+        badges.append(one_line(summary.source))
+    return badges
+
+
+def role_label(role: str) -> str:
+    return ROLE_LABELS.get(role, one_line(role) or "?")
+
+
+def join_badges(text: Text, badges: Sequence[str], style: str | Style) -> None:
+    for badge in badges:
+        text.append(" ")
+        text.append(f" {badge} ", style=style)

@@ -1,0 +1,309 @@
+"""The main screen: the search pane and the recent-sessions pane."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, cast
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import ContentSwitcher, Footer, Input, Static
+from textual.worker import get_current_worker
+
+from session_browser.core.model import SessionHit
+from session_browser.core.text import printable
+
+from ..backend import SORTS, SearchOutcome
+from ..messages import RecentCounted, RecentPageLoaded, SearchFinished
+from ..render import query_terms
+from ..widgets.chrome import AppHeader, StatusLine
+from ..widgets.hits import HitList
+from ..widgets.recent import PAGE_SIZE, RecentList
+
+if TYPE_CHECKING:
+    from ..app import SessionBrowserApp
+
+SEARCH_DEBOUNCE = 0.06
+FILTER_DEBOUNCE = 0.15
+
+
+class MainScreen(Screen[None]):
+    """Search (type to search, Enter/Down into the hits) and Recent (filter, sort, open)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("down", "into_list", "Into the list", show=False, id="main.into_list"),
+        Binding("escape", "to_input", "Back to input", show=False, id="main.to_input"),
+        Binding("slash", "to_input", "Back to input", show=False, id="main.slash"),
+        Binding("ctrl+s", "cycle_sort", "Sort recent", show=False, id="main.sort"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._search_gen = 0
+        self._search_timer: Timer | None = None
+        self._recent_gen = 0
+        self._filter_timer: Timer | None = None
+        self._recent_loaded = False
+        self.sort = SORTS[0]
+        self.last_query = ""
+
+    @property
+    def browser(self) -> SessionBrowserApp:
+        from ..app import SessionBrowserApp
+
+        return cast(SessionBrowserApp, self.app)
+
+    def compose(self) -> ComposeResult:
+        now = self.browser.now
+        yield AppHeader("Search", id="header")
+        with ContentSwitcher(initial="search-pane", id="panes"):
+            with Vertical(id="search-pane"):
+                yield Input(
+                    placeholder='Search every session (words, "a phrase", role:user, -word)…',
+                    id="query",
+                    select_on_focus=False,
+                )
+                yield Static("", id="search-info")
+                yield HitList(now=now, id="hits")
+            with Vertical(id="recent-pane"):
+                yield Input(placeholder="Filter by title or id…", id="filter")
+                yield Static("", id="recent-info")
+                yield RecentList(now=now, id="recent")
+        yield Static("", id="empty-state")
+        yield StatusLine(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        count = self.browser.session_count
+        self.show_empty(self.browser.empty_text() if count == 0 else None)
+        self._search_hint()
+        self.query_one("#query", Input).focus()
+
+    # ------------------------------------------------------------------ panes
+
+    @property
+    def pane(self) -> str:
+        return self.query_one("#panes", ContentSwitcher).current or "search-pane"
+
+    def show_pane(self, name: str) -> None:
+        switcher = self.query_one("#panes", ContentSwitcher)
+        switcher.current = f"{name}-pane"
+        self.query_one(AppHeader).set_where("Search" if name == "search" else "Recent sessions")
+        if name == "recent":
+            if not self._recent_loaded:
+                self._recent_loaded = True
+                self.reload_recent()
+            self.query_one("#recent", RecentList).focus()
+        else:
+            self.query_one("#query", Input).focus()
+
+    def show_empty(self, text: Text | None) -> None:
+        empty = self.query_one("#empty-state", Static)
+        panes = self.query_one("#panes")
+        if text is None:
+            empty.display = False
+            panes.display = True
+        else:
+            empty.update(text)
+            empty.display = True
+            panes.display = False
+
+    def action_into_list(self) -> None:
+        focused = self.focused
+        if isinstance(focused, Input) and focused.id == "query":
+            hits = self.query_one("#hits", HitList)
+            if hits.row_count:
+                hits.focus()
+        elif isinstance(focused, Input) and focused.id == "filter":
+            self.query_one("#recent", RecentList).focus()
+
+    def action_to_input(self) -> None:
+        target = "#query" if self.pane == "search-pane" else "#filter"
+        self.query_one(target, Input).focus()
+
+    # ------------------------------------------------------------------ search
+
+    def _search_hint(self) -> None:
+        info = self.query_one("#search-info", Static)
+        info.update(
+            Text(
+                "Type to search titles and every turn, archived ones too. "
+                "Enter/↓ moves into the hits, Enter opens, e explains a score.",
+                style="italic",
+            )
+        )
+
+    @on(Input.Changed, "#query")
+    def _query_changed(self, event: Input.Changed) -> None:
+        self._search_gen += 1
+        if self._search_timer is not None:
+            self._search_timer.stop()
+        query = event.value
+        if not query.strip():
+            self.workers.cancel_group(self, "search")
+            self.query_one("#hits", HitList).set_hits([], [])
+            self._search_hint()
+            return
+        gen = self._search_gen
+        self._search_timer = self.set_timer(SEARCH_DEBOUNCE, lambda: self.run_search(query, gen))
+
+    @on(Input.Submitted, "#query")
+    def _query_submitted(self) -> None:
+        hits = self.query_one("#hits", HitList)
+        if hits.row_count:
+            hits.focus()
+
+    @work(thread=True, exclusive=True, group="search")
+    def run_search(self, query: str, generation: int) -> None:
+        worker = get_current_worker()
+        if worker.is_cancelled or generation != self._search_gen:
+            return
+        try:
+            outcome = self.browser.backend.search(query, is_cancelled=lambda: worker.is_cancelled)
+        except Exception as exc:  # shown, never fatal
+            outcome = SearchOutcome(query, error=f"{type(exc).__name__}: {exc}")
+        if not worker.is_cancelled:
+            self.post_message(SearchFinished(generation, outcome))
+
+    def on_search_finished(self, message: SearchFinished) -> None:
+        if message.generation != self._search_gen:
+            return
+        out = message.outcome
+        self.last_query = out.query
+        hits = self.query_one("#hits", HitList)
+        hits.set_hits(out.hits, query_terms(out.query))
+        info = Text(end="")
+        if out.error:
+            info.append(printable(out.error, one_line=True), style="bold red")
+        else:
+            shown = len(out.hits)
+            n = out.matched
+            info.append(f"{n} session{'s' if n != 1 else ''} matched", style="bold")
+            if shown < n:
+                info.append(f" (best {shown} shown)")
+            info.append(f" · {out.elapsed_ms:.0f} ms · ")
+            info.append(self._mode_text(out))
+            for warning in out.warnings:
+                info.append(f" · {printable(warning, one_line=True)}", style="yellow")
+        self.query_one("#search-info", Static).update(info)
+
+    def _mode_text(self, out: SearchOutcome) -> str:
+        state = self.browser.index_state.describe()
+        text = f"{out.mode}" if out.mode not in ("scan",) else "scanned the files"
+        if out.fuzzy:
+            text += " (fuzzy)"
+        if self.browser.index_state.mode == "building":
+            text += f" · {state}"
+        return text
+
+    @on(HitList.Opened, "#hits")
+    def _open_hit(self, event: HitList.Opened) -> None:
+        hits = self.query_one("#hits", HitList)
+        hit = hits.hits[event.index]
+        self.browser.open_session(
+            hit.session_id,
+            store=hit.store,
+            anchor=hit.anchor_index,
+            terms=hits.terms,
+            title=hit.title,
+        )
+
+    def current_hit(self) -> SessionHit | None:
+        return self.query_one("#hits", HitList).current()
+
+    def action_explain_hit(self) -> None:
+        hit = self.current_hit()
+        if hit is not None:
+            from .explain import ExplainScreen
+
+            self.app.push_screen(ExplainScreen(hit))
+
+    def rerun_search(self) -> None:
+        query = self.query_one("#query", Input).value
+        if query.strip():
+            self._search_gen += 1
+            self.run_search(query, self._search_gen)
+
+    # ------------------------------------------------------------------ recent
+
+    def reload_recent(self) -> None:
+        self._recent_gen += 1
+        text = self.query_one("#filter", Input).value
+        self.count_recent(self._recent_gen, self.sort, text)
+
+    @work(thread=True, exclusive=True, group="recent")
+    def count_recent(self, generation: int, sort: str, text: str) -> None:
+        backend = self.browser.backend
+        total = backend.count(text)
+        first = backend.browse(0, PAGE_SIZE, sort, text)
+        if not get_current_worker().is_cancelled:
+            self.post_message(RecentCounted(generation, total, first))
+
+    @work(thread=True, group="recent-page")
+    def load_page(self, generation: int, page: int, sort: str, text: str) -> None:
+        rows = self.browser.backend.browse(page * PAGE_SIZE, PAGE_SIZE, sort, text)
+        self.post_message(RecentPageLoaded(generation, page, rows))
+
+    def on_recent_counted(self, message: RecentCounted) -> None:
+        if message.generation != self._recent_gen:
+            return
+        recent = self.query_one("#recent", RecentList)
+        recent.reset(message.total)
+        recent.add_page(0, message.first_page)
+        self._recent_info()
+
+    def on_recent_page_loaded(self, message: RecentPageLoaded) -> None:
+        if message.generation == self._recent_gen:
+            self.query_one("#recent", RecentList).add_page(message.page, message.rows)
+
+    @on(RecentList.PageWanted)
+    def _page_wanted(self, event: RecentList.PageWanted) -> None:
+        text = self.query_one("#filter", Input).value
+        self.load_page(self._recent_gen, event.page, self.sort, text)
+
+    def _recent_info(self) -> None:
+        recent = self.query_one("#recent", RecentList)
+        text = self.query_one("#filter", Input).value
+        info = Text(end="")
+        n = recent.total
+        info.append(f"{n} session{'s' if n != 1 else ''}", style="bold")
+        if text.strip():
+            info.append(" matching the filter")
+        info.append(f" · sorted by {self.sort} (s or Ctrl+S to change) · Enter opens")
+        self.query_one("#recent-info", Static).update(info)
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self) -> None:
+        if self._filter_timer is not None:
+            self._filter_timer.stop()
+        self._filter_timer = self.set_timer(FILTER_DEBOUNCE, self.reload_recent)
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self) -> None:
+        self.query_one("#recent", RecentList).focus()
+
+    @on(RecentList.SortRequested)
+    def action_cycle_sort(self) -> None:
+        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        if self.pane != "recent-pane":
+            self.show_pane("recent")
+        self.reload_recent()
+
+    @on(RecentList.Opened, "#recent")
+    def _open_recent(self, event: RecentList.Opened) -> None:
+        summary = self.query_one("#recent", RecentList).summary(event.index)
+        if summary is not None:
+            self.browser.open_session(
+                summary.session_id, store=summary.store, anchor=-1, terms=[], title=summary.title
+            )
+
+    def current_session_ids(self) -> list[str]:
+        if self.pane == "recent-pane":
+            summary = self.query_one("#recent", RecentList).current()
+            return [summary.session_id] if summary else []
+        hit = self.current_hit()
+        return [hit.session_id] if hit else []

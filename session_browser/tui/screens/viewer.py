@@ -1,0 +1,333 @@
+"""The scroll viewer: one session's archived+active projection, opened at the match."""
+
+from __future__ import annotations
+
+import json
+from bisect import bisect_left, bisect_right
+from typing import TYPE_CHECKING, Any, ClassVar, cast
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+from textual.worker import get_current_worker
+
+from session_browser.core.model import content_text
+from session_browser.core.text import printable
+
+from ..messages import FindFinished, ProjectionLoaded
+from ..render import one_line, query_terms
+from ..widgets.chrome import AppHeader, StatusLine
+from ..widgets.transcript import CONTEXT_LEVELS, GUTTER, TranscriptView, count_lines, message_text
+
+if TYPE_CHECKING:
+    from ..app import SessionBrowserApp
+
+
+def find_matches(messages: list[dict[str, Any]], terms: list[str]) -> list[int]:
+    """Indices of the messages containing every term (case-insensitive)."""
+    needles = [t.lower() for t in terms if t]
+    if not needles:
+        return []
+    out: list[int] = []
+    for i, m in enumerate(messages):
+        text = content_text(m.get("content")).lower()
+        if all(n in text for n in needles):
+            out.append(i)
+    if not out:  # fall back to any term
+        for i, m in enumerate(messages):
+            text = content_text(m.get("content")).lower()
+            if any(n in text for n in needles):
+                out.append(i)
+    return out
+
+
+class ViewerScreen(Screen[None]):
+    """Keys: n/N hits, [/] user turns, g/G ends, / find, +/- context, y copy, m metadata."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,backspace", "back", "Back", id="viewer.back"),
+        Binding("n", "next_hit", "Next hit", id="viewer.next_hit"),
+        Binding("N", "prev_hit", "Prev hit", id="viewer.prev_hit"),
+        Binding(
+            "right_square_bracket", "next_user", "Next user turn", show=False, id="viewer.next_user"
+        ),
+        Binding(
+            "left_square_bracket", "prev_user", "Prev user turn", show=False, id="viewer.prev_user"
+        ),
+        Binding("g,home", "first", "Start", show=False, id="viewer.first"),
+        Binding("G,end", "last", "End", show=False, id="viewer.last"),
+        Binding("slash", "find", "Find", id="viewer.find"),
+        Binding("plus,equals_sign", "widen", "Widen", id="viewer.widen"),
+        Binding("minus", "narrow", "Narrow", id="viewer.narrow"),
+        Binding("y", "copy", "Copy msg", id="viewer.copy"),
+        Binding("m", "metadata", "Metadata", id="viewer.metadata"),
+        Binding("J", "next_message", "Next message", show=False, id="viewer.next_message"),
+        Binding("K", "prev_message", "Prev message", show=False, id="viewer.prev_message"),
+    ]
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        store: str = "",
+        anchor: int = -1,
+        terms: list[str] | None = None,
+        title: str = "",
+    ) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.store_label = store
+        self.anchor_index = anchor
+        self.terms = list(terms or [])
+        self.title_text = title
+        self.matches: list[int] = []
+        self.loaded = False
+
+    @property
+    def browser(self) -> SessionBrowserApp:
+        from ..app import SessionBrowserApp
+
+        return cast(SessionBrowserApp, self.app)
+
+    def compose(self) -> ComposeResult:
+        yield AppHeader("Session", id="header")
+        yield Static(self._title_line(), id="viewer-title")
+        view = TranscriptView(id="transcript")
+        view.loading = True
+        yield view
+        find = Input(placeholder="Find in this session (Enter: find, Esc: close)", id="find")
+        find.display = False
+        yield find
+        yield Static("", id="viewer-info")
+        yield StatusLine(id="status")
+        yield Footer()
+
+    def _title_line(self) -> Text:
+        text = Text(end="")
+        text.append(one_line(self.title_text or self.session_id), style="bold")
+        text.append("  ·  ")
+        text.append(one_line(self.session_id), style="dim")
+        return text
+
+    def on_mount(self) -> None:
+        view = self.query_one(TranscriptView)
+        view.focus()
+        width = max(10, self.app.size.width - GUTTER - 3)
+        self.load(width)
+
+    # ------------------------------------------------------------------ loading
+
+    @work(thread=True, exclusive=True, group="projection")
+    def load(self, width: int) -> None:
+        try:
+            messages = self.browser.backend.projection(self.session_id, self.store_label)
+        except KeyError:
+            self.post_message(
+                ProjectionLoaded(self.session_id, [], [], width, set(), "session not found")
+            )
+            return
+        except Exception as exc:  # shown on screen, never fatal
+            self.post_message(ProjectionLoaded(self.session_id, [], [], width, set(), f"{exc}"))
+            return
+        if get_current_worker().is_cancelled:
+            return
+        heights = [2 + count_lines(message_text(m), width) for m in messages]
+        matches = set(find_matches(messages, self.terms))
+        self.post_message(ProjectionLoaded(self.session_id, messages, heights, width, matches))
+
+    def on_projection_loaded(self, message: ProjectionLoaded) -> None:
+        view = self.query_one(TranscriptView)
+        view.loading = False
+        view.focus()
+        self.loaded = True
+        if message.error:
+            view.display = False
+            info = Text(f"Cannot open this session: {printable(message.error, one_line=True)}")
+            self.query_one("#viewer-info", Static).update(info)
+            return
+        self.matches = sorted(message.matches)
+        anchor = self.anchor_index
+        if anchor < 0 or anchor >= len(message.messages):
+            anchor = -1
+        view.load(
+            message.messages,
+            anchor=anchor,
+            terms=self.terms,
+            heights=message.heights,
+            heights_width=message.width,
+        )
+        view.matches = set(self.matches)
+        if anchor < 0 and message.messages:
+            view.set_cursor(len(message.messages) - 1, top=False)
+            view.scroll_end(animate=False, immediate=True)
+        self._info()
+
+    # ------------------------------------------------------------------ info line
+
+    @on(TranscriptView.CursorMoved)
+    def _cursor_moved(self) -> None:
+        self._info()
+
+    def _info(self) -> None:
+        view = self.query_one(TranscriptView)
+        total = len(view.messages)
+        info = Text(end="")
+        if not total:
+            info.append("This session has no messages.")
+            self.query_one("#viewer-info", Static).update(info)
+            return
+        info.append(f"message {view.cursor} of {total - 1}", style="bold")
+        info.append(f" · {view.archived_count} archived, {total - view.archived_count} active")
+        if self.terms:
+            info.append(" · ")
+            info.append(printable(" ".join(self.terms), one_line=True), style="italic")
+            pos = bisect_right(self.matches, view.cursor)
+            n = len(self.matches)
+            at = f"{pos}/{n}" if view.cursor in self.matches else f"{n}"
+            info.append(f": {at} matching message{'s' if len(self.matches) != 1 else ''} (n/N)")
+        level = CONTEXT_LEVELS[view.context_level]
+        ctx = "all turns expanded" if level is None else f"±{level} turns expanded"
+        info.append(f" · {ctx} (+/-)")
+        self.query_one("#viewer-info", Static).update(info)
+
+    # ------------------------------------------------------------------ actions
+
+    def action_back(self) -> None:
+        find = self.query_one("#find", Input)
+        if find.display and find.has_focus:
+            find.display = False
+            self.query_one(TranscriptView).focus()
+            return
+        self.app.pop_screen()
+
+    def _view(self) -> TranscriptView:
+        return self.query_one(TranscriptView)
+
+    def action_next_hit(self) -> None:
+        view = self._view()
+        if not self.matches:
+            self.notify("No matches in this session: press / to find.", severity="warning")
+            return
+        pos = bisect_right(self.matches, view.cursor)
+        target = self.matches[pos % len(self.matches)]
+        if pos >= len(self.matches):
+            self.notify("Wrapped to the first match.", timeout=2)
+        self._jump(target)
+
+    def action_prev_hit(self) -> None:
+        view = self._view()
+        if not self.matches:
+            self.notify("No matches in this session: press / to find.", severity="warning")
+            return
+        pos = bisect_left(self.matches, view.cursor) - 1
+        if pos < 0:
+            self.notify("Wrapped to the last match.", timeout=2)
+        self._jump(self.matches[pos])
+
+    def _jump(self, index: int) -> None:
+        view = self._view()
+        if CONTEXT_LEVELS[view.context_level] is not None:
+            view.cursor = index
+            view.set_context(view.context_level)
+        else:
+            view.set_cursor(index, top=True)
+
+    def _user_turn(self, step: int) -> None:
+        view = self._view()
+        i = view.cursor + step
+        while 0 <= i < len(view.messages):
+            if view.messages[i].get("role") == "user":
+                self._jump(i)
+                return
+            i += step
+        self.notify("No more user turns that way.", timeout=2)
+
+    def action_next_user(self) -> None:
+        self._user_turn(1)
+
+    def action_prev_user(self) -> None:
+        self._user_turn(-1)
+
+    def action_next_message(self) -> None:
+        view = self._view()
+        view.set_cursor(view.cursor + 1, top=True)
+
+    def action_prev_message(self) -> None:
+        view = self._view()
+        view.set_cursor(view.cursor - 1, top=True)
+
+    def action_first(self) -> None:
+        view = self._view()
+        if view.messages:
+            view.set_cursor(0, top=True)
+            view.scroll_home(animate=False, immediate=True)
+
+    def action_last(self) -> None:
+        view = self._view()
+        if view.messages:
+            view.set_cursor(len(view.messages) - 1, top=False)
+            view.scroll_end(animate=False, immediate=True)
+
+    def action_widen(self) -> None:
+        view = self._view()
+        view.set_context(view.context_level + 1)
+        self._info()
+
+    def action_narrow(self) -> None:
+        view = self._view()
+        view.set_context(view.context_level - 1)
+        self._info()
+
+    def action_copy(self) -> None:
+        view = self._view()
+        if not view.messages:
+            return
+        text = content_text(view.messages[view.cursor].get("content"))
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied message #{view.cursor} ({len(text)} characters).", timeout=3)
+
+    def action_metadata(self) -> None:
+        view = self._view()
+        if not view.messages:
+            return
+        from .explain import TextScreen
+
+        m = view.messages[view.cursor]
+        details = {k: v for k, v in m.items() if k != "content"}
+        body = json.dumps(details, indent=2, ensure_ascii=False, default=str)
+        self.app.push_screen(TextScreen(f"Message #{view.cursor}: metadata", body))
+
+    def action_find(self) -> None:
+        find = self.query_one("#find", Input)
+        find.display = True
+        find.value = " ".join(self.terms)
+        find.focus()
+
+    @on(Input.Submitted, "#find")
+    def _find_submitted(self, event: Input.Submitted) -> None:
+        self.run_find(event.value)
+
+    @work(thread=True, exclusive=True, group="find")
+    def run_find(self, query: str) -> None:
+        terms = query_terms(query)
+        matches = find_matches(self._view().messages, terms)
+        self.post_message(FindFinished(query, matches))
+
+    def on_find_finished(self, message: FindFinished) -> None:
+        view = self._view()
+        self.terms = query_terms(message.query)
+        self.matches = message.matches
+        view.set_terms(self.terms, set(self.matches))
+        find = self.query_one("#find", Input)
+        find.display = False
+        view.focus()
+        if self.matches:
+            self.notify(f"{len(self.matches)} matching messages: n/N to move.", timeout=3)
+            pos = bisect_left(self.matches, view.cursor)
+            self._jump(self.matches[pos % len(self.matches)])
+        elif self.terms:
+            self.notify("No message matches that.", severity="warning", timeout=3)
+        self._info()

@@ -1,0 +1,103 @@
+"""The search hits: title, when, score, badges, and bookends (opening -> match -> closing)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.binding import Binding, BindingType
+
+from session_browser.core.model import SessionHit
+from session_browser.core.text import clip
+
+from ..render import (
+    highlight,
+    hit_badges,
+    join_badges,
+    one_line,
+    role_label,
+    safe,
+    when_text,
+)
+from .rowlist import RowList
+
+
+def _turn_text(message: dict[str, Any]) -> str:
+    from session_browser.core.model import content_text
+
+    return one_line(content_text(message.get("content")))
+
+
+class HitList(RowList):
+    """Search results; Enter opens, ``e`` explains the score."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("e", "screen.explain_hit", "Why this score", id="hits.explain"),
+    ]
+
+    def __init__(self, *, now: datetime, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.now = now
+        self.hits: list[SessionHit] = []
+        self.terms: list[str] = []
+
+    def set_hits(self, hits: list[SessionHit], terms: list[str]) -> None:
+        self.hits = hits
+        self.terms = terms
+        self.cursor = 0
+        self.set_heights([self._height(h) for h in hits])
+        self.scroll_to(0, 0, animate=False)
+
+    @staticmethod
+    def _ends(hit: SessionHit) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The opening and closing turns, without the matched turn itself."""
+        ends = hit.bookends or {}
+        opening = [m for m in ends.get("opening", []) if m.get("index") != hit.anchor_index]
+        closing = [m for m in ends.get("closing", []) if m.get("index") != hit.anchor_index]
+        return opening, closing
+
+    def _height(self, hit: SessionHit) -> int:
+        opening, closing = self._ends(hit)
+        return 3 + len(opening) + len(closing) + 1
+
+    def current(self) -> SessionHit | None:
+        return self.hits[self.cursor] if 0 <= self.cursor < len(self.hits) else None
+
+    def row_lines(self, index: int, width: int) -> list[Text]:
+        hit = self.hits[index]
+        dim = self.style_of("dim")
+        match = self.style_of("match")
+        badge = self.style_of("badge")
+        title = Text(" ", end="")
+        title.append(one_line(hit.title) or one_line(hit.session_id), style=self.style_of("title"))
+        join_badges(title, hit_badges(hit), badge)
+        score = f"score {hit.score:.2f}"
+        pad = width - title.cell_len - len(score) - 1
+        if pad > 0:
+            title.append(" " * pad)
+        title.append(score, style=dim)
+        lines = [title]
+        meta = Text("   ", end="")
+        meta.append(when_text(hit.when, self.now), style=dim)
+        meta.append("  ·  ", style=dim)
+        meta.append(one_line(hit.session_id), style=dim)
+        lines.append(meta)
+        opening, closing = self._ends(hit)
+        for msg in opening:
+            line = Text("   ┌ " if msg is opening[0] else "   │ ", style=dim, end="")
+            line.append(f"{role_label(str(msg.get('role', '')))}: ", style=dim)
+            line.append(highlight(safe(clip(_turn_text(msg), 400)), self.terms, match))
+            lines.append(line)
+        marker = "   ├ " if opening else "   ▸ "
+        snippet = Text(marker, style=dim, end="")
+        snippet.append(f"#{hit.anchor_index} ", style=dim)
+        snippet.append(highlight(safe(one_line(hit.snippet)), self.terms, match))
+        lines.append(snippet)
+        for i, msg in enumerate(closing):
+            line = Text("   └ " if i == len(closing) - 1 else "   │ ", style=dim, end="")
+            line.append(f"{role_label(str(msg.get('role', '')))}: ", style=dim)
+            line.append(highlight(safe(clip(_turn_text(msg), 400)), self.terms, match))
+            lines.append(line)
+        lines.append(Text(""))
+        return lines

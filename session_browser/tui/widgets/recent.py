@@ -1,0 +1,95 @@
+"""The recent-sessions list: two lines a session, pages fetched from the store on demand."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import ClassVar
+
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.message import Message
+
+from session_browser.core.model import SessionSummary
+
+from ..render import human_size, join_badges, one_line, summary_badges, when_text
+from .rowlist import RowList
+
+ROW_HEIGHT = 2
+PAGE_SIZE = 200
+
+
+class RecentList(RowList):
+    """Most recent first; rows outside the loaded pages are fetched by the screen."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("s", "cycle_sort", "Sort", id="recent.sort"),
+    ]
+
+    class PageWanted(Message):
+        def __init__(self, page: int) -> None:
+            super().__init__()
+            self.page = page
+
+    class SortRequested(Message):
+        pass
+
+    def __init__(self, *, now: datetime, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.now = now
+        self.total = 0
+        self.pages: dict[int, list[SessionSummary]] = {}
+        self._wanted: set[int] = set()
+
+    def reset(self, total: int) -> None:
+        self.total = total
+        self.pages.clear()
+        self._wanted.clear()
+        self.cursor = 0
+        self.set_heights([ROW_HEIGHT] * total)
+        self.scroll_to(0, 0, animate=False)
+
+    def add_page(self, page: int, rows: list[SessionSummary]) -> None:
+        self.pages[page] = rows
+        self._wanted.discard(page)
+        self.invalidate()
+
+    def summary(self, index: int) -> SessionSummary | None:
+        page = self.pages.get(index // PAGE_SIZE)
+        if page is None:
+            return None
+        offset = index % PAGE_SIZE
+        return page[offset] if offset < len(page) else None
+
+    def current(self) -> SessionSummary | None:
+        return self.summary(self.cursor) if self.row_count else None
+
+    def action_cycle_sort(self) -> None:
+        self.post_message(self.SortRequested())
+
+    def row_lines(self, index: int, width: int) -> list[Text]:
+        summary = self.summary(index)
+        if summary is None:
+            page = index // PAGE_SIZE
+            if page not in self._wanted:
+                self._wanted.add(page)
+                self.post_message(self.PageWanted(page))
+            return [Text("  …", style=self.style_of("dim")), Text("")]
+        dim = self.style_of("dim")
+        title = Text(" ", end="")
+        title.append(
+            one_line(summary.title) or one_line(summary.session_id), style=self.style_of("title")
+        )
+        join_badges(title, summary_badges(summary), self.style_of("badge"))
+        counts = f"{summary.message_count} msgs"
+        if summary.archived_count:
+            counts += f" + {summary.archived_count} archived"
+        counts += f" · {human_size(summary.size)}"
+        pad = width - title.cell_len - len(counts) - 1
+        if pad > 0:
+            title.append(" " * pad)
+        title.append(counts, style=dim)
+        meta = Text("   ", end="")
+        meta.append(when_text(summary.when, self.now), style=dim)
+        meta.append("  ·  ", style=dim)
+        meta.append(one_line(summary.session_id), style=dim)
+        return [title, meta]

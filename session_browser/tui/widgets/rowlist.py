@@ -1,0 +1,206 @@
+"""A Line-API list of variable-height rows: prefix sums of row heights and ``bisect``.
+
+No widget per row: only the lines on screen are rendered (and cached), so a list of
+100,000 rows costs one list of integers.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import OrderedDict
+from itertools import accumulate
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+CACHE_LINES = 2000
+
+
+class RowList(ScrollView, can_focus=True):
+    """Subclasses implement :meth:`row_lines` (the Text lines of one row)."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "rowlist--cursor",
+        "rowlist--dim",
+        "rowlist--title",
+        "rowlist--badge",
+        "rowlist--match",
+        "rowlist--accent",
+    }
+
+    DEFAULT_CSS = """
+    RowList { overflow-x: hidden; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "cursor_up", "Up", show=False, id="list.up"),
+        Binding("down", "cursor_down", "Down", show=False, id="list.down"),
+        Binding("pageup", "page_up_rows", "Page up", show=False, id="list.page_up"),
+        Binding("pagedown", "page_down_rows", "Page down", show=False, id="list.page_down"),
+        Binding("home", "first", "First", show=False, id="list.first"),
+        Binding("end", "last", "Last", show=False, id="list.last"),
+        Binding("enter", "open", "Open", id="list.open"),
+    ]
+
+    cursor: reactive[int] = reactive(0, always_update=True)
+
+    class Opened(Message):
+        """Enter was pressed on row ``index``."""
+
+        def __init__(self, sender: RowList, index: int) -> None:
+            super().__init__()
+            self.list = sender
+            self.index = index
+
+        @property
+        def control(self) -> RowList:
+            return self.list
+
+    class CursorMoved(Message):
+        def __init__(self, sender: RowList, index: int) -> None:
+            super().__init__()
+            self.list = sender
+            self.index = index
+
+        @property
+        def control(self) -> RowList:
+            return self.list
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._offsets: list[int] = [0]
+        self._cache: OrderedDict[tuple[int, int, int, bool], Strip] = OrderedDict()
+        self._generation = 0
+
+    # ------------------------------------------------------------------ model
+
+    @property
+    def row_count(self) -> int:
+        return len(self._offsets) - 1
+
+    def set_heights(self, heights: list[int]) -> None:
+        """Replace the rows: ``heights[i]`` lines for row ``i``."""
+        self._offsets = [0, *accumulate(heights)]
+        self.invalidate()
+        self.virtual_size = Size(self.size.width, self._offsets[-1])
+        if self.cursor >= self.row_count:
+            self.cursor = max(0, self.row_count - 1)
+
+    def invalidate(self) -> None:
+        """Forget cached lines (the data behind the rows changed)."""
+        self._cache.clear()
+        self._generation += 1
+        self.refresh()
+
+    def row_at(self, y: int) -> int:
+        """The row holding virtual line ``y`` (-1 past the end)."""
+        if y < 0 or y >= self._offsets[-1]:
+            return -1
+        return bisect_right(self._offsets, y) - 1
+
+    def row_lines(self, index: int, width: int) -> list[Text]:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ rendering
+
+    def style_of(self, name: str) -> Style:
+        return self.get_component_rich_style(f"rowlist--{name}", partial=True)
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        vy = y + scroll_y
+        row = self.row_at(vy)
+        base = self.rich_style
+        if row < 0:
+            return Strip.blank(width, base)
+        line = vy - self._offsets[row]
+        selected = row == self.cursor
+        key = (row, line, width, selected)
+        strip = self._cache.get(key)
+        if strip is None:
+            lines = self.row_lines(row, width)
+            text = lines[line] if line < len(lines) else Text("")
+            text.no_wrap = True
+            text.end = ""
+            text.truncate(width, overflow="ellipsis")
+            segments = list(text.render(self.app.console))
+            strip = Strip(segments).adjust_cell_length(width)
+            style = base
+            if selected:
+                style = base + self.get_component_rich_style("rowlist--cursor")
+                strip = Strip(
+                    [Segment("▌", style + self.style_of("accent")), *strip.crop(1, width)]
+                )
+            strip = strip.apply_style(style)
+            self._cache[key] = strip
+            if len(self._cache) > CACHE_LINES:
+                self._cache.popitem(last=False)
+        return strip.crop(scroll_x, scroll_x + width)
+
+    def on_resize(self) -> None:
+        self._cache.clear()
+        self.virtual_size = Size(self.size.width, self._offsets[-1])
+
+    # ------------------------------------------------------------------ cursor
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        for key in [k for k in self._cache if k[0] in (old, new)]:
+            del self._cache[key]
+        if 0 <= new < self.row_count:
+            self.scroll_to_region(
+                Region(0, self._offsets[new], 1, self._offsets[new + 1] - self._offsets[new]),
+                animate=False,
+                force=True,
+            )
+            self.post_message(self.CursorMoved(self, new))
+        self.refresh()
+
+    def move_cursor(self, index: int) -> None:
+        if self.row_count:
+            self.cursor = max(0, min(index, self.row_count - 1))
+
+    def action_cursor_up(self) -> None:
+        self.move_cursor(self.cursor - 1)
+
+    def action_cursor_down(self) -> None:
+        self.move_cursor(self.cursor + 1)
+
+    def _rows_per_page(self) -> int:
+        if not self.row_count:
+            return 1
+        avg = max(1, self._offsets[-1] // self.row_count)
+        return max(1, self.scrollable_content_region.height // avg)
+
+    def action_page_up_rows(self) -> None:
+        self.move_cursor(self.cursor - self._rows_per_page())
+
+    def action_page_down_rows(self) -> None:
+        self.move_cursor(self.cursor + self._rows_per_page())
+
+    def action_first(self) -> None:
+        self.move_cursor(0)
+
+    def action_last(self) -> None:
+        self.move_cursor(self.row_count - 1)
+
+    def action_open(self) -> None:
+        if 0 <= self.cursor < self.row_count:
+            self.post_message(self.Opened(self, self.cursor))
+
+    async def _on_click(self, event: object) -> None:
+        y = getattr(event, "y", None)
+        if isinstance(y, int):
+            row = self.row_at(y + int(self.scroll_offset.y))
+            if row >= 0:
+                if row == self.cursor and getattr(event, "chain", 1) >= 2:
+                    self.action_open()
+                self.cursor = row

@@ -1,0 +1,431 @@
+"""The transcript viewer: one Line-API ``ScrollView`` over a whole archived+active projection.
+
+Layout is a list of blocks (a message, or the rule where compaction happened) with prefix
+sums of their heights; a line on screen is found with ``bisect``. Message bodies are wrapped
+only when shown and kept in an LRU cache, as are the rendered strips, so a 20,000-message
+session opens and scrolls without building anything per message beyond one height.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import Any, ClassVar
+
+from rich.cells import cell_len, get_character_cell_size
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from session_browser.core.model import SUMMARY_PREFIX, content_text
+from session_browser.core.text import printable
+
+from ..render import highlight, role_label, short_time
+
+GUTTER = 3  # "▌  " before every body line
+CONTEXT_LEVELS: tuple[int | None, ...] = (0, 1, 3, 10, 30, None)
+WRAP_CACHE = 512
+STRIP_CACHE = 4000
+COLLAPSED_HEIGHT = 3
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The body of a message as shown: controls escaped, tabs expanded."""
+    text = content_text(message.get("content"))
+    if not text and message.get("tool_calls"):
+        text = f"(tool calls: {message.get('tool_calls')})"
+    return printable(text).expandtabs(4)
+
+
+def _wrap_line(line: str, width: int) -> list[str]:
+    """Greedy word wrap of one line to ``width`` cells (long words are cut)."""
+    if line.isascii():
+        if len(line) <= width:
+            return [line]
+        out: list[str] = []
+        while len(line) > width:
+            cut = line.rfind(" ", 0, width + 1)
+            if cut <= 0:
+                out.append(line[:width])
+                line = line[width:]
+            else:
+                out.append(line[:cut])
+                line = line[cut + 1 :]
+        out.append(line)
+        return out
+    if cell_len(line) <= width:
+        return [line]
+    out = []
+    start = 0
+    cells = 0
+    last_space = -1
+    i = 0
+    while i < len(line):
+        size = get_character_cell_size(line[i])
+        if cells + size > width and i > start:
+            if last_space > start:
+                out.append(line[start:last_space])
+                start = last_space + 1
+            else:
+                out.append(line[start:i])
+                start = i
+            cells = cell_len(line[start:i])
+            last_space = -1
+            continue
+        if line[i] == " ":
+            last_space = i
+        cells += size
+        i += 1
+    out.append(line[start:])
+    return out
+
+
+def wrap(text: str, width: int) -> list[str]:
+    width = max(1, width)
+    out: list[str] = []
+    for line in text.split("\n"):
+        out.extend(_wrap_line(line, width))
+    return out or [""]
+
+
+def count_lines(text: str, width: int) -> int:
+    """The number of lines :func:`wrap` gives (fast path for short ASCII lines)."""
+    width = max(1, width)
+    total = 0
+    for line in text.split("\n"):
+        if len(line) <= width and line.isascii():
+            total += 1
+        else:
+            total += len(_wrap_line(line, width))
+    return total
+
+
+def is_summary(message: dict[str, Any]) -> bool:
+    meta = message.get("metadata")
+    return (
+        message.get("role") == "system"
+        and isinstance(meta, dict)
+        and bool(meta.get("compaction"))
+        and content_text(message.get("content")).startswith(SUMMARY_PREFIX)
+    ) or (
+        message.get("role") == "system"
+        and content_text(message.get("content")).startswith(SUMMARY_PREFIX)
+    )
+
+
+@dataclass(frozen=True)
+class Block:
+    """A message (``index`` >= 0) or the compaction rule (``index`` == -1)."""
+
+    index: int
+    archived_before: int = 0
+
+
+class TranscriptView(ScrollView, can_focus=True):
+    """Scrolls a projection; the cursor is the message that keys act on."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "transcript--user",
+        "transcript--assistant",
+        "transcript--system",
+        "transcript--tool",
+        "transcript--archived",
+        "transcript--summary",
+        "transcript--rule",
+        "transcript--cursor",
+        "transcript--match",
+        "transcript--anchor",
+        "transcript--dim",
+        "transcript--label",
+    }
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "scroll_up", "Scroll up", show=False, id="viewer.scroll_up"),
+        Binding("down,j", "scroll_down", "Scroll down", show=False, id="viewer.scroll_down"),
+        Binding("pageup", "page_up", "Page up", show=False, id="viewer.page_up"),
+        Binding("pagedown,space", "page_down", "Page down", show=False, id="viewer.page_down"),
+    ]
+
+    cursor: reactive[int] = reactive(0, always_update=True, init=False)
+
+    class CursorMoved(Message):
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.messages: list[dict[str, Any]] = []
+        self.archived_count = 0
+        self.anchor_index = -1
+        self.focus_index = 0
+        self.terms: list[str] = []
+        self.matches: set[int] = set()
+        self.context_level = len(CONTEXT_LEVELS) - 1
+        self._blocks: list[Block] = []
+        self._block_of: list[int] = []
+        self._offsets: list[int] = [0]
+        self._full_heights: list[int] = []
+        self._heights_width = -1
+        self._wrap_cache: OrderedDict[tuple[int, int], list[str]] = OrderedDict()
+        self._strips: OrderedDict[tuple[int, int, int], Strip] = OrderedDict()
+
+    # ------------------------------------------------------------------ loading
+
+    def load(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        anchor: int,
+        terms: Sequence[str] = (),
+        heights: list[int] | None = None,
+        heights_width: int = -1,
+    ) -> None:
+        self.messages = messages
+        self.archived_count = sum(1 for m in messages if m.get("archived"))
+        self.anchor_index = anchor if 0 <= anchor < len(messages) else -1
+        self.focus_index = max(0, self.anchor_index)
+        self.terms = list(terms)
+        self._blocks = []
+        self._block_of = []
+        for i, m in enumerate(messages):
+            if self.archived_count and i == self.archived_count and not m.get("archived"):
+                self._blocks.append(Block(-1, self.archived_count))
+            self._block_of.append(len(self._blocks))
+            self._blocks.append(Block(i))
+        if self.archived_count and self.archived_count == len(messages):
+            self._blocks.append(Block(-1, self.archived_count))
+        self._full_heights = heights or []
+        self._heights_width = heights_width if heights else -1
+        self._layout()
+        start = max(0, self.anchor_index)
+        self.set_cursor(start, top=self.anchor_index >= 0)
+
+    def body_width(self) -> int:
+        return max(10, self.scrollable_content_region.width - GUTTER - 1)
+
+    def _ensure_heights(self) -> None:
+        width = self.body_width()
+        if self._heights_width == width and len(self._full_heights) == len(self.messages):
+            return
+        self._full_heights = [2 + count_lines(message_text(m), width) for m in self.messages]
+        self._heights_width = width
+        self._wrap_cache.clear()
+
+    def _expanded(self, index: int) -> bool:
+        level = CONTEXT_LEVELS[self.context_level]
+        return level is None or abs(index - self.focus_index) <= level
+
+    def _layout(self) -> None:
+        self._ensure_heights()
+        heights: list[int] = []
+        for block in self._blocks:
+            if block.index < 0:
+                heights.append(2)
+            elif self._expanded(block.index):
+                heights.append(self._full_heights[block.index])
+            else:
+                heights.append(COLLAPSED_HEIGHT)
+        self._offsets = [0, *accumulate(heights)]
+        self._strips.clear()
+        self.virtual_size = Size(self.scrollable_content_region.width, self._offsets[-1])
+        self.refresh()
+
+    # ------------------------------------------------------------------ geometry
+
+    def block_top(self, index: int) -> int:
+        return self._offsets[self._block_of[index]]
+
+    def message_at_line(self, y: int) -> int:
+        if not self._blocks:
+            return -1
+        b = bisect_right(self._offsets, max(0, min(y, self._offsets[-1] - 1))) - 1
+        block = self._blocks[b]
+        if block.index < 0:
+            return self._blocks[b + 1].index if b + 1 < len(self._blocks) else b - 1
+        return block.index
+
+    def set_cursor(self, index: int, *, top: bool = True) -> None:
+        if not self.messages:
+            return
+        index = max(0, min(index, len(self.messages) - 1))
+        self.cursor = index
+        y = self.block_top(index)
+        b = self._block_of[index]
+        if b > 0 and self._blocks[b - 1].index < 0:  # keep the compaction rule in view
+            y = self._offsets[b - 1] + 1
+        height = self._offsets[self._block_of[index] + 1] - y
+        view = self.scrollable_content_region.height
+        if top or y < self.scroll_offset.y or y + min(height, view) > self.scroll_offset.y + view:
+            self.scroll_to(y=max(0, y - 1), animate=False, immediate=True)
+
+    def watch_cursor(self) -> None:
+        self._strips.clear()
+        self.refresh()
+        self.post_message(self.CursorMoved(self.cursor))
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        if not self.messages:
+            return
+        top = int(new)
+        bottom = top + self.scrollable_content_region.height
+        y = self.block_top(self.cursor)
+        if y < top or y >= bottom:
+            first = self.message_at_line(top + 1 if top else 0)
+            if first >= 0 and first != self.cursor:
+                self.cursor = first
+
+    def set_context(self, level: int) -> None:
+        self.context_level = max(0, min(level, len(CONTEXT_LEVELS) - 1))
+        self.focus_index = self.cursor
+        self._layout()
+        self.set_cursor(self.cursor, top=True)
+
+    def set_terms(self, terms: Sequence[str], matches: set[int]) -> None:
+        self.terms = list(terms)
+        self.matches = matches
+        self._strips.clear()
+        self.refresh()
+
+    def on_resize(self) -> None:
+        if self.messages:
+            keep = self.cursor
+            self._layout()
+            self.set_cursor(keep, top=True)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._strips.clear()
+
+    # ------------------------------------------------------------------ rendering
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"transcript--{name}", partial=True)
+
+    def _body(self, index: int) -> list[str]:
+        key = (index, self._heights_width)
+        lines = self._wrap_cache.get(key)
+        if lines is None:
+            lines = wrap(message_text(self.messages[index]), self.body_width())
+            self._wrap_cache[key] = lines
+            if len(self._wrap_cache) > WRAP_CACHE:
+                self._wrap_cache.popitem(last=False)
+        else:
+            self._wrap_cache.move_to_end(key)
+        return lines
+
+    def _role_style(self, message: dict[str, Any]) -> Style:
+        role = str(message.get("role", ""))
+        name = role if role in ("user", "assistant", "system", "tool") else "system"
+        return self._style(name)
+
+    def _header(self, index: int) -> Text:
+        m = self.messages[index]
+        role_style = self._role_style(m)
+        label = self._style("label")
+        text = Text(end="")
+        text.append(f"#{index:<5}", style=self._style("dim"))
+        text.append(f" {role_label(str(m.get('role', '')))} ", style=role_style + Style(bold=True))
+        stamp = short_time(m.get("timestamp"))
+        if stamp:
+            text.append(f" {stamp}", style=self._style("dim"))
+        if is_summary(m):
+            text.append("  ")
+            text.append(" SUMMARY of the archived turns ", style=self._style("summary") + label)
+        if m.get("archived"):
+            text.append("  ")
+            text.append(" archived ", style=self._style("archived") + label)
+        if index == self.anchor_index:
+            text.append("  ")
+            text.append(" search match ", style=self._style("anchor") + label)
+        elif index in self.matches:
+            text.append("  ")
+            text.append(" match ", style=self._style("match"))
+        if m.get("tool_calls"):
+            text.append("  tool calls", style=self._style("dim"))
+        meta = m.get("metadata")
+        if isinstance(meta, dict) and meta:
+            text.append(f"  {{{len(meta)} metadata}}", style=self._style("dim"))
+        return text
+
+    def _block_line(self, b: int, line: int, width: int) -> Strip:
+        block = self._blocks[b]
+        base = self.rich_style
+        if block.index < 0:
+            if line == 0:
+                n = block.archived_before
+                label = f" {n} earlier turn{'s' if n != 1 else ''} archived here (compaction) "
+                side = max(2, (width - len(label)) // 2)
+                text = Text("─" * side + label + "─" * side, style=self._style("rule"), end="")
+                text.truncate(width)
+                return Strip(list(text.render(self.app.console))).adjust_cell_length(width, base)
+            return Strip.blank(width, base)
+        index = block.index
+        m = self.messages[index]
+        is_cursor = index == self.cursor
+        archived = bool(m.get("archived"))
+        gutter_style = self._role_style(m)
+        if is_cursor:
+            gutter_style = self._style("cursor")
+        elif index == self.anchor_index:
+            gutter_style = self._style("anchor")
+        expanded = self._expanded(index)
+        height = self._offsets[b + 1] - self._offsets[b]
+        if line == height - 1:
+            return Strip.blank(width, base)
+        if line == 0:
+            mark = "▌" if is_cursor else ("┆" if archived else "│")
+            text = Text(end="")
+            text.append(f"{mark} ", style=gutter_style)
+            text.append_text(self._header(index))
+        else:
+            body = self._body(index)
+            if expanded:
+                content = body[line - 1] if line - 1 < len(body) else ""
+                suffix = ""
+            else:
+                content = body[0] if body else ""
+                more = len(body) - 1
+                plural = "s" if more != 1 else ""
+                suffix = f"  … {more} more line{plural} (+ to expand)" if more > 0 else ""
+            mark = "▌" if is_cursor else ("┆" if archived else "│")
+            text = Text(end="")
+            text.append(f"{mark}  ", style=gutter_style)
+            body_style = self._style("archived") if archived else Style()
+            if is_summary(m):
+                body_style = self._style("summary")
+            body_text = Text(content, style=body_style, end="")
+            if index == self.anchor_index or index in self.matches:
+                highlight(body_text, self.terms, self._style("match"))
+            text.append_text(body_text)
+            if suffix:
+                text.append(suffix, style=self._style("dim"))
+        text.no_wrap = True
+        text.truncate(width, overflow="ellipsis")
+        return Strip(list(text.render(self.app.console))).adjust_cell_length(width, base)
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        vy = y + scroll_y
+        if not self._blocks or vy >= self._offsets[-1]:
+            return Strip.blank(width, self.rich_style)
+        b = bisect_right(self._offsets, vy) - 1
+        line = vy - self._offsets[b]
+        key = (b, line, width)
+        strip = self._strips.get(key)
+        if strip is None:
+            strip = self._block_line(b, line, width).apply_style(self.rich_style)
+            self._strips[key] = strip
+            if len(self._strips) > STRIP_CACHE:
+                self._strips.popitem(last=False)
+        return strip.crop(scroll_x, scroll_x + width)

@@ -1,0 +1,48 @@
+"""Fixtures for the app tests: a small store, a frozen clock, a private config dir."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_browser.tui.app import SessionBrowserApp
+from session_browser.tui.backend import Backend
+
+from .stores import NOW, build_store
+
+
+@pytest.fixture(autouse=True)
+def config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "config"
+    monkeypatch.setenv("SESSION_BROWSER_CONFIG_DIR", str(path))
+    return path
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    return build_store(tmp_path / "home")
+
+
+def make_app(store: Path, **kwargs: object) -> SessionBrowserApp:
+    return SessionBrowserApp(
+        Backend([store], indexed=False),
+        now=NOW,
+        store_labels=["test-store"],
+        animate=False,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run ``async def`` tests in a fresh event loop (no async plugin needed)."""
+    if not inspect.iscoroutinefunction(pyfuncitem.obj):
+        return None
+    names = pyfuncitem._fixtureinfo.argnames
+    kwargs: dict[str, Any] = {name: pyfuncitem.funcargs[name] for name in names}
+    asyncio.run(pyfuncitem.obj(**kwargs))
+    return True

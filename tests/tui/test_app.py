@@ -1,0 +1,316 @@
+"""The app driven with the keyboard (Pilot), on real store files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+from session_browser.tui.app import SessionBrowserApp
+from session_browser.tui.backend import Backend
+from session_browser.tui.screens.explain import ExplainScreen, TextScreen
+from session_browser.tui.screens.help import HelpScreen
+from session_browser.tui.screens.main import MainScreen
+from session_browser.tui.screens.viewer import ViewerScreen
+from session_browser.tui.widgets.hits import HitList
+from session_browser.tui.widgets.recent import RecentList
+from session_browser.tui.widgets.transcript import TranscriptView
+
+from .conftest import make_app
+from .stores import HOSTILE_ID, NOW, long_session, snapshot_files
+
+SIZE = (120, 36)
+
+
+async def settle(pilot: Pilot[int], app: SessionBrowserApp) -> None:
+    """Let debounce timers fire and every worker finish."""
+    await pilot.pause(0.16)  # past the debounce timers
+    for _ in range(2):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def screen_text(app: SessionBrowserApp) -> str:
+    return "\n".join(
+        "".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips()
+    )
+
+
+async def test_search_open_hit_next_prev_and_back(store: Path) -> None:
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        query = app.screen.query_one("#query", Input)
+        assert app.focused is query  # typing searches at once
+        await pilot.press(*"chargefox")
+        await settle(pilot, app)
+        hits = app.screen.query_one(HitList)
+        assert [h.session_id for h in hits.hits] == ["billing-plan"]
+        assert "1 session matched" in screen_text(app)
+        await pilot.press("enter")  # into the hits
+        assert app.focused is hits  # type: ignore[comparison-overlap]
+        await pilot.press("enter")  # open
+        await settle(pilot, app)
+        assert isinstance(app.screen, ViewerScreen)
+        view = app.screen.query_one(TranscriptView)
+        assert len(view.messages) == 6
+        assert view.cursor == 0  # the anchor: the first message mentions Chargefox
+        assert app.screen.matches == [0, 3]
+        await pilot.press("n")
+        assert view.cursor == 3
+        await pilot.press("n")  # wraps
+        assert view.cursor == 0
+        await pilot.press("N")
+        assert view.cursor == 3
+        await pilot.press("left_square_bracket")
+        assert view.cursor == 2
+        await pilot.press("right_square_bracket")
+        assert view.cursor == 4
+        await pilot.press("G")
+        assert view.cursor == 5
+        await pilot.press("g")
+        assert view.cursor == 0
+        await pilot.press("escape")
+        assert isinstance(app.screen, MainScreen)
+        assert app.screen.query_one(HitList).hits  # the results are still there
+
+
+async def test_down_moves_into_hits_and_explain(store: Path) -> None:
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"billing")
+        await settle(pilot, app)
+        hits = app.screen.query_one(HitList)
+        assert {h.session_id for h in hits.hits} == {"billing-plan", "nightly-audit-412"}
+        automated = next(h for h in hits.hits if h.session_id == "nightly-audit-412")
+        assert automated.automated
+        await pilot.press("down")
+        assert app.focused is hits
+        await pilot.press("e")
+        assert isinstance(app.screen, ExplainScreen)
+        assert "score" in screen_text(app)
+        await pilot.press("escape")
+        assert isinstance(app.screen, MainScreen)
+        await pilot.press("escape")
+        assert isinstance(app.focused, Input)
+
+
+async def test_archived_hit_opens_at_archived_turn(store: Path) -> None:
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"retention policy")
+        await settle(pilot, app)
+        hit = app.screen.query_one(HitList).hits[0]
+        assert hit.session_id == "pg-tuning" and hit.archived
+        await pilot.press("enter", "enter")
+        await settle(pilot, app)
+        view = app.screen.query_one(TranscriptView)
+        assert view.archived_count == 4
+        assert view.cursor == hit.anchor_index == 0
+        text = screen_text(app)
+        assert "archived" in text
+        assert "4 earlier turns archived here" in text
+        assert "SUMMARY" in text
+
+
+async def test_recent_open_and_sort_and_filter(store: Path) -> None:
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("f3")
+        await settle(pilot, app)
+        recent = app.screen.query_one(RecentList)
+        assert recent.total == 6
+        first = recent.summary(0)
+        assert first is not None and first.session_id == HOSTILE_ID  # most recently updated
+        await pilot.press("down")
+        second = recent.current()
+        assert second is not None and second.session_id == "jobs-temporal-2"
+        await pilot.press("enter")
+        await settle(pilot, app)
+        assert isinstance(app.screen, ViewerScreen)
+        assert app.screen.session_id == "jobs-temporal-2"
+        view = app.screen.query_one(TranscriptView)
+        assert view.cursor == len(view.messages) - 1  # opened at the latest turn
+        await pilot.press("escape")
+        await pilot.press("s")  # sort by created
+        await settle(pilot, app)
+        assert app.screen.sort == "created"  # type: ignore[attr-defined]
+        await pilot.press("s")  # by size
+        await settle(pilot, app)
+        biggest = recent.summary(0)
+        assert biggest is not None and biggest.session_id == "pg-tuning"
+        app.screen.query_one("#filter", Input).focus()
+        await pilot.press(*"temporal")
+        await settle(pilot, app)
+        assert recent.total == 2
+
+
+async def test_empty_state_says_where_it_looked(tmp_path: Path) -> None:
+    empty = tmp_path / "nothing"
+    empty.mkdir()
+    app = SessionBrowserApp(Backend([empty], indexed=False), now=NOW, animate=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "No sessions here yet" in text
+        assert str(empty) in text
+        assert "--store DIR" in text
+
+
+async def test_markup_injection_renders_literally_and_app_survives(store: Path) -> None:
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"needle-hostile")
+        await settle(pilot, app)
+        hits = app.screen.query_one(HitList)
+        assert [h.session_id for h in hits.hits] == [HOSTILE_ID]
+        text = screen_text(app)
+        assert "[@click=app.quit]x[/x]" in text
+        assert "\\x1b[31mred" in text and "\\u202e" in text
+        assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
+        await pilot.press("enter", "enter")
+        await settle(pilot, app)
+        assert isinstance(app.screen, ViewerScreen)
+        text = screen_text(app)
+        assert "[@click=app.quit]click me[/]" in text
+        assert "[bold]bold[/bold]" in text
+        assert "\\x1b]0;pwned\\x07" in text
+        assert "\x1b" not in text and "\u200f" not in text
+        # clicking the would-be link does nothing: the app is still running
+        await pilot.click(TranscriptView, offset=(6, 2))
+        await pilot.press("m")  # metadata of a hostile message: shown, not obeyed
+        assert isinstance(app.screen, TextScreen)
+        await pilot.press("escape")
+        assert app.is_running
+        assert app.return_code is None
+
+
+async def test_browsing_leaves_store_byte_identical(store: Path) -> None:
+    before = snapshot_files(store)
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"retention")
+        await settle(pilot, app)
+        await pilot.press("enter", "enter")
+        await settle(pilot, app)
+        await pilot.press("n", "G", "g", "minus", "plus", "y", "escape", "f3")
+        await settle(pilot, app)
+        await pilot.press("enter")
+        await settle(pilot, app)
+        await pilot.press("escape")
+    assert snapshot_files(store) == before
+
+
+async def test_find_in_session_and_context_width(store: Path) -> None:
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"slow query")
+        await settle(pilot, app)
+        await pilot.press("enter", "enter")
+        await settle(pilot, app)
+        viewer = app.screen
+        assert isinstance(viewer, ViewerScreen)
+        view = viewer.query_one(TranscriptView)
+        await pilot.press("slash")
+        find = viewer.query_one("#find", Input)
+        assert find.has_focus
+        find.value = ""
+        await pilot.press(*"index", "enter")
+        await settle(pilot, app)
+        assert viewer.matches == [2, 3, 4, 6, 8]
+        await pilot.press("n")
+        assert view.cursor in viewer.matches
+        await pilot.press("g")
+        full = view.virtual_size.height
+        await pilot.press("minus", "minus", "minus", "minus", "minus")
+        assert view.virtual_size.height == full - 2  # message 6 collapsed to one line
+        await pilot.pause()
+        assert "±0 turns expanded" in screen_text(app)
+        await pilot.press("plus", "plus", "plus", "plus", "plus")
+        assert view.virtual_size.height == full
+
+
+async def test_copy_message(store: Path) -> None:
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"card data export")
+        await settle(pilot, app)
+        await pilot.press("enter", "enter")
+        await settle(pilot, app)
+        await pilot.press("y")
+        assert app.clipboard == "What about the card data export?"
+
+
+async def test_help_palette_theme_and_missing_screens(store: Path) -> None:
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        text = screen_text(app)
+        for binding_id in ("app.help", "hits.explain", "viewer.next_hit", "recent.sort"):
+            assert binding_id in text
+        await pilot.press("escape")
+        assert app.current_theme.dark
+        await pilot.press("ctrl+t")
+        assert not app.current_theme.dark
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.2)
+        await pilot.press(*"recent sess")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot, app)
+        assert app.screen.pane == "recent-pane"
+        await pilot.press("f4")  # quarantine: absent or present, never a crash
+        await pilot.pause()
+        assert app.is_running
+
+
+async def test_keymap_file_remaps_keys(store: Path, config_dir: Path) -> None:
+    config_dir.mkdir(parents=True, exist_ok=True)
+    (config_dir / "keymap.toml").write_text('"app.recent" = "f9"\n"viewer.next_hit" = "x"\n')
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("f9")
+        await settle(pilot, app)
+        assert app.screen.pane == "recent-pane"  # type: ignore[attr-defined]
+
+
+async def test_bad_keymap_is_reported_not_fatal(store: Path, config_dir: Path) -> None:
+    config_dir.mkdir(parents=True, exist_ok=True)
+    (config_dir / "keymap.json").write_text("{not json")
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert any("keymap" in str(n.message) for n in app._notifications)
+
+
+async def test_twenty_thousand_messages_open_and_scroll(tmp_path: Path) -> None:
+    store = long_session(tmp_path, 20_000)
+    app = SessionBrowserApp(Backend([store], indexed=False), now=NOW, animate=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.open_session("long", store="", anchor=15_000, terms=["message"], title="long")
+        await settle(pilot, app)
+        view = app.screen.query_one(TranscriptView)
+        assert len(view.messages) == 20_000
+        assert view.cursor == 15_000
+        assert "#15000" in screen_text(app)
+        await pilot.press("pagedown", "pagedown", "G")
+        assert view.cursor == 19_999
+        await pilot.press("g")
+        assert view.cursor == 0
+        assert "10000 earlier turns archived here" not in screen_text(app)
+        view.set_cursor(10_000)
+        await pilot.pause()
+        assert "10000 earlier turns archived here" in screen_text(app)
+        assert len(view._strips) <= 4000
+
+
+def test_store_json_is_what_praisonai_writes(store: Path) -> None:
+    data = json.loads((store / "pg-tuning.json").read_text())
+    assert data["messages"][0]["content"].startswith("[Session Summary]")
