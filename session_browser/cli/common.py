@@ -27,8 +27,8 @@ def store_option(func: F) -> F:
         "stores",
         multiple=True,
         metavar="DIR",
-        help="Session dir to read (repeatable). Default: ./.praisonai/sessions (if present) "
-        "plus the global store.",
+        help="Session dir to read (repeatable; 'pi:DIR' for a Pi session dir, read-only). "
+        "Default: ./.praisonai/sessions (if present), the global store and Pi's sessions.",
     )(func)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
@@ -11,23 +10,22 @@ from rich.text import Text
 
 from session_browser.core.index import ReconcileReport, SqliteSessionStore
 from session_browser.core.paths import spill_dir_for
-from session_browser.core.stores import StoreNotFound, default_store_dirs
+from session_browser.core.stores import StoreNotFound, StoreSpec, store_specs
 
 from .common import console, echo_json, fail, json_option, safe, store_option
 
 
-def _dirs(ctx: click.Context, stores: tuple[str, ...]) -> list[Path]:
+def _dirs(ctx: click.Context, stores: tuple[str, ...]) -> list[StoreSpec]:
     chosen = stores or tuple((ctx.obj or {}).get("stores", ()) if ctx.obj else ())
-    if not chosen:
-        return default_store_dirs()
-    paths = [Path(d).expanduser() for d in chosen]
-    for p in paths:
-        if not p.is_dir():
-            raise StoreNotFound(f"store not found: {p} is not a directory")
-    return paths
+    return store_specs(list(chosen) or None)
 
 
-def _open(path: Path) -> SqliteSessionStore:
+def _open(spec: StoreSpec) -> SqliteSessionStore:
+    if spec.kind == "pi":
+        from session_browser.core.pi_index import PiIndexStore
+
+        return PiIndexStore(spec.path, reconcile="none")
+    path = spec.path
     return SqliteSessionStore(path, spill_dir=spill_dir_for(path), reconcile="none")
 
 
@@ -72,9 +70,10 @@ def _run(ctx: click.Context, stores: tuple[str, ...], as_json: bool, action: str
     payload: list[dict[str, Any]] = []
     failed = False
     show_progress = not as_json and sys.stderr.isatty()
-    for path in dirs:
+    for spec in dirs:
+        path = spec.path
         try:
-            store = _open(path)
+            store = _open(spec)
         except OSError as exc:
             fail(f"cannot open the index of {path}: {exc}")
             return

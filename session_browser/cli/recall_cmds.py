@@ -8,6 +8,7 @@ from rich.text import Text
 
 from session_browser.core import recall
 from session_browser.core.model import SessionHit
+from session_browser.core.text import printable
 
 from .common import (
     OneLineCommand,
@@ -49,7 +50,7 @@ def _print_hit(n: int, hit: SessionHit) -> None:
     if hit.folded:
         badges.append(f"{len(hit.folded)} continuation(s) folded")
     if hit.source != "praisonai":
-        badges.append(hit.source)
+        badges.append(printable(hit.source, one_line=True))
     if badges:
         head.append("  [" + ", ".join(badges) + "]", style="magenta")
     out.print(head, overflow="fold")
@@ -122,6 +123,8 @@ def show(
         f"  {len(session.messages)} messages, {len(session.archived_messages)} archived",
         style="dim",
     )
+    if session.source_kind != "praisonai":
+        head.append(f"  [{printable(session.source_kind, one_line=True)}]", style="magenta")
     out.print(head, overflow="fold")
     anchor = around if around is not None else (messages[-1]["index"] if messages else None)
     for msg in messages:
@@ -151,6 +154,8 @@ def recent(ctx: click.Context, limit: int, stores: tuple[str, ...], as_json: boo
     table.add_column("id", overflow="fold")
     for s in rows:
         title = safe(s.title)
+        if s.source != "praisonai":
+            title = Text(f"[{printable(s.source, one_line=True)}] ", style="magenta") + title
         if s.automated:
             title.append(" [automated]", style="magenta")
         table.add_row(

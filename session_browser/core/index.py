@@ -32,6 +32,14 @@ Relevance ranking (``ranking="relevance"``)
     rounded to 4 digits so near-ties fall to the newest session. Sessions that really are
     automated (tagged, or machine-paced: many messages at near-constant sub-10 s gaps) are
     multiplied by 0.25; continuations sharing a lineage key fold into their best hit.
+    Passing shared :class:`CorpusStats` (as a group of stores does) scores with collection
+    statistics summed over several indexes, so their scores can be ranked together.
+
+Other formats
+    The file-level reads are hooks (``_scan_files``, ``_before_parse``, ``_parse_file``,
+    ``_load_file``, ``_classic_order``, ``_classic_candidate``, ``_demotion_flags``), so a
+    store over another agent's files reuses all of the above:
+    :class:`~session_browser.core.pi_index.PiIndexStore` indexes Pi JSONL sessions.
 """
 
 from __future__ import annotations
@@ -63,6 +71,7 @@ from .query import (
     fts_expr,
     like_pattern,
     parse_query,
+    project_matches,
     tokenize,
 )
 from .store import DefaultSessionStore
@@ -89,6 +98,7 @@ BATCH_FILES = 500
 
 __all__ = [
     "RANKINGS",
+    "CorpusStats",
     "QueryError",
     "ReconcileReport",
     "SearchResult",
@@ -155,6 +165,31 @@ class SearchResult:
             "error": self.error,
             "results": [h.to_json() for h in self.hits],
         }
+
+
+@dataclass
+class CorpusStats:
+    """Collection statistics shared by several indexes, so their scores are comparable.
+
+    ``total``: messages with text; ``avg_chars``: their mean length; ``dfs``: messages
+    holding each query term (keyed by :meth:`Term.fts`). A :class:`~.multi.StoreGroup`
+    sums them over its stores and passes them to each store's relevance scoring, so a
+    word scores the same in a small store as in a large one.
+    """
+
+    total: int = 0
+    avg_chars: float = 1.0
+    dfs: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def merge(cls, parts: Sequence[CorpusStats]) -> CorpusStats:
+        total = sum(p.total for p in parts)
+        chars = sum(p.total * p.avg_chars for p in parts)
+        dfs: dict[str, int] = {}
+        for p in parts:
+            for key, df in p.dfs.items():
+                dfs[key] = dfs.get(key, 0) + df
+        return cls(total=total, avg_chars=(chars / total) if total else 1.0, dfs=dfs)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -241,6 +276,7 @@ class _Parsed:
     row: tuple[Any, ...]  # the sessions columns after sid/file/identity/row range
     messages: list[tuple[int, str, int, float | None, str]]  # idx, role, archived, ts, text
     chars: int
+    extra: Any = None  # what a subclass keeps beside the rows (a source's resumable state)
 
 
 _SESSION_COLS = (
@@ -290,7 +326,7 @@ def _extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool)
     rate_auto = rate is not None and rate > recall.AUTOMATED_RATE_THRESHOLD
     when = recall.when_of(data)
     created = data.get("created_at")
-    project = meta.get("cwd") or meta.get("project") or data.get("cwd")
+    project = _project_of(data)
     row = (
         session_id,
         recall.session_title(data, messages),
@@ -308,6 +344,13 @@ def _extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool)
         _opt_str(project),
     )
     return _Parsed(file, identity, session_id, row, rows, chars)
+
+
+def _project_of(data: JSONDict) -> str | None:
+    """The project dir a session belongs to (``metadata.cwd``/``project`` or ``cwd``)."""
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    assert isinstance(meta, dict)
+    return _opt_str(meta.get("cwd") or meta.get("project") or data.get("cwd"))
 
 
 def _read_parse(path: Path, ident: tuple[int, int, int], *, folded: bool) -> _Parsed | str:
@@ -746,6 +789,54 @@ class SqliteSessionStore(DefaultSessionStore):
             thread.start()
             return thread
 
+    # ------------------------------------------------------------------ file hooks
+    # What a store over another file format overrides (see ``core/pi_index.py``); the
+    # defaults read the PraisonAI JSON files of ``session_dir``.
+
+    def _scan_files(self) -> dict[str, tuple[int, int, int]]:
+        """(size, mtime_ns, inode) of every session file, by name relative to the dir."""
+        return scan_dir(self.session_dir)
+
+    def _before_parse(
+        self, db: sqlite3.Connection, todo: Sequence[tuple[str, tuple[int, int, int]]]
+    ) -> None:
+        """Called once before the files of ``todo`` are parsed (nothing by default)."""
+
+    def _parse_file(self, name: str, ident: tuple[int, int, int], *, folded: bool) -> _Parsed | str:
+        """One file as index rows, or the reason it cannot be indexed."""
+        return _read_parse(self.session_dir / name, ident, folded=folded)
+
+    def _load_file(self, name: str) -> JSONDict | None:
+        """The session dict of file ``name`` (None when it cannot be read)."""
+        path = self.session_dir / name
+        try:
+            with open(path, "rb") as fh:
+                data = loads(fh.read())
+        except (OSError, ValueError, RecursionError):
+            return None
+        if not isinstance(data, dict):
+            return None
+        data.setdefault("session_id", path.stem)
+        return data
+
+    def _classic_order(self, names: set[str]) -> list[str]:
+        """``names`` in the order the plain store scans them (so equal scores tie the same)."""
+        try:
+            return [n for n in os.listdir(self.session_dir) if n in names]
+        except OSError:
+            return sorted(names)
+
+    def _classic_candidate(
+        self, data: JSONDict, parsed: recall.ClassicQuery, window: int
+    ) -> recall.Candidate | None:
+        return recall.classic_candidate(
+            data, parsed, window=window, source=self.source_kind, store=self.label
+        )
+
+    def _demotion_flags(self, data: JSONDict, messages: Sequence[JSONDict]) -> tuple[bool, bool]:
+        """(tagged, machine-paced) of a session read from its file rather than the index."""
+        return recall.tagged_automated(data), machine_paced(messages)
+
     def _writer(self) -> sqlite3.Connection:
         """A connection for a reconcile (its own for a file db, so readers never wait)."""
         if self.memory:
@@ -809,7 +900,7 @@ class SqliteSessionStore(DefaultSessionStore):
         progress: Callable[[int, int], None] | None,
         cancel: threading.Event | None,
     ) -> None:
-        files = scan_dir(self.session_dir)
+        files = self._scan_files()
         known: dict[str, tuple[int, int, int]] = {
             r[0]: r[1:]
             for r in db.execute(
@@ -863,6 +954,7 @@ class SqliteSessionStore(DefaultSessionStore):
             return
         # Oldest first, so rowids grow with recency and "newest first" is rowid order.
         todo.sort(key=lambda item: (item[1][1], item[0]))
+        self._before_parse(db, todo)
         bulk = not known and total > BATCH_FILES
         if bulk:
             db.execute("PRAGMA synchronous=OFF")
@@ -904,10 +996,7 @@ class SqliteSessionStore(DefaultSessionStore):
                     if stop.is_set() or (cancel is not None and cancel.is_set()):
                         break
                     chunk = todo[start : start + BATCH_FILES]
-                    batch = [
-                        (n, _read_parse(self.session_dir / n, ident, folded=folded))
-                        for n, ident in chunk
-                    ]
+                    batch = [(n, self._parse_file(n, ident, folded=folded)) for n, ident in chunk]
                     while not stop.is_set():
                         try:
                             batches.put(batch, timeout=0.1)
@@ -919,7 +1008,7 @@ class SqliteSessionStore(DefaultSessionStore):
                     batches.put(None, timeout=1.0)
 
         if len(todo) <= BATCH_FILES:
-            yield [(n, _read_parse(self.session_dir / n, i, folded=folded)) for n, i in todo]
+            yield [(n, self._parse_file(n, i, folded=folded)) for n, i in todo]
             return
         worker = threading.Thread(target=produce, name="session-index-parse", daemon=True)
         worker.start()
@@ -1253,12 +1342,14 @@ class SqliteSessionStore(DefaultSessionStore):
         window: int = 5,
         ranking: str = "classic",
         limit: int | None = None,
+        corpus: CorpusStats | None = None,
     ) -> list[recall.Candidate]:
         """Scored candidates for :func:`recall.rank` (what a :class:`StoreGroup` merges).
 
         ``classic`` (the default, as for every store) returns every matching session; with
         ``relevance`` the best ``limit`` sessions (after folding) come with full hits and
-        the continuations they fold with lighter ones.
+        the continuations they fold with lighter ones; ``corpus`` (shared statistics, see
+        :class:`CorpusStats`) makes the scores comparable with other stores'.
         """
         if ranking == "classic":
             return self._classic_candidates(query, window=window)
@@ -1266,8 +1357,26 @@ class SqliteSessionStore(DefaultSessionStore):
             pq = parse_query(query)
         except QueryError:
             return []
-        cands, _n, _fz, _w, _mode = self._relevance(pq, limit or 5, window)
+        cands, _n, _fz, _w, _mode = self._relevance(pq, limit or 5, window, corpus)
         return cands
+
+    def relevance_candidates(
+        self, pq: ParsedQuery, *, limit: int = 5, window: int = 5, corpus: CorpusStats | None = None
+    ) -> tuple[list[recall.Candidate], int, bool, list[str], str]:
+        """Relevance candidates of a parsed query and how they were found:
+        (candidates, matched sessions, fuzzy, warnings, mode). What a group merges."""
+        return self._relevance(pq, limit, window, corpus)
+
+    def corpus_stats(self, pq: ParsedQuery) -> CorpusStats:
+        """This index's statistics for ``pq``'s terms (empty when the index is unusable)."""
+        try:
+            with self._lock:
+                db = self._conn()
+                total, avg = self._corpus_stats(db)
+                dfs = {t.fts(): self._df(db, t) for t in pq.terms} if self.has_fts else {}
+        except (_Broken, sqlite3.Error):
+            return CorpusStats()
+        return CorpusStats(total=total, avg_chars=avg, dfs=dfs)
 
     def search_ex(
         self, query: str, *, limit: int = 5, window: int = 5, ranking: str = "relevance"
@@ -1335,24 +1444,12 @@ class SqliteSessionStore(DefaultSessionStore):
             return super().search_candidates(query, window=window)
         names = {r[0] for r in rows} | pending
         # The directory's own order, as the core scans it, so equal scores tie the same way.
-        try:
-            order = [n for n in os.listdir(self.session_dir) if n in names]
-        except OSError:
-            order = sorted(names)
         out: list[recall.Candidate] = []
-        for name in order:
-            path = self.session_dir / name
-            try:
-                with open(path, "rb") as fh:
-                    data = loads(fh.read())
-            except (OSError, ValueError, RecursionError):
+        for name in self._classic_order(names):
+            data = self._load_file(name)
+            if data is None:
                 continue
-            if not isinstance(data, dict):
-                continue
-            data.setdefault("session_id", path.stem)
-            cand = recall.classic_candidate(
-                data, parsed, window=window, source=self.source_kind, store=self.label
-            )
+            cand = self._classic_candidate(data, parsed, window)
             if cand is not None:
                 out.append(cand)
         return out
@@ -1409,12 +1506,17 @@ class SqliteSessionStore(DefaultSessionStore):
         if pq.session is not None:
             where.append("(s.session_id = ? OR s.file = ?)")
             params.extend([pq.session, paths.safe_id(pq.session) + ".json"])
-        if pq.source is not None:
+        if pq.source is not None and pq.source != self.source_kind:
+            # source: names the store's kind (every session) or a session's source tag.
             where.append("s.source = ?")
             params.append(pq.source)
         if pq.agent is not None:
             where.append("s.agent = ? COLLATE NOCASE")
             params.append(pq.agent)
+        if pq.project is not None:
+            prefix = pq.project if pq.project.endswith(os.sep) else pq.project + os.sep
+            where.append("(s.project = ? OR substr(s.project, 1, ?) = ?)")
+            params.extend([pq.project, len(prefix), prefix])
         return ("".join(f" AND {w}" for w in where), params)
 
     _CAND_COLS = (
@@ -1450,7 +1552,7 @@ class SqliteSessionStore(DefaultSessionStore):
         return db.execute(sql, [*lparams, *fparams, limit]).fetchall()
 
     def _relevance(
-        self, pq: ParsedQuery, limit: int, window: int
+        self, pq: ParsedQuery, limit: int, window: int, corpus: CorpusStats | None = None
     ) -> tuple[list[recall.Candidate], int, bool, list[str], str]:
         """(candidates, matched sessions, fuzzy, warnings, mode)."""
         if self.broken is not None:
@@ -1462,13 +1564,13 @@ class SqliteSessionStore(DefaultSessionStore):
         try:
             with self._lock:
                 db = self._conn()
-                scored, warnings = self._score_index(db, pq)
+                scored, warnings = self._score_index(db, pq, corpus)
                 fuzzy = False
                 if not scored and pq.terms and self.has_fts:
                     fixed = self._fuzzy_query(db, pq)
                     if fixed is not None:
                         fpq, note = fixed
-                        scored, more = self._score_index(db, fpq)
+                        scored, more = self._score_index(db, fpq, corpus)
                         if scored:
                             fuzzy = True
                             warnings.append(note)
@@ -1482,7 +1584,7 @@ class SqliteSessionStore(DefaultSessionStore):
                 mode = "index" if self.has_fts else "like"
                 if pending:
                     mode += "+scan"
-                    scored.extend(self._score_files(db, pq, pending))
+                    scored.extend(self._score_files(db, pq, pending, corpus))
                     done, total = self.progress
                     warnings.append(
                         f"indexing: {done} of {total} files done; the rest were scanned"
@@ -1490,20 +1592,33 @@ class SqliteSessionStore(DefaultSessionStore):
         except sqlite3.DatabaseError as exc:
             self._on_db_error(exc)
             if self.broken is not None or self._db is None:
-                return self._relevance(pq, limit, window)
+                return self._relevance(pq, limit, window, corpus)
             return [], 0, False, [f"the index failed during this search: {exc}"], "index"
         except _Broken:
-            return self._relevance(pq, limit, window)
+            return self._relevance(pq, limit, window, corpus)
         cands = self._to_candidates(scored, pq, limit, window)
         return cands, len(scored), fuzzy, warnings, mode
 
+    def _scorer(
+        self,
+        db: sqlite3.Connection,
+        pq: ParsedQuery,
+        dfs: Sequence[int],
+        corpus: CorpusStats | None,
+    ) -> _Scorer:
+        """The scorer for ``pq``: this index's statistics, or the shared ``corpus``."""
+        total, avg = self._corpus_stats(db)
+        if corpus is None or corpus.total <= 0:
+            return _Scorer(pq, dfs, total, avg)
+        shared = [corpus.dfs.get(t.fts(), df) for t, df in zip(pq.terms, dfs, strict=True)]
+        return _Scorer(pq, shared, corpus.total, corpus.avg_chars)
+
     def _score_index(
-        self, db: sqlite3.Connection, pq: ParsedQuery
+        self, db: sqlite3.Connection, pq: ParsedQuery, corpus: CorpusStats | None = None
     ) -> tuple[list[_Scored], list[str]]:
         warnings: list[str] = []
-        total, avg = self._corpus_stats(db)
         dfs = [self._df(db, t) for t in pq.terms] if self.has_fts else [1] * len(pq.terms)
-        scorer = _Scorer(pq, dfs, total, avg)
+        scorer = self._scorer(db, pq, dfs, corpus)
         rows: list[tuple[Any, ...]]
         if not pq.terms:
             rows = self._fetch(db, pq, None, None, CANDIDATE_LIMIT)
@@ -1631,23 +1746,25 @@ class SqliteSessionStore(DefaultSessionStore):
         return False
 
     def _score_files(
-        self, db: sqlite3.Connection, pq: ParsedQuery, names: Sequence[str]
+        self,
+        db: sqlite3.Connection,
+        pq: ParsedQuery,
+        names: Sequence[str],
+        corpus: CorpusStats | None = None,
     ) -> list[_Scored]:
         """Score files the index does not hold yet (read and scored on the fly)."""
         total, avg = self._corpus_stats(db)
         dfs = [max(1, self._df(db, t)) if self.has_fts else 1 for t in pq.terms]
-        scorer = _Scorer(pq, dfs, max(total, 1), avg)
+        scorer = (
+            _Scorer(pq, dfs, max(total, 1), avg)
+            if corpus is None or corpus.total <= 0
+            else self._scorer(db, pq, dfs, corpus)
+        )
         out: list[_Scored] = []
         for n, name in enumerate(names):
-            path = self.session_dir / name
-            try:
-                with open(path, "rb") as fh:
-                    data = loads(fh.read())
-            except (OSError, ValueError, RecursionError):
+            data = self._load_file(name)
+            if data is None:
                 continue
-            if not isinstance(data, dict):
-                continue
-            data.setdefault("session_id", path.stem)
             if not self._session_filters_ok(pq, data, name):
                 continue
             messages = recall.project(data)
@@ -1674,13 +1791,14 @@ class SqliteSessionStore(DefaultSessionStore):
                 if pq.until is not None and (eff is None or eff >= pq.until):
                     continue
                 msgs.append(_Msg(-1 - n, idx, role, archived, tsf, text))
+            tagged, machine = self._demotion_flags(data, messages)
             info = _SessionInfo(
                 -1 - n,
                 str(data.get("session_id")),
                 name,
                 when,
-                recall.tagged_automated(data),
-                machine_paced(messages),
+                tagged,
+                machine,
                 recall.lineage_key(data),
             )
             s = scorer.session(info, msgs)
@@ -1688,13 +1806,18 @@ class SqliteSessionStore(DefaultSessionStore):
                 out.append(s)
         return out
 
-    @staticmethod
-    def _session_filters_ok(pq: ParsedQuery, data: JSONDict, name: str) -> bool:
+    def _session_filters_ok(self, pq: ParsedQuery, data: JSONDict, name: str) -> bool:
         if pq.session is not None and not (
             str(data.get("session_id")) == pq.session or name == paths.safe_id(pq.session) + ".json"
         ):
             return False
-        if pq.source is not None and recall.source_of(data) != pq.source:
+        if (
+            pq.source is not None
+            and pq.source != self.source_kind
+            and recall.source_of(data) != pq.source
+        ):
+            return False
+        if pq.project is not None and not project_matches(_project_of(data), pq.project):
             return False
         if pq.agent is not None:
             meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
@@ -1738,6 +1861,7 @@ class SqliteSessionStore(DefaultSessionStore):
             source=pq.source,
             agent=pq.agent,
             archived=pq.archived,
+            project=pq.project,
         )
         return fixed, "no exact match; showing close spellings: " + ", ".join(changed)
 
@@ -1825,15 +1949,9 @@ class SqliteSessionStore(DefaultSessionStore):
         )
 
     def _full_hit(self, s: _Scored, pq: ParsedQuery, window: int) -> SessionHit | None:
-        path = self.session_dir / s.info.file
-        try:
-            with open(path, "rb") as fh:
-                data = loads(fh.read())
-        except (OSError, ValueError, RecursionError):
+        data = self._load_file(s.info.file)
+        if data is None:
             return None
-        if not isinstance(data, dict):
-            return None
-        data.setdefault("session_id", path.stem)
         messages = recall.project(data)
         if not messages:
             return None
@@ -1851,6 +1969,7 @@ class SqliteSessionStore(DefaultSessionStore):
             store=self.label,
             explain=self._explain(s, pq),
         )
+        hit.project = _project_of(data)
         return hit
 
     # ------------------------------------------------------------------ misc

@@ -418,6 +418,7 @@ class SessionHit:
     automated: bool = False
     folded: list[str] = field(default_factory=list)
     explain: JSONDict = field(default_factory=dict)
+    project: str | None = None  # the session's working dir, when it records one
 
     def as_dict(self) -> JSONDict:
         """PraisonAI's shape, exactly."""
@@ -445,6 +446,7 @@ class SessionHit:
                 "automated": self.automated,
                 "folded": list(self.folded),
                 "explain": self.explain,
+                "project": self.project,
             }
         )
         return result

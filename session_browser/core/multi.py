@@ -1,13 +1,24 @@
 """Several stores read as one (project store + global store, ``--store`` repeated, Pi).
 
 Session ids are de-duplicated: the first store that holds an id wins, in the order given.
-Indexed stores (:class:`~session_browser.core.index.SqliteSessionStore`) are used through
-their richer API when present (``ranking``, :meth:`StoreGroup.search_ex`, ``browse``/``count``,
+Indexed stores (:class:`~session_browser.core.index.SqliteSessionStore`, and
+:class:`~session_browser.core.pi_index.PiIndexStore` over Pi files) are used through their
+richer API when present (``ranking``, :meth:`StoreGroup.search_ex`, ``browse``/``count``,
 indexing progress); plain stores answer with the classic heuristic and a scan.
+
+Ranking across stores: under ``relevance`` every indexed store scores with the SAME collection
+statistics (messages, mean length and each term's document frequency summed over the stores,
+:class:`~session_browser.core.index.CorpusStats`), so a hit in a small Pi store and a hit in a
+large PraisonAI store are on one scale and are ranked together. When some stores match a
+query exactly and others only through the typo-tolerant pass, the fuzzy hits are dropped.
+Under ``classic`` the scores are the core's heuristic in every store. The store-level filters
+``source:`` and ``project:`` work under both rankings (under ``classic`` the group applies
+them to the hits and leaves the other words to the heuristic).
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -16,7 +27,11 @@ from . import recall
 from .model import JSONDict, SessionData, SessionHit, SessionSummary
 
 if TYPE_CHECKING:
-    from .index import SearchResult
+    from .index import CorpusStats, SearchResult
+    from .query import ParsedQuery
+
+# source:/project: parts of a query, as the classic heuristic must not see them.
+_STORE_FILTER_RE = re.compile(r'(?<!\S)(?:source|project):(?:"[^"]*"?|\S*)', re.IGNORECASE)
 
 
 class RecallStore(Protocol):
@@ -49,14 +64,8 @@ class StoreGroup:
         return ", ".join(s.label for s in self.stores)
 
     def search_candidates(self, query: str, *, window: int = 5) -> list[recall.Candidate]:
-        seen: set[str] = set()
-        out: list[recall.Candidate] = []
-        for store in self.stores:
-            for cand in store.search_candidates(query, window=window):
-                if cand.hit.session_id in seen:
-                    continue
-                seen.add(cand.hit.session_id)
-                out.append(cand)
+        """Classic candidates of every store (first store wins an id)."""
+        out, _extras = self._candidates(query, window=window, ranking="classic", limit=0)
         return out
 
     @property
@@ -68,27 +77,133 @@ class StoreGroup:
         """``relevance`` when every store is indexed, else ``classic``."""
         return "relevance" if self.indexed else "classic"
 
+    def shared_corpus(self, pq: ParsedQuery) -> CorpusStats | None:
+        """The collection statistics of every indexed store, summed (None for one store)."""
+        from .index import CorpusStats
+
+        parts = [
+            s.corpus_stats(pq)
+            for s in self.stores
+            if hasattr(s, "corpus_stats") and hasattr(s, "relevance_candidates")
+        ]
+        if len(parts) < 2:
+            return None
+        return CorpusStats.merge(parts)
+
     def _candidates(
-        self, query: str, *, window: int, ranking: str, limit: int
+        self,
+        query: str,
+        *,
+        window: int,
+        ranking: str,
+        limit: int,
+        result: SearchResult | None = None,
     ) -> tuple[list[recall.Candidate], list[Any]]:
-        """Candidates of every store (first store wins an id) and the per-store results."""
+        """Candidates of every store (first store wins an id) and the stores searched
+        through their index; ``result`` collects matched counts, fuzzy and warnings."""
+        per_store: list[list[recall.Candidate]] = []
+        extras: list[Any] = []
+        fuzzy: list[bool] = []
+        if ranking == "relevance":
+            from .query import QueryError, parse_query
+
+            try:
+                pq: ParsedQuery | None = parse_query(query)
+            except QueryError:
+                pq = None
+            corpus = self.shared_corpus(pq) if pq is not None else None
+            for store in self.stores:
+                relevance = getattr(store, "relevance_candidates", None)
+                if pq is not None and callable(relevance):
+                    cands, matched, was_fuzzy, warnings, _mode = relevance(
+                        pq, limit=limit, window=window, corpus=corpus
+                    )
+                    extras.append(store)
+                    if result is not None:
+                        result.matched_sessions += int(matched)
+                        for w in warnings:
+                            if w not in result.warnings:
+                                result.warnings.append(str(w))
+                else:
+                    cands = store.search_candidates(query, window=window)
+                    was_fuzzy = False
+                    if result is not None:
+                        result.matched_sessions += len(cands)
+                per_store.append(list(cands))
+                fuzzy.append(bool(was_fuzzy) and bool(cands))
+            if any(fuzzy) and not all(f or not c for f, c in zip(fuzzy, per_store, strict=True)):
+                # Some store matched exactly: typo-corrected hits elsewhere do not compete.
+                per_store = [[] if f else c for f, c in zip(fuzzy, per_store, strict=True)]
+                if result is not None:
+                    result.warnings = [
+                        w for w in result.warnings if not w.startswith("no exact match")
+                    ]
+            elif any(fuzzy) and result is not None:
+                result.fuzzy = True
+        else:
+            classic_query, keep = self._classic_filters(query)
+            for store in self.stores:
+                cands = (
+                    store.search_candidates(classic_query, window=window) if classic_query else []
+                )
+                if keep is not None:
+                    cands = [c for c in cands if keep(store, c.hit)]
+                per_store.append(cands)
         seen: set[str] = set()
         out: list[recall.Candidate] = []
-        extras: list[Any] = []
-        for store in self.stores:
-            if ranking == "relevance" and hasattr(store, "search_ex"):
-                cands = store.search_candidates(  # type: ignore[call-arg]
-                    query, window=window, ranking="relevance", limit=limit
-                )
-                extras.append(store)
-            else:
-                cands = store.search_candidates(query, window=window)
+        for cands in per_store:
             for cand in cands:
                 if cand.hit.session_id in seen:
                     continue
                 seen.add(cand.hit.session_id)
                 out.append(cand)
+        if ranking != "relevance" and result is not None:
+            result.matched_sessions = len(out)
         return out, extras
+
+    @staticmethod
+    def _classic_filters(query: str) -> tuple[str, Any]:
+        """The query without its ``source:``/``project:`` parts, and a hit test applying them
+        (None when there are none). A bad value leaves the query as it is."""
+        from .query import QueryError, parse_query, project_matches
+
+        if not _STORE_FILTER_RE.search(query or ""):
+            return query, None
+        try:
+            pq = parse_query(query)
+        except QueryError:
+            return query, None
+        if pq.source is None and pq.project is None:
+            return query, None
+        rest = " ".join(_STORE_FILTER_RE.sub(" ", query).split())
+        source, project = pq.source, pq.project
+
+        def meta_of(store: RecallStore, session_id: str) -> JSONDict:
+            try:
+                data = store.get_session(session_id).to_dict()
+            except Exception:  # a session that cannot be read cannot match a filter
+                return {}
+            return data
+
+        def keep(store: RecallStore, hit: SessionHit) -> bool:
+            data: JSONDict | None = None
+            if source is not None and hit.source != source:
+                data = meta_of(store, hit.session_id)
+                if recall.source_of(data) != source:
+                    return False
+            if project is not None:
+                where = hit.project
+                if where is None:
+                    data = data if data is not None else meta_of(store, hit.session_id)
+                    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+                    assert isinstance(meta, dict)
+                    value = meta.get("cwd") or meta.get("project") or data.get("cwd")
+                    where = value if isinstance(value, str) else None
+                if not project_matches(where, project):
+                    return False
+            return True
+
+        return rest, keep
 
     def search(
         self, query: str, *, limit: int = 5, window: int = 5, ranking: str | None = None
@@ -124,9 +239,10 @@ class StoreGroup:
             except QueryError as exc:
                 result.error = str(exc)
                 return result
-        cands, _extras = self._candidates(query, window=window, ranking=ranking, limit=limit)
+        cands, _extras = self._candidates(
+            query, window=window, ranking=ranking, limit=limit, result=result
+        )
         result.hits = recall.rank(cands, limit)
-        result.matched_sessions = len(cands)
         result.mode = self._mode()
         for store in self.stores:
             for warning in getattr(store, "warnings", []) or []:
@@ -219,9 +335,18 @@ class StoreGroup:
                 out.append(summary)
         return out
 
-    def recent(self, *, limit: int = 10) -> list[SessionSummary]:
+    def recent(self, *, limit: int = 10, project: str | None = None) -> list[SessionSummary]:
+        """The most recently updated sessions of every store; ``project`` keeps those whose
+        working dir (a Pi session's cwd) is that dir or inside it."""
         if limit <= 0:
             return []
+        if project is not None:
+            from .query import normalize_project, project_matches
+
+            want = normalize_project(project)
+            return recall.sort_recent(
+                (s for s in self.summaries() if project_matches(s.project, want)), limit
+            )
         if len(self.stores) == 1 and hasattr(self.stores[0], "recent"):
             return list(self.stores[0].recent(limit=limit))
         if self.stores and all(hasattr(s, "browse") for s in self.stores):

@@ -7,7 +7,12 @@ A query is a list of space-separated parts:
 - ``-word`` / ``-"a phrase"``: leave out sessions that contain it;
 - ``prefix*``: any word that starts with ``prefix`` (two characters at least);
 - filters ``role:user``, ``since:2026-01-31``, ``until:2026-02-28``, ``session:ID``,
-  ``source:NAME``, ``agent:NAME``, ``archived:yes|no`` (values may be quoted).
+  ``source:NAME``, ``agent:NAME``, ``archived:yes|no``, ``project:PATH`` (values may be
+  quoted). ``source:`` names a store's kind (``praisonai``, ``pi``: every session of such a
+  store) or a session's own source tag (``cli``, ``scheduled``, ...). ``project:`` keeps
+  sessions whose working dir (a Pi session's ``cwd``, a PraisonAI session's
+  ``metadata.cwd``/``project``) is PATH or inside it; ``~`` and relative paths are
+  resolved against the current dir (``project:.`` is "this project").
 
 Any text parses: an unknown ``key:value`` is just words, a lone ``"`` closes at the end, a lone
 ``-`` or ``*`` is ignored. Only a bad *filter value* is an error (:class:`QueryError`, with a
@@ -18,13 +23,14 @@ Nothing a person types ever reaches FTS5 unquoted: :func:`fts_expr` quotes every
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 ROLES = ("user", "assistant", "system", "tool", "developer", "function")
-FILTER_KEYS = ("role", "since", "until", "session", "source", "agent", "archived")
+FILTER_KEYS = ("role", "since", "until", "session", "source", "agent", "archived", "project")
 MIN_PREFIX = 2
 MAX_TERMS = 32
 
@@ -111,6 +117,7 @@ class ParsedQuery:
     source: str | None = None
     agent: str | None = None
     archived: bool | None = None
+    project: str | None = None
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -130,6 +137,7 @@ class ParsedQuery:
                 self.source,
                 self.agent,
                 self.archived,
+                self.project,
             )
         )
 
@@ -222,6 +230,8 @@ def _apply_filter(pq: ParsedQuery, key: str, value: str) -> None:
         pq.source = value.lower()
     elif key == "agent":
         pq.agent = value
+    elif key == "project":
+        pq.project = normalize_project(value)
     elif key == "archived":
         low = value.lower()
         if low in _YES:
@@ -240,7 +250,25 @@ _EXAMPLES = {
     "source": "source:cli",
     "agent": "agent:NAME",
     "archived": "archived:yes",
+    "project": "project:~/code/app",
 }
+
+
+def normalize_project(value: str) -> str:
+    """A ``project:`` value as an absolute, normalised path (``~`` expanded)."""
+    return os.path.normpath(os.path.abspath(os.path.expanduser(value.strip())))
+
+
+def project_matches(project: str | None, want: str) -> bool:
+    """True when a session's ``project`` dir is ``want`` or inside it (text only: the dir
+    may live on another machine, so nothing on disk is consulted)."""
+    if not project:
+        return False
+    have = os.path.normpath(os.path.expanduser(project))
+    if have == want:
+        return True
+    prefix = want if want.endswith(os.sep) else want + os.sep
+    return have.startswith(prefix)
 
 
 def parse_query(text: str) -> ParsedQuery:

@@ -18,9 +18,11 @@ from .pi import (
     cwd_matches,
     default_pi_dir,
     pi_is_automated,
+    pi_jsonl,
     read_pi_branch,
     read_pi_session,
 )
+from .readonly import ReadOnlyStore
 
 __all__ = [
     "PI_SOURCE",
@@ -28,9 +30,11 @@ __all__ = [
     "PiParseState",
     "PiSession",
     "PiStore",
+    "ReadOnlyStore",
     "cwd_matches",
     "default_pi_dir",
     "pi_is_automated",
+    "pi_jsonl",
     "read_pi_branch",
     "read_pi_session",
 ]

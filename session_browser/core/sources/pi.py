@@ -45,11 +45,14 @@ Nothing here writes, locks, renames or creates anything: files are opened ``rb``
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
 import math
 import os
 import stat
 import threading
+import zlib
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -57,13 +60,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
+
 from .. import recall
 from ..files import loads
 from ..model import SUMMARY_PREFIX, JSONDict, SessionData, SessionHit, SessionSummary
+from .readonly import ReadOnlyWrites
 
 log = logging.getLogger("session_browser.sources.pi")
 
 PI_SOURCE = "pi"
+STATE_FORMAT = 1  # PiParseState.dump's layout; another value is read again from the start
 FINGERPRINT_BYTES = 64
 HEADER_LINE_LIMIT = 1 << 20
 DEFAULT_CACHE_SIZE = 512
@@ -421,6 +428,72 @@ class PiParseState:
     @property
     def entry_count(self) -> int:
         return len(self.entries)
+
+    def dump(self) -> bytes:
+        """This state as compact bytes (compressed JSON) for :meth:`load` in a later run."""
+        payload: JSONDict = {
+            "v": STATE_FORMAT,
+            "include_hidden": self.include_hidden,
+            "end_offset": self.end_offset,
+            "header": self.header,
+            "skipped_lines": self.skipped_lines,
+            "unknown_entries": self.unknown_entries,
+            "value_count": self.value_count,
+            "last_id": self.last_id,
+            "head": base64.b64encode(self.head).decode("ascii"),
+            "tail": base64.b64encode(self.tail).decode("ascii"),
+            "device": self.device,
+            "inode": self.inode,
+            "entries": [
+                [
+                    e.index,
+                    e.id,
+                    e.parent,
+                    e.type,
+                    e.timestamp,
+                    e.role,
+                    e.pi_role,
+                    e.text,
+                    e.tool_call_id,
+                    e.meta,
+                    e.hidden,
+                    e.info,
+                ]
+                for e in self.entries
+            ],
+        }
+        try:
+            raw = orjson.dumps(payload)
+        except (TypeError, orjson.JSONEncodeError):
+            raw = json.dumps(payload, ensure_ascii=True).encode("ascii")
+        return zlib.compress(raw, 1)
+
+    @classmethod
+    def load(cls, raw: bytes) -> PiParseState:
+        """A state saved by :meth:`dump` (``ValueError`` when it is not one, or is of
+        another format version)."""
+        try:
+            obj = loads(zlib.decompress(raw))
+            if not isinstance(obj, dict) or obj.get("v") != STATE_FORMAT:
+                raise ValueError("not a Pi parse state of this version")
+            entries = [_Entry(*fields) for fields in obj["entries"]]
+            header = obj["header"]
+            return cls(
+                include_hidden=bool(obj["include_hidden"]),
+                end_offset=int(obj["end_offset"]),
+                header=header if isinstance(header, dict) else None,
+                entries=entries,
+                skipped_lines=int(obj["skipped_lines"]),
+                unknown_entries=int(obj["unknown_entries"]),
+                value_count=int(obj["value_count"]),
+                last_id=obj["last_id"],
+                head=base64.b64decode(obj["head"]),
+                tail=base64.b64decode(obj["tail"]),
+                device=int(obj["device"]),
+                inode=int(obj["inode"]),
+            )
+        except (zlib.error, KeyError, TypeError, IndexError, RecursionError) as exc:
+            raise ValueError(f"not a usable Pi parse state: {exc}") from None
 
 
 def _can_resume(state: PiParseState, fh: IO[bytes], st: os.stat_result, hidden: bool) -> bool:
@@ -1041,11 +1114,12 @@ def _header_id(path: Path) -> str | None:
     return raw if isinstance(raw, str) and raw else path.stem
 
 
-class PiStore:
+class PiStore(ReadOnlyWrites):
     """A read-only store over ``root/**/*.jsonl`` with the recall API of the other stores.
 
     Parsed sessions are cached in memory by file identity; a file that only grew is parsed
-    from where the cached read stopped. Nothing is ever written, locked or created.
+    from where the cached read stopped. Nothing is ever written, locked or created: every
+    write method raises :class:`~.readonly.ReadOnlyStore`.
     """
 
     source_kind = PI_SOURCE
@@ -1111,6 +1185,12 @@ class PiStore:
             for key in [k for k in self._ids if k not in live]:
                 del self._ids[key]
         return found
+
+    def remember_path(self, session_id: str, path: Path) -> None:
+        """Note where ``session_id`` lives (e.g. from an index), sparing a scan; the file
+        is still checked when it is used."""
+        with self._lock:
+            self._paths[session_id] = path
 
     def session_path(self, session_id: str) -> Path | None:
         """The file holding ``session_id`` (None when there is none)."""
@@ -1224,6 +1304,7 @@ class PiStore:
             )
             if cand is not None:
                 settle_automation(cand.hit, session.data)
+                cand.hit.project = session.cwd
                 out.append(cand)
         return out
 
@@ -1292,3 +1373,89 @@ class PiStore:
 
     def to_json(self) -> JSONDict:
         return {"source": PI_SOURCE, "root": str(self.root), "label": self.label}
+
+
+# ---------------------------------------------------------------------- building Pi files
+
+
+def pi_jsonl(data: JSONDict, *, cwd: str = "/work") -> bytes:
+    """A PraisonAI-shaped session dict as the bytes of a Pi v3 session file.
+
+    For benchmarks and tests that need Pi stores of a known content (the browser itself never
+    writes Pi files). User and assistant turns become ``message`` entries (assistant text as a
+    ``text`` block); other roles are left out. When the session has archived turns, a
+    ``compaction`` entry follows them all, keeping the first active turn, so reading the file
+    back gives the same archived/active split. ``session_info`` carries the title.
+    """
+    sid = str(data.get("session_id") or "session")
+    created = _epoch(data.get("created_at")) or 0.0
+    lines: list[JSONDict] = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": sid,
+            "timestamp": _iso_ms(created),
+            "cwd": cwd,
+        }
+    ]
+    parent: str | None = None
+    counter = 0
+
+    def add(entry: JSONDict, ts: float) -> str:
+        nonlocal parent, counter
+        counter += 1
+        eid = f"e{counter:07d}"
+        lines.append({"id": eid, "parentId": parent, "timestamp": _iso_ms(ts), **entry})
+        parent = eid
+        return eid
+
+    meta = data.get("metadata")
+    title = meta.get("title") if isinstance(meta, dict) else None
+    if isinstance(title, str) and title:
+        add({"type": "session_info", "name": title}, created)
+
+    def turns(key: str) -> list[tuple[str, str, float]]:
+        out: list[tuple[str, str, float]] = []
+        items = data.get(key)
+        for msg in items if isinstance(items, list) else []:
+            if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant"):
+                continue
+            content = msg.get("content")
+            text = content if isinstance(content, str) else ""
+            ts = msg.get("timestamp")
+            stamp = float(ts) if isinstance(ts, (int, float)) and not isinstance(ts, bool) else 0.0
+            out.append((str(msg["role"]), text, stamp or created))
+        return out
+
+    def message(role: str, text: str, ts: float) -> str:
+        content: Any = text if role == "user" else [{"type": "text", "text": text}]
+        body = {"role": role, "content": content, "timestamp": int(ts * 1000)}
+        return add({"type": "message", "message": body}, ts)
+
+    archived = turns("archived_messages")
+    active = turns("messages")
+    for role, text, ts in archived:
+        message(role, text, ts)
+    first_kept: str | None = None
+    for role, text, ts in active:
+        eid = message(role, text, ts)
+        first_kept = first_kept or eid
+    if archived:
+        last_ts = (active or archived)[-1][2]
+        add(
+            {
+                "type": "compaction",
+                "summary": f"{len(archived)} earlier turns",
+                "firstKeptEntryId": first_kept,
+                "tokensBefore": 0,
+            },
+            last_ts,
+        )
+    return b"".join(orjson.dumps(line) + b"\n" for line in lines)
+
+
+def _iso_ms(ts: float) -> str:
+    try:
+        return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    except (OverflowError, OSError, ValueError):
+        return "1970-01-01T00:00:00.000Z"
