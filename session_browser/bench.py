@@ -1,0 +1,1495 @@
+"""The benchmark: build speed, freshness, latency and known-item quality of every store.
+
+``session-browser bench`` (or ``python -m session_browser.bench``) either builds a corpus of
+real conversations into a temporary PraisonAI home (:func:`session_browser.corpus.build_corpus`)
+or copies an existing store, generates known-item queries from it
+(:func:`session_browser.corpus.make_queries`), and measures, side by side:
+
+- ``ours``: :class:`session_browser.core.index.SqliteSessionStore` (the FTS5 index);
+- ``scan``: :class:`session_browser.core.store.DefaultSessionStore` (a full scan per query);
+- ``praisonai-json`` and ``praisonai-sqlite``: PraisonAI's own ``DefaultSessionStore`` and
+  ``SqliteSessionStore``, when ``praisonaiagents`` is installed.
+
+Every store works on its own copy of the session dir inside a private work dir, so nothing
+touches the store being measured (PraisonAI's stores create ``.lock`` files beside sessions
+and move corrupt files aside, and the update phase changes sessions). Each phase of each store
+runs in a fresh interpreter (``python -m session_browser.bench --phase ...``), so its peak RSS
+and timings are its own. PraisonAI's slow parts are capped: a phase that runs past
+``peer_timeout`` seconds is stopped (its index build rate is then extrapolated from the rows it
+wrote), and PraisonAI's stores answer only ``peer_queries`` of the queries.
+
+Metrics (known-item search, ``limit=10``): a query's rank is the position of the first hit
+whose session id is in the query's relevant set. Rank@1 is the share of queries whose top hit
+is relevant, Recall@k the share with a relevant hit in the top k, MRR the mean of 1/rank (0
+when no relevant hit is in the top 10). Latencies are warm (the store open, a few queries run
+first); percentiles are nearest-rank.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import re
+import resource
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+JSONDict = dict[str, Any]
+Progress = Callable[[str], None]
+
+SCHEMA = "session-browser-bench/1"
+
+OURS = "ours"
+SCAN = "scan"
+PRAISON_JSON = "praisonai-json"
+PRAISON_SQLITE = "praisonai-sqlite"
+STORE_KINDS = (OURS, SCAN, PRAISON_JSON, PRAISON_SQLITE)
+STORE_LABELS = {
+    OURS: "ours (indexed)",
+    SCAN: "ours (scan)",
+    PRAISON_JSON: "PraisonAI JSON",
+    PRAISON_SQLITE: "PraisonAI SQLite",
+}
+PEERS = (PRAISON_JSON, PRAISON_SQLITE)
+
+SEARCH_LIMIT = 10
+COMMON_WORDS = 20
+UPDATE_REPEATS = 5
+OUR_RECENT_REPEATS = 50
+SCAN_RECENT_REPEATS = 3
+WARMUP_QUERIES = 3
+MISSING_WORD = "zqxjvkbenchprobe"
+_WORD_RE = re.compile(r"[^\W\d_]+")
+
+# name, what it checks, comparison, threshold, unit
+TARGETS: tuple[tuple[str, str, str, float, str], ...] = (
+    ("build_rate", "cold build rate", ">=", 50_000.0, "msgs/s"),
+    ("reopen", "reopen up-to-date index", "<", 0.3, "s"),
+    ("update_outside", "one changed session re-indexed", "<", 0.050, "s"),
+    ("p95_known", "search p95 (known-item)", "<", 0.010, "s"),
+    ("p95_common", "search p95 (common words)", "<", 0.010, "s"),
+    ("recent", "recent(50) p95", "<", 0.020, "s"),
+    ("size_ratio", "index size / JSON size", "<=", 1.5, "x"),
+    ("build_rss", "peak RSS while building", "<", 300.0, "MB"),
+    ("rank1", "Rank@1", ">=", 0.95, ""),
+    ("recall10", "Recall@10", ">=", 0.99, ""),
+)
+
+
+LEGEND = (
+    "cold index build: no index file, open the store and index every session (PraisonAI: its "
+    "first search builds its index); messages/s counts archived+active messages.",
+    "reopen: a fresh process opens the up-to-date index and checks every file's identity "
+    "(PraisonAI: a new store's first search).",
+    "outside change -> fresh: another process rewrites one session file; ours: reconcile(); "
+    "PraisonAI SQLite: a new store's first search (it has no reconcile); median of "
+    f"{UPDATE_REPEATS} (1 for PraisonAI). write through store: add_message(), median.",
+    "search: warm, limit=10; known-item queries and the 20 most frequent words alone and in "
+    "pairs. Rank@1 / Recall@k: share of queries with a relevant session first / in the top k; "
+    "MRR: mean 1/rank.",
+)
+
+
+class BenchError(Exception):
+    """The benchmark cannot run (bad store path, missing corpus data, ...)."""
+
+
+@dataclass
+class BenchOptions:
+    """What to measure. ``store``/``home`` pick an existing store; else a corpus is built."""
+
+    store: Path | None = None
+    home: Path | None = None
+    sessions: int | None = None
+    seed: int = 7
+    queries: int = 200
+    peers: bool = True
+    peer_queries: int = 20
+    peer_timeout: float = 300.0
+    keep: bool = False
+    workdir: Path | None = None
+    sgd_path: Path | None = None
+    stores: tuple[str, ...] = STORE_KINDS
+
+
+@dataclass
+class Query:
+    """A known-item query as the harness uses it."""
+
+    query: str
+    relevant: list[str]
+    slice: str
+    target_id: str = ""
+    n: int = 0  # position in the query list
+
+    def to_json(self) -> JSONDict:
+        return {
+            "n": self.n,
+            "query": self.query,
+            "relevant": self.relevant,
+            "slice": self.slice,
+            "target_id": self.target_id,
+        }
+
+    @classmethod
+    def from_json(cls, data: JSONDict) -> Query:
+        return cls(
+            query=str(data["query"]),
+            relevant=[str(x) for x in data["relevant"]],
+            slice=str(data.get("slice", "")),
+            target_id=str(data.get("target_id", "")),
+            n=int(data.get("n", 0)),
+        )
+
+
+@dataclass
+class CorpusStats:
+    """What is in a session dir: counts, sizes and the most frequent words."""
+
+    files: int = 0
+    sessions: int = 0
+    unreadable: int = 0
+    messages: int = 0
+    archived_messages: int = 0
+    json_bytes: int = 0
+    top_words: list[str] = field(default_factory=list)
+
+    def to_json(self) -> JSONDict:
+        return {
+            "files": self.files,
+            "sessions": self.sessions,
+            "unreadable": self.unreadable,
+            "messages": self.messages,
+            "archived_messages": self.archived_messages,
+            "json_bytes": self.json_bytes,
+            "top_words": self.top_words,
+        }
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """Nearest-rank percentile (``q`` in 0..100); None for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100.0 * len(ordered)))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def latency_stats(values: Sequence[float]) -> JSONDict:
+    """n, p50, p95, p99, max and mean of latencies in seconds."""
+    return {
+        "n": len(values),
+        "p50": percentile(values, 50),
+        "p95": percentile(values, 95),
+        "p99": percentile(values, 99),
+        "max": max(values) if values else None,
+        "mean": (sum(values) / len(values)) if values else None,
+    }
+
+
+def quality_stats(ranks: Sequence[int | None]) -> JSONDict:
+    """Rank@1, Recall@5, Recall@10 and MRR over ranks (1-based; None = not in the top 10)."""
+    n = len(ranks)
+    if not n:
+        return {"n": 0, "rank1": None, "recall5": None, "recall10": None, "mrr": None}
+
+    def share(k: int) -> float:
+        return sum(1 for r in ranks if r is not None and r <= k) / n
+
+    mrr = sum(1.0 / r for r in ranks if r is not None and r <= SEARCH_LIMIT) / n
+    return {"n": n, "rank1": share(1), "recall5": share(5), "recall10": share(10), "mrr": mrr}
+
+
+def first_relevant_rank(hit_ids: Sequence[str], relevant: Iterable[str]) -> int | None:
+    """1-based position of the first relevant id, or None."""
+    wanted = set(relevant)
+    for pos, sid in enumerate(hit_ids, start=1):
+        if sid in wanted:
+            return pos
+    return None
+
+
+def dir_json_bytes(path: Path) -> int:
+    total = 0
+    with os.scandir(path) as entries:
+        for entry in entries:
+            if entry.name.endswith(".json") and entry.is_file():
+                total += entry.stat().st_size
+    return total
+
+
+def db_bytes(db_path: Path) -> int:
+    """Size of a SQLite database with its WAL and shared-memory files."""
+    total = 0
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        p = Path(str(db_path) + suffix)
+        if p.exists():
+            total += p.stat().st_size
+    return total
+
+
+def remove_db(db_path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(str(db_path) + suffix).unlink(missing_ok=True)
+
+
+def max_rss_mb() -> float:
+    """This process's peak RSS in MB.
+
+    Linux's ``VmHWM`` belongs to this program alone; ``ru_maxrss`` would also count the parent's
+    RSS at the fork that started it (the kernel carries it across ``exec``).
+    """
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    if sys.platform == "darwin":
+        return rss / (1024 * 1024)
+    return rss / 1024
+
+
+def _message_text(message: JSONDict) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            p if isinstance(p, str) else str(p.get("text", ""))
+            for p in content
+            if isinstance(p, (str, dict))
+        )
+    return ""
+
+
+def corpus_stats(session_dir: Path, *, top: int = COMMON_WORDS) -> CorpusStats:
+    """Count sessions, messages and bytes of ``session_dir`` and find its most frequent words."""
+    stats = CorpusStats()
+    words: Counter[str] = Counter()
+    with os.scandir(session_dir) as entries:
+        names = sorted(e.name for e in entries if e.name.endswith(".json") and e.is_file())
+    for name in names:
+        path = session_dir / name
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            stats.unreadable += 1
+            continue
+        stats.files += 1
+        stats.json_bytes += len(raw)
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            try:
+                data = json.loads(raw.decode("utf-8"))
+            except (ValueError, RecursionError):
+                stats.unreadable += 1
+                continue
+        if not isinstance(data, dict):
+            stats.unreadable += 1
+            continue
+        stats.sessions += 1
+        for key in ("archived_messages", "messages"):
+            items = data.get(key)
+            if not isinstance(items, list):
+                continue
+            for item in items:
+                if not isinstance(item, dict):
+                    continue
+                stats.messages += 1
+                if key == "archived_messages":
+                    stats.archived_messages += 1
+                words.update(_WORD_RE.findall(_message_text(item).lower()))
+    stats.top_words = [w for w, _ in words.most_common(top)]
+    return stats
+
+
+def common_queries(top_words: Sequence[str]) -> list[str]:
+    """The most frequent words alone, then each with the next one (a ring of pairs)."""
+    singles = list(top_words)
+    if len(singles) < 2:
+        return singles
+    pairs = [f"{singles[i]} {singles[(i + 1) % len(singles)]}" for i in range(len(singles))]
+    return singles + pairs
+
+
+def peer_subset(items: Sequence[Query], n: int) -> list[Query]:
+    """``n`` queries taken round-robin over the slices (deterministic)."""
+    by_slice: dict[str, list[Query]] = {}
+    for q in items:
+        by_slice.setdefault(q.slice, []).append(q)
+    out: list[Query] = []
+    queues = [list(v) for _, v in sorted(by_slice.items())]
+    while len(out) < n and any(queues):
+        for queue in queues:
+            if queue and len(out) < n:
+                out.append(queue.pop(0))
+    return out
+
+
+def peer_common_subset(queries: Sequence[str], n: int) -> list[str]:
+    """Half singles, half pairs of the common-word queries."""
+    half = len(queries) // 2
+    singles, pairs = list(queries[:half]), list(queries[half:])
+    take_single = (n + 1) // 2
+    return singles[:take_single] + pairs[: n - take_single]
+
+
+def machine_info() -> JSONDict:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if line.lower().startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    if not model:
+        model = platform.processor() or platform.machine()
+    memory_gb: float | None = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                memory_gb = round(int(line.split()[1]) / 1024 / 1024, 1)
+                break
+    except (OSError, ValueError, IndexError):
+        pass
+    fts5 = False
+    try:
+        con = sqlite3.connect(":memory:")
+        con.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+        con.close()
+        fts5 = True
+    except sqlite3.Error:
+        pass
+    praison: str | None
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            praison = version("praisonaiagents")
+        except PackageNotFoundError:
+            praison = None
+    except ImportError:  # pragma: no cover
+        praison = None
+    return {
+        "cpu_count": os.cpu_count(),
+        "cpu_model": model,
+        "memory_gb": memory_gb,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "sqlite": sqlite3.sqlite_version,
+        "fts5": fts5,
+        "praisonaiagents": praison,
+    }
+
+
+# --------------------------------------------------------------------------- stores (child side)
+
+
+def _open_store(kind: str, session_dir: Path, db_path: Path, *, reconcile: str = "none") -> Any:
+    if kind == OURS:
+        from session_browser.core.index import SqliteSessionStore
+
+        return SqliteSessionStore(session_dir, db_path=db_path, reconcile=reconcile)
+    if kind == SCAN:
+        from session_browser.core.store import DefaultSessionStore
+
+        return DefaultSessionStore(session_dir)
+    if kind == PRAISON_JSON:
+        from praisonaiagents.session.store import DefaultSessionStore as PraisonDefault
+
+        return PraisonDefault(session_dir=str(session_dir))
+    if kind == PRAISON_SQLITE:
+        from praisonaiagents.session.sqlite_store import SqliteSessionStore as PraisonSqlite
+
+        return PraisonSqlite(session_dir=str(session_dir), db_path=str(db_path))
+    raise ValueError(f"unknown store kind {kind!r}")
+
+
+def _import_store(kind: str) -> None:
+    """Import a store's module before any timer starts."""
+    if kind == OURS:
+        import session_browser.core.index
+    elif kind == SCAN:
+        import session_browser.core.store  # noqa: F401
+    else:
+        import praisonaiagents.session.sqlite_store
+        import praisonaiagents.session.store  # noqa: F401
+
+
+def _close(store: Any) -> None:
+    close = getattr(store, "close", None)
+    if callable(close):
+        close()
+    conn = getattr(store, "_conn", None)  # PraisonAI's SqliteSessionStore has no close()
+    if conn is not None and hasattr(conn, "close"):
+        conn.close()
+
+
+def _report_json(report: Any) -> JSONDict:
+    if report is None:
+        return {}
+    as_dict = getattr(report, "as_dict", None)
+    if callable(as_dict):
+        report = as_dict()
+    if isinstance(report, dict):
+        if isinstance(report.get("skipped"), list):
+            report = report | {"skipped": len(report["skipped"])}
+        return {str(k): v for k, v in report.items() if _jsonable(v)}
+    out: JSONDict = {}
+    for name in ("added", "changed", "removed", "skipped", "unchanged", "done", "total"):
+        value = getattr(report, name, None)
+        if value is None:
+            continue
+        if isinstance(value, (list, tuple, set, frozenset)):
+            out[name] = len(value)
+        elif _jsonable(value):
+            out[name] = value
+    return out
+
+
+def _jsonable(value: Any) -> bool:
+    return isinstance(value, (int, float, str, bool)) or value is None
+
+
+def _hit_ids(hits: Iterable[Any]) -> list[str]:
+    ids: list[str] = []
+    for hit in hits:
+        sid = hit.get("session_id") if isinstance(hit, dict) else getattr(hit, "session_id", None)
+        ids.append(str(sid))
+    return ids
+
+
+def _search(kind: str, store: Any, query: str, limit: int) -> list[str]:
+    return _hit_ids(store.search(query, limit=limit))
+
+
+def _recent(store: Any, limit: int) -> int:
+    return len(store.recent(limit=limit))
+
+
+def phase_build(args: JSONDict) -> JSONDict:
+    """Cold build: no index file, open the store and index everything."""
+    kind = args["kind"]
+    session_dir, db_path = Path(args["session_dir"]), Path(args["db_path"])
+    _import_store(kind)
+    remove_db(db_path)
+    out: JSONDict = {}
+    t0 = time.perf_counter()
+    if kind == OURS:
+        store = _open_store(kind, session_dir, db_path, reconcile="none")
+        report = store.reconcile()
+        out["reconcile"] = _report_json(report)
+    elif kind == PRAISON_SQLITE:
+        store = _open_store(kind, session_dir, db_path)
+        store.search(MISSING_WORD, limit=1)  # the first search builds PraisonAI's index
+    else:
+        raise ValueError(f"{kind} has no index to build")
+    out["seconds"] = time.perf_counter() - t0
+    _close(store)
+    out["index_bytes"] = db_bytes(db_path)
+    out["rss_mb"] = max_rss_mb()
+    return out
+
+
+def phase_reopen(args: JSONDict) -> JSONDict:
+    """Open an up-to-date index in a fresh process and make sure it is fresh."""
+    kind = args["kind"]
+    session_dir, db_path = Path(args["session_dir"]), Path(args["db_path"])
+    _import_store(kind)
+    out: JSONDict = {}
+    t0 = time.perf_counter()
+    if kind == OURS:
+        store = _open_store(kind, session_dir, db_path, reconcile="none")
+        out["reconcile"] = _report_json(store.reconcile())
+    else:
+        store = _open_store(kind, session_dir, db_path)
+        store.search(MISSING_WORD, limit=1)  # PraisonAI checks its index on first search
+    out["seconds"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    ids = _search(kind, store, args.get("probe") or MISSING_WORD, SEARCH_LIMIT)
+    out["first_search_seconds"] = time.perf_counter() - t1
+    out["first_search_hits"] = len(ids)
+    _close(store)
+    out["rss_mb"] = max_rss_mb()
+    return out
+
+
+def phase_search(args: JSONDict) -> JSONDict:
+    """Warm known-item and common-word latencies, ranks, and recent(50) latency."""
+    kind = args["kind"]
+    session_dir, db_path = Path(args["session_dir"]), Path(args["db_path"])
+    queries = [Query.from_json(q) for q in args["queries"]]
+    common: list[str] = list(args["common"])
+    _import_store(kind)
+    if kind == OURS:
+        store = _open_store(kind, session_dir, db_path, reconcile="none")
+        store.reconcile()
+    else:
+        store = _open_store(kind, session_dir, db_path)
+    for q in queries[: int(args.get("warmup", WARMUP_QUERIES))]:
+        _search(kind, store, q.query, SEARCH_LIMIT)
+    known: list[JSONDict] = []
+    for q in queries:
+        error: str | None = None
+        t0 = time.perf_counter()
+        try:
+            ids = _search(kind, store, q.query, SEARCH_LIMIT)
+        except Exception as exc:  # a store that fails a query scores it as a miss
+            ids, error = [], f"{type(exc).__name__}: {exc}"
+        dt = time.perf_counter() - t0
+        known.append(
+            {
+                "n": q.n,
+                "slice": q.slice,
+                "seconds": dt,
+                "rank": first_relevant_rank(ids, q.relevant),
+                "error": error,
+            }
+        )
+    common_out: list[JSONDict] = []
+    for text in common:
+        t0 = time.perf_counter()
+        ids = _search(kind, store, text, SEARCH_LIMIT)
+        common_out.append({"query": text, "seconds": time.perf_counter() - t0, "hits": len(ids)})
+    recent: list[float] = []
+    count = 0
+    for _ in range(int(args.get("recent_repeats", OUR_RECENT_REPEATS))):
+        t0 = time.perf_counter()
+        count = _recent(store, 50)
+        recent.append(time.perf_counter() - t0)
+    _close(store)
+    return {
+        "known": known,
+        "common": common_out,
+        "recent": recent,
+        "recent_count": count,
+        "rss_mb": max_rss_mb(),
+    }
+
+
+def _target_sessions(session_dir: Path, n: int) -> list[tuple[str, Path]]:
+    """``n`` readable sessions with an active window, picked deterministically."""
+    out: list[tuple[str, Path]] = []
+    for path in sorted(session_dir.glob("*.json")):
+        try:
+            data = orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+            continue
+        sid = str(data.get("session_id") or path.stem)
+        if sid != path.stem:
+            continue
+        out.append((sid, path))
+        if len(out) >= n:
+            break
+    return out
+
+
+def _outside_edit(path: Path, text: str) -> None:
+    """Append a user turn the way another process would: rewrite and replace the file."""
+    data = orjson.loads(path.read_bytes())
+    data["messages"].append(
+        {"role": "user", "content": text, "timestamp": time.time(), "metadata": {}}
+    )
+    tmp = path.with_name(f".{path.name}.bench-tmp")
+    tmp.write_bytes(json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8"))
+    os.replace(tmp, path)
+
+
+def phase_update(args: JSONDict) -> JSONDict:
+    """One session changed from outside (time the re-index), then one write through the store."""
+    kind = args["kind"]
+    session_dir, db_path = Path(args["session_dir"]), Path(args["db_path"])
+    repeats = int(args.get("repeats", UPDATE_REPEATS))
+    _import_store(kind)
+    if kind == OURS:
+        store = _open_store(kind, session_dir, db_path, reconcile="none")
+        store.reconcile()
+    else:
+        store = _open_store(kind, session_dir, db_path)
+    targets = _target_sessions(session_dir, 2 * repeats)
+    outside: list[float] = []
+    outside_found: list[bool] = []
+    writes: list[float] = []
+    write_found: list[bool] = []
+    for i, (sid, path) in enumerate(targets[:repeats]):
+        marker = f"benchoutside{i}marker"
+        _outside_edit(path, f"note {marker} for the benchmark")
+        if kind == OURS:
+            t0 = time.perf_counter()
+            store.reconcile()
+            outside.append(time.perf_counter() - t0)
+            ids = _search(kind, store, marker, SEARCH_LIMIT)
+        elif kind == PRAISON_SQLITE:
+            # PraisonAI's index has no reconcile: a new store checks it on its first search
+            _close(store)
+            t0 = time.perf_counter()
+            store = _open_store(kind, session_dir, db_path)
+            ids = _search(kind, store, marker, SEARCH_LIMIT)
+            outside.append(time.perf_counter() - t0)
+        else:
+            ids = _search(kind, store, marker, SEARCH_LIMIT)
+        outside_found.append(sid in ids)
+    for i, (sid, _path) in enumerate(targets[repeats:]):
+        marker = f"benchwrite{i}marker"
+        t0 = time.perf_counter()
+        store.add_message(sid, "user", f"note {marker} for the benchmark")
+        writes.append(time.perf_counter() - t0)
+        write_found.append(sid in _search(kind, store, marker, SEARCH_LIMIT))
+    _close(store)
+    return {
+        "outside": outside,
+        "outside_found": outside_found,
+        "write": writes,
+        "write_found": write_found,
+        "rss_mb": max_rss_mb(),
+    }
+
+
+PHASES: dict[str, Callable[[JSONDict], JSONDict]] = {
+    "build": phase_build,
+    "reopen": phase_reopen,
+    "search": phase_search,
+    "update": phase_update,
+}
+
+
+# --------------------------------------------------------------------------- the parent side
+
+
+@dataclass
+class PhaseResult:
+    ok: bool
+    data: JSONDict
+    seconds: float
+    timed_out: bool = False
+    error: str | None = None
+
+
+def run_phase(
+    phase: str,
+    args: JSONDict,
+    *,
+    workdir: Path,
+    env: dict[str, str],
+    timeout: float | None,
+) -> PhaseResult:
+    """Run one phase in a fresh interpreter; its result comes back through a JSON file."""
+    tag = f"{args.get('kind', 'x')}-{phase}"
+    args_path = workdir / f"{tag}.args.json"
+    out_path = workdir / f"{tag}.out.json"
+    log_path = workdir / f"{tag}.log"
+    args_path.write_bytes(orjson.dumps(args))
+    out_path.unlink(missing_ok=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "session_browser.bench",
+        "--phase",
+        phase,
+        "--args",
+        str(args_path),
+        "--out",
+        str(out_path),
+    ]
+    t0 = time.perf_counter()
+    with open(log_path, "wb") as log:
+        try:
+            proc = subprocess.run(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return PhaseResult(False, {}, time.perf_counter() - t0, timed_out=True)
+    elapsed = time.perf_counter() - t0
+    if proc.returncode != 0 or not out_path.exists():
+        tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
+        return PhaseResult(False, {}, elapsed, error=f"exit {proc.returncode}: {tail[0]}")
+    return PhaseResult(True, orjson.loads(out_path.read_bytes()), elapsed)
+
+
+def _copy_store(src_sessions: Path, src_spill: Path | None, dest_home: Path) -> Path:
+    """Copy a session dir (and its spill dir) into ``dest_home`` in PraisonAI's layout."""
+    ignore = shutil.ignore_patterns("*.lock", "sessions_index.db*", ".*.tmp", "*.bench-tmp")
+    dest_sessions = dest_home / "sessions"
+    shutil.copytree(src_sessions, dest_sessions, ignore=ignore, symlinks=False)
+    if src_spill is not None and src_spill.is_dir():
+        shutil.copytree(src_spill, dest_home / "state" / "session_spill", ignore=ignore)
+    return dest_sessions
+
+
+def _set_aside_non_objects(sessions: Path, dest: Path) -> list[str]:
+    """Move session files whose JSON root is not an object out of ``sessions``.
+
+    PraisonAI 1.7.17's ``search`` raises ``AttributeError`` on such a file (a list root) instead
+    of skipping it, so its stores are measured without them (and the report says so).
+    """
+    moved: list[str] = []
+    for path in sorted(sessions.glob("*.json")):
+        try:
+            data = orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        if not isinstance(data, dict):
+            dest.mkdir(parents=True, exist_ok=True)
+            os.replace(path, dest / path.name)
+            moved.append(path.name)
+    return moved
+
+
+def _child_env(home: Path, workdir: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["DO_NOT_TRACK"] = "1"
+    env["PRAISONAI_HOME"] = str(home)
+    env["SESSION_BROWSER_CACHE_DIR"] = str(workdir / "cache")
+    env["SESSION_BROWSER_DATA_HOME"] = str(workdir / "data")
+    env.pop("PRAISONAI_SESSION_RETENTION", None)
+    env.pop("PRAISONAI_SESSION_ACTIVE_WINDOW", None)
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def _store_available(kind: str) -> str | None:
+    """None when the store can be imported, else why not."""
+    import importlib.util
+
+    if kind == OURS:
+        try:
+            spec = importlib.util.find_spec("session_browser.core.index")
+        except ImportError as exc:  # pragma: no cover
+            return str(exc)
+        return None if spec is not None else "session_browser.core.index is not available"
+    if kind in PEERS:
+        try:
+            spec = importlib.util.find_spec("praisonaiagents")
+        except ImportError as exc:  # pragma: no cover
+            return str(exc)
+        return None if spec is not None else "praisonaiagents is not installed"
+    return None
+
+
+def _extrapolate_praison(db_path: Path, seconds: float, stats: CorpusStats) -> JSONDict:
+    """How far PraisonAI's index build got before it was stopped, and the implied rate."""
+    try:
+        con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5)
+        try:
+            done = int(con.execute("SELECT count(*) FROM session_meta").fetchone()[0])
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return {}
+    if not done or not stats.sessions:
+        return {"sessions_indexed": done}
+    share = done / stats.sessions
+    rate = stats.messages * share / seconds
+    return {
+        "sessions_indexed": done,
+        "share": share,
+        "messages_per_s": rate,
+        "full_build_estimate_s": stats.messages / rate if rate else None,
+    }
+
+
+class Harness:
+    """Runs the phases of every store and assembles the report."""
+
+    def __init__(self, options: BenchOptions, progress: Progress | None = None) -> None:
+        self.opt = options
+        self.say: Progress = progress or (lambda _msg: None)
+        self.notes: list[str] = []
+
+    # -- corpus and queries
+
+    def _prepare(self, work: Path) -> tuple[Path, Path | None, JSONDict]:
+        """The source session dir (and spill dir), built or given, and what it is."""
+        opt = self.opt
+        if opt.store is not None or opt.home is not None:
+            if opt.store is not None:
+                sessions = Path(opt.store).expanduser()
+                spill: Path | None = None
+                if sessions.name == "sessions":
+                    spill = sessions.parent / "state" / "session_spill"
+            else:
+                home = Path(opt.home or "").expanduser()
+                sessions, spill = home / "sessions", home / "state" / "session_spill"
+            if not sessions.is_dir():
+                raise BenchError(f"no session dir at {sessions}")
+            return sessions, spill, {"source": "store", "path": str(sessions)}
+        from session_browser.corpus import build_corpus
+
+        home = work / "corpus"
+        self.say(
+            f"building the corpus ({opt.sessions or 'all'} sessions, seed {opt.seed}) in {home}"
+        )
+        t0 = time.perf_counter()
+        info = build_corpus(
+            home, sessions=opt.sessions, seed=opt.seed, sgd_path=opt.sgd_path, progress=None
+        )
+        built = {
+            "source": "built",
+            "path": str(home / "sessions"),
+            "requested_sessions": opt.sessions,
+            "build_seconds": time.perf_counter() - t0,
+            "info": _info_json(info),
+        }
+        return home / "sessions", home / "state" / "session_spill", built
+
+    def _queries(self, source: Path) -> list[Query]:
+        from session_browser.corpus import make_queries
+
+        items = make_queries(source, n=self.opt.queries, seed=self.opt.seed)
+        out: list[Query] = []
+        for item in items:
+            relevant = sorted(str(x) for x in getattr(item, "relevant", ()) or ())
+            target = str(getattr(item, "target_id", "") or "")
+            if not relevant and target:
+                relevant = [target]
+            out.append(
+                Query(
+                    query=str(item.query),
+                    relevant=relevant,
+                    slice=str(getattr(item, "slice", "") or ""),
+                    target_id=target,
+                    n=len(out),
+                )
+            )
+        return out
+
+    # -- one store
+
+    def _measure_store(
+        self,
+        kind: str,
+        sessions: Path,
+        db_path: Path,
+        env: dict[str, str],
+        work: Path,
+        queries: list[Query],
+        common: list[str],
+        stats: CorpusStats,
+    ) -> JSONDict:
+        opt = self.opt
+        is_peer = kind in PEERS
+        timeout = opt.peer_timeout if is_peer else None
+        capped = is_peer or kind == SCAN  # the slow stores answer a round-robin subset
+        result: JSONDict = {"label": STORE_LABELS[kind], "status": "ok", "capped": capped}
+        indexed = kind in (OURS, PRAISON_SQLITE)
+
+        def phase(name: str, args: JSONDict) -> PhaseResult:
+            self.say(f"{STORE_LABELS[kind]}: {name}")
+            base = {"kind": kind, "session_dir": str(sessions), "db_path": str(db_path)}
+            res = run_phase(name, base | args, workdir=work, env=env, timeout=timeout)
+            if res.timed_out:
+                self.say(f"{STORE_LABELS[kind]}: {name} stopped after {timeout:.0f} s")
+            elif not res.ok:
+                self.say(f"{STORE_LABELS[kind]}: {name} failed: {res.error}")
+            return res
+
+        if indexed:
+            build = phase("build", {})
+            if build.timed_out:
+                result["build"] = {
+                    "timed_out": True,
+                    "seconds": build.seconds,
+                    "estimate": _extrapolate_praison(db_path, build.seconds, stats)
+                    if kind == PRAISON_SQLITE
+                    else {},
+                }
+                result["status"] = "build stopped"
+                self.notes.append(
+                    f"{STORE_LABELS[kind]}: index build stopped after {build.seconds:.0f} s "
+                    f"(--peer-timeout); its rate is extrapolated and its other phases skipped"
+                )
+                return result
+            if not build.ok:
+                result["status"] = f"error: {build.error}"
+                return result
+            seconds = float(build.data["seconds"])
+            result["build"] = {
+                "seconds": seconds,
+                "messages_per_s": stats.messages / seconds if seconds > 0 else None,
+                "rss_mb": build.data.get("rss_mb"),
+                "index_bytes": build.data.get("index_bytes"),
+                "size_ratio": (build.data.get("index_bytes") or 0) / stats.json_bytes
+                if stats.json_bytes
+                else None,
+                "reconcile": build.data.get("reconcile", {}),
+            }
+            reopen = phase("reopen", {"probe": common[0] if common else MISSING_WORD})
+            result["reopen"] = (
+                {
+                    "seconds": reopen.data["seconds"],
+                    "first_search_seconds": reopen.data.get("first_search_seconds"),
+                    "reconcile": reopen.data.get("reconcile", {}),
+                }
+                if reopen.ok
+                else {"timed_out": reopen.timed_out, "error": reopen.error}
+            )
+        chosen = peer_subset(queries, opt.peer_queries) if capped else queries
+        chosen_common = peer_common_subset(common, opt.peer_queries) if capped else common
+        scan_like = kind in (SCAN, PRAISON_JSON)
+        search = phase(
+            "search",
+            {
+                "queries": [q.to_json() for q in chosen],
+                "common": chosen_common,
+                "warmup": 1 if (is_peer or scan_like) else WARMUP_QUERIES,
+                "recent_repeats": SCAN_RECENT_REPEATS
+                if (is_peer or scan_like)
+                else OUR_RECENT_REPEATS,
+            },
+        )
+        if search.ok:
+            result["search"] = self._search_summary(search.data)
+            if capped or opt.peers:
+                subset = {q.n for q in peer_subset(queries, opt.peer_queries)}
+                result["search"]["quality_peer_subset"] = quality_stats(
+                    [k["rank"] for k in search.data["known"] if k["n"] in subset]
+                )
+        else:
+            result["search"] = {"timed_out": search.timed_out, "error": search.error}
+        update = phase("update", {"repeats": 1 if is_peer else UPDATE_REPEATS})
+        if update.ok:
+            d = update.data
+            result["update"] = {
+                "outside": latency_stats(d["outside"]) if indexed else None,
+                "outside_found": _share(d["outside_found"]),
+                "write": latency_stats(d["write"]),
+                "write_found": _share(d["write_found"]),
+            }
+        else:
+            result["update"] = {"timed_out": update.timed_out, "error": update.error}
+        return result
+
+    @staticmethod
+    def _search_summary(data: JSONDict) -> JSONDict:
+        known = data["known"]
+        slices: dict[str, list[int | None]] = {}
+        for k in known:
+            slices.setdefault(k["slice"], []).append(k["rank"])
+        return {
+            "known": latency_stats([k["seconds"] for k in known]),
+            "common": latency_stats([c["seconds"] for c in data["common"]]),
+            "recent": latency_stats(data["recent"]),
+            "recent_count": data.get("recent_count"),
+            "quality": quality_stats([k["rank"] for k in known]),
+            "errors": [k["error"] for k in known if k.get("error")][:5],
+            "slices": {name: quality_stats(r) for name, r in sorted(slices.items())},
+            "slowest_common": sorted(data["common"], key=lambda c: -c["seconds"])[:3],
+            "rss_mb": data.get("rss_mb"),
+        }
+
+    # -- everything
+
+    def run(self) -> JSONDict:
+        opt = self.opt
+        started = time.time()
+        work = Path(tempfile.mkdtemp(prefix="session-browser-bench-", dir=opt.workdir))
+        try:
+            report = self._run(work)
+        finally:
+            if not opt.keep:
+                shutil.rmtree(work, ignore_errors=True)
+        report["workdir"] = str(work) if opt.keep else None
+        report["total_seconds"] = time.time() - started
+        return report
+
+    def _run(self, work: Path) -> JSONDict:
+        opt = self.opt
+        source, spill, corpus = self._prepare(work)
+        self.say("counting messages and words")
+        stats = corpus_stats(source)
+        if not stats.sessions:
+            raise BenchError(f"no readable session in {source}")
+        self.say(f"generating {opt.queries} known-item queries (seed {opt.seed})")
+        queries = self._queries(source)
+        if not queries:
+            raise BenchError(f"could not generate queries from {source}")
+        common = common_queries(stats.top_words)
+        slices = Counter(q.slice for q in queries)
+
+        kinds = [k for k in opt.stores if k in STORE_KINDS]
+        if not opt.peers:
+            kinds = [k for k in kinds if k not in PEERS]
+        stores: JSONDict = {}
+        copies: dict[str, tuple[Path, Path]] = {}
+        for kind in kinds:
+            why = _store_available(kind)
+            if why is not None:
+                stores[kind] = {"label": STORE_LABELS[kind], "status": "unavailable"}
+                self.notes.append(f"{STORE_LABELS[kind]}: not measured ({why})")
+                continue
+            group = "ours" if kind in (OURS, SCAN) else kind
+            if group not in copies:
+                self.say(f"copying the store for {group}")
+                home = work / f"copy-{group}"
+                copies[group] = (home, _copy_store(source, spill, home))
+                if kind in PEERS:
+                    moved = _set_aside_non_objects(copies[group][1], home / "set-aside")
+                    if moved:
+                        self.notes.append(
+                            f"{STORE_LABELS[kind]}: {len(moved)} session file(s) whose JSON root "
+                            "is not an object were removed from its copy (PraisonAI 1.7.17's "
+                            "search raises AttributeError on them)"
+                        )
+            home, sessions = copies[group]
+            env = _child_env(home, work)
+            db_path = work / f"{kind}.db"
+            stores[kind] = self._measure_store(
+                kind, sessions, db_path, env, work, queries, common, stats
+            )
+        slow = [STORE_LABELS[k] for k in kinds if k == SCAN or (opt.peers and k in PEERS)]
+        if slow:
+            n_common = len(peer_common_subset(common, opt.peer_queries))
+            self.notes.append(
+                f"{' and '.join(slow)} answered {min(opt.peer_queries, len(queries))} of the "
+                f"{len(queries)} known-item queries (round-robin over the slices) and "
+                f"{n_common} of the common-word queries (--peer-queries)"
+            )
+        if opt.peers and any(k in PEERS for k in kinds):
+            self.notes.append(
+                f"each phase of PraisonAI's stores is stopped after {opt.peer_timeout:.0f} s "
+                "(--peer-timeout)"
+            )
+        report: JSONDict = {
+            "schema": SCHEMA,
+            "machine": machine_info(),
+            "options": {
+                "seed": opt.seed,
+                "sessions": opt.sessions,
+                "queries": opt.queries,
+                "peers": opt.peers,
+                "peer_queries": opt.peer_queries,
+                "peer_timeout": opt.peer_timeout,
+                "search_limit": SEARCH_LIMIT,
+            },
+            "corpus": corpus | {"stats": stats.to_json()},
+            "queries": {
+                "known_item": len(queries),
+                "slices": dict(sorted(slices.items())),
+                "common": common,
+            },
+            "stores": stores,
+        }
+        report["targets"] = check_targets(report)
+        report["notes"] = self.notes
+        return report
+
+
+def _share(values: Sequence[bool]) -> float | None:
+    return (sum(1 for v in values if v) / len(values)) if values else None
+
+
+def _info_json(info: Any) -> JSONDict:
+    if info is None:
+        return {}
+    if isinstance(info, dict):
+        items = info.items()
+    elif hasattr(info, "__dict__"):
+        items = vars(info).items()
+    else:
+        return {"repr": repr(info)}
+    out: JSONDict = {}
+    for k, v in items:
+        if _jsonable(v):
+            out[str(k)] = v
+        elif isinstance(v, Path):
+            out[str(k)] = str(v)
+        elif isinstance(v, dict) and all(_jsonable(x) for x in v.values()):
+            out[str(k)] = {str(a): b for a, b in v.items()}
+    return out
+
+
+def _get(data: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
+def target_values(store: JSONDict) -> dict[str, float | None]:
+    """The value of every target for one store's results."""
+    return {
+        "build_rate": _get(store, "build", "messages_per_s"),
+        "reopen": _get(store, "reopen", "seconds"),
+        "update_outside": _get(store, "update", "outside", "p50"),
+        "p95_known": _get(store, "search", "known", "p95"),
+        "p95_common": _get(store, "search", "common", "p95"),
+        "recent": _get(store, "search", "recent", "p95"),
+        "size_ratio": _get(store, "build", "size_ratio"),
+        "build_rss": _get(store, "build", "rss_mb"),
+        "rank1": _get(store, "search", "quality", "rank1"),
+        "recall10": _get(store, "search", "quality", "recall10"),
+    }
+
+
+def check_targets(report: JSONDict) -> list[JSONDict]:
+    """PASS/FAIL of our indexed store against every target."""
+    ours = report.get("stores", {}).get(OURS) or {}
+    values = target_values(ours)
+    out = []
+    for name, what, op, threshold, unit in TARGETS:
+        value = values.get(name)
+        if value is None:
+            passed: bool | None = None
+        elif op == ">=":
+            passed = value >= threshold
+        elif op == "<=":
+            passed = value <= threshold
+        else:
+            passed = value < threshold
+        out.append(
+            {
+                "name": name,
+                "what": what,
+                "op": op,
+                "threshold": threshold,
+                "unit": unit,
+                "value": value,
+                "pass": passed,
+            }
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- the text report
+
+
+def _secs(value: Any) -> str:
+    if value is None:
+        return "-"
+    if value < 1:
+        return f"{value * 1000:.1f} ms"
+    return f"{value:.2f} s"
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _mb(value: Any) -> str:
+    return "-" if value is None else f"{value / 1e6:.1f} MB"
+
+
+def _rate(value: Any) -> str:
+    return "-" if value is None else f"{value:,.0f}/s"
+
+
+def _fmt_target(value: Any, unit: str) -> str:
+    if value is None:
+        return "n/a"
+    if unit == "s":
+        return _secs(value)
+    if unit == "msgs/s":
+        return f"{value:,.0f} msgs/s"
+    if unit == "MB":
+        return f"{value:.0f} MB"
+    if unit == "x":
+        return f"{value:.2f}x"
+    return f"{value:.3f}"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = [
+        "  ".join(
+            str(c).ljust(w) if i == 0 else str(c).rjust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        ).rstrip()
+        for r in [header, *rows]
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return lines
+
+
+def format_report(report: JSONDict) -> str:
+    """The report as plain text (fixed-width tables, no markup)."""
+    m = report["machine"]
+    c = report["corpus"]
+    st = c["stats"]
+    q = report["queries"]
+    lines = [
+        "session-browser bench",
+        f"machine: {m['cpu_count']} x {m['cpu_model']}, {m.get('memory_gb')} GB, "
+        f"Python {m['python']}, SQLite {m['sqlite']} (FTS5 {'yes' if m['fts5'] else 'no'}), "
+        f"praisonaiagents {m.get('praisonaiagents') or 'not installed'}",
+        f"corpus: {c['source']} (seed {report['options']['seed']}): {st['sessions']:,} sessions "
+        f"in {st['files']:,} files ({st['unreadable']} unreadable), {st['messages']:,} messages "
+        f"({st['archived_messages']:,} archived), {_mb(st['json_bytes'])} of JSON",
+        f"queries: {q['known_item']} known-item ("
+        + ", ".join(f"{k} {v}" for k, v in q["slices"].items())
+        + f"), {len(q['common'])} common-word ({' '.join(q['common'][:8])} ...)",
+        "",
+    ]
+    stores: JSONDict = report["stores"]
+    kinds = list(stores)
+    header = ["", *[stores[k]["label"] for k in kinds]]
+
+    def row(label: str, fn: Callable[[JSONDict], str]) -> list[str]:
+        cells = [label]
+        for k in kinds:
+            s = stores[k]
+            try:
+                cells.append(fn(s))
+            except (KeyError, TypeError):
+                cells.append("-")
+        return cells
+
+    def build_cell(s: JSONDict) -> str:
+        b = s.get("build")
+        if b is None:
+            return "n/a"
+        if b.get("timed_out"):
+            return f">{b['seconds']:.0f} s (stopped)"
+        return _secs(b["seconds"])
+
+    def rate_cell(s: JSONDict) -> str:
+        b = s.get("build")
+        if b is None:
+            return "n/a"
+        if b.get("timed_out"):
+            est = (b.get("estimate") or {}).get("messages_per_s")
+            return f"~{est:,.0f}/s (est.)" if est else "-"
+        return _rate(b.get("messages_per_s"))
+
+    def lat(section: str, key: str) -> Callable[[JSONDict], str]:
+        def cell(s: JSONDict) -> str:
+            v = _get(s, "search", section)
+            if v is None:
+                return "n/a"
+            if "p50" not in v:
+                return "stopped" if v.get("timed_out") else "error"
+            return _secs(v[key]) + (
+                ""
+                if section != "known" or not s.get("capped")
+                else f" (n={v['n']})"
+                if key == "p50"
+                else ""
+            )
+
+        return cell
+
+    def qual(key: str) -> Callable[[JSONDict], str]:
+        def cell(s: JSONDict) -> str:
+            v = _get(s, "search", "quality")
+            if v is None:
+                return "n/a"
+            return _num(v[key])
+
+        return cell
+
+    def upd(key: str) -> Callable[[JSONDict], str]:
+        def cell(s: JSONDict) -> str:
+            u = s.get("update")
+            if u is None:
+                return "n/a"
+            if "write" not in u:
+                return "stopped" if u.get("timed_out") else "error"
+            if key == "outside":
+                if u["outside"] is None:
+                    return "n/a (reads files)"
+                found = u.get("outside_found")
+                suffix = "" if found == 1.0 else " (not picked up)" if not found else " (partly)"
+                return _secs(u["outside"]["p50"]) + suffix
+            found = u.get("write_found")
+            return _secs(u["write"]["p50"]) + ("" if found == 1.0 else " (not found)")
+
+        return cell
+
+    rows = [
+        row("status", lambda s: s["status"]),
+        row("cold index build", build_cell),
+        row("  messages/s", rate_cell),
+        row(
+            "  peak RSS (build)",
+            lambda s: (
+                f"{s['build']['rss_mb']:.0f} MB"
+                if s.get("build") and not s["build"].get("timed_out")
+                else "n/a"
+            ),
+        ),
+        row(
+            "  index size",
+            lambda s: (
+                _mb(s["build"]["index_bytes"]) + f" ({s['build']['size_ratio']:.2f}x JSON)"
+                if s.get("build") and not s["build"].get("timed_out")
+                else "n/a"
+            ),
+        ),
+        row(
+            "reopen (up to date)",
+            lambda s: (
+                _secs(s["reopen"]["seconds"])
+                if s.get("reopen") and "seconds" in s["reopen"]
+                else "n/a"
+            ),
+        ),
+        row("outside change -> fresh", upd("outside")),
+        row("write through store", upd("write")),
+        row("search p50 (known-item)", lat("known", "p50")),
+        row("search p95", lat("known", "p95")),
+        row("search p99", lat("known", "p99")),
+        row("search p50 (common words)", lat("common", "p50")),
+        row("search p95", lat("common", "p95")),
+        row("search p99", lat("common", "p99")),
+        row("recent(50) p50", lat("recent", "p50")),
+        row("recent(50) p95", lat("recent", "p95")),
+        row("peak RSS (search)", lambda s: f"{s['search']['rss_mb']:.0f} MB"),
+        row("Rank@1", qual("rank1")),
+        row("Recall@5", qual("recall5")),
+        row("Recall@10", qual("recall10")),
+        row("MRR", qual("mrr")),
+        row("queries judged", lambda s: str(_get(s, "search", "quality", "n") or "-")),
+    ]
+    if any(_get(stores[k], "search", "quality_peer_subset") for k in kinds):
+        rows += [
+            row(
+                "Rank@1 (shared subset)",
+                lambda s: _num(
+                    (_get(s, "search", "quality_peer_subset") or _get(s, "search", "quality"))[
+                        "rank1"
+                    ]
+                ),
+            ),
+            row(
+                "Recall@10 (shared subset)",
+                lambda s: _num(
+                    (_get(s, "search", "quality_peer_subset") or _get(s, "search", "quality"))[
+                        "recall10"
+                    ]
+                ),
+            ),
+        ]
+    lines += _table(header, rows)
+
+    slice_names = sorted(q["slices"])
+    if slice_names:
+        lines += ["", "quality per slice (Rank@1 / Recall@10 / MRR, n)"]
+        srows = []
+        for name in slice_names:
+
+            def scell(s: JSONDict, name: str = name) -> str:
+                v = _get(s, "search", "slices", name)
+                if not v:
+                    return "-"
+                return f"{v['rank1']:.2f} / {v['recall10']:.2f} / {v['mrr']:.2f}, {v['n']}"
+
+            srows.append(row(name, scell))
+        lines += _table(header, srows)
+
+    ours = stores.get(OURS) or {}
+    peer = stores.get(PRAISON_SQLITE) or {}
+    ours_rate = _get(ours, "build", "messages_per_s")
+    peer_rate = _get(peer, "build", "messages_per_s") or _get(
+        peer, "build", "estimate", "messages_per_s"
+    )
+    lines += ["", *LEGEND, ""]
+    if ours_rate and peer_rate:
+        lines.append(
+            f"cold build: ours is {ours_rate / peer_rate:.0f}x PraisonAI SQLite's rate "
+            "(target: at least 40x)"
+        )
+    lines.append("targets (ours, indexed):")
+    for t in report["targets"]:
+        mark = "n/a " if t["pass"] is None else "PASS" if t["pass"] else "FAIL"
+        thr = _fmt_target(t["threshold"], t["unit"])
+        lines.append(
+            f"  {mark}  {t['what']}: {_fmt_target(t['value'], t['unit'])} (target {t['op']} {thr})"
+        )
+    for note in report.get("notes", []):
+        lines.append(f"note: {note}")
+    lines.append(f"total time: {report.get('total_seconds', 0):.0f} s")
+    return "\n".join(lines)
+
+
+def run_benchmark(options: BenchOptions, progress: Progress | None = None) -> JSONDict:
+    """Run the whole benchmark and return the report (see :func:`format_report`)."""
+    return Harness(options, progress).run()
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def _phase_main(phase: str, args_path: Path, out_path: Path) -> int:
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    args = orjson.loads(args_path.read_bytes())
+    result = PHASES[phase](args)
+    tmp = out_path.with_suffix(".tmp")
+    tmp.write_bytes(orjson.dumps(result))
+    os.replace(tmp, out_path)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m session_browser.bench", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--phase", choices=sorted(PHASES), help=argparse.SUPPRESS)
+    parser.add_argument("--args", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--store", type=Path)
+    parser.add_argument("--home", type=Path)
+    parser.add_argument("--sessions", type=int)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument("--peer-queries", type=int, default=20)
+    parser.add_argument("--peer-timeout", type=float, default=300.0)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--keep", action="store_true")
+    ns = parser.parse_args(argv)
+    if ns.phase:
+        if ns.args is None or ns.out is None:
+            parser.error("--phase needs --args and --out")
+        return _phase_main(ns.phase, ns.args, ns.out)
+    options = BenchOptions(
+        store=ns.store,
+        home=ns.home,
+        sessions=ns.sessions,
+        seed=ns.seed,
+        queries=ns.queries,
+        peers=not ns.no_peers,
+        peer_queries=ns.peer_queries,
+        peer_timeout=ns.peer_timeout,
+        keep=ns.keep,
+    )
+    try:
+        report = run_benchmark(options, lambda msg: print(f"bench: {msg}", file=sys.stderr))
+    except BenchError as exc:
+        print(f"session-browser bench: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(report, indent=2) if ns.json else format_report(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""``session-browser bench``: speed and quality of the index, the scan and PraisonAI's stores."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from session_browser.bench import (
+    STORE_KINDS,
+    BenchError,
+    BenchOptions,
+    format_report,
+    run_benchmark,
+)
+from session_browser.cli.common import fail
+from session_browser.core.text import printable
+
+
+@click.command("bench")
+@click.option(
+    "--store",
+    "store_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    metavar="DIR",
+    help="Measure an existing session dir (copied first; never changed).",
+)
+@click.option(
+    "--home",
+    type=click.Path(path_type=Path, file_okay=False),
+    metavar="DIR",
+    help="Measure an existing PraisonAI home (DIR/sessions; copied first; never changed).",
+)
+@click.option(
+    "--sessions",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Corpus size (default: every source conversation once; more copies with new ids).",
+)
+@click.option("--seed", type=int, default=7, show_default=True, help="Corpus and query seed.")
+@click.option(
+    "--queries",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    help="Known-item queries to generate.",
+)
+@click.option(
+    "--peers/--no-peers",
+    default=True,
+    show_default=True,
+    help="Also measure PraisonAI's own stores (when praisonaiagents is installed).",
+)
+@click.option(
+    "--peer-queries",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="Queries PraisonAI's stores answer (each is slow on a large store).",
+)
+@click.option(
+    "--peer-timeout",
+    type=click.FloatRange(min=1),
+    default=300.0,
+    show_default=True,
+    help="Seconds after which a phase of a PraisonAI store is stopped.",
+)
+@click.option(
+    "--only",
+    "only",
+    multiple=True,
+    type=click.Choice(STORE_KINDS),
+    help="Measure only these stores (repeatable).",
+)
+@click.option(
+    "--workdir",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    default=None,
+    help="Where the temporary copies and indexes go (default: the system temp dir).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
+@click.option("--keep", is_flag=True, help="Keep the work dir (corpus, copies, indexes, logs).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+def bench(
+    store_dir: Path | None,
+    home: Path | None,
+    sessions: int | None,
+    seed: int,
+    queries: int,
+    peers: bool,
+    peer_queries: int,
+    peer_timeout: float,
+    only: tuple[str, ...],
+    workdir: Path | None,
+    as_json: bool,
+    keep: bool,
+    quiet: bool,
+) -> None:
+    """Measure build speed, freshness, latency and ranking quality, side by side.
+
+    Without --store/--home it builds a seeded corpus of real conversations (SGD + chitchat)
+    into a temporary PraisonAI home, deleted afterwards unless --keep. Every store works on its
+    own copy, and every phase runs in a fresh process. Targets are checked on our index.
+    """
+    if store_dir is not None and home is not None:
+        fail("give --store or --home, not both")
+    if (store_dir is not None or home is not None) and sessions is not None:
+        fail("--sessions builds a corpus; it does not apply to --store/--home")
+    options = BenchOptions(
+        store=store_dir,
+        home=home,
+        sessions=sessions,
+        seed=seed,
+        queries=queries,
+        peers=peers,
+        peer_queries=peer_queries,
+        peer_timeout=peer_timeout,
+        keep=keep,
+        workdir=workdir,
+        stores=only or STORE_KINDS,
+    )
+
+    def progress(message: str) -> None:
+        if not quiet:
+            click.echo(f"bench: {printable(message, one_line=True)}", err=True)
+
+    try:
+        report = run_benchmark(options, progress)
+    except (BenchError, FileNotFoundError, FileExistsError) as exc:
+        fail(str(exc))
+        return
+    except KeyboardInterrupt:
+        click.echo("bench: interrupted", err=True)
+        sys.exit(130)
+    if as_json:
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        click.echo(printable(format_report(report)))
