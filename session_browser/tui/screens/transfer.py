@@ -1,0 +1,850 @@
+"""Export (JSON, Markdown, HTML; optional redaction) and import (dry run first) screens.
+
+Every read and write runs in a thread worker calling :mod:`session_browser.core.portable`;
+an export never replaces an existing file without a second confirmation, and an import
+is only run after a dry run of the same file with the same options, and a confirmation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, cast
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import (
+    Checkbox,
+    Footer,
+    Input,
+    ProgressBar,
+    RadioButton,
+    RadioSet,
+    Static,
+)
+from textual.worker import get_current_worker
+
+from session_browser.core import portable
+from session_browser.core.files import (
+    SessionFileError,
+    atomic_write_bytes,
+    iter_session_files,
+    read_json_file,
+)
+from session_browser.core.model import ImportReport, JSONDict
+from session_browser.core.paths import safe_id
+from session_browser.core.store import DefaultSessionStore
+from session_browser.core.text import printable
+
+from ..render import human_size, one_line
+from ..widgets.chrome import AppHeader, StatusLine
+from .confirm import ConfirmScreen
+from .quarantine import json_stores, shown_path
+
+if TYPE_CHECKING:
+    from ..app import ScreenContext, SessionBrowserApp
+
+FORMAT_NAMES = {"json": "JSON", "md": "Markdown", "html": "HTML"}
+MAX_CONFIRM_LINES = 25
+
+SCREEN_CSS = """
+.xfer-intro { height: auto; padding: 0 1 1 1; color: $text-muted; }
+.xfer-options { height: auto; }
+.xfer-col { width: 36; height: auto; padding: 0 1; }
+.xfer-wide { width: 1fr; }
+.xfer-label { height: 1; padding: 0 1; text-style: bold; }
+.xfer-col .xfer-label { padding: 0; }
+.xfer-col RadioSet { width: 100%; }
+.xfer-col Checkbox { width: 100%; border: none; padding: 0 1; height: 1; margin: 0 0 1 0; }
+.xfer-path { margin: 0 1; }
+.xfer-summary { height: auto; padding: 0 1; }
+.xfer-progress { height: 1; padding: 0 1; }
+.xfer-report { height: 1fr; margin: 0 1; border: round $primary 40%; padding: 0 1; }
+.xfer-keys { height: 1; padding: 0 1; background: $boost; }
+"""
+
+
+def _store_label(context: ScreenContext, store: DefaultSessionStore) -> str:
+    """The label the app shows for ``store`` (its own labels when it was given some)."""
+    stores = list(context.backend.stores)
+    labels = list(getattr(context.app, "store_labels", []) or [])
+    if len(labels) == len(stores):
+        for s, label in zip(stores, labels, strict=True):
+            if s is store:
+                return one_line(label)
+    return shown_path(store.session_dir)
+
+
+def _keys(text: str) -> Static:
+    return Static(
+        Text(text, style="dim", no_wrap=True, overflow="ellipsis", end=""), classes="xfer-keys"
+    )
+
+
+def _label(text: str) -> Static:
+    return Static(Text(text, end=""), classes="xfer-label")
+
+
+# --------------------------------------------------------------------------- export: worker side
+
+
+@dataclass
+class ExportJob:
+    """One export, decided on the UI thread, run in a worker."""
+
+    scope: str  # "current" | "selected" | "all"
+    session_ids: list[str]
+    fmt: str
+    redact: bool
+    lineage: bool
+    path: Path
+    replace: bool = False
+
+
+@dataclass
+class ExportOutcome:
+    path: Path
+    fmt: str
+    sessions: int = 0
+    size: int = 0
+    redactions: dict[str, int] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+    cancelled: bool = False
+    error: str | None = None
+
+
+class ExportProgress(Message):
+    def __init__(self, done: int, total: int, stage: str) -> None:
+        super().__init__()
+        self.done = done
+        self.total = total
+        self.stage = stage
+
+
+class ExportFinished(Message):
+    def __init__(self, outcome: ExportOutcome) -> None:
+        super().__init__()
+        self.outcome = outcome
+
+
+def collect_sessions(
+    backend: Any,
+    job: ExportJob,
+    *,
+    progress: Callable[[int, int], None] = lambda done, total: None,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> tuple[list[JSONDict], list[str]]:
+    """The stored session dicts an export holds (each once), and the unreadable files skipped."""
+    sessions: list[JSONDict] = []
+    skipped: list[str] = []
+    seen: set[str] = set()
+
+    def add(data: JSONDict) -> None:
+        sid = str(data.get("session_id") or "")
+        if sid not in seen:
+            seen.add(sid)
+            sessions.append(data)
+
+    if job.scope == "all":
+        files: list[Path] = []
+        for store in json_stores(backend):
+            files.extend(sorted(p for p, _st in iter_session_files(store.session_dir)))
+        total = len(files)
+        step = max(1, total // 100)
+        progress(0, total)
+        for n, path in enumerate(files, 1):
+            if cancelled():
+                return sessions, skipped
+            try:
+                data = read_json_file(path)
+            except (OSError, SessionFileError):
+                skipped.append(str(path))
+            else:
+                if data.get("session_id") in (None, ""):
+                    data["session_id"] = path.stem
+                add(data)
+            if n % step == 0 or n == total:
+                progress(n, total)
+        return sessions, skipped
+    group = backend.group
+    total = len(job.session_ids)
+    progress(0, total)
+    for n, sid in enumerate(job.session_ids, 1):
+        if cancelled():
+            return sessions, skipped
+        store = group.store_of(sid)
+        if store is None:
+            raise portable.SessionNotFound(sid)
+        if isinstance(store, DefaultSessionStore):
+            payload = portable.export_sessions(store, [sid], include_lineage=job.lineage)
+            for data in payload["sessions"]:
+                add(data)
+        else:
+            add(store.get_session(sid).to_dict())
+        progress(n, total)
+    return sessions, skipped
+
+
+def export_bytes(sessions: list[JSONDict], fmt: str, redact: bool) -> tuple[bytes, dict[str, int]]:
+    """The file an export writes, and what redaction replaced."""
+    if fmt == "json":
+        payload: JSONDict = {"version": portable.PORTABLE_VERSION, "sessions": sessions}
+        redactions: dict[str, int] = {}
+        if redact:
+            payload, redactions = portable.redact_payload(payload)
+        return portable.dumps_payload(payload), redactions
+    rendered = portable.render_sessions(sessions, fmt, redact=redact)
+    return rendered.text.encode("utf-8"), dict(rendered.redactions)
+
+
+def run_export_job(
+    backend: Any,
+    job: ExportJob,
+    *,
+    progress: Callable[[int, int, str], None] = lambda done, total, stage: None,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> ExportOutcome:
+    """Collect, render and write one export (atomically); never raises for bad input."""
+    out = ExportOutcome(job.path, job.fmt)
+    try:
+        sessions, out.skipped = collect_sessions(
+            backend,
+            job,
+            progress=lambda done, total: progress(done, total, "reading"),
+            cancelled=cancelled,
+        )
+        if cancelled():
+            out.cancelled = True
+            return out
+        if not sessions:
+            out.error = "there is no session to export"
+            return out
+        progress(len(sessions), len(sessions), "rendering")
+        data, out.redactions = export_bytes(sessions, job.fmt, job.redact)
+        if cancelled():
+            out.cancelled = True
+            return out
+        path = job.path
+        if path.is_dir():
+            out.error = f"{shown_path(path)} is a directory"
+            return out
+        if path.exists() and not job.replace:
+            out.error = f"{shown_path(path)} appeared meanwhile; not replaced"
+            return out
+        if not path.parent.is_dir():
+            out.error = f"no such directory: {shown_path(path.parent)}"
+            return out
+        progress(len(sessions), len(sessions), "writing")
+        atomic_write_bytes(path, data)
+        out.sessions, out.size = len(sessions), len(data)
+    except portable.SessionNotFound as exc:
+        out.error = str(exc)
+    except portable.PortableError as exc:
+        out.error = str(exc)
+    except OSError as exc:
+        out.error = f"cannot write {shown_path(job.path)}: {exc.strerror or exc}"
+    except (RecursionError, ValueError, TypeError) as exc:
+        out.error = f"{type(exc).__name__}: {exc}"
+    return out
+
+
+# --------------------------------------------------------------------------- export: screen
+
+
+class ExportScreen(Screen[None]):
+    """Export the open session, the selected ones or all, as JSON, Markdown or HTML."""
+
+    DEFAULT_CSS = "ExportScreen { layout: vertical; }\n" + SCREEN_CSS
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back / cancel", id="export.back"),
+        Binding("ctrl+s", "export", "Export", id="export.run"),
+    ]
+
+    def __init__(self, context: ScreenContext) -> None:
+        super().__init__()
+        self.context = context
+        self.running = False
+        self.outcome: ExportOutcome | None = None
+        self._auto_path = ""
+        scopes: list[tuple[str, Text]] = []
+        if context.current_session:
+            label = Text("Open session: ", end="")
+            label.append(one_line(context.current_session), style="bold")
+            scopes.append(("current", label))
+        elif context.session_ids:
+            ids = context.session_ids
+            label = Text("Selected: ", end="")
+            label.append(one_line(ids[0]) if len(ids) == 1 else f"{len(ids)} sessions")
+            scopes.append(("selected", label))
+        count = getattr(context.app, "session_count", None)
+        scopes.append(
+            ("all", Text(f"All sessions{f' ({count})' if isinstance(count, int) else ''}"))
+        )
+        self.scopes = scopes
+
+    @property
+    def browser(self) -> SessionBrowserApp:
+        from ..app import SessionBrowserApp
+
+        return cast(SessionBrowserApp, self.app)
+
+    def compose(self) -> ComposeResult:
+        yield AppHeader("Export", id="header")
+        yield Static(
+            Text(
+                "A portable JSON payload (re-importable here or by PraisonAI), Markdown, or one "
+                "self-contained HTML file; archived turns and the compaction boundary are marked."
+            ),
+            classes="xfer-intro",
+        )
+        with Horizontal(classes="xfer-options"):
+            with Vertical(classes="xfer-col xfer-wide"):
+                yield _label("What")
+                with RadioSet(id="x-scope"):
+                    for n, (_key, label) in enumerate(self.scopes):
+                        yield RadioButton(label, value=n == 0)
+            with Vertical(classes="xfer-col"):
+                yield _label("Format")
+                with RadioSet(id="x-format"):
+                    yield RadioButton(Text("JSON (portable)"), value=True)
+                    yield RadioButton(Text("Markdown"))
+                    yield RadioButton(Text("HTML (self-contained)"))
+            with Vertical(classes="xfer-col"):
+                yield _label("Options")
+                yield Checkbox(Text("Redact secrets and emails"), id="x-redact")
+                yield Checkbox(Text("Add continuations (lineage)"), value=True, id="x-lineage")
+        yield _label(f"Write to (relative to {shown_path(Path.cwd())})")
+        yield Input(id="x-path", classes="xfer-path", select_on_focus=False)
+        yield Static("", id="x-summary", classes="xfer-summary")
+        yield ProgressBar(id="x-progress", classes="xfer-progress", show_eta=False)
+        with VerticalScroll(id="x-report", classes="xfer-report"):
+            yield Static("", id="x-report-body")
+        yield _keys(
+            "Tab moves · ↑/↓ and Space choose · Enter in the path or Ctrl+S exports · "
+            "Esc cancels a running export, else goes back"
+        )
+        yield StatusLine(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#x-progress").display = False
+        self._auto_path = self._default_path()
+        self.query_one("#x-path", Input).value = self._auto_path
+        self.query_one("#x-report-body", Static).update(Text("Nothing exported yet.", style="dim"))
+        self._summary()
+        self.query_one("#x-scope", RadioSet).focus()
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def scope(self) -> str:
+        index = self.query_one("#x-scope", RadioSet).pressed_index
+        return self.scopes[max(0, index)][0]
+
+    @property
+    def fmt(self) -> str:
+        index = self.query_one("#x-format", RadioSet).pressed_index
+        return ("json", "md", "html")[max(0, index)]
+
+    def _ids(self) -> list[str]:
+        if self.scope == "current" and self.context.current_session:
+            return [self.context.current_session]
+        if self.scope == "selected":
+            return list(self.context.session_ids)
+        return []
+
+    def _default_path(self) -> str:
+        ids = self._ids()
+        stamp = f"{self.context.now:%Y%m%d}"
+        if self.scope == "all":
+            stem = f"sessions-all-{stamp}"
+        elif len(ids) == 1:
+            stem = safe_id(ids[0])[:60] or "session"
+        else:
+            stem = f"sessions-{len(ids)}-{stamp}"
+        return f"{stem}.{self.fmt}"
+
+    def _target(self) -> Path:
+        value = self.query_one("#x-path", Input).value.strip()
+        return Path(value).expanduser()
+
+    def _summary(self) -> None:
+        ids = self._ids()
+        text = Text(end="")
+        text.append("Will write ", style="dim")
+        if self.scope == "all":
+            text.append("every session", style="bold")
+        elif len(ids) == 1:
+            text.append("session ", style="bold")
+            text.append(one_line(ids[0]), style="bold")
+            if (
+                self.query_one("#x-lineage", Checkbox).value and self.fmt == "json"
+            ) or self.query_one("#x-lineage", Checkbox).value:
+                text.append(" (with its continuations)")
+        else:
+            text.append(f"{len(ids)} sessions", style="bold")
+        text.append(f" as {FORMAT_NAMES[self.fmt]}", style="bold")
+        if self.query_one("#x-redact", Checkbox).value:
+            text.append(", redacted", style="bold")
+        text.append(" to ", style="dim")
+        value = self.query_one("#x-path", Input).value.strip()
+        text.append(printable(value or "(no path)", one_line=True), style="bold")
+        if value and self._target().exists():
+            text.append("  (exists: asks before replacing)", style="yellow")
+        self.query_one("#x-summary", Static).update(text)
+
+    @on(RadioSet.Changed)
+    @on(Checkbox.Changed)
+    def _options_changed(self) -> None:
+        path = self.query_one("#x-path", Input)
+        if path.value == self._auto_path:  # follow the options until the user edits it
+            self._auto_path = self._default_path()
+            path.value = self._auto_path
+        self._summary()
+
+    @on(Input.Changed, "#x-path")
+    def _path_changed(self) -> None:
+        self._summary()
+
+    @on(Input.Submitted, "#x-path")
+    def _path_submitted(self) -> None:
+        self.action_export()
+
+    # ------------------------------------------------------------------ export
+
+    def action_back(self) -> None:
+        if self.running:
+            self.workers.cancel_group(self, "export")
+            self.notify("Cancelling the export…", timeout=2)
+            return
+        self.app.pop_screen()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "export" and self.running:
+            return None
+        return True
+
+    def action_export(self) -> None:
+        if self.running:
+            return
+        value = self.query_one("#x-path", Input).value.strip()
+        if not value:
+            self.notify("Type a path to write to.", severity="warning")
+            self.query_one("#x-path", Input).focus()
+            return
+        ids = self._ids()
+        if self.scope != "all" and not ids:
+            self.notify("No session selected.", severity="warning")
+            return
+        path = self._target()
+        job = ExportJob(
+            scope=self.scope,
+            session_ids=ids,
+            fmt=self.fmt,
+            redact=self.query_one("#x-redact", Checkbox).value,
+            lineage=self.query_one("#x-lineage", Checkbox).value,
+            path=path,
+        )
+        if path.is_dir():
+            self.notify(f"{shown_path(path)} is a directory.", severity="error")
+            return
+        if path.exists():
+            body = Text(end="")
+            body.append("This file exists and would be replaced:\n  ", style="bold")
+            body.append(shown_path(path.absolute()))
+            body.append(f"\n\nIts current content ({human_size(path.stat().st_size)}) is lost.")
+
+            def answered(ok: bool | None) -> None:
+                if ok:
+                    job.replace = True
+                    self._start(job)
+                else:
+                    self.notify("Not exported; the file is unchanged.", timeout=3)
+
+            self.app.push_screen(
+                ConfirmScreen(f"Replace {printable(value, one_line=True)}?", body, yes="Replace"),
+                answered,
+            )
+            return
+        self._start(job)
+
+    def _start(self, job: ExportJob) -> None:
+        self.running = True
+        self.refresh_bindings()
+        bar = self.query_one("#x-progress", ProgressBar)
+        bar.update(total=None, progress=0)
+        bar.display = True
+        self.query_one("#x-report-body", Static).update(Text("Exporting… (Esc cancels)"))
+        self.run_export(job)
+
+    @work(thread=True, exclusive=True, group="export")
+    def run_export(self, job: ExportJob) -> None:
+        worker = get_current_worker()
+
+        def progress(done: int, total: int, stage: str) -> None:
+            self.post_message(ExportProgress(done, total, stage))
+
+        outcome = run_export_job(
+            self.context.backend, job, progress=progress, cancelled=lambda: worker.is_cancelled
+        )
+        self.post_message(ExportFinished(outcome))
+
+    def on_export_progress(self, message: ExportProgress) -> None:
+        bar = self.query_one("#x-progress", ProgressBar)
+        bar.update(total=max(1, message.total), progress=message.done)
+        self.query_one("#x-report-body", Static).update(
+            Text(f"Exporting… {message.stage} {message.done}/{message.total} (Esc cancels)")
+        )
+
+    def on_export_finished(self, message: ExportFinished) -> None:
+        self.running = False
+        self.refresh_bindings()
+        self.query_one("#x-progress").display = False
+        out = message.outcome
+        self.outcome = out
+        report = Text(end="")
+        if out.cancelled:
+            report.append("Cancelled: nothing was written.", style="bold yellow")
+            self.notify("Export cancelled; nothing written.", timeout=4)
+        elif out.error:
+            report.append("Not exported: ", style="bold red")
+            report.append(printable(out.error, one_line=True))
+            self.notify(
+                printable(out.error, one_line=True), title="Export failed", severity="error"
+            )
+        else:
+            report.append(
+                f"Exported {out.sessions} session{'s' if out.sessions != 1 else ''} as "
+                f"{FORMAT_NAMES[out.fmt]} to ",
+                style="bold",
+            )
+            report.append(shown_path(out.path.absolute()))
+            report.append(f" ({human_size(out.size)})")
+            if out.redactions or self.query_one("#x-redact", Checkbox).value:
+                kinds = ", ".join(f"{k}: {v}" for k, v in sorted(out.redactions.items()))
+                report.append(
+                    f"\nRedacted {sum(out.redactions.values())} item(s)"
+                    f"{f' ({kinds})' if kinds else ''}."
+                )
+            for path in out.skipped[:20]:
+                report.append("\nskipped unreadable: ", style="yellow")
+                report.append(shown_path(path))
+            if len(out.skipped) > 20:
+                report.append(f"\n… and {len(out.skipped) - 20} more unreadable files skipped")
+            self.notify(
+                f"Exported {out.sessions} session(s) to {printable(out.path.name, one_line=True)}.",
+                timeout=5,
+            )
+        self.query_one("#x-report-body", Static).update(report)
+        self._summary()
+
+
+# --------------------------------------------------------------------------- import
+
+
+@dataclass(frozen=True)
+class ImportRequest:
+    path: str
+    store_index: int
+    overwrite: bool
+    keep_live: bool
+    skip_invalid: bool
+
+
+class ImportDone(Message):
+    def __init__(
+        self,
+        request: ImportRequest,
+        report: ImportReport | None,
+        changes: list[tuple[str, str]],
+        error: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.request = request
+        self.report = report
+        self.changes = changes
+        self.error = error
+
+
+def import_request(
+    store: DefaultSessionStore, request: ImportRequest, *, dry_run: bool
+) -> tuple[ImportReport, list[tuple[str, str]]]:
+    """Run (or dry-run) an import; with it, what happens to each file: create or replace."""
+    payload = portable.load_payload(Path(request.path).expanduser())
+    before = {}
+    if dry_run:
+        plan = portable.import_sessions(
+            store,
+            payload,
+            overwrite=request.overwrite,
+            reset_live_fields=not request.keep_live,
+            skip_invalid=request.skip_invalid,
+            dry_run=True,
+        )
+        for sid in plan.imported_ids:
+            before[sid] = store.session_path(sid).exists()
+        changes = [("replace" if before[sid] else "create", sid) for sid in plan.imported_ids]
+        return plan, changes
+    report = portable.import_sessions(
+        store,
+        payload,
+        overwrite=request.overwrite,
+        reset_live_fields=not request.keep_live,
+        skip_invalid=request.skip_invalid,
+        dry_run=False,
+    )
+    return report, [("written", sid) for sid in report.imported_ids]
+
+
+class ImportScreen(Screen[None]):
+    """A path, a dry-run report of what would be imported or skipped, then a confirmed import."""
+
+    DEFAULT_CSS = "ImportScreen { layout: vertical; }\n" + SCREEN_CSS
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back", id="import.back"),
+        Binding("f5", "dry_run", "Dry run", id="import.dry_run"),
+        Binding("ctrl+s", "run_import", "Import", id="import.run"),
+    ]
+
+    def __init__(self, context: ScreenContext) -> None:
+        super().__init__()
+        self.context = context
+        self.stores = json_stores(context.backend)
+        self.running = False
+        self.checked: ImportRequest | None = None
+        self.changes: list[tuple[str, str]] = []
+        self.last_report: ImportReport | None = None
+
+    @property
+    def browser(self) -> SessionBrowserApp:
+        from ..app import SessionBrowserApp
+
+        return cast(SessionBrowserApp, self.app)
+
+    def compose(self) -> ComposeResult:
+        yield AppHeader("Import", id="header")
+        yield Static(
+            Text(
+                "Import a portable JSON export (this app's or PraisonAI's). A dry run first "
+                "shows what would be imported or skipped; nothing is written until you confirm."
+            ),
+            classes="xfer-intro",
+        )
+        yield _label(f"File to import (relative to {shown_path(Path.cwd())})")
+        yield Input(placeholder="e.g. sessions-all-20260201.json", id="i-path", classes="xfer-path")
+        with Horizontal(classes="xfer-options"):
+            with Vertical(classes="xfer-col xfer-wide"):
+                yield _label("Into")
+                with RadioSet(id="i-store"):
+                    for n, store in enumerate(self.stores):
+                        yield RadioButton(Text(_store_label(self.context, store)), value=n == 0)
+            with Vertical(classes="xfer-col"):
+                yield _label("Options")
+                yield Checkbox(Text("Overwrite existing sessions"), id="i-overwrite")
+                yield Checkbox(Text("Keep gateway/agent ids"), id="i-keep-live")
+                yield Checkbox(Text("Skip unusable entries"), id="i-skip")
+        with VerticalScroll(id="i-report", classes="xfer-report"):
+            yield Static("", id="i-report-body")
+        yield _keys(
+            "Enter in the path or F5: dry run (writes nothing) · Ctrl+S: import what the dry run "
+            "showed · Tab moves · Esc back"
+        )
+        yield StatusLine(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        body = self.query_one("#i-report-body", Static)
+        if not self.stores:
+            body.update(Text("No JSON session store is open: there is nowhere to import to."))
+        else:
+            body.update(Text("Type a path and press Enter for a dry run.", style="dim"))
+        self.query_one("#i-path", Input).focus()
+
+    def _request(self) -> ImportRequest:
+        return ImportRequest(
+            path=self.query_one("#i-path", Input).value.strip(),
+            store_index=max(0, self.query_one("#i-store", RadioSet).pressed_index),
+            overwrite=self.query_one("#i-overwrite", Checkbox).value,
+            keep_live=self.query_one("#i-keep-live", Checkbox).value,
+            skip_invalid=self.query_one("#i-skip", Checkbox).value,
+        )
+
+    @on(Input.Changed, "#i-path")
+    @on(RadioSet.Changed)
+    @on(Checkbox.Changed)
+    def _changed(self) -> None:
+        if self.checked is not None and self.checked != self._request():
+            self.checked = None
+            self.refresh_bindings()
+            self.query_one("#i-report-body", Static).update(
+                Text(
+                    "The path or options changed: press Enter or F5 for a new dry run.",
+                    style="yellow",
+                )
+            )
+
+    @on(Input.Submitted, "#i-path")
+    def _submitted(self) -> None:
+        self.action_dry_run()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "run_import":
+            return True if self.checked is not None and not self.running else None
+        if action == "dry_run":
+            return None if self.running else True
+        return True
+
+    def action_back(self) -> None:
+        if not self.running:
+            self.app.pop_screen()
+
+    def action_dry_run(self) -> None:
+        request = self._request()
+        if not request.path:
+            self.notify("Type the path of an export file.", severity="warning")
+            return
+        if not self.stores or self.running:
+            return
+        self.running = True
+        self.refresh_bindings()
+        self.query_one("#i-report-body", Static).update(Text("Checking…"))
+        self.run_import_worker(request, True)
+
+    def action_run_import(self) -> None:
+        request = self._request()
+        if self.checked is None or self.checked != request or self.last_report is None:
+            self.notify("Run a dry run first (Enter or F5).", severity="warning")
+            return
+        report = self.last_report
+        if report.imported == 0:
+            self.notify("The dry run found nothing to import.", severity="warning")
+            return
+        store = self.stores[request.store_index]
+        body = Text(end="")
+        body.append("These session files will be written in ", style="bold")
+        body.append(_store_label(self.context, store), style="bold")
+        body.append(":\n")
+        for change, sid in self.changes[:MAX_CONFIRM_LINES]:
+            body.append(f"  {change:<8}", style="bold red" if change == "replace" else "bold")
+            body.append(shown_path(store.session_path(sid)))
+            body.append("\n")
+        if len(self.changes) > MAX_CONFIRM_LINES:
+            body.append(f"  … and {len(self.changes) - MAX_CONFIRM_LINES} more\n")
+        if report.skipped:
+            body.append(f"\n{report.skipped_count} skipped (see the dry-run report).")
+        replaced = sum(1 for change, _ in self.changes if change == "replace")
+        title = f"Import {report.imported} session{'s' if report.imported != 1 else ''}"
+        title += f", replacing {replaced}?" if replaced else "?"
+
+        def answered(ok: bool | None) -> None:
+            if ok:
+                self.running = True
+                self.refresh_bindings()
+                self.query_one("#i-report-body", Static).update(Text("Importing…"))
+                self.run_import_worker(request, False)
+            else:
+                self.notify("Cancelled; nothing imported.", timeout=3)
+
+        self.app.push_screen(ConfirmScreen(title, body, yes="Import"), answered)
+
+    @work(thread=True, exclusive=True, group="import")
+    def run_import_worker(self, request: ImportRequest, dry_run: bool) -> None:
+        store = self.stores[request.store_index]
+        try:
+            report, changes = import_request(store, request, dry_run=dry_run)
+        except portable.PortableError as exc:
+            self.post_message(ImportDone(request, None, [], str(exc)))
+            return
+        except (OSError, ValueError, RecursionError) as exc:
+            self.post_message(ImportDone(request, None, [], f"{type(exc).__name__}: {exc}"))
+            return
+        if not dry_run:
+            self.context.backend.refresh()
+        self.post_message(ImportDone(request, report, changes))
+
+    def on_import_done(self, message: ImportDone) -> None:
+        self.running = False
+        body = self.query_one("#i-report-body", Static)
+        report = message.report
+        if report is None:
+            self.checked = None
+            self.last_report = None
+            text = Text("Cannot import: ", style="bold red", end="")
+            text.append(printable(message.error or "unknown error", one_line=True), style="")
+            text.append("\nNothing was written.")
+            body.update(text)
+            self.refresh_bindings()
+            return
+        store = self.stores[message.request.store_index]
+        if report.dry_run:
+            self.checked = message.request
+            self.last_report = report
+            self.changes = message.changes
+        else:
+            self.checked = None
+            self.last_report = None
+            self.notify(
+                f"Imported {report.imported} session(s); skipped {report.skipped_count}.",
+                timeout=6,
+            )
+            self._refresh_app()
+        body.update(self._report_text(report, message.changes, store, message.request))
+        self.refresh_bindings()
+
+    def _report_text(
+        self,
+        report: ImportReport,
+        changes: list[tuple[str, str]],
+        store: DefaultSessionStore,
+        request: ImportRequest,
+    ) -> Text:
+        text = Text(end="")
+        where = _store_label(self.context, store)
+        if report.dry_run:
+            text.append("Dry run of ", style="bold")
+            text.append(printable(request.path, one_line=True), style="bold")
+            text.append(": nothing was written.\n", style="bold")
+            text.append(f"Would import {report.imported} session(s) into ")
+        else:
+            text.append(f"Imported {report.imported} session(s) into ", style="bold")
+        text.append(where)
+        text.append(":\n" if changes else ".\n")
+        for change, sid in changes[:200]:
+            label = change if report.dry_run else "written"
+            text.append(f"  {label:<8}", style="bold red" if label == "replace" else "green")
+            text.append(one_line(sid))
+            text.append(f"  → {one_line(store.session_path(sid).name)}\n", style="dim")
+        if len(changes) > 200:
+            text.append(f"  … and {len(changes) - 200} more\n")
+        if report.skipped:
+            verb = "Would skip" if report.dry_run else "Skipped"
+            text.append(f"{verb} {report.skipped_count}:\n", style="bold")
+            for entry in report.skipped[:200]:
+                text.append("  ")
+                text.append(one_line(entry.get("session_id") or "(no id)"), style="bold")
+                text.append(": ")
+                text.append(one_line(entry.get("reason", "")))
+                text.append("\n")
+        if report.dry_run:
+            if report.imported:
+                text.append("\nCtrl+S imports these (you confirm first).", style="italic")
+            else:
+                text.append("\nNothing to import.", style="italic")
+        return text
+
+    def _refresh_app(self) -> None:
+        browser = self.browser
+        browser.refresh_status()
+        try:
+            browser.main.reload_recent()
+            browser.main.rerun_search()
+        except Exception:  # the main screen is not there (a bare test app)
+            return

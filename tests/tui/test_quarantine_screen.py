@@ -1,0 +1,231 @@
+"""The quarantine screen driven with the keyboard on the demo store: act, confirm, undo."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+from session_browser.core.paths import data_dir
+from session_browser.demo import DemoInfo, build_demo_store
+from session_browser.tui.app import SessionBrowserApp
+from session_browser.tui.screens.confirm import ConfirmScreen
+from session_browser.tui.screens.quarantine import QuarantineList, QuarantineScreen
+
+from .conftest import make_app
+from .stores import NOW
+
+SIZE = (120, 36)
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> DemoInfo:
+    return build_demo_store(tmp_path / "home", now=NOW.timestamp())
+
+
+async def settle(pilot: Pilot[int], app: SessionBrowserApp) -> None:
+    """Let every worker finish and every message it posted be handled."""
+    for _ in range(3):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def screen_text(app: SessionBrowserApp) -> str:
+    return "\n".join(
+        "".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips()
+    )
+
+
+def preview_text(screen: QuarantineScreen) -> str:
+    """Both preview panes as plain text, unwrapped."""
+    console = Console(width=400, record=True, file=io.StringIO(), color_system=None)
+    for pane in ("#q-salvage-body", "#q-live-body"):
+        console.print(screen.query_one(pane, Static).content)
+    return console.export_text()
+
+
+def tree(demo: DemoInfo) -> dict[str, bytes]:
+    """Every file of the session dir and the spill dir (lock files aside)."""
+    out: dict[str, bytes] = {}
+    for base in (demo.sessions_dir, demo.spill_dir):
+        for path in sorted(base.rglob("*")):
+            if path.is_file() and not path.name.endswith(".lock"):
+                out[str(path.relative_to(demo.root))] = path.read_bytes()
+    return out
+
+
+def messages_of(path: Path) -> list[dict[str, object]]:
+    data = json.loads(path.read_bytes())
+    return list(data["archived_messages"]) + list(data["messages"])
+
+
+async def open_quarantine(pilot: Pilot[int], app: SessionBrowserApp) -> QuarantineScreen:
+    await settle(pilot, app)
+    await pilot.press("f4")
+    await settle(pilot, app)
+    screen = app.screen
+    assert isinstance(screen, QuarantineScreen)
+    return screen
+
+
+async def select(pilot: Pilot[int], screen: QuarantineScreen, path: Path) -> None:
+    lst = screen.query_one(QuarantineList)
+    names = [it.path for it in lst.items]
+    assert path in names
+    lst.focus()
+    await pilot.press("home")
+    for _ in range(names.index(path)):
+        await pilot.press("down")
+    current = lst.current()
+    assert current is not None and current.path == path
+
+
+async def confirm(pilot: Pilot[int], app: SessionBrowserApp, key: str = "y") -> str:
+    """Answer the confirmation with ``key``; returns what it said."""
+    await settle(pilot, app)
+    assert isinstance(app.screen, ConfirmScreen)
+    said = screen_text(app)
+    await pilot.press(key)
+    await settle(pilot, app)
+    return said
+
+
+async def test_list_shows_every_file_and_the_badge(demo: DemoInfo) -> None:
+    app = make_app(demo.sessions_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_quarantine(pilot, app)
+        items = screen.query_one(QuarantineList).items
+        assert {it.path for it in items} == {*demo.corrupt_files, *demo.spill_files}
+        assert app.attention == 3
+        text = screen_text(app)
+        assert "3 in quarantine" in text  # the header badge
+        assert "3 files waiting for attention: 2 corrupt, 1 spill" in text
+        assert "invalid UTF-8: invalid start byte (line 42, column 44, byte 2119)" in text
+        assert "Unterminated string" in text and "no live session" in text
+
+
+async def test_merge_then_undo_is_byte_identical(demo: DemoInfo) -> None:
+    before = tree(demo)
+    live = demo.sessions_dir / f"{demo.salvage_id}.json"
+    live_before = messages_of(live)
+    app = make_app(demo.sessions_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_quarantine(pilot, app)
+        await select(pilot, screen, demo.corrupt_files[0])
+        await settle(pilot, app)
+        text = preview_text(screen)
+        # The preview: what was lost, what the live file lacks, side by side with it.
+        assert "a partial assistant message at byte 5504, 291 characters cut off" in text
+        assert "+ 5 the live file lacks · = 8 it already has" in text
+        assert "10 message(s) now; a merge adds 5 (+) → 15" in text
+        await pilot.press("m")
+        said = await confirm(pilot, app, "n")  # cancelled: nothing changes
+        assert f"{demo.salvage_id}.json" in said and "modify" in said
+        assert "Merge 5 missing message(s)" in said
+        assert tree(demo) == before
+        await pilot.press("m")
+        await confirm(pilot, app)
+        after = messages_of(live)
+        assert len(after) == len(live_before) + 5
+        stamps = [float(m["timestamp"]) for m in after]  # type: ignore[arg-type]
+        assert stamps == sorted(stamps)
+        changed = {k for k in before if tree(demo).get(k) != before[k]}
+        assert changed == {f"sessions/{demo.salvage_id}.json"}  # nothing else touched
+        assert "Merged 5 message(s)" in " ".join(n.message for n in app._notifications)
+        assert (data_dir() / "journal").is_dir()
+        # Merging again finds nothing missing: the preview says so.
+        await settle(pilot, app)
+        assert "+ 0 the live file lacks" in preview_text(screen)
+        await pilot.press("u")
+        said = await confirm(pilot, app)
+        assert "Undo the last merge" in said and f"{demo.salvage_id}.json" in said
+        assert tree(demo) == before
+        assert "+ 5 the live file lacks" in preview_text(screen)
+
+
+async def test_fold_spill_then_undo(demo: DemoInfo) -> None:
+    before = tree(demo)
+    spill = demo.spill_files[0]
+    live = demo.sessions_dir / f"{demo.spill_owner_id}.json"
+    count = len(messages_of(live))
+    app = make_app(demo.sessions_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_quarantine(pilot, app)
+        await select(pilot, screen, spill)
+        await settle(pilot, app)
+        await pilot.press("m")  # merge is for corrupt files: disabled here
+        await settle(pilot, app)
+        assert isinstance(app.screen, QuarantineScreen)
+        await pilot.press("f")
+        said = await confirm(pilot, app)
+        assert "Fold 2 spilled message(s)" in said
+        assert "remove" in said and spill.name in said
+        assert not spill.exists()
+        assert len(messages_of(live)) == count + 2
+        assert app.attention == 2
+        assert len(screen.query_one(QuarantineList).items) == 2
+        await pilot.press("u")
+        await confirm(pilot, app)
+        assert tree(demo) == before
+        assert app.attention == 3
+
+
+async def test_discard_restore_and_undo(demo: DemoInfo) -> None:
+    before = tree(demo)
+    lost = demo.corrupt_files[1]
+    app = make_app(demo.sessions_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_quarantine(pilot, app)
+        await select(pilot, screen, lost)
+        await settle(pilot, app)
+        text = preview_text(screen)
+        assert "invalid UTF-8 at bytes 2119-2121, 2123-2124" in text
+        assert "No live session with this id." in text
+        # Restore as a new session, then undo it.
+        await pilot.press("r")
+        said = await confirm(pilot, app)
+        assert f"{demo.lost_id}-restored" in said and "create" in said
+        restored = demo.sessions_dir / f"{demo.lost_id}-restored.json"
+        assert len(messages_of(restored)) == 10
+        assert lost.exists()
+        await pilot.press("u")
+        await confirm(pilot, app)
+        assert tree(demo) == before
+        # Discard: moved to our trash, never deleted; undo brings it back.
+        await select(pilot, screen, lost)
+        await pilot.press("d")
+        said = await confirm(pilot, app)
+        assert "Move" in said and lost.name in said
+        assert not lost.exists()
+        trashed = list((data_dir() / "trash").rglob(lost.name))
+        assert (
+            len(trashed) == 1
+            and trashed[0].read_bytes() == before[str(lost.relative_to(demo.root))]
+        )
+        assert app.attention == 2
+        await pilot.press("u")
+        await confirm(pilot, app)
+        assert tree(demo) == before
+        assert app.attention == 3
+        assert not list((data_dir() / "trash").rglob(lost.name))
+
+
+async def test_empty_quarantine_and_nothing_to_undo(tmp_path: Path) -> None:
+    store = tmp_path / "home" / "sessions"
+    store.mkdir(parents=True)
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_quarantine(pilot, app)
+        assert "Nothing in quarantine." in screen_text(app)
+        await pilot.press("u")
+        await settle(pilot, app)
+        assert isinstance(app.screen, QuarantineScreen)
+        assert "nothing to undo" in " ".join(n.message for n in app._notifications)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, QuarantineScreen)
