@@ -22,6 +22,9 @@ def isolated_home(
     monkeypatch.setenv("PRAISONAI_HOME", str(root / ".praisonai"))
     monkeypatch.setenv("SESSION_BROWSER_CACHE_DIR", str(root / "cache"))
     monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(root / "data"))
+    monkeypatch.setenv("SESSION_BROWSER_CONFIG_DIR", str(root / "config"))
+    for var in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("DO_NOT_TRACK", "1")
     monkeypatch.delenv("PRAISONAI_SESSION_RETENTION", raising=False)
     monkeypatch.delenv("PRAISONAI_SESSION_ACTIVE_WINDOW", raising=False)
