@@ -10,6 +10,22 @@ or copies an existing store, generates known-item queries from it
 - ``praisonai-json`` and ``praisonai-sqlite``: PraisonAI's own ``DefaultSessionStore`` and
   ``SqliteSessionStore``, when ``praisonaiagents`` is installed.
 
+Pi stores (``--store pi:DIR``, or ``--pi`` to build the corpus as Pi JSONL files) are measured
+with ``pi`` (:class:`session_browser.core.pi_index.PiIndexStore`) and ``pi-scan``
+(:class:`session_browser.core.sources.pi.PiStore`); PraisonAI's stores and our JSON stores do not
+read Pi files. ``--mixed`` writes half the corpus as PraisonAI JSON and half as Pi JSONL and
+measures ``group``: both opened as one :class:`session_browser.core.multi.StoreGroup`
+(:func:`session_browser.core.stores.open_stores`), which ranks the hits of both together.
+
+Pi corpus: every session of the JSON corpus becomes ``<root>/--proj--/<id>.jsonl``
+(:func:`session_browser.core.sources.pi_jsonl`, ``cwd=/proj``): the same user and assistant turns,
+archived turns before a ``compaction`` entry, spilled turns included; a corrupt JSON file is
+copied as it is (no session header: the reader skips it). The queries are those of the JSON
+corpus (same seed, same method), and their relevant sets are recomputed on the Pi text read
+back (:func:`session_browser.core.sources.read_pi_session`): Pi has no lineage chains, so only
+the chain parts that hold the words stay relevant. An existing Pi store is read back the same
+way and its queries generated from that read-back.
+
 Every store works on its own copy of the session dir inside a private work dir, so nothing
 touches the store being measured (PraisonAI's stores create ``.lock`` files beside sessions
 and move corrupt files aside, and the update phase changes sessions). Each phase of each store
@@ -65,6 +81,25 @@ STORE_LABELS = {
     PRAISON_SQLITE: "PraisonAI SQLite",
 }
 PEERS = (PRAISON_JSON, PRAISON_SQLITE)
+PI = "pi"
+PI_SCAN = "pi-scan"
+GROUP = "group"
+PI_KINDS = (PI, PI_SCAN)
+MIXED_KINDS = (GROUP,)
+ALL_KINDS = (*STORE_KINDS, *PI_KINDS, *MIXED_KINDS)
+STORE_LABELS |= {
+    PI: "ours (Pi index)",
+    PI_SCAN: "ours (Pi scan)",
+    GROUP: "ours (JSON + Pi)",
+}
+#: Which stores measure which corpus format.
+FORMAT_KINDS = {"json": STORE_KINDS, "pi": PI_KINDS, "mixed": MIXED_KINDS}
+#: Indexed stores (a cold build, a reopen, a reconcile after an outside change).
+INDEXED_KINDS = (OURS, PRAISON_SQLITE, PI, GROUP)
+#: Stores that cannot be written to (no write-through phase).
+READ_ONLY_KINDS = (PI, PI_SCAN)
+PI_PROJECT_CWD = "/proj"
+PI_PROJECT_DIR = "--proj--"
 
 SEARCH_LIMIT = 10
 COMMON_WORDS = 20
@@ -104,6 +139,14 @@ LEGEND = (
 )
 
 
+PI_LEGEND = (
+    "Pi: an outside change appends one user turn to the session's JSONL file, as Pi does; "
+    "Pi reads resumed: re-reads that started at the byte offset where the index stopped.",
+    "JSON + Pi: a PraisonAI JSON store and a Pi store opened as one group; outside changes "
+    "alternate between them, writes go through the JSON store; hits are ranked together.",
+)
+
+
 class BenchError(Exception):
     """The benchmark cannot run (bad store path, missing corpus data, ...)."""
 
@@ -123,7 +166,17 @@ class BenchOptions:
     keep: bool = False
     workdir: Path | None = None
     sgd_path: Path | None = None
-    stores: tuple[str, ...] = STORE_KINDS
+    stores: tuple[str, ...] = ALL_KINDS
+    pi_store: Path | None = None  # an existing Pi session dir
+    pi: bool = False  # build the corpus as Pi JSONL files
+    mixed: bool = False  # build half the corpus as PraisonAI JSON, half as Pi JSONL
+
+    @property
+    def format(self) -> str:
+        """``json``, ``pi`` or ``mixed``: how the measured sessions are stored."""
+        if self.pi or self.pi_store is not None:
+            return "pi"
+        return "mixed" if self.mixed else "json"
 
 
 @dataclass
@@ -217,6 +270,30 @@ def quality_stats(ranks: Sequence[int | None]) -> JSONDict:
     return {"n": n, "rank1": share(1), "recall5": share(5), "recall10": share(10), "mrr": mrr}
 
 
+def source_stats(known: Sequence[JSONDict]) -> JSONDict:
+    """Where the hits of the known-item queries come from: hits per source in the top 10,
+    queries whose top 10 holds two sources or more, queries with relevant hits from two
+    sources or more (copies of one conversation in both stores), and the source of the first
+    relevant hit."""
+    top: Counter[str] = Counter()
+    first: Counter[str] = Counter()
+    mixed = relevant_mixed = 0
+    for k in known:
+        sources = [s or "?" for s in k.get("sources") or []]
+        top.update(sources)
+        mixed += len(set(sources)) > 1
+        relevant_mixed += len(k.get("relevant_sources") or ()) > 1
+        if k.get("relevant_source") is not None:
+            first[k["relevant_source"] or "?"] += 1
+    return {
+        "top10": dict(sorted(top.items())),
+        "queries": len(known),
+        "queries_with_several": mixed,
+        "relevant_from_several": relevant_mixed,
+        "first_relevant": dict(sorted(first.items())),
+    }
+
+
 def first_relevant_rank(hit_ids: Sequence[str], relevant: Iterable[str]) -> int | None:
     """1-based position of the first relevant id, or None."""
     wanted = set(relevant)
@@ -281,13 +358,34 @@ def _message_text(message: JSONDict) -> str:
     return ""
 
 
-def corpus_stats(session_dir: Path, *, top: int = COMMON_WORDS) -> CorpusStats:
-    """Count sessions, messages and bytes of ``session_dir`` and find its most frequent words."""
+def _count_session(stats: CorpusStats, words: Counter[str], data: JSONDict) -> None:
+    stats.sessions += 1
+    for key in ("archived_messages", "messages"):
+        items = data.get(key)
+        if not isinstance(items, list):
+            continue
+        for item in items:
+            if not isinstance(item, dict):
+                continue
+            stats.messages += 1
+            if key == "archived_messages":
+                stats.archived_messages += 1
+            words.update(_WORD_RE.findall(_message_text(item).lower()))
+
+
+def corpus_stats(
+    session_dir: Path | None, *, pi_dir: Path | None = None, top: int = COMMON_WORDS
+) -> CorpusStats:
+    """Count sessions, messages and bytes of a session dir and/or a Pi session dir (its
+    ``*.jsonl`` files, read as the index reads them) and find their most frequent words."""
     stats = CorpusStats()
     words: Counter[str] = Counter()
-    with os.scandir(session_dir) as entries:
-        names = sorted(e.name for e in entries if e.name.endswith(".json") and e.is_file())
+    names: list[str] = []
+    if session_dir is not None:
+        with os.scandir(session_dir) as entries:
+            names = sorted(e.name for e in entries if e.name.endswith(".json") and e.is_file())
     for name in names:
+        assert session_dir is not None
         path = session_dir / name
         try:
             raw = path.read_bytes()
@@ -307,20 +405,115 @@ def corpus_stats(session_dir: Path, *, top: int = COMMON_WORDS) -> CorpusStats:
         if not isinstance(data, dict):
             stats.unreadable += 1
             continue
-        stats.sessions += 1
-        for key in ("archived_messages", "messages"):
-            items = data.get(key)
-            if not isinstance(items, list):
+        _count_session(stats, words, data)
+    if pi_dir is not None:
+        from session_browser.core.pi_index import scan_pi_dir
+        from session_browser.core.sources.pi import read_pi_session
+
+        for rel, ident in sorted(scan_pi_dir(pi_dir).items()):
+            stats.files += 1
+            stats.json_bytes += ident[0]
+            try:
+                session = read_pi_session(pi_dir / rel)
+            except (OSError, ValueError):
+                stats.unreadable += 1
                 continue
-            for item in items:
-                if not isinstance(item, dict):
-                    continue
-                stats.messages += 1
-                if key == "archived_messages":
-                    stats.archived_messages += 1
-                words.update(_WORD_RE.findall(_message_text(item).lower()))
+            if session.header is None:
+                stats.unreadable += 1
+                continue
+            _count_session(stats, words, session.data)
     stats.top_words = [w for w, _ in words.most_common(top)]
     return stats
+
+
+# --------------------------------------------------------------------------- Pi corpora
+
+
+def pi_readback(pi_dir: Path, dest: Path) -> int:
+    """Write every Pi session of ``pi_dir`` as read back (``read_pi_session(p).data``) into
+    ``dest`` as ``<safe id>.json``, PraisonAI's layout, for the query generator. Files without
+    a session header are left out; the first file of a session id wins. Pi's own automated
+    rule (:func:`~session_browser.core.sources.pi.pi_is_automated`, user turns an hour) decides
+    which sessions are automated, as in the Pi index: an automated session is tagged
+    ``metadata.automated``, and the others lose their message timestamps, so the generator's
+    rate rule (every message an hour) does not exclude coding sessions full of quick turns.
+    Returns the count."""
+    from session_browser.core.pi_index import scan_pi_dir
+    from session_browser.core.sources.pi import pi_is_automated, read_pi_session
+    from session_browser.corpus import safe_id
+
+    dest.mkdir(parents=True, exist_ok=True)
+    seen: set[str] = set()
+    for rel in sorted(scan_pi_dir(pi_dir)):
+        try:
+            session = read_pi_session(pi_dir / rel)
+        except (OSError, ValueError):
+            continue
+        sid = session.session_id
+        if session.header is None or not sid or sid in seen:
+            continue
+        seen.add(sid)
+        data = session.data
+        if pi_is_automated(data):
+            data = data | {"metadata": data["metadata"] | {"automated": True}}
+        else:
+            data = data | {
+                key: [{k: v for k, v in m.items() if k != "timestamp"} for m in data[key]]
+                for key in ("archived_messages", "messages")
+            }
+        (dest / f"{safe_id(sid)}.json").write_bytes(orjson.dumps(data))
+    return len(seen)
+
+
+def _spilled_turns(spill_dir: Path | None) -> dict[str, list[JSONDict]]:
+    """The turns of PraisonAI spill files by session id, oldest file first."""
+    out: dict[str, list[JSONDict]] = {}
+    if spill_dir is None or not spill_dir.is_dir():
+        return out
+    for path in sorted(spill_dir.glob("*.json")):
+        try:
+            data = orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("messages"), list):
+            turns = [m for m in data["messages"] if isinstance(m, dict)]
+            out.setdefault(str(data.get("session_id")), []).extend(turns)
+    return out
+
+
+def write_pi_corpus(
+    session_dir: Path,
+    spill_dir: Path | None,
+    pi_root: Path,
+    *,
+    names: Iterable[str] | None = None,
+) -> int:
+    """Write the PraisonAI session files ``names`` (default: every ``*.json``) of
+    ``session_dir`` as Pi JSONL files under ``pi_root/--proj--/`` (spilled turns appended,
+    corrupt files copied as they are). Returns the number of files written."""
+    from session_browser.core.sources.pi import pi_jsonl
+
+    spilled = _spilled_turns(spill_dir)
+    out_dir = pi_root / PI_PROJECT_DIR
+    out_dir.mkdir(parents=True, exist_ok=True)
+    chosen = (
+        sorted(names) if names is not None else sorted(p.name for p in session_dir.glob("*.json"))
+    )
+    for name in chosen:
+        raw = (session_dir / name).read_bytes()
+        target = out_dir / f"{name[: -len('.json')]}.jsonl"
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            data = None
+        if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+            target.write_bytes(raw)  # corrupt: no session header, the reader skips it
+            continue
+        extra = spilled.get(str(data.get("session_id")))
+        if extra:
+            data = data | {"messages": [*data["messages"], *extra]}
+        target.write_bytes(pi_jsonl(data, cwd=PI_PROJECT_CWD))
+    return len(chosen)
 
 
 def common_queries(top_words: Sequence[str]) -> list[str]:
@@ -406,7 +599,14 @@ def machine_info() -> JSONDict:
 # --------------------------------------------------------------------------- stores (child side)
 
 
-def _open_store(kind: str, session_dir: Path, db_path: Path, *, reconcile: str = "none") -> Any:
+def _open_store(
+    kind: str,
+    session_dir: Path,
+    db_path: Path,
+    *,
+    reconcile: str = "none",
+    pi_dir: Path | None = None,
+) -> Any:
     if kind == OURS:
         from session_browser.core.index import SqliteSessionStore
 
@@ -415,6 +615,22 @@ def _open_store(kind: str, session_dir: Path, db_path: Path, *, reconcile: str =
         from session_browser.core.store import DefaultSessionStore
 
         return DefaultSessionStore(session_dir)
+    if kind == PI:
+        from session_browser.core.pi_index import PiIndexStore
+
+        return PiIndexStore(session_dir, db_path=db_path, reconcile=reconcile)
+    if kind == PI_SCAN:
+        from session_browser.core.sources.pi import PiStore
+
+        return PiStore(session_dir)
+    if kind == GROUP:
+        from session_browser.core.stores import PI_PREFIX, open_stores
+
+        if pi_dir is None:
+            raise ValueError("the group needs a Pi dir")
+        return open_stores(
+            [str(session_dir), f"{PI_PREFIX}{pi_dir}"], indexed=True, reconcile=reconcile
+        )
     if kind == PRAISON_JSON:
         from praisonaiagents.session.store import DefaultSessionStore as PraisonDefault
 
@@ -426,12 +642,57 @@ def _open_store(kind: str, session_dir: Path, db_path: Path, *, reconcile: str =
     raise ValueError(f"unknown store kind {kind!r}")
 
 
+def _open(kind: str, args: JSONDict, *, reconcile: str = "none") -> Any:
+    pi_dir = args.get("pi_dir")
+    return _open_store(
+        kind,
+        Path(args["session_dir"]),
+        Path(args["db_path"]),
+        reconcile=reconcile,
+        pi_dir=Path(pi_dir) if pi_dir else None,
+    )
+
+
+def _members(store: Any) -> list[Any]:
+    """The indexed stores behind ``store`` (a group's members, or the store itself)."""
+    inner = getattr(store, "stores", None)
+    return list(inner) if isinstance(inner, list) else [store]
+
+
+def _reconcile(store: Any) -> JSONDict:
+    """Reconcile an indexed store (every member of a group); the reports, summed."""
+    total: JSONDict = {}
+    for member in _members(store):
+        for key, value in _report_json(member.reconcile()).items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                total[key] = total.get(key, 0) + value
+            else:
+                total.setdefault(key, value)
+    return total
+
+
+def _group_db_paths(args: JSONDict) -> list[Path]:
+    """Where the group's indexes live (the default paths in this process's cache dir)."""
+    from session_browser.core.index import default_db_path
+    from session_browser.core.pi_index import default_pi_db_path
+
+    return [
+        default_db_path(Path(args["session_dir"])),
+        default_pi_db_path(Path(args["pi_dir"])),
+    ]
+
+
 def _import_store(kind: str) -> None:
     """Import a store's module before any timer starts."""
     if kind == OURS:
         import session_browser.core.index
     elif kind == SCAN:
-        import session_browser.core.store  # noqa: F401
+        import session_browser.core.store
+    elif kind in (PI, GROUP):
+        import session_browser.core.pi_index
+        import session_browser.core.stores
+    elif kind == PI_SCAN:
+        import session_browser.core.sources.pi  # noqa: F401
     else:
         import praisonaiagents.session.sqlite_store
         import praisonaiagents.session.store  # noqa: F401
@@ -473,11 +734,20 @@ def _jsonable(value: Any) -> bool:
 
 
 def _hit_ids(hits: Iterable[Any]) -> list[str]:
-    ids: list[str] = []
+    return [sid for sid, _source in _hit_sources(hits)]
+
+
+def _hit_sources(hits: Iterable[Any]) -> list[tuple[str, str]]:
+    """(session id, source) of every hit (PraisonAI's dict hits have no source)."""
+    out: list[tuple[str, str]] = []
     for hit in hits:
-        sid = hit.get("session_id") if isinstance(hit, dict) else getattr(hit, "session_id", None)
-        ids.append(str(sid))
-    return ids
+        if isinstance(hit, dict):
+            out.append((str(hit.get("session_id")), str(hit.get("source") or "")))
+        else:
+            out.append(
+                (str(getattr(hit, "session_id", None)), str(getattr(hit, "source", "") or ""))
+            )
+    return out
 
 
 def _search(kind: str, store: Any, query: str, limit: int) -> list[str]:
@@ -491,23 +761,24 @@ def _recent(store: Any, limit: int) -> int:
 def phase_build(args: JSONDict) -> JSONDict:
     """Cold build: no index file, open the store and index everything."""
     kind = args["kind"]
-    session_dir, db_path = Path(args["session_dir"]), Path(args["db_path"])
+    db_path = Path(args["db_path"])
     _import_store(kind)
-    remove_db(db_path)
+    db_paths = _group_db_paths(args) if kind == GROUP else [db_path]
+    for path in db_paths:
+        remove_db(path)
     out: JSONDict = {}
     t0 = time.perf_counter()
-    if kind == OURS:
-        store = _open_store(kind, session_dir, db_path, reconcile="none")
-        report = store.reconcile()
-        out["reconcile"] = _report_json(report)
+    if kind in (OURS, PI, GROUP):
+        store = _open(kind, args, reconcile="none")
+        out["reconcile"] = _reconcile(store)
     elif kind == PRAISON_SQLITE:
-        store = _open_store(kind, session_dir, db_path)
+        store = _open(kind, args)
         store.search(MISSING_WORD, limit=1)  # the first search builds PraisonAI's index
     else:
         raise ValueError(f"{kind} has no index to build")
     out["seconds"] = time.perf_counter() - t0
     _close(store)
-    out["index_bytes"] = db_bytes(db_path)
+    out["index_bytes"] = sum(db_bytes(path) for path in db_paths)
     out["rss_mb"] = max_rss_mb()
     return out
 
@@ -515,15 +786,14 @@ def phase_build(args: JSONDict) -> JSONDict:
 def phase_reopen(args: JSONDict) -> JSONDict:
     """Open an up-to-date index in a fresh process and make sure it is fresh."""
     kind = args["kind"]
-    session_dir, db_path = Path(args["session_dir"]), Path(args["db_path"])
     _import_store(kind)
     out: JSONDict = {}
     t0 = time.perf_counter()
-    if kind == OURS:
-        store = _open_store(kind, session_dir, db_path, reconcile="none")
-        out["reconcile"] = _report_json(store.reconcile())
+    if kind in (OURS, PI, GROUP):
+        store = _open(kind, args, reconcile="none")
+        out["reconcile"] = _reconcile(store)
     else:
-        store = _open_store(kind, session_dir, db_path)
+        store = _open(kind, args)
         store.search(MISSING_WORD, limit=1)  # PraisonAI checks its index on first search
     out["seconds"] = time.perf_counter() - t0
     t1 = time.perf_counter()
@@ -536,17 +806,16 @@ def phase_reopen(args: JSONDict) -> JSONDict:
 
 
 def phase_search(args: JSONDict) -> JSONDict:
-    """Warm known-item and common-word latencies, ranks, and recent(50) latency."""
+    """Warm known-item and common-word latencies, ranks, hit sources, recent(50) latency."""
     kind = args["kind"]
-    session_dir, db_path = Path(args["session_dir"]), Path(args["db_path"])
     queries = [Query.from_json(q) for q in args["queries"]]
     common: list[str] = list(args["common"])
     _import_store(kind)
-    if kind == OURS:
-        store = _open_store(kind, session_dir, db_path, reconcile="none")
-        store.reconcile()
+    if kind in (OURS, PI, GROUP):
+        store = _open(kind, args, reconcile="none")
+        _reconcile(store)
     else:
-        store = _open_store(kind, session_dir, db_path)
+        store = _open(kind, args)
     for q in queries[: int(args.get("warmup", WARMUP_QUERIES))]:
         _search(kind, store, q.query, SEARCH_LIMIT)
     known: list[JSONDict] = []
@@ -554,17 +823,23 @@ def phase_search(args: JSONDict) -> JSONDict:
         error: str | None = None
         t0 = time.perf_counter()
         try:
-            ids = _search(kind, store, q.query, SEARCH_LIMIT)
+            hits = store.search(q.query, limit=SEARCH_LIMIT)
         except Exception as exc:  # a store that fails a query scores it as a miss
-            ids, error = [], f"{type(exc).__name__}: {exc}"
+            hits, error = [], f"{type(exc).__name__}: {exc}"
         dt = time.perf_counter() - t0
+        found = _hit_sources(hits)
+        relevant = set(q.relevant)
+        rank = first_relevant_rank([sid for sid, _ in found], relevant)
         known.append(
             {
                 "n": q.n,
                 "slice": q.slice,
                 "seconds": dt,
-                "rank": first_relevant_rank(ids, q.relevant),
+                "rank": rank,
                 "error": error,
+                "sources": [source for _, source in found],
+                "relevant_source": found[rank - 1][1] if rank is not None else None,
+                "relevant_sources": sorted({source for sid, source in found if sid in relevant}),
             }
         )
     common_out: list[JSONDict] = []
@@ -607,6 +882,29 @@ def _target_sessions(session_dir: Path, n: int) -> list[tuple[str, Path]]:
     return out
 
 
+def _pi_target_sessions(pi_dir: Path, n: int) -> list[tuple[str, Path]]:
+    """``n`` readable Pi sessions with turns, picked deterministically."""
+    from session_browser.core.pi_index import scan_pi_dir
+    from session_browser.core.sources.pi import read_pi_session
+
+    out: list[tuple[str, Path]] = []
+    seen: set[str] = set()
+    for rel in sorted(scan_pi_dir(pi_dir)):
+        path = pi_dir / rel
+        try:
+            session = read_pi_session(path)
+        except (OSError, ValueError):
+            continue
+        sid = session.session_id
+        if session.header is None or not session.data["messages"] or sid in seen:
+            continue
+        seen.add(sid)
+        out.append((sid, path))
+        if len(out) >= n:
+            break
+    return out
+
+
 def _outside_edit(path: Path, text: str) -> None:
     """Append a user turn the way another process would: rewrite and replace the file."""
     data = orjson.loads(path.read_bytes())
@@ -618,50 +916,109 @@ def _outside_edit(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _pi_outside_edit(path: Path, text: str) -> None:
+    """Append a user turn the way Pi does: one more JSON line at the end of the file."""
+    from session_browser.corpus import iso_utc
+
+    line = {
+        "type": "message",
+        "timestamp": iso_utc(time.time()),
+        "message": {"role": "user", "content": text},
+    }
+    with open(path, "ab") as fh:
+        fh.write(orjson.dumps(line) + b"\n")
+
+
+def _resumed(store: Any) -> bool | None:
+    """True when the last reconcile of the Pi index behind ``store`` read from an offset."""
+    for member in _members(store):
+        reads = getattr(member, "last_reads", None)
+        if isinstance(reads, dict) and (reads.get("resumed") or reads.get("full")):
+            return bool(reads.get("resumed")) and not reads.get("full")
+    return None
+
+
 def phase_update(args: JSONDict) -> JSONDict:
-    """One session changed from outside (time the re-index), then one write through the store."""
+    """One session changed from outside (time the re-index), then one write through the store.
+
+    Pi stores are read-only: no write. The group alternates its outside changes between its
+    JSON store and its Pi store and writes through its JSON store."""
     kind = args["kind"]
-    session_dir, db_path = Path(args["session_dir"]), Path(args["db_path"])
+    session_dir = Path(args["session_dir"])
+    pi_dir = Path(args["pi_dir"]) if args.get("pi_dir") else None
     repeats = int(args.get("repeats", UPDATE_REPEATS))
     _import_store(kind)
-    if kind == OURS:
-        store = _open_store(kind, session_dir, db_path, reconcile="none")
-        store.reconcile()
+    reconciles = kind in (OURS, PI, GROUP)
+    if reconciles:
+        store = _open(kind, args, reconcile="none")
+        _reconcile(store)
     else:
-        store = _open_store(kind, session_dir, db_path)
-    targets = _target_sessions(session_dir, 2 * repeats)
+        store = _open(kind, args)
+    json_targets: list[tuple[str, Path]] = []
+    pi_targets: list[tuple[str, Path]] = []
+    if kind in PI_KINDS:
+        pi_targets = _pi_target_sessions(session_dir, repeats)
+    elif kind == GROUP:
+        assert pi_dir is not None
+        json_targets = _target_sessions(session_dir, 2 * repeats)
+        pi_targets = _pi_target_sessions(pi_dir, repeats)
+    else:
+        json_targets = _target_sessions(session_dir, 2 * repeats)
+    outside_plan: list[tuple[str, Path, bool]] = []
+    if kind in PI_KINDS:
+        outside_plan = [(sid, path, True) for sid, path in pi_targets]
+    elif kind == GROUP:
+        for i in range(repeats):
+            pool, is_pi = (pi_targets, True) if i % 2 else (json_targets, False)
+            if i // 2 < len(pool):
+                sid, path = pool[i // 2]
+                outside_plan.append((sid, path, is_pi))
+    else:
+        outside_plan = [(sid, path, False) for sid, path in json_targets[:repeats]]
+    write_targets = [] if kind in READ_ONLY_KINDS else json_targets[repeats:]
     outside: list[float] = []
     outside_found: list[bool] = []
+    resumed: list[bool] = []
     writes: list[float] = []
     write_found: list[bool] = []
-    for i, (sid, path) in enumerate(targets[:repeats]):
+    for i, (sid, path, is_pi) in enumerate(outside_plan):
         marker = f"benchoutside{i}marker"
-        _outside_edit(path, f"note {marker} for the benchmark")
-        if kind == OURS:
+        if is_pi:
+            _pi_outside_edit(path, f"note {marker} for the benchmark")
+        else:
+            _outside_edit(path, f"note {marker} for the benchmark")
+        if reconciles:
             t0 = time.perf_counter()
-            store.reconcile()
+            _reconcile(store)
             outside.append(time.perf_counter() - t0)
+            if is_pi:
+                was_resumed = _resumed(store)
+                if was_resumed is not None:
+                    resumed.append(was_resumed)
             ids = _search(kind, store, marker, SEARCH_LIMIT)
         elif kind == PRAISON_SQLITE:
             # PraisonAI's index has no reconcile: a new store checks it on its first search
             _close(store)
             t0 = time.perf_counter()
-            store = _open_store(kind, session_dir, db_path)
+            store = _open(kind, args)
             ids = _search(kind, store, marker, SEARCH_LIMIT)
             outside.append(time.perf_counter() - t0)
         else:
             ids = _search(kind, store, marker, SEARCH_LIMIT)
         outside_found.append(sid in ids)
-    for i, (sid, _path) in enumerate(targets[repeats:]):
+    writer = _members(store)[0]
+    for i, (sid, _path) in enumerate(write_targets):
         marker = f"benchwrite{i}marker"
         t0 = time.perf_counter()
-        store.add_message(sid, "user", f"note {marker} for the benchmark")
+        writer.add_message(sid, "user", f"note {marker} for the benchmark")
         writes.append(time.perf_counter() - t0)
         write_found.append(sid in _search(kind, store, marker, SEARCH_LIMIT))
     _close(store)
     return {
         "outside": outside,
         "outside_found": outside_found,
+        "outside_pi": [is_pi for _sid, _path, is_pi in outside_plan],
+        "resumed": resumed,
         "write": writes,
         "write_found": write_found,
         "rss_mb": max_rss_mb(),
@@ -781,12 +1138,18 @@ def _store_available(kind: str) -> str | None:
     """None when the store can be imported, else why not."""
     import importlib.util
 
-    if kind == OURS:
+    modules = {
+        OURS: "session_browser.core.index",
+        PI: "session_browser.core.pi_index",
+        PI_SCAN: "session_browser.core.sources.pi",
+        GROUP: "session_browser.core.pi_index",
+    }
+    if kind in modules:
         try:
-            spec = importlib.util.find_spec("session_browser.core.index")
+            spec = importlib.util.find_spec(modules[kind])
         except ImportError as exc:  # pragma: no cover
             return str(exc)
-        return None if spec is not None else "session_browser.core.index is not available"
+        return None if spec is not None else f"{modules[kind]} is not available"
     if kind in PEERS:
         try:
             spec = importlib.util.find_spec("praisonaiagents")
@@ -818,6 +1181,20 @@ def _extrapolate_praison(db_path: Path, seconds: float, stats: CorpusStats) -> J
     }
 
 
+@dataclass
+class Layout:
+    """Where the measured sessions are and where the queries and their truth come from."""
+
+    format: str  # json | pi | mixed
+    sessions: Path | None  # the PraisonAI session dir measured (json, mixed)
+    spill: Path | None  # its spill dir
+    pi: Path | None  # the Pi session dir measured (pi, mixed)
+    query_source: Path  # a PraisonAI-shaped store the queries are generated from
+    info: JSONDict = field(default_factory=dict)
+    truth: Path | None = None  # a PraisonAI-shaped dir whose text decides relevance
+    truth_spill: Path | None = None
+
+
 class Harness:
     """Runs the phases of every store and assembles the report."""
 
@@ -828,9 +1205,19 @@ class Harness:
 
     # -- corpus and queries
 
-    def _prepare(self, work: Path) -> tuple[Path, Path | None, JSONDict]:
-        """The source session dir (and spill dir), built or given, and what it is."""
+    def _prepare(self, work: Path) -> Layout:
+        """The sessions to measure, built or given, and what they are."""
         opt = self.opt
+        fmt = opt.format
+        if opt.pi_store is not None:
+            root = Path(opt.pi_store).expanduser()
+            if not root.is_dir():
+                raise BenchError(f"no Pi session dir at {root}")
+            self.say(f"reading the Pi sessions of {root} back for the queries")
+            readback = work / "pi-readback" / "sessions"
+            if not pi_readback(root, readback):
+                raise BenchError(f"no readable Pi session in {root}")
+            return Layout("pi", None, None, root, readback, {"source": "store", "path": str(root)})
         if opt.store is not None or opt.home is not None:
             if opt.store is not None:
                 sessions = Path(opt.store).expanduser()
@@ -842,7 +1229,8 @@ class Harness:
                 sessions, spill = home / "sessions", home / "state" / "session_spill"
             if not sessions.is_dir():
                 raise BenchError(f"no session dir at {sessions}")
-            return sessions, spill, {"source": "store", "path": str(sessions)}
+            given: JSONDict = {"source": "store", "path": str(sessions)}
+            return Layout("json", sessions, spill, None, sessions, given)
         from session_browser.corpus import build_corpus
 
         home = work / "corpus"
@@ -853,19 +1241,65 @@ class Harness:
         info = build_corpus(
             home, sessions=opt.sessions, seed=opt.seed, sgd_path=opt.sgd_path, progress=None
         )
+        sessions, spill = home / "sessions", home / "state" / "session_spill"
         built = {
             "source": "built",
-            "path": str(home / "sessions"),
+            "path": str(sessions),
             "requested_sessions": opt.sessions,
             "build_seconds": time.perf_counter() - t0,
             "info": _info_json(info),
         }
-        return home / "sessions", home / "state" / "session_spill", built
+        if fmt == "json":
+            return Layout("json", sessions, spill, None, sessions, built)
+        if fmt == "pi":
+            pi_root = work / "pi"
+            self.say(f"writing the corpus as Pi JSONL files in {pi_root}")
+            write_pi_corpus(sessions, spill, pi_root)
+            truth = work / "pi-truth" / "sessions"
+            pi_readback(pi_root, truth)
+            built["path"] = str(pi_root)
+            built["build_seconds"] = time.perf_counter() - t0
+            return Layout("pi", None, None, pi_root, sessions, built, truth)
+        # mixed: every other session file (sorted by name) goes to the Pi half
+        names = sorted(p.name for p in sessions.glob("*.json"))
+        json_names, pi_names = names[0::2], names[1::2]
+        mixed_home, pi_root = work / "mixed" / "home", work / "mixed" / "pi"
+        self.say(
+            f"splitting the corpus: {len(json_names)} PraisonAI JSON files in {mixed_home}, "
+            f"{len(pi_names)} Pi JSONL files in {pi_root}"
+        )
+        json_dir = mixed_home / "sessions"
+        json_spill = mixed_home / "state" / "session_spill"
+        truth_home = work / "mixed-truth"
+        truth, truth_spill = truth_home / "sessions", truth_home / "state" / "session_spill"
+        for folder in (json_dir, json_spill, truth, truth_spill):
+            folder.mkdir(parents=True, exist_ok=True)
+        for name in json_names:
+            shutil.copyfile(sessions / name, json_dir / name)
+            shutil.copyfile(sessions / name, truth / name)
+        json_ids = {name[: -len(".json")] for name in json_names}
+        if spill.is_dir():
+            for path in sorted(spill.glob("*.json")):
+                try:
+                    owner = str(orjson.loads(path.read_bytes()).get("session_id"))
+                except (OSError, orjson.JSONDecodeError, AttributeError):
+                    continue
+                if owner in json_ids:
+                    shutil.copyfile(path, json_spill / path.name)
+                    shutil.copyfile(path, truth_spill / path.name)
+        write_pi_corpus(sessions, spill, pi_root, names=pi_names)
+        pi_readback(pi_root, truth)
+        built["path"] = f"{json_dir} + {pi_root}"
+        built["split"] = {"json_files": len(json_names), "pi_files": len(pi_names)}
+        built["build_seconds"] = time.perf_counter() - t0
+        return Layout("mixed", json_dir, json_spill, pi_root, sessions, built, truth, truth_spill)
 
-    def _queries(self, source: Path) -> list[Query]:
+    def _queries(self, layout: Layout) -> list[Query]:
         from session_browser.corpus import make_queries
 
-        items = make_queries(source, n=self.opt.queries, seed=self.opt.seed)
+        items = make_queries(layout.query_source, n=self.opt.queries, seed=self.opt.seed)
+        if layout.truth is not None:
+            items = self._recheck(items, layout)
         out: list[Query] = []
         for item in items:
             relevant = sorted(str(x) for x in getattr(item, "relevant", ()) or ())
@@ -883,6 +1317,34 @@ class Harness:
             )
         return out
 
+    def _recheck(self, items: list[Any], layout: Layout) -> list[Any]:
+        """The relevant sets of ``items`` recomputed on the text the measured stores hold."""
+        from session_browser.corpus import _Index
+
+        assert layout.truth is not None
+        index = _Index(layout.truth, layout.truth_spill)
+        kept: list[Any] = []
+        changed = dropped = 0
+        for item in items:
+            hits = index.match(item.terms, phrase=item.slice == "phrase")
+            if hits is None:  # tokens and substrings disagree: keep the corpus's answer
+                kept.append(item)
+                continue
+            relevant = index.relevant_ids(hits)
+            if not relevant:
+                dropped += 1
+                continue
+            if relevant != set(item.relevant):
+                changed += 1
+                item.relevant = relevant
+            kept.append(item)
+        where = "the Pi text read back" if layout.format == "pi" else "both stores' text"
+        self.notes.append(
+            f"the queries are those of the JSON corpus; their relevant sets were recomputed on "
+            f"{where}: {changed} changed (lineage chains: Pi files have none), {dropped} dropped"
+        )
+        return kept
+
     # -- one store
 
     def _measure_store(
@@ -895,17 +1357,21 @@ class Harness:
         queries: list[Query],
         common: list[str],
         stats: CorpusStats,
+        pi_dir: Path | None = None,
     ) -> JSONDict:
         opt = self.opt
         is_peer = kind in PEERS
         timeout = opt.peer_timeout if is_peer else None
-        capped = is_peer or kind == SCAN  # the slow stores answer a round-robin subset
+        # the slow stores answer a round-robin subset
+        capped = is_peer or kind in (SCAN, PI_SCAN)
         result: JSONDict = {"label": STORE_LABELS[kind], "status": "ok", "capped": capped}
-        indexed = kind in (OURS, PRAISON_SQLITE)
+        indexed = kind in INDEXED_KINDS
 
         def phase(name: str, args: JSONDict) -> PhaseResult:
             self.say(f"{STORE_LABELS[kind]}: {name}")
             base = {"kind": kind, "session_dir": str(sessions), "db_path": str(db_path)}
+            if pi_dir is not None:
+                base["pi_dir"] = str(pi_dir)
             res = run_phase(name, base | args, workdir=work, env=env, timeout=timeout)
             if res.timed_out:
                 self.say(f"{STORE_LABELS[kind]}: {name} stopped after {timeout:.0f} s")
@@ -955,7 +1421,7 @@ class Harness:
             )
         chosen = peer_subset(queries, opt.peer_queries) if capped else queries
         chosen_common = peer_common_subset(common, opt.peer_queries) if capped else common
-        scan_like = kind in (SCAN, PRAISON_JSON)
+        scan_like = kind in (SCAN, PRAISON_JSON, PI_SCAN)
         search = phase(
             "search",
             {
@@ -969,7 +1435,7 @@ class Harness:
         )
         if search.ok:
             result["search"] = self._search_summary(search.data)
-            if capped or opt.peers:
+            if capped or (opt.peers and opt.format == "json"):
                 subset = {q.n for q in peer_subset(queries, opt.peer_queries)}
                 result["search"]["quality_peer_subset"] = quality_stats(
                     [k["rank"] for k in search.data["known"] if k["n"] in subset]
@@ -979,10 +1445,15 @@ class Harness:
         update = phase("update", {"repeats": 1 if is_peer else UPDATE_REPEATS})
         if update.ok:
             d = update.data
+            resumed = d.get("resumed") or []
             result["update"] = {
                 "outside": latency_stats(d["outside"]) if indexed else None,
                 "outside_found": _share(d["outside_found"]),
-                "write": latency_stats(d["write"]),
+                "outside_pi": sum(1 for x in d.get("outside_pi") or [] if x),
+                "outside_resumed": {"resumed": sum(1 for r in resumed if r), "of": len(resumed)}
+                if resumed
+                else None,
+                "write": latency_stats(d["write"]) if kind not in READ_ONLY_KINDS else None,
                 "write_found": _share(d["write_found"]),
             }
         else:
@@ -1004,6 +1475,7 @@ class Harness:
             "errors": [k["error"] for k in known if k.get("error")][:5],
             "slices": {name: quality_stats(r) for name, r in sorted(slices.items())},
             "slowest_common": sorted(data["common"], key=lambda c: -c["seconds"])[:3],
+            "sources": source_stats(known),
             "rss_mb": data.get("rss_mb"),
         }
 
@@ -1024,34 +1496,57 @@ class Harness:
 
     def _run(self, work: Path) -> JSONDict:
         opt = self.opt
-        source, spill, corpus = self._prepare(work)
+        fits = FORMAT_KINDS[opt.format]
+        kinds = [k for k in opt.stores if k in fits]
+        if not opt.peers:
+            kinds = [k for k in kinds if k not in PEERS]
+        if not kinds:
+            raise BenchError(
+                f"none of the stores asked for (--only) reads a {opt.format} store; "
+                f"those that do: {', '.join(fits)}"
+            )
+        layout = self._prepare(work)
         self.say("counting messages and words")
-        stats = corpus_stats(source)
+        stats = corpus_stats(layout.sessions, pi_dir=layout.pi)
+        where = ", ".join(str(p) for p in (layout.sessions, layout.pi) if p is not None)
         if not stats.sessions:
-            raise BenchError(f"no readable session in {source}")
+            raise BenchError(f"no readable session in {where}")
         self.say(f"generating {opt.queries} known-item queries (seed {opt.seed})")
-        queries = self._queries(source)
+        queries = self._queries(layout)
         if not queries:
-            raise BenchError(f"could not generate queries from {source}")
+            raise BenchError(f"could not generate queries from {where}")
         common = common_queries(stats.top_words)
         slices = Counter(q.slice for q in queries)
 
-        kinds = [k for k in opt.stores if k in STORE_KINDS]
-        if not opt.peers:
-            kinds = [k for k in kinds if k not in PEERS]
+        if layout.format != "json":
+            self.notes.append(
+                "PraisonAI's own stores and our JSON-only stores do not read Pi files: "
+                "not measured on this corpus"
+            )
         stores: JSONDict = {}
-        copies: dict[str, tuple[Path, Path]] = {}
+        copies: dict[str, tuple[Path, Path, Path | None]] = {}
         for kind in kinds:
             why = _store_available(kind)
             if why is not None:
                 stores[kind] = {"label": STORE_LABELS[kind], "status": "unavailable"}
                 self.notes.append(f"{STORE_LABELS[kind]}: not measured ({why})")
                 continue
-            group = "ours" if kind in (OURS, SCAN) else kind
+            group = "ours" if kind in (OURS, SCAN) else PI if kind in PI_KINDS else kind
             if group not in copies:
                 self.say(f"copying the store for {group}")
                 home = work / f"copy-{group}"
-                copies[group] = (home, _copy_store(source, spill, home))
+                if group == PI:
+                    assert layout.pi is not None
+                    shutil.copytree(layout.pi, home / "pi", symlinks=False)
+                    copies[group] = (home, home / "pi", None)
+                elif group == GROUP:
+                    assert layout.sessions is not None and layout.pi is not None
+                    json_copy = _copy_store(layout.sessions, layout.spill, home)
+                    shutil.copytree(layout.pi, home / "pi", symlinks=False)
+                    copies[group] = (home, json_copy, home / "pi")
+                else:
+                    assert layout.sessions is not None
+                    copies[group] = (home, _copy_store(layout.sessions, layout.spill, home), None)
                 if kind in PEERS:
                     moved = _set_aside_non_objects(copies[group][1], home / "set-aside")
                     if moved:
@@ -1060,13 +1555,16 @@ class Harness:
                             "is not an object were removed from its copy (PraisonAI 1.7.17's "
                             "search raises AttributeError on them)"
                         )
-            home, sessions = copies[group]
+            home, sessions, pi_dir = copies[group]
             env = _child_env(home, work)
             db_path = work / f"{kind}.db"
             stores[kind] = self._measure_store(
-                kind, sessions, db_path, env, work, queries, common, stats
+                kind, sessions, db_path, env, work, queries, common, stats, pi_dir
             )
-        slow = [STORE_LABELS[k] for k in kinds if k == SCAN or (opt.peers and k in PEERS)]
+        corpus = layout.info | {"format": layout.format}
+        slow = [
+            STORE_LABELS[k] for k in kinds if k in (SCAN, PI_SCAN) or (opt.peers and k in PEERS)
+        ]
         if slow:
             n_common = len(peer_common_subset(common, opt.peer_queries))
             self.notes.append(
@@ -1090,12 +1588,14 @@ class Harness:
                 "peer_queries": opt.peer_queries,
                 "peer_timeout": opt.peer_timeout,
                 "search_limit": SEARCH_LIMIT,
+                "format": layout.format,
             },
             "corpus": corpus | {"stats": stats.to_json()},
             "queries": {
                 "known_item": len(queries),
                 "slices": dict(sorted(slices.items())),
                 "common": common,
+                "items": [q.to_json() for q in queries],
             },
             "stores": stores,
         }
@@ -1152,9 +1652,15 @@ def target_values(store: JSONDict) -> dict[str, float | None]:
     }
 
 
+def target_kind(report: JSONDict) -> str:
+    """The store the targets judge: our JSON index, else the Pi index, else the group."""
+    stores = report.get("stores", {})
+    return next((k for k in (OURS, PI, GROUP) if k in stores), OURS)
+
+
 def check_targets(report: JSONDict) -> list[JSONDict]:
-    """PASS/FAIL of our indexed store against every target."""
-    ours = report.get("stores", {}).get(OURS) or {}
+    """PASS/FAIL of our indexed store (see :func:`target_kind`) against every target."""
+    ours = report.get("stores", {}).get(target_kind(report)) or {}
     values = target_values(ours)
     out = []
     for name, what, op, threshold, unit in TARGETS:
@@ -1237,6 +1743,9 @@ def format_report(report: JSONDict) -> str:
     c = report["corpus"]
     st = c["stats"]
     q = report["queries"]
+    fmt = c.get("format", "json")
+    data_word = {"json": "JSON", "pi": "Pi JSONL", "mixed": "JSON + Pi JSONL"}.get(fmt, "JSON")
+    size_word = {"pi": "JSONL", "mixed": "data"}.get(fmt, "JSON")
     lines = [
         "session-browser bench",
         f"machine: {m['cpu_count']} x {m['cpu_model']}, {m.get('memory_gb')} GB, "
@@ -1244,7 +1753,7 @@ def format_report(report: JSONDict) -> str:
         f"praisonaiagents {m.get('praisonaiagents') or 'not installed'}",
         f"corpus: {c['source']} (seed {report['options']['seed']}): {st['sessions']:,} sessions "
         f"in {st['files']:,} files ({st['unreadable']} unreadable), {st['messages']:,} messages "
-        f"({st['archived_messages']:,} archived), {_mb(st['json_bytes'])} of JSON",
+        f"({st['archived_messages']:,} archived), {_mb(st['json_bytes'])} of {data_word}",
         f"queries: {q['known_item']} known-item ("
         + ", ".join(f"{k} {v}" for k, v in q["slices"].items())
         + f"), {len(q['common'])} common-word ({' '.join(q['common'][:8])} ...)",
@@ -1320,6 +1829,11 @@ def format_report(report: JSONDict) -> str:
                 found = u.get("outside_found")
                 suffix = "" if found == 1.0 else " (not picked up)" if not found else " (partly)"
                 return _secs(u["outside"]["p50"]) + suffix
+            if key == "resumed":
+                r = u.get("outside_resumed")
+                return "n/a" if not r else f"{r['resumed']} of {r['of']}"
+            if u["write"] is None:
+                return "n/a (read-only)"
             found = u.get("write_found")
             return _secs(u["write"]["p50"]) + ("" if found == 1.0 else " (not found)")
 
@@ -1340,7 +1854,7 @@ def format_report(report: JSONDict) -> str:
         row(
             "  index size",
             lambda s: (
-                _mb(s["build"]["index_bytes"]) + f" ({s['build']['size_ratio']:.2f}x JSON)"
+                _mb(s["build"]["index_bytes"]) + f" ({s['build']['size_ratio']:.2f}x {size_word})"
                 if s.get("build") and not s["build"].get("timed_out")
                 else "n/a"
             ),
@@ -1354,6 +1868,11 @@ def format_report(report: JSONDict) -> str:
             ),
         ),
         row("outside change -> fresh", upd("outside")),
+        *(
+            [row("  Pi reads resumed", upd("resumed"))]
+            if any(_get(stores[k], "update", "outside_resumed") for k in kinds)
+            else []
+        ),
         row("write through store", upd("write")),
         row("search p50 (known-item)", lat("known", "p50")),
         row("search p95", lat("known", "p95")),
@@ -1412,13 +1931,32 @@ def format_report(report: JSONDict) -> str:
     peer_rate = _get(peer, "build", "messages_per_s") or _get(
         peer, "build", "estimate", "messages_per_s"
     )
-    lines += ["", *LEGEND, ""]
+    for k in kinds:
+        src = _get(stores[k], "search", "sources")
+        if k != GROUP or not src:
+            continue
+        lines += [
+            "",
+            f"{stores[k]['label']}: hits of the {src['queries']} known-item queries by source "
+            "(top 10): " + ", ".join(f"{name} {n:,}" for name, n in src["top10"].items()),
+            f"  queries with hits from both sources in their top 10: "
+            f"{src['queries_with_several']} of {src['queries']}; with relevant hits from both: "
+            f"{src.get('relevant_from_several', 0)}; first relevant hit from: "
+            + ", ".join(f"{name} {n}" for name, n in src["first_relevant"].items()),
+        ]
+    legend = list(LEGEND)
+    if fmt != "json":
+        legend.append(PI_LEGEND[0])
+    if fmt == "mixed":
+        legend.append(PI_LEGEND[1])
+    lines += ["", *legend, ""]
     if ours_rate and peer_rate:
         lines.append(
             f"cold build: ours is {ours_rate / peer_rate:.0f}x PraisonAI SQLite's rate "
             "(target: at least 40x)"
         )
-    lines.append("targets (ours, indexed):")
+    judged = stores.get(target_kind(report)) or {}
+    lines.append(f"targets ({judged.get('label', 'ours (indexed)')}):")
     for t in report["targets"]:
         mark = "n/a " if t["pass"] is None else "PASS" if t["pass"] else "FAIL"
         thr = _fmt_target(t["threshold"], t["unit"])
@@ -1456,7 +1994,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--phase", choices=sorted(PHASES), help=argparse.SUPPRESS)
     parser.add_argument("--args", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("--store", type=Path)
+    parser.add_argument("--store", help="DIR, or pi:DIR for a Pi session dir")
+    parser.add_argument("--pi", action="store_true")
+    parser.add_argument("--mixed", action="store_true")
     parser.add_argument("--home", type=Path)
     parser.add_argument("--sessions", type=int)
     parser.add_argument("--seed", type=int, default=7)
@@ -1471,9 +2011,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ns.args is None or ns.out is None:
             parser.error("--phase needs --args and --out")
         return _phase_main(ns.phase, ns.args, ns.out)
+    store: Path | None = None
+    pi_store: Path | None = None
+    if ns.store is not None:
+        if ns.store.startswith("pi:"):
+            from session_browser.core.sources.pi import default_pi_dir
+
+            rest = ns.store[3:].strip()
+            pi_store = Path(rest).expanduser() if rest else default_pi_dir()
+        else:
+            store = Path(ns.store).expanduser()
     options = BenchOptions(
-        store=ns.store,
+        store=store,
         home=ns.home,
+        pi_store=pi_store,
+        pi=ns.pi,
+        mixed=ns.mixed,
         sessions=ns.sessions,
         seed=ns.seed,
         queries=ns.queries,

@@ -13,7 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from session_browser.bench import (
+    GROUP,
     OURS,
+    PI,
+    PI_SCAN,
     PRAISON_JSON,
     PRAISON_SQLITE,
     SCAN,
@@ -40,15 +43,16 @@ def _ordered_quality(q: dict[str, Any]) -> None:
     assert q["rank1"] <= q["mrr"] <= q["recall10"]
 
 
-@pytest.fixture(scope="module")
-def tiny_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
-    """One real run: 200 sessions, 25 queries, all four stores (PraisonAI capped at 5)."""
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def _run_bench(root: Path, args: list[str]) -> tuple[dict[str, Any], Path]:
+    """``session-browser bench ARGS --workdir W --json --quiet`` in an isolated env."""
     import os
 
-    shared = Path(__file__).resolve().parents[2] / "shared" / "data"
+    shared = SHARED
     if not (shared / "sgd_dialogues.jsonl.gz").is_file():
         pytest.skip("real data not found")
-    root = tmp_path_factory.mktemp("bench")
     work = root / "work"
     work.mkdir()
     env = {
@@ -64,21 +68,7 @@ def tiny_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any
     try:
         result = CliRunner().invoke(
             main,
-            [
-                "bench",
-                "--sessions",
-                "200",
-                "--queries",
-                "25",
-                "--peer-queries",
-                "5",
-                "--peer-timeout",
-                "120",
-                "--workdir",
-                str(work),
-                "--json",
-                "--quiet",
-            ],
+            ["bench", *args, "--workdir", str(work), "--json", "--quiet"],
             catch_exceptions=False,
         )
     finally:
@@ -89,6 +79,27 @@ def tiny_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any
                 os.environ[k] = v
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout), work
+
+
+@pytest.fixture(scope="module")
+def tiny_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    """One real run: 200 sessions, 25 queries, all four stores (PraisonAI capped at 5)."""
+    args = ["--sessions", "200", "--queries", "25", "--peer-queries", "5"]
+    return _run_bench(tmp_path_factory.mktemp("bench"), [*args, "--peer-timeout", "120"])
+
+
+@pytest.fixture(scope="module")
+def pi_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The same corpus and queries as ``tiny_report``, written as Pi JSONL files."""
+    args = ["--sessions", "200", "--queries", "25", "--peer-queries", "5", "--pi"]
+    return _run_bench(tmp_path_factory.mktemp("bench-pi"), args)[0]
+
+
+@pytest.fixture(scope="module")
+def mixed_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """150 sessions, half PraisonAI JSON and half Pi JSONL, opened as one group."""
+    args = ["--sessions", "150", "--queries", "30", "--mixed"]
+    return _run_bench(tmp_path_factory.mktemp("bench-mixed"), args)[0]
 
 
 def test_report_structure(tiny_report: tuple[dict[str, Any], Path]) -> None:
@@ -225,3 +236,114 @@ def test_targets_judge_only_our_index() -> None:
     assert by_name["rank1"]["pass"] is True
     assert by_name["recall10"]["pass"] is False
     assert by_name["reopen"]["pass"] is None
+
+
+def test_pi_corpus_same_queries_and_structure(
+    pi_report: dict[str, Any], tiny_report: tuple[dict[str, Any], Path]
+) -> None:
+    report, json_report = pi_report, tiny_report[0]
+    assert report["corpus"]["format"] == "pi" and report["options"]["format"] == "pi"
+    assert list(report["stores"]) == [PI, PI_SCAN]  # PraisonAI's stores do not read Pi files
+    assert any("do not read Pi files" in note for note in report["notes"])
+    stats, json_stats = report["corpus"]["stats"], json_report["corpus"]["stats"]
+    # the same conversations: the same files, sessions and messages (the three corrupt files
+    # are copied as they are: no session header)
+    assert stats["files"] == json_stats["files"] == 200
+    assert stats["sessions"] == json_stats["sessions"]
+    assert stats["unreadable"] == json_stats["unreadable"] > 0
+    assert stats["messages"] == json_stats["messages"] + 2  # the spilled turns are in the file
+    assert stats["archived_messages"] == json_stats["archived_messages"] > 0
+    # the same queries; relevant sets differ only where Pi has no lineage chain
+    items, json_items = report["queries"]["items"], json_report["queries"]["items"]
+    assert [q["query"] for q in items] == [q["query"] for q in json_items]
+    for q, jq in zip(items, json_items, strict=True):
+        assert q["target_id"] in q["relevant"]
+        assert set(q["relevant"]) <= set(jq["relevant"])
+    assert any("relevant sets were recomputed" in note for note in report["notes"])
+    assert [t["name"] for t in report["targets"]] == [t[0] for t in TARGETS]
+    assert all(t["value"] is not None for t in report["targets"])
+
+
+def test_pi_index_quality_and_resumed_reads(pi_report: dict[str, Any]) -> None:
+    pi = pi_report["stores"][PI]
+    assert pi["status"] == "ok", pi
+    quality = pi["search"]["quality"]
+    _ordered_quality(quality)
+    assert quality["n"] == 25
+    assert quality["rank1"] >= 0.8 and quality["recall10"] >= 0.9
+    assert set(pi["search"]["slices"]) == {"archived", "casing", "mixed", "phrase", "rare"}
+    assert pi["search"]["sources"]["top10"].keys() == {"pi"}
+    assert pi["build"]["messages_per_s"] > 0 and pi["build"]["index_bytes"] > 0
+    assert pi["reopen"]["reconcile"].get("changed", 0) == 0
+    # an appended line is found right away, read from where the index stopped
+    update = pi["update"]
+    assert update["outside_found"] == 1.0
+    assert update["outside_resumed"] == {"resumed": 5, "of": 5}
+    assert update["write"] is None  # read-only
+    scan = pi_report["stores"][PI_SCAN]
+    assert scan["status"] == "ok" and scan["capped"] is True
+    _ordered_quality(scan["search"]["quality"])
+    assert scan["update"]["outside_found"] == 1.0
+    text = format_report(pi_report)
+    for label in ("ours (Pi index)", "ours (Pi scan)", "of Pi JSONL", "n/a (read-only)"):
+        assert label in text
+    assert "Pi reads resumed" in text
+    header = next(line for line in text.splitlines() if "ours (Pi index)" in line)
+    assert "PraisonAI" not in header
+
+
+def test_mixed_group_ranks_both_sources(mixed_report: dict[str, Any]) -> None:
+    report = mixed_report
+    assert report["corpus"]["format"] == "mixed"
+    assert report["corpus"]["split"] == {"json_files": 75, "pi_files": 75}
+    assert list(report["stores"]) == [GROUP]
+    group = report["stores"][GROUP]
+    assert group["status"] == "ok", group
+    quality = group["search"]["quality"]
+    _ordered_quality(quality)
+    assert quality["n"] == report["queries"]["known_item"] == 30
+    assert quality["rank1"] >= 0.8 and quality["recall10"] >= 0.9
+    # hits of both stores come back from one query set, ranked together
+    sources = group["search"]["sources"]
+    assert sources["top10"].get("praisonai", 0) > 0 and sources["top10"].get("pi", 0) > 0
+    assert sources["first_relevant"].get("praisonai", 0) > 0
+    assert sources["first_relevant"].get("pi", 0) > 0
+    assert sources["queries_with_several"] > 0
+    # the build indexes both halves; changes from outside in either are found
+    assert group["build"]["reconcile"]["added"] == report["corpus"]["stats"]["files"] - (
+        group["build"]["reconcile"].get("skipped", 0)
+    )
+    update = group["update"]
+    assert update["outside_found"] == 1.0 and update["outside_pi"] > 0
+    assert update["outside_resumed"]["resumed"] == update["outside_pi"]
+    assert update["write_found"] == 1.0
+    text = format_report(report)
+    assert "ours (JSON + Pi): hits of the 30 known-item queries by source (top 10): pi " in text
+    assert "targets (ours (JSON + Pi)):" in text
+
+
+def test_pi_store_and_flags_are_checked(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["bench", "--store", f"pi:{tmp_path / 'nope'}"])
+    assert result.exit_code == 1
+    assert "no Pi session dir" in result.stderr
+    assert result.stderr.strip().count("\n") == 0
+    result = CliRunner().invoke(main, ["bench", "--pi", "--mixed"])
+    assert result.exit_code == 1 and "not both" in result.stderr
+    result = CliRunner().invoke(main, ["bench", "--store", str(tmp_path), "--pi"])
+    assert result.exit_code == 1 and "--store/--home" in result.stderr
+    result = CliRunner().invoke(main, ["bench", "--sessions", "50", "--only", "pi"])
+    assert result.exit_code == 1 and "(--only) reads a json store" in result.stderr
+
+
+def test_existing_pi_store(tmp_path: Path) -> None:
+    """``--store pi:DIR`` on the two real Pi fixtures: queries come from the store itself."""
+    if not (SHARED / "pi").is_dir():
+        pytest.skip("real Pi data not found")
+    report, _ = _run_bench(tmp_path, ["--store", f"pi:{SHARED / 'pi'}", "--queries", "4"])
+    assert report["corpus"]["source"] == "store" and report["corpus"]["format"] == "pi"
+    assert report["corpus"]["stats"]["sessions"] == 2
+    assert report["queries"]["known_item"] >= 1
+    pi = report["stores"][PI]
+    assert pi["status"] == "ok", pi
+    assert pi["search"]["quality"]["recall10"] == 1.0
+    assert pi["update"]["outside_found"] == 1.0

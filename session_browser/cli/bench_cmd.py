@@ -9,13 +9,15 @@ from pathlib import Path
 import click
 
 from session_browser.bench import (
-    STORE_KINDS,
+    ALL_KINDS,
     BenchError,
     BenchOptions,
     format_report,
     run_benchmark,
 )
 from session_browser.cli.common import fail
+from session_browser.core.sources.pi import default_pi_dir
+from session_browser.core.stores import PI_PREFIX
 from session_browser.core.text import printable
 
 
@@ -23,9 +25,9 @@ from session_browser.core.text import printable
 @click.option(
     "--store",
     "store_dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    metavar="DIR",
-    help="Measure an existing session dir (copied first; never changed).",
+    metavar="DIR|pi:DIR",
+    help="Measure an existing session dir, or a Pi session dir as pi:DIR (copied first; "
+    "never changed).",
 )
 @click.option(
     "--home",
@@ -38,6 +40,19 @@ from session_browser.core.text import printable
     type=click.IntRange(min=1),
     default=None,
     help="Corpus size (default: every source conversation once; more copies with new ids).",
+)
+@click.option(
+    "--pi",
+    "as_pi",
+    is_flag=True,
+    help="Build the corpus as Pi JSONL files (same conversations, same queries) and measure "
+    "our Pi index and Pi scan.",
+)
+@click.option(
+    "--mixed",
+    is_flag=True,
+    help="Build half the corpus as PraisonAI JSON and half as Pi JSONL, and measure both "
+    "opened as one group (hits ranked together).",
 )
 @click.option("--seed", type=int, default=7, show_default=True, help="Corpus and query seed.")
 @click.option(
@@ -71,7 +86,7 @@ from session_browser.core.text import printable
     "--only",
     "only",
     multiple=True,
-    type=click.Choice(STORE_KINDS),
+    type=click.Choice(ALL_KINDS),
     help="Measure only these stores (repeatable).",
 )
 @click.option(
@@ -84,9 +99,11 @@ from session_browser.core.text import printable
 @click.option("--keep", is_flag=True, help="Keep the work dir (corpus, copies, indexes, logs).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 def bench(
-    store_dir: Path | None,
+    store_dir: str | None,
     home: Path | None,
     sessions: int | None,
+    as_pi: bool,
+    mixed: bool,
     seed: int,
     queries: int,
     peers: bool,
@@ -101,16 +118,35 @@ def bench(
     """Measure build speed, freshness, latency and ranking quality, side by side.
 
     Without --store/--home it builds a seeded corpus of real conversations (SGD + chitchat)
-    into a temporary PraisonAI home, deleted afterwards unless --keep. Every store works on its
-    own copy, and every phase runs in a fresh process. Targets are checked on our index.
+    into a temporary PraisonAI home (--pi: Pi JSONL files; --mixed: half and half), deleted
+    afterwards unless --keep. Every store works on its own copy, and every phase runs in a
+    fresh process. Targets are checked on our index (JSON, else Pi, else the group).
     """
+    given = store_dir is not None or home is not None
     if store_dir is not None and home is not None:
         fail("give --store or --home, not both")
-    if (store_dir is not None or home is not None) and sessions is not None:
+    if as_pi and mixed:
+        fail("give --pi or --mixed, not both")
+    if given and (as_pi or mixed):
+        fail("--pi and --mixed build a corpus; they do not apply to --store/--home")
+    if given and sessions is not None:
         fail("--sessions builds a corpus; it does not apply to --store/--home")
+    store_path: Path | None = None
+    pi_store: Path | None = None
+    if store_dir is not None:
+        if store_dir.startswith(PI_PREFIX):
+            rest = store_dir[len(PI_PREFIX) :].strip()
+            pi_store = Path(rest).expanduser() if rest else default_pi_dir()
+        elif not store_dir.strip():
+            fail("--store needs a directory")
+        else:
+            store_path = Path(store_dir).expanduser()
     options = BenchOptions(
-        store=store_dir,
+        store=store_path,
         home=home,
+        pi_store=pi_store,
+        pi=as_pi,
+        mixed=mixed,
         sessions=sessions,
         seed=seed,
         queries=queries,
@@ -119,7 +155,7 @@ def bench(
         peer_timeout=peer_timeout,
         keep=keep,
         workdir=workdir,
-        stores=only or STORE_KINDS,
+        stores=only or ALL_KINDS,
     )
 
     def progress(message: str) -> None:
