@@ -6,9 +6,12 @@ Sub-commands are imported lazily so ``session-browser search`` never loads Textu
 
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.util
+import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -20,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "recent": "session_browser.cli.recall_cmds:recent",
     "index": "session_browser.cli.index_cmds:index",
     "bench": "session_browser.cli.bench_cmd:bench",
+    "bench-app": "session_browser.cli.bench_app_cmd:bench_app",
     "export": "session_browser.cli.portable_cmds:export",
     "import": "session_browser.cli.portable_cmds:import_",
     "quarantine": "session_browser.cli.quarantine_cmds:quarantine",
@@ -27,7 +31,52 @@ COMMANDS: dict[str, str] = {
 
 
 class LazyGroup(click.Group):
-    """A group whose sub-commands are imported only when used."""
+    """A group whose sub-commands are imported only when used.
+
+    Every error ends as one line on stderr and a non-zero status: bad arguments (2),
+    Ctrl-C or a closed input (130), an operating-system error (1); never a traceback
+    (``SESSION_BROWSER_DEBUG=1`` shows one for an unexpected failure).
+    """
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        from .common import BROKEN_PIPE_STATUS, fail, silence_stdout
+
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.UsageError as exc:
+            sub = exc.ctx.command_path.partition(" ")[2] if exc.ctx is not None else ""
+            where = f"{sub}: " if sub else ""
+            hint = ""
+            if exc.ctx is not None and exc.ctx.command.get_help_option(exc.ctx) is not None:
+                hint = f" (see '{exc.ctx.command_path} --help')"
+            fail(f"{where}{exc.format_message()}{hint}", code=exc.exit_code)
+        except click.ClickException as exc:
+            fail(exc.format_message(), code=exc.exit_code)
+        except click.Abort:
+            fail("interrupted; every write that finished is complete, none is half-done", code=130)
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:  # the reader went away (| head): no message
+                silence_stdout()
+                sys.exit(BROKEN_PIPE_STATUS)
+            fail(f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc))
+        except (MemoryError, RecursionError) as exc:
+            fail(f"out of resources: {type(exc).__name__}")
+        except Exception as exc:
+            if os.environ.get("SESSION_BROWSER_DEBUG"):
+                raise
+            fail(
+                f"internal error: {type(exc).__name__}: {exc} (SESSION_BROWSER_DEBUG=1 shows more)"
+            )
+        sys.exit(code if isinstance(code, int) else 0)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         names = set(super().list_commands(ctx))
@@ -62,8 +111,9 @@ class LazyGroup(click.Group):
     "stores",
     multiple=True,
     metavar="DIR",
-    help="Session dir to open (repeatable; 'pi:DIR' for a Pi store). "
-    "Default: project + global store.",
+    help="Session dir to use, for every command (repeatable; 'pi:DIR' for a Pi session "
+    "dir, read-only). Default: ./.praisonai/sessions (if present), the global store and "
+    "Pi's sessions.",
 )
 @click.option("--demo", is_flag=True, help="Open the app on a generated demo store.")
 @click.version_option(package_name="session-browser")
@@ -74,6 +124,9 @@ def main(ctx: click.Context, stores: tuple[str, ...], demo: bool) -> None:
     With no command, opens the keyboard-driven browser.
     """
     if ctx.invoked_subcommand is not None:
+        from .common import setup_logging
+
+        ctx.call_on_close(setup_logging())
         ctx.ensure_object(dict)
         ctx.obj["stores"] = stores
         return

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
 import re
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
 from rich.text import Text
 
+from session_browser.core.files import atomic_write_bytes
 from session_browser.core.multi import StoreGroup
 from session_browser.core.stores import StoreNotFound, open_stores
-from session_browser.core.text import printable
+from session_browser.core.text import clip, printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -27,7 +31,7 @@ def store_option(func: F) -> F:
         "stores",
         multiple=True,
         metavar="DIR",
-        help="Session dir to read (repeatable; 'pi:DIR' for a Pi session dir, read-only). "
+        help="Session dir to use (repeatable; 'pi:DIR' for a Pi session dir, read-only). "
         "Default: ./.praisonai/sessions (if present), the global store and Pi's sessions.",
     )(func)
 
@@ -36,27 +40,20 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")(func)
 
 
-class OneLineCommand(click.Command):
-    """A command whose bad arguments are reported in one line (``session-browser: ...``)."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as exc:
-            if ctx.resilient_parsing:
-                raise
-            fail(f"{ctx.info_name}: {exc.format_message()}", code=2)
-            raise  # not reached
+def chosen_stores(ctx: click.Context, stores: tuple[str, ...]) -> tuple[str, ...]:
+    """The ``--store`` values of this command, else those given before it, else ()."""
+    if stores:
+        return stores
+    obj = ctx.find_root().obj
+    return tuple(obj.get("stores", ())) if isinstance(obj, dict) else ()
 
 
 def group_from(ctx: click.Context, stores: tuple[str, ...]) -> StoreGroup:
     """The stores named on this command, else on the group, else the defaults."""
-    chosen = stores or tuple((ctx.obj or {}).get("stores", ()) if ctx.obj else ())
     try:
-        return open_stores(list(chosen) or None)
+        return open_stores(list(chosen_stores(ctx, stores)) or None)
     except StoreNotFound as exc:
         fail(str(exc))
-        raise  # not reached
 
 
 # Characters JSON leaves raw with ensure_ascii=False that a terminal may act on:
@@ -74,8 +71,29 @@ def echo_json(payload: Any) -> None:
     click.echo(json_text(payload))
 
 
+# The status of a command whose reader went away (``| head``): not a failure, as click
+# itself treats it.
+BROKEN_PIPE_STATUS = 0
+
+
+def silence_stdout() -> None:
+    """After a broken pipe, send what is left of stdout nowhere (no error at exit)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        silence_stdout()
+        raise SystemExit(BROKEN_PIPE_STATUS)
+
+
 def console() -> Console:
-    return Console(highlight=False, soft_wrap=False, emoji=False)
+    return _Console(highlight=False, soft_wrap=False, emoji=False)
 
 
 def safe(text: Any, *, one_line: bool = True, style: str = "") -> Text:
@@ -83,8 +101,8 @@ def safe(text: Any, *, one_line: bool = True, style: str = "") -> Text:
     return Text(printable(str(text), one_line=one_line), style=style)
 
 
-def when_text(when: str | None, *, now: datetime | None = None) -> str:
-    """``2026-11-30 14:02 (2 days ago)`` from an ISO timestamp."""
+def when_text(when: str | None, *, now: datetime | None = None, relative: bool = True) -> str:
+    """``2026-11-30 14:02 (2 days ago)`` (UTC) from an ISO timestamp."""
     if not when:
         return "-"
     try:
@@ -93,7 +111,8 @@ def when_text(when: str | None, *, now: datetime | None = None) -> str:
         return printable(when, one_line=True)
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    return f"{dt.astimezone(UTC):%Y-%m-%d %H:%M} ({relative_age(dt, now=now)})"
+    text = f"{dt.astimezone(UTC):%Y-%m-%d %H:%M}"
+    return f"{text} ({relative_age(dt, now=now)})" if relative else text
 
 
 def relative_age(dt: datetime, *, now: datetime | None = None) -> str:
@@ -114,7 +133,99 @@ def relative_age(dt: datetime, *, now: datetime | None = None) -> str:
     return "just now"
 
 
+MAX_ERROR_CHARS = 2000
+
+
 def fail(message: str, *, code: int = 1) -> NoReturn:
     """One clear line on stderr and exit status ``code`` (1 by default)."""
-    click.echo(f"session-browser: {printable(message, one_line=True)}", err=True)
+    click.echo(
+        f"session-browser: {clip(printable(message, one_line=True), MAX_ERROR_CHARS)}", err=True
+    )
     sys.exit(code)
+
+
+def shown_id(session_id: str, width: int = 120) -> str:
+    """A session id for a message: quoted, controls escaped, a huge one cut short."""
+    return repr(clip(session_id, width)) if session_id else "(empty)"
+
+
+def os_error_text(exc: OSError, action: str = "") -> str:
+    """``cannot write PATH: No space left on device`` from an ``OSError``."""
+    reason = exc.strerror or str(exc)
+    where = f" {exc.filename}" if exc.filename else ""
+    if action:
+        return f"cannot {action}{where}: {reason}"
+    return f"{exc.filename}: {reason}" if exc.filename else reason
+
+
+def confirm(question: str, details: str) -> None:
+    """Ask on stderr; anything but yes (also end of input or Ctrl-C) changes nothing."""
+    click.echo(details, err=True)
+    try:
+        ok = click.confirm(question, default=False, err=True)
+    except click.Abort:
+        click.echo("", err=True)
+        ok = False
+    if not ok:
+        fail("cancelled; nothing changed (use --yes to skip the question)")
+
+
+def write_output(output: str, payload: bytes, *, force: bool) -> str:
+    """Write ``payload`` to ``output`` atomically ('-': stdout); the path written.
+
+    A directory, a missing parent dir or (without ``force``) an existing file is one clear
+    error, and a failed write leaves ``output`` as it was.
+    """
+    if output == "-":
+        sys.stdout.buffer.write(payload)
+        sys.stdout.buffer.flush()
+        return "-"
+    if not output.strip():
+        fail("the output file name is empty")
+    path = Path(output).expanduser()
+    if path.is_dir():
+        fail(f"{path} is a directory")
+    if path.exists() and not force:
+        fail(f"{path} exists (use --force to replace it)")
+    if not path.parent.is_dir():
+        fail(f"no such directory: {path.parent}")
+    try:
+        atomic_write_bytes(path, payload)
+    except OSError as exc:
+        exc.filename = str(path)
+        fail(os_error_text(exc, "write"))
+    return str(path)
+
+
+class _OneLineHandler(logging.Handler):
+    """Core log records on stderr, one escaped line each."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = clip(printable(record.getMessage(), one_line=True), MAX_ERROR_CHARS)
+        except Exception:  # a log line must never break a command
+            return
+        click.echo(f"session-browser: {record.levelname.lower()}: {text}", err=True)
+
+
+def setup_logging() -> Callable[[], None]:
+    """Route the core's log records to stderr while a command runs; returns the undo.
+
+    Only errors by default (a command reports the problems it meets itself, once);
+    ``SESSION_BROWSER_LOG=warning|info|debug`` shows more.
+    """
+    logger = logging.getLogger("session_browser")
+    saved = (logger.level, logger.propagate)
+    handler = _OneLineHandler()
+    level = os.environ.get("SESSION_BROWSER_LOG", "").strip().upper()
+    chosen = getattr(logging, level, None) if level else None
+    logger.setLevel(chosen if isinstance(chosen, int) else logging.ERROR)
+    logger.addHandler(handler)
+    logger.propagate = False
+
+    def restore() -> None:
+        logger.removeHandler(handler)
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
+
+    return restore

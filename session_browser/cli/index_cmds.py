@@ -12,12 +12,11 @@ from session_browser.core.index import ReconcileReport, SqliteSessionStore
 from session_browser.core.paths import spill_dir_for
 from session_browser.core.stores import StoreNotFound, StoreSpec, store_specs
 
-from .common import console, echo_json, fail, json_option, safe, store_option
+from .common import chosen_stores, console, echo_json, fail, json_option, safe, store_option
 
 
 def _dirs(ctx: click.Context, stores: tuple[str, ...]) -> list[StoreSpec]:
-    chosen = stores or tuple((ctx.obj or {}).get("stores", ()) if ctx.obj else ())
-    return store_specs(list(chosen) or None)
+    return store_specs(list(chosen_stores(ctx, stores)) or None)
 
 
 def _open(spec: StoreSpec) -> SqliteSessionStore:
@@ -66,7 +65,6 @@ def _run(ctx: click.Context, stores: tuple[str, ...], as_json: bool, action: str
         dirs = _dirs(ctx, stores)
     except StoreNotFound as exc:
         fail(str(exc))
-        return
     payload: list[dict[str, Any]] = []
     failed = False
     show_progress = not as_json and sys.stderr.isatty()
@@ -75,8 +73,7 @@ def _run(ctx: click.Context, stores: tuple[str, ...], as_json: bool, action: str
         try:
             store = _open(spec)
         except OSError as exc:
-            fail(f"cannot open the index of {path}: {exc}")
-            return
+            fail(f"cannot open the index of {path}: {exc.strerror or exc}")
         with store:
             if action == "status":
                 info = store.status()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,13 +10,24 @@ import click
 from rich.text import Text
 
 from session_browser.core import portable
-from session_browser.core.files import atomic_write_bytes
-from session_browser.core.model import JSONDict
+from session_browser.core.model import ImportReport
 from session_browser.core.paths import default_session_dir
 from session_browser.core.store import DefaultSessionStore
-from session_browser.core.stores import open_store
+from session_browser.core.stores import open_store, parse_store_spec
+from session_browser.core.text import printable
 
-from .common import console, echo_json, fail, group_from, json_option, safe, store_option
+from .common import (
+    chosen_stores,
+    console,
+    echo_json,
+    fail,
+    group_from,
+    json_option,
+    safe,
+    shown_id,
+    store_option,
+    write_output,
+)
 
 _SIZE_RE = re.compile(r"^\s*(\d+)\s*([kmgt]?)i?b?\s*$", re.I)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -29,52 +39,6 @@ def parse_size(text: str) -> int:
     if not m:
         raise click.BadParameter(f"not a size: {text!r} (try 512M or 2G)")
     return int(m.group(1)) * _UNITS[m.group(2).lower()]
-
-
-def _json_stores(group: Any) -> list[DefaultSessionStore]:
-    return [s for s in group.stores if isinstance(s, DefaultSessionStore)]
-
-
-def _session_dict(group: Any, session_id: str) -> JSONDict:
-    store = group.store_of(session_id)
-    if store is None:
-        raise portable.SessionNotFound(session_id)
-    if isinstance(store, DefaultSessionStore):
-        first: JSONDict = portable.export_session(store, session_id, include_lineage=False)[
-            "sessions"
-        ][0]
-        return first
-    data: JSONDict = store.get_session(session_id).to_dict()
-    return data
-
-
-def _collect(
-    group: Any, ids: tuple[str, ...], all_: bool, lineage: bool, skip_unreadable: bool
-) -> tuple[list[JSONDict], list[str]]:
-    sessions: list[JSONDict] = []
-    skipped: list[str] = []
-    seen: set[str] = set()
-
-    def add(data: JSONDict) -> None:
-        sid = str(data.get("session_id") or "")
-        if sid in seen:
-            return
-        seen.add(sid)
-        sessions.append(data)
-
-    if all_:
-        for store in _json_stores(group):
-            payload = portable.export_all(store, skip_unreadable=skip_unreadable, skipped=skipped)
-            for data in payload["sessions"]:
-                add(data)
-        return sessions, skipped
-    for sid in ids:
-        add(_session_dict(group, sid))
-        store = group.store_of(sid)
-        if lineage and isinstance(store, DefaultSessionStore):
-            for data in portable.export_session(store, sid, include_lineage=True)["sessions"]:
-                add(data)
-    return sessions, skipped
 
 
 def _build(
@@ -97,36 +61,17 @@ def _build(
         if fmt != "json":
             rendered = portable.render_hits(hits, fmt, query=query, redact=redact)
             return rendered.text.encode("utf-8"), len(hits), rendered.redactions, skipped
-        sessions = [_session_dict(group, h.session_id) for h in hits]
-    else:
-        sessions, skipped = _collect(group, ids, all_, lineage, skip_unreadable)
-    if fmt != "json":
-        rendered = portable.render_sessions(sessions, fmt, redact=redact)
-        return rendered.text.encode("utf-8"), len(sessions), rendered.redactions, skipped
-    payload: JSONDict = {"version": portable.PORTABLE_VERSION, "sessions": sessions}
-    redactions: dict[str, int] = {}
-    if redact:
-        payload, redactions = portable.redact_payload(payload)
-    return portable.dumps_payload(payload), len(sessions), redactions, skipped
-
-
-def _write_output(output: str, payload: bytes, force: bool) -> str:
-    if output == "-":
-        sys.stdout.buffer.write(payload)
-        sys.stdout.buffer.flush()
-        return "-"
-    path = Path(output).expanduser()
-    if path.is_dir():
-        fail(f"{path} is a directory")
-    if path.exists() and not force:
-        fail(f"{path} exists (use --force to replace it)")
-    if not path.parent.is_dir():
-        fail(f"no such directory: {path.parent}")
-    try:
-        atomic_write_bytes(path, payload)
-    except OSError as exc:
-        fail(f"cannot write {path}: {exc.strerror or exc}")
-    return str(path)
+        ids, lineage = tuple(h.session_id for h in hits), False
+    sessions = portable.collect_sessions(
+        group,
+        ids,
+        all_sessions=all_,
+        include_lineage=lineage,
+        skip_unreadable=skip_unreadable,
+        skipped=skipped,
+    )
+    data, redactions = portable.export_bytes(sessions, fmt, redact=redact)
+    return data, len(sessions), redactions, skipped
 
 
 @click.command()
@@ -183,12 +128,14 @@ def export(
             group, session_ids, all_, query, limit, fmt, redact, not no_lineage, skip_unreadable
         )
     except portable.SessionNotFound as exc:
-        fail(str(exc))
-        raise  # pragma: no cover - fail() exits
+        fail(f"unknown session id: {shown_id(str(exc.args[0]))}")
+    except portable.UnreadableSession as exc:
+        fail(f"{exc}; --skip-unreadable exports the rest")
     except portable.PortableError as exc:
         fail(str(exc))
-        raise  # pragma: no cover - fail() exits
-    target = _write_output(output, data, force)
+    if as_json and output == "-":
+        fail("--json needs -o FILE (stdout holds the export)")
+    target = write_output(output, data, force=force)
     report = {
         "output": target,
         "format": fmt,
@@ -199,15 +146,15 @@ def export(
         "skipped_unreadable": skipped,
     }
     if as_json:
-        if target == "-":
-            fail("--json needs -o FILE (stdout holds the export)")
         echo_json(report)
         return
-    out = console() if target != "-" else None
-    if out is None:
+    if target == "-":
         for path in skipped:
-            click.echo(f"skipped unreadable {path}", err=True)
+            click.echo(
+                f"session-browser: skipped unreadable {printable(path, one_line=True)}", err=True
+            )
         return
+    out = console()
     line = Text(f"Exported {count} {'session' if query is None else 'hit'}(s) as {fmt} to ")
     line.append_text(safe(target))
     line.append(f" ({len(data)} bytes)")
@@ -220,15 +167,18 @@ def export(
 
 
 def _destination(ctx: click.Context, stores: tuple[str, ...]) -> DefaultSessionStore:
-    chosen = stores or tuple((ctx.obj or {}).get("stores", ()) if ctx.obj else ())
+    """The one PraisonAI store an import writes into (created when missing)."""
+    chosen = chosen_stores(ctx, stores)
     if len(chosen) > 1:
         fail("import writes into one store: give --store DIR once")
-    if chosen:
-        path = Path(chosen[0]).expanduser()
-        if path.exists() and not path.is_dir():
-            fail(f"store not found: {path} is not a directory")
-        return open_store(path)
-    return open_store(default_session_dir())
+    if not chosen:
+        return open_store(default_session_dir())
+    spec = parse_store_spec(chosen[0])
+    if spec.kind != "praisonai":
+        fail(f"{spec.text} is read-only: import writes into a PraisonAI session dir")
+    if spec.path.exists() and not spec.path.is_dir():
+        fail(f"store not found: {spec.path} is not a directory")
+    return open_store(spec.path)
 
 
 @click.command("import")
@@ -241,7 +191,12 @@ def _destination(ctx: click.Context, stores: tuple[str, ...]) -> DefaultSessionS
     help="Keep gateway_session_id and agent_id (cleared by default).",
 )
 @click.option("--skip-invalid", is_flag=True, help="Skip unusable entries instead of failing.")
-@click.option("--max-sessions", type=click.IntRange(min=0), default=None)
+@click.option(
+    "--max-sessions",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Import at most this many sessions (the rest are reported as skipped).",
+)
 @click.option(
     "--max-size",
     default="1G",
@@ -249,7 +204,13 @@ def _destination(ctx: click.Context, stores: tuple[str, ...]) -> DefaultSessionS
     metavar="SIZE",
     help="Refuse files bigger than this.",
 )
-@store_option
+@click.option(
+    "--store",
+    "stores",
+    multiple=True,
+    metavar="DIR",
+    help="Session dir to import into (created if missing). Default: the global store.",
+)
 @json_option
 @click.pass_context
 def import_(
@@ -289,7 +250,19 @@ def import_(
         fail(str(exc))
     if as_json:
         echo_json(report.as_dict() | {"store": str(store.session_dir)})
-        return
+    else:
+        _print_import(report, store, dry_run)
+    failures = report.failures
+    if failures:
+        first = failures[0]
+        fail(
+            f"{len(failures)} session(s) could not be written "
+            f"(first: {shown_id(first.get('session_id', ''))}: {first.get('reason', '')}); "
+            f"{report.imported} imported"
+        )
+
+
+def _print_import(report: ImportReport, store: DefaultSessionStore, dry_run: bool) -> None:
     out = console()
     verb = "Would import" if dry_run else "Imported"
     line = Text(f"{verb} {report.imported} session(s) into ")

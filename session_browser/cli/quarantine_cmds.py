@@ -11,10 +11,22 @@ from rich.table import Table
 from rich.text import Text
 
 from session_browser.core import quarantine as q
-from session_browser.core.files import atomic_write_bytes, dumps_session
+from session_browser.core.files import dumps_session
 from session_browser.core.store import DefaultSessionStore
+from session_browser.core.text import printable
 
-from .common import console, echo_json, fail, group_from, json_option, safe, store_option
+from .common import (
+    confirm,
+    console,
+    echo_json,
+    fail,
+    group_from,
+    json_option,
+    os_error_text,
+    safe,
+    store_option,
+    write_output,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -29,7 +41,6 @@ def _item(ctx: click.Context, stores: tuple[str, ...], ref: str) -> q.Quarantine
         return q.find_item(_stores(ctx, stores), ref)
     except q.QuarantineError as exc:
         fail(str(exc))
-        raise  # pragma: no cover - fail() exits
 
 
 def _store_of(ctx: click.Context, stores: tuple[str, ...], item: q.QuarantineItem) -> Any:
@@ -185,27 +196,29 @@ def salvage(
     it = _item(ctx, stores, item)
     result = q.salvage(it)
     comp = q.compare(_store_of(ctx, stores, it), result)
+    if as_json and output == "-":
+        fail("--json needs -o FILE (stdout holds the report)")
+    written = None
     if output:
-        path = Path(output).expanduser()
-        if path.exists() and not force:
-            fail(f"{path} exists (use --force to replace it)")
         try:
-            atomic_write_bytes(path, dumps_session(result.session_dict()))
-        except (OSError, RecursionError) as exc:
-            fail(f"cannot write {path}: {exc}")
+            payload = dumps_session(result.session_dict())
+        except RecursionError:
+            fail(f"{it.name}: the salvaged session is nested too deeply to write")
+        written = write_output(output, payload, force=force)
     if as_json:
         echo_json(
             {
                 "item": it.as_dict(),
                 "salvage": result.as_dict(with_messages=True),
                 "live": comp.as_dict(),
-                "output": output,
+                "output": written,
             }
         )
         return
-    _print_salvage(it, result, comp)
-    if output:
-        console().print(Text("written to ") + safe(output), overflow="fold")
+    if written != "-":
+        _print_salvage(it, result, comp)
+    if written and written != "-":
+        console().print(Text("written to ") + safe(written), overflow="fold")
 
 
 def _report(result: q.ActionResult, as_json: bool) -> None:
@@ -243,15 +256,15 @@ def _run(
             _report(preview, as_json)
             return
         if not yes:
-            listing = "\n".join(f"  {f['change']} {f['path']}" for f in preview.files)
-            click.echo(f"{what}:\n{listing}", err=True)
-            if not click.confirm("Proceed?", default=False, err=True):
-                fail("cancelled; nothing changed")
+            listing = "\n".join(
+                f"  {f['change']} {printable(str(f['path']), one_line=True)}" for f in preview.files
+            )
+            confirm("Proceed?", f"{what}:\n{listing}")
         _report(action(False), as_json)
     except q.QuarantineError as exc:
         fail(str(exc))
     except OSError as exc:
-        fail(f"{exc}")
+        fail(os_error_text(exc, "write"))
 
 
 @quarantine.command()
@@ -352,17 +365,16 @@ def undo(action_id: str | None, list_only: bool, dry_run: bool, yes: bool, as_js
     try:
         preview = q.undo(action_id, dry_run=True)
         if not dry_run and not yes:
-            listing = "\n".join(f"  {f['restore']} {f['path']}" for f in preview["files"])
-            click.echo(f"Undo {preview['action']} {preview['action_id']}:\n{listing}", err=True)
-            if not click.confirm("Proceed?", default=False, err=True):
-                fail("cancelled; nothing changed")
+            listing = "\n".join(
+                f"  {f['restore']} {printable(str(f['path']), one_line=True)}"
+                for f in preview["files"]
+            )
+            confirm("Proceed?", f"Undo {preview['action']} {preview['action_id']}:\n{listing}")
         result = preview if dry_run else q.undo(str(preview["action_id"]))
     except q.QuarantineError as exc:
         fail(str(exc))
-        raise  # pragma: no cover - fail() exits
     except OSError as exc:
-        fail(str(exc))
-        raise  # pragma: no cover - fail() exits
+        fail(os_error_text(exc, "write"))
     if as_json:
         echo_json(result)
         return

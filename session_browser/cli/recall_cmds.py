@@ -2,36 +2,42 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 from rich.table import Table
 from rich.text import Text
 
 from session_browser.core import recall
-from session_browser.core.model import SessionHit
+from session_browser.core.files import SessionFileError
+from session_browser.core.model import JSONDict, SessionData, SessionHit, content_text
+from session_browser.core.store import DefaultSessionStore
 from session_browser.core.text import printable
 
 from .common import (
-    OneLineCommand,
     console,
     echo_json,
     fail,
     group_from,
     json_option,
+    os_error_text,
     safe,
+    shown_id,
     store_option,
     when_text,
 )
 
 
 def _message_line(msg: dict[str, object], *, mark: bool = False) -> Text:
+    """One message: a marked head line, then its text as written (line breaks kept)."""
     line = Text()
     line.append("▶ " if mark else "  ", style="bold yellow")
     line.append(f"#{msg.get('index')} ", style="dim")
-    line.append(str(msg.get("role", "")), style="bold cyan")
+    line.append_text(safe(msg.get("role", ""), style="bold cyan"))
     if msg.get("archived"):
         line.append(" [archived]", style="magenta")
     line.append(": ")
-    line.append_text(safe(msg.get("content", ""), one_line=True))
+    line.append_text(safe(content_text(msg.get("content")).rstrip("\n"), one_line=False))
     return line
 
 
@@ -62,17 +68,33 @@ def _print_hit(n: int, hit: SessionHit) -> None:
     out.print()
 
 
-@click.command(cls=OneLineCommand)
-@click.argument("query")
-@click.option("--limit", default=5, show_default=True, type=click.IntRange(min=1))
-@click.option("--window", default=5, show_default=True, type=click.IntRange(min=0))
+LIMIT_HELP = "How many sessions to list at most."
+WINDOW_HELP = "Messages to show on each side of the anchor."
+
+
+@click.command()
+@click.argument("words", nargs=-1, required=True, metavar="QUERY...")
+@click.option("--limit", default=5, show_default=True, type=click.IntRange(min=1), help=LIMIT_HELP)
+@click.option(
+    "--window", default=5, show_default=True, type=click.IntRange(min=0), help=WINDOW_HELP
+)
 @store_option
 @json_option
 @click.pass_context
 def search(
-    ctx: click.Context, query: str, limit: int, window: int, stores: tuple[str, ...], as_json: bool
+    ctx: click.Context,
+    words: tuple[str, ...],
+    limit: int,
+    window: int,
+    stores: tuple[str, ...],
+    as_json: bool,
 ) -> None:
-    """Search every session (archived and active turns) for QUERY."""
+    """Search every session (archived and active turns) for QUERY.
+
+    The words of QUERY need no quotes: 'search billing migration' searches for
+    "billing migration".
+    """
+    query = " ".join(words)
     if not query.strip():
         fail("the query is empty")
     group = group_from(ctx, stores)
@@ -91,10 +113,17 @@ def search(
         _print_hit(n, hit)
 
 
-@click.command(cls=OneLineCommand)
+@click.command()
 @click.argument("session_id")
-@click.option("--around", type=click.IntRange(min=0), default=None, help="Anchor message index.")
-@click.option("--window", default=5, show_default=True, type=click.IntRange(min=0))
+@click.option(
+    "--around",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Index of the message to centre on (as search reports it). Default: the latest.",
+)
+@click.option(
+    "--window", default=5, show_default=True, type=click.IntRange(min=0), help=WINDOW_HELP
+)
 @store_option
 @json_option
 @click.pass_context
@@ -107,32 +136,51 @@ def show(
     as_json: bool,
 ) -> None:
     """Show the messages of SESSION_ID around a message (the latest by default)."""
+    if not session_id:
+        fail("the session id is empty")
     group = group_from(ctx, stores)
-    if not group.session_exists(session_id):
-        fail(f"unknown session id: {session_id}")
-    messages = group.window(session_id, around, window=window)
+    store = group.store_of(session_id)
+    if store is None:
+        fail(f"unknown session id: {shown_id(session_id)}")
+    data = _read_session(store, session_id)
+    projection = recall.project(data)
+    anchor = recall.parse_anchor(around, len(projection))
+    messages = recall.window_slice(projection, anchor, window)
     if as_json:
         echo_json({"session_id": session_id, "around": around, "messages": messages})
         return
     out = console()
-    session = group.get_session(session_id)
-    head = safe(recall.session_title(session.to_dict()), style="bold")
+    archived = sum(1 for m in projection if m.get("archived"))
+    head = safe(recall.session_title(data, projection), style="bold")
     head.append("  id: ", style="dim")
     head.append_text(safe(session_id))
-    head.append(
-        f"  {len(session.messages)} messages, {len(session.archived_messages)} archived",
-        style="dim",
-    )
-    if session.source_kind != "praisonai":
-        head.append(f"  [{printable(session.source_kind, one_line=True)}]", style="magenta")
+    head.append(f"  {len(projection) - archived} messages, {archived} archived", style="dim")
+    source = getattr(store, "source_kind", "praisonai")
+    if source != "praisonai":
+        head.append(f"  [{printable(str(source), one_line=True)}]", style="magenta")
     out.print(head, overflow="fold")
-    anchor = around if around is not None else (messages[-1]["index"] if messages else None)
     for msg in messages:
         out.print(_message_line(msg, mark=msg.get("index") == anchor), overflow="fold")
 
 
-@click.command(cls=OneLineCommand)
-@click.option("--limit", default=10, show_default=True, type=click.IntRange(min=1))
+def _read_session(store: Any, session_id: str) -> JSONDict:
+    """The stored dict of a session; one clear error when its file cannot be read."""
+    if isinstance(store, DefaultSessionStore):
+        try:
+            data = store.read_raw(session_id)
+        except SessionFileError as exc:
+            fail(f"cannot read session {shown_id(session_id)}: {exc.path.name}: {exc.reason}")
+        except OSError as exc:
+            fail(f"cannot read session {shown_id(session_id)}: {os_error_text(exc)}")
+        if data is None:
+            fail(f"unknown session id: {shown_id(session_id)}")
+        return data
+    session: SessionData = store.get_session(session_id)
+    return session.to_dict()
+
+
+@click.command()
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(min=1), help=LIMIT_HELP)
 @store_option
 @json_option
 @click.pass_context
@@ -146,12 +194,17 @@ def recent(ctx: click.Context, limit: int, stores: tuple[str, ...], as_json: boo
     if not rows:
         console().print(f"No sessions in {group.label}.")
         return
+    out = console()
+    # The title gets what the id leaves (ids fold onto more lines on a narrow terminal).
+    id_width = min(40, max(len(printable(s.session_id, one_line=True)) for s in rows))
+    counts = max(len(str(s.message_count)) for s in rows) + 6
+    title_width = max(20, min(60, out.width - (16 + counts + id_width + 12)))
     table = Table(show_edge=False, pad_edge=False)
-    table.add_column("when")
-    table.add_column("title", overflow="ellipsis", max_width=50, no_wrap=True)
-    table.add_column("msgs", justify="right")
-    table.add_column("archived", justify="right")
-    table.add_column("id", overflow="fold")
+    table.add_column("updated", no_wrap=True, width=16)
+    table.add_column("title", overflow="ellipsis", no_wrap=True, max_width=title_width)
+    table.add_column("msgs", justify="right", no_wrap=True)
+    table.add_column("arch.", justify="right", no_wrap=True)
+    table.add_column("id", overflow="fold", min_width=12)
     for s in rows:
         title = safe(s.title)
         if s.source != "praisonai":
@@ -159,10 +212,10 @@ def recent(ctx: click.Context, limit: int, stores: tuple[str, ...], as_json: boo
         if s.automated:
             title.append(" [automated]", style="magenta")
         table.add_row(
-            when_text(s.when),
+            when_text(s.when, relative=False),
             title,
             str(s.message_count),
             str(s.archived_count),
             safe(s.session_id),
         )
-    console().print(table)
+    out.print(table)

@@ -10,10 +10,14 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
+import signal
+import stat
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,11 +31,16 @@ import orjson
 from .paths import safe_id
 
 FILE_MODE = 0o600
+# A session file bigger than this is never read (a scan skips it, a write refuses to
+# replace it): far above any real session, low enough that one file cannot exhaust memory.
+MAX_SESSION_BYTES = 512 << 20
 
 # A quarantined file: "<stem>.json.corrupt-<epoch_ms>" with an optional "-<n>" on collision.
-CORRUPT_RE = re.compile(r"^(?P<stem>.+)\.json\.corrupt-(?P<ms>\d+)(?:-(?P<n>\d+))?$")
+CORRUPT_RE = re.compile(r"^(?P<stem>.+)\.json\.corrupt-(?P<ms>\d+)(?:-(?P<n>\d+))?\Z", re.S)
 # A spill file: "<safe_id>.<epoch_ms>.<pid>.<8 hex>.json".
-SPILL_RE = re.compile(r"^(?P<stem>.+)\.(?P<ms>\d+)\.(?P<pid>\d+)\.(?P<hex>[0-9a-f]{8})\.json$")
+SPILL_RE = re.compile(
+    r"^(?P<stem>.+)\.(?P<ms>\d+)\.(?P<pid>\d+)\.(?P<hex>[0-9a-f]{8})\.json\Z", re.S
+)
 
 
 class SessionFileError(Exception):
@@ -68,23 +77,38 @@ def parse_session_bytes(path: Path, raw: bytes) -> dict[str, Any]:
     return data
 
 
+def read_file_bytes(path: Path, *, max_bytes: int | None = None) -> bytes:
+    """The bytes of a regular file, read without writing anything.
+
+    Raises ``OSError``: also for a file that is not a regular file (a FIFO or a device,
+    which could block or never end) and, with ``max_bytes``, for one bigger than that
+    (``EFBIG``), so one huge file can never exhaust memory.
+    """
+    # O_NONBLOCK: opening a FIFO must not wait for a writer (no effect on regular files).
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        if max_bytes is not None and st.st_size > max_bytes:
+            raise OSError(
+                errno.EFBIG,
+                f"file is {st.st_size} bytes, over the {max_bytes}-byte limit",
+                str(path),
+            )
+        raw = fh.read() if max_bytes is None else fh.read(max_bytes + 1)
+    if max_bytes is not None and len(raw) > max_bytes:
+        raise OSError(errno.EFBIG, f"file grew over the {max_bytes}-byte limit", str(path))
+    return raw
+
+
 def read_json_file(path: Path) -> dict[str, Any]:
     """Read and parse a session file without writing anything.
 
-    Raises ``OSError`` when it cannot be read and :class:`SessionFileError` when its
-    content is not a session object.
+    Raises ``OSError`` when it cannot be read (or is over :data:`MAX_SESSION_BYTES`) and
+    :class:`SessionFileError` when its content is not a session object.
     """
-    with open(path, "rb") as fh:
-        raw = fh.read()
-    return parse_session_bytes(path, raw)
-
-
-def try_read_session(path: Path) -> dict[str, Any] | None:
-    """:func:`read_json_file`, or ``None`` for any unreadable or unusable file (scans)."""
-    try:
-        return read_json_file(path)
-    except (OSError, SessionFileError):
-        return None
+    return parse_session_bytes(path, read_file_bytes(path, max_bytes=MAX_SESSION_BYTES))
 
 
 def dumps_session(data: Any) -> bytes:
@@ -112,19 +136,61 @@ def atomic_write_bytes(path: Path, payload: bytes, *, mode: int = FILE_MODE) -> 
     On failure the temp file is removed and ``path`` is left exactly as it was.
     """
     directory = path.parent
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with _interrupts_deferred():
+        try:
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+        except OSError as exc:
+            raise _about(exc, path) from exc
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(payload)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, mode)
+            os.replace(tmp, path)
+        except BaseException as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            if isinstance(exc, OSError):
+                raise _about(exc, path) from exc
+            raise
     fsync_dir(directory)
+
+
+@contextlib.contextmanager
+def _interrupts_deferred() -> Iterator[None]:
+    """Hold Ctrl-C (SIGINT) back until the block is done, so it never lands between
+    creating a temp file and removing or renaming it. Signals reach only the main thread,
+    so elsewhere there is nothing to hold back."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    try:
+        previous = signal.getsignal(signal.SIGINT)
+    except ValueError:
+        yield
+        return
+    if previous in (signal.SIG_IGN, None):
+        yield
+        return
+    caught: list[tuple[int, Any]] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: caught.append((signum, frame)))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            if callable(previous):
+                previous(*caught[0])
+            else:  # SIG_DFL: let the default action happen now
+                os.kill(os.getpid(), signal.SIGINT)
+
+
+def _about(exc: OSError, path: Path) -> OSError:
+    """``exc`` naming ``path`` (not the temp file), same errno so the same subclass."""
+    if exc.errno is None:
+        return exc
+    return OSError(exc.errno, exc.strerror or str(exc), str(path))
 
 
 def write_session_file(path: Path, data: dict[str, Any]) -> None:

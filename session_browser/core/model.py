@@ -495,9 +495,17 @@ class SessionSummary:
         return result
 
 
+# The reason of a skipped import entry whose write failed (disk full, permission...).
+REASON_WRITE_FAILED = "write failed"
+
+
 @dataclass
 class ImportReport:
-    """What an import did: how many sessions landed and why the others did not."""
+    """What an import did: how many sessions landed and why the others did not.
+
+    ``skipped`` holds every session not imported with its reason; those whose write
+    failed (:attr:`failures`) are errors, the others (exists, duplicate...) are not.
+    """
 
     imported: int = 0
     skipped: list[dict[str, str]] = field(default_factory=list)
@@ -509,11 +517,17 @@ class ImportReport:
     def skipped_count(self) -> int:
         return len(self.skipped)
 
+    @property
+    def failures(self) -> list[dict[str, str]]:
+        """The skipped entries whose write failed."""
+        return [s for s in self.skipped if s.get("reason", "").startswith(REASON_WRITE_FAILED)]
+
     def as_dict(self) -> JSONDict:
         return {
             "imported": self.imported,
             "skipped": list(self.skipped),
             "skipped_count": self.skipped_count,
+            "failed_count": len(self.failures),
             "version": self.version,
             "dry_run": self.dry_run,
             "imported_ids": list(self.imported_ids),

@@ -29,15 +29,16 @@ from __future__ import annotations
 import html
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from . import recall
 from .files import SessionFileError, dumps_session, iter_session_files, loads, read_json_file
 from .model import (
+    REASON_WRITE_FAILED,
     ImportReport,
     JSONDict,
     SessionData,
@@ -47,7 +48,7 @@ from .model import (
 )
 from .paths import safe_id
 from .redact import Redactor
-from .store import DefaultSessionStore
+from .store import DefaultSessionStore, stored_id
 from .text import printable
 
 PORTABLE_VERSION = 1
@@ -64,6 +65,19 @@ class PortableError(ValueError):
     """A payload, file or request that cannot be honoured; nothing was written."""
 
 
+class UnreadableSession(PortableError):
+    """A whole-store export met a file it cannot read (``skip_unreadable`` skips it)."""
+
+
+class ExportSource(Protocol):
+    """A group of stores to export from (a :class:`~session_browser.core.multi.StoreGroup`)."""
+
+    @property
+    def stores(self) -> Sequence[Any]: ...
+
+    def store_of(self, session_id: str) -> Any: ...
+
+
 class SessionNotFound(KeyError):
     """No session with that id in the store."""
 
@@ -77,8 +91,10 @@ class SessionNotFound(KeyError):
 def _read(store: DefaultSessionStore, session_id: str) -> JSONDict:
     try:
         data = store.read_raw(session_id)
-    except (OSError, SessionFileError) as exc:
-        raise PortableError(f"cannot read session {session_id!r}: {exc}") from exc
+    except SessionFileError as exc:
+        raise PortableError(f"cannot read session {session_id!r}: {exc.reason}") from exc
+    except OSError as exc:
+        raise PortableError(f"cannot read session {session_id!r}: {exc.strerror or exc}") from exc
     if data is None:
         raise SessionNotFound(session_id)
     if data.get("session_id") in (None, ""):
@@ -92,13 +108,11 @@ def _lineage_members(
     key = recall.lineage_key(data)
     if not key:
         return []
-    out: list[JSONDict] = []
-    for path, _st, other in store.iter_sessions():
-        sid = str(other.get("session_id") or path.stem)
-        if sid in exclude:
-            continue
-        if recall.lineage_key(other) == key:
-            out.append(other)
+    out = [
+        other
+        for _path, _st, other in store.iter_sessions()
+        if other["session_id"] not in exclude and recall.lineage_key(other) == key
+    ]
     out.sort(key=lambda d: str(d.get("created_at") or ""))
     return out
 
@@ -128,9 +142,30 @@ def export_sessions(
         sessions.append(data)
         if include_lineage:
             for member in _lineage_members(store, data, exclude=seen):
-                seen.add(str(member.get("session_id")))
+                seen.add(member["session_id"])
                 sessions.append(member)
     return {"version": PORTABLE_VERSION, "sessions": sessions}
+
+
+def _session_files(store: DefaultSessionStore) -> list[Path]:
+    return sorted(path for path, _st in iter_session_files(store.session_dir))
+
+
+def _read_for_backup(
+    path: Path, skip_unreadable: bool, skipped: list[str] | None
+) -> JSONDict | None:
+    """One file of a whole-store export; its stem is the id when it stores none."""
+    try:
+        data = read_json_file(path)
+    except (OSError, SessionFileError) as exc:
+        if not skip_unreadable:
+            why = exc.reason if isinstance(exc, SessionFileError) else (exc.strerror or exc)
+            raise UnreadableSession(f"incomplete export: cannot read {path} ({why})") from exc
+        if skipped is not None:
+            skipped.append(str(path))
+        return None
+    data["session_id"] = stored_id(data, path)
+    return data
 
 
 def export_all(
@@ -143,19 +178,99 @@ def export_all(
 
     An unreadable or corrupt file makes the backup incomplete, so it raises
     :class:`PortableError` unless ``skip_unreadable`` (then its path goes to ``skipped``).
+    A file that stores no ``session_id`` is exported under its file stem, the id the
+    store reads it as, so the payload imports again.
     """
     sessions: list[JSONDict] = []
-    for path, _st in sorted(iter_session_files(store.session_dir)):
-        try:
-            data = read_json_file(path)
-        except (OSError, SessionFileError) as exc:
-            if not skip_unreadable:
-                raise PortableError(f"incomplete export: cannot read {path}: {exc}") from exc
-            if skipped is not None:
-                skipped.append(str(path))
-            continue
-        sessions.append(data)
+    for path in _session_files(store):
+        data = _read_for_backup(path, skip_unreadable, skipped)
+        if data is not None:
+            sessions.append(data)
     return {"version": PORTABLE_VERSION, "sessions": sessions}
+
+
+Progress = Callable[[int, int], None]
+
+
+def collect_sessions(
+    group: ExportSource,
+    session_ids: Sequence[str] = (),
+    *,
+    all_sessions: bool = False,
+    include_lineage: bool = True,
+    skip_unreadable: bool = False,
+    skipped: list[str] | None = None,
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> list[JSONDict]:
+    """The stored session dicts an export of a group of stores holds, each id once.
+
+    ``all_sessions``: every session of every JSON store (first store wins an id; unreadable
+    files as in :func:`export_all`). Otherwise the sessions named, from whichever store holds
+    each (a read-only store such as Pi's gives its session in the stored shape), with their
+    lineage members when ``include_lineage``. Raises :class:`SessionNotFound` for an unknown
+    id. ``progress(done, total)`` is called as files/ids are done; when ``cancelled()`` turns
+    true the sessions collected so far are returned.
+    """
+    sessions: list[JSONDict] = []
+    seen: set[str] = set()
+
+    def add(data: JSONDict) -> None:
+        sid = str(data.get("session_id") or "")
+        if sid not in seen:
+            seen.add(sid)
+            sessions.append(data)
+
+    def step(done: int, total: int) -> bool:
+        if progress is not None and (done == total or done % max(1, total // 100) == 0):
+            progress(done, total)
+        return cancelled is not None and cancelled()
+
+    if all_sessions:
+        files = [
+            path
+            for store in group.stores
+            if isinstance(store, DefaultSessionStore)
+            for path in _session_files(store)
+        ]
+        if step(0, len(files)):
+            return sessions
+        for n, path in enumerate(files, 1):
+            data = _read_for_backup(path, skip_unreadable, skipped)
+            if data is not None:
+                add(data)
+            if step(n, len(files)):
+                break
+        return sessions
+    if step(0, len(session_ids)):
+        return sessions
+    for n, sid in enumerate(session_ids, 1):
+        store = group.store_of(sid)
+        if store is None:
+            raise SessionNotFound(sid)
+        if isinstance(store, DefaultSessionStore):
+            payload = export_sessions(store, [sid], include_lineage=include_lineage)
+            for data in payload["sessions"]:
+                add(data)
+        else:
+            add(store.get_session(sid).to_dict())
+        if step(n, len(session_ids)):
+            break
+    return sessions
+
+
+def export_bytes(
+    sessions: Sequence[JSONDict], fmt: str, *, redact: bool = False
+) -> tuple[bytes, dict[str, int]]:
+    """The file an export writes (``json``, ``md`` or ``html``) and what redaction replaced."""
+    if fmt == "json":
+        payload: JSONDict = {"version": PORTABLE_VERSION, "sessions": list(sessions)}
+        redactions: dict[str, int] = {}
+        if redact:
+            payload, redactions = redact_payload(payload)
+        return dumps_payload(payload), redactions
+    rendered = render_sessions(sessions, fmt, redact=redact)
+    return rendered.text.encode("utf-8"), dict(rendered.redactions)
 
 
 def dumps_payload(payload: JSONDict) -> bytes:
@@ -216,6 +331,12 @@ class ImportPlan:
 
     planned: list[_Planned] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)
 
 
 def _entry_session(raw: Any, index: int, reset_live_fields: bool) -> tuple[str, SessionData, int]:
@@ -367,7 +488,9 @@ def import_sessions(
             report.skipped.append({"session_id": item.session_id, "reason": REASON_EXISTS})
             continue
         except (OSError, ValueError, TypeError, RecursionError) as exc:
-            report.skipped.append({"session_id": item.session_id, "reason": f"write failed: {exc}"})
+            report.skipped.append(
+                {"session_id": item.session_id, "reason": f"{REASON_WRITE_FAILED}: {_why(exc)}"}
+            )
             continue
         report.imported += 1
         report.imported_ids.append(item.session_id)

@@ -28,7 +28,7 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,6 +42,7 @@ from .files import (
     atomic_write_bytes,
     dumps_session,
     fsync_dir,
+    read_file_bytes,
     session_lock,
 )
 from .model import JSONDict, is_summary_message, message_key, utc_now_iso
@@ -100,23 +101,29 @@ def _problem_at_char(message: str, text: str, pos: int) -> ParseProblem:
 
 def diagnose(raw: bytes) -> ParseProblem | None:
     """The first reason ``raw`` is not a session object, or None when it is one."""
+    return _parse(raw)[0]
+
+
+def _parse(raw: bytes) -> tuple[ParseProblem | None, JSONDict | None]:
+    """:func:`diagnose` plus the parsed object when ``raw`` is one (parsed once)."""
     if not raw.strip():
-        return ParseProblem("empty file" if not raw else "only whitespace", 1, 1, 0)
+        return ParseProblem("empty file" if not raw else "only whitespace", 1, 1, 0), None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line, column = _byte_position(raw, exc.start)
-        return ParseProblem(f"invalid UTF-8: {exc.reason}", line, column, exc.start)
+        return ParseProblem(f"invalid UTF-8: {exc.reason}", line, column, exc.start), None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        return _problem_at_char(exc.msg, text, exc.pos)
+        return _problem_at_char(exc.msg, text, exc.pos), None
     except RecursionError:
-        return ParseProblem("nested too deeply to parse")
+        return ParseProblem("nested too deeply to parse"), None
     if not isinstance(data, dict):
         pos = len(text) - len(text.lstrip())
-        return _problem_at_char(f"root is {type(data).__name__}, not an object", text, pos)
-    return None
+        problem = _problem_at_char(f"root is {type(data).__name__}, not an object", text, pos)
+        return problem, None
+    return None, data
 
 
 # --------------------------------------------------------------------------- listing
@@ -200,30 +207,28 @@ def _live_exists(store: DefaultSessionStore, session_id: str | None) -> bool:
 
 
 def _read_bytes(path: Path) -> bytes:
-    with open(path, "rb") as fh:
-        return fh.read()
+    return read_file_bytes(path)  # never blocks on a FIFO
 
 
 def _item(
     kind: str, path: Path, st: os.stat_result, store: DefaultSessionStore, stem: str, ms: str
 ) -> QuarantineItem:
+    payload: JSONDict | None = None
     try:
         raw = _read_bytes(path)
     except OSError as exc:
         raw = b""
         problem: ParseProblem | None = ParseProblem(f"unreadable: {exc.strerror or exc}")
     else:
-        problem = diagnose(raw)
+        problem, payload = _parse(raw)
     sid: str | None = None
     source = "unknown"
     count: int | None = None
-    if kind == KIND_SPILL and problem is None:
-        with contextlib.suppress(ValueError, RecursionError):
-            payload = json.loads(raw)
-            if isinstance(payload.get("session_id"), str) and payload["session_id"]:
-                sid, source = payload["session_id"], "payload"
-            msgs = payload.get("messages")
-            count = sum(1 for m in msgs if isinstance(m, dict)) if isinstance(msgs, list) else 0
+    if kind == KIND_SPILL and payload is not None:
+        if isinstance(payload.get("session_id"), str) and payload["session_id"]:
+            sid, source = payload["session_id"], "payload"
+        msgs = payload.get("messages")
+        count = sum(1 for m in msgs if isinstance(m, dict)) if isinstance(msgs, list) else 0
     if sid is None:
         found = id_from_bytes(raw)
         if found is not None and safe_id(found) == stem:
@@ -286,6 +291,8 @@ def list_items(stores: Sequence[DefaultSessionStore]) -> list[QuarantineItem]:
 
 def find_item(stores: Sequence[DefaultSessionStore], ref: str) -> QuarantineItem:
     """The item named by ``ref``: a path, a file name, or a unique prefix of one."""
+    if not ref.strip():
+        raise QuarantineError("no item given: name a file from 'quarantine list'")
     items = list_items(stores)
     wanted = Path(ref).expanduser()
     for it in items:
@@ -575,7 +582,7 @@ def _dedup(salvage: Salvage) -> None:
 def salvage_bytes(raw: bytes, *, path: Path, kind: str = KIND_CORRUPT) -> Salvage:
     """Recover every complete message and as much of the envelope as the bytes hold."""
     text, bad = decode_replacing(raw)
-    problem = diagnose(raw)
+    problem, parsed = _parse(raw)
     sid = id_from_bytes(raw)
     result = Salvage(
         path=path,
@@ -599,14 +606,16 @@ def salvage_bytes(raw: bytes, *, path: Path, kind: str = KIND_CORRUPT) -> Salvag
         result.notes.append("the file is empty: nothing to recover")
         return result
     error_pos: int | None = None
-    try:
-        data = json.loads(text, strict=False)
-    except json.JSONDecodeError as exc:
-        error_pos = exc.pos
-    except RecursionError:
-        result.notes.append("nested too deeply to parse whole; scanning for messages")
-        data = None
-        error_pos = -1
+    data: Any = parsed
+    if parsed is None:
+        try:
+            data = json.loads(text, strict=False)
+        except json.JSONDecodeError as exc:
+            error_pos = exc.pos
+        except RecursionError:
+            result.notes.append("nested too deeply to parse whole; scanning for messages")
+            data = None
+            error_pos = -1
     if error_pos is None:
         result.kept_bytes = len(raw)
         if isinstance(data, dict):
@@ -686,14 +695,11 @@ def salvage(item: QuarantineItem) -> Salvage:
     result = salvage_bytes(raw, path=item.path, kind=item.kind)
     if item.kind == KIND_SPILL:
         # A spill payload is {"session_id", "spilled_at", "messages"}: its turns are active.
+        spilled_at = result.envelope.get("spilled_at")
+        if isinstance(spilled_at, str):
+            result.notes.append(f"spilled at {spilled_at}")
         result.archived_messages = []
         result.envelope = {}
-        if result.method in ("intact", "prefix", "scan"):
-            data = None
-            with contextlib.suppress(ValueError, RecursionError):
-                data = json.loads(raw)
-            if isinstance(data, dict) and isinstance(data.get("spilled_at"), str):
-                result.notes.append(f"spilled at {data['spilled_at']}")
     if item.session_id and (not result.session_id or item.id_source == "payload"):
         result.session_id = item.session_id
     return result
@@ -884,19 +890,12 @@ def _changes_result(
     )
 
 
-def _notify(store: DefaultSessionStore, session_id: str, path: Path, data: JSONDict) -> None:
-    hook = getattr(store, "_notify", None) or getattr(store, "_after_write", None)
-    if hook is not None:
-        with contextlib.suppress(Exception):
-            hook(session_id, path, data)
-
-
 def _write_session_bytes(
     store: DefaultSessionStore,
     session_id: str,
     journal: _Journal,
     changes: Sequence[_FileChange],
-    build: Any,
+    build: Callable[[], JSONDict],
     *,
     must_not_exist: bool,
 ) -> JSONDict:
@@ -919,7 +918,7 @@ def _write_session_bytes(
                 ch.path.unlink()
                 fsync_dir(ch.path.parent)
         journal.finish()
-    _notify(store, session_id, path, data)
+    store._notify(session_id, path, data)  # the store's after-write hook (an index)
     return data
 
 

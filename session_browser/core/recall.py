@@ -64,6 +64,19 @@ def view(messages: Sequence[JSONDict], index: int) -> JSONDict:
     }
 
 
+def full_view(messages: Sequence[JSONDict]) -> list[JSONDict]:
+    """Every projection entry in the public shape plus ``metadata`` and the tool fields."""
+    return [
+        view(messages, i)
+        | {
+            "metadata": msg.get("metadata") or {},
+            "tool_calls": msg.get("tool_calls"),
+            "tool_call_id": msg.get("tool_call_id"),
+        }
+        for i, msg in enumerate(messages)
+    ]
+
+
 def window_slice(messages: Sequence[JSONDict], anchor: int, window: int) -> list[JSONDict]:
     """±``window`` entries around ``anchor`` (clamped)."""
     if not messages:

@@ -21,7 +21,6 @@ from .files import (
     FileIdentity,
     SessionFileError,
     iter_session_files,
-    loads,
     quarantine,
     read_json_file,
     session_lock,
@@ -113,6 +112,14 @@ def fallback_summary(messages: Sequence[SessionMessage]) -> str:
         return "\n".join(parts)
     except Exception:
         return f"Previous conversation: {len(messages)} messages compacted."
+
+
+def stored_id(data: JSONDict, path: Path) -> str:
+    """The session id a stored dict holds; the file stem when it stores none."""
+    sid = data.get("session_id")
+    if isinstance(sid, str) and sid:
+        return sid
+    return path.stem if sid in (None, "") else str(sid)
 
 
 def _holds(data: JSONDict, session_id: str) -> bool:
@@ -279,31 +286,26 @@ class DefaultSessionStore:
         misplaced: dict[str, Path] = {}
         for path, st in iter_session_files(self.session_dir):
             try:
-                with open(path, "rb") as fh:
-                    raw = fh.read()
-                data = loads(raw)
-            except (OSError, ValueError, RecursionError) as exc:
+                data = read_json_file(path)
+            except (OSError, SessionFileError) as exc:
                 log.debug("skipping unreadable session file %s: %s", path, exc)
                 continue
-            if isinstance(data, dict):
-                sid = data.get("session_id")
-                if not isinstance(sid, str) or not sid:
-                    data["session_id"] = path.stem if sid in (None, "") else str(sid)
-                sid = data["session_id"]
-                if path.name != f"{safe_id(sid)}.json":
-                    misplaced.setdefault(sid, path)
-                yield path, st, data
+            sid = stored_id(data, path)
+            data["session_id"] = sid
+            if path.name != f"{safe_id(sid)}.json":
+                misplaced.setdefault(sid, path)
+            yield path, st, data
         if stamp is not None:
             self._misplaced_cache = (stamp, misplaced)
 
     def list_sessions(self, limit: int = 50) -> list[dict[str, Any]]:
         """PraisonAI's listing dicts, most recently updated first."""
         rows: list[dict[str, Any]] = []
-        for path, _st, data in self.iter_sessions():
+        for _path, _st, data in self.iter_sessions():
             meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
             assert isinstance(meta, dict)
             messages = data.get("messages")
-            sid = str(data.get("session_id") or path.stem)
+            sid = data["session_id"]
             rows.append(
                 {
                     "session_id": sid,
@@ -383,16 +385,7 @@ class DefaultSessionStore:
         data = self.read_raw(session_id)
         if data is None:
             raise KeyError(session_id)
-        messages = recall.project(data)
-        return [
-            recall.view(messages, i)
-            | {
-                "metadata": messages[i].get("metadata") or {},
-                "tool_calls": messages[i].get("tool_calls"),
-                "tool_call_id": messages[i].get("tool_call_id"),
-            }
-            for i in range(len(messages))
-        ]
+        return recall.full_view(recall.project(data))
 
     # ------------------------------------------------------------------ the write path
 

@@ -517,3 +517,43 @@ def test_render_hits_marks_anchor_and_archived() -> None:
     page = portable.render_hits([hit], "html", query="q<").text
     assert "<b>t</b>" not in page and "&lt;b&gt;t&lt;/b&gt;" in page
     assert 'class="msg role-assistant archived anchor"' in page
+
+
+def test_export_all_gives_a_file_without_id_its_stem(tmp_path: Path) -> None:
+    store = DefaultSessionStore(tmp_path / "src")
+    store.add_user_message("named", "hi")
+    (store.session_dir / "no-id.json").write_text(json.dumps({"messages": []}))
+    payload = portable.export_all(store)
+    assert sorted(s["session_id"] for s in payload["sessions"]) == ["named", "no-id"]
+    dest = DefaultSessionStore(tmp_path / "dst")
+    report = portable.import_sessions(dest, json.loads(portable.dumps_payload(payload)))
+    assert sorted(report.imported_ids) == ["named", "no-id"]
+
+
+def test_collect_sessions_of_a_group(tmp_path: Path) -> None:
+    from session_browser.core.stores import open_stores
+
+    a = DefaultSessionStore(tmp_path / "a")
+    b = DefaultSessionStore(tmp_path / "b")
+    a.add_user_message("one", "x")
+    a.update_session_metadata("one", lineage_id="L")
+    a.add_user_message("two", "y")
+    a.update_session_metadata("two", lineage_id="L")
+    b.add_user_message("one", "shadowed by store a")
+    b.add_user_message("three", "z")
+    group = open_stores([a.session_dir, b.session_dir])
+    got = portable.collect_sessions(group, ["one"], include_lineage=True)
+    assert [s["session_id"] for s in got] == ["one", "two"]
+    assert [
+        s["session_id"] for s in portable.collect_sessions(group, ["one"], include_lineage=False)
+    ] == ["one"]
+    every = portable.collect_sessions(group, all_sessions=True)
+    assert sorted(s["session_id"] for s in every) == ["one", "three", "two"]
+    assert next(s for s in every if s["session_id"] == "one")["messages"][0]["content"] == "x"
+    with pytest.raises(portable.SessionNotFound):
+        portable.collect_sessions(group, ["nope"])
+    seen: list[tuple[int, int]] = []
+    portable.collect_sessions(group, all_sessions=True, progress=lambda d, t: seen.append((d, t)))
+    assert seen[0] == (0, 4) and seen[-1] == (4, 4)
+    data, redactions = portable.export_bytes(every, "json")
+    assert json.loads(data)["version"] == 1 and redactions == {}

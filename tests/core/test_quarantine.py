@@ -416,3 +416,46 @@ def test_real_praisonai_quarantine_and_spill(tmp_path: Path) -> None:
     q.undo()
     q.undo()
     assert _snapshot(*_roots(store)) == before
+
+
+def test_quarantined_name_with_newline_is_listed(tmp_path: Path) -> None:
+    store = DefaultSessionStore(tmp_path / "sessions")
+    store.add_user_message("live", "hi")
+    odd = store.session_dir / "a\nb.json.corrupt-1700000000000"
+    odd.write_bytes(b'{"session_id": "a\\nb", "messages": [')
+    items = q.list_items([store])
+    assert [it.path for it in items] == [odd]
+    assert items[0].session_id == "a\nb"
+
+
+def test_spill_note_and_single_parse(tmp_path: Path) -> None:
+    store = DefaultSessionStore(tmp_path / "home" / "sessions", spill_dir=tmp_path / "spill")
+    (tmp_path / "spill").mkdir()
+    spill = tmp_path / "spill" / "s1.1700000000000.1.abcdef01.json"
+    spill.write_text(
+        json.dumps(
+            {
+                "session_id": "s1",
+                "spilled_at": "2024-01-01T00:00:00+00:00",
+                "messages": [{"role": "user", "content": "lost turn", "timestamp": 1.0}, None],
+            }
+        )
+    )
+    (item,) = q.list_items([store])
+    assert (item.kind, item.session_id, item.id_source, item.message_count) == (
+        "spill",
+        "s1",
+        "payload",
+        1,
+    )
+    result = q.salvage(item)
+    assert "spilled at 2024-01-01T00:00:00+00:00" in result.notes
+    assert result.envelope == {} and [m["content"] for m in result.messages] == ["lost turn"]
+
+
+def test_find_item_rejects_an_empty_reference(tmp_path: Path) -> None:
+    store = DefaultSessionStore(tmp_path / "sessions")
+    (tmp_path / "sessions").mkdir()
+    (tmp_path / "sessions" / "x.json.corrupt-1").write_bytes(b"{")
+    with pytest.raises(q.QuarantineError, match="no item given"):
+        q.find_item([store], "  ")

@@ -663,3 +663,41 @@ def test_renamed_file_found_by_stored_id(tmp_path: Path) -> None:
     assert store.get_session("orig").messages[0].content == "content here"
     assert store.search("content")[0].session_id == "orig"
     assert not store.session_exists("other")
+
+
+def _sparse(path: Path, size: int) -> None:
+    with open(path, "wb") as fh:
+        fh.truncate(size)
+
+
+def test_huge_file_is_skipped_by_reads_and_never_replaced(tmp_path: Path) -> None:
+    store = DefaultSessionStore(tmp_path / "sessions", spill_dir=tmp_path / "spill")
+    store.add_user_message("ok", "hello")
+    huge = store.session_path("huge")
+    _sparse(huge, files.MAX_SESSION_BYTES + 1)  # sparse: no real disk or memory used
+    assert [s.session_id for s in store.recent()] == ["ok"]
+    assert store.get_session("huge").messages == []
+    with pytest.raises(OSError, match="limit"):
+        store.read_raw("huge")
+    # A write must not treat it as corrupt (no quarantine) nor overwrite it: the turn spills.
+    assert store.add_user_message("huge", "new turn") is False
+    assert huge.stat().st_size == files.MAX_SESSION_BYTES + 1
+    assert not list(store.session_dir.glob("*.corrupt-*"))
+    assert len(list((tmp_path / "spill").iterdir())) == 1
+
+
+def test_fifo_named_like_a_session_never_blocks(tmp_path: Path) -> None:
+    store = DefaultSessionStore(tmp_path)
+    store.add_user_message("ok", "hello")
+    os.mkfifo(store.session_path("pipe"))
+    assert store.get_session("pipe").messages == []  # returns at once, no writer needed
+    with pytest.raises(OSError):
+        files.read_json_file(store.session_path("pipe"))
+    assert [s.session_id for s in store.recent()] == ["ok"]
+
+
+def test_failed_atomic_write_names_the_target_not_the_temp_file(tmp_path: Path) -> None:
+    target = tmp_path / "missing" / "x.json"
+    with pytest.raises(FileNotFoundError) as info:
+        files.atomic_write_bytes(target, b"{}")
+    assert info.value.filename == str(target)

@@ -1353,16 +1353,7 @@ class PiStore(ReadOnlyWrites):
             raise KeyError(session_id)
         if leaf_id is not None and leaf_id != session.leaf_id:
             session = session.branch(leaf_id)
-        messages = recall.project(session.data)
-        return [
-            recall.view(messages, i)
-            | {
-                "metadata": messages[i].get("metadata") or {},
-                "tool_calls": messages[i].get("tool_calls"),
-                "tool_call_id": messages[i].get("tool_call_id"),
-            }
-            for i in range(len(messages))
-        ]
+        return recall.full_view(recall.project(session.data))
 
     def branches(self, session_id: str) -> list[PiBranch]:
         """The active branch first, then every other leaf (``KeyError`` when missing)."""
