@@ -173,3 +173,41 @@ def test_real_process_no_textual_and_no_escape(store_dir: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert b"\x1b" not in proc.stdout and b"[@click=app.quit]x" in proc.stdout
+
+
+def test_search_uses_the_index_by_default_and_scans_on_request(
+    store_dir: Path, isolated_home: Path
+) -> None:
+    code, out, _ = run("search", "billing turn", "--json", "--store", str(store_dir))
+    assert code == 0
+    indexed = json.loads(out)
+    assert indexed["ranking"] == "relevance" and indexed["mode"].startswith("index")
+    assert any((isolated_home / "cache").rglob("*.sqlite3")), "the index lives in our cache"
+    assert not list(store_dir.glob("*.sqlite3*"))
+
+    code, out, _ = run("search", "billing turn", "--json", "--no-index", "--store", str(store_dir))
+    assert code == 0
+    scanned = json.loads(out)
+    assert scanned["ranking"] == "classic"
+    expected = DefaultSessionStore(store_dir).search("billing turn", limit=5)
+    assert [(h["session_id"], h["score"]) for h in scanned["results"]] == [
+        (h.session_id, h.score) for h in expected
+    ]
+
+    code, out, _ = run(
+        "search", "billing turn", "--json", "--ranking", "classic", "--store", str(store_dir)
+    )
+    assert code == 0
+    assert [(h["session_id"], h["score"]) for h in json.loads(out)["results"]] == [
+        (h.session_id, h.score) for h in expected
+    ]
+
+
+def test_search_bad_filter_and_relevance_without_index(store_dir: Path) -> None:
+    code, out, err = run("search", "since:yesterday", "x", "--store", str(store_dir))
+    assert code != 0 and out == ""
+    assert err.count("\n") == 1 and "since:" in err and "2026-01-31" in err
+    code, _, err = run(
+        "search", "x", "--no-index", "--ranking", "relevance", "--store", str(store_dir)
+    )
+    assert code != 0 and "needs the index" in err

@@ -48,12 +48,58 @@ def chosen_stores(ctx: click.Context, stores: tuple[str, ...]) -> tuple[str, ...
     return tuple(obj.get("stores", ())) if isinstance(obj, dict) else ()
 
 
-def group_from(ctx: click.Context, stores: tuple[str, ...]) -> StoreGroup:
-    """The stores named on this command, else on the group, else the defaults."""
+def group_from(ctx: click.Context, stores: tuple[str, ...], *, indexed: bool = False) -> StoreGroup:
+    """The stores named on this command, else on the group, else the defaults.
+
+    With ``indexed`` each store is opened through its search index (in our cache dir) and
+    brought up to date first, with progress on stderr when that is a terminal.
+    """
     try:
-        return open_stores(list(chosen_stores(ctx, stores)) or None)
+        group = open_stores(
+            list(chosen_stores(ctx, stores)) or None,
+            indexed=indexed,
+            reconcile="none" if indexed else "sync",
+        )
     except StoreNotFound as exc:
         fail(str(exc))
+    if indexed:
+        show = sys.stderr.isatty()
+        for store in group.stores:
+            reconcile = getattr(store, "reconcile", None)
+            if reconcile is not None:
+                reconcile(progress=progress_printer(f"indexing {store.label}", show))
+    return group
+
+
+def progress_printer(label: str, enabled: bool) -> Callable[[int, int], None] | None:
+    """A progress callback printing ``label: done/total files (pct%)`` on stderr."""
+    if not enabled:
+        return None
+    last = [-1]
+
+    def show(done: int, total: int) -> None:
+        pct = 100 if not total else (100 * done) // total
+        if pct != last[0]:
+            last[0] = pct
+            click.echo(
+                f"\r{printable(label, one_line=True)}: {done}/{total} files ({pct}%)",
+                nl=False,
+                err=True,
+            )
+            if done >= total:
+                click.echo("", err=True)
+
+    return show
+
+
+def index_option(func: F) -> F:
+    """``--no-index``: scan the JSON files instead of using the search index."""
+    return click.option(
+        "--no-index",
+        "no_index",
+        is_flag=True,
+        help="Scan the session files instead of using the search index (slower on big stores).",
+    )(func)
 
 
 # Characters JSON leaves raw with ensure_ascii=False that a terminal may act on:

@@ -12,7 +12,16 @@ from session_browser.core.index import ReconcileReport, SqliteSessionStore
 from session_browser.core.paths import spill_dir_for
 from session_browser.core.stores import StoreNotFound, StoreSpec, store_specs
 
-from .common import chosen_stores, console, echo_json, fail, json_option, safe, store_option
+from .common import (
+    chosen_stores,
+    console,
+    echo_json,
+    fail,
+    json_option,
+    progress_printer,
+    safe,
+    store_option,
+)
 
 
 def _dirs(ctx: click.Context, stores: tuple[str, ...]) -> list[StoreSpec]:
@@ -26,22 +35,6 @@ def _open(spec: StoreSpec) -> SqliteSessionStore:
         return PiIndexStore(spec.path, reconcile="none")
     path = spec.path
     return SqliteSessionStore(path, spill_dir=spill_dir_for(path), reconcile="none")
-
-
-def _progress_printer(label: str, enabled: bool) -> Any:
-    if not enabled:
-        return None
-    last = [-1]
-
-    def show(done: int, total: int) -> None:
-        pct = 100 if not total else (100 * done) // total
-        if pct != last[0]:
-            last[0] = pct
-            click.echo(f"\r{label}: {done}/{total} files ({pct}%)", nl=False, err=True)
-            if done >= total:
-                click.echo("", err=True)
-
-    return show
 
 
 def _print_report(store: SqliteSessionStore, report: ReconcileReport) -> None:
@@ -83,7 +76,7 @@ def _run(ctx: click.Context, stores: tuple[str, ...], as_json: bool, action: str
                 if not as_json:
                     _print_status(info)
                 continue
-            progress = _progress_printer(str(path), show_progress)
+            progress = progress_printer(str(path), show_progress)
             if action == "rebuild":
                 report = store.rebuild(progress=progress)
             else:

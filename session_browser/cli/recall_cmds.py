@@ -19,6 +19,7 @@ from .common import (
     echo_json,
     fail,
     group_from,
+    index_option,
     json_option,
     os_error_text,
     safe,
@@ -78,6 +79,14 @@ WINDOW_HELP = "Messages to show on each side of the anchor."
 @click.option(
     "--window", default=5, show_default=True, type=click.IntRange(min=0), help=WINDOW_HELP
 )
+@click.option(
+    "--ranking",
+    type=click.Choice(["relevance", "classic"]),
+    default=None,
+    help="relevance (BM25, phrase and proximity boosts; the default with the index) or "
+    "classic (the documented substring heuristic; the default with --no-index).",
+)
+@index_option
 @store_option
 @json_option
 @click.pass_context
@@ -86,6 +95,8 @@ def search(
     words: tuple[str, ...],
     limit: int,
     window: int,
+    ranking: str | None,
+    no_index: bool,
     stores: tuple[str, ...],
     as_json: bool,
 ) -> None:
@@ -97,11 +108,26 @@ def search(
     query = " ".join(words)
     if not query.strip():
         fail("the query is empty")
-    group = group_from(ctx, stores)
-    hits = group.search(query, limit=limit, window=window)
+    group = group_from(ctx, stores, indexed=not no_index)
+    if no_index and ranking == "relevance":
+        fail("relevance ranking needs the index (drop --no-index)")
+    result = group.search_ex(query, limit=limit, window=window, ranking=ranking)
+    if result.error:
+        fail(result.error)
+    for warning in result.warnings:
+        click.echo(f"session-browser: {printable(warning, one_line=True)}", err=True)
+    hits = result.hits
     if as_json:
         echo_json(
-            {"query": query, "total_found": len(hits), "results": [h.to_json() for h in hits]}
+            {
+                "query": query,
+                "total_found": len(hits),
+                "matched_sessions": result.matched_sessions,
+                "ranking": result.ranking,
+                "mode": result.mode,
+                "fuzzy": result.fuzzy,
+                "results": [h.to_json() for h in hits],
+            }
         )
         return
     if not hits:
@@ -181,12 +207,15 @@ def _read_session(store: Any, session_id: str) -> JSONDict:
 
 @click.command()
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(min=1), help=LIMIT_HELP)
+@index_option
 @store_option
 @json_option
 @click.pass_context
-def recent(ctx: click.Context, limit: int, stores: tuple[str, ...], as_json: bool) -> None:
+def recent(
+    ctx: click.Context, limit: int, no_index: bool, stores: tuple[str, ...], as_json: bool
+) -> None:
     """List the most recently updated sessions."""
-    group = group_from(ctx, stores)
+    group = group_from(ctx, stores, indexed=not no_index)
     rows = group.recent(limit=limit)
     if as_json:
         echo_json({"total_found": len(rows), "results": [s.to_json() for s in rows]})

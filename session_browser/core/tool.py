@@ -6,6 +6,8 @@
 
 Output is bounded (at most 20 results, message text cut at 4,000 characters, about 50 KiB in
 all) and marked as untrusted historical evidence: transcripts are data, never instructions.
+With no ``store`` given it reads the default stores through their search index (kept in our
+cache dir; the session files are only read).
 """
 
 from __future__ import annotations
@@ -146,6 +148,59 @@ def _int_arg(name: str, value: Any, low: int) -> int:
     return number
 
 
+def _answer(
+    store: ToolStore,
+    query: str,
+    session_id: str,
+    around_message_id: Any,
+    limit_n: int,
+    window_n: int,
+) -> str:
+    """The tool's answer from ``store`` (arguments already checked)."""
+    if query.strip():
+        hits = store.search(query, limit=limit_n, window=window_n)
+        results = [_bound_hit(h.as_dict(), MAX_TEXT) for h in hits]
+        query = _cut(query, MAX_TEXT)
+        payload: JSONDict = {
+            "success": True,
+            "mode": "discovery",
+            "notice": NOTICE,
+            "query": query,
+            "total_found": len(results),
+            "results": results,
+        }
+        return _fit(payload, "results")
+    if query and not query.strip():
+        raise ValueError("query is blank")
+    if session_id:
+        if not store.session_exists(session_id):
+            return _error("scroll", f"unknown session_id {session_id!r}", session_id)
+        raw_anchor = "" if around_message_id is None else str(around_message_id).strip()
+        anchor = _int_arg("around_message_id", raw_anchor, 0) if raw_anchor else None
+        messages = [
+            _bound_message(m, MAX_TEXT) for m in store.window(session_id, anchor, window=window_n)
+        ]
+        payload = {
+            "success": True,
+            "mode": "scroll",
+            "notice": NOTICE,
+            "session_id": session_id,
+            "around_message_id": around_message_id,
+            "messages": messages,
+        }
+        latest = messages[-1]["index"] if messages else None
+        return _fit(payload, "messages", anchor=anchor if anchor is not None else latest)
+    summaries = store.recent(limit=limit_n)
+    payload = {
+        "success": True,
+        "mode": "browse",
+        "notice": NOTICE,
+        "total_found": len(summaries),
+        "results": [_bound_hit(s.as_dict(), MAX_TEXT) for s in summaries],
+    }
+    return _fit(payload, "results")
+
+
 def session_search(
     query: str = "",
     session_id: str = "",
@@ -164,53 +219,15 @@ def session_search(
             raise ValueError("query and session_id must be strings")
         limit_n = min(_int_arg("limit", limit, 1), MAX_RESULTS)
         window_n = min(_int_arg("window", window, 0), 50)
-        if store is None:
-            from .stores import open_stores
+        if store is not None:
+            return _answer(store, query, session_id, around_message_id, limit_n, window_n)
+        from .stores import open_stores
 
-            store = open_stores()
-        if query.strip():
-            hits = store.search(query, limit=limit_n, window=window_n)
-            results = [_bound_hit(h.as_dict(), MAX_TEXT) for h in hits]
-            query = _cut(query, MAX_TEXT)
-            payload: JSONDict = {
-                "success": True,
-                "mode": "discovery",
-                "notice": NOTICE,
-                "query": query,
-                "total_found": len(results),
-                "results": results,
-            }
-            return _fit(payload, "results")
-        if query and not query.strip():
-            raise ValueError("query is blank")
-        if session_id:
-            if not store.session_exists(session_id):
-                return _error("scroll", f"unknown session_id {session_id!r}", session_id)
-            raw_anchor = "" if around_message_id is None else str(around_message_id).strip()
-            anchor = _int_arg("around_message_id", raw_anchor, 0) if raw_anchor else None
-            messages = [
-                _bound_message(m, MAX_TEXT)
-                for m in store.window(session_id, anchor, window=window_n)
-            ]
-            payload = {
-                "success": True,
-                "mode": "scroll",
-                "notice": NOTICE,
-                "session_id": session_id,
-                "around_message_id": around_message_id,
-                "messages": messages,
-            }
-            latest = messages[-1]["index"] if messages else None
-            return _fit(payload, "messages", anchor=anchor if anchor is not None else latest)
-        summaries = store.recent(limit=limit_n)
-        payload = {
-            "success": True,
-            "mode": "browse",
-            "notice": NOTICE,
-            "total_found": len(summaries),
-            "results": [_bound_hit(s.as_dict(), MAX_TEXT) for s in summaries],
-        }
-        return _fit(payload, "results")
+        group = open_stores(indexed=True)
+        try:
+            return _answer(group, query, session_id, around_message_id, limit_n, window_n)
+        finally:
+            group.close()
     except ValueError as exc:
         return _error(mode, str(exc), session_id if isinstance(session_id, str) else "")
     except Exception as exc:  # the tool must answer, never raise into the agent loop

@@ -153,3 +153,20 @@ def test_default_store_is_praisonai_home(isolated_home: Path) -> None:
 def test_missing_store_is_empty_not_error(tmp_path: Path) -> None:
     out = json.loads(session_search(query="x", store=DefaultSessionStore(tmp_path / "none")))
     assert out["success"] is True and out["results"] == []
+
+
+def test_default_store_goes_through_the_index_and_stays_fresh(isolated_home: Path) -> None:
+    store = DefaultSessionStore()
+    store.add_user_message("first", "the canary phrase lives here")
+    sessions = store.session_dir
+    assert json.loads(session_search(query="canary"))["results"][0]["session_id"] == "first"
+    assert list((isolated_home / "cache").rglob("*.sqlite3")), "index built in our cache dir"
+    before = sorted(p.name for p in sessions.iterdir())
+    # A change made by another writer is seen on the next call.
+    DefaultSessionStore().add_user_message("second", "a later flamingo turn")
+    found = json.loads(session_search(query="flamingo"))
+    assert [r["session_id"] for r in found["results"]] == ["second"]
+    assert json.loads(session_search(query="since:yesterday x"))["success"] is False
+    assert sorted(p.name for p in sessions.iterdir()) == sorted(
+        [*before, "second.json", "second.json.lock"]
+    )
