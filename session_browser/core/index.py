@@ -13,25 +13,46 @@ Layout
     ``fts``: an external-content FTS5 table over ``messages.text``
     (``unicode61 remove_diacritics 2``), ``fts_vocab`` its term statistics.
     ``skipped``: files that could not be indexed and why (kept until the file changes).
+    ``common_terms``: the message counts of the frequent words (FTS5 counts a word by
+    reading its whole posting list; these are taken once, at the end of a first build).
+    ``meta``: settings, and ``scan_fp``, the fingerprint of the directory scan the index
+    reflects (removed by every change, kept only after a complete pass).
     Without FTS5 (or with ``fts=False``) the same tables are kept without ``fts`` and the
     search runs ``LIKE`` over a folded copy of the text.
 
 Freshness
     :meth:`SqliteSessionStore.reconcile` compares every ``*.json`` file's identity with the
-    index, parses only new or changed files and drops deleted ones. Every session is replaced
-    inside one ``BEGIN IMMEDIATE`` transaction, so two processes reconciling at once never
-    index a file twice. Writes made through this store update the index in the same call.
+    index, parses only new or changed files and drops deleted ones. Files are written in
+    batches, each inside one ``BEGIN IMMEDIATE`` transaction that re-checks what is there, so
+    two processes reconciling at once never index a file twice. Writes made through this
+    store update the index in the same call. Two shortcuts keep this cheap on a large dir:
+    when the scan is exactly the one the last complete pass indexed (same fingerprint, and no
+    change to the index since), nothing is compared (reopening an up-to-date index costs
+    one ``stat`` per file); and after a first pass, a :class:`DirWatch` (inotify) names the
+    files that changed, so a later reconcile stats only those (a full pass again when the
+    watch lost events, or every :data:`FULL_PASS_INTERVAL` seconds for what inotify cannot
+    see, such as changes made on another machine to a network dir).
+    A first build parses in the calling thread, writes a few statements per batch of
+    files (FTS5 reads the new rows straight from ``messages``), turns FTS5's automerge off
+    while rows stream in and merges everything into one segment at the end.
 
 Relevance ranking (``ranking="relevance"``)
-    Candidates come from the rarest query terms (document frequency from ``fts_vocab``), so
-    a very common word never costs its whole posting list; when every term is common the
-    newest messages holding all of them are taken. Each candidate message gets a BM25 score
-    (k1=1.2, b=0.4, length in characters), x1.5 when the query's words occur as a phrase,
-    x1.25 when one message holds every term. A session scores its best message plus a little
-    of its others, times how much of the query (idf-weighted) the session covers. Scores are
-    rounded to 4 digits so near-ties fall to the newest session. Sessions that really are
-    automated (tagged, or machine-paced: many messages at near-constant sub-10 s gaps) are
-    multiplied by 0.25; continuations sharing a lineage key fold into their best hit.
+    Candidates are bounded whatever the words: the newest messages holding every term, the
+    messages of the rarest terms (document frequency from ``common_terms``/``fts_vocab``),
+    so a very common word never costs its whole posting list, and when that finds fewer
+    sessions than asked for, the newest messages with any term. Each candidate message gets
+    a BM25 score (k1=1.2, b=0.4, length in characters relative to the mean, damped as
+    ``1 + ln r`` above it so a long message holding every word is not outranked by a short
+    one holding one), x1.5 when the query's words occur as a phrase, x1.25 when one
+    message holds every term. Term counts come from substring search plus a check of the
+    neighbouring characters (exactly the index's tokens, without tokenising the text).
+    A session scores its best message plus a little of its others, times how much of the
+    query (idf-weighted) the session covers (the other messages of the best sessions are
+    looked up for missing words, unless even full coverage could not lift a session among
+    the results). Scores are rounded to 4 digits so near-ties fall to the newest session.
+    Sessions that really are automated (tagged, or machine-paced: many messages at
+    near-constant sub-10 s gaps) are multiplied by 0.25; continuations sharing a lineage
+    key fold into their best hit.
     Passing shared :class:`CorpusStats` (as a group of stores does) scores with collection
     statistics summed over several indexes, so their scores can be ranked together.
 
@@ -44,14 +65,18 @@ Other formats
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import copy
+import hashlib
 import itertools
 import logging
 import math
 import os
-import queue
 import sqlite3
 import stat
+import struct
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -78,7 +103,7 @@ from .store import DefaultSessionStore
 
 log = logging.getLogger("session_browser.index")
 
-SCHEMA_VERSION = 4  # PRAGMA user_version; any other value rebuilds the index
+SCHEMA_VERSION = 5  # PRAGMA user_version; any other value rebuilds the index
 RANKINGS = ("relevance", "classic")
 RECONCILE_MODES = ("sync", "background", "none")
 SORTS = ("updated", "created", "size")
@@ -87,14 +112,24 @@ BM25_K1 = 1.2
 BM25_B = 0.4
 PHRASE_BOOST = 1.5
 ALL_TERMS_BOOST = 1.25
-RARE_DF = 1000  # terms at most this frequent generate candidates
-CANDIDATE_LIMIT = 1000  # candidate messages taken from the index
-COMMON_LIMIT = 300  # newest messages taken when every term is common
+RARE_DF = 1000  # a term at most this frequent generates candidates
+COMMON_DF = 300  # words in this many messages or more have their count kept in common_terms
+DRIVER_BUDGET = 300  # rarer terms are added as drivers while their summed df stays under this
+CANDIDATE_LIMIT = 400  # newest candidate messages taken from the drivers
+ALL_TERMS_LIMIT = 150  # newest messages holding every term (taken whatever their frequency)
+FILL_LIMIT = 100  # newest messages with any other term, when too few sessions were found
+COMMON_LIMIT = 200  # newest messages taken when every term is common
 COVERAGE_CHECK = 25  # top sessions whose missing terms are looked up in their other messages
 SCORE_TEXT_CHARS = 50_000  # characters of one message the scorer reads
 MACHINE_MIN_MESSAGES = 8
 MACHINE_MAX_GAP = 10.0
 BATCH_FILES = 500
+HIT_CACHE_FILES = 64  # parsed session files kept for building hits
+HIT_CACHE_BYTES = 8 << 20  # ... and at most this many bytes of their JSON
+WATCH_MIN_FILES = 1000  # from this many files, a reconcile after the first one uses a DirWatch
+FULL_PASS_INTERVAL = 60.0  # seconds after which a reconcile stats every file again anyway
+IN_CHUNK = 500  # names per ``IN (...)`` list
+BULK_AUTOMERGE = 0  # FTS5 'automerge' while a first build streams rows in
 
 __all__ = [
     "RANKINGS",
@@ -123,9 +158,13 @@ class ReconcileReport:
     messages: int = 0
     elapsed: float = 0.0
     cancelled: bool = False
+    # "full": every file stat'ed and compared; "changes": only the files a DirWatch named;
+    # "unchanged": every file stat'ed, and the scan is the one the last full pass indexed.
+    scope: str = "full"
 
     def as_dict(self) -> JSONDict:
         return {
+            "scope": self.scope,
             "added": self.added,
             "updated": self.updated,
             "removed": self.removed,
@@ -229,8 +268,15 @@ def machine_paced(messages: Sequence[JSONDict]) -> bool:
     person's own turns in it (tens of seconds apart), so it is not caught; the documented
     rate rule (more than 60 messages an hour) is, which is why relevance does not use it.
     """
-    stamps = sorted(_timestamps(messages))
-    if len(stamps) < MACHINE_MIN_MESSAGES or stamps[-1] - stamps[0] < 1.0:
+    return _paced(_timestamps(messages))
+
+
+def _paced(stamps: list[float]) -> bool:
+    """:func:`machine_paced` over the finite timestamps of a session's messages."""
+    if len(stamps) < MACHINE_MIN_MESSAGES:
+        return False
+    stamps = sorted(stamps)
+    if stamps[-1] - stamps[0] < 1.0:
         return False
     gaps = sorted(b - a for a, b in itertools.pairwise(stamps))
     p90 = gaps[int(0.9 * (len(gaps) - 1))]
@@ -239,25 +285,161 @@ def machine_paced(messages: Sequence[JSONDict]) -> bool:
 
 def scan_dir(session_dir: Path) -> dict[str, tuple[int, int, int]]:
     """(size, mtime_ns, inode) of every ``*.json`` regular file of ``session_dir`` (the files
-    :func:`iter_session_files` picks), by name; no ``Path`` objects, so 30k files stay fast.
+    :func:`iter_session_files` picks), by name; no ``Path`` objects, and every ``stat`` is
+    relative to an open descriptor of the dir (no path walk per file), so 30k files stay fast.
     """
     out: dict[str, tuple[int, int, int]] = {}
     try:
-        entries = os.scandir(session_dir)
+        fd = os.open(session_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:
         return out
-    with entries:
-        for entry in entries:
-            name = entry.name
-            if not name.endswith(".json") or name.startswith("."):
-                continue
-            try:
-                st = entry.stat(follow_symlinks=True)
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode):
-                out[name] = (st.st_size, st.st_mtime_ns, st.st_ino)
+    try:
+        with os.scandir(fd if os.scandir in os.supports_fd else session_dir) as entries:
+            for entry in entries:
+                name = entry.name
+                if name[-5:] != ".json" or name[0] == ".":
+                    continue
+                try:
+                    st = entry.stat()
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    out[name] = (st.st_size, st.st_mtime_ns, st.st_ino)
+    except OSError:
+        return out
+    finally:
+        os.close(fd)
     return out
+
+
+def scan_fingerprint(files: dict[str, tuple[int, int, int]]) -> str:
+    """A digest of a scan (names, identities and their order): equal digests, equal scans."""
+    text = repr(files).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(text, digest_size=20).hexdigest()
+
+
+def stat_names(session_dir: Path, names: Iterable[str]) -> dict[str, tuple[int, int, int] | None]:
+    """The :func:`scan_dir` identity of each of ``names`` (None: not a session file now)."""
+    out: dict[str, tuple[int, int, int] | None] = {}
+    for name in names:
+        ident: tuple[int, int, int] | None = None
+        if name.endswith(".json") and not name.startswith(".") and "/" not in name:
+            try:
+                st = os.stat(os.path.join(session_dir, name))
+            except (OSError, ValueError):
+                st = None
+            if st is not None and stat.S_ISREG(st.st_mode):
+                ident = (st.st_size, st.st_mtime_ns, st.st_ino)
+        out[name] = ident
+    return out
+
+
+class DirWatch:
+    """Which entries of one directory changed since the last :meth:`drain` (Linux inotify).
+
+    Lets a reconcile after the first one stat only the files that changed instead of every
+    file. It only ever reads the directory. :meth:`drain` returns None when events may
+    have been lost (queue overflow, the dir itself moved or deleted, too many names), and
+    the caller then does a full pass. Unavailable (other systems, no inotify instances
+    left): :meth:`create` returns None.
+    """
+
+    _IN_MODIFY = 0x2
+    _IN_ATTRIB = 0x4
+    _IN_CLOSE_WRITE = 0x8
+    _IN_MOVED_FROM = 0x40
+    _IN_MOVED_TO = 0x80
+    _IN_CREATE = 0x100
+    _IN_DELETE = 0x200
+    _IN_DELETE_SELF = 0x400
+    _IN_MOVE_SELF = 0x800
+    _IN_UNMOUNT = 0x2000
+    _IN_Q_OVERFLOW = 0x4000
+    _IN_IGNORED = 0x8000
+    _IN_ONLYDIR = 0x1000000
+    _LOST = _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_UNMOUNT | _IN_Q_OVERFLOW | _IN_IGNORED
+    MAX_NAMES = 2000  # beyond this a full pass is as cheap and simpler
+
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+        self._lock = threading.Lock()
+
+    @classmethod
+    def create(cls, path: Path) -> DirWatch | None:
+        if not sys.platform.startswith("linux"):
+            return None
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            init1 = libc.inotify_init1
+            add_watch = libc.inotify_add_watch
+        except (OSError, AttributeError):
+            return None
+        fd = int(init1(os.O_NONBLOCK | os.O_CLOEXEC))
+        if fd < 0:
+            return None
+        mask = (
+            cls._IN_MODIFY
+            | cls._IN_ATTRIB
+            | cls._IN_CLOSE_WRITE
+            | cls._IN_MOVED_FROM
+            | cls._IN_MOVED_TO
+            | cls._IN_CREATE
+            | cls._IN_DELETE
+            | cls._IN_DELETE_SELF
+            | cls._IN_MOVE_SELF
+            | cls._IN_ONLYDIR
+        )
+        if int(add_watch(fd, os.fsencode(path), mask)) < 0:
+            os.close(fd)
+            return None
+        return cls(fd)
+
+    def drain(self) -> set[str] | None:
+        """Names with events since the last call; None when a full pass is needed."""
+        with self._lock:
+            if self._fd is None:
+                return None
+            names: set[str] = set()
+            lost = False
+            while True:
+                try:
+                    buf = os.read(self._fd, 65536)
+                except BlockingIOError:
+                    break
+                except OSError:
+                    lost = True
+                    break
+                if not buf:
+                    break
+                pos = 0
+                while pos + 16 <= len(buf):
+                    _wd, mask, _cookie, size = struct.unpack_from("iIII", buf, pos)
+                    raw = buf[pos + 16 : pos + 16 + size].split(b"\0", 1)[0]
+                    pos += 16 + size
+                    if mask & self._LOST:
+                        lost = True
+                    if raw:
+                        names.add(os.fsdecode(raw))
+            if lost:
+                self._close()
+                return None
+            return None if len(names) > self.MAX_NAMES else names
+
+    def _close(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
+
+    @property
+    def alive(self) -> bool:
+        return self._fd is not None
+
+    def close(self) -> None:
+        with self._lock:
+            self._close()
 
 
 def _opt_str(value: Any) -> str | None:
@@ -286,39 +468,40 @@ _SESSION_COLS = (
 
 
 def _extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool) -> _Parsed:
-    """The index rows of one parsed session dict."""
-    data.setdefault("session_id", Path(file).stem)
+    """The index rows of one parsed session dict (one pass over its messages)."""
     if not data.get("session_id"):
         data["session_id"] = Path(file).stem
     session_id = str(data["session_id"])
-    messages = recall.project(data)
+    active = data.get("messages")
+    archived = data.get("archived_messages")
+    old = [m for m in archived if isinstance(m, dict)] if isinstance(archived, list) else []
+    new = [m for m in active if isinstance(m, dict)] if isinstance(active, list) else []
+    messages = old + new  # the projection's entries (without the ``archived`` copies)
+    n_old = len(old)
     rows: list[tuple[int, str, int, float | None, str]] = []
+    stamps: list[float] = []
     chars = 0
     for idx, msg in enumerate(messages):
+        ts = msg.get("timestamp")
+        tsf: float | None = None
+        if isinstance(ts, (int, float)) and not isinstance(ts, bool) and math.isfinite(ts):
+            tsf = float(ts)
+            stamps.append(tsf)
         content = msg.get("content")
         text = content if isinstance(content, str) else content_text(content)
         if not text:
             continue
         role = msg.get("role", "")
-        ts = msg.get("timestamp")
         rows.append(
             (
                 idx,
                 role if isinstance(role, str) else str(role),
-                1 if msg.get("archived") else 0,
-                float(ts)
-                if isinstance(ts, (int, float)) and not isinstance(ts, bool) and math.isfinite(ts)
-                else None,
+                1 if idx < n_old or msg.get("archived") else 0,
+                tsf,
                 fold(text) if folded else text,
             )
         )
         chars += len(text)
-    active = data.get("messages")
-    archived = data.get("archived_messages")
-    active_n = sum(1 for m in active if isinstance(m, dict)) if isinstance(active, list) else 0
-    archived_n = (
-        sum(1 for m in archived if isinstance(m, dict)) if isinstance(archived, list) else 0
-    )
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     assert isinstance(meta, dict)
     tagged = recall.tagged_automated(data)
@@ -333,13 +516,13 @@ def _extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool)
         when,
         created if isinstance(created, str) else None,
         _epoch(when),
-        active_n,
-        archived_n,
+        len(new),
+        n_old,
         recall.source_of(data),
         _opt_str(data.get("agent_name") or data.get("agent_id") or meta.get("agent_id")),
         1 if tagged else 0,
         1 if rate_auto else 0,
-        1 if machine_paced(messages) else 0,
+        1 if _paced(stamps) else 0,
         recall.lineage_key(data),
         _opt_str(project),
     )
@@ -414,6 +597,13 @@ class _Scored:
     anchor_text: str
 
 
+def _length_ratio(ratio: float) -> float:
+    """A message's length relative to the average, damped above it (``1 + ln r``): one long
+    message (a pasted log, a burst of chat lines joined) holding every query word must not
+    lose to a short one holding a single word, as a linear length norm makes it."""
+    return ratio if ratio <= 1.0 else 1.0 + math.log(ratio)
+
+
 class _Scorer:
     """Per-message BM25 plus boosts, aggregated per session."""
 
@@ -431,26 +621,26 @@ class _Scorer:
             else None
         )
 
-    def message(self, text: str) -> tuple[float, set[int], bool, list[str]]:
-        """(score, matched term numbers, phrase, tokens) of one message; excluded -> -1."""
-        toks = tokenize(text[:SCORE_TEXT_CHARS])
+    def message(self, text: str) -> tuple[float, set[int], bool]:
+        """(score, matched term numbers, phrase) of one message; excluded -> -1."""
+        folded = fold(text[:SCORE_TEXT_CHARS])
         for ex in self.pq.excluded:
-            if ex.occurrences(toks):
-                return -1.0, set(), False, toks
+            if ex.count_in(folded):
+                return -1.0, set(), False
         if not self.terms:
-            return 1.0, set(), False, toks
-        norm = 1.0 - BM25_B + BM25_B * (min(len(text), SCORE_TEXT_CHARS) / self.avg)
+            return 1.0, set(), False
+        norm = 1.0 - BM25_B + BM25_B * _length_ratio(min(len(text), SCORE_TEXT_CHARS) / self.avg)
         score = 0.0
         matched: set[int] = set()
         for i, term in enumerate(self.terms):
-            tf = term.occurrences(toks)
+            tf = term.count_in(folded)
             if tf:
                 matched.add(i)
                 score += self.idf[i] * (tf * (BM25_K1 + 1.0)) / (tf + BM25_K1 * norm)
         phrase = False
         if self.phrase_term is not None and len(matched) == len(self.terms):
-            phrase = self.phrase_term.occurrences(toks) > 0
-        return score, matched, phrase, toks
+            phrase = self.phrase_term.count_in(folded) > 0
+        return score, matched, phrase
 
     def session(self, info: _SessionInfo, msgs: Iterable[_Msg]) -> _Scored | None:
         best = -1.0
@@ -464,7 +654,7 @@ class _Scorer:
         count = 0
         excluded = False
         for msg in msgs:
-            raw, hit_terms, phrase, _toks = self.message(msg.text)
+            raw, hit_terms, phrase = self.message(msg.text)
             if raw < 0:
                 excluded = True
                 break
@@ -555,6 +745,17 @@ class _Broken(Exception):
     """The index cannot be used (sqlite missing or the database unusable)."""
 
 
+class _EitherEvent(threading.Event):
+    """Set when any of ``events`` is set (a caller's cancel beside the store's own)."""
+
+    def __init__(self, *events: threading.Event) -> None:
+        super().__init__()
+        self._events = events
+
+    def is_set(self) -> bool:
+        return super().is_set() or any(e.is_set() for e in self._events)
+
+
 class SqliteSessionStore(DefaultSessionStore):
     """A :class:`DefaultSessionStore` whose reads go through an SQLite FTS5 index."""
 
@@ -591,6 +792,20 @@ class SqliteSessionStore(DefaultSessionStore):
         self._cancel = threading.Event()
         self._stats: tuple[int, float] | None = None
         self._df_cache: dict[str, int] = {}
+        self._watch: DirWatch | None = None
+        self._full_at: float | None = None  # monotonic time of the last full pass
+        self._pass_at: float | None = None
+        self._scan_fp: tuple[str, int] | None = None  # (fingerprint, data_version) of a pass
+        self._scope = "full"
+        self._dirty = False  # the index changed during this reconcile
+        self._db_token: str | None = None  # which database file the last full pass saw
+        self._reconcile_lock = threading.RLock()
+        self._hit_lock = threading.Lock()
+        self._hit_cache: collections.OrderedDict[
+            str, tuple[tuple[int, int, int], JSONDict, list[JSONDict]]
+        ] = collections.OrderedDict()
+        self._hit_bytes = 0
+        self.watch_min_files = WATCH_MIN_FILES  # -1: never watch
         self.last_report: ReconcileReport | None = None
         self._open()
         if self.broken is None:
@@ -600,6 +815,8 @@ class SqliteSessionStore(DefaultSessionStore):
                 self.start_reconcile()
 
     # ------------------------------------------------------------------ connection
+
+    _watchable = True  # a flat dir a DirWatch can follow (Pi's tree is not)
 
     def _connect(self) -> sqlite3.Connection:
         if not self.memory:
@@ -707,6 +924,8 @@ class SqliteSessionStore(DefaultSessionStore):
             CREATE TABLE IF NOT EXISTS skipped(
                 file TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, inode INTEGER,
                 reason TEXT);
+            CREATE TABLE IF NOT EXISTS common_terms(
+                term TEXT PRIMARY KEY, doc INTEGER NOT NULL) WITHOUT ROWID;
             """
         for statement in ddl.split(";"):
             if statement.strip():
@@ -714,7 +933,7 @@ class SqliteSessionStore(DefaultSessionStore):
         if use_fts:
             db.execute(
                 "CREATE VIRTUAL TABLE fts USING fts5(text, content='messages', "
-                "content_rowid='id', tokenize='unicode61 remove_diacritics 2')"
+                "content_rowid='id', tokenize='unicode61 remove_diacritics 2', columnsize=0)"
             )
             db.execute("CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, 'row')")
         db.executemany(
@@ -745,6 +964,9 @@ class SqliteSessionStore(DefaultSessionStore):
                 with contextlib.suppress(sqlite3.Error):
                     self._db.close()
                 self._db = None
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
 
     def __enter__(self) -> SqliteSessionStore:
         return self
@@ -756,6 +978,9 @@ class SqliteSessionStore(DefaultSessionStore):
         with contextlib.suppress(Exception):
             if self._db is not None:
                 self._db.close()
+        with contextlib.suppress(Exception):
+            if self._watch is not None:
+                self._watch.close()
 
     # ------------------------------------------------------------------ reconcile
 
@@ -768,17 +993,22 @@ class SqliteSessionStore(DefaultSessionStore):
     def indexing(self) -> bool:
         return self._indexing
 
-    def start_reconcile(self) -> threading.Thread:
-        """Run :meth:`reconcile` in a daemon thread (searches keep answering meanwhile)."""
+    def start_reconcile(self, *, cancel: threading.Event | None = None) -> threading.Thread:
+        """Run :meth:`reconcile` in a daemon thread (searches keep answering meanwhile).
+
+        Setting ``cancel`` (as :meth:`close` does) stops it after the batch in hand; the
+        files indexed so far stay indexed and the next reconcile picks up the rest.
+        """
         with self._state_lock:
             if self._thread is not None and self._thread.is_alive():
                 return self._thread
             self._cancel.clear()
             self._indexing = True
+            stop = self._cancel if cancel is None else _EitherEvent(self._cancel, cancel)
 
             def run() -> None:
                 try:
-                    self.last_report = self.reconcile(cancel=self._cancel)
+                    self.last_report = self.reconcile(cancel=stop)
                 except Exception as exc:  # pragma: no cover - reported, never raised
                     log.exception("background reconcile failed: %s", exc)
                     self.warnings.append(f"indexing failed: {exc}")
@@ -855,24 +1085,32 @@ class SqliteSessionStore(DefaultSessionStore):
         if self.broken is not None:
             report.elapsed = time.perf_counter() - started
             return report
-        self._indexing = True
-        writer: sqlite3.Connection | None = None
-        try:
-            writer = self._writer()
-            self._reconcile(writer, report, progress, cancel)
-        except sqlite3.DatabaseError as exc:
-            self._on_db_error(exc)
-        finally:
-            if writer is not None and writer is not self._db:
-                with contextlib.suppress(sqlite3.Error):
-                    writer.close()
-            with self._state_lock:
-                self._pending.clear()
-                self._stale_keys.clear()
-            self._indexing = False
-            self._stats = None
-            self._df_cache.clear()
-            report.elapsed = time.perf_counter() - started
+        with self._reconcile_lock:  # one reconcile at a time per store (they share the watch)
+            self._indexing = True
+            self._dirty = False
+            writer: sqlite3.Connection | None = None
+            try:
+                writer = self._writer()
+                if writer is not self._db:
+                    self._follow(writer)
+                self._reconcile(writer, report, progress, cancel)
+                if not report.cancelled:
+                    self._full_at = self._pass_at
+                    self._keep_fingerprint(writer)
+            except sqlite3.DatabaseError as exc:
+                self._on_db_error(exc)
+            finally:
+                if writer is not None and writer is not self._db:
+                    with contextlib.suppress(sqlite3.Error):
+                        writer.close()
+                with self._state_lock:
+                    self._pending.clear()
+                    self._stale_keys.clear()
+                self._indexing = False
+                if self._dirty:
+                    self._stats = None
+                    self._df_cache.clear()
+                report.elapsed = time.perf_counter() - started
         return report
 
     def _on_db_error(self, exc: sqlite3.DatabaseError) -> None:
@@ -900,29 +1138,30 @@ class SqliteSessionStore(DefaultSessionStore):
         progress: Callable[[int, int], None] | None,
         cancel: threading.Event | None,
     ) -> None:
-        files = self._scan_files()
-        known: dict[str, tuple[int, int, int]] = {
-            r[0]: r[1:]
-            for r in db.execute(
-                "SELECT file, size, mtime_ns, inode FROM sessions INDEXED BY sessions_ident"
-            )
-        }
-        skipped: dict[str, tuple[int, int, int]] = {}
-        reasons: dict[str, str] = {}
-        for f, size, mt, ino, reason in db.execute(
-            "SELECT file, size, mtime_ns, inode, reason FROM skipped"
-        ):
-            skipped[f] = (size, mt, ino)
-            reasons[f] = reason
-        changed = files.items() - known.items()
-        report.unchanged = len(files) - len(changed)
+        files, known, skipped, reasons, outside = self._survey(db)
+        report.scope = self._scope
+        if known is files:  # unchanged since the last complete pass (fingerprint)
+            report.skipped.extend((name, reasons[name]) for name in skipped)
+            report.unchanged = len(files) - len(skipped)
+            self._progress = (0, 0)
+            if progress is not None:
+                progress(0, 0)
+            return
+        get = known.get
+        changed = [(n, i) for n, i in files.items() if get(n) != i]
+        report.unchanged = outside + len(files) - len(changed)
         todo: list[tuple[str, tuple[int, int, int]]] = []
+        present = len(files)  # files with a row in ``known``
         for name, ident in changed:
+            if name not in known:
+                present -= 1
             if skipped.get(name) == ident:
-                report.skipped.append((name, reasons[name]))
                 continue
             todo.append((name, ident))
-        gone = [name for name in known if name not in files]
+        report.skipped.extend(
+            (name, reasons[name]) for name, ident in skipped.items() if files.get(name) == ident
+        )
+        gone = [name for name in known if name not in files] if present < len(known) else []
         gone_skipped = [name for name in skipped if name not in files]
         stale_names = set(gone) | {n for n, _ in todo if n in known}
         stale_sids: set[int] = set()
@@ -942,6 +1181,7 @@ class SqliteSessionStore(DefaultSessionStore):
             with self._write_lock:
                 db.execute("BEGIN IMMEDIATE")
                 try:
+                    self._changing(db)
                     for name in gone:
                         if self._delete_file(db, name):
                             report.removed += 1
@@ -957,7 +1197,12 @@ class SqliteSessionStore(DefaultSessionStore):
         self._before_parse(db, todo)
         bulk = not known and total > BATCH_FILES
         if bulk:
+            # A first build: nothing to lose if it stops half way (the next reconcile
+            # finishes it), so no syncs, and FTS5 segments are merged once at the end
+            # rather than again and again while the rows stream in.
             db.execute("PRAGMA synchronous=OFF")
+            if self.has_fts:
+                db.execute(f"INSERT INTO fts(fts, rank) VALUES('automerge', {BULK_AUTOMERGE})")
         try:
             done = 0
             for parsed in self._parsed_batches(todo, cancel):
@@ -976,54 +1221,175 @@ class SqliteSessionStore(DefaultSessionStore):
                 report.cancelled = True
         finally:
             if bulk:
+                if self.has_fts:
+                    with self._write_lock:
+                        db.execute("INSERT INTO fts(fts, rank) VALUES('automerge', 4)")
                 db.execute("PRAGMA synchronous=NORMAL")
         if bulk and not report.cancelled and self.has_fts:
+            # One segment: a term's rows in one place makes every later lookup several
+            # times faster than over the many segments a bulk load leaves.
             with self._write_lock:
-                db.execute("INSERT INTO fts(fts, rank) VALUES('merge', 500)")
+                db.execute("INSERT INTO fts(fts) VALUES('optimize')")
+            self._note_common_terms(db)
+
+    def _changing(self, db: sqlite3.Connection) -> None:
+        """In a transaction about to change what is indexed: the stored scan fingerprint no
+        longer describes the index, and cached statistics are stale."""
+        db.execute("DELETE FROM meta WHERE key='scan_fp'")
+        self._dirty = True
+
+    def _follow(self, writer: sqlite3.Connection) -> None:
+        """When the database file was replaced (rebuilt by another store), read from the new
+        one too: the reading connection still has the old, deleted file open."""
+        with self._lock:
+            if self._db is None or self.broken is not None:
+                return
+            try:
+                same = self._token(self._db) == self._token(writer)
+            except sqlite3.Error:
+                same = False
+            if same:
+                return
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+            self._open()
+            self._stats = None
+            self._df_cache.clear()
+
+    @staticmethod
+    def _token(db: sqlite3.Connection) -> str | None:
+        """What tells this database file from one rebuilt in its place (its creation)."""
+        row = db.execute("SELECT value FROM meta WHERE key='created'").fetchone()
+        return None if row is None else str(row[0])
+
+    def _keep_fingerprint(self, db: sqlite3.Connection) -> None:
+        """After a complete full pass: remember its scan's fingerprint, unless another
+        connection changed the index meanwhile (then the next open compares everything)."""
+        if self._scan_fp is None:
+            return
+        fp, version = self._scan_fp
+        self._scan_fp = None
+        with self._write_lock:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if db.execute("PRAGMA data_version").fetchone()[0] == version:
+                    db.execute(
+                        "INSERT OR REPLACE INTO meta(key, value) VALUES ('scan_fp', ?)", (fp,)
+                    )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def _survey(
+        self, db: sqlite3.Connection
+    ) -> tuple[
+        dict[str, tuple[int, int, int]],
+        dict[str, tuple[int, int, int]],
+        dict[str, tuple[int, int, int]],
+        dict[str, str],
+        int,
+    ]:
+        """What to compare: (files, indexed, skipped, skip reasons, indexed files not looked
+        at).
+
+        A full pass stats every file and reads every indexed identity. After one, when the
+        dir is large, a :class:`DirWatch` names what changed since, and only those names
+        are looked at (the others are as the last pass left them); a full pass runs again
+        when the watch lost events or after :data:`FULL_PASS_INTERVAL`.
+        """
+        watch = self._watch
+        names: set[str] | None = None
+        token = self._token(db)
+        if (
+            watch is not None
+            and self._full_at is not None
+            and time.monotonic() - self._full_at < FULL_PASS_INTERVAL
+            and token == self._db_token  # not another database (rebuilt meanwhile)
+        ):
+            names = watch.drain()
+        self._db_token = token
+        # Until this reconcile completes, the next one must stat every file again: the
+        # names drained here are gone from the watch.
+        self._pass_at, self._full_at = self._full_at, None
+        self._scan_fp = None
+        skipped: dict[str, tuple[int, int, int]] = {}
+        reasons: dict[str, str] = {}
+        if names is not None:
+            idents = stat_names(self.session_dir, names)
+            files = {n: i for n, i in idents.items() if i is not None}
+            known: dict[str, tuple[int, int, int]] = {}
+            listed = sorted(names)
+            for start in range(0, len(listed), IN_CHUNK):
+                chunk = listed[start : start + IN_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                for f, size, mt, ino in db.execute(
+                    f"SELECT file, size, mtime_ns, inode FROM sessions WHERE file IN ({marks})",
+                    chunk,
+                ):
+                    known[f] = (size, mt, ino)
+            for f, size, mt, ino, reason in db.execute(
+                "SELECT file, size, mtime_ns, inode, reason FROM skipped"
+            ):
+                skipped[f] = (size, mt, ino)
+                reasons[f] = reason
+                if f not in names:
+                    files[f] = (size, mt, ino)  # not touched since: still skipped as it is
+            indexed = db.execute("SELECT count(*) FROM sessions").fetchone()[0]
+            self._scope = "changes"
+            return files, known, skipped, reasons, int(indexed) - len(known)
+        if watch is not None:
+            watch.close()
+            self._watch = None
+        started = time.monotonic()
+        self._scope = "full"
+        if self._watchable and self.watch_min_files >= 0:
+            # Watch first, then scan: a change made during the scan is seen next time.
+            self._watch = DirWatch.create(self.session_dir)
+        files = self._scan_files()
+        if self._watch is not None and len(files) < self.watch_min_files:
+            self._watch.close()  # a small dir is scanned in no time: keep no watch
+            self._watch = None
+        self._pass_at = started
+        if not self.memory:
+            # The index is exactly as a complete pass over this very scan left it (and
+            # nothing changed it since): no need to read and compare every identity.
+            fp = scan_fingerprint(files)
+            version = int(db.execute("PRAGMA data_version").fetchone()[0])
+            row = db.execute("SELECT value FROM meta WHERE key='scan_fp'").fetchone()
+            self._scan_fp = (fp, version)
+            if row is not None and row[0] == fp:
+                for f, reason in db.execute("SELECT file, reason FROM skipped"):
+                    skipped[f] = files.get(f, (-1, -1, -1))
+                    reasons[f] = reason
+                self._scope = "unchanged"
+                return files, files, skipped, reasons, 0
+        known = {
+            r[0]: r[1:]
+            for r in db.execute(
+                "SELECT file, size, mtime_ns, inode FROM sessions INDEXED BY sessions_ident"
+            )
+        }
+        for f, size, mt, ino, reason in db.execute(
+            "SELECT file, size, mtime_ns, inode, reason FROM skipped"
+        ):
+            skipped[f] = (size, mt, ino)
+            reasons[f] = reason
+        return files, known, skipped, reasons, 0
 
     def _parsed_batches(
         self, todo: list[tuple[str, tuple[int, int, int]]], cancel: threading.Event | None
     ) -> Iterator[list[tuple[str, _Parsed | str]]]:
-        """Batches of parsed files, read and parsed in a helper thread while the caller
-        writes the previous batch (SQLite releases the GIL while it works)."""
+        """Batches of parsed files, read and parsed in this thread. (A parser thread beside
+        the writer was measured slower and costlier: both need the GIL for every row, and
+        handing it over per row stalls them both.)"""
         folded = not self.has_fts
-        batches: queue.Queue[list[tuple[str, _Parsed | str]] | None] = queue.Queue(maxsize=2)
-        stop = threading.Event()
-
-        def produce() -> None:
-            try:
-                for start in range(0, len(todo), BATCH_FILES):
-                    if stop.is_set() or (cancel is not None and cancel.is_set()):
-                        break
-                    chunk = todo[start : start + BATCH_FILES]
-                    batch = [(n, self._parse_file(n, ident, folded=folded)) for n, ident in chunk]
-                    while not stop.is_set():
-                        try:
-                            batches.put(batch, timeout=0.1)
-                            break
-                        except queue.Full:
-                            continue
-            finally:
-                with contextlib.suppress(queue.Full):
-                    batches.put(None, timeout=1.0)
-
-        if len(todo) <= BATCH_FILES:
-            yield [(n, self._parse_file(n, i, folded=folded)) for n, i in todo]
-            return
-        worker = threading.Thread(target=produce, name="session-index-parse", daemon=True)
-        worker.start()
-        try:
-            while True:
-                batch = batches.get()
-                if batch is None:
-                    return
-                yield batch
-        finally:
-            stop.set()
-            with contextlib.suppress(queue.Empty):
-                while True:
-                    batches.get_nowait()
-            worker.join()
+        for start in range(0, len(todo), BATCH_FILES):
+            if cancel is not None and cancel.is_set():
+                return
+            chunk = todo[start : start + BATCH_FILES]
+            yield [(n, self._parse_file(n, ident, folded=folded)) for n, ident in chunk]
 
     def _apply(
         self,
@@ -1032,10 +1398,23 @@ class SqliteSessionStore(DefaultSessionStore):
         known: dict[str, tuple[int, int, int]],
         report: ReconcileReport,
     ) -> None:
+        """Write one batch of parsed files in one transaction, with a few statements per
+        batch rather than several per file."""
         with self._write_lock:
             db.execute("BEGIN IMMEDIATE")
             try:
-                next_id = (db.execute("SELECT max(id) FROM messages").fetchone()[0] or 0) + 1
+                self._changing(db)
+                names = [name for name, _item in parsed]
+                current: dict[str, tuple[int, int, int]] = {}
+                for start in range(0, len(names), IN_CHUNK):
+                    chunk = names[start : start + IN_CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    for f, size, mt, ino in db.execute(
+                        f"SELECT file, size, mtime_ns, inode FROM sessions WHERE file IN ({marks})",
+                        chunk,
+                    ):
+                        current[f] = (size, mt, ino)
+                fresh: list[_Parsed] = []
                 for name, item in parsed:
                     if isinstance(item, str):
                         ident = self._stat_tuple(name)
@@ -1049,19 +1428,20 @@ class SqliteSessionStore(DefaultSessionStore):
                         )
                         report.skipped.append((name, item))
                         continue
-                    cur = db.execute(
-                        "SELECT size, mtime_ns, inode FROM sessions WHERE file=?", (name,)
-                    ).fetchone()
-                    ident2 = (item.identity.size, item.identity.mtime_ns, item.identity.inode)
-                    if cur is not None and tuple(cur) == ident2:
-                        continue  # another process indexed this very version meanwhile
-                    existed = self._delete_file(db, name)
-                    next_id = self._insert(db, item, next_id)
+                    cur = current.get(name)
+                    if cur is not None:
+                        ident2 = (item.identity.size, item.identity.mtime_ns, item.identity.inode)
+                        if cur == ident2:
+                            continue  # another process indexed this very version meanwhile
+                        self._delete_file(db, name)
+                    fresh.append(item)
                     report.messages += len(item.messages)
-                    if existed or name in known:
+                    if cur is not None or name in known:
                         report.updated += 1
                     else:
                         report.added += 1
+                if fresh:
+                    self._insert_batch(db, fresh)
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
@@ -1074,42 +1454,72 @@ class SqliteSessionStore(DefaultSessionStore):
             return None
         return (st.st_size, st.st_mtime_ns, st.st_ino)
 
-    def _insert(self, db: sqlite3.Connection, item: _Parsed, next_id: int) -> int:
-        n = len(item.messages)
-        lo, hi = next_id, next_id + n - 1
-        cur = db.execute(
-            f"INSERT INTO sessions(file, size, mtime_ns, inode, {_SESSION_COLS}, nmsg, chars, "
-            "row_lo, row_hi) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-            "?, ?)",
-            (
-                item.file,
-                item.identity.size,
-                item.identity.mtime_ns,
-                item.identity.inode,
-                *item.row,
-                n,
-                item.chars,
-                lo,
-                hi,
-            ),
+    def _insert(self, db: sqlite3.Connection, item: _Parsed, next_id: int = 0) -> int:
+        """Insert one parsed file (``next_id`` is ignored: ids follow the table's max)."""
+        return self._insert_batch(db, [item])
+
+    def _insert_batch(self, db: sqlite3.Connection, items: Sequence[_Parsed]) -> int:
+        """Insert parsed files (none of them indexed now); returns the next free message id.
+
+        Session and message ids are given here so every row goes in with one
+        ``executemany`` per table, and FTS5 reads the new messages straight from the
+        ``messages`` table (no per-row round trip through Python)."""
+        first_id = (db.execute("SELECT max(id) FROM messages").fetchone()[0] or 0) + 1
+        seq = db.execute("SELECT seq FROM sqlite_sequence WHERE name='sessions'").fetchone()
+        top = db.execute("SELECT max(sid) FROM sessions").fetchone()[0] or 0
+        sid = max(top, seq[0] if seq else 0) + 1
+        next_id = first_id
+        session_rows: list[tuple[Any, ...]] = []
+        message_rows: list[tuple[Any, ...]] = []
+        for item in items:
+            n = len(item.messages)
+            session_rows.append(
+                (
+                    sid,
+                    item.file,
+                    item.identity.size,
+                    item.identity.mtime_ns,
+                    item.identity.inode,
+                    *item.row,
+                    n,
+                    item.chars,
+                    next_id,
+                    next_id + n - 1,
+                )
+            )
+            message_rows.extend(
+                (next_id + k, sid, idx, role, archived, ts, text)
+                for k, (idx, role, archived, ts, text) in enumerate(item.messages)
+            )
+            next_id += n
+            sid += 1
+        db.executemany(
+            f"INSERT INTO sessions(sid, file, size, mtime_ns, inode, {_SESSION_COLS}, nmsg, "
+            "chars, row_lo, row_hi) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "?, ?, ?, ?, ?, ?)",
+            session_rows,
         )
-        sid = cur.lastrowid
-        rows = [
-            (next_id + k, sid, idx, role, archived, ts, text)
-            for k, (idx, role, archived, ts, text) in enumerate(item.messages)
-        ]
-        if rows:
+        if message_rows:
             db.executemany(
                 "INSERT INTO messages(id, sid, idx, role, archived, ts, text) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                rows,
+                message_rows,
             )
             if self.has_fts:
-                db.executemany(
-                    "INSERT INTO fts(rowid, text) VALUES (?, ?)", [(r[0], r[6]) for r in rows]
+                db.execute(
+                    "INSERT INTO fts(rowid, text) SELECT id, text FROM messages "
+                    "WHERE id BETWEEN ? AND ?",
+                    (first_id, next_id - 1),
                 )
-        db.execute("DELETE FROM skipped WHERE file=?", (item.file,))
-        return next_id + n
+        files = [item.file for item in items]
+        for start in range(0, len(files), IN_CHUNK):
+            chunk = files[start : start + IN_CHUNK]
+            db.execute(f"DELETE FROM skipped WHERE file IN ({','.join('?' * len(chunk))})", chunk)
+        self._inserted(db, items)
+        return next_id
+
+    def _inserted(self, db: sqlite3.Connection, items: Sequence[_Parsed]) -> None:
+        """Called after ``items`` were inserted, in the same transaction (nothing here)."""
 
     def _delete_file(self, db: sqlite3.Connection, name: str) -> bool:
         row = db.execute(
@@ -1138,6 +1548,7 @@ class SqliteSessionStore(DefaultSessionStore):
                 db = self._conn()
                 db.execute("BEGIN IMMEDIATE")
                 try:
+                    self._changing(db)
                     if data is None:
                         self._delete_file(db, path.name)
                     else:
@@ -1146,10 +1557,7 @@ class SqliteSessionStore(DefaultSessionStore):
                             path.name, FileIdentity.of(st), dict(data), folded=not self.has_fts
                         )
                         self._delete_file(db, path.name)
-                        next_id = (
-                            db.execute("SELECT max(id) FROM messages").fetchone()[0] or 0
-                        ) + 1
-                        self._insert(db, item, next_id)
+                        self._insert_batch(db, [item])
                     db.execute("COMMIT")
                 except BaseException:
                     db.execute("ROLLBACK")
@@ -1180,6 +1588,9 @@ class SqliteSessionStore(DefaultSessionStore):
             self.warnings = []
             self._discard_db()
             self._open()
+            self._stats = None
+            self._df_cache.clear()
+            self._full_at = None
         return self.reconcile(progress=progress, cancel=cancel)
 
     # ------------------------------------------------------------------ status
@@ -1465,7 +1876,12 @@ class SqliteSessionStore(DefaultSessionStore):
         return self._stats
 
     def _df(self, db: sqlite3.Connection, term: Term) -> int:
-        """Messages holding ``term`` (an upper bound for phrases; capped for prefixes)."""
+        """Messages holding ``term`` (an upper bound for phrases; capped for prefixes).
+
+        FTS5 counts a word's documents by reading its whole posting list (milliseconds for
+        the commonest words), so the frequent words' counts are kept in ``common_terms``
+        (taken at the end of a first build; close enough as the index grows) and FTS5 is
+        asked only about the others."""
         key = term.fts()
         cached = self._df_cache.get(key)
         if cached is not None:
@@ -1473,20 +1889,46 @@ class SqliteSessionStore(DefaultSessionStore):
         dfs: list[int] = []
         for i, tok in enumerate(term.tokens):
             if term.prefix and i == len(term.tokens) - 1:
+                upper = tok + "\U0010ffff"
+                common = db.execute(
+                    "SELECT coalesce(sum(doc), 0) FROM common_terms WHERE term >= ? AND term < ?",
+                    (tok, upper),
+                ).fetchone()[0]
+                if common > RARE_DF:
+                    dfs.append(int(common))
+                    continue
                 rows = db.execute(
                     "SELECT doc FROM fts_vocab WHERE term >= ? AND term < ? LIMIT 200",
-                    (tok, tok + "\U0010ffff"),
+                    (tok, upper),
                 ).fetchall()
                 total = sum(r[0] for r in rows)
                 dfs.append(total if len(rows) < 200 else max(total, RARE_DF * 10))
             else:
-                row = db.execute("SELECT doc FROM fts_vocab WHERE term = ?", (tok,)).fetchone()
+                row = db.execute("SELECT doc FROM common_terms WHERE term = ?", (tok,)).fetchone()
+                if row is None:
+                    row = db.execute("SELECT doc FROM fts_vocab WHERE term = ?", (tok,)).fetchone()
                 dfs.append(int(row[0]) if row else 0)
         value = min(dfs) if dfs else 0
         if len(self._df_cache) > 4096:
             self._df_cache.clear()
         self._df_cache[key] = value
         return value
+
+    def _note_common_terms(self, db: sqlite3.Connection) -> None:
+        """Keep the document counts of the frequent words (see :meth:`_df`)."""
+        with self._write_lock:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("DELETE FROM common_terms")
+                db.execute(
+                    "INSERT INTO common_terms(term, doc) SELECT term, doc FROM fts_vocab "
+                    "WHERE doc >= ?",
+                    (COMMON_DF,),
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
 
     def _filter_sql(self, pq: ParsedQuery) -> tuple[str, list[Any]]:
         where: list[str] = []
@@ -1521,8 +1963,58 @@ class SqliteSessionStore(DefaultSessionStore):
 
     _CAND_COLS = (
         "m.sid, m.idx, m.role, m.archived, m.ts, m.text, s.session_id, s.file, s.when_, "
-        "s.tagged, s.machine, s.lineage, s.row_lo, s.row_hi"
+        "s.tagged, s.machine, s.lineage, s.row_lo, s.row_hi, m.id"
     )
+
+    def _fts_candidates(
+        self,
+        db: sqlite3.Connection,
+        pq: ParsedQuery,
+        dfs: Sequence[int],
+        limit: int,
+        warnings: list[str],
+    ) -> list[tuple[Any, ...]]:
+        """Candidate messages, bounded whatever the words: the newest messages holding every
+        term; the rarest terms' messages (a common word never costs its posting list); and,
+        when that finds fewer sessions than asked for, the newest messages with any term."""
+        live = sorted((df, i) for i, df in enumerate(dfs) if df > 0)
+        if not live:
+            return []
+        ex = pq.excluded
+        rows: list[tuple[Any, ...]] = []
+        seen: set[int] = set()
+
+        def add(expr: str, n: int) -> None:
+            for row in self._fetch(db, pq, expr, None, n):
+                if row[-1] not in seen:
+                    seen.add(row[-1])
+                    rows.append(row)
+
+        used: set[int] = set()
+        if len(live) == len(pq.terms) and len(live) > 1:
+            add(fts_expr(pq.terms, op="AND", excluded=ex), ALL_TERMS_LIMIT)
+        if live[0][0] <= RARE_DF:
+            drivers: list[Term] = []
+            budget = 0
+            for df, i in live:
+                if drivers and budget + df > DRIVER_BUDGET:
+                    break
+                drivers.append(pq.terms[i])
+                used.add(i)
+                budget += df
+            add(fts_expr(drivers, excluded=ex), CANDIDATE_LIMIT)
+        elif not rows:
+            add(fts_expr([pq.terms[i] for _df, i in live], excluded=ex), COMMON_LIMIT)
+            used.update(i for _df, i in live)
+            if len(rows) >= COMMON_LIMIT:
+                warnings.append("very common words: the newest matching messages were ranked")
+            return rows
+        elif len(rows) >= ALL_TERMS_LIMIT:
+            warnings.append("very common words: the newest matching messages were ranked")
+        rest = [pq.terms[i] for _df, i in live if i not in used]
+        if rest and len({r[0] for r in rows}) < max(limit, 1):
+            add(fts_expr(rest, excluded=ex), FILL_LIMIT)
+        return rows
 
     def _fetch(
         self,
@@ -1564,13 +2056,13 @@ class SqliteSessionStore(DefaultSessionStore):
         try:
             with self._lock:
                 db = self._conn()
-                scored, warnings = self._score_index(db, pq, corpus)
+                scored, warnings = self._score_index(db, pq, corpus, limit)
                 fuzzy = False
                 if not scored and pq.terms and self.has_fts:
                     fixed = self._fuzzy_query(db, pq)
                     if fixed is not None:
                         fpq, note = fixed
-                        scored, more = self._score_index(db, fpq, corpus)
+                        scored, more = self._score_index(db, fpq, corpus, limit)
                         if scored:
                             fuzzy = True
                             warnings.append(note)
@@ -1614,7 +2106,11 @@ class SqliteSessionStore(DefaultSessionStore):
         return _Scorer(pq, shared, corpus.total, corpus.avg_chars)
 
     def _score_index(
-        self, db: sqlite3.Connection, pq: ParsedQuery, corpus: CorpusStats | None = None
+        self,
+        db: sqlite3.Connection,
+        pq: ParsedQuery,
+        corpus: CorpusStats | None = None,
+        limit: int = 5,
     ) -> tuple[list[_Scored], list[str]]:
         warnings: list[str] = []
         dfs = [self._df(db, t) for t in pq.terms] if self.has_fts else [1] * len(pq.terms)
@@ -1625,38 +2121,7 @@ class SqliteSessionStore(DefaultSessionStore):
         elif not self.has_fts:
             rows = self._fetch(db, pq, None, pq.terms, CANDIDATE_LIMIT)
         else:
-            live = [(df, i) for i, df in enumerate(dfs) if df > 0]
-            if not live:
-                return [], warnings
-            live.sort()
-            drivers: list[Term] = []
-            budget = 0
-            for df, i in live:
-                if drivers and budget + df > RARE_DF:
-                    break
-                if df > RARE_DF and not drivers:
-                    break
-                drivers.append(pq.terms[i])
-                budget += df
-            if drivers:
-                rows = self._fetch(
-                    db, pq, fts_expr(drivers, excluded=pq.excluded), None, CANDIDATE_LIMIT
-                )
-            else:
-                common = [pq.terms[i] for _df, i in live]
-                rows = self._fetch(
-                    db,
-                    pq,
-                    fts_expr(common, op="AND", excluded=pq.excluded),
-                    None,
-                    COMMON_LIMIT,
-                )
-                if not rows:
-                    rows = self._fetch(
-                        db, pq, fts_expr(common, excluded=pq.excluded), None, COMMON_LIMIT
-                    )
-            if not drivers and len(rows) >= COMMON_LIMIT:
-                warnings.append("very common words: the newest matching messages were ranked")
+            rows = self._fts_candidates(db, pq, dfs, limit, warnings)
         groups: dict[int, tuple[_SessionInfo, list[_Msg]]] = {}
         for (
             sid,
@@ -1673,6 +2138,7 @@ class SqliteSessionStore(DefaultSessionStore):
             lineage,
             lo,
             hi,
+            _rowid,
         ) in rows:
             g = groups.get(sid)
             if g is None:
@@ -1687,45 +2153,85 @@ class SqliteSessionStore(DefaultSessionStore):
             if s is not None:
                 scored.append(s)
         if (pq.excluded or len(pq.terms) > 1) and scored:
-            scored = self._refine(db, scorer, pq, scored)
+            scored = self._refine(db, scorer, pq, scored, limit)
         return scored, warnings
 
     def _refine(
-        self, db: sqlite3.Connection, scorer: _Scorer, pq: ParsedQuery, scored: list[_Scored]
+        self,
+        db: sqlite3.Connection,
+        scorer: _Scorer,
+        pq: ParsedQuery,
+        scored: list[_Scored],
+        limit: int = 5,
     ) -> list[_Scored]:
         """Look in the best sessions' other messages: excluded words drop the session, missing
-        query terms raise its coverage."""
+        query terms raise its coverage. A session whose score could not reach the shown
+        results even with every term covered is not looked at (nothing would change)."""
         scored.sort(key=lambda s: s.score, reverse=True)
+        if pq.excluded:
+            scored = [
+                s
+                for n, s in enumerate(scored)
+                if n >= COVERAGE_CHECK
+                or not any(
+                    self._session_has(db, t, s.info.row_lo, s.info.row_hi) for t in pq.excluded
+                )
+            ]
+
+        def factor(s: _Scored) -> float:
+            return recall.AUTOMATED_DEMOTION if s.info.tagged or s.info.machine else 1.0
+
+        threshold = 0.0
+        keys: set[str] = set()
+        for s in sorted(scored, key=lambda s: s.score * factor(s), reverse=True):
+            key = s.info.lineage if s.info.lineage is not None else "\x00" + s.info.file
+            if key not in keys:
+                keys.add(key)
+                if len(keys) >= max(limit, 1):
+                    threshold = s.score * factor(s)
+                    break
+        every = set(range(len(pq.terms)))
         out: list[_Scored] = []
         for n, s in enumerate(scored):
-            if n >= COVERAGE_CHECK:
+            missing = [i for i in range(len(pq.terms)) if i not in s.matched]
+            if n >= COVERAGE_CHECK or not missing:
                 out.append(s)
                 continue
-            lo, hi = s.info.row_lo, s.info.row_hi
-            if any(self._session_has(db, t, lo, hi) for t in pq.excluded):
+            best = scorer.finish(
+                s.info,
+                s.best,
+                s.bm25,
+                0.0,
+                every,
+                s.anchor,
+                s.anchor_text,
+                s.phrase,
+                s.all_terms,
+                s.messages,
+            )
+            if best.score * factor(s) < threshold - 1e-6:
+                out.append(s)  # even full coverage would leave it below the shown results
                 continue
-            missing = [i for i in range(len(pq.terms)) if i not in s.matched]
-            if missing:
-                found = set(s.matched)
-                for i in missing:
-                    if self._session_has(db, pq.terms[i], lo, hi):
-                        found.add(i)
-                if found != s.matched:
-                    rest = 0.0
-                    s2 = scorer.finish(
-                        s.info,
-                        s.best,
-                        s.bm25,
-                        rest,
-                        found,
-                        s.anchor,
-                        s.anchor_text,
-                        s.phrase,
-                        s.all_terms,
-                        s.messages,
-                    )
-                    s2.score = max(s2.score, s.score)
-                    s = s2
+            lo, hi = s.info.row_lo, s.info.row_hi
+            found = set(s.matched)
+            for i in missing:
+                if self._session_has(db, pq.terms[i], lo, hi):
+                    found.add(i)
+            if found != s.matched:
+                s2 = scorer.finish(
+                    s.info,
+                    s.best,
+                    s.bm25,
+                    0.0,
+                    found,
+                    s.anchor,
+                    s.anchor_text,
+                    s.phrase,
+                    s.all_terms,
+                    s.messages,
+                )
+                s2.score = max(s2.score, s.score)
+                s = s2
             out.append(s)
         return out
 
@@ -1948,11 +2454,42 @@ class SqliteSessionStore(DefaultSessionStore):
             store=self.label,
         )
 
-    def _full_hit(self, s: _Scored, pq: ParsedQuery, window: int) -> SessionHit | None:
-        data = self._load_file(s.info.file)
+    def _projected(self, name: str) -> tuple[JSONDict, list[JSONDict]] | None:
+        """Session file ``name`` read and projected, from a small cache checked against the
+        file's identity (a person refining a query sees the same sessions again)."""
+        try:
+            st = os.stat(self.session_dir / name)
+        except (OSError, ValueError):
+            return None
+        ident = (st.st_size, st.st_mtime_ns, st.st_ino)
+        with self._hit_lock:
+            cached = self._hit_cache.get(name)
+            if cached is not None and cached[0] == ident:
+                self._hit_cache.move_to_end(name)
+                return cached[1], cached[2]
+        data = self._load_file(name)
         if data is None:
             return None
         messages = recall.project(data)
+        with self._hit_lock:
+            old = self._hit_cache.pop(name, None)
+            if old is not None:
+                self._hit_bytes -= old[0][0]
+            if st.st_size <= HIT_CACHE_BYTES // 8:
+                self._hit_cache[name] = (ident, data, messages)
+                self._hit_bytes += st.st_size
+            while self._hit_cache and (
+                len(self._hit_cache) > HIT_CACHE_FILES or self._hit_bytes > HIT_CACHE_BYTES
+            ):
+                _name, (gone, _d, _m) = self._hit_cache.popitem(last=False)
+                self._hit_bytes -= gone[0]
+        return data, messages
+
+    def _full_hit(self, s: _Scored, pq: ParsedQuery, window: int) -> SessionHit | None:
+        loaded = self._projected(s.info.file)
+        if loaded is None:
+            return None
+        data, messages = loaded
         if not messages:
             return None
         anchor = max(0, min(s.anchor, len(messages) - 1))
@@ -1970,6 +2507,11 @@ class SqliteSessionStore(DefaultSessionStore):
             explain=self._explain(s, pq),
         )
         hit.project = _project_of(data)
+        # The message views share their content with the cache: give the hit its own
+        # copy of any content that is not a plain (immutable) string.
+        for view in itertools.chain(hit.messages, *hit.bookends.values()):
+            if not isinstance(view.get("content"), str):
+                view["content"] = copy.deepcopy(view.get("content"))
         return hit
 
     # ------------------------------------------------------------------ misc

@@ -19,6 +19,7 @@ them to the hits and leaves the other words to the heuristic).
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -282,13 +283,14 @@ class StoreGroup:
     def indexing(self) -> bool:
         return any(bool(getattr(s, "indexing", False)) for s in self.stores)
 
-    def start_reconcile(self) -> list[Any]:
-        """Start a background reconcile on every indexed store; returns the threads."""
+    def start_reconcile(self, *, cancel: threading.Event | None = None) -> list[Any]:
+        """Start a background reconcile on every indexed store; returns the threads.
+        Setting ``cancel`` stops them (what is indexed so far stays indexed)."""
         threads = []
         for store in self.stores:
             start = getattr(store, "start_reconcile", None)
             if callable(start):
-                threads.append(start())
+                threads.append(start() if cancel is None else start(cancel=cancel))
         return threads
 
     def close(self) -> None:

@@ -205,6 +205,8 @@ class PiIndexStore(ReadOnlyWrites, SqliteSessionStore, _PiReads):  # type: ignor
 
     # ------------------------------------------------------------------ file hooks
 
+    _watchable = False  # a tree of dirs: every reconcile stats every file
+
     def _scan_files(self) -> dict[str, tuple[int, int, int]]:
         return scan_pi_dir(self.root)
 
@@ -250,14 +252,11 @@ class PiIndexStore(ReadOnlyWrites, SqliteSessionStore, _PiReads):  # type: ignor
         parsed.extra = session.state.dump()
         return parsed
 
-    def _insert(self, db: sqlite3.Connection, item: _Parsed, next_id: int) -> int:
-        out = super()._insert(db, item, next_id)
-        if isinstance(item.extra, bytes):
-            db.execute(
-                "INSERT OR REPLACE INTO pi_state(file, state) VALUES (?, ?)",
-                (item.file, item.extra),
-            )
-        return out
+    def _inserted(self, db: sqlite3.Connection, items: Sequence[_Parsed]) -> None:
+        db.executemany(
+            "INSERT OR REPLACE INTO pi_state(file, state) VALUES (?, ?)",
+            [(item.file, item.extra) for item in items if isinstance(item.extra, bytes)],
+        )
 
     def _delete_file(self, db: sqlite3.Connection, name: str) -> bool:
         db.execute("DELETE FROM pi_state WHERE file=?", (name,))

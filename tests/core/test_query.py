@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from session_browser.core.query import (
     QueryError,
@@ -70,7 +72,7 @@ def test_unknown_keys_and_punctuation_are_words() -> None:
 
 @pytest.mark.parametrize(
     "query",
-    ['"', "-", "*", "**", "-*", ":", '""', "()", "-\"", "role", "NEAR(", "😀", "\x00\x1b[31m"],
+    ['"', "-", "*", "**", "-*", ":", '""', "()", '-"', "role", "NEAR(", "😀", "\x00\x1b[31m"],
 )
 def test_lone_symbols_parse_to_nothing_or_words(query: str) -> None:
     pq = parse_query(query)
@@ -118,3 +120,25 @@ def test_huge_query_is_capped() -> None:
     pq = parse_query(" ".join(f"w{i}" for i in range(500)))
     assert len(pq.terms) == 32
     assert pq.warnings
+
+
+_WORDS = ["a", "ab", "abc", "foo", "bar", "é", "Ü", "x1", "1", "the", "aa", "ⅷ", "²", "٣", "ß"]
+_SEPS = [" ", "  ", "_", "-", ". ", ",", "\n", "é", "1", "", "²", "'"]
+
+
+@given(
+    parts=st.lists(st.tuples(st.sampled_from(_WORDS), st.sampled_from(_SEPS)), max_size=14),
+    query=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=3),
+    star=st.booleans(),
+)
+@settings(max_examples=400, deadline=None)
+def test_count_in_equals_counting_tokens(
+    parts: list[tuple[str, str]], query: list[str], star: bool
+) -> None:
+    """The scorer's substring-and-boundary count is the token count, for words, phrases
+    and prefixes, whatever the separators, case, digits and diacritics."""
+    text = "".join(w + s for w, s in parts)
+    pq = parse_query('"' + " ".join(query) + '"' + ("*" if star else ""))
+    for term in pq.terms:
+        assert term.count_in(fold(text)) == term.occurrences(tokenize(text))
+        assert term.count_in(fold(text)) == len(term.pattern.findall(fold(text)))
