@@ -32,7 +32,8 @@ from .widgets.transcript import TranscriptView
 
 DARK_THEME = "textual-dark"
 LIGHT_THEME = "textual-light"
-INDEX_POLL = 0.5
+INDEX_POLL = 0.25  # seconds between progress reads while the index builds
+COUNT_EVERY = 8  # polls between session counts while it builds
 
 # Screens other parts of the app add: name -> (module, class). A screen class is called
 # with one argument, a :class:`ScreenContext`; when its module is absent the action says so.
@@ -69,10 +70,12 @@ class SessionBrowserApp(App[int]):
         Binding("f6", "open_export", "Export", show=False, id="app.export"),
         Binding("f7", "open_import", "Import", show=False, id="app.import"),
         Binding("ctrl+t", "toggle_theme", "Theme", id="app.theme"),
+        Binding("ctrl+g", "cancel_index", "Cancel index build", id="app.cancel_index"),
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
     ]
 
     status_text: reactive[str] = reactive("")
+    index_info: reactive[IndexState] = reactive(IndexState)
     attention: reactive[int] = reactive(0)
 
     def __init__(
@@ -93,6 +96,7 @@ class SessionBrowserApp(App[int]):
         self.session_count: int | None = None
         self._keymap_error: str | None = None
         self._index_timer: Any = None
+        self._polls = 0
         if keymap is None:
             try:
                 keymap = load_keymap()
@@ -114,7 +118,6 @@ class SessionBrowserApp(App[int]):
         if self._keymap_error:
             self.notify(printable(self._keymap_error, one_line=True), severity="error")
         self.start_index()
-        self.refresh_status()
 
     @property
     def main(self) -> MainScreen:
@@ -124,50 +127,106 @@ class SessionBrowserApp(App[int]):
 
     @work(thread=True, exclusive=True, group="index-start")
     def start_index(self) -> None:
+        """Count what the index holds, then start the background build (which also resumes a
+        stopped one) and count again."""
+        self._post_status()
         try:
             self.backend.start_index()
         except Exception as exc:  # the scan fallback still works
             self.call_from_thread(
                 self.notify, f"index unavailable: {printable(str(exc), one_line=True)}"
             )
+        self.call_from_thread(self._poll_index)
+        self._post_status()
 
     @work(thread=True, exclusive=True, group="status")
     def refresh_status(self) -> None:
+        self._post_status()
+
+    def _post_status(self) -> None:
         state = self.backend.index_state()
         try:
             count = self.backend.count("")
         except Exception:
             count = 0
+        # The count first (it is quick); the quarantine listing reads a dir of every store.
+        self.post_message(StoreStatus(count, state, self.attention))
         attention = self.backend.quarantine_count()
-        self.post_message(StoreStatus(count, state, attention))
+        if attention != self.attention:
+            self.post_message(StoreStatus(count, state, attention))
+
+    def _poll_index(self) -> None:
+        """While the index builds: progress from the stores' in-memory counters (no I/O)."""
+        state = self.backend.index_state()
+        was_building = self.index_state.mode == "building"
+        self.index_state = state
+        self.index_info = state
+        self._set_status()
+        self.refresh_bindings()
+        if state.mode == "building":
+            if self._index_timer is None:
+                self._index_timer = self.set_interval(INDEX_POLL, self._poll_index)
+            self._polls += 1
+            if self._polls % COUNT_EVERY == 0:
+                self.refresh_status()
+            return
+        if self._index_timer is not None:
+            self._index_timer.stop()
+            self._index_timer = None
+        if was_building:
+            self.refresh_status()
+            if self.session_count is not None:
+                self.main.rerun_search()
+                self.main.reload_recent()
 
     def on_store_status(self, message: StoreStatus) -> None:
-        was_building = self.index_state.mode == "building"
-        first = self.session_count is None
-        self.index_state = message.index
         self.session_count = message.sessions
         self.attention = message.attention
         self._set_status()
-        if first:
-            self.main.show_empty(self.empty_text() if message.sessions == 0 else None)
-        elif message.sessions and self.main.query_one("#empty-state").display:
-            self.main.show_empty(None)
-        if message.index.mode == "building":
-            if self._index_timer is None:
-                self._index_timer = self.set_interval(INDEX_POLL, self.refresh_status)
-        elif self._index_timer is not None:
-            self._index_timer.stop()
-            self._index_timer = None
-        if was_building and message.index.mode != "building":
-            self.main.rerun_search()
-            self.main.reload_recent()
+        self.update_empty()
+
+    def update_empty(self) -> None:
+        """The empty state when the stores hold no session (once the main screen is up)."""
+        main = self.main
+        if not main.query("#empty-state"):  # not composed yet: its on_mount calls this
+            return
+        # While the index builds it holds few sessions yet: that is not an empty store (the
+        # status after the build decides).
+        building = self.backend.index_state().mode == "building"
+        empty = self.session_count == 0 and not building
+        if empty != bool(main.query_one("#empty-state").display):
+            main.show_empty(self.empty_text() if empty else None)
+
+    def action_cancel_index(self) -> None:
+        if self.backend.cancel_index():
+            self.notify(
+                "Index build stopped: what is indexed so far stays searchable."
+                " Ctrl+P › Resume index build picks up the rest.",
+                timeout=5,
+            )
+        self._poll_index()
+
+    def action_resume_index(self) -> None:
+        if self.index_state.mode == "building":
+            self.notify("The index is already building.", timeout=3)
+            return
+        if not self.backend.indexed:
+            self.notify("These stores have no index (the files are scanned).", timeout=3)
+            return
+        self.start_index()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_index":
+            return self.index_state.mode == "building"
+        return True
 
     def _set_status(self) -> None:
         stores = " + ".join(printable(s, one_line=True) for s in self.store_labels)
         parts = [f"store: {stores}"]
         if self.session_count is not None:
             n = self.session_count
-            parts.append(f"{n} session{'s' if n != 1 else ''}")
+            so_far = " indexed so far" if self.index_state.mode == "building" else ""
+            parts.append(f"{n:,} session{'s' if n != 1 else ''}{so_far}")
         parts.append(self.index_state.describe())
         self.status_text = " · ".join(parts)
 

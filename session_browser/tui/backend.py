@@ -8,6 +8,7 @@ The app holds no session logic: this adapter only picks the richest API the stor
 from __future__ import annotations
 
 import importlib
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -40,36 +41,40 @@ class SearchOutcome:
 
 @dataclass
 class IndexState:
-    """Whether the index is building (with progress), ready, or absent (scanning files)."""
+    """Whether the index is building (with done/total files), ready, stopped part-way, or
+    absent (scanning files)."""
 
-    mode: str = "scan"  # "scan" | "building" | "ready"
-    progress: float | None = None
+    mode: str = "scan"  # "scan" | "building" | "ready" | "cancelled"
+    done: int = 0
+    total: int = 0
+
+    @property
+    def progress(self) -> float | None:
+        """Fraction of the files done (None while the files are still being listed)."""
+        return self.done / self.total if self.total > 0 else None
 
     def describe(self) -> str:
         if self.mode == "building":
-            pct = "" if self.progress is None else f" {self.progress * 100:.0f}%"
-            return f"index building{pct}"
+            if self.total <= 0:
+                return "index: checking for new or changed files"
+            pct = int(self.done * 100 / self.total)
+            return f"index building {pct}% — {self.done:,} of {self.total:,} files"
+        if self.mode == "cancelled":
+            return (
+                f"index stopped at {self.done:,} of {self.total:,} files"
+                " (the rest are not searched; Ctrl+P › Resume index build)"
+            )
         if self.mode == "ready":
             return "index ready"
         return "scanning files (no index)"
 
 
-def _get_float(value: Any) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
+def _done_total(value: Any) -> tuple[int, int] | None:
+    """A store's ``progress``: the (done, total) tuple of the index API."""
     if isinstance(value, tuple) and len(value) == 2:
         done, total = value
-        if isinstance(done, (int, float)) and isinstance(total, (int, float)) and total > 0:
-            return float(done) / float(total)
-        return None
-    for attr in ("fraction", "ratio"):
-        inner = getattr(value, attr, None)
-        if isinstance(inner, (int, float)):
-            return float(inner)
-    done = getattr(value, "done", None)
-    total = getattr(value, "total", None)
-    if isinstance(done, (int, float)) and isinstance(total, (int, float)) and total > 0:
-        return float(done) / float(total)
+        if isinstance(done, int) and isinstance(total, int):
+            return done, total
     return None
 
 
@@ -80,13 +85,13 @@ class Backend:
         self.dirs = [str(d) for d in dirs] if dirs else None
         self.group: StoreGroup = self._open(indexed)
         self._summaries: list[SessionSummary] | None = None
+        self._cancel = threading.Event()
 
     def _open(self, indexed: bool) -> StoreGroup:
         if indexed:
-            try:
-                return open_stores(self.dirs, indexed=True)  # type: ignore[call-arg,unused-ignore]
-            except TypeError:
-                pass
+            # No build here: the app starts it in the background (start_index), so the
+            # first paint never waits for it.
+            return open_stores(self.dirs, indexed=True, reconcile="none")
         return open_stores(self.dirs)
 
     # ------------------------------------------------------------------ description
@@ -103,26 +108,42 @@ class Backend:
         return any(hasattr(s, "search_ex") for s in self.stores)
 
     def index_state(self) -> IndexState:
+        """Reads in-memory counters only (no I/O): safe to call on the UI thread."""
         if not self.indexed:
             return IndexState("scan")
         building = False
-        progress: list[float] = []
+        done = total = 0
         for store in self.stores:
             if getattr(store, "indexing", False):
                 building = True
-                value = _get_float(getattr(store, "progress", None))
-                if value is not None:
-                    progress.append(value)
+            pair = _done_total(getattr(store, "progress", None))
+            if pair is not None:
+                done += pair[0]
+                total += pair[1]
         if building:
-            return IndexState("building", sum(progress) / len(progress) if progress else None)
-        return IndexState("ready")
+            return IndexState("building", done, total)
+        if self._cancel.is_set() and done < total:
+            return IndexState("cancelled", done, total)
+        return IndexState("ready", done, total)
 
     def start_index(self) -> None:
         """Start (or resume) bringing every index up to date, in the background."""
+        self._cancel = threading.Event()
         for store in self.stores:
             start = getattr(store, "start_reconcile", None)
             if callable(start):
-                start()
+                try:
+                    start(cancel=self._cancel)
+                except TypeError:  # a store without the cancel hook
+                    start()
+
+    def cancel_index(self) -> bool:
+        """Stop the index build after the batch in hand; True when one was running.
+
+        What is indexed so far stays; :meth:`start_index` picks up the rest."""
+        running = any(getattr(s, "indexing", False) for s in self.stores)
+        self._cancel.set()
+        return running
 
     # ------------------------------------------------------------------ search
 
@@ -253,13 +274,6 @@ class Backend:
             module = importlib.import_module("session_browser.core.quarantine")
         except ImportError:
             return 0
-        list_items = getattr(module, "list_items", None)
-        if callable(list_items):  # the core API: one call over every JSON store
-            json_stores = [s for s in self.stores if hasattr(s, "spill_dir")]
-            try:
-                return len(list_items(json_stores))
-            except Exception:  # a listing problem must never take the app down
-                return 0
         items = getattr(module, "list_items", None)
         if callable(items):
             try:

@@ -34,6 +34,15 @@ class RecentPageLoaded(Message):
         self.rows = rows
 
 
+class AllIdsLoaded(Message):
+    """Every session id of the recent list (as filtered and sorted), to mark them all."""
+
+    def __init__(self, generation: int, ids: list[str]) -> None:
+        super().__init__()
+        self.generation = generation
+        self.ids = ids
+
+
 class ProjectionLoaded(Message):
     def __init__(
         self,
@@ -54,10 +63,13 @@ class ProjectionLoaded(Message):
 
 
 class FindFinished(Message):
-    def __init__(self, query: str, matches: list[int]) -> None:
+    """Matching messages: of a find (``/``), or (``initial``) of the search that opened it."""
+
+    def __init__(self, query: str, matches: list[int], *, initial: bool = False) -> None:
         super().__init__()
         self.query = query
         self.matches = matches
+        self.initial = initial
 
 
 class StoreStatus(Message):

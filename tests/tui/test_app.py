@@ -250,8 +250,22 @@ async def test_help_palette_theme_and_missing_screens(store: Path) -> None:
         await settle(pilot, app)
         await pilot.press("f1")
         assert isinstance(app.screen, HelpScreen)
-        text = screen_text(app)
-        for binding_id in ("app.help", "hits.explain", "viewer.next_hit", "recent.sort"):
+        body = app.screen.query_one("#help-body")
+        text = ""
+        for _ in range(20):  # read the whole (scrolling) help, a screen at a time
+            text += screen_text(app)
+            if body.scroll_y >= body.max_scroll_y:
+                break
+            body.scroll_to(y=body.scroll_y + body.size.height - 1, animate=False)
+            await pilot.pause()
+        for binding_id in (
+            "app.help",
+            "hits.explain",
+            "viewer.next_hit",
+            "recent.sort",
+            "recent.mark",
+            "app.cancel_index",
+        ):
             assert binding_id in text
         await pilot.press("escape")
         assert app.current_theme.dark
@@ -314,3 +328,128 @@ async def test_twenty_thousand_messages_open_and_scroll(tmp_path: Path) -> None:
 def test_store_json_is_what_praisonai_writes(store: Path) -> None:
     data = json.loads((store / "pg-tuning.json").read_text())
     assert data["messages"][0]["content"].startswith("[Session Summary]")
+
+
+async def test_recent_marks_feed_the_screen_context(store: Path) -> None:
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("f3")
+        await settle(pilot, app)
+        recent = app.screen.query_one(RecentList)
+        first, second = recent.summary(0), recent.summary(1)
+        assert first is not None and second is not None
+        assert app.screen_context().session_ids == [first.session_id]  # no marks: the cursor
+        await pilot.press("space", "space")  # marks two rows, moving down each time
+        assert list(recent.marked) == [first.session_id, second.session_id]
+        assert recent.cursor == 2
+        await pilot.pause()
+        text = screen_text(app)
+        assert text.count("✓") == 2
+        assert "2 marked" in text
+        context = app.screen_context()
+        assert context.session_ids == [first.session_id, second.session_id]
+        assert context.current_session is None
+        await pilot.press("up", "space")  # unmark the second
+        assert list(recent.marked) == [first.session_id]
+        await pilot.press("a")  # every session of the list
+        await settle(pilot, app)
+        assert len(recent.marked) == recent.total == 6
+        await pilot.press("a")  # all marked already: unmark them all
+        await settle(pilot, app)
+        assert not recent.marked
+        await pilot.press("slash", *"pg")  # a filter, then mark all of what it shows
+        await settle(pilot, app)
+        assert recent.total == 1
+        await pilot.press("enter", "a")
+        await settle(pilot, app)
+        assert app.screen_context().session_ids == ["pg-tuning"]
+
+
+async def test_viewer_position_counts_consistently(store: Path) -> None:
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"chargefox")
+        await settle(pilot, app)
+        await pilot.press("enter", "enter")
+        await settle(pilot, app)
+        info = str(app.screen.query_one("#viewer-info").render())
+        assert "#0 · 1 of 6" in info
+        await pilot.press("G")
+        await pilot.pause()
+        info = str(app.screen.query_one("#viewer-info").render())
+        assert "#5 · 6 of 6" in info
+
+
+def _many_sessions(root: Path, count: int) -> Path:
+    root.mkdir(parents=True)
+    for i in range(count):
+        data = {
+            "session_id": f"s{i:05d}",
+            "messages": [
+                {"role": "user", "content": f"note {i} about walrus{i}", "timestamp": 1.7e9 + i}
+            ],
+            "created_at": "2026-01-01T00:00:00+00:00",
+            "updated_at": "2026-01-01T00:00:00+00:00",
+            "metadata": {},
+        }
+        (root / f"s{i:05d}.json").write_text(json.dumps(data, indent=2))
+    return root
+
+
+async def test_index_build_shows_progress_and_can_be_cancelled(tmp_path: Path) -> None:
+    """The first build runs in the background with a progress bar; Ctrl+G stops it after the
+    batch in hand; searches answer throughout; the palette's resume finishes it."""
+    import sqlite3
+
+    from textual.widgets import ProgressBar
+
+    from session_browser.tui.widgets.chrome import IndexBar
+
+    store = _many_sessions(tmp_path / "many", 1200)
+    backend = Backend([store])  # indexed; nothing built yet
+    index = backend.stores[0]
+    # Hold the index's write lock: the build parses its first batch and then waits for it,
+    # so the app is reliably caught in the middle of the build.
+    blocker = sqlite3.connect(index.db_path, timeout=30.0, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    app = SessionBrowserApp(backend, now=NOW, store_labels=["many"], animate=False)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            for _ in range(100):
+                await pilot.pause(0.05)
+                if app.index_state.mode == "building" and app.index_state.total:
+                    break
+            assert app.index_state.mode == "building"
+            assert app.index_state.total == 1200
+            bar = app.screen.query_one(IndexBar)
+            assert bar.display
+            assert bar.query_one(ProgressBar).total == 1200
+            assert "of 1,200 files" in screen_text(app)
+            await pilot.press(*"walrus7")  # answers while the index builds
+            await pilot.pause(0.3)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert "index building" in str(app.screen.query_one("#search-info").render())
+            await pilot.press("ctrl+g")
+            blocker.execute("ROLLBACK")
+            for _ in range(200):
+                await pilot.pause(0.05)
+                if app.index_state.mode != "building":
+                    break
+            state = app.index_state
+            assert state.mode == "cancelled"
+            assert state.done < state.total == 1200
+            assert not bar.display
+            assert "index stopped at" in app.status_text
+            await app.run_action("resume_index")
+            for _ in range(200):
+                await pilot.pause(0.05)
+                if app.index_state.mode == "ready":
+                    break
+            assert app.index_state.mode == "ready"
+            await settle(pilot, app)
+            assert backend.count("") == 1200
+    finally:
+        blocker.close()
+        backend.group.close()

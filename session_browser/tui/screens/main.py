@@ -18,17 +18,18 @@ from session_browser.core.model import SessionHit
 from session_browser.core.text import printable
 
 from ..backend import SORTS, SearchOutcome
-from ..messages import RecentCounted, RecentPageLoaded, SearchFinished
+from ..messages import AllIdsLoaded, RecentCounted, RecentPageLoaded, SearchFinished
 from ..render import query_terms
-from ..widgets.chrome import AppHeader, StatusLine
+from ..widgets.chrome import AppHeader, IndexBar, StatusLine
 from ..widgets.hits import HitList
 from ..widgets.recent import PAGE_SIZE, RecentList
 
 if TYPE_CHECKING:
     from ..app import SessionBrowserApp
 
-SEARCH_DEBOUNCE = 0.06
+SEARCH_DEBOUNCE = 0.04  # seconds of quiet typing before a search starts
 FILTER_DEBOUNCE = 0.15
+SEARCHING_HINT = 0.3  # seconds before a slow search says it is searching
 
 
 class MainScreen(Screen[None]):
@@ -44,6 +45,7 @@ class MainScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._search_gen = 0
+        self._answered = -1  # the generation of the results on screen
         self._search_timer: Timer | None = None
         self._recent_gen = 0
         self._filter_timer: Timer | None = None
@@ -74,12 +76,13 @@ class MainScreen(Screen[None]):
                 yield Static("", id="recent-info")
                 yield RecentList(now=now, id="recent")
         yield Static("", id="empty-state")
+        yield IndexBar(id="index-bar")
         yield StatusLine(id="status")
         yield Footer()
 
     def on_mount(self) -> None:
-        count = self.browser.session_count
-        self.show_empty(self.browser.empty_text() if count == 0 else None)
+        self.show_empty(None)
+        self.browser.update_empty()
         self._search_hint()
         self.query_one("#query", Input).focus()
 
@@ -107,6 +110,8 @@ class MainScreen(Screen[None]):
         if text is None:
             empty.display = False
             panes.display = True
+            if self.focused is None and self.is_current:
+                self.action_to_input()
         else:
             empty.update(text)
             empty.display = True
@@ -123,7 +128,9 @@ class MainScreen(Screen[None]):
 
     def action_to_input(self) -> None:
         target = "#query" if self.pane == "search-pane" else "#filter"
-        self.query_one(target, Input).focus()
+        # The panes mount after the screen itself: a status message can arrive first.
+        for field in self.query(target).results(Input):
+            field.focus()
 
     # ------------------------------------------------------------------ search
 
@@ -157,8 +164,16 @@ class MainScreen(Screen[None]):
         if hits.row_count:
             hits.focus()
 
+    def _searching(self, generation: int) -> None:
+        """Say a search is on its way when it has not answered in a moment."""
+        if generation == self._search_gen and self._answered != generation:
+            self.query_one("#search-info", Static).update(Text("searching…", style="italic"))
+
     @work(thread=True, exclusive=True, group="search")
     def run_search(self, query: str, generation: int) -> None:
+        self.app.call_from_thread(
+            self.set_timer, SEARCHING_HINT, lambda: self._searching(generation)
+        )
         worker = get_current_worker()
         if worker.is_cancelled or generation != self._search_gen:
             return
@@ -172,6 +187,7 @@ class MainScreen(Screen[None]):
     def on_search_finished(self, message: SearchFinished) -> None:
         if message.generation != self._search_gen:
             return
+        self._answered = message.generation
         out = message.outcome
         self.last_query = out.query
         hits = self.query_one("#hits", HitList)
@@ -188,6 +204,8 @@ class MainScreen(Screen[None]):
             info.append(f" · {out.elapsed_ms:.0f} ms · ")
             info.append(self._mode_text(out))
             for warning in out.warnings:
+                if warning.startswith("indexing:"):  # the index state says it already
+                    continue
                 info.append(f" · {printable(warning, one_line=True)}", style="yellow")
         self.query_one("#search-info", Static).update(info)
 
@@ -196,7 +214,7 @@ class MainScreen(Screen[None]):
         text = f"{out.mode}" if out.mode not in ("scan",) else "scanned the files"
         if out.fuzzy:
             text += " (fuzzy)"
-        if self.browser.index_state.mode == "building":
+        if self.browser.index_state.mode in ("building", "cancelled"):
             text += f" · {state}"
         return text
 
@@ -274,6 +292,12 @@ class MainScreen(Screen[None]):
         if text.strip():
             info.append(" matching the filter")
         info.append(f" · sorted by {self.sort} (s or Ctrl+S to change) · Enter opens")
+        marked = len(recent.marked)
+        if marked:
+            info.append(f" · {marked} marked", style="bold")
+            info.append(" (F6 exports them)")
+        else:
+            info.append(" · Space marks, a marks all")
         self.query_one("#recent-info", Static).update(info)
 
     @on(Input.Changed, "#filter")
@@ -301,7 +325,45 @@ class MainScreen(Screen[None]):
                 summary.session_id, store=summary.store, anchor=-1, terms=[], title=summary.title
             )
 
+    # ------------------------------------------------------------------ marks
+
+    @on(RecentList.MarksChanged)
+    def _marks_changed(self) -> None:
+        self._recent_info()
+
+    @on(RecentList.MarkAllWanted)
+    def _mark_all(self) -> None:
+        text = self.query_one("#filter", Input).value
+        total = self.query_one("#recent", RecentList).total
+        self.load_all_ids(self._recent_gen, total, self.sort, text)
+
+    @work(thread=True, exclusive=True, group="recent-marks")
+    def load_all_ids(self, generation: int, total: int, sort: str, text: str) -> None:
+        rows = self.browser.backend.browse(0, total, sort, text) if total else []
+        ids = [r.session_id for r in rows]
+        if not get_current_worker().is_cancelled:
+            self.post_message(AllIdsLoaded(generation, ids))
+
+    def on_all_ids_loaded(self, message: AllIdsLoaded) -> None:
+        if message.generation == self._recent_gen:
+            self.query_one("#recent", RecentList).mark_many(message.ids)
+
+    def action_mark_all(self) -> None:
+        if self.pane != "recent-pane":
+            self.show_pane("recent")
+        self._mark_all()
+
+    def action_clear_marks(self) -> None:
+        self.query_one("#recent", RecentList).clear_marks()
+
+    def marked_ids(self) -> list[str]:
+        return list(self.query_one("#recent", RecentList).marked)
+
     def current_session_ids(self) -> list[str]:
+        """The marked sessions (recent list, Space); without marks, the row under the cursor."""
+        marked = self.marked_ids()
+        if marked:
+            return marked
         if self.pane == "recent-pane":
             summary = self.query_one("#recent", RecentList).current()
             return [summary.session_id] if summary else []

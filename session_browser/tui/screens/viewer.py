@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -19,8 +20,8 @@ from session_browser.core.text import printable
 
 from ..messages import FindFinished, ProjectionLoaded
 from ..render import one_line, query_terms
-from ..widgets.chrome import AppHeader, StatusLine
-from ..widgets.transcript import CONTEXT_LEVELS, GUTTER, TranscriptView, count_lines, message_text
+from ..widgets.chrome import AppHeader, IndexBar, StatusLine
+from ..widgets.transcript import CONTEXT_LEVELS, TranscriptView, count_lines, message_text
 
 if TYPE_CHECKING:
     from ..app import SessionBrowserApp
@@ -85,6 +86,7 @@ class ViewerScreen(Screen[None]):
         self.title_text = title
         self.matches: list[int] = []
         self.loaded = False
+        self._painted = threading.Event()  # set once the loaded transcript is on screen
 
     @property
     def browser(self) -> SessionBrowserApp:
@@ -102,6 +104,7 @@ class ViewerScreen(Screen[None]):
         find.display = False
         yield find
         yield Static("", id="viewer-info")
+        yield IndexBar(id="index-bar")
         yield StatusLine(id="status")
         yield Footer()
 
@@ -115,8 +118,10 @@ class ViewerScreen(Screen[None]):
     def on_mount(self) -> None:
         view = self.query_one(TranscriptView)
         view.focus()
-        width = max(10, self.app.size.width - GUTTER - 3)
-        self.load(width)
+        # Heights are computed in the worker for the width the view will have (the screen's,
+        # less the vertical scrollbar, which is always shown): started now, not after the
+        # first layout, so a big session reads while the screen paints.
+        self.load(view.body_width())
 
     # ------------------------------------------------------------------ loading
 
@@ -135,10 +140,14 @@ class ViewerScreen(Screen[None]):
         if get_current_worker().is_cancelled:
             return
         heights = [2 + count_lines(message_text(m), width) for m in messages]
-        matches = set(find_matches(messages, self.terms))
-        self.post_message(ProjectionLoaded(self.session_id, messages, heights, width, matches))
+        self.post_message(ProjectionLoaded(self.session_id, messages, heights, width, set()))
+        # The other matching messages (n/N) come after the first paint.
+        self._painted.wait(timeout=2.0)
+        if self.terms and not get_current_worker().is_cancelled:
+            self.post_message(FindFinished("", find_matches(messages, self.terms), initial=True))
 
     def on_projection_loaded(self, message: ProjectionLoaded) -> None:
+        self.call_after_refresh(self._painted.set)
         view = self.query_one(TranscriptView)
         view.loading = False
         view.focus()
@@ -179,7 +188,9 @@ class ViewerScreen(Screen[None]):
             info.append("This session has no messages.")
             self.query_one("#viewer-info", Static).update(info)
             return
-        info.append(f"message {view.cursor} of {total - 1}", style="bold")
+        # "#8 · 9 of 19": the index (0-based, as every API and the hit list name it) and
+        # the position among all the messages.
+        info.append(f"#{view.cursor} · {view.cursor + 1} of {total}", style="bold")
         info.append(f" · {view.archived_count} archived, {total - view.archived_count} active")
         if self.terms:
             info.append(" · ")
@@ -318,6 +329,11 @@ class ViewerScreen(Screen[None]):
 
     def on_find_finished(self, message: FindFinished) -> None:
         view = self._view()
+        if message.initial:  # the search terms' matches, found after the first paint
+            self.matches = sorted(set(message.matches) | set(self.matches))
+            view.set_terms(self.terms, set(self.matches))
+            self._info()
+            return
         self.terms = query_terms(message.query)
         self.matches = message.matches
         view.set_terms(self.terms, set(self.matches))

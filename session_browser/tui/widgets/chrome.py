@@ -5,7 +5,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.widgets import Static
+from textual.widgets import ProgressBar, Static
+
+from ..backend import IndexState
 
 
 class AppHeader(Horizontal):
@@ -42,3 +44,33 @@ class StatusLine(Static):
 
     def _status(self, text: str) -> None:
         self.update(Text(text, no_wrap=True, overflow="ellipsis", end=""))
+
+
+class IndexBar(Horizontal):
+    """Shown while the index builds: files done of total, a progress bar, how to cancel.
+
+    Searches keep answering meanwhile (the files not indexed yet are scanned)."""
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="index-label")
+        yield ProgressBar(total=1, show_eta=False, id="index-progress")
+        yield Static(Text(" Ctrl+G cancel ", end=""), id="index-cancel")
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "index_info", self._update, init=True)
+
+    def _update(self, state: IndexState) -> None:
+        # Only when there are files to index: a check of an up-to-date index shows no bar.
+        self.display = state.mode == "building" and state.total > 0
+        if not self.display:
+            return
+        label = self.query_one("#index-label", Static)
+        label.update(
+            Text(f"Building the search index: {state.done:,} of {state.total:,} files", end="")
+        )
+        self.query_one("#index-progress", ProgressBar).update(
+            total=state.total, progress=state.done
+        )
+
+    async def on_click(self) -> None:
+        await self.app.run_action("cancel_index")

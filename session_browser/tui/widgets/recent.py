@@ -23,6 +23,8 @@ class RecentList(RowList):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "cycle_sort", "Sort", id="recent.sort"),
+        Binding("space", "toggle_mark", "Mark", id="recent.mark"),
+        Binding("a", "mark_all", "Mark all/none", id="recent.mark_all"),
     ]
 
     class PageWanted(Message):
@@ -33,12 +35,19 @@ class RecentList(RowList):
     class SortRequested(Message):
         pass
 
+    class MarksChanged(Message):
+        """The set of marked sessions changed."""
+
+    class MarkAllWanted(Message):
+        """Mark every session of the list (or unmark them when all are marked already)."""
+
     def __init__(self, *, now: datetime, id: str | None = None) -> None:
         super().__init__(id=id)
         self.now = now
         self.total = 0
         self.pages: dict[int, list[SessionSummary]] = {}
         self._wanted: set[int] = set()
+        self.marked: dict[str, None] = {}  # session ids, in the order they were marked
 
     def reset(self, total: int) -> None:
         self.total = total
@@ -66,6 +75,40 @@ class RecentList(RowList):
     def action_cycle_sort(self) -> None:
         self.post_message(self.SortRequested())
 
+    # ------------------------------------------------------------------ marks
+
+    def action_toggle_mark(self) -> None:
+        """Mark (or unmark) the session under the cursor and move down."""
+        summary = self.current()
+        if summary is None:
+            return
+        if summary.session_id in self.marked:
+            del self.marked[summary.session_id]
+        else:
+            self.marked[summary.session_id] = None
+        self.invalidate()
+        self.post_message(self.MarksChanged())
+        self.move_cursor(self.cursor + 1)
+
+    def action_mark_all(self) -> None:
+        self.post_message(self.MarkAllWanted())
+
+    def mark_many(self, ids: list[str]) -> None:
+        """Mark all of ``ids``; when every one is marked already, unmark them instead."""
+        if ids and all(i in self.marked for i in ids):
+            for session_id in ids:
+                self.marked.pop(session_id, None)
+        else:
+            for session_id in ids:
+                self.marked[session_id] = None
+        self.invalidate()
+        self.post_message(self.MarksChanged())
+
+    def clear_marks(self) -> None:
+        self.marked.clear()
+        self.invalidate()
+        self.post_message(self.MarksChanged())
+
     def row_lines(self, index: int, width: int) -> list[Text]:
         summary = self.summary(index)
         if summary is None:
@@ -76,6 +119,10 @@ class RecentList(RowList):
             return [Text("  …", style=self.style_of("dim")), Text("")]
         dim = self.style_of("dim")
         title = Text(" ", end="")
+        if summary.session_id in self.marked:
+            title.append("✓ ", style=self.style_of("accent"))
+        else:
+            title.append("  ")
         title.append(
             one_line(summary.title) or one_line(summary.session_id), style=self.style_of("title")
         )
@@ -88,7 +135,7 @@ class RecentList(RowList):
         if pad > 0:
             title.append(" " * pad)
         title.append(counts, style=dim)
-        meta = Text("   ", end="")
+        meta = Text("     ", end="")
         meta.append(when_text(summary.when, self.now), style=dim)
         meta.append("  ·  ", style=dim)
         meta.append(one_line(summary.session_id), style=dim)

@@ -1,0 +1,534 @@
+"""``session-browser bench-app``: the app's own targets, measured headlessly.
+
+On a store (a copy of ``--store DIR``, or a generated corpus of ``--sessions N``) with a warm
+index and one added session of 20,000 messages, each measurement runs the real app
+(:class:`~session_browser.tui.app.SessionBrowserApp` under ``App.run_test``, driven by a
+Pilot) in a fresh Python process:
+
+- **first paint**: from the moment the process is spawned (interpreter start and every
+  import included, as a user pressing Enter on ``session-browser`` waits for them) to
+  Textual's ``Ready`` event, sent once the first frame of the main screen (search input,
+  header, status line with the store) has been rendered. Also reported: from app
+  construction, and until the session count is shown.
+- **results after the last keystroke**: a known-item query typed key by key at a fast
+  typist's pace (``--key-delay``, 80 ms by default, so earlier keystrokes start searches
+  that the later ones cancel); the clock runs from sending the last key to the first line of
+  the hit list rendered with that query's results (debounce included). p50/p95 over the
+  queries.
+- **opening a 20,000-message session**: its unique word is searched, then Enter on the hit;
+  the clock runs from sending Enter to the first rendered line of the loaded transcript.
+  Paging through it (PageDown) is timed as well.
+- **peak RSS** of each app process (``ru_maxrss``); the largest is compared to the target.
+
+The store given with ``--store`` is copied first and never changed; the index lives in a
+temporary cache dir. Timings are wall-clock on this machine: the report says which.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import platform
+import resource
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+TARGETS: dict[str, tuple[float, str, str]] = {
+    # key -> (limit, unit, label)
+    "first_paint_s": (1.0, "s", "first paint (process start -> first frame)"),
+    "search_p95_ms": (100.0, "ms", "results on screen after last keystroke (p95)"),
+    "open_big_s": (0.5, "s", "open 20k-message session -> first paint"),
+    "peak_rss_mb": (250.0, "MB", "peak RSS of the app process"),
+}
+BIG_ID = "bench-app-twenty-thousand"
+BIG_WORD = "zephyrquartzite"
+SIZE = (120, 36)
+CHILD_TIMEOUT = 600.0
+
+
+class BenchAppError(Exception):
+    """The benchmark cannot run (bad store, a child process failed)."""
+
+
+@dataclass
+class BenchAppOptions:
+    store: Path | None = None
+    sessions: int = 30000
+    queries: int = 20
+    big_messages: int = 20000
+    key_delay: float = 0.08
+    seed: int = 7
+
+
+# ---------------------------------------------------------------------- machine
+
+
+def machine() -> dict[str, Any]:
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        from importlib.metadata import version
+
+        textual = version("textual")
+    except Exception:  # pragma: no cover - textual is a dependency
+        textual = "?"
+    return {
+        "cores": os.cpu_count() or 0,
+        "cpu": model,
+        "python": platform.python_version(),
+        "sqlite": sqlite3.sqlite_version,
+        "textual": textual,
+        "platform": platform.platform(),
+    }
+
+
+# ---------------------------------------------------------------------- the store
+
+
+def big_session(messages: int, *, start: float = 1.7e9) -> dict[str, Any]:
+    """A PraisonAI session of ``messages`` turns (a tenth archived before a compaction),
+    with :data:`BIG_WORD` in the middle turn."""
+    archived_n = messages // 10
+    total = messages
+    rows: list[dict[str, Any]] = []
+    for i in range(total):
+        role = "user" if i % 2 == 0 else "assistant"
+        text = (
+            f"Turn {i}: notes on shard {i % 97} and replica {i % 13}; "
+            "the migration keeps the old schema readable while the backfill runs.\n"
+            "Second line of the turn, long enough to wrap on a narrow terminal window."
+        )
+        if i == total // 2:
+            text += f" The {BIG_WORD} marker sits here."
+        row: dict[str, Any] = {
+            "role": role,
+            "content": text,
+            "timestamp": start + i * 7200.0,
+            "metadata": {},
+        }
+        if i < archived_n:
+            row["archived"] = True
+        rows.append(row)
+    summary = {
+        "role": "system",
+        "content": f"[Session Summary] {archived_n} turns about the shard migration.",
+        "timestamp": start + archived_n * 7200.0 - 1.0,
+        "metadata": {"compaction": True},
+    }
+    active = [summary, *rows[archived_n:]]
+    iso = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(start))
+    iso_end = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(start + total * 7200.0))
+    return {
+        "session_id": BIG_ID,
+        "messages": active,
+        "created_at": iso,
+        "updated_at": iso_end,
+        "agent_name": None,
+        "user_id": None,
+        "metadata": {"title": "Twenty thousand messages (bench-app)"},
+        "gateway_session_id": None,
+        "agent_id": None,
+        "runtime_state": {},
+        "archived_messages": rows[:archived_n],
+    }
+
+
+def prepare(
+    opts: BenchAppOptions, work: Path, say: Callable[[str], None]
+) -> tuple[Path, dict[str, Any], list[str]]:
+    """The sessions dir to measure (a copy or a new corpus, plus the big session), its warm
+    index, and the queries."""
+    from session_browser.core.index import SqliteSessionStore
+    from session_browser.corpus import build_corpus, make_queries
+
+    home = work / "home"
+    sessions = home / "sessions"
+    info: dict[str, Any] = {}
+    if opts.store is not None:
+        src = Path(opts.store).expanduser()
+        if not src.is_dir():
+            raise BenchAppError(f"store not found: {src} is not a directory")
+        say(f"copying {src} (it is never changed)")
+        started = time.perf_counter()
+        shutil.copytree(src, sessions, symlinks=True)
+        spill = src.parent / "state" / "session_spill"
+        if spill.is_dir():
+            shutil.copytree(spill, home / "state" / "session_spill", symlinks=True)
+        info["source"] = str(src)
+        info["copy_s"] = round(time.perf_counter() - started, 2)
+    else:
+        say(f"generating a corpus of {opts.sessions:,} sessions")
+        started = time.perf_counter()
+        corpus = build_corpus(home, sessions=opts.sessions, seed=opts.seed)
+        info["source"] = f"generated corpus ({corpus.session_count:,} sessions, seed {opts.seed})"
+        info["build_s"] = round(time.perf_counter() - started, 2)
+    say(f"choosing {opts.queries} known-item queries")
+    queries = [item.query for item in make_queries(home, n=opts.queries, seed=opts.seed)]
+    if not queries:
+        raise BenchAppError("no known-item queries could be made from this store")
+    say(f"adding a session of {opts.big_messages:,} messages")
+    data = big_session(opts.big_messages)
+    (sessions / f"{BIG_ID}.json").write_text(
+        json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8"
+    )
+    say("building the index (warm index for the measurements)")
+    started = time.perf_counter()
+    with SqliteSessionStore(sessions, reconcile="none") as store:
+        report = store.reconcile()
+        info["index_s"] = round(time.perf_counter() - started, 2)
+        info["sessions"] = store.count()
+        info["messages_indexed"] = report.messages
+    info["big_session"] = {"id": BIG_ID, "messages": opts.big_messages}
+    return sessions, info, queries
+
+
+# ---------------------------------------------------------------------- children
+
+
+def run_child(kind: str, args: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    """Run one measurement in a fresh interpreter; its JSON result."""
+    with tempfile.NamedTemporaryFile("r", suffix=".json", delete=False) as fh:
+        out = Path(fh.name)
+    try:
+        payload = json.dumps({"kind": kind, "out": str(out), **args})
+        spawned = time.time()
+        proc = subprocess.run(
+            [sys.executable, "-m", "session_browser.bench_app", "--child", payload, str(spawned)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=CHILD_TIMEOUT,
+            check=False,
+        )
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+            raise BenchAppError(f"the {kind} run failed: " + " | ".join(tail))
+        result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+        return result
+    except subprocess.TimeoutExpired as exc:
+        raise BenchAppError(f"the {kind} run took longer than {CHILD_TIMEOUT:.0f} s") from exc
+    finally:
+        out.unlink(missing_ok=True)
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak RSS: ``VmHWM`` (reset by exec, unlike ``ru_maxrss``, which keeps
+    the high-water mark of the forked parent), else ``ru_maxrss``."""
+    try:
+        for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024.0, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(kb / 1024.0, 1)  # Linux and most BSDs report KiB
+
+
+async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
+    t_import = time.time()
+    from textual.pilot import Pilot
+
+    from session_browser.tui.app import SessionBrowserApp
+    from session_browser.tui.backend import Backend
+    from session_browser.tui.screens.viewer import ViewerScreen
+    from session_browser.tui.widgets.hits import HitList
+    from session_browser.tui.widgets.transcript import TranscriptView
+
+    painted: dict[str, float] = {}
+
+    # Instrumentation of this process only: when a hit list or a transcript first renders
+    # a line for a given content, note the time.
+    hit_render = HitList.render_line
+
+    def timed_hits(self: Any, y: int) -> Any:
+        strip = hit_render(self, y)
+        key = "hits:" + getattr(self.screen, "last_query", "")
+        if self.hits and key not in painted:
+            painted[key] = time.time()
+        return strip
+
+    view_render = TranscriptView.render_line
+
+    def timed_view(self: Any, y: int) -> Any:
+        strip = view_render(self, y)
+        if self.messages and "transcript" not in painted:
+            painted["transcript"] = time.time()
+        return strip
+
+    HitList.render_line = timed_hits  # type: ignore[method-assign]
+    TranscriptView.render_line = timed_view  # type: ignore[method-assign]
+
+    class TimedApp(SessionBrowserApp):
+        CSS_PATH = str(
+            Path(sys.modules[SessionBrowserApp.__module__].__file__ or "").parent / "app.tcss"
+        )
+
+        def on_ready(self) -> None:
+            painted.setdefault("ready", time.time())
+
+    t_construct = time.time()
+    app = TimedApp(Backend([spec["store"]]), animate=False, keymap={})
+    result: dict[str, Any] = {"kind": spec["kind"]}
+
+    async def until(check: Callable[[], bool], pilot: Pilot[Any], limit: float = 120.0) -> None:
+        deadline = time.time() + limit
+        while not check():
+            if time.time() > deadline:
+                raise TimeoutError("the app did not get there in time")
+            await asyncio.sleep(0.001)
+        await pilot.pause()
+
+    def index_settled() -> bool:
+        return app.session_count is not None and app.index_state.mode != "building"
+
+    async with app.run_test(size=SIZE) as pilot:
+        await until(lambda: "ready" in painted, pilot)
+        await until(lambda: app.session_count is not None, pilot)
+        t_counts = time.time()
+        result["first_paint_s"] = round(painted["ready"] - spawned, 4)
+        result["from_construction_s"] = round(painted["ready"] - t_construct, 4)
+        result["imports_s"] = round(t_construct - t_import, 4)
+        result["counts_shown_s"] = round(t_counts - spawned, 4)
+        await until(index_settled, pilot)
+        delay = float(spec.get("key_delay", 0.08))
+
+        async def type_query(query: str) -> float:
+            """Type ``query``; the time the last key was sent."""
+            box = app.screen.query_one("#query")
+            box.focus()
+            box.value = ""  # type: ignore[attr-defined]
+            await pilot.pause(0.2)
+            await app.workers.wait_for_complete()
+            keys = ["space" if c == " " else c for c in query]
+            for key in keys[:-1]:
+                await pilot.press(key)
+                await asyncio.sleep(delay)
+            sent = time.time()
+            await pilot.press(keys[-1])
+            return sent
+
+        if spec["kind"] == "search":
+            samples: list[dict[str, Any]] = []
+            for query in spec["queries"]:
+                sent = await type_query(query)
+
+                def shown(q: str = query) -> bool:
+                    if f"hits:{q}" in painted:
+                        return True
+                    screen = app.screen
+                    if (
+                        getattr(screen, "last_query", None) == q
+                        and not screen.query_one(HitList).hits
+                    ):  # no hits: nothing to paint in the list
+                        painted[f"hits:{q}"] = time.time()
+                        return True
+                    return False
+
+                await until(shown, pilot, 30.0)
+                ms = (painted[f"hits:{query}"] - sent) * 1000.0
+                hits = len(app.screen.query_one(HitList).hits)
+                samples.append({"query": query, "ms": round(ms, 1), "hits": hits})
+            result["samples"] = samples
+        elif spec["kind"] == "open":
+            await type_query(BIG_WORD)
+            await until(lambda: f"hits:{BIG_WORD}" in painted, pilot, 30.0)
+            found = app.screen.query_one(HitList)
+            if not found.hits or found.hits[0].session_id != BIG_ID:
+                raise RuntimeError("the big session was not the first hit")
+            await pilot.press("enter")  # into the hits
+            await pilot.pause(0.1)
+            sent = time.time()
+            await pilot.press("enter")  # open it
+            await until(lambda: "transcript" in painted, pilot, 60.0)
+            result["open_big_s"] = round(painted["transcript"] - sent, 4)
+            screen = app.screen
+            if not isinstance(screen, ViewerScreen):
+                raise RuntimeError("the viewer did not open")
+            view = screen.query_one(TranscriptView)
+            result["opened_messages"] = len(view.messages)
+            result["opened_at"] = view.cursor
+
+            async def repaint_ms(key: str) -> float:
+                """From sending ``key`` to the first transcript line rendered after it."""
+                await pilot.pause()
+                painted.pop("transcript", None)
+                sent = time.time()
+                await pilot.press(key)
+                await until(lambda: "transcript" in painted, pilot, 30.0)
+                return (painted["transcript"] - sent) * 1000.0
+
+            pages: list[float] = []
+            for _ in range(30):
+                if view.scroll_y >= view.max_scroll_y:  # at the end: nothing to repaint
+                    break
+                pages.append(await repaint_ms("pagedown"))
+            jump = "G" if view.scroll_y < view.max_scroll_y else "g"
+            result["jump_end_ms"] = round(await repaint_ms(jump), 1)
+            pages = pages or [0.0]
+            result["page_ms_p50"] = round(statistics.median(pages), 1)
+            result["page_ms_max"] = round(max(pages), 1)
+        await app.workers.wait_for_complete()
+    result["peak_rss_mb"] = _peak_rss_mb()
+    return result
+
+
+def _child_main(payload: str, spawned: str) -> int:
+    spec = json.loads(payload)
+    result = asyncio.run(_child_async(spec, float(spawned)))
+    Path(spec["out"]).write_text(json.dumps(result), encoding="utf-8")
+    return 0
+
+
+# ---------------------------------------------------------------------- the run
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, round(q * (len(ordered) - 1))))
+    return ordered[k]
+
+
+def run_bench_app(
+    opts: BenchAppOptions, *, say: Callable[[str], None] = lambda _m: None
+) -> dict[str, Any]:
+    """Prepare the store, run every measurement in its own process, and report."""
+    with tempfile.TemporaryDirectory(prefix="session-browser-bench-app-") as tmp:
+        work = Path(tmp)
+        env = dict(os.environ)
+        env["SESSION_BROWSER_CACHE_DIR"] = str(work / "cache")
+        env["SESSION_BROWSER_CONFIG_DIR"] = str(work / "config")
+        env["SESSION_BROWSER_DATA_HOME"] = str(work / "data")
+        env.setdefault("DO_NOT_TRACK", "1")
+        saved = {k: os.environ.get(k) for k in ("SESSION_BROWSER_CACHE_DIR",)}
+        os.environ["SESSION_BROWSER_CACHE_DIR"] = env["SESSION_BROWSER_CACHE_DIR"]
+        try:
+            sessions, store_info, queries = prepare(opts, work, say)
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+        common = {"store": str(sessions), "key_delay": opts.key_delay}
+        say("measuring first paint")
+        paint = run_child("paint", common, env)
+        say(f"measuring {len(queries)} searches")
+        search = run_child("search", {**common, "queries": queries}, env)
+        say("measuring the 20k-message session")
+        opened = run_child("open", common, env)
+    times = [float(s["ms"]) for s in search["samples"]]
+    rss = {
+        "paint": paint["peak_rss_mb"],
+        "search": search["peak_rss_mb"],
+        "open": opened["peak_rss_mb"],
+    }
+    values = {
+        "first_paint_s": float(paint["first_paint_s"]),
+        "search_p95_ms": _pct(times, 0.95),
+        "open_big_s": float(opened["open_big_s"]),
+        "peak_rss_mb": max(rss.values()),
+    }
+    targets = [
+        {
+            "name": key,
+            "label": label,
+            "value": values[key],
+            "target": limit,
+            "unit": unit,
+            "pass": values[key] < limit,
+        }
+        for key, (limit, unit, label) in TARGETS.items()
+    ]
+    return {
+        "machine": machine(),
+        "store": store_info,
+        "first_paint": {
+            "from_process_start_s": paint["first_paint_s"],
+            "from_app_construction_s": paint["from_construction_s"],
+            "imports_s": paint["imports_s"],
+            "session_count_shown_s": paint["counts_shown_s"],
+        },
+        "search": {
+            "queries": len(times),
+            "key_delay_s": opts.key_delay,
+            "p50_ms": _pct(times, 0.5),
+            "p95_ms": _pct(times, 0.95),
+            "max_ms": max(times) if times else 0.0,
+            "samples": search["samples"],
+        },
+        "open_big": {
+            "messages": opened["opened_messages"],
+            "opened_at_index": opened["opened_at"],
+            "first_paint_s": opened["open_big_s"],
+            "page_down_ms_p50": opened["page_ms_p50"],
+            "page_down_ms_max": opened["page_ms_max"],
+            "jump_to_end_ms": opened["jump_end_ms"],
+        },
+        "rss_mb": rss,
+        "targets": targets,
+        "passed": all(t["pass"] for t in targets),
+    }
+
+
+def format_report(report: dict[str, Any]) -> str:
+    m = report["machine"]
+    s = report["store"]
+    lines = [
+        f"machine: {m['cores']} cores · {m['cpu']} · python {m['python']} · "
+        f"sqlite {m['sqlite']} · textual {m['textual']}",
+        f"store: {s['sessions']:,} sessions ({s['source']}), warm index "
+        f"(built in {s['index_s']:.1f} s); plus a {s['big_session']['messages']:,}-message session",
+        "",
+        f"{'measure':<48} {'value':>10} {'target':>10}  result",
+        "-" * 78,
+    ]
+    for t in report["targets"]:
+        digits = 3 if t["unit"] == "s" else 1
+        value = f"{t['value']:.{digits}f} {t['unit']}"
+        target = f"< {t['target']:g} {t['unit']}"
+        lines.append(
+            f"{t['label']:<48} {value:>10} {target:>10}  {'PASS' if t['pass'] else 'FAIL'}"
+        )
+    fp = report["first_paint"]
+    se = report["search"]
+    ob = report["open_big"]
+    lines += [
+        "",
+        f"first paint: {fp['from_process_start_s']:.3f} s from process start "
+        f"({fp['imports_s']:.3f} s of it importing the app, "
+        f"{fp['from_app_construction_s']:.3f} s from app construction); "
+        f"session count shown at {fp['session_count_shown_s']:.3f} s",
+        f"search: {se['queries']} queries typed at {se['key_delay_s'] * 1000:.0f} ms a key: "
+        f"p50 {se['p50_ms']:.1f} ms, p95 {se['p95_ms']:.1f} ms, max {se['max_ms']:.1f} ms "
+        "(last key -> hit list painted, debounce included)",
+        f"20k session: {ob['messages']:,} messages opened at #{ob['opened_at_index']} in "
+        f"{ob['first_paint_s']:.3f} s; PageDown p50 {ob['page_down_ms_p50']:.1f} ms "
+        f"(max {ob['page_down_ms_max']:.1f} ms); G to the end {ob['jump_to_end_ms']:.1f} ms",
+        "peak RSS: " + ", ".join(f"{k} {v:.0f} MB" for k, v in report["rss_mb"].items()),
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--child":
+        sys.exit(_child_main(sys.argv[2], sys.argv[3]))
+    print("usage: session-browser bench-app [--store DIR | --sessions N] [--json]", file=sys.stderr)
+    sys.exit(2)

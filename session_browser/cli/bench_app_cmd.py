@@ -1,0 +1,89 @@
+"""``session-browser bench-app``: the app's targets (first paint, results after the last
+keystroke, opening a 20,000-message session, RSS), measured headlessly."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from session_browser.bench_app import BenchAppError, BenchAppOptions, format_report, run_bench_app
+from session_browser.cli.common import fail
+from session_browser.core.text import printable
+
+
+@click.command("bench-app")
+@click.option(
+    "--store",
+    "store_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    metavar="DIR",
+    help="Measure a copy of this session dir (never changed) instead of a generated corpus.",
+)
+@click.option(
+    "--sessions",
+    type=click.IntRange(min=1),
+    default=30000,
+    show_default=True,
+    help="Size of the generated corpus (without --store).",
+)
+@click.option(
+    "--queries",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="Known-item queries typed into the app.",
+)
+@click.option(
+    "--big-messages",
+    type=click.IntRange(min=10),
+    default=20000,
+    show_default=True,
+    help="Messages in the big session that is opened.",
+)
+@click.option(
+    "--key-delay",
+    type=click.FloatRange(min=0.0),
+    default=0.08,
+    show_default=True,
+    help="Seconds between typed keys.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def bench_app(
+    store_dir: Path | None,
+    sessions: int,
+    queries: int,
+    big_messages: int,
+    key_delay: float,
+    as_json: bool,
+) -> None:
+    """Measure the app: first paint, results after the last keystroke, opening a
+    20,000-message session, and peak RSS, each in a fresh process (PASS/FAIL per target)."""
+    if (
+        store_dir is not None
+        and click.get_current_context().get_parameter_source("sessions")
+        == click.core.ParameterSource.COMMANDLINE
+    ):
+        fail("--store and --sessions cannot be used together")
+    opts = BenchAppOptions(
+        store=store_dir,
+        sessions=sessions,
+        queries=queries,
+        big_messages=big_messages,
+        key_delay=key_delay,
+    )
+
+    def say(message: str) -> None:
+        if not as_json:
+            print(f"bench-app: {message}", file=sys.stderr, flush=True)
+
+    try:
+        report = run_bench_app(opts, say=say)
+    except (BenchAppError, OSError, FileExistsError) as exc:
+        fail(printable(str(exc), one_line=True))
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+    else:
+        click.echo(format_report(report))
