@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 from rich.table import Table
@@ -267,6 +268,30 @@ def _run(
         fail(os_error_text(exc, "write"))
 
 
+def item_action_options(func: F) -> F:
+    """ITEM, ``--dry-run``/``--yes``, ``--store``, ``--json`` and the click context."""
+    func = cast(F, click.pass_context(func))
+    return click.argument("item")(action_options(store_option(json_option(func))))
+
+
+def _item_action(
+    ctx: click.Context,
+    stores: tuple[str, ...],
+    item: str,
+    what: str,
+    act: Callable[..., q.ActionResult],
+    dry_run: bool,
+    yes: bool,
+    as_json: bool,
+    *,
+    needs_store: bool = True,
+) -> None:
+    """Find ITEM, then preview, confirm and run ``act([store, ]item, dry_run=...)``."""
+    it = _item(ctx, stores, item)
+    args = (_store_of(ctx, stores, it), it) if needs_store else (it,)
+    _run(lambda dry: act(*args, dry_run=dry), what, dry_run, yes, as_json)
+
+
 @quarantine.command()
 @click.argument("item")
 @click.option("--as", "new_id", metavar="SESSION_ID", help="The new session id.")
@@ -284,59 +309,37 @@ def restore(
     as_json: bool,
 ) -> None:
     """Restore what ITEM holds as a new session (default id: <id>-restored)."""
-    it = _item(ctx, stores, item)
-    store = _store_of(ctx, stores, it)
-    _run(
-        lambda dry: q.restore(store, it, new_session_id=new_id, dry_run=dry),
-        "Restore as a new session",
-        dry_run,
-        yes,
-        as_json,
-    )
+    act = partial(q.restore, new_session_id=new_id)
+    _item_action(ctx, stores, item, "Restore as a new session", act, dry_run, yes, as_json)
 
 
 @quarantine.command()
-@click.argument("item")
-@action_options
-@store_option
-@json_option
-@click.pass_context
+@item_action_options
 def merge(
     ctx: click.Context, item: str, dry_run: bool, yes: bool, stores: tuple[str, ...], as_json: bool
 ) -> None:
     """Merge the messages the live session lacks from ITEM into it (time order kept)."""
-    it = _item(ctx, stores, item)
-    store = _store_of(ctx, stores, it)
-    _run(lambda dry: q.merge(store, it, dry_run=dry), "Merge", dry_run, yes, as_json)
+    _item_action(ctx, stores, item, "Merge", q.merge, dry_run, yes, as_json)
 
 
 @quarantine.command()
-@click.argument("item")
-@action_options
-@store_option
-@json_option
-@click.pass_context
+@item_action_options
 def fold(
     ctx: click.Context, item: str, dry_run: bool, yes: bool, stores: tuple[str, ...], as_json: bool
 ) -> None:
     """Fold spill file ITEM back into its session."""
-    it = _item(ctx, stores, item)
-    store = _store_of(ctx, stores, it)
-    _run(lambda dry: q.fold(store, it, dry_run=dry), "Fold the spill", dry_run, yes, as_json)
+    _item_action(ctx, stores, item, "Fold the spill", q.fold, dry_run, yes, as_json)
 
 
 @quarantine.command()
-@click.argument("item")
-@action_options
-@store_option
-@json_option
-@click.pass_context
+@item_action_options
 def discard(
     ctx: click.Context, item: str, dry_run: bool, yes: bool, stores: tuple[str, ...], as_json: bool
 ) -> None:
     """Move ITEM to session-browser's trash (never deleted; undo brings it back)."""
-    it = _item(ctx, stores, item)
-    _run(lambda dry: q.discard(it, dry_run=dry), "Move to trash", dry_run, yes, as_json)
+    _item_action(
+        ctx, stores, item, "Move to trash", q.discard, dry_run, yes, as_json, needs_store=False
+    )
 
 
 @quarantine.command()

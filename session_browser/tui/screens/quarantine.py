@@ -207,7 +207,31 @@ class QuarantineList(RowList):
 # --------------------------------------------------------------------------- the screen
 
 
-class QuarantineScreen(Screen[None]):
+class ContextScreen(Screen[None]):
+    """A screen opened with the app's :class:`ScreenContext`; it refreshes the app after writes."""
+
+    def __init__(self, context: ScreenContext) -> None:
+        super().__init__()
+        self.context = context
+
+    @property
+    def browser(self) -> SessionBrowserApp:
+        from ..app import SessionBrowserApp
+
+        return cast(SessionBrowserApp, self.app)
+
+    def _refresh_app(self) -> None:
+        """Counts, status line and lists elsewhere in the app follow what changed."""
+        browser = self.browser
+        browser.refresh_status()
+        try:
+            browser.main.reload_recent()
+            browser.main.rerun_search()
+        except Exception:  # the main screen is not there (a bare test app)
+            return
+
+
+class QuarantineScreen(ContextScreen):
     """Corrupt and spill files: see what broke, how much can be saved, put it back, undo."""
 
     CSS_PATH = "../quarantine.tcss"
@@ -223,20 +247,13 @@ class QuarantineScreen(Screen[None]):
     ]
 
     def __init__(self, context: ScreenContext) -> None:
-        super().__init__()
-        self.context = context
+        super().__init__(context)
         self.items: list[q.QuarantineItem] = []
         self.preview: Preview | None = None
         self.loaded = False
         self.busy = False
         self._generation = 0
         self._select_after_load: str | None = None
-
-    @property
-    def browser(self) -> SessionBrowserApp:
-        from ..app import SessionBrowserApp
-
-        return cast(SessionBrowserApp, self.app)
 
     def compose(self) -> ComposeResult:
         yield AppHeader("Quarantine", id="header")
@@ -674,13 +691,3 @@ class QuarantineScreen(Screen[None]):
             self.notify(done + " u undoes it.", timeout=6)
         self.load_items()
         self._refresh_app()
-
-    def _refresh_app(self) -> None:
-        """Counts, status line and lists elsewhere in the app follow what changed."""
-        browser = self.browser
-        browser.refresh_status()
-        try:
-            browser.main.reload_recent()
-            browser.main.rerun_search()
-        except Exception:  # the main screen is not there (a bare test app)
-            return

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -18,7 +18,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import (
     Checkbox,
     Footer,
@@ -31,13 +30,8 @@ from textual.widgets import (
 from textual.worker import get_current_worker
 
 from session_browser.core import portable
-from session_browser.core.files import (
-    SessionFileError,
-    atomic_write_bytes,
-    iter_session_files,
-    read_json_file,
-)
-from session_browser.core.model import ImportReport, JSONDict
+from session_browser.core.files import atomic_write_bytes
+from session_browser.core.model import ImportReport
 from session_browser.core.paths import safe_id
 from session_browser.core.store import DefaultSessionStore
 from session_browser.core.text import printable
@@ -45,10 +39,10 @@ from session_browser.core.text import printable
 from ..render import human_size, one_line
 from ..widgets.chrome import AppHeader, StatusLine
 from .confirm import ConfirmScreen
-from .quarantine import json_stores, shown_path
+from .quarantine import ContextScreen, json_stores, shown_path
 
 if TYPE_CHECKING:
-    from ..app import ScreenContext, SessionBrowserApp
+    from ..app import ScreenContext
 
 FORMAT_NAMES = {"json": "JSON", "md": "Markdown", "html": "HTML"}
 MAX_CONFIRM_LINES = 25
@@ -133,76 +127,6 @@ class ExportFinished(Message):
         self.outcome = outcome
 
 
-def collect_sessions(
-    backend: Any,
-    job: ExportJob,
-    *,
-    progress: Callable[[int, int], None] = lambda done, total: None,
-    cancelled: Callable[[], bool] = lambda: False,
-) -> tuple[list[JSONDict], list[str]]:
-    """The stored session dicts an export holds (each once), and the unreadable files skipped."""
-    sessions: list[JSONDict] = []
-    skipped: list[str] = []
-    seen: set[str] = set()
-
-    def add(data: JSONDict) -> None:
-        sid = str(data.get("session_id") or "")
-        if sid not in seen:
-            seen.add(sid)
-            sessions.append(data)
-
-    if job.scope == "all":
-        files: list[Path] = []
-        for store in json_stores(backend):
-            files.extend(sorted(p for p, _st in iter_session_files(store.session_dir)))
-        total = len(files)
-        step = max(1, total // 100)
-        progress(0, total)
-        for n, path in enumerate(files, 1):
-            if cancelled():
-                return sessions, skipped
-            try:
-                data = read_json_file(path)
-            except (OSError, SessionFileError):
-                skipped.append(str(path))
-            else:
-                if data.get("session_id") in (None, ""):
-                    data["session_id"] = path.stem
-                add(data)
-            if n % step == 0 or n == total:
-                progress(n, total)
-        return sessions, skipped
-    group = backend.group
-    total = len(job.session_ids)
-    progress(0, total)
-    for n, sid in enumerate(job.session_ids, 1):
-        if cancelled():
-            return sessions, skipped
-        store = group.store_of(sid)
-        if store is None:
-            raise portable.SessionNotFound(sid)
-        if isinstance(store, DefaultSessionStore):
-            payload = portable.export_sessions(store, [sid], include_lineage=job.lineage)
-            for data in payload["sessions"]:
-                add(data)
-        else:
-            add(store.get_session(sid).to_dict())
-        progress(n, total)
-    return sessions, skipped
-
-
-def export_bytes(sessions: list[JSONDict], fmt: str, redact: bool) -> tuple[bytes, dict[str, int]]:
-    """The file an export writes, and what redaction replaced."""
-    if fmt == "json":
-        payload: JSONDict = {"version": portable.PORTABLE_VERSION, "sessions": sessions}
-        redactions: dict[str, int] = {}
-        if redact:
-            payload, redactions = portable.redact_payload(payload)
-        return portable.dumps_payload(payload), redactions
-    rendered = portable.render_sessions(sessions, fmt, redact=redact)
-    return rendered.text.encode("utf-8"), dict(rendered.redactions)
-
-
 def run_export_job(
     backend: Any,
     job: ExportJob,
@@ -213,9 +137,13 @@ def run_export_job(
     """Collect, render and write one export (atomically); never raises for bad input."""
     out = ExportOutcome(job.path, job.fmt)
     try:
-        sessions, out.skipped = collect_sessions(
-            backend,
-            job,
+        sessions = portable.collect_sessions(
+            backend.group,
+            job.session_ids,
+            all_sessions=job.scope == "all",
+            include_lineage=job.lineage,
+            skip_unreadable=True,
+            skipped=out.skipped,
             progress=lambda done, total: progress(done, total, "reading"),
             cancelled=cancelled,
         )
@@ -226,7 +154,7 @@ def run_export_job(
             out.error = "there is no session to export"
             return out
         progress(len(sessions), len(sessions), "rendering")
-        data, out.redactions = export_bytes(sessions, job.fmt, job.redact)
+        data, out.redactions = portable.export_bytes(sessions, job.fmt, redact=job.redact)
         if cancelled():
             out.cancelled = True
             return out
@@ -257,7 +185,7 @@ def run_export_job(
 # --------------------------------------------------------------------------- export: screen
 
 
-class ExportScreen(Screen[None]):
+class ExportScreen(ContextScreen):
     """Export the open session, the selected ones or all, as JSON, Markdown or HTML."""
 
     DEFAULT_CSS = "ExportScreen { layout: vertical; }\n" + SCREEN_CSS
@@ -268,8 +196,7 @@ class ExportScreen(Screen[None]):
     ]
 
     def __init__(self, context: ScreenContext) -> None:
-        super().__init__()
-        self.context = context
+        super().__init__(context)
         self.running = False
         self.outcome: ExportOutcome | None = None
         self._auto_path = ""
@@ -288,12 +215,6 @@ class ExportScreen(Screen[None]):
             ("all", Text(f"All sessions{f' ({count})' if isinstance(count, int) else ''}"))
         )
         self.scopes = scopes
-
-    @property
-    def browser(self) -> SessionBrowserApp:
-        from ..app import SessionBrowserApp
-
-        return cast(SessionBrowserApp, self.app)
 
     def compose(self) -> ComposeResult:
         yield AppHeader("Export", id="header")
@@ -603,7 +524,7 @@ def import_request(
     return report, [("written", sid) for sid in report.imported_ids]
 
 
-class ImportScreen(Screen[None]):
+class ImportScreen(ContextScreen):
     """A path, a dry-run report of what would be imported or skipped, then a confirmed import."""
 
     DEFAULT_CSS = "ImportScreen { layout: vertical; }\n" + SCREEN_CSS
@@ -615,19 +536,12 @@ class ImportScreen(Screen[None]):
     ]
 
     def __init__(self, context: ScreenContext) -> None:
-        super().__init__()
-        self.context = context
+        super().__init__(context)
         self.stores = json_stores(context.backend)
         self.running = False
         self.checked: ImportRequest | None = None
         self.changes: list[tuple[str, str]] = []
         self.last_report: ImportReport | None = None
-
-    @property
-    def browser(self) -> SessionBrowserApp:
-        from ..app import SessionBrowserApp
-
-        return cast(SessionBrowserApp, self.app)
 
     def compose(self) -> ComposeResult:
         yield AppHeader("Import", id="header")
@@ -839,12 +753,3 @@ class ImportScreen(Screen[None]):
             else:
                 text.append("\nNothing to import.", style="italic")
         return text
-
-    def _refresh_app(self) -> None:
-        browser = self.browser
-        browser.refresh_status()
-        try:
-            browser.main.reload_recent()
-            browser.main.rerun_search()
-        except Exception:  # the main screen is not there (a bare test app)
-            return
