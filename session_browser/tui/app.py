@@ -87,8 +87,11 @@ class SessionBrowserApp(App[int]):
         keymap: dict[str, str] | None = None,
         theme: str | None = None,
         animate: bool = True,
+        show_timings: bool = True,
     ) -> None:
         super().__init__()
+        # Off in snapshot tests: a measured duration would change the picture run to run.
+        self.show_timings = show_timings
         self.backend = backend
         self.now = now or datetime.now(UTC)
         self.store_labels = store_labels or backend.store_paths()

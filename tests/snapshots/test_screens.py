@@ -20,7 +20,11 @@ SIZE = (120, 36)
 
 def app_on(path: Path) -> SessionBrowserApp:
     app = SessionBrowserApp(
-        Backend([path], indexed=False), now=NOW, store_labels=["test-store"], animate=False
+        Backend([path], indexed=False),
+        now=NOW,
+        store_labels=["test-store"],
+        animate=False,
+        show_timings=False,
     )
     return app
 

@@ -25,6 +25,7 @@ def demo_app(tmp_path: Path) -> tuple[SessionBrowserApp, Any]:
         store_labels=["demo-store"],
         keymap={},
         animate=False,
+        show_timings=False,
     )
     return app, info
 

@@ -201,7 +201,9 @@ class MainScreen(Screen[None]):
             info.append(f"{n} session{'s' if n != 1 else ''} matched", style="bold")
             if shown < n:
                 info.append(f" (best {shown} shown)")
-            info.append(f" · {out.elapsed_ms:.0f} ms · ")
+            if self.browser.show_timings:
+                info.append(f" · {out.elapsed_ms:.0f} ms")
+            info.append(" · ")
             info.append(self._mode_text(out))
             for warning in out.warnings:
                 if warning.startswith("indexing:"):  # the index state says it already
