@@ -234,6 +234,22 @@ def quarantine(path: Path, *, now_ms: int | None = None) -> Path:
     return target
 
 
+_ID_SCAN_BYTES = 4096
+_ID_RE = re.compile(rb'"session_id"\s*:\s*"((?:[^"\\]|\\.){0,1000})"')
+
+
+def session_id_from_bytes(raw: bytes) -> str | None:
+    """The ``session_id`` written near the start of a (possibly broken) session file."""
+    m = _ID_RE.search(raw[:_ID_SCAN_BYTES])
+    if not m:
+        return None
+    try:
+        value = json.loads(b'"' + m.group(1) + b'"')
+    except ValueError:
+        return None
+    return value if isinstance(value, str) and value else None
+
+
 def spill_filename(session_id: str) -> str:
     """A fresh spill file name: ``<safe_id>.<epoch_ms>.<pid>.<8 hex>.json``."""
     return (

@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -37,12 +38,15 @@ from typing import Any
 from . import recall
 from .files import (
     CORRUPT_RE,
+    MAX_SESSION_BYTES,
     SPILL_RE,
     SessionFileError,
     atomic_write_bytes,
     dumps_session,
     fsync_dir,
     read_file_bytes,
+    read_json_file,
+    session_id_from_bytes,
     session_lock,
 )
 from .model import JSONDict, is_summary_message, message_key, utc_now_iso
@@ -52,7 +56,9 @@ from .store import DefaultSessionStore
 KIND_CORRUPT = "corrupt"
 KIND_SPILL = "spill"
 LISTS = ("messages", "archived_messages")
-_ID_SCAN_BYTES = 4096
+# A quarantined or spill file bigger than this is listed but never read whole (salvage
+# refuses it): one huge file must not exhaust memory.
+MAX_SALVAGE_BYTES = MAX_SESSION_BYTES
 
 
 class QuarantineError(Exception):
@@ -179,19 +185,9 @@ def _iso_ms(ms: int) -> str:
         return str(ms)
 
 
-_ID_RE = re.compile(rb'"session_id"\s*:\s*"((?:[^"\\]|\\.){0,1000})"')
-
-
 def id_from_bytes(raw: bytes) -> str | None:
     """The ``session_id`` written near the start of a (possibly broken) session file."""
-    m = _ID_RE.search(raw[:_ID_SCAN_BYTES])
-    if not m:
-        return None
-    try:
-        value = json.loads(b'"' + m.group(1) + b'"')
-    except ValueError:
-        return None
-    return value if isinstance(value, str) and value else None
+    return session_id_from_bytes(raw)
 
 
 def _live_exists(store: DefaultSessionStore, session_id: str | None) -> bool:
@@ -210,12 +206,17 @@ def _read_bytes(path: Path) -> bytes:
     return read_file_bytes(path)  # never blocks on a FIFO
 
 
+def _read_capped(path: Path) -> bytes:
+    """The bytes of a quarantined/spill file; ``OSError`` (EFBIG) past the salvage cap."""
+    return read_file_bytes(path, max_bytes=MAX_SALVAGE_BYTES)
+
+
 def _item(
     kind: str, path: Path, st: os.stat_result, store: DefaultSessionStore, stem: str, ms: str
 ) -> QuarantineItem:
     payload: JSONDict | None = None
     try:
-        raw = _read_bytes(path)
+        raw = _read_capped(path)
     except OSError as exc:
         raw = b""
         problem: ParseProblem | None = ParseProblem(f"unreadable: {exc.strerror or exc}")
@@ -690,8 +691,26 @@ def salvage_bytes(raw: bytes, *, path: Path, kind: str = KIND_CORRUPT) -> Salvag
 
 
 def salvage(item: QuarantineItem) -> Salvage:
-    """Salvage a listed item (a spill file's payload is taken as it is)."""
-    raw = _read_bytes(item.path)
+    """Salvage a listed item (a spill file's payload is taken as it is).
+
+    Raises :class:`QuarantineError` for a file over :data:`MAX_SALVAGE_BYTES` and
+    ``OSError`` when it cannot be read.
+    """
+    try:
+        size = item.path.stat().st_size
+    except OSError:
+        size = 0
+    if size > MAX_SALVAGE_BYTES:
+        raise QuarantineError(
+            f"{item.name} is {size} bytes, over the {MAX_SALVAGE_BYTES}-byte salvage limit; "
+            "it is left as it is"
+        )
+    try:
+        raw = _read_capped(item.path)
+    except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            raise QuarantineError(f"{item.name}: {exc.strerror}; it is left as it is") from exc
+        raise
     result = salvage_bytes(raw, path=item.path, kind=item.kind)
     if item.kind == KIND_SPILL:
         # A spill payload is {"session_id", "spilled_at", "messages"}: its turns are active.
@@ -738,6 +757,56 @@ def _live(store: DefaultSessionStore, session_id: str | None) -> JSONDict | None
         return store.read_raw(session_id)
     except (OSError, SessionFileError):
         return None
+
+
+def _missing(live: JSONDict | None, result: Salvage) -> list[tuple[str, JSONDict]]:
+    """The salvaged messages ``live`` lacks (all of them when there is no live dict)."""
+    live_keys = {message_key(m) for m in recall.project(live)} if live else set()
+    return [(n, m) for n, m in result.all_messages() if message_key(m) not in live_keys]
+
+
+def _elsewhere(store: DefaultSessionStore, session_id: str) -> Path | None:
+    """The file holding ``session_id`` when it is not the session's own file."""
+    other = store._misplaced().get(session_id)
+    return None if other is None or other == store.session_path(session_id) else other
+
+
+def _target(store: DefaultSessionStore, session_id: str) -> JSONDict | None:
+    """What ``session_id``'s own file holds (None when missing), read from that very file.
+
+    Raises :class:`QuarantineError` when the file is unreadable, corrupt or holds another
+    session: an action never writes over a file it does not know to be this session's.
+    """
+    path = store.session_path(session_id)
+    try:
+        data = read_json_file(path)
+    except FileNotFoundError:
+        return None
+    except SessionFileError as exc:
+        raise QuarantineError(f"{path.name} is corrupt ({exc.reason}); nothing changed") from exc
+    except OSError as exc:
+        raise QuarantineError(
+            f"{path.name} cannot be read ({exc.strerror or exc}); nothing changed"
+        ) from exc
+    stored = data.get("session_id")
+    if stored not in (None, "") and str(stored) != session_id:
+        where = _elsewhere(store, session_id)
+        hint = f" (session {session_id!r} lives in {where.name})" if where else ""
+        raise QuarantineError(
+            f"{path.name} holds session {stored!r}, not {session_id!r}{hint}; nothing changed"
+        )
+    return data
+
+
+def _no_own_file(store: DefaultSessionStore, session_id: str) -> QuarantineError | None:
+    """An error when ``session_id`` lives only under another file name (else None)."""
+    where = _elsewhere(store, session_id)
+    if where is None:
+        return None
+    return QuarantineError(
+        f"session {session_id!r} lives in {where.name}, not in its own file "
+        f"{store.session_path(session_id).name}; move it back first (nothing changed)"
+    )
 
 
 def compare(store: DefaultSessionStore, result: Salvage) -> Comparison:
@@ -895,17 +964,24 @@ def _write_session_bytes(
     session_id: str,
     journal: _Journal,
     changes: Sequence[_FileChange],
-    build: Callable[[], JSONDict],
+    build: Callable[[JSONDict | None], JSONDict],
     *,
     must_not_exist: bool,
-) -> JSONDict:
-    """Under the session lock: check, back up every touched file, write, finish the entry."""
+) -> tuple[JSONDict, list[str]]:
+    """Under the session lock: check, back up every touched file, write, finish the entry.
+
+    ``build`` gets what the session's own file holds, read fresh under the lock (None when
+    there is none); a file that is corrupt or holds another session is never replaced.
+    Returns the written dict and notes (a removal that could not be done).
+    """
     path = store.session_path(session_id)
     store.session_dir.mkdir(parents=True, exist_ok=True)
+    notes: list[str] = []
     with session_lock(path, store.lock_timeout):
         if must_not_exist and path.exists():
             raise QuarantineError(f"{path.name} already exists")
-        data: JSONDict = build()
+        current = None if must_not_exist else _target(store, session_id)
+        data: JSONDict = build(current)
         payload = dumps_session(data)
         journal.backup(changes)
         try:
@@ -913,13 +989,19 @@ def _write_session_bytes(
         except BaseException:
             shutil.rmtree(journal.dir, ignore_errors=True)  # nothing changed
             raise
-        for ch in changes:
-            if ch.change == "remove":
-                ch.path.unlink()
+        try:
+            for ch in changes:
+                if ch.change != "remove":
+                    continue
+                try:
+                    ch.path.unlink(missing_ok=True)  # a writer may have consumed it already
+                except OSError as exc:
+                    notes.append(f"could not remove {ch.path.name}: {exc.strerror or exc}")
                 fsync_dir(ch.path.parent)
-        journal.finish()
+        finally:
+            journal.finish()  # always: the session file changed, so undo must work
     store._notify(session_id, path, data)  # the store's after-write hook (an index)
-    return data
+    return data, notes
 
 
 # --------------------------------------------------------------------------- actions
@@ -958,7 +1040,7 @@ def restore(
         res.added = result.recovered
         return res
 
-    def build() -> JSONDict:
+    def build(_current: JSONDict | None) -> JSONDict:
         data = result.session_dict(sid)
         meta = dict(data.get("metadata") or {})
         meta["restored_from"] = item.name
@@ -1037,37 +1119,40 @@ def merge(
     """Merge the salvaged messages the live session lacks into it (time order kept)."""
     result = salvage(item)
     sid = result.session_id
-    if not sid or _live(store, sid) is None:
-        raise QuarantineError(
+    if not sid:
+        raise QuarantineError(f"{item.name}: no session id found to merge into")
+    path = store.session_path(sid)
+    live = _target(store, sid)  # the file that would change, checked to hold this session
+    if live is None:
+        raise _no_own_file(store, sid) or QuarantineError(
             f"{item.name}: no live session {sid!r} to merge into (use restore instead)"
         )
-    path = store.session_path(sid)
     changes = [_FileChange(path, "session", "modify")]
-    comp = compare(store, result)
+    missing = _missing(live, result)
     if dry_run:
-        res = _changes_result("merge", item, sid, changes if comp.missing else [])
-        res.added = len(comp.missing)
+        res = _changes_result("merge", item, sid, changes if missing else [])
+        res.added = len(missing)
         return res
-    if not comp.missing:
+    if not missing:
         res = _changes_result("merge", item, sid, [])
         res.dry_run = False
         res.notes.append("the live session already has every salvaged message")
         return res
     added = 0
 
-    def build() -> JSONDict:
+    def build(current: JSONDict | None) -> JSONDict:
         nonlocal added
-        live = _live(store, sid)  # fresh, under the lock
-        if live is None:
-            raise QuarantineError(f"live session {sid!r} vanished")
-        fresh = compare(store, result)
-        added = len(fresh.missing)
-        return _merge_into(live, fresh.missing)
+        if current is None:  # read fresh from the file itself, under the lock
+            raise QuarantineError(f"live session {sid!r} vanished; nothing changed")
+        fresh = _missing(current, result)
+        added = len(fresh)
+        return _merge_into(current, fresh)
 
     journal = _Journal("merge", item, sid)
-    _write_session_bytes(store, sid, journal, changes, build, must_not_exist=False)
+    _, notes = _write_session_bytes(store, sid, journal, changes, build, must_not_exist=False)
     res = _changes_result("merge", item, sid, changes)
     res.dry_run, res.action_id, res.added = False, journal.id, added
+    res.notes.extend(notes)
     return res
 
 
@@ -1085,33 +1170,34 @@ def fold(
     if not sid:
         raise QuarantineError(f"{item.name}: the spill names no session")
     path = store.session_path(sid)
-    live = _live(store, sid)
-    if live is None and path.exists():
-        raise QuarantineError(f"{path.name} is unreadable or holds another session")
+    live = _target(store, sid)  # the file that would change, checked to hold this session
+    if live is None:
+        elsewhere = _no_own_file(store, sid)
+        if elsewhere is not None:
+            raise elsewhere
     changes = [
         _FileChange(path, "session", "modify" if live is not None else "create"),
         _FileChange(item.path, "spill", "remove"),
     ]
-    comp = compare(store, result)
     if dry_run:
         res = _changes_result("fold", item, sid, changes)
-        res.added = len(comp.missing)
+        res.added = len(_missing(live, result))
         return res
     added = 0
 
-    def build() -> JSONDict:
+    def build(current: JSONDict | None) -> JSONDict:
         nonlocal added
-        current = _live(store, sid)
-        fresh = compare(store, result)
-        added = len(fresh.missing)
+        fresh = _missing(current, result)  # against the file itself, read under the lock
+        added = len(fresh)
         if current is None:
             return result.session_dict(sid)
-        return _merge_into(current, fresh.missing)
+        return _merge_into(current, fresh)
 
     journal = _Journal("fold", item, sid)
-    _write_session_bytes(store, sid, journal, changes, build, must_not_exist=live is None)
+    _, notes = _write_session_bytes(store, sid, journal, changes, build, must_not_exist=False)
     res = _changes_result("fold", item, sid, changes)
     res.dry_run, res.action_id, res.added = False, journal.id, added
+    res.notes.extend(notes)
     return res
 
 
@@ -1150,16 +1236,39 @@ def _same(state: JSONDict, expected: JSONDict) -> bool:
     return bool(state.get("exists")) and state.get("sha256") == expected.get("sha256")
 
 
+def _notify_undone(
+    stores: Sequence[DefaultSessionStore], path: Path, before: JSONDict, fallback: Any
+) -> None:
+    """Tell the store owning ``path`` that undo wrote (or removed) that session file."""
+    parent = path.parent.absolute()
+    owner = next((s for s in stores if s.session_dir.absolute() == parent), None)
+    if owner is None:
+        return
+    data: JSONDict | None = None
+    if before.get("exists"):
+        try:
+            data = read_json_file(path)
+        except (OSError, SessionFileError):
+            data = None
+    sid = data.get("session_id") if data is not None else None
+    if not isinstance(sid, str) or not sid:
+        sid = fallback if isinstance(fallback, str) and fallback else path.stem
+    owner._notify(sid, path, data)
+
+
 def undo(
     action_id: str | None = None,
     *,
     dry_run: bool = False,
     lock_timeout: float = 5.0,
+    stores: Sequence[DefaultSessionStore] = (),
 ) -> JSONDict:
     """Put back every file of an action (the last one by default), byte-identical.
 
     Refuses (:class:`QuarantineError`) when any file changed since the action. On success
-    the journal entry is removed, along with anything the action created.
+    the journal entry is removed, along with anything the action created. Each session file
+    put back or removed is reported to the after-write hook (an index) of the store in
+    ``stores`` whose session dir holds it.
     """
     entries = [e for e in journal_entries() if e.get("status") == "done"]
     if action_id is None:
@@ -1223,6 +1332,8 @@ def undo(
                 if f.get("role") == "trash":
                     with contextlib.suppress(OSError):
                         path.parent.rmdir()
+            if f.get("role") == "session":
+                _notify_undone(stores, path, before, entry.get("session_id"))
     shutil.rmtree(entry_dir)
     for d in (journal_dir(), trash_dir()):
         with contextlib.suppress(OSError):

@@ -18,11 +18,14 @@ from typing import Any
 
 from . import recall
 from .files import (
+    MAX_SESSION_BYTES,
     FileIdentity,
     SessionFileError,
     iter_session_files,
     quarantine,
+    read_file_bytes,
     read_json_file,
+    session_id_from_bytes,
     session_lock,
     spill_files_for,
     write_session_file,
@@ -674,8 +677,26 @@ class DefaultSessionStore:
             with session_lock(path, self.lock_timeout):
                 try:
                     stored = read_json_file(path).get("session_id")
-                except SessionFileError:
-                    stored = None
+                except FileNotFoundError:
+                    return True
+                except SessionFileError as exc:
+                    # Whose bytes these are is unknown unless they name this session; even
+                    # then they are moved aside (never deleted): they may be all that is left.
+                    owner = session_id_from_bytes(
+                        read_file_bytes(path, max_bytes=MAX_SESSION_BYTES)
+                    )
+                    if owner != session_id:
+                        log.error(
+                            "not deleting %s: it is corrupt (%s) and its bytes name %s",
+                            path,
+                            exc.reason,
+                            f"session {owner!r}" if owner else "no session",
+                        )
+                        return False
+                    target = quarantine(path)
+                    log.warning("session file %s was corrupt; moved aside to %s", path, target)
+                    self._notify(session_id, path, None)
+                    return True
                 if stored not in (None, "") and str(stored) != session_id:
                     log.error("not deleting %s: it holds session %r", path, stored)
                     return False
@@ -698,10 +719,25 @@ class DefaultSessionStore:
         with session_lock(path, self.lock_timeout):
             if not overwrite and path.exists():
                 raise FileExistsError(str(path))
+            if overwrite:
+                self._check_replaceable(session.session_id, path)
             data = session.to_dict()
             write_session_file(path, data)
             self._notify(session.session_id, path, data)
         return True
+
+    @staticmethod
+    def _check_replaceable(session_id: str, path: Path) -> None:
+        """Under the lock: raise ``OSError`` unless ``path`` is missing or holds ``session_id``."""
+        try:
+            existing = read_json_file(path)
+        except FileNotFoundError:
+            return
+        except SessionFileError as exc:
+            raise OSError(f"{path} is corrupt ({exc.reason}); not overwritten") from exc
+        stored = existing.get("session_id")
+        if stored not in (None, "") and str(stored) != session_id:
+            raise OSError(f"{path} holds session {stored!r}; not overwritten")
 
     def file_identity(self, session_id: str) -> FileIdentity | None:
         try:

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -459,3 +460,167 @@ def test_find_item_rejects_an_empty_reference(tmp_path: Path) -> None:
     (tmp_path / "sessions" / "x.json.corrupt-1").write_bytes(b"{")
     with pytest.raises(q.QuarantineError, match="no item given"):
         q.find_item([store], "  ")
+
+
+# --------------------------------------------------------------------------- target checks
+
+
+def _misplaced_setup(tmp_path: Path) -> tuple[DefaultSessionStore, Path, Path, Path]:
+    """``a_b.json`` holds session ``a_b``; session ``a/b`` lives in ``renamed.json``."""
+    store = _store(tmp_path / "home")
+    store.session_dir.mkdir(parents=True)
+    store.spill_dir.mkdir(parents=True)
+    own = store.session_dir / "a_b.json"
+    own.write_bytes(dumps_session(_session("a_b", 2, 0)))
+    live = _session("a/b", 2, 0)
+    renamed = store.session_dir / "renamed.json"
+    renamed.write_bytes(dumps_session(live))
+    full = _session("a/b", 4, 0)
+    raw = dumps_session(full)
+    corrupt = store.session_dir / "a_b.json.corrupt-1700000000000"
+    corrupt.write_bytes(raw[:-3])
+    spill = store.spill_dir / "a_b.1700000000001.9.abcdef01.json"
+    spill.write_bytes(json.dumps({"session_id": "a/b", "messages": [_msg(30)]}).encode())
+    return store, own, renamed, spill
+
+
+def test_merge_and_fold_never_write_a_file_holding_another_session(tmp_path: Path) -> None:
+    store, own, renamed, spill = _misplaced_setup(tmp_path)
+    before = _snapshot(*_roots(store))
+    item = q.find_item([store], "a_b.json.corrupt-1700000000000")
+    assert item.session_id == "a/b" and item.live_exists
+    for dry in (True, False):
+        with pytest.raises(q.QuarantineError, match=r"holds session 'a_b'.*renamed\.json"):
+            q.merge(store, item, dry_run=dry)
+    spill_item = q.find_item([store], spill.name)
+    for dry in (True, False):
+        with pytest.raises(q.QuarantineError, match="holds session 'a_b'"):
+            q.fold(store, spill_item, dry_run=dry)
+    assert _snapshot(*_roots(store)) == before
+    assert q.journal_entries() == []
+
+    # Without a_b.json, a/b lives only under another name: no second copy is created.
+    own.unlink()
+    before = _snapshot(*_roots(store))
+    with pytest.raises(q.QuarantineError, match=r"lives in renamed\.json"):
+        q.merge(store, item, dry_run=True)
+    with pytest.raises(q.QuarantineError, match=r"lives in renamed\.json"):
+        q.merge(store, item)
+    with pytest.raises(q.QuarantineError, match=r"lives in renamed\.json"):
+        q.fold(store, spill_item)
+    assert _snapshot(*_roots(store)) == before
+    assert not own.exists() and renamed.exists()
+
+
+def test_merge_and_fold_refuse_a_corrupt_target(tmp_path: Path) -> None:
+    store, _full, (corrupt, spill) = _setup(tmp_path)
+    item = q.find_item([store], corrupt.name)
+    spill_item = q.find_item([store], spill.name)
+    target = store.session_dir / "s1.json"
+    target.write_bytes(b'{"session_id": "s1", "messages": [')
+    before = _snapshot(*_roots(store))
+    calls: list[Callable[[], object]] = [
+        lambda: q.merge(store, item, dry_run=True),
+        lambda: q.merge(store, item),
+        lambda: q.fold(store, spill_item, dry_run=True),
+        lambda: q.fold(store, spill_item),
+    ]
+    for call in calls:
+        with pytest.raises(q.QuarantineError, match=r"s1\.json is corrupt"):
+            call()
+    assert _snapshot(*_roots(store)) == before
+
+
+def test_write_reads_the_target_under_the_lock(tmp_path: Path) -> None:
+    store, _full, (corrupt, _spill) = _setup(tmp_path)
+    item = q.find_item([store], corrupt.name)
+    target = store.session_dir / "s1.json"
+    seen: list[Any] = []
+
+    def build(current: Any) -> dict[str, Any]:
+        seen.append(current)
+        return dict(current)
+
+    # The file changes after any unlocked look: the write sees (and keeps) the new bytes.
+    store.add_user_message("s1", "written after the listing")
+    journal = q._Journal("merge", item, "s1")
+    changes = [q._FileChange(target, "session", "modify")]
+    q._write_session_bytes(store, "s1", journal, changes, build, must_not_exist=False)
+    assert seen[0]["messages"][-1]["content"] == "written after the listing"
+    target.write_bytes(dumps_session(_session("intruder", 1, 0)))
+    before = target.read_bytes()
+    with pytest.raises(q.QuarantineError, match="holds session 'intruder'"):
+        q._write_session_bytes(
+            store, "s1", q._Journal("merge", item, "s1"), changes, build, must_not_exist=False
+        )
+    assert target.read_bytes() == before and len(seen) == 1
+
+
+def test_fold_finishes_the_journal_when_the_spill_is_already_gone(tmp_path: Path) -> None:
+    store, _full, (_corrupt, spill) = _setup(tmp_path)
+    item = q.find_item([store], spill.name)
+    result = q.salvage(item)
+    target = store.session_dir / "s1.json"
+    before_target = target.read_bytes()
+    changes = [
+        q._FileChange(target, "session", "modify"),
+        q._FileChange(spill, "spill", "remove"),
+    ]
+    journal = q._Journal("fold", item, "s1")
+
+    def build(current: Any) -> dict[str, Any]:
+        spill.unlink()  # another writer consumed it before the backup
+        return q._merge_into(current, q._missing(current, result))
+
+    q._write_session_bytes(store, "s1", journal, changes, build, must_not_exist=False)
+    entry = q.journal_entries()[0]
+    assert entry["status"] == "done" and entry["id"] == journal.id
+    q.undo()
+    assert target.read_bytes() == before_target and not spill.exists()
+
+
+class _Recording(DefaultSessionStore):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.calls: list[tuple[str, str, Any]] = []
+
+    def _after_write(self, session_id: str, path: Path, data: Any) -> None:
+        self.calls.append((session_id, path.name, data))
+
+
+def test_undo_notifies_the_store_of_every_session_file(tmp_path: Path) -> None:
+    _plain, _full, (corrupt, _spill) = _setup(tmp_path)
+    store = _Recording(
+        tmp_path / "home" / "sessions",
+        spill_dir=tmp_path / "home" / "state" / "session_spill",
+        retention="keep_all",
+    )
+    item = q.find_item([store], corrupt.name)
+    before = json.loads((store.session_dir / "s1.json").read_bytes())
+    q.merge(store, item)
+    assert [c[:2] for c in store.calls] == [("s1", "s1.json")]
+    store.calls.clear()
+    q.undo(stores=[store])
+    assert store.calls == [("s1", "s1.json", before)]
+
+    store.calls.clear()
+    q.restore(store, q.find_item([store], corrupt.name))
+    store.calls.clear()
+    q.undo(stores=[store])
+    assert store.calls == [("s1-restored", "s1-restored.json", None)]
+
+
+def test_oversized_files_are_listed_but_never_read(tmp_path: Path) -> None:
+    store = _store(tmp_path / "home")
+    store.session_dir.mkdir(parents=True)
+    big = store.session_dir / "big.json.corrupt-1700000000000"
+    with big.open("wb") as fh:  # sparse: no disk, no memory
+        fh.truncate(q.MAX_SALVAGE_BYTES + 1)
+    (item,) = q.list_items([store])
+    assert item.size == q.MAX_SALVAGE_BYTES + 1 and item.session_id == "big"
+    assert item.problem is not None and "limit" in item.problem.message
+    with pytest.raises(q.QuarantineError, match="salvage limit"):
+        q.salvage(item)
+    with pytest.raises(q.QuarantineError, match="salvage limit"):
+        q.restore(store, item)
+    assert big.stat().st_size == q.MAX_SALVAGE_BYTES + 1

@@ -521,7 +521,7 @@ def test_read_oserror_is_reraised_and_turn_spilled(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- spill salvage
 
 
-def spill_payload(session_id: str, *messages: dict[str, Any]) -> dict[str, Any]:
+def spill_payload(session_id: str, *messages: Any) -> dict[str, Any]:
     return {
         "session_id": session_id,
         "spilled_at": "2026-01-01T00:00:00+00:00",
@@ -701,3 +701,52 @@ def test_failed_atomic_write_names_the_target_not_the_temp_file(tmp_path: Path) 
     with pytest.raises(FileNotFoundError) as info:
         files.atomic_write_bytes(target, b"{}")
     assert info.value.filename == str(target)
+
+
+def test_delete_never_removes_corrupt_bytes_of_another_session(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    store.session_dir.mkdir(parents=True)
+    path = store.session_path("a/b")  # a_b.json
+    theirs = b'{"session_id": "a_b", "messages": [{"role": "user", "content": "prec'
+    path.write_bytes(theirs)
+    assert store.delete_session("a/b") is False
+    assert path.read_bytes() == theirs
+    nameless = b'{"messages": [{"role": "user", "content": "who'
+    path.write_bytes(nameless)
+    assert store.delete_session("a/b") is False
+    assert path.read_bytes() == nameless
+    assert sorted(p.name for p in store.session_dir.iterdir() if p.suffix != ".lock") == [
+        "a_b.json"
+    ]
+
+
+def test_delete_moves_own_corrupt_file_aside(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    store.session_dir.mkdir(parents=True)
+    path = store.session_path("s")
+    mine = b'{"session_id": "s", "messages": [{"role": "user", "content": "last wor'
+    path.write_bytes(mine)
+    assert store.delete_session("s") is True
+    assert not path.exists()
+    (aside,) = [p for p in store.session_dir.iterdir() if ".corrupt-" in p.name]
+    assert aside.name.startswith("s.json.corrupt-") and aside.read_bytes() == mine
+
+
+def test_write_session_overwrite_rechecks_under_the_lock(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    store.add_user_message("a_b", "theirs")
+    path = store.session_path("a/b")
+    theirs = path.read_bytes()
+    incoming = SessionData(session_id="a/b")
+    incoming.messages.append(SessionMessage(role="user", content="mine", timestamp=1.0))
+    with pytest.raises(OSError, match="holds session 'a_b'"):
+        store.write_session(incoming, overwrite=True)
+    assert path.read_bytes() == theirs
+    broken = b'{"session_id": "a/b", "messa'
+    path.write_bytes(broken)
+    with pytest.raises(OSError, match="corrupt"):
+        store.write_session(incoming, overwrite=True)
+    assert path.read_bytes() == broken
+    path.write_bytes(files.dumps_session({"session_id": "a/b", "messages": []}))
+    assert store.write_session(incoming, overwrite=True) is True
+    assert read(path)["messages"][0]["content"] == "mine"
