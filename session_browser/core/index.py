@@ -86,7 +86,13 @@ from pathlib import Path
 from typing import Any
 
 from . import paths, recall
-from .files import FileIdentity, iter_session_files, loads
+from .files import (
+    MAX_SESSION_BYTES,
+    FileIdentity,
+    iter_session_files,
+    loads,
+    read_file_bytes,
+)
 from .model import JSONDict, SessionHit, SessionSummary, content_text
 from .query import (
     ParsedQuery,
@@ -536,11 +542,24 @@ def _project_of(data: JSONDict) -> str | None:
     return _opt_str(meta.get("cwd") or meta.get("project") or data.get("cwd"))
 
 
+# The non-ASCII characters whose ``str.lower()`` holds ASCII letters (Kelvin sign -> "k",
+# capital I with dot above -> "i" + U+0307): SQLite's LIKE does not fold them, so the classic
+# pre-filter admits the messages holding them separately.
+_LOWERS_TO_ASCII: tuple[tuple[str, str], ...] = (("\u0130", "i"), ("\u212a", "k"))
+
+
+def _close_quietly(db: sqlite3.Connection | None) -> None:
+    """Close ``db`` (if any), ignoring a failure to do so."""
+    if db is not None:
+        with contextlib.suppress(sqlite3.Error):
+            db.close()
+
+
 def _read_parse(path: Path, ident: tuple[int, int, int], *, folded: bool) -> _Parsed | str:
     """Parse one file into rows, or the reason it cannot be indexed."""
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        # Capped: one huge file is skipped (with its size in the reason), never read whole.
+        raw = read_file_bytes(path, max_bytes=MAX_SESSION_BYTES)
     except OSError as exc:
         return f"unreadable: {exc.strerror or exc}"
     try:
@@ -808,6 +827,13 @@ class SqliteSessionStore(DefaultSessionStore):
         self.watch_min_files = WATCH_MIN_FILES  # -1: never watch
         self.last_report: ReconcileReport | None = None
         self._open()
+        try:
+            self._start(reconcile)
+        except BaseException:  # a store that fails to open leaves nothing open behind
+            self.close()
+            raise
+
+    def _start(self, reconcile: str) -> None:
         if self.broken is None:
             if reconcile == "sync":
                 self.last_report = self.reconcile()
@@ -824,13 +850,17 @@ class SqliteSessionStore(DefaultSessionStore):
         db = sqlite3.connect(
             self.db_path, timeout=30.0, check_same_thread=False, isolation_level=None
         )
-        db.execute("PRAGMA busy_timeout=30000")
-        if not self.memory:
-            db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("PRAGMA temp_store=MEMORY")
-        db.execute("PRAGMA cache_size=-32000")
-        db.execute("PRAGMA mmap_size=268435456")
+        try:
+            db.execute("PRAGMA busy_timeout=30000")
+            if not self.memory:
+                db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA temp_store=MEMORY")
+            db.execute("PRAGMA cache_size=-32000")
+            db.execute("PRAGMA mmap_size=268435456")
+        except BaseException:
+            _close_quietly(db)
+            raise
         return db
 
     def _open(self) -> None:
@@ -854,12 +884,14 @@ class SqliteSessionStore(DefaultSessionStore):
                     return db
                 log.info("index %s has another version or layout; rebuilding", self.db_path)
             except sqlite3.DatabaseError as exc:
+                _close_quietly(db)
                 if attempt:
                     raise
                 log.warning("index %s is unusable (%s); rebuilding it", self.db_path, exc)
-            if db is not None:
-                with contextlib.suppress(sqlite3.Error):
-                    db.close()
+            except BaseException:  # whatever else fails, the connection is not kept open
+                _close_quietly(db)
+                raise
+            _close_quietly(db)
             self._discard_db()
         raise _Broken("could not create the index")
 
@@ -1040,8 +1072,7 @@ class SqliteSessionStore(DefaultSessionStore):
         """The session dict of file ``name`` (None when it cannot be read)."""
         path = self.session_dir / name
         try:
-            with open(path, "rb") as fh:
-                data = loads(fh.read())
+            data = loads(read_file_bytes(path, max_bytes=MAX_SESSION_BYTES))
         except (OSError, ValueError, RecursionError):
             return None
         if not isinstance(data, dict):
@@ -1418,8 +1449,8 @@ class SqliteSessionStore(DefaultSessionStore):
                 for name, item in parsed:
                     if isinstance(item, str):
                         ident = self._stat_tuple(name)
-                        if ident is None:
-                            continue
+                        if ident is None or current.get(name) == ident:
+                            continue  # gone, or indexed as it is now (a write meanwhile)
                         self._delete_file(db, name)
                         db.execute(
                             "INSERT OR REPLACE INTO skipped(file, size, mtime_ns, inode, reason) "
@@ -1433,6 +1464,11 @@ class SqliteSessionStore(DefaultSessionStore):
                         ident2 = (item.identity.size, item.identity.mtime_ns, item.identity.inode)
                         if cur == ident2:
                             continue  # another process indexed this very version meanwhile
+                        if cur != known.get(name) and cur == self._stat_tuple(name):
+                            # A write (through this store or another process) indexed the
+                            # file as it is now after this pass parsed it: this parse is
+                            # older, and must not replace the newer rows.
+                            continue
                         self._delete_file(db, name)
                     fresh.append(item)
                     report.messages += len(item.messages)
@@ -1846,6 +1882,13 @@ class SqliteSessionStore(DefaultSessionStore):
                 "%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
                 for t in parsed.terms
             ]
+            # LIKE folds ASCII case only; admit too the messages holding a non-ASCII
+            # character that ``str.lower`` turns into one of the terms' ASCII letters.
+            letters = set("".join(parsed.terms))
+            for char, lowered in _LOWERS_TO_ASCII:
+                if letters & set(lowered):
+                    clauses += " OR instr(m.text, ?) > 0"
+                    params.append(char)
             rows = self._rows(
                 "SELECT DISTINCT s.file FROM messages m JOIN sessions s ON s.sid = m.sid "
                 f"WHERE {clauses}",

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from . import paths, recall
-from .files import FileIdentity
+from .files import MAX_SESSION_BYTES, FileIdentity
 from .index import SqliteSessionStore, _Broken, _extract, _Parsed
 from .model import JSONDict, SessionData, SessionSummary
 from .query import normalize_project, project_matches
@@ -230,8 +230,13 @@ class PiIndexStore(ReadOnlyWrites, SqliteSessionStore, _PiReads):  # type: ignor
 
     def _parse_file(self, name: str, ident: tuple[int, int, int], *, folded: bool) -> _Parsed | str:
         prior = self._priors.pop(name, None)
+        path = self.root / name
         try:
-            session = read_pi_session(self.root / name, prior=prior)
+            # One huge file (a single giant line among them) is skipped, never read whole.
+            size = os.stat(path).st_size
+            if size > MAX_SESSION_BYTES:
+                return f"file is {size} bytes, over the {MAX_SESSION_BYTES}-byte limit"
+            session = read_pi_session(path, prior=prior)
         except OSError as exc:
             return f"unreadable: {exc.strerror or exc}"
         except (ValueError, RecursionError) as exc:  # pragma: no cover - defensive

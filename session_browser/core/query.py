@@ -255,11 +255,32 @@ def _day(value: str, key: str) -> datetime:
             day = datetime.strptime(raw, "%Y-%m-%d")
             return day.replace(tzinfo=UTC)
         parsed = datetime.fromisoformat(raw)
-    except ValueError:
-        raise QueryError(
-            f"{key}: expects a date like 2026-01-31 (or an ISO date-time), not {value!r}"
-        ) from None
+    except (ValueError, OverflowError, OSError):
+        raise _bad_date(key, value) from None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _bad_date(key: str, value: str) -> QueryError:
+    return QueryError(
+        f"{key}: expects a date like 2026-01-31 (or an ISO date-time), not {value!r}"
+    )
+
+
+def _timestamp(day: datetime, key: str, value: str) -> float:
+    try:
+        return day.timestamp()
+    except (ValueError, OverflowError, OSError):
+        raise _bad_date(key, value) from None
+
+
+def _end_of_day(day: datetime) -> datetime:
+    """The instant after ``day``'s last moment. The last representable day
+    (9999-12-31) has no next day, so it is clamped to ``datetime.max`` (UTC), which
+    still covers every timestamp a transcript can carry."""
+    try:
+        return day + timedelta(days=1)
+    except OverflowError:
+        return datetime.max.replace(tzinfo=UTC)
 
 
 def _make_term(raw: str, quoted: bool) -> Term | None:
@@ -283,12 +304,12 @@ def _apply_filter(pq: ParsedQuery, key: str, value: str) -> None:
             raise QueryError(f"role: expects one of {', '.join(ROLES)}, not {value!r}")
         pq.role = role
     elif key == "since":
-        pq.since = _day(value, key).timestamp()
+        pq.since = _timestamp(_day(value, key), key, value)
     elif key == "until":
         day = _day(value, key)
         # A bare date means the whole day.
-        end = day + timedelta(days=1) if len(value) == 10 else day
-        pq.until = end.timestamp()
+        end = _end_of_day(day) if len(value) == 10 else day
+        pq.until = _timestamp(end, key, value)
     elif key == "session":
         pq.session = value
     elif key == "source":

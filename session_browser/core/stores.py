@@ -9,6 +9,7 @@ dir (read-only), and a bare ``pi:`` the default Pi dir.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -151,4 +152,16 @@ def open_stores(
     ``indexed`` opens each as an indexed store.
     """
     specs = store_specs(dirs)
-    return StoreGroup([open_spec(s, indexed=indexed, reconcile=reconcile) for s in specs])
+    stores: list[RecallStore] = []
+    try:
+        for spec in specs:
+            stores.append(open_spec(spec, indexed=indexed, reconcile=reconcile))
+    except BaseException:
+        # Those already open are closed (their index connections, background threads).
+        for store in reversed(stores):
+            close = getattr(store, "close", None)
+            if callable(close):
+                with contextlib.suppress(Exception):
+                    close()
+        raise
+    return StoreGroup(stores)

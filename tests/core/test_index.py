@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from session_browser.core import paths
 from session_browser.core.index import (
@@ -184,6 +186,116 @@ def test_classic_equals_the_core_on_a_generated_store(d: Path, tmp_path: Path) -
                     (h.session_id, h.score, h.anchor_index, h.folded) for h in want
                 ], q
                 assert [h.messages for h in got] == [h.messages for h in want]
+
+
+def _classic_keys(store: DefaultSessionStore, q: str, **kw: Any) -> list[tuple[str, float, int]]:
+    return [(h.session_id, h.score, h.anchor_index) for h in store.search(q, limit=50, **kw)]
+
+
+def test_classic_folds_case_like_the_core_beyond_ascii(d: Path, tmp_path: Path) -> None:
+    # str.lower() turns the Kelvin sign into "k" and a dotted capital I into "i" + U+0307;
+    # SQLite's LIKE folds ASCII only, so the index must still admit these sessions.
+    put(d, "a", ["temperature 5 \u212aelvin reached"], updated="2026-01-01T00:00:00+00:00")
+    put(d, "b", ["\u0130stanbul office"], updated="2026-01-02T00:00:00+00:00")
+    put(d, "c", ["plain kelvin"], updated="2026-01-03T00:00:00+00:00")
+    core = DefaultSessionStore(d)
+    with SqliteSessionStore(d, db_path=tmp_path / "k.sqlite3") as sq:
+        assert sq.has_fts
+        for q in ("kelvin", "KELVIN", "5 kelvin", "istanbul", "stanbul", "i", "office"):
+            assert _classic_keys(sq, q, ranking="classic") == _classic_keys(core, q), q
+        assert [h.session_id for h in sq.search("kelvin", ranking="classic")] == ["c", "a"]
+        assert [h.session_id for h in sq.search("i", ranking="classic")] == ["c", "b", "a"]
+
+
+def test_the_non_ascii_lowercase_table_is_complete() -> None:
+    import sys
+
+    from session_browser.core.index import _LOWERS_TO_ASCII
+
+    found = {
+        (chr(i), "".join(c for c in chr(i).lower() if c.isascii()))
+        for i in range(128, sys.maxunicode + 1)
+        if any(c.isascii() for c in chr(i).lower())
+    }
+    assert found == set(_LOWERS_TO_ASCII)
+
+
+_TRICKY = st.text(alphabet="kKiIsS\u212a\u0130\u017f\u0131 e\u0307x", max_size=8)
+# Mostly ASCII queries: those are the ones the index pre-filters (others are scanned).
+_QUERY = st.one_of(st.text(alphabet="kKiIsS ex", min_size=1, max_size=3), _TRICKY)
+
+
+@settings(max_examples=40, deadline=None)
+@given(texts=st.lists(st.lists(_TRICKY, min_size=1, max_size=3), min_size=1, max_size=4),
+       query=_QUERY)
+def test_classic_equals_the_core_over_tricky_case(texts: list[list[str]], query: str) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp) / "s"
+        for i, msgs in enumerate(texts):
+            put(d, f"s{i}", msgs, updated=f"2026-01-{1 + i:02d}T00:00:00+00:00")
+        core = DefaultSessionStore(d)
+        with SqliteSessionStore(d, db_path=Path(tmp) / "h.sqlite3") as sq:
+            assert _classic_keys(sq, query, ranking="classic") == _classic_keys(core, query)
+
+
+def test_an_oversized_file_is_skipped_not_read(populated: Path, tmp_path: Path) -> None:
+    from session_browser.core.files import MAX_SESSION_BYTES
+
+    huge = populated / "huge.json"
+    with open(huge, "wb") as fh:  # sparse: costs no disk, but is over the limit
+        fh.truncate(MAX_SESSION_BYTES + 1)
+    with SqliteSessionStore(populated, db_path=tmp_path / "big.sqlite3") as store:
+        report = store.last_report
+        assert report is not None
+        assert [name for name, _ in report.skipped] == ["huge.json"]
+        assert "limit" in report.skipped[0][1]
+        assert {h.session_id for h in store.search("lisbon")} >= {"hotel", "flight"}
+        assert store.search("lisbon", ranking="classic")
+    assert huge.stat().st_size == MAX_SESSION_BYTES + 1
+
+
+def test_a_failed_schema_check_closes_its_connection(d: Path, tmp_path: Path) -> None:
+    opened: list[sqlite3.Connection] = []
+
+    class Failing(SqliteSessionStore):
+        def _schema_ok(self, db: sqlite3.Connection) -> bool:
+            opened.append(db)
+            raise RuntimeError("schema check failed")
+
+    put(d, "a", ["hello"])
+    with pytest.raises(RuntimeError, match="schema check failed"):
+        Failing(d, db_path=tmp_path / "f.sqlite3")
+    assert len(opened) == 1
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        opened[0].execute("SELECT 1")
+
+
+def test_open_stores_closes_the_opened_ones_when_a_later_one_fails(
+    d: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from session_browser.core import stores
+
+    put(d, "a", ["hello"])
+    other = tmp_path / "other"
+    put(other, "b", ["world"])
+    real_open = stores.open_spec
+    opened: list[Any] = []
+
+    def open_then_fail(spec: stores.StoreSpec, **kw: Any) -> Any:
+        if opened:
+            raise OSError("the second store cannot be opened")
+        opened.append(real_open(spec, **kw))
+        return opened[-1]
+
+    monkeypatch.setattr(stores, "open_spec", open_then_fail)
+    with pytest.raises(OSError, match="second store"):
+        stores.open_stores([d, other], indexed=True, reconcile="background")
+    first = opened[0]
+    assert isinstance(first, SqliteSessionStore)
+    assert first._db is None  # closed, and its background reconcile stopped
+    assert first._thread is None or not first._thread.is_alive()
 
 
 # ---------------------------------------------------------------- where the index lives

@@ -309,3 +309,34 @@ def test_hits_come_from_the_current_file_and_are_the_callers_own(tmp_path: Path)
         store.reconcile()
         fresh = store.search("ocelot")[0]
         assert [m["content"] for m in fresh.messages] == ["the ocelot moved on", "nothing else"]
+
+
+def test_a_write_during_a_reconcile_is_not_replaced_by_its_older_parse(tmp_path: Path) -> None:
+    d = tmp_path / "s"
+    path = put(d, "a", ["old alpha"])
+    wrote: list[bool] = []
+
+    class WriteWhileParsing(SqliteSessionStore):
+        """A write through the store lands after this pass parsed the file."""
+
+        def _parse_file(self, name: str, ident: tuple[int, int, int], *, folded: bool) -> Any:
+            item = super()._parse_file(name, ident, folded=folded)
+            if not wrote:
+                wrote.append(True)
+                self.add_user_message("a", "newest gamma")
+            return item
+
+    db = tmp_path / "w.sqlite3"
+    with SqliteSessionStore(d, db_path=db):
+        pass
+    put(d, "a", ["middle beta"])
+    os.utime(path, ns=(1, 1))  # changed for the survey (size and mtime)
+    with WriteWhileParsing(d, db_path=db) as store:
+        assert wrote
+        assert [h.session_id for h in store.search("gamma")] == ["a"]
+        assert [h.session_id for h in store.search("beta")] == ["a"]
+        assert store.search("alpha") == []
+        store.reconcile()
+        assert [h.session_id for h in store.search("gamma")] == ["a"]
+    _, messages, _ = rows(db)
+    assert [m[2] for m in messages] == ["middle beta", "newest gamma"]

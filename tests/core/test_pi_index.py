@@ -463,3 +463,16 @@ def test_pi_jsonl_round_trips_a_praisonai_session(tmp_path: Path) -> None:
     with PiIndexStore(root) as store:
         hit = store.search("gannet")[0]
         assert hit.session_id == "rt-1" and hit.archived and hit.project == "/srv/rt"
+
+
+def test_an_oversized_pi_file_is_skipped_not_read(pi_dir: Path) -> None:
+    from session_browser.core.files import MAX_SESSION_BYTES
+
+    huge = pi_dir / PROJECT / "2026-01-01T00-00-00-000Z_huge.jsonl"
+    with open(huge, "wb") as fh:  # sparse: one "line" over the limit, no disk used
+        fh.truncate(MAX_SESSION_BYTES + 1)
+    with PiIndexStore(pi_dir) as store:
+        report = store.reconcile()
+        assert [name.rsplit("/", 1)[-1] for name, _ in report.skipped] == [huge.name]
+        assert "limit" in report.skipped[0][1]
+        assert store.count() == 2

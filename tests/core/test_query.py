@@ -142,3 +142,13 @@ def test_count_in_equals_counting_tokens(
     for term in pq.terms:
         assert term.count_in(fold(text)) == term.occurrences(tokenize(text))
         assert term.count_in(fold(text)) == len(term.pattern.findall(fold(text)))
+
+
+def test_extreme_and_impossible_dates() -> None:
+    assert parse_query("since:0001-01-01 x").since == datetime(1, 1, 1, tzinfo=UTC).timestamp()
+    # The last representable day has no next day: the bound is clamped, not an error.
+    end = parse_query("until:9999-12-31 x").until
+    assert end is not None and end >= datetime(9999, 12, 31, 23, 59, tzinfo=UTC).timestamp()
+    for bad in ("since:99999-01-01", "until:2026-02-30", "until:9999-12-31T99:00"):
+        with pytest.raises(QueryError, match="expects a date"):
+            parse_query(bad)
