@@ -12,6 +12,7 @@ from rich.text import Text
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
 
@@ -121,6 +122,38 @@ class SessionBrowserApp(App[int]):
         if self._keymap_error:
             self.notify(printable(self._keymap_error, one_line=True), severity="error")
         self.start_index()
+
+    def on_unmount(self) -> None:
+        """Stop the index build and close every store (threads, databases, watchers)."""
+        self.close_backend()
+
+    def close_backend(self) -> None:
+        if self._index_timer is not None:
+            self._index_timer.stop()
+            self._index_timer = None
+        self.backend.close()
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every toast of the app (and of its screens and widgets) goes through here.
+
+        Messages carry session ids, file names and error texts: they are shown literally,
+        never parsed as markup (``markup`` is ignored), with control characters escaped.
+        """
+        super().notify(
+            printable(str(message)),
+            title=printable(str(title), one_line=True),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
 
     @property
     def main(self) -> MainScreen:

@@ -86,6 +86,29 @@ class Backend:
         self.group: StoreGroup = self._open(indexed)
         self._summaries: list[SessionSummary] | None = None
         self._cancel = threading.Event()
+        self.closed = False
+
+    def close(self) -> None:
+        """Stop a running index build, then close every store: its background thread, its
+        database connections and its file watcher. Calling it again does nothing."""
+        if self.closed:
+            return
+        self.closed = True
+        self._cancel.set()
+        self.group.close()
+
+    def protected_dirs(self) -> list[Path]:
+        """The open stores' session dirs and spill dirs: files there belong to the stores
+        (live sessions), so nothing but the stores writes into them."""
+        found: list[Path] = []
+        for store in self.stores:
+            for name in ("session_dir", "spill_dir"):
+                value = getattr(store, name, None)
+                if isinstance(value, str | Path) and str(value):
+                    path = Path(value).expanduser().resolve()
+                    if path not in found:
+                        found.append(path)
+        return found
 
     def _open(self, indexed: bool) -> StoreGroup:
         if indexed:

@@ -39,9 +39,12 @@ def run_app(stores: list[str], *, demo: bool) -> int:
             backend = Backend(stores or None)
         except StoreNotFound as exc:
             return _error(str(exc))
-        app = SessionBrowserApp(backend, store_labels=labels)
-        result = app.run()
-        return int(result or 0) if app.return_code is None else int(app.return_code)
+        try:
+            app = SessionBrowserApp(backend, store_labels=labels)
+            result = app.run()
+            return int(result or 0) if app.return_code is None else int(app.return_code)
+        finally:
+            backend.close()  # the app closes it on exit; this covers a failed start
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -56,8 +56,10 @@ class ConfirmScreen(ModalScreen[bool]):
             with VerticalScroll(id="confirm-body"):
                 yield Static(self.body)
             with Horizontal(id="confirm-buttons"):
-                yield Button(f"{self.yes_label} (y)", variant="warning", id="confirm-yes")
-                yield Button(f"{self.no_label} (n/Esc)", id="confirm-no")
+                yes = Text(f"{printable(self.yes_label, one_line=True)} (y)")
+                no = Text(f"{printable(self.no_label, one_line=True)} (n/Esc)")
+                yield Button(yes, variant="warning", id="confirm-yes")
+                yield Button(no, id="confirm-no")
 
     def on_mount(self) -> None:
         self.query_one("#confirm-no", Button).focus()

@@ -7,6 +7,7 @@ is only run after a dry run of the same file with the same options, and a confir
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,6 +89,29 @@ def _label(text: str) -> Static:
 # --------------------------------------------------------------------------- export: worker side
 
 
+def store_dir_holding(backend: Any, path: Path) -> Path | None:
+    """The open store's session or spill dir ``path`` lies in, if any (exports never go
+    there: a file in it is a live session, or becomes one)."""
+    protected = getattr(backend, "protected_dirs", None)
+    if not callable(protected):
+        return None
+    candidates = {path.expanduser().absolute()}
+    with contextlib.suppress(OSError, RuntimeError):  # a symlink loop: the plain path
+        candidates.add(path.expanduser().resolve())
+    for directory in protected():
+        for target in candidates:
+            if target == directory or directory in target.parents:
+                return Path(directory)
+    return None
+
+
+def store_dir_error(path: Path, directory: Path) -> str:
+    return (
+        f"{shown_path(path)} is inside the session store {shown_path(directory)}; "
+        "exports are never written into a store's session or spill dir: choose another path"
+    )
+
+
 @dataclass
 class ExportJob:
     """One export, decided on the UI thread, run in a worker."""
@@ -159,6 +183,10 @@ def run_export_job(
             out.cancelled = True
             return out
         path = job.path
+        directory = store_dir_holding(backend, path)
+        if directory is not None:
+            out.error = store_dir_error(path, directory)
+            return out
         if path.is_dir():
             out.error = f"{shown_path(path)} is a directory"
             return out
@@ -373,6 +401,14 @@ class ExportScreen(ContextScreen):
             lineage=self.query_one("#x-lineage", Checkbox).value,
             path=path,
         )
+        directory = store_dir_holding(self.context.backend, path)
+        if directory is not None:
+            message = store_dir_error(path, directory)
+            self.query_one("#x-report-body", Static).update(
+                Text.assemble(("Not exported: ", "bold red"), printable(message, one_line=True))
+            )
+            self.notify(message, title="Export refused", severity="error")
+            return
         if path.is_dir():
             self.notify(f"{shown_path(path)} is a directory.", severity="error")
             return
