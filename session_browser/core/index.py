@@ -53,6 +53,22 @@ Relevance ranking (``ranking="relevance"``)
     Sessions that really are automated (tagged, or machine-paced: many messages at
     near-constant sub-10 s gaps) are multiplied by 0.25; continuations sharing a lineage
     key fold into their best hit.
+    Common words: a term whose tokens are all English stopwords (:data:`STOPWORDS`), or
+    held by more than 10% of the messages (:data:`COMMON_SHARE`, from an index of 50
+    messages up), is common. When a query mixes common and rarer terms, a session must hold
+    one of the rarer ones to be a hit, and the common ones weigh x0.25 (idf, in the score
+    and the coverage); a query of common words only keeps them all. ``explain`` lists them
+    under ``common``.
+    A query of filters only (no words) lists every session with a message passing the
+    filters (and none holding an excluded word), newest first: the score is
+    ``1 / (1 + age in days)`` of its latest matching message, where the hit is anchored;
+    no automated demotion.
+    ``matched_sessions`` counts the sessions that are hits over the whole index, not only
+    the bounded candidates: filter-only, every session passing the filters; with words,
+    the sessions with a message passing the filters that holds a rarer term (any term when
+    all are common) and no excluded term, counted with FTS5 while that reads at most
+    :data:`COUNT_BUDGET` postings (beyond, the scored candidates, a lower bound); plus the
+    not-yet-indexed files scanned.
     Passing shared :class:`CorpusStats` (as a group of stores does) scores with collection
     statistics summed over several indexes, so their scores can be ranked together.
 
@@ -127,6 +143,20 @@ FILL_LIMIT = 100  # newest messages with any other term, when too few sessions w
 COMMON_LIMIT = 200  # newest messages taken when every term is common
 COVERAGE_CHECK = 25  # top sessions whose missing terms are looked up in their other messages
 SCORE_TEXT_CHARS = 50_000  # characters of one message the scorer reads
+COMMON_SHARE = 0.1  # a word in more than this share of the messages is common
+COMMON_MIN_MESSAGES = 50  # ... counted only in an index of at least this many messages
+COMMON_WEIGHT = 0.25  # their idf is multiplied by this when the query has rarer words
+COUNT_BUDGET = 200_000  # postings read at most to count the matched sessions exactly
+# Words that never make a session a hit on their own when the query has rarer ones.
+_STOPWORD_TEXT = """
+    a about above after again all also am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for
+    from further had has have having he her here hers him his how i if in into is it its
+    just me more most my no nor not now of off on once only or other our ours out over own
+    same she should so some such than that the their theirs them then there these they this
+    those through to too under until up very was we were what when where which while who
+    whom why will with would you your yours"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 MACHINE_MIN_MESSAGES = 8
 MACHINE_MAX_GAP = 10.0
 BATCH_FILES = 500
@@ -614,6 +644,24 @@ class _Scored:
     bm25: float
     messages: int
     anchor_text: str
+    common: tuple[str, ...] = ()  # the query's common words, when it has rarer ones too
+
+
+def _is_common(term: Term, df: int, total: int) -> bool:
+    """A term too common to make a session a hit on its own: every token an English
+    stopword (:data:`STOPWORDS`), or held by more than :data:`COMMON_SHARE` of the messages
+    (by document frequency, when the index counts it)."""
+    if term.tokens and not term.prefix and all(t in STOPWORDS for t in term.tokens):
+        return True
+    return total >= COMMON_MIN_MESSAGES and df > COMMON_SHARE * total
+
+
+def _recency(ts: float | None, now: float) -> float:
+    """The score of a filter-only hit: 1 / (1 + age in days) of its latest matching message
+    (0 without any time), so newer ranks first, also across stores."""
+    if ts is None:
+        return 0.0
+    return 1.0 / (1.0 + max(0.0, now - ts) / 86400.0)
 
 
 def _length_ratio(ratio: float) -> float:
@@ -632,6 +680,14 @@ class _Scorer:
         n = max(total, 1)
         self.idf = [math.log(1.0 + (n - df + 0.5) / (df + 0.5)) for df in dfs]
         self.idf_total = sum(self.idf) or 1.0
+        # Common words (see :func:`_is_common`): when the query mixes them with rarer words, a
+        # session must hold one of the rarer ones; a query of common words only keeps all.
+        self.common = [_is_common(t, df, n) for t, df in zip(self.terms, dfs, strict=True)]
+        rare = {i for i, c in enumerate(self.common) if not c}
+        self.rare: set[int] = rare if len(rare) < len(self.terms) else set()
+        if self.rare:  # ... and their words weigh less, in the score and the coverage
+            self.idf = [w * (1.0 if i in rare else COMMON_WEIGHT) for i, w in enumerate(self.idf)]
+            self.idf_total = sum(self.idf) or 1.0
         self.avg = max(avg_chars, 1.0)
         words = pq.all_tokens
         self.phrase_term = (
@@ -696,6 +752,8 @@ class _Scorer:
                 rest += boosted
         if excluded or anchor < 0:
             return None
+        if self.rare and not matched & self.rare:
+            return None  # only the query's common words: not a hit
         return self.finish(
             info, best, best_raw, rest, matched, anchor, anchor_text, phrase_best, all_best, count
         )
@@ -726,7 +784,26 @@ class _Scorer:
             bm25=best_raw,
             messages=count,
             anchor_text=anchor_text,
+            common=tuple(t.label for i, t in enumerate(self.terms) if self.common[i])
+            if self.rare
+            else (),
         )
+
+
+def _recent_scored(info: _SessionInfo, score: float, anchor: int, text: str, n: int) -> _Scored:
+    """A filter-only hit: scored by recency, anchored at its latest matching message."""
+    return _Scored(
+        info=info,
+        score=score,
+        anchor=anchor,
+        best=score,
+        matched=set(),
+        phrase=False,
+        all_terms=False,
+        bm25=0.0,
+        messages=n,
+        anchor_text=text,
+    )
 
 
 def _levenshtein(a: str, b: str, limit: int) -> int:
@@ -2016,6 +2093,7 @@ class SqliteSessionStore(DefaultSessionStore):
         dfs: Sequence[int],
         limit: int,
         warnings: list[str],
+        rare: set[int] | frozenset[int] = frozenset(),
     ) -> list[tuple[Any, ...]]:
         """Candidate messages, bounded whatever the words: the newest messages holding every
         term; the rarest terms' messages (a common word never costs its posting list); and,
@@ -2054,7 +2132,7 @@ class SqliteSessionStore(DefaultSessionStore):
             return rows
         elif len(rows) >= ALL_TERMS_LIMIT:
             warnings.append("very common words: the newest matching messages were ranked")
-        rest = [pq.terms[i] for _df, i in live if i not in used]
+        rest = [pq.terms[i] for _df, i in live if i not in used and (not rare or i in rare)]
         if rest and len({r[0] for r in rows}) < max(limit, 1):
             add(fts_expr(rest, excluded=ex), FILL_LIMIT)
         return rows
@@ -2099,14 +2177,15 @@ class SqliteSessionStore(DefaultSessionStore):
         try:
             with self._lock:
                 db = self._conn()
-                scored, warnings = self._score_index(db, pq, corpus, limit)
+                scored, warnings, counted = self._score_index(db, pq, corpus, limit)
                 fuzzy = False
                 if not scored and pq.terms and self.has_fts:
                     fixed = self._fuzzy_query(db, pq)
                     if fixed is not None:
                         fpq, note = fixed
-                        scored, more = self._score_index(db, fpq, corpus, limit)
-                        if scored:
+                        fscored, more, fcounted = self._score_index(db, fpq, corpus, limit)
+                        if fscored:
+                            scored, counted = fscored, fcounted
                             fuzzy = True
                             warnings.append(note)
                             warnings.extend(more)
@@ -2116,10 +2195,13 @@ class SqliteSessionStore(DefaultSessionStore):
                     stale = set(self._stale_keys)
                 if stale:
                     scored = [s for s in scored if s.info.key not in stale]
+                matched = len(scored) if counted is None else max(counted, len(scored))
                 mode = "index" if self.has_fts else "like"
                 if pending:
                     mode += "+scan"
-                    scored.extend(self._score_files(db, pq, pending, corpus))
+                    scanned = self._score_files(db, pq, pending, corpus)
+                    matched += len(scanned)
+                    scored.extend(scanned)
                     done, total = self.progress
                     warnings.append(
                         f"indexing: {done} of {total} files done; the rest were scanned"
@@ -2132,7 +2214,7 @@ class SqliteSessionStore(DefaultSessionStore):
         except _Broken:
             return self._relevance(pq, limit, window, corpus)
         cands = self._to_candidates(scored, pq, limit, window)
-        return cands, len(scored), fuzzy, warnings, mode
+        return cands, matched, fuzzy, warnings, mode
 
     def _scorer(
         self,
@@ -2154,17 +2236,22 @@ class SqliteSessionStore(DefaultSessionStore):
         pq: ParsedQuery,
         corpus: CorpusStats | None = None,
         limit: int = 5,
-    ) -> tuple[list[_Scored], list[str]]:
+    ) -> tuple[list[_Scored], list[str], int | None]:
+        """(scored sessions, warnings, matched sessions counted over the whole index or None
+        when not counted). A filter-only query lists every session with a message passing
+        the filters, newest first (:meth:`_recent_index`)."""
         warnings: list[str] = []
+        if not pq.terms:
+            recent, count = self._recent_index(db, pq, limit)
+            return recent, warnings, count
         dfs = [self._df(db, t) for t in pq.terms] if self.has_fts else [1] * len(pq.terms)
         scorer = self._scorer(db, pq, dfs, corpus)
         rows: list[tuple[Any, ...]]
-        if not pq.terms:
-            rows = self._fetch(db, pq, None, None, CANDIDATE_LIMIT)
-        elif not self.has_fts:
-            rows = self._fetch(db, pq, None, pq.terms, CANDIDATE_LIMIT)
+        if not self.has_fts:
+            like = [t for i, t in enumerate(pq.terms) if not scorer.rare or i in scorer.rare]
+            rows = self._fetch(db, pq, None, like, CANDIDATE_LIMIT)
         else:
-            rows = self._fts_candidates(db, pq, dfs, limit, warnings)
+            rows = self._fts_candidates(db, pq, dfs, limit, warnings, scorer.rare)
         groups: dict[int, tuple[_SessionInfo, list[_Msg]]] = {}
         for (
             sid,
@@ -2197,7 +2284,117 @@ class SqliteSessionStore(DefaultSessionStore):
                 scored.append(s)
         if (pq.excluded or len(pq.terms) > 1) and scored:
             scored = self._refine(db, scorer, pq, scored, limit)
-        return scored, warnings
+        counted = self._count_matches(db, pq, dfs, scorer.rare) if self.has_fts else None
+        return scored, warnings, counted
+
+    def _count_matches(
+        self, db: sqlite3.Connection, pq: ParsedQuery, dfs: Sequence[int], rare: set[int]
+    ) -> int | None:
+        """Sessions of the index that are hits for ``pq`` whatever the candidate bound: a
+        message passing the filters holds one of the query's rarer terms (any term when all
+        are common), and no message holds an excluded term. None when that would read more
+        than :data:`COUNT_BUDGET` postings (the caller then counts the scored sessions)."""
+        which = [i for i in range(len(pq.terms)) if (not rare or i in rare) and dfs[i] > 0]
+        if not which:
+            return 0
+        cost = sum(dfs[i] for i in which) + sum(self._df(db, t) for t in pq.excluded)
+        if cost > COUNT_BUDGET:
+            return None
+        fsql, fparams = self._filter_sql(pq)
+        sids = {
+            r[0]
+            for r in db.execute(
+                "SELECT DISTINCT m.sid FROM fts JOIN messages m ON m.id = fts.rowid "
+                f"JOIN sessions s ON s.sid = m.sid WHERE fts MATCH ?{fsql}",
+                [fts_expr([pq.terms[i] for i in which]), *fparams],
+            )
+        }
+        if sids and pq.excluded:
+            sids -= self._excluded_sids(db, pq)
+        return len(sids)
+
+    def _excluded_sids(self, db: sqlite3.Connection, pq: ParsedQuery) -> set[int]:
+        """Sessions of the index with a message holding one of ``pq``'s excluded terms."""
+        if not pq.excluded:
+            return set()
+        if self.has_fts:
+            return {
+                r[0]
+                for r in db.execute(
+                    "SELECT DISTINCT m.sid FROM fts JOIN messages m ON m.id = fts.rowid "
+                    "WHERE fts MATCH ?",
+                    (fts_expr(list(pq.excluded)),),
+                )
+            }
+        out: set[int] = set()
+        for term in pq.excluded:
+            for sid, text in db.execute(
+                "SELECT sid, text FROM messages WHERE text LIKE ? ESCAPE '\\'",
+                (like_pattern(term),),
+            ):
+                if sid not in out and term.occurrences(tokenize(text)):
+                    out.add(sid)
+        return out
+
+    def _recent_index(
+        self, db: sqlite3.Connection, pq: ParsedQuery, limit: int
+    ) -> tuple[list[_Scored], int]:
+        """A filter-only query: every session with a message passing the filters (and none
+        holding an excluded term), counted in SQL, ranked by its latest matching message
+        (:func:`_recency`) and anchored there. Only the shown sessions and the continuations
+        that fold into them are looked at further."""
+        fsql, fparams = self._filter_sql(pq)
+        rows = db.execute(
+            "SELECT m.sid, max(coalesce(m.ts, s.updated_ts)), count(*) FROM messages m "
+            f"JOIN sessions s ON s.sid = m.sid WHERE 1{fsql} GROUP BY m.sid",
+            fparams,
+        ).fetchall()
+        if pq.excluded and rows:
+            gone = self._excluded_sids(db, pq)
+            rows = [r for r in rows if r[0] not in gone]
+        if not rows:
+            return [], 0
+        latest = {int(sid): (t, int(n)) for sid, t, n in rows}
+        infos: dict[int, _SessionInfo] = {}
+        sids = list(latest)
+        for start in range(0, len(sids), IN_CHUNK):
+            chunk = sids[start : start + IN_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            for sid, session_id, file, when, tagged, machine, lineage, lo, hi in db.execute(
+                "SELECT sid, session_id, file, when_, tagged, machine, lineage, row_lo, row_hi "
+                f"FROM sessions WHERE sid IN ({marks})",
+                chunk,
+            ):
+                infos[sid] = _SessionInfo(
+                    sid, session_id, file, when, bool(tagged), bool(machine), lineage, lo, hi
+                )
+        order = sorted(
+            infos.values(),
+            key=lambda i: (latest[i.key][0] is not None, latest[i.key][0] or 0.0, i.when or ""),
+            reverse=True,
+        )
+        shown: set[str] = set()
+        for info in order:
+            if len(shown) >= max(limit, 1):
+                break
+            shown.add(info.lineage if info.lineage is not None else "\x00" + info.file)
+        now = time.time()
+        out: list[_Scored] = []
+        for info in order:
+            key = info.lineage if info.lineage is not None else "\x00" + info.file
+            if key not in shown:
+                continue
+            anchor = db.execute(
+                "SELECT m.idx, m.text FROM messages m JOIN sessions s ON s.sid = m.sid "
+                f"WHERE m.id BETWEEN ? AND ?{fsql} "
+                "ORDER BY coalesce(m.ts, s.updated_ts) DESC, m.id DESC LIMIT 1",
+                [info.row_lo, info.row_hi, *fparams],
+            ).fetchone()
+            if anchor is None:
+                continue
+            t, n = latest[info.key]
+            out.append(_recent_scored(info, _recency(t, now), int(anchor[0]), str(anchor[1]), n))
+        return out, len(order)
 
     def _refine(
         self,
@@ -2310,6 +2507,7 @@ class SqliteSessionStore(DefaultSessionStore):
             else self._scorer(db, pq, dfs, corpus)
         )
         out: list[_Scored] = []
+        now = time.time()
         for n, name in enumerate(names):
             data = self._load_file(name)
             if data is None:
@@ -2339,7 +2537,7 @@ class SqliteSessionStore(DefaultSessionStore):
                     continue
                 if pq.until is not None and (eff is None or eff >= pq.until):
                     continue
-                msgs.append(_Msg(-1 - n, idx, role, archived, tsf, text))
+                msgs.append(_Msg(-1 - n, idx, role, archived, tsf if pq.terms else eff, text))
             tagged, machine = self._demotion_flags(data, messages)
             info = _SessionInfo(
                 -1 - n,
@@ -2350,6 +2548,14 @@ class SqliteSessionStore(DefaultSessionStore):
                 machine,
                 recall.lineage_key(data),
             )
+            if not pq.terms:
+                if not msgs or any(scorer.message(m.text)[0] < 0 for m in msgs):
+                    continue
+                last = max(msgs, key=lambda m: (m.ts is not None, m.ts or 0.0, m.idx))
+                out.append(
+                    _recent_scored(info, _recency(last.ts, now), last.idx, last.text, len(msgs))
+                )
+                continue
             s = scorer.session(info, msgs)
             if s is not None:
                 out.append(s)
@@ -2447,6 +2653,8 @@ class SqliteSessionStore(DefaultSessionStore):
     ) -> list[recall.Candidate]:
         """Order, fold lineage, and build full hits only for what will be shown."""
         for s in scored:
+            if not pq.terms:
+                continue  # filter-only: recency, neither demoted nor rounded
             demote = s.info.tagged or s.info.machine
             s.score = round(s.score * (recall.AUTOMATED_DEMOTION if demote else 1.0), 4)
         scored.sort(key=lambda s: (s.score, s.info.when or ""), reverse=True)
@@ -2470,10 +2678,19 @@ class SqliteSessionStore(DefaultSessionStore):
 
     def _explain(self, s: _Scored, pq: ParsedQuery) -> JSONDict:
         demote = s.info.tagged or s.info.machine
+        if not pq.terms:
+            return {
+                "ranking": "relevance",
+                "order": "recency",
+                "recency": round(s.score, 6),
+                "matching_messages": s.messages,
+                "automated": "tagged" if s.info.tagged else ("machine-paced" if demote else None),
+            }
         return {
             "ranking": "relevance",
             "terms": [pq.terms[i].label for i in sorted(s.matched)],
             "missing": [t.label for i, t in enumerate(pq.terms) if i not in s.matched],
+            "common": list(s.common),
             "phrase": s.phrase,
             "all_terms": s.all_terms,
             "bm25": round(s.bm25, 4),

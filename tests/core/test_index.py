@@ -526,6 +526,62 @@ def test_filter_only_query(sq: SqliteSessionStore) -> None:
     assert sq.search("archived:yes", limit=5)[0].session_id == "old"
 
 
+def test_filter_only_lists_every_session_by_recency(d: Path, tmp_path: Path) -> None:
+    # One session with thousands of matching messages must not crowd out the others.
+    put(d, "huge", [f"chatter line {i}" for i in range(3000)], start=T0, gap=1.0,
+        updated="2026-01-01T00:00:00+00:00")
+    for i in range(12):
+        put(d, f"s{i}", ["hello", "reply", "later"], start=T0 + (i + 1) * 86400.0,
+            updated=f"2026-01-{2 + i:02d}T00:00:00+00:00")
+    put(d, "gone", ["forbidden word", "reply"], start=T0 + 20 * 86400.0)
+    with SqliteSessionStore(d, db_path=tmp_path / "fo.sqlite3") as st:
+        result = st.search_ex("role:user", limit=20)
+        assert result.matched_sessions == 14
+        ids = [h.session_id for h in result.hits]
+        assert ids == ["gone", *[f"s{i}" for i in reversed(range(12))], "huge"]
+        assert [h.score for h in result.hits] == sorted((h.score for h in result.hits),
+                                                       reverse=True)
+        # anchored at the latest matching message (user turns are the even ones)
+        by_id = {h.session_id: h for h in result.hits}
+        assert by_id["huge"].anchor_index == 2998
+        assert by_id["s3"].anchor_index == 2
+        assert by_id["huge"].explain["order"] == "recency"
+        since = st.search_ex(f"since:{_day(T0 + 6.5 * 86400.0)}", limit=3)
+        assert since.matched_sessions == 8  # s5..s11 and gone
+        assert [h.session_id for h in since.hits] == ["gone", "s11", "s10"]
+        until = st.search_ex(f"until:{_day(T0)}", limit=5)  # the day, inclusive
+        assert [h.session_id for h in until.hits] == ["huge"]
+        assert until.hits[0].anchor_index == 2999
+        excluded = st.search_ex("role:user -forbidden", limit=20)
+        assert excluded.matched_sessions == 13
+        assert "gone" not in [h.session_id for h in excluded.hits]
+
+
+def _day(ts: float) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
+
+
+def test_common_words_alone_do_not_make_a_hit(d: Path, tmp_path: Path) -> None:
+    put(d, "billing", ["we moved the billing data", "the migration plan is set"],
+        updated="2026-01-02T00:00:00+00:00")
+    put(d, "chatty", [f"what did we say about the thing {i}" for i in range(400)],
+        updated="2026-01-05T00:00:00+00:00")
+    for i in range(6):
+        put(d, f"o{i}", [f"what about the weather {i}"], updated="2026-01-03T00:00:00+00:00")
+    put(d, "other", ["a migration of birds"], updated="2026-01-04T00:00:00+00:00")
+    with SqliteSessionStore(d, db_path=tmp_path / "sw.sqlite3") as st:
+        result = st.search_ex("what did we decide about the billing migration", limit=10)
+        ids = [h.session_id for h in result.hits]
+        assert ids[0] == "billing"
+        assert set(ids) == {"billing", "other"}
+        assert result.matched_sessions == 2
+        assert "the" in result.hits[0].explain["common"]
+        # a query of common words only still answers
+        assert "chatty" in [h.session_id for h in st.search("what about the", limit=10)]
+
+
 # ---------------------------------------------------------------- browse
 
 
