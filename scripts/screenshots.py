@@ -56,7 +56,7 @@ SHOTS: list[tuple[str, str, Step]] = [
     ("search", "dark", keys(*"billing")),
     ("viewer-archived-boundary", "dark", keys(*"random status codes", "|", "enter", "enter")),
     ("recent", "dark", keys("f3")),
-    ("recent-marked", "dark", keys("f3", "|", "space", "down", "space")),
+    ("recent-marked", "dark", keys("f3", "|", "down", "space", "down", "space")),
     ("help", "dark", keys("f1")),
     ("explain", "dark", keys(*"chargefox", "|", "down", "e")),
     ("palette", "dark", keys("ctrl+p", "|", *"view")),

@@ -72,6 +72,9 @@ class SessionBrowserApp(App[int]):
         Binding("f7", "open_import", "Import", show=False, id="app.import"),
         Binding("ctrl+t", "toggle_theme", "Theme", id="app.theme"),
         Binding("ctrl+g", "cancel_index", "Cancel index build", id="app.cancel_index"),
+        # The same key (and id, so a keymap moves both) when no build runs: it says so, and
+        # the footer does not offer a cancel there is nothing to cancel.
+        Binding("ctrl+g", "no_index_build", "", show=False, id="app.cancel_index"),
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
     ]
 
@@ -89,18 +92,24 @@ class SessionBrowserApp(App[int]):
         theme: str | None = None,
         animate: bool = True,
         show_timings: bool = True,
+        missing_stores: list[str] | None = None,
     ) -> None:
         super().__init__()
         # Off in snapshot tests: a measured duration would change the picture run to run.
         self.show_timings = show_timings
         self.backend = backend
-        self.now = now or datetime.now(UTC)
         self.store_labels = store_labels or backend.store_paths()
-        self.index_state = IndexState()
+        self.missing_stores = list(missing_stores or [])
+        # None: the live clock (relative ages stay right in a long-running app); tests fix it.
+        self._fixed_now = now
+        # An indexed store builds from the start: until the first progress read, say so
+        # (never "no sessions" while a build is on its way).
+        self.index_state = IndexState("building") if backend.indexed else IndexState()
         self.session_count: int | None = None
         self._keymap_error: str | None = None
         self._index_timer: Any = None
         self._polls = 0
+        self._done_at_refresh = 0
         if keymap is None:
             try:
                 keymap = load_keymap()
@@ -112,6 +121,15 @@ class SessionBrowserApp(App[int]):
         if not animate:
             self.animation_level = "none"
 
+    @property
+    def now(self) -> datetime:
+        """The clock relative ages are measured against: live unless one was given."""
+        return self._fixed_now or datetime.now(UTC)
+
+    @property
+    def fixed_now(self) -> datetime | None:
+        return self._fixed_now
+
     # ------------------------------------------------------------------ start
 
     def get_default_screen(self) -> Screen[Any]:
@@ -121,6 +139,9 @@ class SessionBrowserApp(App[int]):
         self._set_status()
         if self._keymap_error:
             self.notify(printable(self._keymap_error, one_line=True), severity="error")
+        if self.missing_stores:
+            names = ", ".join(printable(m, one_line=True) for m in self.missing_stores)
+            self.notify(f"Store not found (not a directory): {names}", severity="warning")
         self.start_index()
 
     def on_unmount(self) -> None:
@@ -205,15 +226,25 @@ class SessionBrowserApp(App[int]):
             self._polls += 1
             if self._polls % COUNT_EVERY == 0:
                 self.refresh_status()
+                if state.done != self._done_at_refresh:  # more is searchable: ask again
+                    self._done_at_refresh = state.done
+                    self._refresh_lists(recent=False)
             return
         if self._index_timer is not None:
             self._index_timer.stop()
             self._index_timer = None
         if was_building:
             self.refresh_status()
-            if self.session_count is not None:
-                self.main.rerun_search()
-                self.main.reload_recent()
+            self._refresh_lists(recent=True)
+
+    def _refresh_lists(self, *, recent: bool) -> None:
+        """Ask the current query again (and reload the recent list) after the index grew."""
+        main = self.main
+        if not main.query("#query"):  # not composed yet: nothing on screen to refresh
+            return
+        main.rerun_search(keep_cursor=True)
+        if recent:
+            main.reload_recent()
 
     def on_store_status(self, message: StoreStatus) -> None:
         self.session_count = message.sessions
@@ -228,12 +259,18 @@ class SessionBrowserApp(App[int]):
             return
         # While the index builds it holds few sessions yet: that is not an empty store (the
         # status after the build decides).
-        building = self.backend.index_state().mode == "building"
+        building = self.index_state.mode == "building" or (
+            self.backend.index_state().mode == "building"
+        )
         empty = self.session_count == 0 and not building
         if empty != bool(main.query_one("#empty-state").display):
             main.show_empty(self.empty_text() if empty else None)
 
     def action_cancel_index(self) -> None:
+        if self.backend.index_state().mode != "building":
+            self.notify("No index build is running.", timeout=3)
+            self._poll_index()
+            return
         if self.backend.cancel_index():
             self.notify(
                 "Index build stopped: what is indexed so far stays searchable."
@@ -251,9 +288,14 @@ class SessionBrowserApp(App[int]):
             return
         self.start_index()
 
+    def action_no_index_build(self) -> None:
+        self.notify("No index build is running.", timeout=3)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_index":
             return self.index_state.mode == "building"
+        if action == "no_index_build":
+            return self.index_state.mode != "building"
         return True
 
     def _set_status(self) -> None:
@@ -269,6 +311,13 @@ class SessionBrowserApp(App[int]):
     def empty_text(self) -> Text:
         text = Text(end="")
         text.append("No sessions here yet.\n\n", style="bold")
+        for missing in self.missing_stores:
+            text.append(
+                f"Not found: {printable(missing, one_line=True)} is not a directory.\n",
+                style="bold",
+            )
+        if self.missing_stores:
+            text.append("\n")
         text.append("Looked in:\n")
         for label in self.store_labels:
             text.append(f"  {printable(label, one_line=True)}\n")
@@ -309,7 +358,14 @@ class SessionBrowserApp(App[int]):
 
     def help_sections(self) -> list[tuple[str, list[BindingType]]]:
         return [
-            ("Everywhere", [*type(self).BINDINGS]),
+            (
+                "Everywhere",
+                [
+                    b
+                    for b in type(self).BINDINGS
+                    if not (isinstance(b, Binding) and b.action == "no_index_build")
+                ],
+            ),
             ("Search / Recent", [*MainScreen.BINDINGS]),
             ("Lists", [*RowList.BINDINGS]),
             ("Hits", [*HitList.BINDINGS]),
@@ -317,7 +373,31 @@ class SessionBrowserApp(App[int]):
             ("Viewer", [*ViewerScreen.BINDINGS]),
             ("Transcript", [*TranscriptView.BINDINGS]),
             ("Dialogs", [*TextScreen.BINDINGS]),
+            *self._extra_help_sections(),
         ]
+
+    @staticmethod
+    def _extra_help_sections() -> list[tuple[str, list[BindingType]]]:
+        """The bindings of the added screens (quarantine, export, import) that are present."""
+        out: list[tuple[str, list[BindingType]]] = []
+        wanted = [
+            ("Quarantine", "quarantine", "QuarantineScreen"),
+            ("Quarantine list", "quarantine", "QuarantineList"),
+            ("Export", "export", "ExportScreen"),
+            ("Import", "import", "ImportScreen"),
+        ]
+        for section, name, class_name in wanted:
+            module_name = EXTRA_SCREENS[name][0]
+            if importlib.util.find_spec(module_name) is None:
+                continue
+            cls = getattr(importlib.import_module(module_name), class_name, None)
+            bindings = getattr(cls, "BINDINGS", None)
+            if bindings:
+                out.append((section, [*bindings]))
+        from .screens.confirm import ConfirmScreen
+
+        out.append(("Confirmations", [*ConfirmScreen.BINDINGS]))
+        return out
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):

@@ -82,7 +82,8 @@ class Backend:
     """Stores opened for the app, and the few calls it makes on them."""
 
     def __init__(self, dirs: Sequence[str | Path] | None, *, indexed: bool = True) -> None:
-        self.dirs = [str(d) for d in dirs] if dirs else None
+        # None: the default stores; an empty list: no store at all (every one named is gone).
+        self.dirs = [str(d) for d in dirs] if dirs is not None else None
         self.group: StoreGroup = self._open(indexed)
         self._summaries: list[SessionSummary] | None = None
         self._cancel = threading.Event()
@@ -111,6 +112,8 @@ class Backend:
         return found
 
     def _open(self, indexed: bool) -> StoreGroup:
+        if self.dirs == []:
+            return StoreGroup([])
         if indexed:
             # No build here: the app starts it in the background (start_index), so the
             # first paint never waits for it.

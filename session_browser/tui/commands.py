@@ -53,6 +53,38 @@ COMMANDS: tuple[Command, ...] = (
     Command("Copy message", "y", "screen.copy", "ViewerScreen"),
     Command("Message metadata", "m", "screen.metadata", "ViewerScreen"),
     Command("Back", "Close the viewer (Esc)", "screen.back", "ViewerScreen"),
+    Command(
+        "Restore as a new session",
+        "Save what can be read as a new session (r)",
+        "screen.act('restore')",
+        "QuarantineScreen",
+    ),
+    Command(
+        "Merge missing messages",
+        "Add the recovered messages the live session lacks (m)",
+        "screen.act('merge')",
+        "QuarantineScreen",
+    ),
+    Command(
+        "Fold spill file",
+        "Fold spilled messages back in (f)",
+        "screen.act('fold')",
+        "QuarantineScreen",
+    ),
+    Command(
+        "Discard file",
+        "Move the file to the trash (d)",
+        "screen.act('discard')",
+        "QuarantineScreen",
+    ),
+    Command("Undo last action", "Put the files back (u)", "screen.undo", "QuarantineScreen"),
+    Command("Reload quarantine", "List the files again (F5)", "screen.reload", "QuarantineScreen"),
+    Command("Back", "Close the quarantine (Esc)", "screen.back", "QuarantineScreen"),
+    Command("Run the export", "Write the file (Ctrl+S)", "screen.export", "ExportScreen"),
+    Command("Back", "Close the export (Esc)", "screen.back", "ExportScreen"),
+    Command("Import: dry run", "What would change (F5)", "screen.dry_run", "ImportScreen"),
+    Command("Run the import", "Write the sessions (Ctrl+S)", "screen.run_import", "ImportScreen"),
+    Command("Back", "Close the import (Esc)", "screen.back", "ImportScreen"),
 )
 
 

@@ -6,9 +6,13 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from session_browser.core.stores import StoreNotFound
+from session_browser.core.stores import StoreNotFound, parse_store_spec
 from session_browser.core.text import printable
+
+if TYPE_CHECKING:
+    from .backend import Backend
 
 
 def _error(message: str) -> int:
@@ -16,10 +20,26 @@ def _error(message: str) -> int:
     return 1
 
 
+def open_backend(stores: list[str]) -> tuple[Backend, list[str] | None, list[str]]:
+    """The backend on ``stores`` (the defaults when empty), its labels, the stores missing.
+
+    A named store that does not exist does not stop the app: it opens on the ones that do
+    and its empty state (or a toast) names the missing ones.
+    """
+    from .backend import Backend
+
+    try:
+        return Backend(stores or None), None, []
+    except StoreNotFound:
+        found = [s for s in stores if parse_store_spec(s).path.is_dir()]
+        missing = [s for s in stores if s not in found]
+        backend = Backend(found)
+        return backend, [*backend.store_paths(), *(f"{m} (not found)" for m in missing)], missing
+
+
 def run_app(stores: list[str], *, demo: bool) -> int:
     """Run the app on ``stores`` (or the defaults); with ``demo``, on a fresh demo store."""
     from .app import SessionBrowserApp
-    from .backend import Backend
 
     tmp: Path | None = None
     labels: list[str] | None = None
@@ -36,11 +56,12 @@ def run_app(stores: list[str], *, demo: bool) -> int:
             stores = [str(tmp / "sessions")]
             labels = ["demo store (temporary, deleted on exit)"]
         try:
-            backend = Backend(stores or None)
+            backend, found_labels, missing = open_backend(stores)
         except StoreNotFound as exc:
             return _error(str(exc))
+        labels = labels or found_labels
         try:
-            app = SessionBrowserApp(backend, store_labels=labels)
+            app = SessionBrowserApp(backend, store_labels=labels, missing_stores=missing)
             result = app.run()
             return int(result or 0) if app.return_code is None else int(app.return_code)
         finally:

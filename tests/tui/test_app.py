@@ -125,6 +125,9 @@ async def test_recent_open_and_sort_and_filter(store: Path) -> None:
         assert recent.total == 6
         first = recent.summary(0)
         assert first is not None and first.session_id == HOSTILE_ID  # most recently updated
+        assert isinstance(app.focused, Input) and app.focused.id == "filter"
+        await pilot.press("down")  # from the filter into the list
+        assert app.focused is recent and recent.cursor == 0
         await pilot.press("down")
         second = recent.current()
         assert second is not None and second.session_id == "jobs-temporal-2"
@@ -146,6 +149,46 @@ async def test_recent_open_and_sort_and_filter(store: Path) -> None:
         await pilot.press(*"temporal")
         await settle(pilot, app)
         assert recent.total == 2
+
+
+async def test_typing_on_the_recent_pane_filters(store: Path) -> None:
+    """F3 puts the cursor in the filter: letters filter (``s``/``a`` do not sort or mark);
+    in the list, s/a/Space keep their actions and other letters go to the filter."""
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("f3")
+        await settle(pilot, app)
+        recent = app.screen.query_one(RecentList)
+        field = app.screen.query_one("#filter", Input)
+        assert recent.total == 6
+        await pilot.press(*"temporal")  # has an "a" and no sort happens on the "s"-less word
+        await settle(pilot, app)
+        assert field.value == "temporal"
+        assert recent.total == 2
+        assert not recent.marked
+        await pilot.press("ctrl+u")  # clear the field (Input binding)
+        field.value = ""
+        await pilot.press(*"pgs")  # an "s" in the filter: no sort cycling
+        await settle(pilot, app)
+        assert app.screen.sort == "updated"  # type: ignore[attr-defined]
+        assert field.value == "pgs"
+        field.value = ""
+        await settle(pilot, app)
+        assert recent.total == 6
+        await pilot.press("enter")  # into the list
+        assert app.focused is recent
+        await pilot.press("s")  # in the list: sorts
+        await settle(pilot, app)
+        assert app.screen.sort == "created"  # type: ignore[attr-defined]
+        await pilot.press("space")  # marks
+        assert len(recent.marked) == 1
+        await pilot.press("p", "g")  # other letters go to the filter
+        await settle(pilot, app)
+        assert app.focused is field
+        assert field.value == "pg"
+        assert recent.total == 1
+        assert "type to filter" in str(app.screen.query_one("#recent-info").render())
 
 
 async def test_empty_state_says_where_it_looked(tmp_path: Path) -> None:
@@ -340,6 +383,7 @@ async def test_recent_marks_feed_the_screen_context(store: Path) -> None:
         first, second = recent.summary(0), recent.summary(1)
         assert first is not None and second is not None
         assert app.screen_context().session_ids == [first.session_id]  # no marks: the cursor
+        await pilot.press("down")  # from the filter into the list
         await pilot.press("space", "space")  # marks two rows, moving down each time
         assert list(recent.marked) == [first.session_id, second.session_id]
         assert recent.cursor == 2
@@ -453,3 +497,234 @@ async def test_index_build_shows_progress_and_can_be_cancelled(tmp_path: Path) -
     finally:
         blocker.close()
         backend.group.close()
+
+
+async def test_first_build_is_never_an_empty_store_and_search_catches_up(tmp_path: Path) -> None:
+    """While the first build runs the app never says "no sessions", the search line says the
+    index is building, and the results refresh by themselves when the build finishes."""
+    import sqlite3
+
+    store = _many_sessions(tmp_path / "many", 300)
+    backend = Backend([store])  # indexed; nothing built yet
+    blocker = sqlite3.connect(backend.stores[0].db_path, timeout=30.0, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # the build waits for it after its first batch
+    app = SessionBrowserApp(backend, now=NOW, store_labels=["many"], animate=False)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press(*"walrus7")
+            for _ in range(20):
+                await pilot.pause(0.05)
+                assert "No sessions here yet" not in screen_text(app)
+                assert not app.main.query_one("#empty-state").display
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            info = str(app.main.query_one("#search-info").render())
+            assert "matched so far" in info
+            assert "index building" in info or "checking for new" in info
+            assert "No sessions here yet" not in screen_text(app)
+            blocker.execute("ROLLBACK")
+            for _ in range(200):
+                await pilot.pause(0.05)
+                if app.index_state.mode == "ready":
+                    break
+            assert app.index_state.mode == "ready"
+            await settle(pilot, app)
+            info = str(app.main.query_one("#search-info").render())
+            assert "1 session matched" in info and "so far" not in info  # asked again
+            hits = app.main.query_one(HitList)
+            assert [h.session_id for h in hits.hits] == ["s00007"]
+            assert "No sessions here yet" not in screen_text(app)
+    finally:
+        blocker.close()
+        backend.group.close()
+
+
+async def test_missing_store_opens_the_app_with_its_empty_state(tmp_path: Path) -> None:
+    """``--store`` naming a dir that is not there: the app opens anyway and says so."""
+    from session_browser.tui.launch import open_backend
+
+    gone = tmp_path / "no" / "such" / "dir"
+    backend, labels, missing = open_backend([str(gone)])
+    assert missing == [str(gone)]
+    assert labels is not None and f"{gone} (not found)" in labels
+    assert backend.stores == []
+    app = SessionBrowserApp(
+        backend, now=NOW, store_labels=labels, missing_stores=missing, animate=False
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "No sessions here yet" in text
+        assert f"Not found: {gone} is not a directory" in text
+        assert "--store DIR" in text
+        assert any(str(gone) in n.message for n in app._notifications)
+
+
+async def test_missing_store_next_to_a_real_one_still_shows_the_real_one(store: Path) -> None:
+    from session_browser.tui.launch import open_backend
+
+    gone = store.parent / "gone"
+    backend, labels, missing = open_backend([str(store), str(gone)])
+    assert missing == [str(gone)]
+    assert labels is not None and labels[-1] == f"{gone} (not found)"
+    assert len(backend.stores) == 1
+    backend.close()
+
+
+async def test_ages_use_the_live_clock_unless_one_is_given(store: Path) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    app = SessionBrowserApp(Backend([store], indexed=False), store_labels=["s"], animate=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        first = app.now
+        await pilot.pause(0.02)
+        assert app.now > first  # live, not frozen at launch
+        assert abs(app.now - datetime.now(UTC)) < timedelta(seconds=5)
+        recent = app.main.query_one(RecentList)
+        assert abs(recent.now - datetime.now(UTC)) < timedelta(seconds=5)
+        assert app.main.query_one(HitList).now > first
+    fixed = make_app(store)
+    assert fixed.now == NOW
+
+
+async def test_viewer_counts_the_matches_from_the_first_paint(store: Path) -> None:
+    """Opened from a hit, the info line counts the matches as soon as the transcript shows;
+    the opened message (the search match) is always one of them."""
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"chargefox")
+        await settle(pilot, app)
+        await pilot.press("enter", "enter")
+        viewer = app.screen
+        assert isinstance(viewer, ViewerScreen)
+        for _ in range(100):
+            if viewer.loaded:
+                break
+            await pilot.pause(0.01)
+        assert viewer.loaded
+        info = str(viewer.query_one("#viewer-info").render())
+        assert "chargefox: 1/2 matching messages" in info
+        await pilot.press("escape")
+        # A match the plain find cannot see (stemming, fuzzy): the opened message counts.
+        app.push_screen(
+            ViewerScreen("billing-plan", anchor=2, terms=["zzznotthere"], title="billing")
+        )
+        await settle(pilot, app)
+        info = str(app.screen.query_one("#viewer-info").render())
+        assert "#2 · 3 of" in info
+        assert "1/1 matching message (n/N)" in info
+
+
+async def test_hit_bookends_are_in_index_order_without_repeats(store: Path) -> None:
+    from session_browser.core.model import SessionHit
+
+    def turn(i: int, role: str) -> dict[str, object]:
+        return {"index": i, "role": role, "content": f"turn number {i}"}
+
+    hit = SessionHit(
+        "s1",
+        title="t",
+        snippet="the match",
+        score=1.0,
+        anchor_index=0,
+        bookends={
+            "opening": [turn(0, "user"), turn(1, "assistant")],
+            "closing": [turn(1, "assistant"), turn(8, "user"), turn(9, "assistant")],
+        },
+    )
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        hits = app.main.query_one(HitList)
+        hits.set_hits([hit], [])
+        lines = [line.plain for line in hits.row_lines(0, 100)][2:-1]
+        assert lines[0].startswith("   ▸ #0 the match")  # the match first: nothing before it
+        assert [ln.split("turn number ")[-1] for ln in lines[1:]] == ["1", "8", "9"]
+        assert lines[-1].startswith("   └ ")
+        assert hits._height(hit) == len(lines) + 3
+        hit.anchor_index = 5
+        lines = [line.plain for line in hits.row_lines(0, 100)][2:-1]
+        assert [ln[3] for ln in lines] == ["┌", "│", "├", "│", "└"]
+        assert "#5 the match" in lines[2]
+        assert [ln.split("turn number ")[-1] for ln in lines if "turn" in ln] == [
+            "0",
+            "1",
+            "8",
+            "9",
+        ]
+
+
+async def test_help_and_palette_cover_the_added_screens(store: Path) -> None:
+    from textual.binding import Binding
+
+    from session_browser.tui.commands import COMMANDS
+    from session_browser.tui.screens.quarantine import QuarantineScreen
+    from session_browser.tui.screens.transfer import ExportScreen, ImportScreen
+
+    for screen_class in (QuarantineScreen, ExportScreen, ImportScreen):
+        offered = {c.action for c in COMMANDS if c.screen == screen_class.__name__}
+        for binding in screen_class.BINDINGS:
+            assert isinstance(binding, Binding)
+            assert f"screen.{binding.action}" in offered, (screen_class, binding.action)
+    app = make_app(store)
+    async with app.run_test(size=(160, 200)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("f1")
+        await pilot.pause()
+        text = screen_text(app)
+        for needle in (
+            "quarantine.restore",
+            "quarantine.merge",
+            "quarantine.fold",
+            "quarantine.discard",
+            "quarantine.undo",
+            "export.run",
+            "import.dry_run",
+            "import.run",
+            "any of them",
+        ):
+            assert needle in text, needle
+        assert "all must match" not in text
+
+
+async def test_narrow_rows_keep_counts_and_scores_whole(store: Path) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press(*"chargefox")
+        await settle(pilot, app)
+        hits = app.main.query_one(HitList)
+        for width in (40, 60, 78):
+            line = hits.row_lines(0, width)[0].plain
+            assert line.rstrip().endswith(f"score {hits.hits[0].score:.2f}")
+            assert len(line) <= width
+        await pilot.press("f3")
+        await settle(pilot, app)
+        recent = app.main.query_one(RecentList)
+        for index in range(recent.total):
+            summary = recent.summary(index)
+            assert summary is not None
+            line = recent.row_lines(index, 50)[0].plain
+            assert len(line) <= 50
+            assert f" {summary.message_count} msgs" in line
+            if len(summary.title) > 20:
+                assert "…" in line
+
+
+async def test_created_sort_shows_created_dates_and_ctrl_g_without_a_build(store: Path) -> None:
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        assert any("No index build is running" in n.message for n in app._notifications)
+        await pilot.press("f3")
+        await settle(pilot, app)
+        recent = app.main.query_one(RecentList)
+        assert "created" not in recent.row_lines(0, 100)[1].plain
+        await pilot.press("ctrl+s")  # sort by created
+        await settle(pilot, app)
+        first = recent.summary(0)
+        assert first is not None and first.created_at
+        meta = recent.row_lines(0, 100)[1].plain
+        assert "created " + first.created_at[:10] in meta

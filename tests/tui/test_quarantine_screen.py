@@ -229,3 +229,51 @@ async def test_empty_quarantine_and_nothing_to_undo(tmp_path: Path) -> None:
         assert "nothing to undo" in " ".join(n.message for n in app._notifications)
         await pilot.press("escape")
         assert not isinstance(app.screen, QuarantineScreen)
+
+
+async def test_restore_then_undo_keeps_index_and_recent_list_in_step(demo: DemoInfo) -> None:
+    """With the index open, an undone restore leaves no trace in the recent list or search."""
+    from session_browser.tui.backend import Backend
+    from session_browser.tui.widgets.recent import RecentList
+
+    backend = Backend([demo.sessions_dir])  # indexed
+    app = SessionBrowserApp(backend, now=NOW, store_labels=["demo"], animate=False)
+    restored_id = f"{demo.lost_id}-restored"
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if app.index_state.mode == "ready":
+                break
+        assert app.index_state.mode == "ready"
+        await pilot.press("f3")
+        await settle(pilot, app)
+        recent = app.main.query_one(RecentList)
+        before_total = recent.total
+        screen = await open_quarantine(pilot, app)
+        await select(pilot, screen, demo.corrupt_files[1])
+        await settle(pilot, app)
+        await pilot.press("r")
+        await confirm(pilot, app)
+        restored = demo.sessions_dir / f"{restored_id}.json"
+        assert restored.exists()
+        await pilot.pause(0.3)
+        await settle(pilot, app)
+        assert recent.total == before_total + 1
+        assert backend.count(restored_id) == 1
+        word = next(
+            w
+            for m in messages_of(restored)
+            for w in str(m.get("content", "")).split()
+            if w.isalpha() and len(w) > 6
+        )
+        assert restored_id in [h.session_id for h in backend.search(word, limit=500).hits]
+        await pilot.press("u")
+        await confirm(pilot, app)
+        assert not restored.exists()
+        await pilot.pause(0.3)
+        await settle(pilot, app)
+        assert backend.count(restored_id) == 0
+        assert restored_id not in [h.session_id for h in backend.search(word, limit=500).hits]
+        assert recent.total == before_total
+        ids = [s.session_id for p in recent.pages.values() for s in p]
+        assert restored_id not in ids

@@ -16,8 +16,15 @@ from textual.widgets import Static
 CONTEXT_HELP = """\
 Search: type to search (debounced); Enter or ↓ moves into the hits; Enter opens a hit at the
 matching message; e explains its score; Esc or / goes back to the query.
-Query language: words (all must match, best first), "a phrase", -word to exclude, field:word
-where the index supports it.
+Query language: words find sessions with any of them, those with more of them (and rarer
+ones) first; case and accents do not matter. "a phrase": the words next to each other, in
+order. -word leaves out sessions that contain it. migrat*: any word starting with it.
+role:user, archived:yes: only user turns, only archived turns. since:2026-01-31 and
+until:2026-02-28: by the message's time. session:ID, agent:NAME, source:pi, project:. narrow
+to one session, an agent, a store kind or source tag, this working dir. When nothing matches,
+a typo-tolerant pass runs and says which word it replaced.
+Recent (F3): type to filter by title or id; ↓ or Enter moves into the list; there s sorts,
+Space marks, a marks all (or none); other letters go back to the filter.
 Viewer: the archived turns (before compaction) are marked ┆ and labelled "archived"; a rule
 marks where compaction happened; the [Session Summary] message is labelled SUMMARY.
 Context (+/-): how many turns around the current match are shown in full: ±0, ±1, ±3, ±10,

@@ -52,6 +52,7 @@ class MainScreen(Screen[None]):
         self._recent_loaded = False
         self.sort = SORTS[0]
         self.last_query = ""
+        self._keep_cursor = False
 
     @property
     def browser(self) -> SessionBrowserApp:
@@ -60,7 +61,7 @@ class MainScreen(Screen[None]):
         return cast(SessionBrowserApp, self.app)
 
     def compose(self) -> ComposeResult:
-        now = self.browser.now
+        now = self.browser.fixed_now  # None: the widgets read the live clock
         yield AppHeader("Search", id="header")
         with ContentSwitcher(initial="search-pane", id="panes"):
             with Vertical(id="search-pane"):
@@ -72,7 +73,9 @@ class MainScreen(Screen[None]):
                 yield Static("", id="search-info")
                 yield HitList(now=now, id="hits")
             with Vertical(id="recent-pane"):
-                yield Input(placeholder="Filter by title or id…", id="filter")
+                yield Input(
+                    placeholder="Filter by title or id…", id="filter", select_on_focus=False
+                )
                 yield Static("", id="recent-info")
                 yield RecentList(now=now, id="recent")
         yield Static("", id="empty-state")
@@ -100,7 +103,8 @@ class MainScreen(Screen[None]):
             if not self._recent_loaded:
                 self._recent_loaded = True
                 self.reload_recent()
-            self.query_one("#recent", RecentList).focus()
+            # Typing filters (like the search pane): ↓/Enter move into the list.
+            self.query_one("#filter", Input).focus()
         else:
             self.query_one("#query", Input).focus()
 
@@ -189,9 +193,15 @@ class MainScreen(Screen[None]):
             return
         self._answered = message.generation
         out = message.outcome
-        self.last_query = out.query
         hits = self.query_one("#hits", HitList)
+        keep = hits.current() if self._keep_cursor and out.query == self.last_query else None
+        self._keep_cursor = False
+        self.last_query = out.query
         hits.set_hits(out.hits, query_terms(out.query))
+        if keep is not None:
+            ids = [h.session_id for h in out.hits]
+            if keep.session_id in ids:
+                hits.move_cursor(ids.index(keep.session_id))
         info = Text(end="")
         if out.error:
             info.append(printable(out.error, one_line=True), style="bold red")
@@ -199,8 +209,17 @@ class MainScreen(Screen[None]):
             shown = len(out.hits)
             n = out.matched
             info.append(f"{n} session{'s' if n != 1 else ''} matched", style="bold")
-            if shown < n:
+            if self.browser.index_state.mode == "building":
+                info.append(" so far (more as the index builds)", style="bold")
+            # A continuation session folds into the hit of the session it continues.
+            folded = sum(len(h.folded) for h in out.hits)
+            if n - folded > shown:
                 info.append(f" (best {shown} shown)")
+            if folded:
+                info.append(
+                    f" · {folded} continuation{'s' if folded != 1 else ''}"
+                    " folded into the sessions they continue"
+                )
             if self.browser.show_timings:
                 info.append(f" · {out.elapsed_ms:.0f} ms")
             info.append(" · ")
@@ -242,16 +261,20 @@ class MainScreen(Screen[None]):
 
             self.app.push_screen(ExplainScreen(hit))
 
-    def rerun_search(self) -> None:
+    def rerun_search(self, *, keep_cursor: bool = False) -> None:
+        """Ask the current query again (the stores changed); ``keep_cursor`` keeps the
+        cursor on the same session when it is still among the hits."""
         query = self.query_one("#query", Input).value
         if query.strip():
             self._search_gen += 1
+            self._keep_cursor = keep_cursor
             self.run_search(query, self._search_gen)
 
     # ------------------------------------------------------------------ recent
 
     def reload_recent(self) -> None:
         self._recent_gen += 1
+        self.query_one("#recent", RecentList).sort = self.sort
         text = self.query_one("#filter", Input).value
         self.count_recent(self._recent_gen, self.sort, text)
 
@@ -293,13 +316,13 @@ class MainScreen(Screen[None]):
         info.append(f"{n} session{'s' if n != 1 else ''}", style="bold")
         if text.strip():
             info.append(" matching the filter")
-        info.append(f" · sorted by {self.sort} (s or Ctrl+S to change) · Enter opens")
+        info.append(f" · by {self.sort} (Ctrl+S) · type to filter · ↓/Enter into the list")
         marked = len(recent.marked)
         if marked:
             info.append(f" · {marked} marked", style="bold")
             info.append(" (F6 exports them)")
         else:
-            info.append(" · Space marks, a marks all")
+            info.append(" (Enter opens, Space marks, a all, s sorts)")
         self.query_one("#recent-info", Static).update(info)
 
     @on(Input.Changed, "#filter")
@@ -318,6 +341,13 @@ class MainScreen(Screen[None]):
         if self.pane != "recent-pane":
             self.show_pane("recent")
         self.reload_recent()
+
+    @on(RecentList.TypedText, "#recent")
+    def _typed_in_list(self, event: RecentList.TypedText) -> None:
+        """A printable key the list does not bind: it goes on the filter."""
+        field = self.query_one("#filter", Input)
+        field.focus()
+        field.insert_text_at_cursor(event.text)
 
     @on(RecentList.Opened, "#recent")
     def _open_recent(self, event: RecentList.Opened) -> None:

@@ -620,7 +620,7 @@ class QuarantineScreen(ContextScreen):
     @work(thread=True, exclusive=True, group="quarantine-action")
     def plan_undo(self) -> None:
         try:
-            plan = q.undo(dry_run=True)
+            plan = q.undo(dry_run=True, stores=json_stores(self.context.backend))
         except (q.QuarantineError, OSError) as exc:
             self.post_message(ActionPlanned("undo", None, None, str(exc)))
             return
@@ -648,7 +648,8 @@ class QuarantineScreen(ContextScreen):
     @work(thread=True, exclusive=True, group="quarantine-action")
     def do_undo(self, action_id: str) -> None:
         try:
-            result = q.undo(action_id)
+            # The open stores hear of every file put back or removed: their indexes follow.
+            result = q.undo(action_id, stores=json_stores(self.context.backend))
         except (q.QuarantineError, OSError) as exc:
             self.post_message(ActionFinished("undo", None, str(exc)))
             return

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from ..app import SessionBrowserApp
 
 
+EARLY_MATCHES = 5000  # up to this many messages, the matches are found before the first paint
+
+
 def find_matches(messages: list[dict[str, Any]], terms: list[str]) -> list[int]:
     """Indices of the messages containing every term (case-insensitive)."""
     needles = [t.lower() for t in terms if t]
@@ -86,6 +89,7 @@ class ViewerScreen(Screen[None]):
         self.title_text = title
         self.matches: list[int] = []
         self.loaded = False
+        self._matches_pending = False
         self._painted = threading.Event()  # set once the loaded transcript is on screen
 
     @property
@@ -140,11 +144,16 @@ class ViewerScreen(Screen[None]):
         if get_current_worker().is_cancelled:
             return
         heights = [2 + count_lines(message_text(m), width) for m in messages]
-        self.post_message(ProjectionLoaded(self.session_id, messages, heights, width, set()))
-        # The other matching messages (n/N) come after the first paint.
-        self._painted.wait(timeout=2.0)
-        if self.terms and not get_current_worker().is_cancelled:
-            self.post_message(FindFinished("", find_matches(messages, self.terms), initial=True))
+        # The matching messages (n/N) come with the first paint; in a very big session after
+        # it (the info line says they are on their way meanwhile).
+        early = bool(self.terms) and len(messages) <= EARLY_MATCHES
+        matches = set(find_matches(messages, self.terms)) if early else set()
+        self.post_message(ProjectionLoaded(self.session_id, messages, heights, width, matches))
+        if self.terms and not early:
+            self._painted.wait(timeout=2.0)
+            if not get_current_worker().is_cancelled:
+                found = find_matches(messages, self.terms)
+                self.post_message(FindFinished("", found, initial=True))
 
     def on_projection_loaded(self, message: ProjectionLoaded) -> None:
         self.call_after_refresh(self._painted.set)
@@ -157,10 +166,13 @@ class ViewerScreen(Screen[None]):
             info = Text(f"Cannot open this session: {printable(message.error, one_line=True)}")
             self.query_one("#viewer-info", Static).update(info)
             return
-        self.matches = sorted(message.matches)
         anchor = self.anchor_index
         if anchor < 0 or anchor >= len(message.messages):
             anchor = -1
+        # The message the search matched is a match, whatever the plain-text find says.
+        found = set(message.matches) | ({anchor} if anchor >= 0 and self.terms else set())
+        self.matches = sorted(found)
+        self._matches_pending = bool(self.terms) and len(message.messages) > EARLY_MATCHES
         view.load(
             message.messages,
             anchor=anchor,
@@ -198,7 +210,11 @@ class ViewerScreen(Screen[None]):
             pos = bisect_right(self.matches, view.cursor)
             n = len(self.matches)
             at = f"{pos}/{n}" if view.cursor in self.matches else f"{n}"
-            info.append(f": {at} matching message{'s' if len(self.matches) != 1 else ''} (n/N)")
+            if self._matches_pending:
+                info.append(": finding the matching messages…")
+            else:
+                plural = "s" if n != 1 else ""
+                info.append(f": {at} matching message{plural} (n/N)")
         level = CONTEXT_LEVELS[view.context_level]
         ctx = "all turns expanded" if level is None else f"±{level} turns expanded"
         info.append(f" · {ctx} (+/-)")
@@ -330,6 +346,7 @@ class ViewerScreen(Screen[None]):
     def on_find_finished(self, message: FindFinished) -> None:
         view = self._view()
         if message.initial:  # the search terms' matches, found after the first paint
+            self._matches_pending = False
             self.matches = sorted(set(message.matches) | set(self.matches))
             view.set_terms(self.terms, set(self.matches))
             self._info()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -20,7 +20,7 @@ from ..render import (
     safe,
     when_text,
 )
-from .rowlist import RowList
+from .rowlist import RowList, right_column
 
 
 def _turn_text(message: dict[str, Any]) -> str:
@@ -36,11 +36,16 @@ class HitList(RowList):
         Binding("e", "screen.explain_hit", "Why this score", id="hits.explain"),
     ]
 
-    def __init__(self, *, now: datetime, id: str | None = None) -> None:
+    def __init__(self, *, now: datetime | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.now = now
+        self._fixed_now = now
         self.hits: list[SessionHit] = []
         self.terms: list[str] = []
+
+    @property
+    def now(self) -> datetime:
+        """What ages are measured against: the live clock unless one was given (tests)."""
+        return self._fixed_now or datetime.now(UTC)
 
     def set_hits(self, hits: list[SessionHit], terms: list[str]) -> None:
         self.hits = hits
@@ -51,11 +56,24 @@ class HitList(RowList):
 
     @staticmethod
     def _ends(hit: SessionHit) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """The opening and closing turns, without the matched turn itself."""
+        """The bookend turns before and after the match, in index order, each once (the
+        matched turn itself and repeats left out)."""
         ends = hit.bookends or {}
-        opening = [m for m in ends.get("opening", []) if m.get("index") != hit.anchor_index]
-        closing = [m for m in ends.get("closing", []) if m.get("index") != hit.anchor_index]
-        return opening, closing
+        seen: set[int] = {hit.anchor_index}
+        turns: list[tuple[int, dict[str, Any]]] = []
+        for side, msgs in ((-1, ends.get("opening", [])), (1, ends.get("closing", []))):
+            for msg in msgs:
+                index = msg.get("index")
+                if not isinstance(index, int):  # unnumbered: keep it on its own side
+                    index = hit.anchor_index + side * (10**9 + len(turns))
+                if index in seen:
+                    continue
+                seen.add(index)
+                turns.append((index, msg))
+        turns.sort(key=lambda t: t[0])
+        before = [m for i, m in turns if i < hit.anchor_index]
+        after = [m for i, m in turns if i > hit.anchor_index]
+        return before, after
 
     def _height(self, hit: SessionHit) -> int:
         opening, closing = self._ends(hit)
@@ -73,10 +91,7 @@ class HitList(RowList):
         title.append(one_line(hit.title) or one_line(hit.session_id), style=self.style_of("title"))
         join_badges(title, hit_badges(hit), badge)
         score = f"score {hit.score:.2f}"
-        pad = width - title.cell_len - len(score) - 1
-        if pad > 0:
-            title.append(" " * pad)
-        title.append(score, style=dim)
+        right_column(title, score, width, dim)
         lines = [title]
         meta = Text("   ", end="")
         meta.append(when_text(hit.when, self.now), style=dim)
@@ -90,7 +105,8 @@ class HitList(RowList):
             line.append(highlight(safe(clip(_turn_text(msg), 400)), self.terms, match))
             lines.append(line)
         marker = "   ├ " if opening else "   ▸ "
-        snippet = Text(marker, style=dim, end="")
+        snippet = Text(end="")
+        snippet.append(marker, style=dim)
         snippet.append(f"#{hit.anchor_index} ", style=dim)
         snippet.append(highlight(safe(one_line(hit.snippet)), self.terms, match))
         lines.append(snippet)

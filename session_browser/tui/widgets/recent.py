@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
 from session_browser.core.model import SessionSummary
 
 from ..render import human_size, join_badges, one_line, summary_badges, when_text
-from .rowlist import RowList
+from .rowlist import RowList, right_column
 
 ROW_HEIGHT = 2
 PAGE_SIZE = 200
@@ -41,13 +42,31 @@ class RecentList(RowList):
     class MarkAllWanted(Message):
         """Mark every session of the list (or unmark them when all are marked already)."""
 
-    def __init__(self, *, now: datetime, id: str | None = None) -> None:
+    class TypedText(Message):
+        """A printable key the list does not bind: the screen puts it on the filter."""
+
+        def __init__(self, sender: RecentList, text: str) -> None:
+            super().__init__()
+            self.list = sender
+            self.text = text
+
+        @property
+        def control(self) -> RecentList:
+            return self.list
+
+    def __init__(self, *, now: datetime | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.now = now
+        self._fixed_now = now
+        self.sort = "updated"  # "created": the rows show when each session was created
         self.total = 0
         self.pages: dict[int, list[SessionSummary]] = {}
         self._wanted: set[int] = set()
         self.marked: dict[str, None] = {}  # session ids, in the order they were marked
+
+    @property
+    def now(self) -> datetime:
+        """What ages are measured against: the live clock unless one was given (tests)."""
+        return self._fixed_now or datetime.now(UTC)
 
     def reset(self, total: int) -> None:
         self.total = total
@@ -74,6 +93,16 @@ class RecentList(RowList):
 
     def action_cycle_sort(self) -> None:
         self.post_message(self.SortRequested())
+
+    def on_key(self, event: events.Key) -> None:
+        """Printable keys the list does not bind (``s``, ``a``, Space) filter the list."""
+        if not (event.is_printable and event.character):
+            return
+        if event.key in self.screen.active_bindings:  # s, a, space, ?, / ... keep their action
+            return
+        event.stop()
+        event.prevent_default()
+        self.post_message(self.TypedText(self, event.character))
 
     # ------------------------------------------------------------------ marks
 
@@ -131,12 +160,13 @@ class RecentList(RowList):
         if summary.archived_count:
             counts += f" + {summary.archived_count} archived"
         counts += f" · {human_size(summary.size)}"
-        pad = width - title.cell_len - len(counts) - 1
-        if pad > 0:
-            title.append(" " * pad)
-        title.append(counts, style=dim)
+        right_column(title, counts, width, dim)
         meta = Text("     ", end="")
-        meta.append(when_text(summary.when, self.now), style=dim)
+        if self.sort == "created" and summary.created_at:
+            meta.append("created ", style=dim)
+            meta.append(when_text(summary.created_at, self.now), style=dim)
+        else:
+            meta.append(when_text(summary.when, self.now), style=dim)
         meta.append("  ·  ", style=dim)
         meta.append(one_line(summary.session_id), style=dim)
         return [title, meta]

@@ -20,8 +20,37 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
 
 CACHE_LINES = 2000
+
+
+def component_style(widget: Widget, name: str) -> Style:
+    """The rich style of component class ``name`` of ``widget``, with a theme's automatic
+    colours (``$text``, ``$text-muted``: "auto 60%") resolved against the widget's
+    background, as Textual resolves them for its own text (a partial style leaves them as
+    plain white, unreadable on a light theme)."""
+    style = widget.get_component_rich_style(name, partial=True)
+    styles = widget.get_component_styles(name)
+    if styles.has_rule("color"):
+        color = styles.color
+        background = widget.background_colors[1]
+        if styles.auto_color or color.auto:
+            color = background.get_contrast_text(color.a)
+        if color.a < 1.0:  # blended on the background, as Textual draws it
+            color = background + color
+        style = style + Style(color=color.rich_color)
+    return style
+
+
+def right_column(line: Text, right: str, width: int, style: Style) -> None:
+    """End ``line`` with ``right`` flush right; what does not fit before it is cut with …
+    (the right-hand column always shows whole)."""
+    room = width - len(right) - 2  # a space between, and one cell spare at the edge
+    if line.cell_len > room:
+        line.truncate(max(1, room), overflow="ellipsis")
+    line.append(" " * max(1, width - line.cell_len - len(right) - 1))
+    line.append(right, style=style)
 
 
 class RowList(ScrollView, can_focus=True):
@@ -112,7 +141,11 @@ class RowList(ScrollView, can_focus=True):
     # ------------------------------------------------------------------ rendering
 
     def style_of(self, name: str) -> Style:
-        return self.get_component_rich_style(f"rowlist--{name}", partial=True)
+        return component_style(self, f"rowlist--{name}")
+
+    def on_mount(self) -> None:
+        # Cached lines carry the colours of the theme they were drawn in.
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.invalidate())
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset

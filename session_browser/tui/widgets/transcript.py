@@ -28,6 +28,7 @@ from session_browser.core.model import SUMMARY_PREFIX, content_text
 from session_browser.core.text import printable
 
 from ..render import highlight, role_label, short_time
+from .rowlist import component_style
 
 GUTTER = 3  # "▌  " before every body line
 CONTEXT_LEVELS: tuple[int | None, ...] = (0, 1, 3, 10, 30, None)
@@ -304,7 +305,7 @@ class TranscriptView(ScrollView, can_focus=True):
     # ------------------------------------------------------------------ rendering
 
     def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(f"transcript--{name}", partial=True)
+        return component_style(self, f"transcript--{name}")
 
     def _body(self, index: int) -> list[str]:
         key = (index, self._heights_width)
