@@ -146,7 +146,7 @@ SCORE_TEXT_CHARS = 50_000  # characters of one message the scorer reads
 COMMON_SHARE = 0.1  # a word in more than this share of the messages is common
 COMMON_MIN_MESSAGES = 50  # ... counted only in an index of at least this many messages
 COMMON_WEIGHT = 0.25  # their idf is multiplied by this when the query has rarer words
-COUNT_BUDGET = 20_000  # postings read at most to count the matched sessions exactly
+COUNT_BUDGET = 3_000  # postings read at most to count the matched sessions exactly
 # Words that never make a session a hit on their own when the query has rarer ones.
 _STOPWORD_TEXT = """
     a about above after again all also am an and any are as at be because been before being
