@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 
+from session_browser.demo import DemoInfo, build_demo_store
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
 
@@ -34,6 +36,27 @@ def make_app(store: Path, **kwargs: object) -> SessionBrowserApp:
         store_labels=["test-store"],
         animate=False,
         **kwargs,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> DemoInfo:
+    """The demo store, built with the frozen clock."""
+    return build_demo_store(tmp_path / "home", now=NOW.timestamp())
+
+
+async def settle_workers(pilot: Pilot[int], app: SessionBrowserApp) -> None:
+    """Let every worker finish and every message it posted be handled."""
+    for _ in range(3):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def screen_text(app: SessionBrowserApp) -> str:
+    """What the current screen shows, as plain text."""
+    return "\n".join(
+        "".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips()
     )
 
 

@@ -18,7 +18,7 @@ from session_browser.tui.widgets.hits import HitList
 from session_browser.tui.widgets.recent import RecentList
 from session_browser.tui.widgets.transcript import TranscriptView
 
-from .conftest import make_app
+from .conftest import make_app, screen_text
 from .stores import HOSTILE_ID, NOW, long_session, snapshot_files
 
 SIZE = (120, 36)
@@ -30,12 +30,6 @@ async def settle(pilot: Pilot[int], app: SessionBrowserApp) -> None:
     for _ in range(2):
         await app.workers.wait_for_complete()
         await pilot.pause()
-
-
-def screen_text(app: SessionBrowserApp) -> str:
-    return "\n".join(
-        "".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips()
-    )
 
 
 async def test_search_open_hit_next_prev_and_back(store: Path) -> None:

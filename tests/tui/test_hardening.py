@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import Input
 from textual.widgets._toast import Toast
 
@@ -19,17 +18,11 @@ from session_browser.tui.screens.quarantine import QuarantineScreen
 from session_browser.tui.screens.transfer import ExportJob, ExportScreen, run_export_job
 
 from .conftest import make_app
+from .conftest import settle_workers as settle
 from .stores import NOW, build_store
 
 SIZE = (120, 36)
 HOSTILE_IDS = ["[/x]", "[@click=app.quit]x", "[b]bold[/b]\x1b[31m"]
-
-
-async def settle(pilot: Pilot[int], app: SessionBrowserApp) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def toast_texts(app: SessionBrowserApp) -> list[str]:
@@ -157,11 +150,6 @@ async def test_app_closes_the_stores_when_run_test_ends(store: Path) -> None:
 
 
 # --------------------------------------------------------------------------- exports stay out
-
-
-@pytest.fixture
-def demo(tmp_path: Path) -> DemoInfo:
-    return build_demo_store(tmp_path / "home", now=NOW.timestamp())
 
 
 def tree(*dirs: Path) -> dict[str, bytes]:

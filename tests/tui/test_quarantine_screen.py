@@ -6,40 +6,21 @@ import io
 import json
 from pathlib import Path
 
-import pytest
 from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Static
 
 from session_browser.core.paths import data_dir
-from session_browser.demo import DemoInfo, build_demo_store
+from session_browser.demo import DemoInfo
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.screens.confirm import ConfirmScreen
 from session_browser.tui.screens.quarantine import QuarantineList, QuarantineScreen
 
-from .conftest import make_app
+from .conftest import make_app, screen_text
+from .conftest import settle_workers as settle
 from .stores import NOW
 
 SIZE = (120, 36)
-
-
-@pytest.fixture
-def demo(tmp_path: Path) -> DemoInfo:
-    return build_demo_store(tmp_path / "home", now=NOW.timestamp())
-
-
-async def settle(pilot: Pilot[int], app: SessionBrowserApp) -> None:
-    """Let every worker finish and every message it posted be handled."""
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-def screen_text(app: SessionBrowserApp) -> str:
-    return "\n".join(
-        "".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips()
-    )
 
 
 def preview_text(screen: QuarantineScreen) -> str:

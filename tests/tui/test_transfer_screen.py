@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, RadioSet
 
-from session_browser.demo import DemoInfo, build_demo_store
+from session_browser.demo import DemoInfo
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.screens.confirm import ConfirmScreen
 from session_browser.tui.screens.transfer import (
@@ -19,29 +18,10 @@ from session_browser.tui.screens.transfer import (
     run_export_job,
 )
 
-from .conftest import make_app
-from .stores import NOW
+from .conftest import make_app, screen_text
+from .conftest import settle_workers as settle
 
 SIZE = (120, 36)
-
-
-@pytest.fixture
-def demo(tmp_path: Path) -> DemoInfo:
-    return build_demo_store(tmp_path / "home", now=NOW.timestamp())
-
-
-async def settle(pilot: Pilot[int], app: SessionBrowserApp) -> None:
-    """Let every worker finish and every message it posted be handled."""
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-def screen_text(app: SessionBrowserApp) -> str:
-    return "\n".join(
-        "".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips()
-    )
 
 
 def notes(app: SessionBrowserApp) -> str:
