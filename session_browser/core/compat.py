@@ -235,9 +235,9 @@ class PraisonAICompat:
         if self._spilled_turns(session_id, set()):
             self._modify(session_id, lambda _s: None)
 
-    def _spilled_turns(self, session_id: str, seen: set[tuple[str, str, str]]) -> list[
-        SessionMessage
-    ]:
+    def _spilled_turns(
+        self, session_id: str, seen: set[tuple[str, str, str]]
+    ) -> list[SessionMessage]:
         """Turns of ``session_id``'s spill files not in ``seen`` (nothing is written)."""
         out: list[SessionMessage] = []
         for spill in spill_files_for(self.spill_dir, session_id):
@@ -597,12 +597,22 @@ class PraisonAICompat:
                 }
             )
             return report
-        if version is not None and not isinstance(version, int):
-            payload = {**payload, "version": None}
+        # PraisonAI's own reasons for entries it cannot even name; the rest go through our
+        # one import path (which writes each session under its lock, verbatim).
+        entries: list[Any] = []
+        for index, raw in enumerate(payload["sessions"]):
+            if not isinstance(raw, dict):
+                reason = f"malformed record at index {index}"
+            elif not isinstance(raw.get("session_id"), str) or not raw["session_id"].strip():
+                reason = f"missing session_id at index {index}"
+            else:
+                entries.append(raw)
+                continue
+            report.skipped.append({"session_id": "", "reason": reason})
         try:
-            return portable.import_sessions(
+            done = portable.import_sessions(
                 self,  # type: ignore[arg-type]
-                payload,
+                {"version": self.PORTABLE_VERSION, "sessions": entries},
                 overwrite=overwrite,
                 reset_live_fields=reset_live_fields,
                 max_sessions=max_sessions,
@@ -611,4 +621,5 @@ class PraisonAICompat:
         except portable.PortableError as exc:
             report.skipped.append({"session_id": "", "reason": str(exc)})
             return report
-
+        done.skipped[:0] = report.skipped
+        return done

@@ -32,7 +32,8 @@ def test_no_public_name_missing(theirs: type, ours: type) -> None:
 
 @pytest.mark.parametrize(("theirs", "ours"), PAIRS[:2], ids=lambda c: c.__name__)
 def test_constants_equal(theirs: type, ours: type) -> None:
-    for name in ("BOOKEND_SIZE", "AUTOMATED_DEMOTION", "AUTOMATED_RATE_THRESHOLD", "PORTABLE_VERSION"):
+    names = ("BOOKEND_SIZE", "AUTOMATED_DEMOTION", "AUTOMATED_RATE_THRESHOLD", "PORTABLE_VERSION")
+    for name in names:
         assert getattr(ours, name) == getattr(theirs, name), name
 
 
