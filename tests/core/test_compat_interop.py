@@ -481,3 +481,32 @@ def test_export_all_of_unreadable_store_raises_oserror(tmp_path: Path) -> None:
         with pytest.raises(OSError):
             store.export_all()
     shutil.rmtree(tmp_path)
+
+
+def test_new_methods_survive_hostile_files(tmp_path: Path) -> None:
+    """Every new read and lookup skips or copes with each hostile file; none raises."""
+    from tests import hostile
+
+    store_dir = tmp_path / "s"
+    store_dir.mkdir()
+    kinds = hostile.write_all(store_dir)
+    good = hostile.write_good(store_dir)
+    (store_dir / "broken.json").write_bytes(b"{nope")
+    before = {p.name: p.read_bytes() for p in store_dir.iterdir()}
+    store = DefaultSessionStore(store_dir)
+    rows = store.list_sessions(limit=None)
+    assert {r["session_id"] for r in rows} >= set(good)
+    assert all({"agent_key", "total_tokens", "cost"} <= set(r) for r in rows)
+    assert store.list_sessions_by_agent("nobody") == []
+    assert store.get_by_gateway_session("nobody") is None
+    assert store.list_sessions_by_gateway_agent("nobody") == []
+    for sid in [*kinds.values(), *good, "broken"]:
+        store.get_working_history(sid)
+        store.get_session_model(sid)
+        store.get_session_reasoning_effort(sid)
+        store.get_runtime_state(sid, "native")
+        assert isinstance(store.export_session(sid)["sessions"], list)
+    assert store.export_session("broken") == {"version": 1, "sessions": []}
+    assert {p.name: p.read_bytes() for p in store_dir.iterdir()} == before, "reads wrote"
+    with pytest.raises(OSError):
+        store.export_all()
