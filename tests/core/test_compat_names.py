@@ -63,3 +63,23 @@ def test_session_dir_is_a_str(tmp_path) -> None:
     assert store.session_dir == str(tmp_path)
     assert store.session_dir == tmp_path
     assert store.session_dir / "x.json" == tmp_path / "x.json"
+
+
+@pytest.mark.parametrize(("theirs", "ours"), PAIRS[:2], ids=lambda c: c.__name__)
+def test_same_praisonai_protocols_satisfied(tmp_path, theirs: type, ours: type) -> None:
+    """Every runtime-checkable protocol PraisonAI's store satisfies, ours does too."""
+    protocols = pytest.importorskip("praisonaiagents.session.protocols")
+    kinds = [
+        c
+        for c in vars(protocols).values()
+        if isinstance(c, type) and getattr(c, "_is_runtime_protocol", False)
+    ]
+    their_store = (
+        theirs(str(tmp_path / "t"), db_path=str(tmp_path / "t.db"))
+        if ours is SqliteSessionStore
+        else theirs(str(tmp_path / "t"))
+    )
+    our_store = ours(str(tmp_path / "o"))
+    wanted = [k.__name__ for k in kinds if isinstance(their_store, k)]
+    assert "PortableSessionStoreProtocol" in wanted
+    assert [k.__name__ for k in kinds if isinstance(our_store, k)] == wanted
