@@ -37,10 +37,9 @@ MAX_SESSION_BYTES = 512 << 20
 
 # A quarantined file: "<stem>.json.corrupt-<epoch_ms>" with an optional "-<n>" on collision.
 CORRUPT_RE = re.compile(r"^(?P<stem>.+)\.json\.corrupt-(?P<ms>\d+)(?:-(?P<n>\d+))?\Z", re.S)
-# A spill file: "<safe_id>.<epoch_ms>.<pid>.<8 hex>.json".
-SPILL_RE = re.compile(
-    r"^(?P<stem>.+)\.(?P<ms>\d+)\.(?P<pid>\d+)\.(?P<hex>[0-9a-f]{8})\.json\Z", re.S
-)
+# A spill file: "<safe_id>.<epoch_ms>.<pid>.<8 hex>.json" as written; like PraisonAI, any
+# "<safe_id>.*json" is accepted when folding and listing (``ms`` is empty when absent).
+SPILL_RE = re.compile(r"^(?P<stem>[^.]+)\.(?P<ms>\d*)(?P<rest>.*)json\Z", re.S)
 
 
 class SessionFileError(Exception):

@@ -855,11 +855,14 @@ class _EitherEvent(threading.Event):
 class SqliteSessionStore(DefaultSessionStore):
     """A :class:`DefaultSessionStore` whose reads go through an SQLite FTS5 index."""
 
+    # PraisonAI's name for the version of what the index holds; ours is the schema version.
+    INDEX_CONTENT_VERSION = SCHEMA_VERSION
+
     def __init__(
         self,
         session_dir: str | os.PathLike[str] | None = None,
-        *,
         db_path: str | os.PathLike[str] | None = None,
+        *,
         reconcile: str = "sync",
         fts: bool = True,
         **store_kwargs: Any,
@@ -868,7 +871,7 @@ class SqliteSessionStore(DefaultSessionStore):
         if reconcile not in RECONCILE_MODES:
             raise ValueError(f"reconcile must be one of {RECONCILE_MODES}, not {reconcile!r}")
         if db_path is None:
-            self.db_path: str = str(default_db_path(self.session_dir))
+            self.db_path: str = str(default_db_path(self.session_dir.path))
         else:
             self.db_path = str(db_path)
         self.memory = self.db_path == ":memory:"
@@ -1134,7 +1137,7 @@ class SqliteSessionStore(DefaultSessionStore):
 
     def _scan_files(self) -> dict[str, tuple[int, int, int]]:
         """(size, mtime_ns, inode) of every session file, by name relative to the dir."""
-        return scan_dir(self.session_dir)
+        return scan_dir(self.session_dir.path)
 
     def _before_parse(
         self, db: sqlite3.Connection, todo: Sequence[tuple[str, tuple[int, int, int]]]
@@ -1425,7 +1428,7 @@ class SqliteSessionStore(DefaultSessionStore):
         skipped: dict[str, tuple[int, int, int]] = {}
         reasons: dict[str, str] = {}
         if names is not None:
-            idents = stat_names(self.session_dir, names)
+            idents = stat_names(self.session_dir.path, names)
             files = {n: i for n, i in idents.items() if i is not None}
             known: dict[str, tuple[int, int, int]] = {}
             listed = sorted(names)
@@ -1454,7 +1457,7 @@ class SqliteSessionStore(DefaultSessionStore):
         self._scope = "full"
         if self._watchable and self.watch_min_files >= 0:
             # Watch first, then scan: a change made during the scan is seen next time.
-            self._watch = DirWatch.create(self.session_dir)
+            self._watch = DirWatch.create(self.session_dir.path)
         files = self._scan_files()
         if self._watch is not None and len(files) < self.watch_min_files:
             self._watch.close()  # a small dir is scanned in no time: keep no watch
@@ -1738,7 +1741,7 @@ class SqliteSessionStore(DefaultSessionStore):
                 with contextlib.suppress(OSError):
                     size += os.stat(self.db_path + suffix).st_size
         out["db_bytes"] = size
-        files = list(iter_session_files(self.session_dir))
+        files = list(iter_session_files(self.session_dir.path))
         out["files"] = len(files)
         out["json_bytes"] = sum(st.st_size for _p, st in files)
         return out

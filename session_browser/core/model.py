@@ -181,6 +181,15 @@ class SessionMessage:
         """The (role, content, timestamp) identity used to de-duplicate salvaged turns."""
         return message_key(self.to_dict())
 
+    def to_llm_message(self) -> JSONDict:
+        """``{"role", "content"}`` plus ``tool_calls`` / ``tool_call_id`` when present."""
+        msg: JSONDict = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            msg["tool_calls"] = self.tool_calls
+        if self.tool_call_id is not None:
+            msg["tool_call_id"] = self.tool_call_id
+        return msg
+
 
 def message_key(message: JSONDict) -> tuple[str, str, str]:
     """(role, content, timestamp) as a hashable key, for any JSON values."""
@@ -247,6 +256,10 @@ class CompactionCheckpoint:
             extra={k: v for k, v in data.items() if k not in _CHECKPOINT_KEYS},
         )
 
+    def as_message(self) -> dict[str, str]:
+        """The summary as the message resume replays."""
+        return {"role": self.role, "content": self.summary}
+
 
 _CHECKPOINT_KEYS = frozenset(
     {"summary", "message_index", "role", "tokens_before", "tokens_after", "timestamp", "metadata"}
@@ -305,6 +318,40 @@ class SessionData:
         """Forget the compaction checkpoint (also one kept verbatim)."""
         self.last_compaction = None
         self.raw.pop("last_compaction", None)
+
+    def get_chat_history(self, max_messages: int | None = None) -> list[JSONDict]:
+        """The active window as LLM messages (the last ``max_messages``, whole tool turns)."""
+        messages = self.messages
+        if max_messages and len(messages) > max_messages:
+            start = len(messages) - max_messages
+            while start < len(messages) and messages[start].role == "tool":
+                start += 1
+            messages = messages[start:]
+        return [m.to_llm_message() for m in messages]
+
+    def trim_messages(self, max_messages: int) -> None:
+        """Keep the last ``max_messages`` turns; the checkpoint anchor follows."""
+        overflow = len(self.messages) - max_messages
+        if overflow <= 0:
+            return
+        self.messages = self.messages[-max_messages:]
+        if self.last_compaction is not None:
+            cp = self.last_compaction
+            cp.message_index = max(0, cp.message_index - overflow)
+
+    def get_working_history(self, max_messages: int | None = None) -> list[JSONDict]:
+        """Resume history: the checkpoint summary and the turns after it, else the window."""
+        cp = self.last_compaction
+        if cp is None:
+            return self.get_chat_history(max_messages)
+        tail = self.messages[max(0, min(cp.message_index, len(self.messages))) :]
+        history: list[JSONDict] = [cp.as_message(), *(m.to_llm_message() for m in tail)]
+        if max_messages and len(history) > max_messages:
+            body = history[1:][-(max_messages - 1) :] if max_messages > 1 else []
+            while body and body[0].get("role") == "tool":
+                body = body[1:]
+            history = history[:1] + body
+        return history
 
     def to_dict(self) -> JSONDict:
         data: JSONDict = {

@@ -148,7 +148,7 @@ def export_sessions(
 
 
 def _session_files(store: DefaultSessionStore) -> list[Path]:
-    return sorted(path for path, _st in iter_session_files(store.session_dir))
+    return sorted(path for path, _st in iter_session_files(store.session_dir.path))
 
 
 def _read_for_backup(

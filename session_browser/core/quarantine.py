@@ -241,7 +241,7 @@ def _item(
     return QuarantineItem(
         kind=kind,
         path=path,
-        session_dir=store.session_dir,
+        session_dir=store.session_dir.path,
         spill_dir=store.spill_dir,
         size=st.st_size,
         mtime=st.st_mtime,
@@ -275,7 +275,7 @@ def list_items(stores: Sequence[DefaultSessionStore]) -> list[QuarantineItem]:
     seen_dirs: set[Path] = set()
     for store in stores:
         for directory, kind, pattern in (
-            (store.session_dir, KIND_CORRUPT, CORRUPT_RE),
+            (store.session_dir.path, KIND_CORRUPT, CORRUPT_RE),
             (store.spill_dir, KIND_SPILL, SPILL_RE),
         ):
             key = directory.expanduser().absolute()

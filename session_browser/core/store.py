@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import recall
+from .compat import PraisonAICompat, StoreDir
 from .files import (
     MAX_SESSION_BYTES,
     FileIdentity,
@@ -153,22 +154,32 @@ def _trim_tail(messages: list[SessionMessage], keep: int) -> list[SessionMessage
     return messages[start:]
 
 
-class DefaultSessionStore:
-    """JSON session store, byte-compatible with ``praisonaiagents`` 1.7.17."""
+class DefaultSessionStore(PraisonAICompat):
+    """JSON session store, byte-compatible with ``praisonaiagents`` 1.7.17.
+
+    ``mirror`` is PraisonAI's optional mirror sink (its ``append(session_id, records)`` gets
+    every persisted turn on a background thread). ``read_side_effects=True`` gives PraisonAI's
+    read semantics: a read folds spill files into the session file and moves a corrupt file
+    aside; by default reads never write (spilled turns are merged in memory instead).
+    """
 
     source_kind = "praisonai"
 
     def __init__(
         self,
         session_dir: str | os.PathLike[str] | None = None,
-        *,
         max_messages: int = DEFAULT_MAX_MESSAGES,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         retention: str | None = None,
         active_window: int | None = None,
+        mirror: Any = None,
+        cache_maxsize: int | None = None,  # PraisonAI's session-cache bound; we cache none
+        *,
         spill_dir: str | os.PathLike[str] | None = None,
+        read_side_effects: bool = False,
     ) -> None:
-        self.session_dir = Path(session_dir) if session_dir else default_session_dir()
+        self.session_dir = StoreDir(session_dir or default_session_dir())
+        self._init_compat(mirror=mirror, read_side_effects=read_side_effects)
         self.spill_dir = Path(spill_dir) if spill_dir else default_spill_dir()
         self.max_messages = max_messages
         self.lock_timeout = lock_timeout
@@ -238,32 +249,22 @@ class DefaultSessionStore:
 
     def get_session(self, session_id: str) -> SessionData:
         """The session (empty when missing or unusable; nothing is written)."""
+        self._before_read(session_id)
         try:
             data = self.read_raw(session_id)
         except (OSError, SessionFileError) as exc:
             log.warning("cannot read session %r: %s", session_id, exc)
             data = None
         if data is None:
-            return SessionData(session_id=session_id)
+            return self._with_spills(SessionData(session_id=session_id))
         session = SessionData.from_dict(data)
         session.session_id = session.session_id or session_id
-        return session
+        return self._with_spills(session)
 
     def get_chat_history(
         self, session_id: str, max_messages: int | None = None
     ) -> list[dict[str, Any]]:
-        messages = self.get_session(session_id).messages
-        if max_messages:
-            messages = _trim_tail(messages, max_messages)
-        out: list[dict[str, Any]] = []
-        for m in messages:
-            item: dict[str, Any] = {"role": m.role, "content": m.content}
-            if m.tool_calls:
-                item["tool_calls"] = m.tool_calls
-            if m.tool_call_id is not None:
-                item["tool_call_id"] = m.tool_call_id
-            out.append(item)
-        return out
+        return self.get_session(session_id).get_chat_history(max_messages)
 
     def session_exists(self, session_id: str) -> bool:
         """True when a file holds ``session_id`` (its own file, or a renamed copy)."""
@@ -287,7 +288,7 @@ class DefaultSessionStore:
         except OSError:
             stamp = None
         misplaced: dict[str, Path] = {}
-        for path, st in iter_session_files(self.session_dir):
+        for path, st in iter_session_files(self.session_dir.path):
             try:
                 data = read_json_file(path)
             except (OSError, SessionFileError) as exc:
@@ -301,7 +302,7 @@ class DefaultSessionStore:
         if stamp is not None:
             self._misplaced_cache = (stamp, misplaced)
 
-    def list_sessions(self, limit: int = 50) -> list[dict[str, Any]]:
+    def list_sessions(self, limit: int | None = 50) -> list[dict[str, Any]]:
         """PraisonAI's listing dicts, most recently updated first."""
         rows: list[dict[str, Any]] = []
         for _path, _st, data in self.iter_sessions():
@@ -320,14 +321,19 @@ class DefaultSessionStore:
                     "parent_id": data.get("parent_id") or meta.get("parent_id"),
                     "parent_session_id": data.get("parent_session_id")
                     or meta.get("parent_session_id"),
+                    "agent_key": data.get("agent_key") or meta.get("agent_key"),
                     "created_at": data.get("created_at"),
                     "updated_at": data.get("updated_at"),
                     "message_count": len(messages) if isinstance(messages, list) else 0,
                     "model": data.get("model") or data.get("llm") or meta.get("model"),
+                    "total_tokens": data.get("total_tokens")
+                    or data.get("token_count")
+                    or meta.get("total_tokens"),
+                    "cost": data.get("cost") or meta.get("cost"),
                 }
             )
         rows.sort(key=lambda r: str(r.get("updated_at") or ""), reverse=True)
-        return rows[: max(0, limit)]
+        return rows if limit is None else rows[: max(0, limit)]
 
     def summaries(self) -> list[SessionSummary]:
         """A summary of every readable session (unsorted)."""
@@ -456,6 +462,8 @@ class DefaultSessionStore:
             log.error(
                 "write to session %s failed (%s) and so did the spill: %s", session_id, error, exc
             )
+            target = None
+        self._on_persist_failed(session_id, pending[-1], error, str(target) if target else None)
 
     def _modify(
         self,
@@ -510,6 +518,11 @@ class DefaultSessionStore:
         if self.retention == RETENTION_TRUNCATE:
             session.messages = recent
             self._shift_checkpoint(session, len(overflow))
+            log.info(
+                "session %s: truncated %d early turns (retention=truncate)",
+                session.session_id,
+                len(overflow),
+            )
             return
         prior = overflow[0] if overflow and overflow[0].metadata.get("compaction") else None
         to_archive = overflow[1:] if prior is not None else overflow
@@ -540,6 +553,11 @@ class DefaultSessionStore:
         kept = [summary, *recent]
         self._shift_checkpoint(session, len(session.messages) - len(kept))
         session.messages = kept
+        log.info(
+            "session %s: compacted %d early turns into a summary (retention=compact)",
+            session.session_id,
+            len(to_archive),
+        )
 
     @staticmethod
     def _shift_checkpoint(session: SessionData, dropped: int) -> None:
@@ -567,7 +585,10 @@ class DefaultSessionStore:
             tool_calls=tool_calls or None,
             tool_call_id=tool_call_id,
         )
-        return self._modify(session_id, lambda s: s.messages.append(message), pending=[message])
+        if not self._modify(session_id, lambda s: s.messages.append(message), pending=[message]):
+            return False
+        self._mirror_append(session_id, [message])
+        return True
 
     def add_user_message(
         self, session_id: str, content: str, metadata: dict[str, Any] | None = None
@@ -598,7 +619,10 @@ class DefaultSessionStore:
             session.messages = list(built)
             session.drop_checkpoint()
 
-        return self._modify(session_id, apply, pending=built)
+        if not self._modify(session_id, apply, pending=built):
+            return False
+        self._mirror_append(session_id, built)
+        return True
 
     def update_session_metadata(self, session_id: str, **fields: Any) -> bool:
         """Merge ``fields`` into ``metadata`` (None values are skipped)."""
