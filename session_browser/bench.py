@@ -166,6 +166,7 @@ class BenchOptions:
     keep: bool = False
     workdir: Path | None = None
     sgd_path: Path | None = None
+    sgd: bool = True  # False: build the corpus from pip-installable data only (chitchat + demo)
     stores: tuple[str, ...] = ALL_KINDS
     pi_store: Path | None = None  # an existing Pi session dir
     pi: bool = False  # build the corpus as Pi JSONL files
@@ -1231,7 +1232,7 @@ class Harness:
                 raise BenchError(f"no session dir at {sessions}")
             given: JSONDict = {"source": "store", "path": str(sessions)}
             return Layout("json", sessions, spill, None, sessions, given)
-        from session_browser.corpus import build_corpus
+        from session_browser.corpus import build_corpus, corpus_sources
 
         home = work / "corpus"
         self.say(
@@ -1239,8 +1240,14 @@ class Harness:
         )
         t0 = time.perf_counter()
         info = build_corpus(
-            home, sessions=opt.sessions, seed=opt.seed, sgd_path=opt.sgd_path, progress=None
+            home,
+            sessions=opt.sessions,
+            seed=opt.seed,
+            sgd_path=opt.sgd_path,
+            include_sgd=opt.sgd,
+            progress=None,
         )
+        self.say(f"corpus sources: {corpus_sources(info)}")
         sessions, spill = home / "sessions", home / "state" / "session_spill"
         built = {
             "source": "built",
@@ -1248,6 +1255,7 @@ class Harness:
             "requested_sessions": opt.sessions,
             "build_seconds": time.perf_counter() - t0,
             "info": _info_json(info),
+            "sources": corpus_sources(info),
         }
         if fmt == "json":
             return Layout("json", sessions, spill, None, sessions, built)
@@ -1751,7 +1759,9 @@ def format_report(report: JSONDict) -> str:
         f"machine: {m['cpu_count']} x {m['cpu_model']}, {m.get('memory_gb')} GB, "
         f"Python {m['python']}, SQLite {m['sqlite']} (FTS5 {'yes' if m['fts5'] else 'no'}), "
         f"praisonaiagents {m.get('praisonaiagents') or 'not installed'}",
-        f"corpus: {c['source']} (seed {report['options']['seed']}): {st['sessions']:,} sessions "
+        f"corpus: {c['source']} (seed {report['options']['seed']}"
+        + (f"; {c['sources']}" if c.get("sources") else "")
+        + f"): {st['sessions']:,} sessions "
         f"in {st['files']:,} files ({st['unreadable']} unreadable), {st['messages']:,} messages "
         f"({st['archived_messages']:,} archived), {_mb(st['json_bytes'])} of {data_word}",
         f"queries: {q['known_item']} known-item ("
@@ -2006,6 +2016,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--peer-timeout", type=float, default=300.0)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--no-sgd", action="store_true")
     ns = parser.parse_args(argv)
     if ns.phase:
         if ns.args is None or ns.out is None:
@@ -2034,6 +2045,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         peer_queries=ns.peer_queries,
         peer_timeout=ns.peer_timeout,
         keep=ns.keep,
+        sgd=not ns.no_sgd,
     )
     try:
         report = run_benchmark(options, lambda msg: print(f"bench: {msg}", file=sys.stderr))

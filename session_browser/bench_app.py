@@ -68,6 +68,7 @@ class BenchAppOptions:
     big_messages: int = 20000
     key_delay: float = 0.08
     seed: int = 7
+    sgd: bool = True  # False: corpus from pip-installable data only (chitchat + demo)
 
 
 # ---------------------------------------------------------------------- machine
@@ -155,7 +156,7 @@ def prepare(
     """The sessions dir to measure (a copy or a new corpus, plus the big session), its warm
     index, and the queries."""
     from session_browser.core.index import SqliteSessionStore
-    from session_browser.corpus import build_corpus, make_queries
+    from session_browser.corpus import build_corpus, corpus_sources, make_queries
 
     home = work / "home"
     sessions = home / "sessions"
@@ -175,8 +176,11 @@ def prepare(
     else:
         say(f"generating a corpus of {opts.sessions:,} sessions")
         started = time.perf_counter()
-        corpus = build_corpus(home, sessions=opts.sessions, seed=opts.seed)
-        info["source"] = f"generated corpus ({corpus.session_count:,} sessions, seed {opts.seed})"
+        corpus = build_corpus(home, sessions=opts.sessions, seed=opts.seed, include_sgd=opts.sgd)
+        info["source"] = (
+            f"generated corpus ({corpus.session_count:,} sessions, seed {opts.seed}; "
+            f"{corpus_sources(corpus)})"
+        )
         info["build_s"] = round(time.perf_counter() - started, 2)
     say(f"choosing {opts.queries} known-item queries")
     queries = [item.query for item in make_queries(home, n=opts.queries, seed=opts.seed)]

@@ -95,6 +95,12 @@ from session_browser.core.text import printable
     default=None,
     help="Where the temporary copies and indexes go (default: the system temp dir).",
 )
+@click.option(
+    "--no-sgd",
+    is_flag=True,
+    help="Build the corpus from the pip-installable data only (chitchat + demo), even when "
+    "the SGD data (../shared/data or $SESSION_BROWSER_DATA_DIR) is present.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
 @click.option("--keep", is_flag=True, help="Keep the work dir (corpus, copies, indexes, logs).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
@@ -111,16 +117,22 @@ def bench(
     peer_timeout: float,
     only: tuple[str, ...],
     workdir: Path | None,
+    no_sgd: bool,
     as_json: bool,
     keep: bool,
     quiet: bool,
 ) -> None:
     """Measure build speed, freshness, latency and ranking quality, side by side.
 
-    Without --store/--home it builds a seeded corpus of real conversations (SGD + chitchat)
-    into a temporary PraisonAI home (--pi: Pi JSONL files; --mixed: half and half), deleted
+    Without --store/--home it builds a seeded corpus of real conversations into a
+    temporary PraisonAI home (--pi: Pi JSONL files; --mixed: half and half), deleted
     afterwards unless --keep. Every store works on its own copy, and every phase runs in a
     fresh process. Targets are checked on our index (JSON, else Pi, else the group).
+
+    Corpus: the Schema-Guided Dialogue set plus the chitchat-dataset package when the SGD
+    file is found (../shared/data, or $SESSION_BROWSER_DATA_DIR); otherwise, or with
+    --no-sgd, chitchat-dataset plus the demo conversations (pip install
+    'session-browser[bench]').
     """
     given = store_dir is not None or home is not None
     if store_dir is not None and home is not None:
@@ -156,6 +168,7 @@ def bench(
         keep=keep,
         workdir=workdir,
         stores=only or ALL_KINDS,
+        sgd=not no_sgd,
     )
 
     def progress(message: str) -> None:

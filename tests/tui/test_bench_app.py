@@ -15,12 +15,16 @@ def test_bench_app_report_structure() -> None:
     os.environ["DO_NOT_TRACK"] = "1"
     result = CliRunner().invoke(
         main,
-        ["bench-app", "--sessions", "50", "--queries", "3", "--big-messages", "300", "--json"],
+        [
+            "bench-app", "--sessions", "50", "--queries", "3", "--big-messages", "300",
+            "--no-sgd", "--json",
+        ],
     )
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert {"cores", "cpu", "python", "sqlite"} <= set(report["machine"])
     assert report["store"]["sessions"] >= 50
+    assert "chitchat + demo" in report["store"]["source"]  # pip-installable data only
     assert [t["name"] for t in report["targets"]] == [
         "first_paint_s",
         "search_p95_ms",
