@@ -44,6 +44,7 @@ first); percentiles are nearest-rank.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -256,6 +257,16 @@ def latency_stats(values: Sequence[float]) -> JSONDict:
         "max": max(values) if values else None,
         "mean": (sum(values) / len(values)) if values else None,
     }
+
+
+def answered_latency(answers: Sequence[JSONDict]) -> JSONDict:
+    """:func:`latency_stats` over the answers that came back with hits, plus how many did
+    not: ``errors`` (the store raised) and ``no_hits`` (it answered nothing). Neither kind is
+    timed: a latency target is judged only on answers the store really gave."""
+    errors = sum(1 for a in answers if a.get("error"))
+    no_hits = sum(1 for a in answers if not a.get("error") and a.get("hits", 1) == 0)
+    timed = [a["seconds"] for a in answers if not a.get("error") and a.get("hits", 1) != 0]
+    return latency_stats(timed) | {"errors": errors, "no_hits": no_hits, "asked": len(answers)}
 
 
 def quality_stats(ranks: Sequence[int | None]) -> JSONDict:
@@ -818,7 +829,8 @@ def phase_search(args: JSONDict) -> JSONDict:
     else:
         store = _open(kind, args)
     for q in queries[: int(args.get("warmup", WARMUP_QUERIES))]:
-        _search(kind, store, q.query, SEARCH_LIMIT)
+        with contextlib.suppress(Exception):  # counted when the query is measured below
+            _search(kind, store, q.query, SEARCH_LIMIT)
     known: list[JSONDict] = []
     for q in queries:
         error: str | None = None
@@ -838,6 +850,7 @@ def phase_search(args: JSONDict) -> JSONDict:
                 "seconds": dt,
                 "rank": rank,
                 "error": error,
+                "hits": len(found),
                 "sources": [source for _, source in found],
                 "relevant_source": found[rank - 1][1] if rank is not None else None,
                 "relevant_sources": sorted({source for sid, source in found if sid in relevant}),
@@ -845,9 +858,15 @@ def phase_search(args: JSONDict) -> JSONDict:
         )
     common_out: list[JSONDict] = []
     for text in common:
+        error = None
         t0 = time.perf_counter()
-        ids = _search(kind, store, text, SEARCH_LIMIT)
-        common_out.append({"query": text, "seconds": time.perf_counter() - t0, "hits": len(ids)})
+        try:
+            ids = _search(kind, store, text, SEARCH_LIMIT)
+        except Exception as exc:  # counted and shown, never timed
+            ids, error = [], f"{type(exc).__name__}: {exc}"
+        common_out.append(
+            {"query": text, "seconds": time.perf_counter() - t0, "hits": len(ids), "error": error}
+        )
     recent: list[float] = []
     count = 0
     for _ in range(int(args.get("recent_repeats", OUR_RECENT_REPEATS))):
@@ -1471,17 +1490,23 @@ class Harness:
     @staticmethod
     def _search_summary(data: JSONDict) -> JSONDict:
         known = data["known"]
-        slices: dict[str, list[int | None]] = {}
+        slices: dict[str, list[JSONDict]] = {}
         for k in known:
-            slices.setdefault(k["slice"], []).append(k["rank"])
+            slices.setdefault(k["slice"], []).append(k)
         return {
-            "known": latency_stats([k["seconds"] for k in known]),
-            "common": latency_stats([c["seconds"] for c in data["common"]]),
+            "known": answered_latency(known),
+            "common": answered_latency(data["common"]),
             "recent": latency_stats(data["recent"]),
             "recent_count": data.get("recent_count"),
             "quality": quality_stats([k["rank"] for k in known]),
-            "errors": [k["error"] for k in known if k.get("error")][:5],
-            "slices": {name: quality_stats(r) for name, r in sorted(slices.items())},
+            "errors": [k["error"] for k in [*known, *data["common"]] if k.get("error")][:5],
+            "slices": {
+                name: quality_stats([k["rank"] for k in items])
+                for name, items in sorted(slices.items())
+            },
+            "slice_latency": {
+                name: answered_latency(items) for name, items in sorted(slices.items())
+            },
             "slowest_common": sorted(data["common"], key=lambda c: -c["seconds"])[:3],
             "sources": source_stats(known),
             "rss_mb": data.get("rss_mb"),
@@ -1660,6 +1685,45 @@ def target_values(store: JSONDict) -> dict[str, float | None]:
     }
 
 
+def _problem_counts(section: Any, *, no_hits: bool = True) -> tuple[int, int]:
+    if not isinstance(section, dict):
+        return 0, 0
+    return int(section.get("errors") or 0), int(section.get("no_hits") or 0) if no_hits else 0
+
+
+def target_problems(store: JSONDict) -> dict[str, tuple[int, int]]:
+    """(errors, answers without hits) behind each target's measurement: a target measured on
+    answers the store did not give cannot pass. Rank@1 and Recall@10 count an empty answer as
+    a miss already, so only errors fail them."""
+    known = _get(store, "search", "known")
+    out = {
+        "p95_known": _problem_counts(known),
+        "p95_common": _problem_counts(_get(store, "search", "common")),
+        "rank1": _problem_counts(known, no_hits=False),
+        "recall10": _problem_counts(known, no_hits=False),
+    }
+    for name, lat in (_get(store, "search", "slice_latency") or {}).items():
+        out[f"p95_known:{name}"] = _problem_counts(lat)
+    return out
+
+
+def slice_targets(store: JSONDict) -> list[tuple[str, str, str, float, str]]:
+    """The known-item p95 target once per query slice (every slice must be fast)."""
+    return [
+        (f"p95_known:{name}", f"search p95 (known-item, {name})", "<", 0.010, "s")
+        for name in sorted(_get(store, "search", "slice_latency") or {})
+    ]
+
+
+def _problem_text(errors: int, no_hits: int) -> str:
+    parts = []
+    if errors:
+        parts.append(f"{errors} error{'s' if errors != 1 else ''}")
+    if no_hits:
+        parts.append(f"{no_hits} without hits")
+    return ", ".join(parts)
+
+
 def target_kind(report: JSONDict) -> str:
     """The store the targets judge: our JSON index, else the Pi index, else the group."""
     stores = report.get("stores", {})
@@ -1670,11 +1734,17 @@ def check_targets(report: JSONDict) -> list[JSONDict]:
     """PASS/FAIL of our indexed store (see :func:`target_kind`) against every target."""
     ours = report.get("stores", {}).get(target_kind(report)) or {}
     values = target_values(ours)
+    for name in _get(ours, "search", "slice_latency") or {}:
+        values[f"p95_known:{name}"] = _get(ours, "search", "slice_latency", name, "p95")
+    problems = target_problems(ours)
     out = []
-    for name, what, op, threshold, unit in TARGETS:
+    for name, what, op, threshold, unit in (*TARGETS, *slice_targets(ours)):
         value = values.get(name)
-        if value is None:
-            passed: bool | None = None
+        errors, no_hits = problems.get(name, (0, 0))
+        if errors or no_hits:
+            passed: bool | None = False  # measured on answers the store did not give
+        elif value is None:
+            passed = None
         elif op == ">=":
             passed = value >= threshold
         elif op == "<=":
@@ -1690,6 +1760,8 @@ def check_targets(report: JSONDict) -> list[JSONDict]:
                 "unit": unit,
                 "value": value,
                 "pass": passed,
+                "errors": errors,
+                "no_hits": no_hits,
             }
         )
     return out
@@ -1817,6 +1889,15 @@ def format_report(report: JSONDict) -> str:
 
         return cell
 
+    def problems(section: str) -> Callable[[JSONDict], str]:
+        def cell(s: JSONDict) -> str:
+            v = _get(s, "search", section)
+            if v is None or "asked" not in v:
+                return "n/a"
+            return f"{v['errors']} / {v['no_hits']} of {v['asked']}"
+
+        return cell
+
     def qual(key: str) -> Callable[[JSONDict], str]:
         def cell(s: JSONDict) -> str:
             v = _get(s, "search", "quality")
@@ -1887,9 +1968,11 @@ def format_report(report: JSONDict) -> str:
         row("search p50 (known-item)", lat("known", "p50")),
         row("search p95", lat("known", "p95")),
         row("search p99", lat("known", "p99")),
+        row("  errors / without hits", problems("known")),
         row("search p50 (common words)", lat("common", "p50")),
         row("search p95", lat("common", "p95")),
         row("search p99", lat("common", "p99")),
+        row("  errors / without hits", problems("common")),
         row("recent(50) p50", lat("recent", "p50")),
         row("recent(50) p95", lat("recent", "p95")),
         row("peak RSS (search)", lambda s: f"{s['search']['rss_mb']:.0f} MB"),
@@ -1934,6 +2017,19 @@ def format_report(report: JSONDict) -> str:
 
             srows.append(row(name, scell))
         lines += _table(header, srows)
+        lines += ["", "search latency per slice (p50 / p95; answered with hits of asked)"]
+        lrows = []
+        for name in slice_names:
+
+            def lcell(s: JSONDict, name: str = name) -> str:
+                v = _get(s, "search", "slice_latency", name)
+                if not v:
+                    return "-"
+                answered = v["asked"] - v["errors"] - v["no_hits"]
+                return f"{_secs(v['p50'])} / {_secs(v['p95'])}, {answered} of {v['asked']}"
+
+            lrows.append(row(name, lcell))
+        lines += _table(header, lrows)
 
     ours = stores.get(OURS) or {}
     peer = stores.get(PRAISON_SQLITE) or {}
@@ -1970,9 +2066,15 @@ def format_report(report: JSONDict) -> str:
     for t in report["targets"]:
         mark = "n/a " if t["pass"] is None else "PASS" if t["pass"] else "FAIL"
         thr = _fmt_target(t["threshold"], t["unit"])
+        problem = _problem_text(t.get("errors", 0), t.get("no_hits", 0))
         lines.append(
-            f"  {mark}  {t['what']}: {_fmt_target(t['value'], t['unit'])} (target {t['op']} {thr})"
+            f"  {mark}  {t['what']}: {_fmt_target(t['value'], t['unit'])} (target {t['op']} {thr}"
+            + (f"; {problem}, not timed" if problem else "")
+            + ")"
         )
+    for k in kinds:
+        for error in _get(stores[k], "search", "errors") or ():
+            lines.append(f"error ({stores[k]['label']}): {error}")
     for note in report.get("notes", []):
         lines.append(f"note: {note}")
     lines.append(f"total time: {report.get('total_seconds', 0):.0f} s")

@@ -46,6 +46,12 @@ def _ordered_quality(q: dict[str, Any]) -> None:
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
+def _target_names(report: dict[str, Any]) -> list[str]:
+    """Every fixed target, then the known-item p95 of every query slice."""
+    slices = sorted(report["queries"]["slices"])
+    return [t[0] for t in TARGETS] + [f"p95_known:{s}" for s in slices]
+
+
 def _run_bench(root: Path, args: list[str]) -> tuple[dict[str, Any], Path]:
     """``session-browser bench ARGS --workdir W --json --quiet`` in an isolated env. A built
     corpus comes from the pip-installed data only (``--no-sgd``: chitchat + demo), so the
@@ -117,7 +123,7 @@ def test_report_structure(tiny_report: tuple[dict[str, Any], Path]) -> None:
     assert report["queries"]["known_item"] == 25
     assert sum(report["queries"]["slices"].values()) == 25
     assert len(report["queries"]["common"]) == 40  # 20 words, then 20 pairs
-    assert [t["name"] for t in report["targets"]] == [t[0] for t in TARGETS]
+    assert [t["name"] for t in report["targets"]] == _target_names(report)
     # the work dir (corpus, copies, indexes) is gone without --keep
     assert report["workdir"] is None
     assert list(work.iterdir()) == []
@@ -174,7 +180,7 @@ def test_our_index_when_present(tiny_report: tuple[dict[str, Any], Path]) -> Non
     assert ours["update"]["outside_found"] == 1.0
     assert ours["update"]["write_found"] == 1.0
     judged = [t for t in report["targets"] if t["value"] is not None]
-    assert len(judged) == len(TARGETS)
+    assert len(judged) == len(_target_names(report))
     assert all(isinstance(t["pass"], bool) for t in judged)
 
 
@@ -184,7 +190,8 @@ def test_text_report(tiny_report: tuple[dict[str, Any], Path]) -> None:
     for label in ("ours (scan)", "PraisonAI JSON", "PraisonAI SQLite", "Rank@1", "Recall@10"):
         assert label in text
     assert "quality per slice" in text
-    assert text.count("(target ") == len(TARGETS)
+    assert text.count("(target ") == len(_target_names(report))
+    assert "search latency per slice" in text and "  errors / without hits" in text
     assert "\x1b" not in text
 
 
@@ -261,7 +268,7 @@ def test_pi_corpus_same_queries_and_structure(
         assert q["target_id"] in q["relevant"]
         assert set(q["relevant"]) <= set(jq["relevant"])
     assert any("relevant sets were recomputed" in note for note in report["notes"])
-    assert [t["name"] for t in report["targets"]] == [t[0] for t in TARGETS]
+    assert [t["name"] for t in report["targets"]] == _target_names(report)
     assert all(t["value"] is not None for t in report["targets"])
 
 

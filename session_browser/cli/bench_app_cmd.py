@@ -51,6 +51,14 @@ from session_browser.core.text import printable
     help="Seconds between typed keys.",
 )
 @click.option(
+    "--query",
+    "extra_queries",
+    multiple=True,
+    metavar="TEXT",
+    help="Also type this query after the known-item ones (repeatable); one that errors or "
+    "finds nothing fails the search target.",
+)
+@click.option(
     "--no-sgd",
     is_flag=True,
     help="Generate the corpus from the pip-installable data only (chitchat + demo), even "
@@ -63,6 +71,7 @@ def bench_app(
     queries: int,
     big_messages: int,
     key_delay: float,
+    extra_queries: tuple[str, ...],
     no_sgd: bool,
     as_json: bool,
 ) -> None:
@@ -80,6 +89,7 @@ def bench_app(
         queries=queries,
         big_messages=big_messages,
         key_delay=key_delay,
+        extra_queries=extra_queries,
         sgd=not no_sgd,
     )
 
