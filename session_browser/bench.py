@@ -34,6 +34,17 @@ and timings are its own. PraisonAI's slow parts are capped: a phase that runs pa
 ``peer_timeout`` seconds is stopped (its index build rate is then extrapolated from the rows it
 wrote), and PraisonAI's stores answer only ``peer_queries`` of the queries.
 
+Beside the stores, and independent of the corpus (each skippable): a session holding one
+message of ``"ab ab ab ..."`` (``big_message_mb``, 50 MB) answers ``search``, ``recent`` and
+``show`` in one fresh process (peak RSS against 4x the file size), ``show`` of an 8 MB
+message is timed (under 2 s), and 1, 4 and 8 writer processes each ``add_message``
+``write_messages`` times into 4 sessions while 2 processes search (writes/s, p95 write latency,
+and every message counted back from the files: none lost, none duplicated). Our index is also
+built and queried in one process, whose peak RSS must stay under 300 MB.
+
+Errors and empty answers are counted apart and never timed; a target measured on answers the
+store did not give fails, and the text report shows them.
+
 Metrics (known-item search, ``limit=10``): a query's rank is the position of the first hit
 whose session id is in the query's relevant set. Rank@1 is the share of queries whose top hit
 is relevant, Recall@k the share with a relevant hit in the top k, MRR the mean of 1/rank (0
@@ -121,8 +132,19 @@ TARGETS: tuple[tuple[str, str, str, float, str], ...] = (
     ("recent", "recent(50) p95", "<", 0.020, "s"),
     ("size_ratio", "index size / JSON size", "<=", 1.5, "x"),
     ("build_rss", "peak RSS while building", "<", 300.0, "MB"),
+    ("build_search_rss", "peak RSS, one process building the index and answering the queries",
+     "<", 300.0, "MB"),
     ("rank1", "Rank@1", ">=", 0.95, ""),
     ("recall10", "Recall@10", ">=", 0.99, ""),
+)
+# targets on the whole run, not one store
+RUN_TARGETS: tuple[tuple[str, str, str, float, str], ...] = (
+    ("scan_vs_praisonai", "ours (scan) / PraisonAI JSON, search p50 (known-item)", "<=", 1.0,
+     "x"),
+    ("big_message_rss", "peak RSS of search+recent+show on a one-message file / file size",
+     "<", 4.0, "x"),
+    ("show_big", "show of one big message", "<", 2.0, "s"),
+    ("writes_intact", "messages lost or duplicated by parallel writers", "<=", 0.0, "n"),
 )
 
 
@@ -172,6 +194,12 @@ class BenchOptions:
     pi_store: Path | None = None  # an existing Pi session dir
     pi: bool = False  # build the corpus as Pi JSONL files
     mixed: bool = False  # build half the corpus as PraisonAI JSON, half as Pi JSONL
+    big_message: bool = True  # the one-message file and the big show
+    big_message_mb: float = 50.0
+    show_message_mb: float = 8.0
+    contention: bool = True  # writers and readers in parallel processes
+    write_messages: int = 100  # add_message calls per writer process
+    heavy_timeout: float = 120.0  # seconds for each of those runs (then FAIL)
 
     @property
     def format(self) -> str:
@@ -266,7 +294,15 @@ def answered_latency(answers: Sequence[JSONDict]) -> JSONDict:
     errors = sum(1 for a in answers if a.get("error"))
     no_hits = sum(1 for a in answers if not a.get("error") and a.get("hits", 1) == 0)
     timed = [a["seconds"] for a in answers if not a.get("error") and a.get("hits", 1) != 0]
-    return latency_stats(timed) | {"errors": errors, "no_hits": no_hits, "asked": len(answers)}
+    # every answer the store gave, empty or not: the fair side-by-side of two stores that
+    # find different things
+    answered = [a["seconds"] for a in answers if not a.get("error")]
+    return latency_stats(timed) | {
+        "errors": errors,
+        "no_hits": no_hits,
+        "asked": len(answers),
+        "p50_answered": percentile(answered, 50),
+    }
 
 
 def quality_stats(ranks: Sequence[int | None]) -> JSONDict:
@@ -1045,11 +1081,177 @@ def phase_update(args: JSONDict) -> JSONDict:
     }
 
 
+def phase_build_search(args: JSONDict) -> JSONDict:
+    """One process builds the index from nothing and answers every query: its peak RSS is
+    what a first ``session-browser search`` on a big store needs."""
+    kind = args["kind"]
+    db_paths = _group_db_paths(args) if kind == GROUP else [Path(args["db_path"])]
+    for path in db_paths:
+        remove_db(path)
+    t0 = time.perf_counter()
+    store = _open(kind, args, reconcile="none")
+    _reconcile(store)
+    errors = 0
+    for text in [*(q["query"] for q in args["queries"]), *args["common"]]:
+        try:
+            _search(kind, store, text, SEARCH_LIMIT)
+        except Exception:
+            errors += 1
+    _close(store)
+    return {"seconds": time.perf_counter() - t0, "errors": errors, "rss_mb": max_rss_mb()}
+
+
+# -- the one-message file: memory and time bounded by the input
+
+BIG_SESSION_ID = "bench-one-message"
+BIG_WORD = "ab"
+
+
+def write_one_message_session(path: Path, session_id: str, size: int) -> int:
+    """A PraisonAI session file holding one user message of ``"ab ab ab ..."``, about
+    ``size`` bytes, streamed to disk (never whole in memory). Returns the file size."""
+    placeholder = "@@bench-content@@"
+    stamp = "2025-06-01T00:00:00+00:00"
+    doc: JSONDict = {
+        "session_id": session_id,
+        "messages": [
+            {"role": "user", "content": placeholder, "timestamp": 1748736000.0, "metadata": {}}
+        ],
+        "created_at": stamp,
+        "updated_at": stamp,
+        "agent_name": None,
+        "user_id": None,
+        "metadata": {},
+        "gateway_session_id": None,
+        "agent_id": None,
+        "runtime_state": {},
+        "archived_messages": [],
+    }
+    head, tail = json.dumps(doc, indent=2).split(placeholder)
+    chunk = b"ab " * (1 << 16)
+    left = max(3, size - len(head) - len(tail))
+    with open(path, "wb") as fh:
+        fh.write(head.encode())
+        while left > 0:
+            part = chunk[: min(len(chunk), left)]
+            fh.write(part.rstrip(b" ") if len(part) == left else part)
+            left -= len(part)
+        fh.write(tail.encode())
+    os.chmod(path, 0o600)
+    return path.stat().st_size
+
+
+def phase_cli(args: JSONDict) -> JSONDict:
+    """Run ``session-browser`` commands in this fresh process (output discarded): the time of
+    each, and the process's peak RSS with the baseline after imports."""
+    from session_browser.cli import main as cli
+
+    base = max_rss_mb()
+    out: JSONDict = {"baseline_rss_mb": base, "commands": []}
+    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+        for argv in args["commands"]:
+            t0 = time.perf_counter()
+            code: Any = 0
+            try:
+                cli.main(args=list(argv), prog_name="session-browser", standalone_mode=False)
+            except SystemExit as exc:
+                code = exc.code
+            except Exception as exc:
+                code = f"{type(exc).__name__}: {exc}"
+            out["commands"].append(
+                {"argv": argv, "seconds": time.perf_counter() - t0, "exit": code}
+            )
+    out["rss_mb"] = max_rss_mb()
+    return out
+
+
+# -- writers and readers in parallel processes
+
+WRITE_SESSIONS = 4
+WRITE_READERS = 2
+_WRITE_MARK = re.compile(r"\bbenchw(\d+)n(\d+)\b")
+
+
+def _wait_for(path: Path, limit: float = 120.0) -> None:
+    deadline = time.time() + limit
+    while not path.exists():
+        if time.time() > deadline:
+            raise TimeoutError(f"{path.name} never appeared")
+        time.sleep(0.001)
+
+
+def phase_writer(args: JSONDict) -> JSONDict:
+    """``add_message`` ``count`` times, round-robin over the sessions, once ``go`` exists."""
+    from session_browser.core.index import SqliteSessionStore
+
+    store = SqliteSessionStore(
+        Path(args["session_dir"]), db_path=Path(args["db_path"]), reconcile="none"
+    )
+    Path(args["ready"]).touch()
+    _wait_for(Path(args["go"]))
+    writer, latencies, failed = int(args["writer"]), [], 0
+    started = time.time()
+    for i in range(int(args["count"])):
+        t0 = time.perf_counter()
+        ok = store.add_message(
+            f"contention-{i % WRITE_SESSIONS}", "user", f"benchw{writer}n{i} contention probe"
+        )
+        latencies.append(time.perf_counter() - t0)
+        failed += not ok
+    ended = time.time()
+    store.close()
+    return {"started": started, "ended": ended, "latencies": latencies, "failed": failed}
+
+
+def phase_reader(args: JSONDict) -> JSONDict:
+    """Search the sessions being written until ``stop`` exists."""
+    from session_browser.core.index import SqliteSessionStore
+
+    store = SqliteSessionStore(
+        Path(args["session_dir"]), db_path=Path(args["db_path"]), reconcile="none"
+    )
+    Path(args["ready"]).touch()
+    _wait_for(Path(args["go"]))
+    searches = errors = 0
+    stop = Path(args["stop"])
+    while not stop.exists():
+        try:
+            store.search("contention probe", limit=SEARCH_LIMIT)
+        except Exception:
+            errors += 1
+        searches += 1
+    store.close()
+    return {"searches": searches, "errors": errors}
+
+
+def count_written(session_dir: Path) -> tuple[Counter[tuple[int, int]], int]:
+    """Every ``benchw<W>n<I>`` message in the session files (archived turns included), and
+    the files that could not be read."""
+    seen: Counter[tuple[int, int]] = Counter()
+    unreadable = 0
+    for path in sorted(session_dir.glob("*.json")):
+        try:
+            data = orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            unreadable += 1
+            continue
+        for msg in [*(data.get("archived_messages") or []), *(data.get("messages") or [])]:
+            match = _WRITE_MARK.search(str(msg.get("content") or "")) if isinstance(
+                msg, dict) else None
+            if match:
+                seen[(int(match.group(1)), int(match.group(2)))] += 1
+    return seen, unreadable
+
+
 PHASES: dict[str, Callable[[JSONDict], JSONDict]] = {
     "build": phase_build,
     "reopen": phase_reopen,
     "search": phase_search,
     "update": phase_update,
+    "build_search": phase_build_search,
+    "cli": phase_cli,
+    "writer": phase_writer,
+    "reader": phase_reader,
 }
 
 
@@ -1065,6 +1267,18 @@ class PhaseResult:
     error: str | None = None
 
 
+def _phase_command(phase: str, args: JSONDict, workdir: Path) -> tuple[list[str], Path, Path]:
+    """The command line of a phase run, and where its result and log go."""
+    tag = str(args.get("tag") or f"{args.get('kind', 'x')}-{phase}")
+    args_path = workdir / f"{tag}.args.json"
+    out_path = workdir / f"{tag}.out.json"
+    log_path = workdir / f"{tag}.log"
+    args_path.write_bytes(orjson.dumps(args))
+    out_path.unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", "session_browser.bench", "--phase", phase]
+    return [*cmd, "--args", str(args_path), "--out", str(out_path)], out_path, log_path
+
+
 def run_phase(
     phase: str,
     args: JSONDict,
@@ -1074,23 +1288,7 @@ def run_phase(
     timeout: float | None,
 ) -> PhaseResult:
     """Run one phase in a fresh interpreter; its result comes back through a JSON file."""
-    tag = f"{args.get('kind', 'x')}-{phase}"
-    args_path = workdir / f"{tag}.args.json"
-    out_path = workdir / f"{tag}.out.json"
-    log_path = workdir / f"{tag}.log"
-    args_path.write_bytes(orjson.dumps(args))
-    out_path.unlink(missing_ok=True)
-    cmd = [
-        sys.executable,
-        "-m",
-        "session_browser.bench",
-        "--phase",
-        phase,
-        "--args",
-        str(args_path),
-        "--out",
-        str(out_path),
-    ]
+    cmd, out_path, log_path = _phase_command(phase, args, workdir)
     t0 = time.perf_counter()
     with open(log_path, "wb") as log:
         try:
@@ -1469,6 +1667,13 @@ class Harness:
                 )
         else:
             result["search"] = {"timed_out": search.timed_out, "error": search.error}
+        if kind in (OURS, PI, GROUP):
+            both = phase(
+                "build_search", {"queries": [q.to_json() for q in queries], "common": common}
+            )
+            result["build_search"] = (
+                both.data if both.ok else {"timed_out": both.timed_out, "error": both.error}
+            )
         update = phase("update", {"repeats": 1 if is_peer else UPDATE_REPEATS})
         if update.ok:
             d = update.data
@@ -1510,6 +1715,136 @@ class Harness:
             "slowest_common": sorted(data["common"], key=lambda c: -c["seconds"])[:3],
             "sources": source_stats(known),
             "rss_mb": data.get("rss_mb"),
+        }
+
+    # -- the one-message file and parallel writers (independent of the corpus)
+
+    def _cli_run(self, work: Path, tag: str, mb: float, commands: list[list[str]]) -> JSONDict:
+        """Write a store holding one message of about ``mb`` MB, run CLI ``commands`` on it
+        in one fresh process; the file is removed afterwards."""
+        home = work / tag
+        sessions = home / "sessions"
+        sessions.mkdir(parents=True)
+        path = sessions / f"{BIG_SESSION_ID}.json"
+        size = write_one_message_session(path, BIG_SESSION_ID, int(mb * 1e6))
+        argv = [[*c, "--store", str(sessions)] for c in commands]
+        self.say(f"{tag}: {' / '.join(c[0] for c in commands)} on a {size / 1e6:.1f} MB message")
+        res = run_phase(
+            "cli",
+            {"tag": tag, "commands": argv},
+            workdir=work,
+            env=_child_env(home, home),
+            timeout=self.opt.heavy_timeout,
+        )
+        shutil.rmtree(home, ignore_errors=True)
+        out: JSONDict = {"file_bytes": size, "error": None, "commands": []}
+        if res.timed_out:
+            out["error"] = f"stopped after {res.seconds:.0f} s"
+        elif not res.ok:
+            out["error"] = res.error
+        else:
+            out |= res.data
+        return out
+
+    def _measure_big(self, work: Path) -> tuple[JSONDict, JSONDict]:
+        opt = self.opt
+        big = self._cli_run(
+            work,
+            "one-message",
+            opt.big_message_mb,
+            [["search", BIG_WORD], ["recent"], ["show", BIG_SESSION_ID]],
+        )
+        show = self._cli_run(work, "show-big", opt.show_message_mb, [["show", BIG_SESSION_ID]])
+        cmd = (show.get("commands") or [{}])[0]
+        show |= {"seconds": cmd.get("seconds"), "exit": cmd.get("exit")}
+        return big, show
+
+    def _contention_run(self, work: Path, writers: int) -> JSONDict:
+        opt = self.opt
+        home = work / f"contention-{writers}"
+        sessions = home / "sessions"
+        sessions.mkdir(parents=True)
+        env = _child_env(home, home)
+        base = {
+            "session_dir": str(sessions),
+            "db_path": str(home / "index.db"),
+            "go": str(home / "go"),
+            "stop": str(home / "stop"),
+        }
+        procs: list[tuple[str, subprocess.Popen[bytes], Path]] = []
+        specs = [("reader", {"n": r}) for r in range(WRITE_READERS)]
+        specs += [("writer", {"writer": w, "count": opt.write_messages}) for w in range(writers)]
+        for i, (phase, extra) in enumerate(specs):
+            tag = f"contention-{writers}-{phase}-{i}"
+            args = base | extra | {"tag": tag, "ready": str(home / f"ready-{i}")}
+            cmd, out_path, log_path = _phase_command(phase, args, work)
+            with open(log_path, "wb") as log:
+                proc = subprocess.Popen(
+                    cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env
+                )
+            procs.append((phase, proc, out_path))
+        result: JSONDict = {"writers": writers, "error": None}
+        try:
+            for i in range(len(specs)):
+                _wait_for(home / f"ready-{i}", opt.heavy_timeout)
+            (home / "go").touch()
+            deadline = time.time() + opt.heavy_timeout
+            for phase, proc, _ in procs:
+                if phase == "writer":
+                    proc.wait(timeout=max(1.0, deadline - time.time()))
+            (home / "stop").touch()
+            for _, proc, _ in procs:
+                proc.wait(timeout=60)
+        except (TimeoutError, subprocess.TimeoutExpired) as exc:
+            result["error"] = f"stopped: {exc}"
+        finally:
+            (home / "stop").touch()
+            for _, proc, _ in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+        outs: list[tuple[str, JSONDict]] = []
+        for phase, proc, out_path in procs:
+            if proc.returncode != 0 or not out_path.exists():
+                result["error"] = result["error"] or f"a {phase} process exited {proc.returncode}"
+                continue
+            outs.append((phase, orjson.loads(out_path.read_bytes())))
+        wrote = [d for p, d in outs if p == "writer"]
+        read = [d for p, d in outs if p == "reader"]
+        latencies = [x for d in wrote for x in d["latencies"]]
+        seen, unreadable = count_written(sessions)
+        expected = {(w, i) for w in range(writers) for i in range(opt.write_messages)}
+        span = (max(d["ended"] for d in wrote) - min(d["started"] for d in wrote)) if wrote else 0
+        result |= {
+            "writes": len(latencies),
+            "seconds": span,
+            "writes_per_s": len(latencies) / span if span > 0 else None,
+            "latency": latency_stats(latencies),
+            "spilled": sum(d["failed"] for d in wrote),
+            "lost": len(expected - set(seen)),
+            "duplicated": sum(n - 1 for n in seen.values() if n > 1),
+            "unreadable_files": unreadable,
+            "reader_searches": sum(d["searches"] for d in read),
+            "reader_errors": sum(d["errors"] for d in read),
+        }
+        if result["reader_errors"] and result["error"] is None:
+            result["error"] = f"{result['reader_errors']} reader search(es) failed"
+        shutil.rmtree(home, ignore_errors=True)
+        return result
+
+    def _measure_contention(self, work: Path) -> JSONDict:
+        runs = []
+        for writers in (1, 4, 8):
+            self.say(
+                f"contention: {writers} writer(s) x {self.opt.write_messages} add_message into "
+                f"{WRITE_SESSIONS} sessions, {WRITE_READERS} readers searching"
+            )
+            runs.append(self._contention_run(work, writers))
+        return {
+            "sessions": WRITE_SESSIONS,
+            "readers": WRITE_READERS,
+            "per_writer": self.opt.write_messages,
+            "runs": runs,
         }
 
     # -- everything
@@ -1632,6 +1967,10 @@ class Harness:
             },
             "stores": stores,
         }
+        if opt.big_message:
+            report["big_message"], report["show_big"] = self._measure_big(work)
+        if opt.contention:
+            report["contention"] = self._measure_contention(work)
         report["targets"] = check_targets(report)
         report["notes"] = self.notes
         return report
@@ -1680,6 +2019,7 @@ def target_values(store: JSONDict) -> dict[str, float | None]:
         "recent": _get(store, "search", "recent", "p95"),
         "size_ratio": _get(store, "build", "size_ratio"),
         "build_rss": _get(store, "build", "rss_mb"),
+        "build_search_rss": _get(store, "build_search", "rss_mb"),
         "rank1": _get(store, "search", "quality", "rank1"),
         "recall10": _get(store, "search", "quality", "recall10"),
     }
@@ -1704,6 +2044,40 @@ def target_problems(store: JSONDict) -> dict[str, tuple[int, int]]:
     }
     for name, lat in (_get(store, "search", "slice_latency") or {}).items():
         out[f"p95_known:{name}"] = _problem_counts(lat)
+    out["build_search_rss"] = (int(_get(store, "build_search", "errors") or 0), 0)
+    return out
+
+
+def run_values(report: JSONDict) -> dict[str, tuple[float | None, int]]:
+    """(value, failed runs or errors) of every :data:`RUN_TARGETS` entry."""
+    stores = report.get("stores", {})
+    scan = _get(stores, SCAN, "search", "known")
+    peer = _get(stores, PRAISON_JSON, "search", "known")
+    out: dict[str, tuple[float | None, int]] = {}
+    if SCAN in stores and PRAISON_JSON in stores:  # both asked for and on a JSON store
+        ratio = None
+        errors = 0
+        if isinstance(scan, dict) and isinstance(peer, dict):
+            a, b = scan.get("p50_answered"), peer.get("p50_answered")
+            ratio = a / b if a is not None and b else None
+            errors = int(scan.get("errors") or 0)
+        out["scan_vs_praisonai"] = (ratio, errors)
+    big = report.get("big_message")
+    if big:
+        bad = big.get("error") is not None or any(c["exit"] != 0 for c in big["commands"])
+        rss = big.get("rss_mb")
+        value = rss * 2**20 / big["file_bytes"] if rss is not None else None
+        out["big_message_rss"] = (value, int(bad))
+    show = report.get("show_big")
+    if show:
+        bad = show.get("error") is not None or show.get("exit") != 0
+        out["show_big"] = (show.get("seconds"), int(bad))
+    writes = report.get("contention")
+    if writes:
+        runs = writes["runs"]
+        failed_runs = sum(1 for r in runs if r.get("error") is not None)
+        lost = sum(r.get("lost", 0) + r.get("duplicated", 0) for r in runs)
+        out["writes_intact"] = (float(lost) if runs else None, failed_runs)
     return out
 
 
@@ -1737,8 +2111,22 @@ def check_targets(report: JSONDict) -> list[JSONDict]:
     for name in _get(ours, "search", "slice_latency") or {}:
         values[f"p95_known:{name}"] = _get(ours, "search", "slice_latency", name, "p95")
     problems = target_problems(ours)
+    for name, (run_value, failed) in run_values(report).items():
+        values[name] = run_value
+        problems[name] = (failed, 0)
+    big = report.get("big_message") or {}
+    show = report.get("show_big") or {}
+    run_targets = [
+        (n, w, op, thr, u) for n, w, op, thr, u in RUN_TARGETS if n in run_values(report)
+    ]
+    run_targets = [
+        (n, f"{w} ({big['file_bytes'] / 1e6:.1f} MB)" if n == "big_message_rss" and big
+         else f"{w} ({show['file_bytes'] / 1e6:.1f} MB)" if n == "show_big" and show else w,
+         op, thr, u)
+        for n, w, op, thr, u in run_targets
+    ]
     out = []
-    for name, what, op, threshold, unit in (*TARGETS, *slice_targets(ours)):
+    for name, what, op, threshold, unit in (*TARGETS, *slice_targets(ours), *run_targets):
         value = values.get(name)
         errors, no_hits = problems.get(name, (0, 0))
         if errors or no_hits:
@@ -1801,6 +2189,8 @@ def _fmt_target(value: Any, unit: str) -> str:
         return f"{value:.0f} MB"
     if unit == "x":
         return f"{value:.2f}x"
+    if unit == "n":
+        return f"{value:.0f}"
     return f"{value:.3f}"
 
 
@@ -1976,6 +2366,13 @@ def format_report(report: JSONDict) -> str:
         row("recent(50) p50", lat("recent", "p50")),
         row("recent(50) p95", lat("recent", "p95")),
         row("peak RSS (search)", lambda s: f"{s['search']['rss_mb']:.0f} MB"),
+        row(
+            "peak RSS (build + queries)",
+            lambda s: (
+                f"{s['build_search']['rss_mb']:.0f} MB" if "rss_mb" in s["build_search"] else
+                "stopped" if s["build_search"].get("timed_out") else "error"
+            ) if s.get("build_search") else "n/a",
+        ),
         row("Rank@1", qual("rank1")),
         row("Recall@5", qual("recall5")),
         row("Recall@10", qual("recall10")),
@@ -2050,6 +2447,7 @@ def format_report(report: JSONDict) -> str:
             f"{src.get('relevant_from_several', 0)}; first relevant hit from: "
             + ", ".join(f"{name} {n}" for name, n in src["first_relevant"].items()),
         ]
+    lines += _heavy_lines(report)
     legend = list(LEGEND)
     if fmt != "json":
         legend.append(PI_LEGEND[0])
@@ -2079,6 +2477,63 @@ def format_report(report: JSONDict) -> str:
         lines.append(f"note: {note}")
     lines.append(f"total time: {report.get('total_seconds', 0):.0f} s")
     return "\n".join(lines)
+
+
+def _heavy_lines(report: JSONDict) -> list[str]:
+    """The one-message file, the big show and the parallel writers, when measured."""
+    lines: list[str] = []
+    big = report.get("big_message")
+    if big:
+        lines += ["", f"one-message file: {big['file_bytes'] / 1e6:.1f} MB of \"ab ab ab ...\" "
+                  "in one session, search + recent + show in one fresh process"]
+        if big.get("error"):
+            lines.append(f"  not measured: {big['error']}")
+        else:
+            lines.append(
+                "  " + ", ".join(
+                    f"{c['argv'][0]} {_secs(c['seconds'])}"
+                    + ("" if c["exit"] == 0 else f" (exit {c['exit']})")
+                    for c in big["commands"]
+                )
+                + f"; peak RSS {big['rss_mb']:.0f} MB (after imports {big['baseline_rss_mb']:.0f}"
+                f" MB) = {big['rss_mb'] * 2**20 / big['file_bytes']:.1f}x the file"
+            )
+    show = report.get("show_big")
+    if show:
+        state = show.get("error") or (
+            _secs(show["seconds"]) + ("" if show["exit"] == 0 else f" (exit {show['exit']})")
+        )
+        lines.append(f"show of one {show['file_bytes'] / 1e6:.1f} MB message: {state}")
+    writes = report.get("contention")
+    if writes:
+        lines += [
+            "",
+            f"parallel writers: each process add_message x {writes['per_writer']} into "
+            f"{writes['sessions']} sessions while {writes['readers']} processes search",
+        ]
+        rows = []
+        for r in writes["runs"]:
+            if "writes" not in r:
+                rows.append([str(r["writers"]), r.get("error") or "-", *["-"] * 7])
+                continue
+            rows.append([
+                str(r["writers"]),
+                f"{r['writes']:,}",
+                "-" if r["writes_per_s"] is None else f"{r['writes_per_s']:,.0f}/s",
+                _secs(r["latency"]["p50"]),
+                _secs(r["latency"]["p95"]),
+                str(r["lost"]),
+                str(r["duplicated"]),
+                str(r["spilled"]),
+                f"{r['reader_searches']:,}" + (f" ({r['reader_errors']} failed)"
+                                               if r["reader_errors"] else ""),
+            ])
+        lines += _table(["writers", "writes", "writes/s", "p50", "p95", "lost", "duplicated",
+                         "spilled", "reader searches"], rows)
+        for r in writes["runs"]:
+            if r.get("error"):
+                lines.append(f"  {r['writers']} writer(s): {r['error']}")
+    return lines
 
 
 def run_benchmark(options: BenchOptions, progress: Progress | None = None) -> JSONDict:
@@ -2119,6 +2574,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--keep", action="store_true")
     parser.add_argument("--no-sgd", action="store_true")
+    parser.add_argument("--no-big-message", action="store_true")
+    parser.add_argument("--big-message-mb", type=float, default=50.0)
+    parser.add_argument("--show-message-mb", type=float, default=8.0)
+    parser.add_argument("--no-contention", action="store_true")
+    parser.add_argument("--write-messages", type=int, default=100)
     ns = parser.parse_args(argv)
     if ns.phase:
         if ns.args is None or ns.out is None:
@@ -2148,6 +2608,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         peer_timeout=ns.peer_timeout,
         keep=ns.keep,
         sgd=not ns.no_sgd,
+        big_message=not ns.no_big_message,
+        big_message_mb=ns.big_message_mb,
+        show_message_mb=ns.show_message_mb,
+        contention=not ns.no_contention,
+        write_messages=ns.write_messages,
     )
     try:
         report = run_benchmark(options, lambda msg: print(f"bench: {msg}", file=sys.stderr))

@@ -60,7 +60,9 @@ conversation at most. Slices:
   with their original casing (``"..."``); the span holds a word with ``df`` <= 4x the rare limit;
 * ``archived``: like ``rare``, from an archived turn of a compacted session;
 * ``mixed``: one rare word plus one or two common words of the same message;
-* ``casing``: a ``rare`` query in Title or UPPER case, different from the message's own casing.
+* ``casing``: a ``rare`` query in Title or UPPER case, different from the message's own casing;
+* ``fragment``: 4-6 ordinary consecutive words of one active message (a sentence fragment typed
+  from memory: unquoted, lowercase, no rare word, at least two words of 4+ letters).
 
 Relevance is computed by brute force over every message of every readable session (archived
 turns, the compaction summary and spilled turns included): a session is relevant when one of its
@@ -120,7 +122,7 @@ AUTOMATED_RATE_THRESHOLD = 60.0
 AUTOMATED_SOURCES = frozenset({"scheduled", "automated", "cron", "system", "batch"})
 LINEAGE_KEYS = ("lineage_id", "root_session_id", "thread_id")
 
-SLICES = ("rare", "phrase", "archived", "mixed", "casing")
+SLICES = ("rare", "phrase", "archived", "mixed", "casing", "fragment")
 MAX_RELEVANT_CONVERSATIONS = 5
 _MAX_SUBSTRING_CANDIDATES = 20000
 _TRIES_PER_SESSION = 6
@@ -1013,6 +1015,9 @@ def _read_spills(spill_dir: Path) -> dict[str, list[JSONDict]]:
     return out
 
 
+_APOSTROPHES = frozenset({"'", "\u2019"})
+
+
 def _wordlike(token: str) -> bool:
     return len(token) >= 3 and token.isalpha()
 
@@ -1062,6 +1067,8 @@ class _Builder:
             return " ".join(chosen), tuple(chosen)
         if slice_ == "phrase":
             return self._phrase(content, rng)
+        if slice_ == "fragment":
+            return self._fragment(content, rng)
         raise ValueError(f"unknown slice {slice_!r}")
 
     def _recase(self, content: str, chosen: list[str],
@@ -1097,6 +1104,35 @@ class _Builder:
                 lo, hi = rng.choice(spans)
                 text = content[lo:hi]
                 return f'"{text}"', tuple(tokenize(text))
+        return None
+
+
+    def _fragment(self, content: str,
+                  rng: random.Random) -> tuple[str, tuple[str, ...]] | None:
+        """4-6 ordinary consecutive words as typed from memory: unquoted, lowercase, no rare
+        word among them, at least two of four letters or more."""
+        words = list(_WORD_RE.finditer(content))
+        lengths = [4, 5, 6]
+        rng.shuffle(lengths)
+        for length in lengths:
+            spans: list[tuple[int, int]] = []
+            for i in range(len(words) - length + 1):
+                run = words[i:i + length]
+                if any(content[a.end():b.start()] != " " for a, b in pairwise(run)):
+                    continue
+                lower = [w.group().lower() for w in run]
+                if not all(t.isalpha() for t in lower) or sum(len(t) >= 4 for t in lower) < 2:
+                    continue
+                if min(self._df(t) for t in lower) <= self.rare_max:
+                    continue
+                lo, hi = run[0].start(), run[-1].end()
+                if content[lo - 1:lo] in _APOSTROPHES or content[hi:hi + 1] in _APOSTROPHES:
+                    continue  # half of "don't" is not a word anyone types
+                spans.append((lo, hi))
+            if spans:
+                lo, hi = rng.choice(spans)
+                text = content[lo:hi].lower()
+                return text, tuple(tokenize(text))
         return None
 
 
