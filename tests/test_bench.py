@@ -32,6 +32,7 @@ from session_browser.bench import (
     peer_subset,
     percentile,
     quality_stats,
+    write_pi_corpus,
 )
 from session_browser.cli import main
 
@@ -42,9 +43,6 @@ def _ordered_quality(q: dict[str, Any]) -> None:
         assert 0.0 <= q[key] <= 1.0, (key, q)
     assert q["rank1"] <= q["recall5"] <= q["recall10"]
     assert q["rank1"] <= q["mrr"] <= q["recall10"]
-
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def _target_names(report: dict[str, Any]) -> list[str]:
@@ -413,13 +411,18 @@ def test_pi_store_and_flags_are_checked(tmp_path: Path) -> None:
 
 
 def test_existing_pi_store(tmp_path: Path) -> None:
-    """``--store pi:DIR`` on the two real Pi fixtures: queries come from the store itself."""
-    if not (SHARED / "pi").is_dir():
-        pytest.skip("needs the real Pi fixtures in ../shared/data/pi (not in the repository)")
-    report, _ = _run_bench(tmp_path, ["--store", f"pi:{SHARED / 'pi'}", "--queries", "4",
+    """``--store pi:DIR`` on an existing Pi session dir (written from the demo conversations):
+    queries come from the store itself."""
+    from session_browser.corpus import build_corpus
+
+    info = build_corpus(tmp_path / "home", sessions=12, seed=7, include_sgd=False,
+                        include_chitchat=False)
+    pi_root = tmp_path / "pi"
+    assert write_pi_corpus(info.sessions_dir, info.spill_dir, pi_root) == 12
+    report, _ = _run_bench(tmp_path, ["--store", f"pi:{pi_root}", "--queries", "4",
                                       "--no-big-message", "--no-contention"])
     assert report["corpus"]["source"] == "store" and report["corpus"]["format"] == "pi"
-    assert report["corpus"]["stats"]["sessions"] == 2
+    assert report["corpus"]["stats"]["sessions"] == 12
     assert report["queries"]["known_item"] >= 1
     pi = report["stores"][PI]
     assert pi["status"] == "ok", pi
