@@ -34,6 +34,17 @@ and timings are its own. PraisonAI's slow parts are capped: a phase that runs pa
 ``peer_timeout`` seconds is stopped (its index build rate is then extrapolated from the rows it
 wrote), and PraisonAI's stores answer only ``peer_queries`` of the queries.
 
+Beside the stores, and independent of the corpus (each skippable): a session holding one
+message of ``"ab ab ab ..."`` (``big_message_mb``, 50 MB) answers ``search``, ``recent`` and
+``show`` in one fresh process (peak RSS against 4x the file size), ``show`` of an 8 MB
+message is timed (under 2 s), and 1, 4 and 8 writer processes each ``add_message``
+``write_messages`` times into 4 sessions while 2 processes search (writes/s, p95 write latency,
+and every message counted back from the files: none lost, none duplicated). Our index is also
+built and queried in one process, whose peak RSS must stay under 300 MB.
+
+Errors and empty answers are counted apart and never timed; a target measured on answers the
+store did not give fails, and the text report shows them.
+
 Metrics (known-item search, ``limit=10``): a query's rank is the position of the first hit
 whose session id is in the query's relevant set. Rank@1 is the share of queries whose top hit
 is relevant, Recall@k the share with a relevant hit in the top k, MRR the mean of 1/rank (0
@@ -44,6 +55,7 @@ first); percentiles are nearest-rank.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -120,8 +132,19 @@ TARGETS: tuple[tuple[str, str, str, float, str], ...] = (
     ("recent", "recent(50) p95", "<", 0.020, "s"),
     ("size_ratio", "index size / JSON size", "<=", 1.5, "x"),
     ("build_rss", "peak RSS while building", "<", 300.0, "MB"),
+    ("build_search_rss", "peak RSS, one process building the index and answering the queries",
+     "<", 300.0, "MB"),
     ("rank1", "Rank@1", ">=", 0.95, ""),
     ("recall10", "Recall@10", ">=", 0.99, ""),
+)
+# targets on the whole run, not one store
+RUN_TARGETS: tuple[tuple[str, str, str, float, str], ...] = (
+    ("scan_vs_praisonai", "ours (scan) / PraisonAI JSON, search p50 (known-item)", "<=", 1.0,
+     "x"),
+    ("big_message_rss", "peak RSS of search+recent+show on a one-message file / file size",
+     "<", 4.0, "x"),
+    ("show_big", "show of one big message", "<", 2.0, "s"),
+    ("writes_intact", "messages lost or duplicated by parallel writers", "<=", 0.0, "n"),
 )
 
 
@@ -166,10 +189,17 @@ class BenchOptions:
     keep: bool = False
     workdir: Path | None = None
     sgd_path: Path | None = None
+    sgd: bool = True  # False: build the corpus from pip-installable data only (chitchat + demo)
     stores: tuple[str, ...] = ALL_KINDS
     pi_store: Path | None = None  # an existing Pi session dir
     pi: bool = False  # build the corpus as Pi JSONL files
     mixed: bool = False  # build half the corpus as PraisonAI JSON, half as Pi JSONL
+    big_message: bool = True  # the one-message file and the big show
+    big_message_mb: float = 50.0
+    show_message_mb: float = 8.0
+    contention: bool = True  # writers and readers in parallel processes
+    write_messages: int = 100  # add_message calls per writer process
+    heavy_timeout: float = 120.0  # seconds for each of those runs (then FAIL)
 
     @property
     def format(self) -> str:
@@ -254,6 +284,24 @@ def latency_stats(values: Sequence[float]) -> JSONDict:
         "p99": percentile(values, 99),
         "max": max(values) if values else None,
         "mean": (sum(values) / len(values)) if values else None,
+    }
+
+
+def answered_latency(answers: Sequence[JSONDict]) -> JSONDict:
+    """:func:`latency_stats` over the answers that came back with hits, plus how many did
+    not: ``errors`` (the store raised) and ``no_hits`` (it answered nothing). Neither kind is
+    timed: a latency target is judged only on answers the store really gave."""
+    errors = sum(1 for a in answers if a.get("error"))
+    no_hits = sum(1 for a in answers if not a.get("error") and a.get("hits", 1) == 0)
+    timed = [a["seconds"] for a in answers if not a.get("error") and a.get("hits", 1) != 0]
+    # every answer the store gave, empty or not: the fair side-by-side of two stores that
+    # find different things
+    answered = [a["seconds"] for a in answers if not a.get("error")]
+    return latency_stats(timed) | {
+        "errors": errors,
+        "no_hits": no_hits,
+        "asked": len(answers),
+        "p50_answered": percentile(answered, 50),
     }
 
 
@@ -817,7 +865,8 @@ def phase_search(args: JSONDict) -> JSONDict:
     else:
         store = _open(kind, args)
     for q in queries[: int(args.get("warmup", WARMUP_QUERIES))]:
-        _search(kind, store, q.query, SEARCH_LIMIT)
+        with contextlib.suppress(Exception):  # counted when the query is measured below
+            _search(kind, store, q.query, SEARCH_LIMIT)
     known: list[JSONDict] = []
     for q in queries:
         error: str | None = None
@@ -837,6 +886,7 @@ def phase_search(args: JSONDict) -> JSONDict:
                 "seconds": dt,
                 "rank": rank,
                 "error": error,
+                "hits": len(found),
                 "sources": [source for _, source in found],
                 "relevant_source": found[rank - 1][1] if rank is not None else None,
                 "relevant_sources": sorted({source for sid, source in found if sid in relevant}),
@@ -844,9 +894,15 @@ def phase_search(args: JSONDict) -> JSONDict:
         )
     common_out: list[JSONDict] = []
     for text in common:
+        error = None
         t0 = time.perf_counter()
-        ids = _search(kind, store, text, SEARCH_LIMIT)
-        common_out.append({"query": text, "seconds": time.perf_counter() - t0, "hits": len(ids)})
+        try:
+            ids = _search(kind, store, text, SEARCH_LIMIT)
+        except Exception as exc:  # counted and shown, never timed
+            ids, error = [], f"{type(exc).__name__}: {exc}"
+        common_out.append(
+            {"query": text, "seconds": time.perf_counter() - t0, "hits": len(ids), "error": error}
+        )
     recent: list[float] = []
     count = 0
     for _ in range(int(args.get("recent_repeats", OUR_RECENT_REPEATS))):
@@ -1025,11 +1081,177 @@ def phase_update(args: JSONDict) -> JSONDict:
     }
 
 
+def phase_build_search(args: JSONDict) -> JSONDict:
+    """One process builds the index from nothing and answers every query: its peak RSS is
+    what a first ``session-browser search`` on a big store needs."""
+    kind = args["kind"]
+    db_paths = _group_db_paths(args) if kind == GROUP else [Path(args["db_path"])]
+    for path in db_paths:
+        remove_db(path)
+    t0 = time.perf_counter()
+    store = _open(kind, args, reconcile="none")
+    _reconcile(store)
+    errors = 0
+    for text in [*(q["query"] for q in args["queries"]), *args["common"]]:
+        try:
+            _search(kind, store, text, SEARCH_LIMIT)
+        except Exception:
+            errors += 1
+    _close(store)
+    return {"seconds": time.perf_counter() - t0, "errors": errors, "rss_mb": max_rss_mb()}
+
+
+# -- the one-message file: memory and time bounded by the input
+
+BIG_SESSION_ID = "bench-one-message"
+BIG_WORD = "ab"
+
+
+def write_one_message_session(path: Path, session_id: str, size: int) -> int:
+    """A PraisonAI session file holding one user message of ``"ab ab ab ..."``, about
+    ``size`` bytes, streamed to disk (never whole in memory). Returns the file size."""
+    placeholder = "@@bench-content@@"
+    stamp = "2025-06-01T00:00:00+00:00"
+    doc: JSONDict = {
+        "session_id": session_id,
+        "messages": [
+            {"role": "user", "content": placeholder, "timestamp": 1748736000.0, "metadata": {}}
+        ],
+        "created_at": stamp,
+        "updated_at": stamp,
+        "agent_name": None,
+        "user_id": None,
+        "metadata": {},
+        "gateway_session_id": None,
+        "agent_id": None,
+        "runtime_state": {},
+        "archived_messages": [],
+    }
+    head, tail = json.dumps(doc, indent=2).split(placeholder)
+    chunk = b"ab " * (1 << 16)
+    left = max(3, size - len(head) - len(tail))
+    with open(path, "wb") as fh:
+        fh.write(head.encode())
+        while left > 0:
+            part = chunk[: min(len(chunk), left)]
+            fh.write(part.rstrip(b" ") if len(part) == left else part)
+            left -= len(part)
+        fh.write(tail.encode())
+    os.chmod(path, 0o600)
+    return path.stat().st_size
+
+
+def phase_cli(args: JSONDict) -> JSONDict:
+    """Run ``session-browser`` commands in this fresh process (output discarded): the time of
+    each, and the process's peak RSS with the baseline after imports."""
+    from session_browser.cli import main as cli
+
+    base = max_rss_mb()
+    out: JSONDict = {"baseline_rss_mb": base, "commands": []}
+    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+        for argv in args["commands"]:
+            t0 = time.perf_counter()
+            code: Any = 0
+            try:
+                cli.main(args=list(argv), prog_name="session-browser", standalone_mode=False)
+            except SystemExit as exc:
+                code = exc.code
+            except Exception as exc:
+                code = f"{type(exc).__name__}: {exc}"
+            out["commands"].append(
+                {"argv": argv, "seconds": time.perf_counter() - t0, "exit": code}
+            )
+    out["rss_mb"] = max_rss_mb()
+    return out
+
+
+# -- writers and readers in parallel processes
+
+WRITE_SESSIONS = 4
+WRITE_READERS = 2
+_WRITE_MARK = re.compile(r"\bbenchw(\d+)n(\d+)\b")
+
+
+def _wait_for(path: Path, limit: float = 120.0) -> None:
+    deadline = time.time() + limit
+    while not path.exists():
+        if time.time() > deadline:
+            raise TimeoutError(f"{path.name} never appeared")
+        time.sleep(0.001)
+
+
+def phase_writer(args: JSONDict) -> JSONDict:
+    """``add_message`` ``count`` times, round-robin over the sessions, once ``go`` exists."""
+    from session_browser.core.index import SqliteSessionStore
+
+    store = SqliteSessionStore(
+        Path(args["session_dir"]), db_path=Path(args["db_path"]), reconcile="none"
+    )
+    Path(args["ready"]).touch()
+    _wait_for(Path(args["go"]))
+    writer, latencies, failed = int(args["writer"]), [], 0
+    started = time.time()
+    for i in range(int(args["count"])):
+        t0 = time.perf_counter()
+        ok = store.add_message(
+            f"contention-{i % WRITE_SESSIONS}", "user", f"benchw{writer}n{i} contention probe"
+        )
+        latencies.append(time.perf_counter() - t0)
+        failed += not ok
+    ended = time.time()
+    store.close()
+    return {"started": started, "ended": ended, "latencies": latencies, "failed": failed}
+
+
+def phase_reader(args: JSONDict) -> JSONDict:
+    """Search the sessions being written until ``stop`` exists."""
+    from session_browser.core.index import SqliteSessionStore
+
+    store = SqliteSessionStore(
+        Path(args["session_dir"]), db_path=Path(args["db_path"]), reconcile="none"
+    )
+    Path(args["ready"]).touch()
+    _wait_for(Path(args["go"]))
+    searches = errors = 0
+    stop = Path(args["stop"])
+    while not stop.exists():
+        try:
+            store.search("contention probe", limit=SEARCH_LIMIT)
+        except Exception:
+            errors += 1
+        searches += 1
+    store.close()
+    return {"searches": searches, "errors": errors}
+
+
+def count_written(session_dir: Path) -> tuple[Counter[tuple[int, int]], int]:
+    """Every ``benchw<W>n<I>`` message in the session files (archived turns included), and
+    the files that could not be read."""
+    seen: Counter[tuple[int, int]] = Counter()
+    unreadable = 0
+    for path in sorted(session_dir.glob("*.json")):
+        try:
+            data = orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            unreadable += 1
+            continue
+        for msg in [*(data.get("archived_messages") or []), *(data.get("messages") or [])]:
+            match = _WRITE_MARK.search(str(msg.get("content") or "")) if isinstance(
+                msg, dict) else None
+            if match:
+                seen[(int(match.group(1)), int(match.group(2)))] += 1
+    return seen, unreadable
+
+
 PHASES: dict[str, Callable[[JSONDict], JSONDict]] = {
     "build": phase_build,
     "reopen": phase_reopen,
     "search": phase_search,
     "update": phase_update,
+    "build_search": phase_build_search,
+    "cli": phase_cli,
+    "writer": phase_writer,
+    "reader": phase_reader,
 }
 
 
@@ -1045,6 +1267,18 @@ class PhaseResult:
     error: str | None = None
 
 
+def _phase_command(phase: str, args: JSONDict, workdir: Path) -> tuple[list[str], Path, Path]:
+    """The command line of a phase run, and where its result and log go."""
+    tag = str(args.get("tag") or f"{args.get('kind', 'x')}-{phase}")
+    args_path = workdir / f"{tag}.args.json"
+    out_path = workdir / f"{tag}.out.json"
+    log_path = workdir / f"{tag}.log"
+    args_path.write_bytes(orjson.dumps(args))
+    out_path.unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", "session_browser.bench", "--phase", phase]
+    return [*cmd, "--args", str(args_path), "--out", str(out_path)], out_path, log_path
+
+
 def run_phase(
     phase: str,
     args: JSONDict,
@@ -1054,23 +1288,7 @@ def run_phase(
     timeout: float | None,
 ) -> PhaseResult:
     """Run one phase in a fresh interpreter; its result comes back through a JSON file."""
-    tag = f"{args.get('kind', 'x')}-{phase}"
-    args_path = workdir / f"{tag}.args.json"
-    out_path = workdir / f"{tag}.out.json"
-    log_path = workdir / f"{tag}.log"
-    args_path.write_bytes(orjson.dumps(args))
-    out_path.unlink(missing_ok=True)
-    cmd = [
-        sys.executable,
-        "-m",
-        "session_browser.bench",
-        "--phase",
-        phase,
-        "--args",
-        str(args_path),
-        "--out",
-        str(out_path),
-    ]
+    cmd, out_path, log_path = _phase_command(phase, args, workdir)
     t0 = time.perf_counter()
     with open(log_path, "wb") as log:
         try:
@@ -1231,7 +1449,7 @@ class Harness:
                 raise BenchError(f"no session dir at {sessions}")
             given: JSONDict = {"source": "store", "path": str(sessions)}
             return Layout("json", sessions, spill, None, sessions, given)
-        from session_browser.corpus import build_corpus
+        from session_browser.corpus import build_corpus, corpus_sources
 
         home = work / "corpus"
         self.say(
@@ -1239,8 +1457,14 @@ class Harness:
         )
         t0 = time.perf_counter()
         info = build_corpus(
-            home, sessions=opt.sessions, seed=opt.seed, sgd_path=opt.sgd_path, progress=None
+            home,
+            sessions=opt.sessions,
+            seed=opt.seed,
+            sgd_path=opt.sgd_path,
+            include_sgd=opt.sgd,
+            progress=None,
         )
+        self.say(f"corpus sources: {corpus_sources(info)}")
         sessions, spill = home / "sessions", home / "state" / "session_spill"
         built = {
             "source": "built",
@@ -1248,6 +1472,7 @@ class Harness:
             "requested_sessions": opt.sessions,
             "build_seconds": time.perf_counter() - t0,
             "info": _info_json(info),
+            "sources": corpus_sources(info),
         }
         if fmt == "json":
             return Layout("json", sessions, spill, None, sessions, built)
@@ -1442,6 +1667,13 @@ class Harness:
                 )
         else:
             result["search"] = {"timed_out": search.timed_out, "error": search.error}
+        if kind in (OURS, PI, GROUP):
+            both = phase(
+                "build_search", {"queries": [q.to_json() for q in queries], "common": common}
+            )
+            result["build_search"] = (
+                both.data if both.ok else {"timed_out": both.timed_out, "error": both.error}
+            )
         update = phase("update", {"repeats": 1 if is_peer else UPDATE_REPEATS})
         if update.ok:
             d = update.data
@@ -1463,20 +1695,156 @@ class Harness:
     @staticmethod
     def _search_summary(data: JSONDict) -> JSONDict:
         known = data["known"]
-        slices: dict[str, list[int | None]] = {}
+        slices: dict[str, list[JSONDict]] = {}
         for k in known:
-            slices.setdefault(k["slice"], []).append(k["rank"])
+            slices.setdefault(k["slice"], []).append(k)
         return {
-            "known": latency_stats([k["seconds"] for k in known]),
-            "common": latency_stats([c["seconds"] for c in data["common"]]),
+            "known": answered_latency(known),
+            "common": answered_latency(data["common"]),
             "recent": latency_stats(data["recent"]),
             "recent_count": data.get("recent_count"),
             "quality": quality_stats([k["rank"] for k in known]),
-            "errors": [k["error"] for k in known if k.get("error")][:5],
-            "slices": {name: quality_stats(r) for name, r in sorted(slices.items())},
+            "errors": [k["error"] for k in [*known, *data["common"]] if k.get("error")][:5],
+            "slices": {
+                name: quality_stats([k["rank"] for k in items])
+                for name, items in sorted(slices.items())
+            },
+            "slice_latency": {
+                name: answered_latency(items) for name, items in sorted(slices.items())
+            },
             "slowest_common": sorted(data["common"], key=lambda c: -c["seconds"])[:3],
             "sources": source_stats(known),
             "rss_mb": data.get("rss_mb"),
+        }
+
+    # -- the one-message file and parallel writers (independent of the corpus)
+
+    def _cli_run(self, work: Path, tag: str, mb: float, commands: list[list[str]]) -> JSONDict:
+        """Write a store holding one message of about ``mb`` MB, run CLI ``commands`` on it
+        in one fresh process; the file is removed afterwards."""
+        home = work / tag
+        sessions = home / "sessions"
+        sessions.mkdir(parents=True)
+        path = sessions / f"{BIG_SESSION_ID}.json"
+        size = write_one_message_session(path, BIG_SESSION_ID, int(mb * 1e6))
+        argv = [[*c, "--store", str(sessions)] for c in commands]
+        self.say(f"{tag}: {' / '.join(c[0] for c in commands)} on a {size / 1e6:.1f} MB message")
+        res = run_phase(
+            "cli",
+            {"tag": tag, "commands": argv},
+            workdir=work,
+            env=_child_env(home, home),
+            timeout=self.opt.heavy_timeout,
+        )
+        shutil.rmtree(home, ignore_errors=True)
+        out: JSONDict = {"file_bytes": size, "error": None, "commands": []}
+        if res.timed_out:
+            out["error"] = f"stopped after {res.seconds:.0f} s"
+        elif not res.ok:
+            out["error"] = res.error
+        else:
+            out |= res.data
+        return out
+
+    def _measure_big(self, work: Path) -> tuple[JSONDict, JSONDict]:
+        opt = self.opt
+        big = self._cli_run(
+            work,
+            "one-message",
+            opt.big_message_mb,
+            [["search", BIG_WORD], ["recent"], ["show", BIG_SESSION_ID]],
+        )
+        show = self._cli_run(work, "show-big", opt.show_message_mb, [["show", BIG_SESSION_ID]])
+        cmd = (show.get("commands") or [{}])[0]
+        show |= {"seconds": cmd.get("seconds"), "exit": cmd.get("exit")}
+        return big, show
+
+    def _contention_run(self, work: Path, writers: int) -> JSONDict:
+        opt = self.opt
+        home = work / f"contention-{writers}"
+        sessions = home / "sessions"
+        sessions.mkdir(parents=True)
+        env = _child_env(home, home)
+        base = {
+            "session_dir": str(sessions),
+            "db_path": str(home / "index.db"),
+            "go": str(home / "go"),
+            "stop": str(home / "stop"),
+        }
+        procs: list[tuple[str, subprocess.Popen[bytes], Path]] = []
+        specs = [("reader", {"n": r}) for r in range(WRITE_READERS)]
+        specs += [("writer", {"writer": w, "count": opt.write_messages}) for w in range(writers)]
+        for i, (phase, extra) in enumerate(specs):
+            tag = f"contention-{writers}-{phase}-{i}"
+            args = base | extra | {"tag": tag, "ready": str(home / f"ready-{i}")}
+            cmd, out_path, log_path = _phase_command(phase, args, work)
+            with open(log_path, "wb") as log:
+                proc = subprocess.Popen(
+                    cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env
+                )
+            procs.append((phase, proc, out_path))
+        result: JSONDict = {"writers": writers, "error": None}
+        try:
+            for i in range(len(specs)):
+                _wait_for(home / f"ready-{i}", opt.heavy_timeout)
+            (home / "go").touch()
+            deadline = time.time() + opt.heavy_timeout
+            for phase, proc, _ in procs:
+                if phase == "writer":
+                    proc.wait(timeout=max(1.0, deadline - time.time()))
+            (home / "stop").touch()
+            for _, proc, _ in procs:
+                proc.wait(timeout=60)
+        except (TimeoutError, subprocess.TimeoutExpired) as exc:
+            result["error"] = f"stopped: {exc}"
+        finally:
+            (home / "stop").touch()
+            for _, proc, _ in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+        outs: list[tuple[str, JSONDict]] = []
+        for phase, proc, out_path in procs:
+            if proc.returncode != 0 or not out_path.exists():
+                result["error"] = result["error"] or f"a {phase} process exited {proc.returncode}"
+                continue
+            outs.append((phase, orjson.loads(out_path.read_bytes())))
+        wrote = [d for p, d in outs if p == "writer"]
+        read = [d for p, d in outs if p == "reader"]
+        latencies = [x for d in wrote for x in d["latencies"]]
+        seen, unreadable = count_written(sessions)
+        expected = {(w, i) for w in range(writers) for i in range(opt.write_messages)}
+        span = (max(d["ended"] for d in wrote) - min(d["started"] for d in wrote)) if wrote else 0
+        result |= {
+            "writes": len(latencies),
+            "seconds": span,
+            "writes_per_s": len(latencies) / span if span > 0 else None,
+            "latency": latency_stats(latencies),
+            "spilled": sum(d["failed"] for d in wrote),
+            "lost": len(expected - set(seen)),
+            "duplicated": sum(n - 1 for n in seen.values() if n > 1),
+            "unreadable_files": unreadable,
+            "reader_searches": sum(d["searches"] for d in read),
+            "reader_errors": sum(d["errors"] for d in read),
+        }
+        if result["reader_errors"] and result["error"] is None:
+            result["error"] = f"{result['reader_errors']} reader search(es) failed"
+        shutil.rmtree(home, ignore_errors=True)
+        return result
+
+    def _measure_contention(self, work: Path) -> JSONDict:
+        runs = []
+        for writers in (1, 4, 8):
+            self.say(
+                f"contention: {writers} writer(s) x {self.opt.write_messages} add_message into "
+                f"{WRITE_SESSIONS} sessions, {WRITE_READERS} readers searching"
+            )
+            runs.append(self._contention_run(work, writers))
+        return {
+            "sessions": WRITE_SESSIONS,
+            "readers": WRITE_READERS,
+            "per_writer": self.opt.write_messages,
+            "runs": runs,
         }
 
     # -- everything
@@ -1599,6 +1967,10 @@ class Harness:
             },
             "stores": stores,
         }
+        if opt.big_message:
+            report["big_message"], report["show_big"] = self._measure_big(work)
+        if opt.contention:
+            report["contention"] = self._measure_contention(work)
         report["targets"] = check_targets(report)
         report["notes"] = self.notes
         return report
@@ -1647,9 +2019,83 @@ def target_values(store: JSONDict) -> dict[str, float | None]:
         "recent": _get(store, "search", "recent", "p95"),
         "size_ratio": _get(store, "build", "size_ratio"),
         "build_rss": _get(store, "build", "rss_mb"),
+        "build_search_rss": _get(store, "build_search", "rss_mb"),
         "rank1": _get(store, "search", "quality", "rank1"),
         "recall10": _get(store, "search", "quality", "recall10"),
     }
+
+
+def _problem_counts(section: Any, *, no_hits: bool = True) -> tuple[int, int]:
+    if not isinstance(section, dict):
+        return 0, 0
+    return int(section.get("errors") or 0), int(section.get("no_hits") or 0) if no_hits else 0
+
+
+def target_problems(store: JSONDict) -> dict[str, tuple[int, int]]:
+    """(errors, answers without hits) behind each target's measurement: a target measured on
+    answers the store did not give cannot pass. Rank@1 and Recall@10 count an empty answer as
+    a miss already, so only errors fail them."""
+    known = _get(store, "search", "known")
+    out = {
+        "p95_known": _problem_counts(known),
+        "p95_common": _problem_counts(_get(store, "search", "common")),
+        "rank1": _problem_counts(known, no_hits=False),
+        "recall10": _problem_counts(known, no_hits=False),
+    }
+    for name, lat in (_get(store, "search", "slice_latency") or {}).items():
+        out[f"p95_known:{name}"] = _problem_counts(lat)
+    out["build_search_rss"] = (int(_get(store, "build_search", "errors") or 0), 0)
+    return out
+
+
+def run_values(report: JSONDict) -> dict[str, tuple[float | None, int]]:
+    """(value, failed runs or errors) of every :data:`RUN_TARGETS` entry."""
+    stores = report.get("stores", {})
+    scan = _get(stores, SCAN, "search", "known")
+    peer = _get(stores, PRAISON_JSON, "search", "known")
+    out: dict[str, tuple[float | None, int]] = {}
+    if SCAN in stores and PRAISON_JSON in stores:  # both asked for and on a JSON store
+        ratio = None
+        errors = 0
+        if isinstance(scan, dict) and isinstance(peer, dict):
+            a, b = scan.get("p50_answered"), peer.get("p50_answered")
+            ratio = a / b if a is not None and b else None
+            errors = int(scan.get("errors") or 0)
+        out["scan_vs_praisonai"] = (ratio, errors)
+    big = report.get("big_message")
+    if big:
+        bad = big.get("error") is not None or any(c["exit"] != 0 for c in big["commands"])
+        rss = big.get("rss_mb")
+        value = rss * 2**20 / big["file_bytes"] if rss is not None else None
+        out["big_message_rss"] = (value, int(bad))
+    show = report.get("show_big")
+    if show:
+        bad = show.get("error") is not None or show.get("exit") != 0
+        out["show_big"] = (show.get("seconds"), int(bad))
+    writes = report.get("contention")
+    if writes:
+        runs = writes["runs"]
+        failed_runs = sum(1 for r in runs if r.get("error") is not None)
+        lost = sum(r.get("lost", 0) + r.get("duplicated", 0) for r in runs)
+        out["writes_intact"] = (float(lost) if runs else None, failed_runs)
+    return out
+
+
+def slice_targets(store: JSONDict) -> list[tuple[str, str, str, float, str]]:
+    """The known-item p95 target once per query slice (every slice must be fast)."""
+    return [
+        (f"p95_known:{name}", f"search p95 (known-item, {name})", "<", 0.010, "s")
+        for name in sorted(_get(store, "search", "slice_latency") or {})
+    ]
+
+
+def _problem_text(errors: int, no_hits: int) -> str:
+    parts = []
+    if errors:
+        parts.append(f"{errors} error{'s' if errors != 1 else ''}")
+    if no_hits:
+        parts.append(f"{no_hits} without hits")
+    return ", ".join(parts)
 
 
 def target_kind(report: JSONDict) -> str:
@@ -1662,11 +2108,31 @@ def check_targets(report: JSONDict) -> list[JSONDict]:
     """PASS/FAIL of our indexed store (see :func:`target_kind`) against every target."""
     ours = report.get("stores", {}).get(target_kind(report)) or {}
     values = target_values(ours)
+    for name in _get(ours, "search", "slice_latency") or {}:
+        values[f"p95_known:{name}"] = _get(ours, "search", "slice_latency", name, "p95")
+    problems = target_problems(ours)
+    for name, (run_value, failed) in run_values(report).items():
+        values[name] = run_value
+        problems[name] = (failed, 0)
+    big = report.get("big_message") or {}
+    show = report.get("show_big") or {}
+    run_targets = [
+        (n, w, op, thr, u) for n, w, op, thr, u in RUN_TARGETS if n in run_values(report)
+    ]
+    run_targets = [
+        (n, f"{w} ({big['file_bytes'] / 1e6:.1f} MB)" if n == "big_message_rss" and big
+         else f"{w} ({show['file_bytes'] / 1e6:.1f} MB)" if n == "show_big" and show else w,
+         op, thr, u)
+        for n, w, op, thr, u in run_targets
+    ]
     out = []
-    for name, what, op, threshold, unit in TARGETS:
+    for name, what, op, threshold, unit in (*TARGETS, *slice_targets(ours), *run_targets):
         value = values.get(name)
-        if value is None:
-            passed: bool | None = None
+        errors, no_hits = problems.get(name, (0, 0))
+        if errors or no_hits:
+            passed: bool | None = False  # measured on answers the store did not give
+        elif value is None:
+            passed = None
         elif op == ">=":
             passed = value >= threshold
         elif op == "<=":
@@ -1682,6 +2148,8 @@ def check_targets(report: JSONDict) -> list[JSONDict]:
                 "unit": unit,
                 "value": value,
                 "pass": passed,
+                "errors": errors,
+                "no_hits": no_hits,
             }
         )
     return out
@@ -1721,6 +2189,8 @@ def _fmt_target(value: Any, unit: str) -> str:
         return f"{value:.0f} MB"
     if unit == "x":
         return f"{value:.2f}x"
+    if unit == "n":
+        return f"{value:.0f}"
     return f"{value:.3f}"
 
 
@@ -1751,7 +2221,9 @@ def format_report(report: JSONDict) -> str:
         f"machine: {m['cpu_count']} x {m['cpu_model']}, {m.get('memory_gb')} GB, "
         f"Python {m['python']}, SQLite {m['sqlite']} (FTS5 {'yes' if m['fts5'] else 'no'}), "
         f"praisonaiagents {m.get('praisonaiagents') or 'not installed'}",
-        f"corpus: {c['source']} (seed {report['options']['seed']}): {st['sessions']:,} sessions "
+        f"corpus: {c['source']} (seed {report['options']['seed']}"
+        + (f"; {c['sources']}" if c.get("sources") else "")
+        + f"): {st['sessions']:,} sessions "
         f"in {st['files']:,} files ({st['unreadable']} unreadable), {st['messages']:,} messages "
         f"({st['archived_messages']:,} archived), {_mb(st['json_bytes'])} of {data_word}",
         f"queries: {q['known_item']} known-item ("
@@ -1804,6 +2276,15 @@ def format_report(report: JSONDict) -> str:
                 if key == "p50"
                 else ""
             )
+
+        return cell
+
+    def problems(section: str) -> Callable[[JSONDict], str]:
+        def cell(s: JSONDict) -> str:
+            v = _get(s, "search", section)
+            if v is None or "asked" not in v:
+                return "n/a"
+            return f"{v['errors']} / {v['no_hits']} of {v['asked']}"
 
         return cell
 
@@ -1877,12 +2358,21 @@ def format_report(report: JSONDict) -> str:
         row("search p50 (known-item)", lat("known", "p50")),
         row("search p95", lat("known", "p95")),
         row("search p99", lat("known", "p99")),
+        row("  errors / without hits", problems("known")),
         row("search p50 (common words)", lat("common", "p50")),
         row("search p95", lat("common", "p95")),
         row("search p99", lat("common", "p99")),
+        row("  errors / without hits", problems("common")),
         row("recent(50) p50", lat("recent", "p50")),
         row("recent(50) p95", lat("recent", "p95")),
         row("peak RSS (search)", lambda s: f"{s['search']['rss_mb']:.0f} MB"),
+        row(
+            "peak RSS (build + queries)",
+            lambda s: (
+                f"{s['build_search']['rss_mb']:.0f} MB" if "rss_mb" in s["build_search"] else
+                "stopped" if s["build_search"].get("timed_out") else "error"
+            ) if s.get("build_search") else "n/a",
+        ),
         row("Rank@1", qual("rank1")),
         row("Recall@5", qual("recall5")),
         row("Recall@10", qual("recall10")),
@@ -1924,6 +2414,19 @@ def format_report(report: JSONDict) -> str:
 
             srows.append(row(name, scell))
         lines += _table(header, srows)
+        lines += ["", "search latency per slice (p50 / p95; answered with hits of asked)"]
+        lrows = []
+        for name in slice_names:
+
+            def lcell(s: JSONDict, name: str = name) -> str:
+                v = _get(s, "search", "slice_latency", name)
+                if not v:
+                    return "-"
+                answered = v["asked"] - v["errors"] - v["no_hits"]
+                return f"{_secs(v['p50'])} / {_secs(v['p95'])}, {answered} of {v['asked']}"
+
+            lrows.append(row(name, lcell))
+        lines += _table(header, lrows)
 
     ours = stores.get(OURS) or {}
     peer = stores.get(PRAISON_SQLITE) or {}
@@ -1944,6 +2447,7 @@ def format_report(report: JSONDict) -> str:
             f"{src.get('relevant_from_several', 0)}; first relevant hit from: "
             + ", ".join(f"{name} {n}" for name, n in src["first_relevant"].items()),
         ]
+    lines += _heavy_lines(report)
     legend = list(LEGEND)
     if fmt != "json":
         legend.append(PI_LEGEND[0])
@@ -1960,13 +2464,76 @@ def format_report(report: JSONDict) -> str:
     for t in report["targets"]:
         mark = "n/a " if t["pass"] is None else "PASS" if t["pass"] else "FAIL"
         thr = _fmt_target(t["threshold"], t["unit"])
+        problem = _problem_text(t.get("errors", 0), t.get("no_hits", 0))
         lines.append(
-            f"  {mark}  {t['what']}: {_fmt_target(t['value'], t['unit'])} (target {t['op']} {thr})"
+            f"  {mark}  {t['what']}: {_fmt_target(t['value'], t['unit'])} (target {t['op']} {thr}"
+            + (f"; {problem}, not timed" if problem else "")
+            + ")"
         )
+    for k in kinds:
+        for error in _get(stores[k], "search", "errors") or ():
+            lines.append(f"error ({stores[k]['label']}): {error}")
     for note in report.get("notes", []):
         lines.append(f"note: {note}")
     lines.append(f"total time: {report.get('total_seconds', 0):.0f} s")
     return "\n".join(lines)
+
+
+def _heavy_lines(report: JSONDict) -> list[str]:
+    """The one-message file, the big show and the parallel writers, when measured."""
+    lines: list[str] = []
+    big = report.get("big_message")
+    if big:
+        lines += ["", f"one-message file: {big['file_bytes'] / 1e6:.1f} MB of \"ab ab ab ...\" "
+                  "in one session, search + recent + show in one fresh process"]
+        if big.get("error"):
+            lines.append(f"  not measured: {big['error']}")
+        else:
+            lines.append(
+                "  " + ", ".join(
+                    f"{c['argv'][0]} {_secs(c['seconds'])}"
+                    + ("" if c["exit"] == 0 else f" (exit {c['exit']})")
+                    for c in big["commands"]
+                )
+                + f"; peak RSS {big['rss_mb']:.0f} MB (after imports {big['baseline_rss_mb']:.0f}"
+                f" MB) = {big['rss_mb'] * 2**20 / big['file_bytes']:.1f}x the file"
+            )
+    show = report.get("show_big")
+    if show:
+        state = show.get("error") or (
+            _secs(show["seconds"]) + ("" if show["exit"] == 0 else f" (exit {show['exit']})")
+        )
+        lines.append(f"show of one {show['file_bytes'] / 1e6:.1f} MB message: {state}")
+    writes = report.get("contention")
+    if writes:
+        lines += [
+            "",
+            f"parallel writers: each process add_message x {writes['per_writer']} into "
+            f"{writes['sessions']} sessions while {writes['readers']} processes search",
+        ]
+        rows = []
+        for r in writes["runs"]:
+            if "writes" not in r:
+                rows.append([str(r["writers"]), r.get("error") or "-", *["-"] * 7])
+                continue
+            rows.append([
+                str(r["writers"]),
+                f"{r['writes']:,}",
+                "-" if r["writes_per_s"] is None else f"{r['writes_per_s']:,.0f}/s",
+                _secs(r["latency"]["p50"]),
+                _secs(r["latency"]["p95"]),
+                str(r["lost"]),
+                str(r["duplicated"]),
+                str(r["spilled"]),
+                f"{r['reader_searches']:,}" + (f" ({r['reader_errors']} failed)"
+                                               if r["reader_errors"] else ""),
+            ])
+        lines += _table(["writers", "writes", "writes/s", "p50", "p95", "lost", "duplicated",
+                         "spilled", "reader searches"], rows)
+        for r in writes["runs"]:
+            if r.get("error"):
+                lines.append(f"  {r['writers']} writer(s): {r['error']}")
+    return lines
 
 
 def run_benchmark(options: BenchOptions, progress: Progress | None = None) -> JSONDict:
@@ -2006,6 +2573,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--peer-timeout", type=float, default=300.0)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--no-sgd", action="store_true")
+    parser.add_argument("--no-big-message", action="store_true")
+    parser.add_argument("--big-message-mb", type=float, default=50.0)
+    parser.add_argument("--show-message-mb", type=float, default=8.0)
+    parser.add_argument("--no-contention", action="store_true")
+    parser.add_argument("--write-messages", type=int, default=100)
     ns = parser.parse_args(argv)
     if ns.phase:
         if ns.args is None or ns.out is None:
@@ -2034,6 +2607,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         peer_queries=ns.peer_queries,
         peer_timeout=ns.peer_timeout,
         keep=ns.keep,
+        sgd=not ns.no_sgd,
+        big_message=not ns.no_big_message,
+        big_message_mb=ns.big_message_mb,
+        show_message_mb=ns.show_message_mb,
+        contention=not ns.no_contention,
+        write_messages=ns.write_messages,
     )
     try:
         report = run_benchmark(options, lambda msg: print(f"bench: {msg}", file=sys.stderr))

@@ -11,6 +11,10 @@ Sources
   burst of messages by one sender becomes one message (texts joined with ``"\\n"``), the first
   sender is the ``user`` and the other the ``assistant``. The id is ``chitchat-<uuid>`` and the
   real 2018 timestamps are kept (the last message of a burst dates it).
+* The demo conversations (``session_browser/demo/conversations.json``, user and assistant
+  turns), used by default only when the SGD data is not found: then the corpus is built from
+  what ``pip install 'session-browser[bench]'`` installs (chitchat + demo). With the SGD data
+  the corpus is SGD + chitchat, as before. The id is ``demo-<id>``; paced like SGD.
 
 Ordinary sessions are paced at no more than 50 messages an hour (the ranking rule calls a session
 with more than 60 an hour and at least four timestamps automated): when a conversation is faster
@@ -56,7 +60,9 @@ conversation at most. Slices:
   with their original casing (``"..."``); the span holds a word with ``df`` <= 4x the rare limit;
 * ``archived``: like ``rare``, from an archived turn of a compacted session;
 * ``mixed``: one rare word plus one or two common words of the same message;
-* ``casing``: a ``rare`` query in Title or UPPER case, different from the message's own casing.
+* ``casing``: a ``rare`` query in Title or UPPER case, different from the message's own casing;
+* ``fragment``: 4-6 ordinary consecutive words of one active message (a sentence fragment typed
+  from memory: unquoted, lowercase, no rare word, at least two words of 4+ letters).
 
 Relevance is computed by brute force over every message of every readable session (archived
 turns, the compaction summary and spilled turns included): a session is relevant when one of its
@@ -116,7 +122,7 @@ AUTOMATED_RATE_THRESHOLD = 60.0
 AUTOMATED_SOURCES = frozenset({"scheduled", "automated", "cron", "system", "batch"})
 LINEAGE_KEYS = ("lineage_id", "root_session_id", "thread_id")
 
-SLICES = ("rare", "phrase", "archived", "mixed", "casing")
+SLICES = ("rare", "phrase", "archived", "mixed", "casing", "fragment")
 MAX_RELEVANT_CONVERSATIONS = 5
 _MAX_SUBSTRING_CANDIDATES = 20000
 _TRIES_PER_SESSION = 6
@@ -296,6 +302,41 @@ def default_sgd_path() -> Path:
         f"{SGD_FILENAME} not found: set {DATA_DIR_ENV} or pass sgd_path")
 
 
+def corpus_sources(info: CorpusInfo) -> str:
+    """Which sources a built corpus holds, e.g. ``sgd + chitchat`` or ``chitchat + demo``."""
+    return " + ".join(name for name, n in info.conversations.items() if n) or "none"
+
+
+def find_sgd_path() -> Path | None:
+    """:func:`default_sgd_path`, or None when the SGD data is not there."""
+    try:
+        return default_sgd_path()
+    except FileNotFoundError:
+        return None
+
+
+def load_demo_conversations() -> list[Conversation]:
+    """The user and assistant turns of the demo conversations shipped in
+    ``session_browser/demo/conversations.json`` (written for this project; no timestamps, so
+    they are paced like SGD). Tool turns and tool-call-only turns are left out."""
+    from importlib import resources
+
+    text = resources.files("session_browser.demo").joinpath("conversations.json").read_text(
+        encoding="utf-8")
+    out: list[Conversation] = []
+    for item in _loads(text).get("sessions") or ():
+        turns = tuple(
+            Turn(str(raw[0]), str(raw[1]), None)
+            for raw in item.get("turns") or ()
+            if isinstance(raw, list) and len(raw) >= 2 and raw[0] in ("user", "assistant")
+            and str(raw[1]).strip()
+        )
+        if len(turns) >= 2:
+            out.append(Conversation("demo", safe_id(f"demo-{item['id']}"), turns, (),
+                                    item.get("title") or None))
+    return out
+
+
 def chitchat_dataset_path() -> Path | None:
     """``dataset.json`` of the installed ``chitchat_dataset`` package, or None."""
     try:
@@ -324,6 +365,10 @@ def iter_sgd_conversations(path: Path) -> Iterator[Conversation]:
             if turns:
                 services = tuple(str(s) for s in item.get("services") or ())
                 yield Conversation("sgd", base, turns, services)
+
+
+def _iter_sgd(path: Path | None) -> Iterator[Conversation]:
+    return iter_sgd_conversations(path) if path is not None else iter(())
 
 
 def _parse_time(value: str) -> float:
@@ -678,8 +723,16 @@ def build_corpus(
     progress: Callable[[int, int], None] | None = None,
     chitchat_path: Path | None = None,
     overwrite: bool = False,
+    include_sgd: bool = True,
+    include_demo: bool | None = None,
 ) -> CorpusInfo:
     """Write the corpus under ``home`` (``sessions/`` and ``state/session_spill/``).
+
+    Sources: the SGD data when found (``sgd_path``, else :func:`find_sgd_path`; never with
+    ``include_sgd=False``), the installed ``chitchat_dataset`` package, and the demo
+    conversations (``include_demo``; by default only when SGD is not used, so anyone who
+    installed the package with the ``bench`` extra gets a corpus, and with the shared data the
+    corpus is the same as before). ``CorpusInfo.notes`` says which were used.
 
     ``sessions=None`` uses every source conversation once; a number gives exactly that many
     session files (sampled, or with copies). Same arguments, same bytes. Refuses a non-empty
@@ -696,7 +749,17 @@ def build_corpus(
         for path in existing:
             path.unlink()
     notes: list[str] = []
-    sgd = Path(sgd_path) if sgd_path is not None else default_sgd_path()
+    sgd: Path | None = None
+    if include_sgd:
+        sgd = Path(sgd_path) if sgd_path is not None else find_sgd_path()
+        if sgd is None:
+            notes.append(f"{SGD_FILENAME} not found (set {DATA_DIR_ENV} to use it): "
+                         "corpus built from the pip-installable data")
+        elif not sgd.is_file():
+            raise FileNotFoundError(f"{SGD_FILENAME} not found at {sgd}")
+    if include_demo is None:
+        include_demo = sgd is None
+    demo = load_demo_conversations() if include_demo else []
 
     chitchat: list[Conversation] = []
     if include_chitchat:
@@ -709,11 +772,16 @@ def build_corpus(
         notes.append("chitchat excluded (include_chitchat=False)")
 
     units: list[tuple[str, int]] = []
-    conversations = {"sgd": 0, "chitchat": len(chitchat)}
-    for conv in iter_sgd_conversations(sgd):
+    conversations = {"sgd": 0, "chitchat": len(chitchat), "demo": len(demo)}
+    for conv in _iter_sgd(sgd):
         units.append((conv.base_id, len(conv.turns)))
         conversations["sgd"] += 1
-    units.extend((c.base_id, len(c.turns)) for c in chitchat)
+    units.extend((c.base_id, len(c.turns)) for c in (*chitchat, *demo))
+    if not units:
+        raise FileNotFoundError(
+            f"no corpus data: {SGD_FILENAME} not found (set {DATA_DIR_ENV}) and the "
+            "chitchat_dataset package is not installed (pip install 'session-browser[bench]')")
+    notes.append("corpus sources: " + " + ".join(k for k, n in conversations.items() if n))
     if len({u[0] for u in units}) != len(units):
         raise ValueError("duplicate source conversation ids")
 
@@ -727,7 +795,8 @@ def build_corpus(
     encode = _Encoder(use_orjson=True)
     info = CorpusInfo(home=home, sessions_dir=sessions_dir, spill_dir=spill_dir, seed=seed,
                       session_count=0, message_count=0, json_bytes=0,
-                      sources={"sgd": 0, "chitchat": 0}, conversations=conversations,
+                      sources={"sgd": 0, "chitchat": 0, "demo": 0},
+                      conversations=conversations,
                       notes=notes)
     lineage: dict[str, list[str]] = {}
     done = 0
@@ -768,9 +837,9 @@ def build_corpus(
                 path.write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
                 info.spill_files.append(path)
 
-    for conv in iter_sgd_conversations(sgd):
+    for conv in _iter_sgd(sgd):
         emit(conv)
-    for conv in chitchat:
+    for conv in (*chitchat, *demo):
         emit(conv)
 
     info.corrupt_ids.sort()
@@ -946,6 +1015,9 @@ def _read_spills(spill_dir: Path) -> dict[str, list[JSONDict]]:
     return out
 
 
+_APOSTROPHES = frozenset({"'", "\u2019"})
+
+
 def _wordlike(token: str) -> bool:
     return len(token) >= 3 and token.isalpha()
 
@@ -995,6 +1067,8 @@ class _Builder:
             return " ".join(chosen), tuple(chosen)
         if slice_ == "phrase":
             return self._phrase(content, rng)
+        if slice_ == "fragment":
+            return self._fragment(content, rng)
         raise ValueError(f"unknown slice {slice_!r}")
 
     def _recase(self, content: str, chosen: list[str],
@@ -1030,6 +1104,35 @@ class _Builder:
                 lo, hi = rng.choice(spans)
                 text = content[lo:hi]
                 return f'"{text}"', tuple(tokenize(text))
+        return None
+
+
+    def _fragment(self, content: str,
+                  rng: random.Random) -> tuple[str, tuple[str, ...]] | None:
+        """4-6 ordinary consecutive words as typed from memory: unquoted, lowercase, no rare
+        word among them, at least two of four letters or more."""
+        words = list(_WORD_RE.finditer(content))
+        lengths = [4, 5, 6]
+        rng.shuffle(lengths)
+        for length in lengths:
+            spans: list[tuple[int, int]] = []
+            for i in range(len(words) - length + 1):
+                run = words[i:i + length]
+                if any(content[a.end():b.start()] != " " for a, b in pairwise(run)):
+                    continue
+                lower = [w.group().lower() for w in run]
+                if not all(t.isalpha() for t in lower) or sum(len(t) >= 4 for t in lower) < 2:
+                    continue
+                if min(self._df(t) for t in lower) <= self.rare_max:
+                    continue
+                lo, hi = run[0].start(), run[-1].end()
+                if content[lo - 1:lo] in _APOSTROPHES or content[hi:hi + 1] in _APOSTROPHES:
+                    continue  # half of "don't" is not a word anyone types
+                spans.append((lo, hi))
+            if spans:
+                lo, hi = rng.choice(spans)
+                text = content[lo:hi].lower()
+                return text, tuple(tokenize(text))
         return None
 
 

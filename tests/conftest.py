@@ -37,9 +37,10 @@ def isolated_home(
 
 @pytest.fixture
 def shared_data() -> Path:
-    """The real conversation data beside the repo (``../shared/data``)."""
+    """The real conversation data beside the repo (``../shared/data``; not in the repository,
+    so tests that need it skip on a plain clone)."""
     env = os.environ.get("SESSION_BROWSER_DATA_DIR")
     path = Path(env) if env else SHARED_DATA
     if not path.is_dir():
-        pytest.skip(f"real data not found at {path}")
+        pytest.skip(f"needs the real data in ../shared/data (not in the repository): {path}")
     return path

@@ -19,6 +19,7 @@ from session_browser.bench import (
     PI_SCAN,
     PRAISON_JSON,
     PRAISON_SQLITE,
+    RUN_TARGETS,
     SCAN,
     STORE_KINDS,
     TARGETS,
@@ -31,6 +32,7 @@ from session_browser.bench import (
     peer_subset,
     percentile,
     quality_stats,
+    write_pi_corpus,
 )
 from session_browser.cli import main
 
@@ -43,16 +45,24 @@ def _ordered_quality(q: dict[str, Any]) -> None:
     assert q["rank1"] <= q["mrr"] <= q["recall10"]
 
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+def _target_names(report: dict[str, Any]) -> list[str]:
+    """Every fixed target, the known-item p95 of every query slice, then the run's own."""
+    slices = sorted(report["queries"]["slices"])
+    both = SCAN in report["stores"] and PRAISON_JSON in report["stores"]
+    measured = {"scan_vs_praisonai": both, "big_message_rss": "big_message" in report,
+                "show_big": "show_big" in report, "writes_intact": "contention" in report}
+    run = [t[0] for t in RUN_TARGETS if measured[t[0]]]
+    return [t[0] for t in TARGETS] + [f"p95_known:{s}" for s in slices] + run
 
 
 def _run_bench(root: Path, args: list[str]) -> tuple[dict[str, Any], Path]:
-    """``session-browser bench ARGS --workdir W --json --quiet`` in an isolated env."""
+    """``session-browser bench ARGS --workdir W --json --quiet`` in an isolated env. A built
+    corpus comes from the pip-installed data only (``--no-sgd``: chitchat + demo), so the
+    run is the same with or without ``../shared`` beside the clone."""
     import os
 
-    shared = SHARED
-    if not (shared / "sgd_dialogues.jsonl.gz").is_file():
-        pytest.skip("real data not found")
+    if "--store" not in args:
+        args = [*args, "--no-sgd"]
     work = root / "work"
     work.mkdir()
     env = {
@@ -60,7 +70,6 @@ def _run_bench(root: Path, args: list[str]) -> tuple[dict[str, Any], Path]:
         "PRAISONAI_HOME": str(root / ".praisonai"),
         "SESSION_BROWSER_CACHE_DIR": str(root / "cache"),
         "SESSION_BROWSER_DATA_HOME": str(root / "data"),
-        "SESSION_BROWSER_DATA_DIR": str(shared),
         "DO_NOT_TRACK": "1",
     }
     old = {k: os.environ.get(k) for k in env}
@@ -83,22 +92,26 @@ def _run_bench(root: Path, args: list[str]) -> tuple[dict[str, Any], Path]:
 
 @pytest.fixture(scope="module")
 def tiny_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
-    """One real run: 200 sessions, 25 queries, all four stores (PraisonAI capped at 5)."""
-    args = ["--sessions", "200", "--queries", "25", "--peer-queries", "5"]
+    """One real run: 200 sessions, 25 queries, all four stores (PraisonAI capped at 5), a
+    1 MB one-message file, a 0.5 MB show and 3 x 10 parallel writes."""
+    args = ["--sessions", "200", "--queries", "25", "--peer-queries", "5", "--big-message-mb",
+            "1", "--show-message-mb", "0.5", "--write-messages", "10"]
     return _run_bench(tmp_path_factory.mktemp("bench"), [*args, "--peer-timeout", "120"])
 
 
 @pytest.fixture(scope="module")
 def pi_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The same corpus and queries as ``tiny_report``, written as Pi JSONL files."""
-    args = ["--sessions", "200", "--queries", "25", "--peer-queries", "5", "--pi"]
+    args = ["--sessions", "200", "--queries", "25", "--peer-queries", "5", "--pi",
+            "--no-big-message", "--no-contention"]
     return _run_bench(tmp_path_factory.mktemp("bench-pi"), args)[0]
 
 
 @pytest.fixture(scope="module")
 def mixed_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """150 sessions, half PraisonAI JSON and half Pi JSONL, opened as one group."""
-    args = ["--sessions", "150", "--queries", "30", "--mixed"]
+    args = ["--sessions", "150", "--queries", "30", "--mixed", "--no-big-message",
+            "--no-contention"]
     return _run_bench(tmp_path_factory.mktemp("bench-mixed"), args)[0]
 
 
@@ -110,13 +123,14 @@ def test_report_structure(tiny_report: tuple[dict[str, Any], Path]) -> None:
     assert m["cpu_count"] >= 1 and m["python"] and m["sqlite"]
     stats = report["corpus"]["stats"]
     assert report["corpus"]["source"] == "built"
+    assert report["corpus"]["sources"] == "chitchat + demo"  # what pip installs
     assert stats["files"] == 200
     assert 0 < stats["sessions"] < 200  # the corpus holds a few corrupt files
     assert stats["messages"] > stats["sessions"] and stats["archived_messages"] > 0
     assert report["queries"]["known_item"] == 25
     assert sum(report["queries"]["slices"].values()) == 25
     assert len(report["queries"]["common"]) == 40  # 20 words, then 20 pairs
-    assert [t["name"] for t in report["targets"]] == [t[0] for t in TARGETS]
+    assert [t["name"] for t in report["targets"]] == _target_names(report)
     # the work dir (corpus, copies, indexes) is gone without --keep
     assert report["workdir"] is None
     assert list(work.iterdir()) == []
@@ -173,7 +187,7 @@ def test_our_index_when_present(tiny_report: tuple[dict[str, Any], Path]) -> Non
     assert ours["update"]["outside_found"] == 1.0
     assert ours["update"]["write_found"] == 1.0
     judged = [t for t in report["targets"] if t["value"] is not None]
-    assert len(judged) == len(TARGETS)
+    assert len(judged) == len(_target_names(report))
     assert all(isinstance(t["pass"], bool) for t in judged)
 
 
@@ -183,8 +197,68 @@ def test_text_report(tiny_report: tuple[dict[str, Any], Path]) -> None:
     for label in ("ours (scan)", "PraisonAI JSON", "PraisonAI SQLite", "Rank@1", "Recall@10"):
         assert label in text
     assert "quality per slice" in text
-    assert text.count("(target ") == len(TARGETS)
+    assert text.count("(target ") == len(_target_names(report))
+    assert "search latency per slice" in text and "  errors / without hits" in text
     assert "\x1b" not in text
+
+
+def test_heavy_cases_and_new_targets(tiny_report: tuple[dict[str, Any], Path]) -> None:
+    """The one-message file, the big show, parallel writers, one process that builds and
+    answers, the fragment slice and the scan-vs-PraisonAI line, each with its target."""
+    report, _ = tiny_report
+    targets = {t["name"]: t for t in report["targets"]}
+    big = report["big_message"]
+    assert big["error"] is None and 0.9e6 < big["file_bytes"] < 1.1e6
+    assert [c["argv"][0] for c in big["commands"]] == ["search", "recent", "show"]
+    assert all(c["exit"] == 0 and c["seconds"] > 0 for c in big["commands"])
+    assert 0 < big["baseline_rss_mb"] <= big["rss_mb"]
+    assert targets["big_message_rss"]["value"] == big["rss_mb"] * 2**20 / big["file_bytes"]
+    show = report["show_big"]
+    assert show["error"] is None and show["exit"] == 0 and show["seconds"] > 0
+    assert targets["show_big"]["pass"] is (show["seconds"] < 2.0)
+    runs = report["contention"]["runs"]
+    assert [r["writers"] for r in runs] == [1, 4, 8]
+    for r in runs:
+        assert r["error"] is None, r
+        assert r["writes"] == 10 * r["writers"] and r["writes_per_s"] > 0
+        assert (r["lost"], r["duplicated"], r["unreadable_files"]) == (0, 0, 0)
+        assert r["reader_searches"] > 0 and r["reader_errors"] == 0
+        assert 0 < r["latency"]["p50"] <= r["latency"]["p95"]
+    assert targets["writes_intact"]["value"] == 0 and targets["writes_intact"]["pass"] is True
+    both = report["stores"][OURS]["build_search"]
+    assert both["errors"] == 0 and both["rss_mb"] > 0
+    assert targets["build_search_rss"]["value"] == both["rss_mb"]
+    scan = report["stores"][SCAN]["search"]["known"]["p50_answered"]
+    peer = report["stores"][PRAISON_JSON]["search"]["known"]["p50_answered"]
+    assert targets["scan_vs_praisonai"]["value"] == scan / peer
+    fragments = [q for q in report["queries"]["items"] if q["slice"] == "fragment"]
+    assert fragments and all('"' not in q["query"] and len(q["query"].split()) >= 4
+                             for q in fragments)
+    assert targets["p95_known:fragment"]["value"] is not None
+    text = format_report(report)
+    for line in ("one-message file: 1.0 MB", "show of one 0.5 MB message: ", "parallel writers:",
+                 "peak RSS (build + queries)", "search p95 (known-item, fragment): ",
+                 "ours (scan) / PraisonAI JSON, search p50 (known-item): ",
+                 "messages lost or duplicated by parallel writers: 0 (target <= 0)"):
+        assert line in text, line
+
+
+def test_heavy_case_failures_fail_their_targets() -> None:
+    """A lost write, a command that failed and a stopped show each fail their target."""
+    report: dict[str, Any] = {
+        "stores": {},
+        "big_message": {"file_bytes": 50_000_000, "error": None, "rss_mb": 100.0,
+                        "baseline_rss_mb": 40.0,
+                        "commands": [{"argv": ["show"], "seconds": 1.0, "exit": 1}]},
+        "show_big": {"file_bytes": 8_000_000, "error": "stopped after 120 s", "seconds": None,
+                     "exit": None},
+        "contention": {"runs": [{"writers": 1, "error": None, "lost": 1, "duplicated": 0}]},
+    }
+    by_name = {t["name"]: t for t in check_targets(report)}
+    assert by_name["big_message_rss"]["pass"] is False  # 2.1x, but show failed
+    assert by_name["show_big"]["pass"] is False
+    assert by_name["writes_intact"]["pass"] is False and by_name["writes_intact"]["value"] == 1
+    assert "scan_vs_praisonai" not in by_name  # neither store was measured
 
 
 def test_bad_store_is_one_clear_error(tmp_path: Path) -> None:
@@ -260,7 +334,7 @@ def test_pi_corpus_same_queries_and_structure(
         assert q["target_id"] in q["relevant"]
         assert set(q["relevant"]) <= set(jq["relevant"])
     assert any("relevant sets were recomputed" in note for note in report["notes"])
-    assert [t["name"] for t in report["targets"]] == [t[0] for t in TARGETS]
+    assert [t["name"] for t in report["targets"]] == _target_names(report)
     assert all(t["value"] is not None for t in report["targets"])
 
 
@@ -271,7 +345,8 @@ def test_pi_index_quality_and_resumed_reads(pi_report: dict[str, Any]) -> None:
     _ordered_quality(quality)
     assert quality["n"] == 25
     assert quality["rank1"] >= 0.8 and quality["recall10"] >= 0.9
-    assert set(pi["search"]["slices"]) == {"archived", "casing", "mixed", "phrase", "rare"}
+    assert set(pi["search"]["slices"]) == {
+        "archived", "casing", "fragment", "mixed", "phrase", "rare"}
     assert pi["search"]["sources"]["top10"].keys() == {"pi"}
     assert pi["build"]["messages_per_s"] > 0 and pi["build"]["index_bytes"] > 0
     assert pi["reopen"]["reconcile"].get("changed", 0) == 0
@@ -336,12 +411,18 @@ def test_pi_store_and_flags_are_checked(tmp_path: Path) -> None:
 
 
 def test_existing_pi_store(tmp_path: Path) -> None:
-    """``--store pi:DIR`` on the two real Pi fixtures: queries come from the store itself."""
-    if not (SHARED / "pi").is_dir():
-        pytest.skip("real Pi data not found")
-    report, _ = _run_bench(tmp_path, ["--store", f"pi:{SHARED / 'pi'}", "--queries", "4"])
+    """``--store pi:DIR`` on an existing Pi session dir (written from the demo conversations):
+    queries come from the store itself."""
+    from session_browser.corpus import build_corpus
+
+    info = build_corpus(tmp_path / "home", sessions=12, seed=7, include_sgd=False,
+                        include_chitchat=False)
+    pi_root = tmp_path / "pi"
+    assert write_pi_corpus(info.sessions_dir, info.spill_dir, pi_root) == 12
+    report, _ = _run_bench(tmp_path, ["--store", f"pi:{pi_root}", "--queries", "4",
+                                      "--no-big-message", "--no-contention"])
     assert report["corpus"]["source"] == "store" and report["corpus"]["format"] == "pi"
-    assert report["corpus"]["stats"]["sessions"] == 2
+    assert report["corpus"]["stats"]["sessions"] == 12
     assert report["queries"]["known_item"] >= 1
     pi = report["stores"][PI]
     assert pi["status"] == "ok", pi

@@ -50,6 +50,20 @@ from session_browser.core.text import printable
     show_default=True,
     help="Seconds between typed keys.",
 )
+@click.option(
+    "--query",
+    "extra_queries",
+    multiple=True,
+    metavar="TEXT",
+    help="Also type this query after the known-item ones (repeatable); one that errors or "
+    "finds nothing fails the search target.",
+)
+@click.option(
+    "--no-sgd",
+    is_flag=True,
+    help="Generate the corpus from the pip-installable data only (chitchat + demo), even "
+    "when the SGD data is present.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def bench_app(
     store_dir: Path | None,
@@ -57,6 +71,8 @@ def bench_app(
     queries: int,
     big_messages: int,
     key_delay: float,
+    extra_queries: tuple[str, ...],
+    no_sgd: bool,
     as_json: bool,
 ) -> None:
     """Measure the app: first paint, results after the last keystroke, opening a
@@ -73,6 +89,8 @@ def bench_app(
         queries=queries,
         big_messages=big_messages,
         key_delay=key_delay,
+        extra_queries=extra_queries,
+        sgd=not no_sgd,
     )
 
     def say(message: str) -> None:
@@ -81,7 +99,7 @@ def bench_app(
 
     try:
         report = run_bench_app(opts, say=say)
-    except (BenchAppError, OSError, FileExistsError) as exc:
+    except (BenchAppError, OSError) as exc:
         fail(printable(str(exc), one_line=True))
     if as_json:
         click.echo(json.dumps(report, indent=2))

@@ -95,6 +95,47 @@ from session_browser.core.text import printable
     default=None,
     help="Where the temporary copies and indexes go (default: the system temp dir).",
 )
+@click.option(
+    "--big-message/--no-big-message",
+    default=True,
+    show_default=True,
+    help="Measure one session holding a single huge message: peak RSS of search + recent + "
+    "show on it, and the time of show on a smaller one.",
+)
+@click.option(
+    "--big-message-mb",
+    type=click.FloatRange(min=0.01),
+    default=50.0,
+    show_default=True,
+    help="Size of the one-message file (its peak-RSS target is 4x this).",
+)
+@click.option(
+    "--show-message-mb",
+    type=click.FloatRange(min=0.01),
+    default=8.0,
+    show_default=True,
+    help="Size of the message whose show is timed (target under 2 s).",
+)
+@click.option(
+    "--contention/--no-contention",
+    default=True,
+    show_default=True,
+    help="Measure 1, 4 and 8 writer processes adding messages to 4 sessions while 2 "
+    "processes search (writes/s, p95, lost and duplicated messages).",
+)
+@click.option(
+    "--write-messages",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="add_message calls per writer process.",
+)
+@click.option(
+    "--no-sgd",
+    is_flag=True,
+    help="Build the corpus from the pip-installable data only (chitchat + demo), even when "
+    "the SGD data (../shared/data or $SESSION_BROWSER_DATA_DIR) is present.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
 @click.option("--keep", is_flag=True, help="Keep the work dir (corpus, copies, indexes, logs).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
@@ -111,16 +152,27 @@ def bench(
     peer_timeout: float,
     only: tuple[str, ...],
     workdir: Path | None,
+    big_message: bool,
+    big_message_mb: float,
+    show_message_mb: float,
+    contention: bool,
+    write_messages: int,
+    no_sgd: bool,
     as_json: bool,
     keep: bool,
     quiet: bool,
 ) -> None:
     """Measure build speed, freshness, latency and ranking quality, side by side.
 
-    Without --store/--home it builds a seeded corpus of real conversations (SGD + chitchat)
-    into a temporary PraisonAI home (--pi: Pi JSONL files; --mixed: half and half), deleted
+    Without --store/--home it builds a seeded corpus of real conversations into a
+    temporary PraisonAI home (--pi: Pi JSONL files; --mixed: half and half), deleted
     afterwards unless --keep. Every store works on its own copy, and every phase runs in a
     fresh process. Targets are checked on our index (JSON, else Pi, else the group).
+
+    Corpus: the Schema-Guided Dialogue set plus the chitchat-dataset package when the SGD
+    file is found (../shared/data, or $SESSION_BROWSER_DATA_DIR); otherwise, or with
+    --no-sgd, chitchat-dataset plus the demo conversations (pip install
+    'session-browser[bench]').
     """
     given = store_dir is not None or home is not None
     if store_dir is not None and home is not None:
@@ -156,6 +208,12 @@ def bench(
         keep=keep,
         workdir=workdir,
         stores=only or ALL_KINDS,
+        sgd=not no_sgd,
+        big_message=big_message,
+        big_message_mb=big_message_mb,
+        show_message_mb=show_message_mb,
+        contention=contention,
+        write_messages=write_messages,
     )
 
     def progress(message: str) -> None:

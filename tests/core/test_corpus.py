@@ -1,8 +1,9 @@
-"""The benchmark corpus builder and its known-item queries, at small scale on the real data."""
+"""The benchmark corpus builder and its known-item queries, at small scale: on the data pip
+installs (chitchat-dataset + the demo conversations, always) and on the SGD data (only when
+``../shared/data`` is there)."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import re
@@ -34,7 +35,7 @@ def _sgd_path() -> Path:
     base = Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
     path = base / C.SGD_FILENAME
     if not path.is_file():
-        pytest.skip(f"real data not found at {path}")
+        pytest.skip(f"needs the SGD data (not in the repository): {path} not found")
     return path
 
 
@@ -58,15 +59,20 @@ def _tagged(data: dict[str, Any]) -> bool:
     return source in {"cron", "scheduled"}
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[C.CorpusInfo, C.CorpusInfo]:
-    sgd = _sgd_path()
+@pytest.fixture(scope="module", params=["pip", "sgd"])
+def built(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[C.CorpusInfo, C.CorpusInfo]:
+    """The same corpus built twice: from chitchat + demo ("pip"), or from SGD + chitchat."""
+    kwargs: dict[str, Any] = (
+        {"include_sgd": False} if request.param == "pip" else {"sgd_path": _sgd_path()}
+    )
     root = tmp_path_factory.mktemp("corpus")
     seen: list[tuple[int, int]] = []
-    first = C.build_corpus(root / "a", sessions=SESSIONS, seed=7, sgd_path=sgd,
-                           progress=lambda done, total: seen.append((done, total)))
+    first = C.build_corpus(root / "a", sessions=SESSIONS, seed=7,
+                           progress=lambda done, total: seen.append((done, total)), **kwargs)
     assert seen and seen[-1] == (SESSIONS, SESSIONS)
-    second = C.build_corpus(root / "b", sessions=SESSIONS, seed=7, sgd_path=sgd)
+    second = C.build_corpus(root / "b", sessions=SESSIONS, seed=7, **kwargs)
     return first, second
 
 
@@ -94,10 +100,14 @@ def test_file_count_and_sources(info: C.CorpusInfo) -> None:
     files = list(info.sessions_dir.glob("*.json"))
     assert len(files) == info.session_count == SESSIONS
     assert sum(info.sources.values()) == SESSIONS
-    assert info.sources["sgd"] > 0
-    assert info.conversations["sgd"] == 17193
-    if C.chitchat_dataset_path() is not None:
-        assert info.sources["chitchat"] > 0
+    assert info.sources["chitchat"] > 0  # the test extra installs chitchat-dataset
+    if info.conversations["sgd"]:
+        assert info.conversations["sgd"] == 17193 and info.sources["sgd"] > 0
+        assert info.conversations["demo"] == 0 and C.corpus_sources(info) == "sgd + chitchat"
+    else:
+        assert info.conversations["demo"] == len(C.load_demo_conversations()) > 10
+        assert C.corpus_sources(info) == "chitchat + demo"
+        assert info.notes == ["corpus sources: chitchat + demo"]
     assert info.json_bytes == sum(p.stat().st_size for p in files)
     assert info.spill_dir == info.home / "state" / "session_spill"
 
@@ -243,16 +253,35 @@ def test_same_seed_same_bytes(built: tuple[C.CorpusInfo, C.CorpusInfo]) -> None:
 
 
 def test_other_seed_other_sample(tmp_path: Path) -> None:
-    info = C.build_corpus(tmp_path / "c", sessions=40, seed=8, sgd_path=_sgd_path(),
+    info = C.build_corpus(tmp_path / "c", sessions=40, seed=8, include_sgd=False,
                           include_chitchat=False)
-    again = C.build_corpus(tmp_path / "d", sessions=40, seed=7, sgd_path=_sgd_path(),
+    again = C.build_corpus(tmp_path / "d", sessions=40, seed=7, include_sgd=False,
                            include_chitchat=False)
     assert info.session_count == again.session_count == 40
     assert {p.name for p in info.sessions_dir.iterdir()} != {
         p.name for p in again.sessions_dir.iterdir()}
     assert info.notes and "chitchat" in info.notes[0]
     with pytest.raises(FileExistsError):
-        C.build_corpus(tmp_path / "c", sessions=5, sgd_path=_sgd_path(), include_chitchat=False)
+        C.build_corpus(tmp_path / "c", sessions=5, include_sgd=False, include_chitchat=False)
+
+
+def test_without_sgd_the_corpus_comes_from_what_pip_installs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No SGD file anywhere: the default build falls back to chitchat + demo and says so."""
+
+    def missing() -> Path:
+        raise FileNotFoundError("sgd_dialogues.jsonl.gz not found")
+
+    monkeypatch.setattr(C, "default_sgd_path", missing)
+    info = C.build_corpus(tmp_path / "a", sessions=30, seed=7)
+    assert C.corpus_sources(info) == "chitchat + demo"
+    assert info.session_count == 30 and info.sources["sgd"] == 0
+    assert any("sgd_dialogues.jsonl.gz not found" in note for note in info.notes)
+    with pytest.raises(FileNotFoundError, match="session-browser\\[bench\\]"):
+        C.build_corpus(tmp_path / "b", sessions=5, include_chitchat=False, include_demo=False)
+    with pytest.raises(FileNotFoundError, match="not found at"):
+        C.build_corpus(tmp_path / "c", sessions=5, sgd_path=tmp_path / "nope.jsonl.gz")
 
 
 def test_default_sgd_path(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -292,7 +321,7 @@ def _scan(info: C.CorpusInfo, item: C.KnownItem) -> set[str]:
 
 def test_queries_cover_every_slice(queries: list[C.KnownItem]) -> None:
     assert len(queries) == 60
-    assert Counter(q.slice for q in queries) == {s: 12 for s in C.SLICES}
+    assert Counter(q.slice for q in queries) == {s: 10 for s in C.SLICES}
     targets = [C.conversation_key(q.target_id) for q in queries]
     assert len(set(targets)) == len(targets)
 
@@ -323,12 +352,15 @@ def test_queries_are_verified_by_scan(
             assert set(item.terms) <= set(_tokens(content))
         if item.slice == "archived":
             assert item.target_index < len(target["archived_messages"])
-        elif item.slice in ("rare", "mixed", "phrase", "casing"):
+        elif item.slice in ("rare", "mixed", "phrase", "casing", "fragment"):
             assert item.target_index >= len(target["archived_messages"])
         if item.slice in ("rare", "archived"):
             assert 2 <= len(item.terms) <= 3 and item.query == item.query.lower()
         if item.slice == "mixed":
             assert 2 <= len(item.terms) <= 3
+        if item.slice == "fragment":  # typed from memory: unquoted, lowercase, consecutive
+            assert '"' not in item.query and item.query == item.query.lower()
+            assert 4 <= len(item.terms) <= 6 and item.query in content.lower()
         if item.slice == "casing":
             assert item.query != item.query.lower()
             assert item.query in (item.query.upper(), item.query.title())
@@ -341,16 +373,14 @@ def test_queries_are_deterministic(info: C.CorpusInfo, queries: list[C.KnownItem
 
 
 def test_copies_when_scaling_up(tmp_path: Path) -> None:
-    small = tmp_path / "small.jsonl.gz"
-    with gzip.open(_sgd_path(), "rb") as src, gzip.open(small, "wb") as dst:
-        for _, line in zip(range(30), src, strict=False):
-            dst.write(line)
-    info = C.build_corpus(tmp_path / "home", sessions=75, seed=3, sgd_path=small,
+    """The demo's conversations alone, scaled up by copies."""
+    info = C.build_corpus(tmp_path / "home", sessions=75, seed=3, include_sgd=False,
                           include_chitchat=False)
+    n = len(C.load_demo_conversations())
     assert info.session_count == 75 == len(list(info.sessions_dir.glob("*.json")))
-    assert info.conversations == {"sgd": 30, "chitchat": 0}
+    assert info.conversations == {"sgd": 0, "chitchat": 0, "demo": n}
     stems = [p.stem for p in info.sessions_dir.glob("*.json")]
-    assert len({C.conversation_key(s) for s in stems}) == 30
+    assert len({C.conversation_key(s) for s in stems}) == n
     assert any(s.endswith("-copy1") for s in stems) and any(s.endswith("-copy2") for s in stems)
     texts: dict[str, list[str]] = {}
     starts: dict[str, set[float]] = {}
@@ -381,11 +411,9 @@ def test_copies_when_scaling_up(tmp_path: Path) -> None:
 def test_json_and_orjson_write_the_same_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fast = C.build_corpus(tmp_path / "fast", sessions=120, seed=5, sgd_path=_sgd_path(),
-                          include_chitchat=False)
+    fast = C.build_corpus(tmp_path / "fast", sessions=120, seed=5, include_sgd=False)
     monkeypatch.setattr(C, "_HAVE_ORJSON", False)
-    slow = C.build_corpus(tmp_path / "slow", sessions=120, seed=5, sgd_path=_sgd_path(),
-                          include_chitchat=False)
+    slow = C.build_corpus(tmp_path / "slow", sessions=120, seed=5, include_sgd=False)
     assert slow.encoder == "json"
     for path in fast.sessions_dir.glob("*.json"):
         assert path.read_bytes() == (slow.sessions_dir / path.name).read_bytes()

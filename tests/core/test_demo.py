@@ -350,7 +350,7 @@ def test_demo_module_imports_no_ui() -> None:
 
 
 def test_praisonai_loads_and_rewrites_identically(demo: DemoInfo) -> None:
-    store = pytest.importorskip("praisonaiagents.session.store")
+    import praisonaiagents.session.store as store
     for s in demo.session_ids:
         path = demo.sessions_dir / f"{safe_session_id(s)}.json"
         raw = path.read_text(encoding="utf-8")

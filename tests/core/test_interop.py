@@ -16,7 +16,9 @@ from session_browser.core.paths import default_spill_dir
 from session_browser.core.store import DefaultSessionStore
 
 os.environ.setdefault("DO_NOT_TRACK", "1")
-praison_store = pytest.importorskip("praisonaiagents.session.store")
+# the test extra installs praisonaiagents: a broken install must fail here, not skip
+import praisonaiagents.session.store as praison_store
+
 PStore = praison_store.DefaultSessionStore
 
 

@@ -1,5 +1,6 @@
-"""``session-browser bench-app`` on a tiny store: the report has every part (no timings
-are checked here; the benchmark itself is where speed is judged)."""
+"""``session-browser bench-app`` on a tiny store: the report has every part, and a query that
+errors or finds nothing is never counted as shown (no timings are checked here; the
+benchmark itself is where speed is judged)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 
 from click.testing import CliRunner
 
+from session_browser.bench_app import format_report
 from session_browser.cli import main
 
 
@@ -15,12 +17,16 @@ def test_bench_app_report_structure() -> None:
     os.environ["DO_NOT_TRACK"] = "1"
     result = CliRunner().invoke(
         main,
-        ["bench-app", "--sessions", "50", "--queries", "3", "--big-messages", "300", "--json"],
+        [
+            "bench-app", "--sessions", "50", "--queries", "3", "--big-messages", "300",
+            "--no-sgd", "--json", "--query", "since:yesterday", "--query", "zqxjvkbenchprobe",
+        ],
     )
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert {"cores", "cpu", "python", "sqlite"} <= set(report["machine"])
     assert report["store"]["sessions"] >= 50
+    assert "chitchat + demo" in report["store"]["source"]  # pip-installable data only
     assert [t["name"] for t in report["targets"]] == [
         "first_paint_s",
         "search_p95_ms",
@@ -30,9 +36,22 @@ def test_bench_app_report_structure() -> None:
     for target in report["targets"]:
         assert target["value"] > 0
         assert isinstance(target["pass"], bool)
-    assert report["passed"] == all(t["pass"] for t in report["targets"])
-    assert len(report["search"]["samples"]) == report["search"]["queries"] == 3
-    assert all(s["hits"] >= 1 for s in report["search"]["samples"])  # known items are found
+    # one query errors (a bad filter value), one finds nothing: neither is timed as shown,
+    # and the search target fails however fast the other answers were
+    search = report["search"]
+    assert len(search["samples"]) == search["queries"] == 5
+    assert (search["answered"], search["errors"], search["no_hits"]) == (3, 1, 1)
+    assert all(s["hits"] >= 1 and s["error"] is None for s in search["samples"][:3])
+    assert search["samples"][3]["error"] and "since" in search["samples"][3]["error"]
+    assert search["samples"][4]["hits"] == 0 and search["samples"][4]["error"] is None
+    by_name = {t["name"]: t for t in report["targets"]}
+    assert by_name["search_p95_ms"]["pass"] is False
+    assert report["passed"] is False
+    text = format_report(report)
+    assert "(1 error, 1 without hits, not timed)" in text
+    assert "3 of 5 answered with hits, 1 errors, 1 without hits" in text
+    assert "search error: 'since:yesterday': " in text
+    assert "search without hits: 'zqxjvkbenchprobe'" in text
     assert report["open_big"]["messages"] == 301  # 300 turns + the compaction summary
     assert report["open_big"]["opened_at_index"] == 151  # the hit: the marked middle turn
     assert set(report["rss_mb"]) == {"paint", "search", "open"}
