@@ -16,10 +16,11 @@ from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from session_browser.core.model import content_text
-from session_browser.core.text import printable
+from session_browser.core.text import clip
 
+from ..errors import ReportsWorkerErrors
 from ..messages import FindFinished, ProjectionLoaded
-from ..render import one_line, query_terms
+from ..render import error_text, one_line, printable, query_terms, raw_value
 from ..widgets.chrome import AppHeader, IndexBar, StatusLine
 from ..widgets.transcript import CONTEXT_LEVELS, TranscriptView, count_lines, message_text
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from ..app import SessionBrowserApp
 
 
+TITLE_CHARS = 80  # of a session's title in the viewer's top line
 EARLY_MATCHES = 5000  # up to this many messages, the matches are found before the first paint
 
 
@@ -36,19 +38,25 @@ def find_matches(messages: list[dict[str, Any]], terms: list[str]) -> list[int]:
     if not needles:
         return []
     out: list[int] = []
+    some: list[int] = []  # messages with any term: the answer when none has every one
     for i, m in enumerate(messages):
-        text = content_text(m.get("content")).lower()
-        if all(n in text for n in needles):
+        text = _search_text(m)
+        found = [n in text for n in needles]
+        if all(found):
             out.append(i)
-    if not out:  # fall back to any term
-        for i, m in enumerate(messages):
-            text = content_text(m.get("content")).lower()
-            if any(n in text for n in needles):
-                out.append(i)
-    return out
+        elif any(found):
+            some.append(i)
+    return out or some
 
 
-class ViewerScreen(Screen[None]):
+def _search_text(message: dict[str, Any]) -> str:
+    try:
+        return content_text(message.get("content")).lower()
+    except Exception:  # a message that cannot be read matches nothing
+        return ""
+
+
+class ViewerScreen(ReportsWorkerErrors, Screen[None]):
     """Keys: n/N hits, [/] user turns, g/G ends, / find, +/- context, y copy, m metadata."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -114,7 +122,8 @@ class ViewerScreen(Screen[None]):
 
     def _title_line(self) -> Text:
         text = Text(end="")
-        text.append(one_line(self.title_text or self.session_id), style="bold")
+        # Cut, so the id beside it stays on the line.
+        text.append(clip(one_line(self.title_text or self.session_id), TITLE_CHARS), style="bold")
         text.append("  ·  ")
         text.append(one_line(self.session_id), style="dim")
         return text
@@ -129,7 +138,7 @@ class ViewerScreen(Screen[None]):
 
     # ------------------------------------------------------------------ loading
 
-    @work(thread=True, exclusive=True, group="projection")
+    @work(thread=True, exclusive=True, group="projection", exit_on_error=False)
     def load(self, width: int) -> None:
         try:
             messages = self.browser.backend.projection(self.session_id, self.store_label)
@@ -139,10 +148,13 @@ class ViewerScreen(Screen[None]):
             )
             return
         except Exception as exc:  # shown on screen, never fatal
-            self.post_message(ProjectionLoaded(self.session_id, [], [], width, set(), f"{exc}"))
+            error = error_text(exc)
+            self.post_message(ProjectionLoaded(self.session_id, [], [], width, set(), error))
             return
         if get_current_worker().is_cancelled:
             return
+        # A turn that is not a JSON object is shown as the value it is.
+        messages = [m if isinstance(m, dict) else {"content": raw_value(m)} for m in messages]
         heights = [2 + count_lines(message_text(m), width) for m in messages]
         # The matching messages (n/N) come with the first paint; in a very big session after
         # it (the info line says they are on their way meanwhile).
@@ -324,7 +336,11 @@ class ViewerScreen(Screen[None]):
 
         m = view.messages[view.cursor]
         details = {k: v for k, v in m.items() if k != "content"}
-        body = json.dumps(details, indent=2, ensure_ascii=False, default=str)
+        try:
+            body = json.dumps(details, indent=2, ensure_ascii=False, default=str)
+        except (ValueError, RecursionError) as exc:  # nested too deep, or a huge number
+            why = error_text(exc)
+            body = f"Not shown as JSON ({why}):\n{raw_value(details, 4000)}"
         self.app.push_screen(TextScreen(f"Message #{view.cursor}: metadata", body))
 
     def action_find(self) -> None:
@@ -337,7 +353,7 @@ class ViewerScreen(Screen[None]):
     def _find_submitted(self, event: Input.Submitted) -> None:
         self.run_find(event.value)
 
-    @work(thread=True, exclusive=True, group="find")
+    @work(thread=True, exclusive=True, group="find", exit_on_error=False)
     def run_find(self, query: str) -> None:
         terms = query_terms(query)
         matches = find_matches(self._view().messages, terms)

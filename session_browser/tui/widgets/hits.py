@@ -76,7 +76,10 @@ class HitList(RowList):
         return before, after
 
     def _height(self, hit: SessionHit) -> int:
-        opening, closing = self._ends(hit)
+        try:
+            opening, closing = self._ends(hit)
+        except Exception:  # its row says it cannot be shown
+            return 1
         return 3 + len(opening) + len(closing) + 1
 
     def current(self) -> SessionHit | None:

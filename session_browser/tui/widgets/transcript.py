@@ -25,9 +25,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from session_browser.core.model import SUMMARY_PREFIX, content_text
-from session_browser.core.text import printable
 
-from ..render import highlight, role_label, short_time
+from ..render import error_text, highlight, printable, raw_value, role_label, short_time
 from .rowlist import component_style
 
 GUTTER = 3  # "▌  " before every body line
@@ -38,11 +37,15 @@ COLLAPSED_HEIGHT = 3
 
 
 def message_text(message: dict[str, Any]) -> str:
-    """The body of a message as shown: controls escaped, tabs expanded."""
-    text = content_text(message.get("content"))
-    if not text and message.get("tool_calls"):
-        text = f"(tool calls: {message.get('tool_calls')})"
-    return printable(text).expandtabs(4)
+    """The body of a message as shown: controls escaped, tabs expanded; a placeholder
+    saying why when the content cannot be shown at all."""
+    try:
+        text = content_text(message.get("content"))
+        if not text and message.get("tool_calls"):
+            text = f"(tool calls: {raw_value(message.get('tool_calls'), 2000)})"
+        return printable(text).expandtabs(4)
+    except Exception as exc:  # one unusable message never takes the session down
+        return f"⚠ this message cannot be shown ({error_text(exc)})"
 
 
 def _wrap_line(line: str, width: int) -> list[str]:
@@ -419,7 +422,13 @@ class TranscriptView(ScrollView, can_focus=True):
         key = (b, line, width)
         strip = self._strips.get(key)
         if strip is None:
-            strip = self._block_line(b, line, width).apply_style(self.rich_style)
+            try:
+                strip = self._block_line(b, line, width)
+            except Exception as exc:  # a placeholder line, never a crash
+                text = Text(f"│  ⚠ this line cannot be shown ({error_text(exc)})", end="")
+                text.truncate(width, overflow="ellipsis")
+                strip = Strip(list(text.render(self.app.console))).adjust_cell_length(width)
+            strip = strip.apply_style(self.rich_style)
             self._strips[key] = strip
             if len(self._strips) > STRIP_CACHE:
                 self._strips.popitem(last=False)
