@@ -22,7 +22,12 @@ from ..errors import ReportsWorkerErrors
 from ..messages import FindFinished, ProjectionLoaded
 from ..render import error_text, one_line, printable, query_terms, raw_value
 from ..widgets.chrome import AppHeader, IndexBar, StatusLine
-from ..widgets.transcript import CONTEXT_LEVELS, TranscriptView, count_lines, message_text
+from ..widgets.transcript import (
+    CONTEXT_LEVELS,
+    TranscriptView,
+    count_lines,
+    message_text,
+)
 
 if TYPE_CHECKING:
     from ..app import SessionBrowserApp
@@ -76,6 +81,7 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         Binding("minus", "narrow", "Narrow", id="viewer.narrow"),
         Binding("y", "copy", "Copy msg", id="viewer.copy"),
         Binding("m", "metadata", "Metadata", id="viewer.metadata"),
+        Binding("f", "full_message", "Whole message", show=False, id="viewer.full_message"),
         Binding("J", "next_message", "Next message", show=False, id="viewer.next_message"),
         Binding("K", "prev_message", "Prev message", show=False, id="viewer.prev_message"),
     ]
@@ -130,6 +136,7 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
 
     def on_mount(self) -> None:
         view = self.query_one(TranscriptView)
+        view.full_key = self._key_of("viewer.full_message")
         view.focus()
         # Heights are computed in the worker for the width the view will have (the screen's,
         # less the vertical scrollbar, which is always shown): started now, not after the
@@ -155,7 +162,8 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
             return
         # A turn that is not a JSON object is shown as the value it is.
         messages = [m if isinstance(m, dict) else {"content": raw_value(m)} for m in messages]
-        heights = [2 + count_lines(message_text(m), width) for m in messages]
+        key = self.query_one(TranscriptView).full_key
+        heights = [2 + count_lines(message_text(m, key=key), width) for m in messages]
         # The matching messages (n/N) come with the first paint; in a very big session after
         # it (the info line says they are on their way meanwhile).
         early = bool(self.terms) and len(messages) <= EARLY_MATCHES
@@ -318,6 +326,25 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
     def action_narrow(self) -> None:
         view = self._view()
         view.set_context(view.context_level - 1)
+        self._info()
+
+    def _key_of(self, binding_id: str) -> str:
+        """The first key (as shown) of binding ``binding_id`` of this screen, keymap applied."""
+        default = next(
+            (b.key for b in self.BINDINGS if isinstance(b, Binding) and b.id == binding_id), ""
+        )
+        keymap: dict[str, str] = getattr(self.app, "_keymap", None) or {}
+        first = keymap.get(binding_id, default).split(",")[0].strip()
+        return str(self.app.get_key_display(Binding(first, ""))) if first else binding_id
+
+    def action_full_message(self) -> None:
+        """Show the long message under the cursor whole (again: cut it again)."""
+        view = self._view()
+        shown = view.toggle_full(view.cursor)
+        if shown is None:
+            self.notify("This message is shown whole already.", timeout=2)
+            return
+        view.set_cursor(view.cursor, top=True)
         self._info()
 
     def action_copy(self) -> None:

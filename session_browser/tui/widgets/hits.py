@@ -22,11 +22,15 @@ from ..render import (
 )
 from .rowlist import RowList, right_column
 
+TURN_CHARS = 2000
+
 
 def _turn_text(message: dict[str, Any]) -> str:
     from session_browser.core.model import content_text
 
-    return one_line(content_text(message.get("content")))
+    # A bounded prefix: the row shows 400 characters of it (folding a 50 MB turn's
+    # whitespace would copy all of it, twice).
+    return one_line(content_text(message.get("content"))[:TURN_CHARS])
 
 
 class HitList(RowList):
