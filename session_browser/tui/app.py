@@ -339,13 +339,16 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
 
     def empty_text(self) -> Text:
         text = Text(end="")
-        text.append("No sessions here yet.\n\n", style="bold")
-        if self.index_state.error:
+        if self.index_state.error:  # not an empty store: a store we could not read
             text.append(
-                f"The index build failed: {printable(self.index_state.error, one_line=True)}\n"
-                "(session-browser index status says more)\n\n",
+                "No session could be listed: the index build failed:\n"
+                f"  {printable(self.index_state.error, one_line=True)}\n"
+                "(session-browser index status says more; Ctrl+P › Resume index build"
+                " tries again)\n\n",
                 style="bold",
             )
+        else:
+            text.append("No sessions here yet.\n\n", style="bold")
         for missing in self.missing_stores:
             text.append(
                 f"Not found: {printable(missing, one_line=True)} is not a directory.\n",
