@@ -163,3 +163,25 @@ async def test_a_50mb_message_opens_with_bounded_memory(tmp_path: Path) -> None:
         # The file is read (50 MB of JSON, one string): a small multiple of it, not the GBs
         # of laying all of it out.
         assert grown < 400, grown
+
+
+async def test_the_cut_marker_names_the_key_as_mapped(tmp_path: Path) -> None:
+    store = tmp_path / "sessions"
+    sid = hostile.big_message(store, size=SHOWN_CHARS * 3)
+    app = SessionBrowserApp(
+        Backend([store], indexed=False),
+        now=NOW,
+        animate=False,
+        keymap={"viewer.full_message": "w,ctrl+w"},
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_workers(pilot, app)
+        app.open_session(sid, store="", anchor=0, terms=[], title="")
+        await settle_workers(pilot, app)
+        view = app.screen.query_one(TranscriptView)
+        view.scroll_to(y=view._offsets[1] - 10, animate=False, immediate=True)
+        await pilot.pause()
+        assert "more characters — press w to show all" in screen_text(app)
+        await pilot.press("w")
+        await pilot.pause()
+        assert 0 in view.full
