@@ -16,12 +16,12 @@ from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
 
-from session_browser.core.text import printable
-
 from .backend import Backend, IndexState
 from .commands import ActionsProvider
+from .errors import ReportsWorkerErrors
 from .keymap import KeymapError, config_dir, load_keymap
 from .messages import StoreStatus
+from .render import error_text, printable
 from .screens.explain import TextScreen
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
@@ -56,7 +56,7 @@ class ScreenContext:
     current_session: str | None = None
 
 
-class SessionBrowserApp(App[int]):
+class SessionBrowserApp(ReportsWorkerErrors, App[int]):
     """Find a conversation by one word, read it in context, see what you worked on."""
 
     CSS_PATH = "app.tcss"
@@ -106,6 +106,8 @@ class SessionBrowserApp(App[int]):
         # (never "no sessions" while a build is on its way).
         self.index_state = IndexState("building") if backend.indexed else IndexState()
         self.session_count: int | None = None
+        self.skipped_files: int | None = None  # files the index could not take
+        self._errors_shown: set[str] = set()  # each worker error is told once
         self._keymap_error: str | None = None
         self._index_timer: Any = None
         self._polls = 0
@@ -182,7 +184,7 @@ class SessionBrowserApp(App[int]):
         assert isinstance(screen, MainScreen)
         return screen
 
-    @work(thread=True, exclusive=True, group="index-start")
+    @work(thread=True, exclusive=True, group="index-start", exit_on_error=False)
     def start_index(self) -> None:
         """Count what the index holds, then start the background build (which also resumes a
         stopped one) and count again."""
@@ -196,26 +198,46 @@ class SessionBrowserApp(App[int]):
         self.call_from_thread(self._poll_index)
         self._post_status()
 
-    @work(thread=True, exclusive=True, group="status")
-    def refresh_status(self) -> None:
-        self._post_status()
+    @work(thread=True, exclusive=True, group="status", exit_on_error=False)
+    def refresh_status(self, *, skipped: bool = False) -> None:
+        self._post_status(skipped=skipped)
 
-    def _post_status(self) -> None:
+    def _post_status(self, *, skipped: bool = False) -> None:
+        """Counts for the status line; with ``skipped`` (after a build), also how many files
+        the index skipped (the index status lists the files, which takes a dir scan)."""
         state = self.backend.index_state()
+        count: int | None
         try:
             count = self.backend.count("")
-        except Exception:
-            count = 0
+        except Exception as exc:  # unknown, not zero: never "no sessions here" on an error
+            count = None
+            self.call_from_thread(self.report_error, exc, where="counting the sessions")
         # The count first (it is quick); the quarantine listing reads a dir of every store.
-        self.post_message(StoreStatus(count, state, self.attention))
+        self.post_message(StoreStatus(count, state, self.attention, self.skipped_files))
         attention = self.backend.quarantine_count()
-        if attention != self.attention:
-            self.post_message(StoreStatus(count, state, attention))
+        skipped_now = self.backend.skipped_files() if skipped else self.skipped_files
+        if attention != self.attention or skipped_now != self.skipped_files:
+            self.post_message(StoreStatus(count, state, attention, skipped_now))
+
+    def report_error(self, error: BaseException | str, *, where: str = "") -> None:
+        """Tell the user of a failure once (the same text again stays quiet). Every screen's
+        failed worker comes here (:class:`ReportsWorkerErrors`)."""
+        text = error if isinstance(error, str) else error_text(error)
+        if text in self._errors_shown:
+            return
+        self._errors_shown.add(text)
+        what = where.replace("_", " ").strip()
+        self.notify(text, title=f"Failed: {what}" if what else "Failed", severity="error")
 
     def _poll_index(self) -> None:
         """While the index builds: progress from the stores' in-memory counters (no I/O)."""
         state = self.backend.index_state()
         was_building = self.index_state.mode == "building"
+        if state.error and state.error != self.index_state.error:
+            self.report_error(
+                f"The index build failed: {state.error}. What was indexed before stays"
+                " searchable; Ctrl+P › Resume index build tries again."
+            )
         self.index_state = state
         self.index_info = state
         self._set_status()
@@ -234,7 +256,7 @@ class SessionBrowserApp(App[int]):
             self._index_timer.stop()
             self._index_timer = None
         if was_building:
-            self.refresh_status()
+            self.refresh_status(skipped=True)
             self._refresh_lists(recent=True)
 
     def _refresh_lists(self, *, recent: bool) -> None:
@@ -249,6 +271,8 @@ class SessionBrowserApp(App[int]):
     def on_store_status(self, message: StoreStatus) -> None:
         self.session_count = message.sessions
         self.attention = message.attention
+        if message.skipped is not None:
+            self.skipped_files = message.skipped
         self._set_status()
         self.update_empty()
 
@@ -305,12 +329,26 @@ class SessionBrowserApp(App[int]):
             n = self.session_count
             so_far = " indexed so far" if self.index_state.mode == "building" else ""
             parts.append(f"{n:,} session{'s' if n != 1 else ''}{so_far}")
+        if self.skipped_files:
+            k = self.skipped_files
+            parts.append(
+                f"{k:,} file{'s' if k != 1 else ''} skipped — session-browser index status"
+            )
         parts.append(self.index_state.describe())
         self.status_text = " · ".join(parts)
 
     def empty_text(self) -> Text:
         text = Text(end="")
-        text.append("No sessions here yet.\n\n", style="bold")
+        if self.index_state.error:  # not an empty store: a store we could not read
+            text.append(
+                "No session could be listed: the index build failed:\n"
+                f"  {printable(self.index_state.error, one_line=True)}\n"
+                "(session-browser index status says more; Ctrl+P › Resume index build"
+                " tries again)\n\n",
+                style="bold",
+            )
+        else:
+            text.append("No sessions here yet.\n\n", style="bold")
         for missing in self.missing_stores:
             text.append(
                 f"Not found: {printable(missing, one_line=True)} is not a directory.\n",

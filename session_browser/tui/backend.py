@@ -47,6 +47,8 @@ class IndexState:
     mode: str = "scan"  # "scan" | "building" | "ready" | "cancelled"
     done: int = 0
     total: int = 0
+    # Why the last build stopped short (an index that failed part-way holds what it had).
+    error: str | None = None
 
     @property
     def progress(self) -> float | None:
@@ -64,6 +66,8 @@ class IndexState:
                 f"index stopped at {self.done:,} of {self.total:,} files"
                 " (the rest are not searched; Ctrl+P › Resume index build)"
             )
+        if self.error:
+            return f"index build failed: {self.error} (searching what was indexed)"
         if self.mode == "ready":
             return "index ready"
         return "scanning files (no index)"
@@ -87,6 +91,9 @@ class Backend:
         self.group: StoreGroup = self._open(indexed)
         self._summaries: list[SessionSummary] | None = None
         self._cancel = threading.Event()
+        # Per store: how many of its warnings were there when our last build started (a
+        # failure since then is this build's).
+        self._warnings_seen: dict[int, int] = {}
         self.closed = False
 
     def close(self) -> None:
@@ -148,14 +155,57 @@ class Backend:
                 total += pair[1]
         if building:
             return IndexState("building", done, total)
-        if self._cancel.is_set() and done < total:
+        error = self._build_error()
+        if self._cancel.is_set() and done < total and not error:
             return IndexState("cancelled", done, total)
-        return IndexState("ready", done, total)
+        return IndexState("ready", done, total, error)
+
+    def _build_error(self) -> str | None:
+        """The failure of the last build we started, from the stores' warnings (no I/O)."""
+        for store in self.stores:
+            warnings = getattr(store, "warnings", None)
+            if not isinstance(warnings, list):
+                continue
+            seen = self._warnings_seen.get(id(store), 0)
+            for warning in warnings[seen if seen <= len(warnings) else 0 :]:
+                text = str(warning)
+                if text.startswith("indexing failed"):
+                    return text.partition(":")[2].strip() or text
+        return None
+
+    def skipped_files(self) -> int | None:
+        """How many files the indexes skipped (could not read or index); None when no store
+        says. Reads each index's status (a directory listing): call it from a worker."""
+        total: int | None = None
+        for store in self.stores:
+            status = getattr(store, "status", None)
+            if not callable(status):
+                continue
+            try:
+                info = status()
+            except Exception:  # a status that fails says nothing about skipped files
+                continue
+            if not isinstance(info, dict):
+                continue
+            value = next(
+                (info[k] for k in ("skipped", "skipped_files", "skipped_count") if k in info),
+                None,
+            )
+            if isinstance(value, bool):
+                continue
+            if isinstance(value, int):
+                total = (total or 0) + value
+            elif isinstance(value, (list, tuple, dict)):
+                total = (total or 0) + len(value)
+        return total
 
     def start_index(self) -> None:
         """Start (or resume) bringing every index up to date, in the background."""
         self._cancel = threading.Event()
         for store in self.stores:
+            warnings = getattr(store, "warnings", None)
+            if isinstance(warnings, list):
+                self._warnings_seen[id(store)] = len(warnings)
             start = getattr(store, "start_reconcile", None)
             if callable(start):
                 try:

@@ -19,19 +19,29 @@ class SearchFinished(Message):
 
 
 class RecentCounted(Message):
-    def __init__(self, generation: int, total: int, first_page: list[SessionSummary]) -> None:
+    def __init__(
+        self,
+        generation: int,
+        total: int,
+        first_page: list[SessionSummary],
+        error: str | None = None,
+    ) -> None:
         super().__init__()
         self.generation = generation
         self.total = total
         self.first_page = first_page
+        self.error = error  # the stores could not list their sessions: why
 
 
 class RecentPageLoaded(Message):
-    def __init__(self, generation: int, page: int, rows: list[SessionSummary]) -> None:
+    def __init__(
+        self, generation: int, page: int, rows: list[SessionSummary], error: str | None = None
+    ) -> None:
         super().__init__()
         self.generation = generation
         self.page = page
         self.rows = rows
+        self.error = error
 
 
 class AllIdsLoaded(Message):
@@ -75,8 +85,15 @@ class FindFinished(Message):
 class StoreStatus(Message):
     """Counts and index state for the status line and the header badge."""
 
-    def __init__(self, sessions: int, index: IndexState, attention: int) -> None:
+    def __init__(
+        self,
+        sessions: int | None,
+        index: IndexState,
+        attention: int,
+        skipped: int | None = None,
+    ) -> None:
         super().__init__()
         self.sessions = sessions
         self.index = index
         self.attention = attention
+        self.skipped = skipped  # files the index could not take; None: not known (yet)

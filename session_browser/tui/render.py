@@ -10,9 +10,49 @@ from rich.style import Style
 from rich.text import Text
 
 from session_browser.core.model import SessionHit, SessionSummary
-from session_browser.core.text import printable
+from session_browser.core.text import clip
+from session_browser.core.text import printable as _core_printable
 
 ROLE_LABELS = {"user": "you", "assistant": "assistant", "system": "system", "tool": "tool"}
+
+
+# Lone UTF-16 surrogates (what a JSON ``"\\ud83d"`` with no pair decodes to) cannot be encoded
+# for a terminal, and the Unicode line/paragraph separators break a row where the layout
+# does not expect it: shown as the escapes they were written as.
+_UNSHOWABLE = re.compile("[\u2028\u2029\ud800-\udfff]")
+# An unusable value shown literally is cut to this many characters.
+RAW_VALUE_CHARS = 40
+
+
+def printable(text: str, *, one_line: bool = False) -> str:
+    """``text`` fit for the terminal: control and bidi characters as visible escapes (the
+    core's rule), and lone surrogates and U+2028/U+2029 as ``\\uXXXX`` in every text."""
+    shown = _core_printable(text, one_line=one_line)
+    if not shown.isascii():
+        shown = _UNSHOWABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", shown)
+    return shown
+
+
+def raw_value(value: object, limit: int = RAW_VALUE_CHARS) -> str:
+    """A value that cannot be used (a date out of range, a 400-digit number) as typed,
+    escaped and cut to ``limit`` characters with a note of its full length."""
+    try:
+        text = value if isinstance(value, str) else repr(value)
+    except Exception:  # an int too long to print, an object that will not say
+        return f"<unprintable {type(value).__name__}>"
+    if len(text) > limit:
+        text = f"{text[: limit - 1]}… ({len(text):,} chars)"
+    return printable(text, one_line=True)
+
+
+def error_text(error: BaseException, limit: int = 300) -> str:
+    """One line about an exception: its type and message, escaped and cut."""
+    try:
+        message = str(error)
+    except Exception:  # an exception whose message will not print
+        message = ""
+    text = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    return printable(" ".join(clip(text, limit).split()), one_line=True)
 
 
 def safe(value: object, *, style: str | Style = "", one_line: bool = True) -> Text:
@@ -54,18 +94,37 @@ def relative_age(dt: datetime, now: datetime) -> str:
 
 
 def when_text(when: str | float | None, now: datetime) -> str:
-    """``2026-01-30 14:02 (3d ago)``; the raw value (escaped) when it is not a date."""
+    """``2026-01-30 14:02 (3d ago)``; the raw value (escaped, cut) when it is not a usable
+    date (unparseable, or out of range once moved to UTC)."""
+    if when is None or when == "":
+        return "-"
     dt = parse_when(when)
-    if dt is None:
-        return "-" if when in (None, "") else one_line(when)
-    return f"{dt.astimezone(UTC):%Y-%m-%d %H:%M} ({relative_age(dt, now)})"
+    if dt is not None:
+        try:
+            return f"{dt.astimezone(UTC):%Y-%m-%d %H:%M} ({relative_age(dt, now)})"
+        except (OverflowError, ValueError):  # 0001-01-01T00:00+14:00 is before year 1 in UTC
+            pass
+    return raw_value(when)
 
 
 def short_time(ts: object) -> str:
+    """A message's timestamp as a date and time; a number that is no date, as typed."""
     if isinstance(ts, (int, float)) and not isinstance(ts, bool):
-        dt = parse_when(float(ts))
+        try:
+            dt = parse_when(float(ts))
+        except (OverflowError, ValueError):  # an integer of hundreds of digits
+            dt = None
         if dt is not None:
             return f"{dt:%Y-%m-%d %H:%M:%S}"
+        return raw_value(ts)
+    if isinstance(ts, str) and ts:
+        dt = parse_when(ts)
+        if dt is not None:
+            try:
+                return f"{dt.astimezone(UTC):%Y-%m-%d %H:%M:%S}"
+            except (OverflowError, ValueError):
+                pass
+        return raw_value(ts)
     return ""
 
 

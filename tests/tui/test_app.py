@@ -299,6 +299,7 @@ async def test_help_palette_theme_and_missing_screens(store: Path) -> None:
             "app.help",
             "hits.explain",
             "viewer.next_hit",
+            "viewer.full_message",
             "recent.sort",
             "recent.mark",
             "app.cancel_index",

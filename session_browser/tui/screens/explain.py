@@ -13,9 +13,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from session_browser.core.model import SessionHit
-from session_browser.core.text import printable
 
-from ..render import one_line
+from ..render import one_line, printable
 
 
 class TextScreen(ModalScreen[None]):

@@ -15,11 +15,11 @@ from textual.widgets import ContentSwitcher, Footer, Input, Static
 from textual.worker import get_current_worker
 
 from session_browser.core.model import SessionHit
-from session_browser.core.text import printable
 
 from ..backend import SORTS, SearchOutcome
+from ..errors import ReportsWorkerErrors
 from ..messages import AllIdsLoaded, RecentCounted, RecentPageLoaded, SearchFinished
-from ..render import query_terms
+from ..render import error_text, printable, query_terms
 from ..widgets.chrome import AppHeader, IndexBar, StatusLine
 from ..widgets.hits import HitList
 from ..widgets.recent import PAGE_SIZE, RecentList
@@ -32,7 +32,7 @@ FILTER_DEBOUNCE = 0.15
 SEARCHING_HINT = 0.3  # seconds before a slow search says it is searching
 
 
-class MainScreen(Screen[None]):
+class MainScreen(ReportsWorkerErrors, Screen[None]):
     """Search (type to search, Enter/Down into the hits) and Recent (filter, sort, open)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -173,7 +173,7 @@ class MainScreen(Screen[None]):
         if generation == self._search_gen and self._answered != generation:
             self.query_one("#search-info", Static).update(Text("searching…", style="italic"))
 
-    @work(thread=True, exclusive=True, group="search")
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def run_search(self, query: str, generation: int) -> None:
         self.app.call_from_thread(
             self.set_timer, SEARCHING_HINT, lambda: self._searching(generation)
@@ -184,7 +184,7 @@ class MainScreen(Screen[None]):
         try:
             outcome = self.browser.backend.search(query, is_cancelled=lambda: worker.is_cancelled)
         except Exception as exc:  # shown, never fatal
-            outcome = SearchOutcome(query, error=f"{type(exc).__name__}: {exc}")
+            outcome = SearchOutcome(query, error=error_text(exc))
         if not worker.is_cancelled:
             self.post_message(SearchFinished(generation, outcome))
 
@@ -278,17 +278,25 @@ class MainScreen(Screen[None]):
         text = self.query_one("#filter", Input).value
         self.count_recent(self._recent_gen, self.sort, text)
 
-    @work(thread=True, exclusive=True, group="recent")
+    @work(thread=True, exclusive=True, group="recent", exit_on_error=False)
     def count_recent(self, generation: int, sort: str, text: str) -> None:
         backend = self.browser.backend
-        total = backend.count(text)
-        first = backend.browse(0, PAGE_SIZE, sort, text)
+        try:
+            total = backend.count(text)
+            first = backend.browse(0, PAGE_SIZE, sort, text)
+        except Exception as exc:  # shown in the pane, never fatal
+            self.post_message(RecentCounted(generation, 0, [], error_text(exc)))
+            return
         if not get_current_worker().is_cancelled:
             self.post_message(RecentCounted(generation, total, first))
 
-    @work(thread=True, group="recent-page")
+    @work(thread=True, group="recent-page", exit_on_error=False)
     def load_page(self, generation: int, page: int, sort: str, text: str) -> None:
-        rows = self.browser.backend.browse(page * PAGE_SIZE, PAGE_SIZE, sort, text)
+        try:
+            rows = self.browser.backend.browse(page * PAGE_SIZE, PAGE_SIZE, sort, text)
+        except Exception as exc:  # the page's rows say so, never fatal
+            self.post_message(RecentPageLoaded(generation, page, [], error_text(exc)))
+            return
         self.post_message(RecentPageLoaded(generation, page, rows))
 
     def on_recent_counted(self, message: RecentCounted) -> None:
@@ -297,21 +305,30 @@ class MainScreen(Screen[None]):
         recent = self.query_one("#recent", RecentList)
         recent.reset(message.total)
         recent.add_page(0, message.first_page)
-        self._recent_info()
+        self._recent_info(message.error)
 
     def on_recent_page_loaded(self, message: RecentPageLoaded) -> None:
         if message.generation == self._recent_gen:
-            self.query_one("#recent", RecentList).add_page(message.page, message.rows)
+            recent = self.query_one("#recent", RecentList)
+            if message.error:
+                recent.page_failed(message.page, message.error)
+                self.browser.report_error(message.error, where="listing sessions")
+            else:
+                recent.add_page(message.page, message.rows)
 
     @on(RecentList.PageWanted)
     def _page_wanted(self, event: RecentList.PageWanted) -> None:
         text = self.query_one("#filter", Input).value
         self.load_page(self._recent_gen, event.page, self.sort, text)
 
-    def _recent_info(self) -> None:
+    def _recent_info(self, error: str | None = None) -> None:
         recent = self.query_one("#recent", RecentList)
         text = self.query_one("#filter", Input).value
         info = Text(end="")
+        if error:
+            info.append(f"Cannot list the sessions: {printable(error, one_line=True)}", "bold red")
+            self.query_one("#recent-info", Static).update(info)
+            return
         n = recent.total
         info.append(f"{n} session{'s' if n != 1 else ''}", style="bold")
         if text.strip():
@@ -369,7 +386,7 @@ class MainScreen(Screen[None]):
         total = self.query_one("#recent", RecentList).total
         self.load_all_ids(self._recent_gen, total, self.sort, text)
 
-    @work(thread=True, exclusive=True, group="recent-marks")
+    @work(thread=True, exclusive=True, group="recent-marks", exit_on_error=False)
     def load_all_ids(self, generation: int, total: int, sort: str, text: str) -> None:
         rows = self.browser.backend.browse(0, total, sort, text) if total else []
         ids = [r.session_id for r in rows]

@@ -27,9 +27,9 @@ from session_browser.core import quarantine as q
 from session_browser.core import recall
 from session_browser.core.model import JSONDict, content_text
 from session_browser.core.store import DefaultSessionStore
-from session_browser.core.text import printable
 
-from ..render import human_size, one_line, role_label, short_time, when_text
+from ..errors import ReportsWorkerErrors
+from ..render import human_size, one_line, printable, role_label, short_time, when_text
 from ..widgets.chrome import AppHeader, StatusLine
 from ..widgets.rowlist import RowList
 from .confirm import ConfirmScreen
@@ -207,7 +207,7 @@ class QuarantineList(RowList):
 # --------------------------------------------------------------------------- the screen
 
 
-class ContextScreen(Screen[None]):
+class ContextScreen(ReportsWorkerErrors, Screen[None]):
     """A screen opened with the app's :class:`ScreenContext`; it refreshes the app after writes."""
 
     def __init__(self, context: ScreenContext) -> None:
@@ -288,7 +288,7 @@ class QuarantineScreen(ContextScreen):
 
     # ------------------------------------------------------------------ loading
 
-    @work(thread=True, exclusive=True, group="quarantine-list")
+    @work(thread=True, exclusive=True, group="quarantine-list", exit_on_error=False)
     def load_items(self) -> None:
         try:
             items = q.list_items(json_stores(self.context.backend))
@@ -362,7 +362,7 @@ class QuarantineScreen(ContextScreen):
         self._generation += 1
         self.load_preview(self._generation, item)
 
-    @work(thread=True, exclusive=True, group="quarantine-preview")
+    @work(thread=True, exclusive=True, group="quarantine-preview", exit_on_error=False)
     def load_preview(self, generation: int, item: q.QuarantineItem) -> None:
         preview = Preview(item)
         try:
@@ -540,7 +540,7 @@ class QuarantineScreen(ContextScreen):
             return
         self.plan_action(action, item)
 
-    @work(thread=True, exclusive=True, group="quarantine-action")
+    @work(thread=True, exclusive=True, group="quarantine-action", exit_on_error=False)
     def plan_action(self, action: str, item: q.QuarantineItem) -> None:
         try:
             plan = self._run(action, item, dry_run=True)
@@ -603,7 +603,7 @@ class QuarantineScreen(ContextScreen):
 
         self.app.push_screen(ConfirmScreen(titles[action], body, yes=action.capitalize()), answered)
 
-    @work(thread=True, exclusive=True, group="quarantine-action")
+    @work(thread=True, exclusive=True, group="quarantine-action", exit_on_error=False)
     def do_action(self, action: str, item: q.QuarantineItem) -> None:
         try:
             result = self._run(action, item, dry_run=False)
@@ -617,7 +617,7 @@ class QuarantineScreen(ContextScreen):
         if not self.busy:
             self.plan_undo()
 
-    @work(thread=True, exclusive=True, group="quarantine-action")
+    @work(thread=True, exclusive=True, group="quarantine-action", exit_on_error=False)
     def plan_undo(self) -> None:
         try:
             plan = q.undo(dry_run=True, stores=json_stores(self.context.backend))
@@ -645,7 +645,7 @@ class QuarantineScreen(ContextScreen):
 
         self.app.push_screen(ConfirmScreen(title, body, yes="Undo"), answered)
 
-    @work(thread=True, exclusive=True, group="quarantine-action")
+    @work(thread=True, exclusive=True, group="quarantine-action", exit_on_error=False)
     def do_undo(self, action_id: str) -> None:
         try:
             # The open stores hear of every file put back or removed: their indexes follow.

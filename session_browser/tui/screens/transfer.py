@@ -35,9 +35,8 @@ from session_browser.core.files import atomic_write_bytes
 from session_browser.core.model import ImportReport
 from session_browser.core.paths import safe_id
 from session_browser.core.store import DefaultSessionStore
-from session_browser.core.text import printable
 
-from ..render import human_size, one_line
+from ..render import human_size, one_line, printable
 from ..widgets.chrome import AppHeader, StatusLine
 from .confirm import ConfirmScreen
 from .quarantine import ContextScreen, json_stores, shown_path
@@ -441,7 +440,7 @@ class ExportScreen(ContextScreen):
         self.query_one("#x-report-body", Static).update(Text("Exporting… (Esc cancels)"))
         self.run_export(job)
 
-    @work(thread=True, exclusive=True, group="export")
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def run_export(self, job: ExportJob) -> None:
         worker = get_current_worker()
 
@@ -705,7 +704,7 @@ class ImportScreen(ContextScreen):
 
         self.app.push_screen(ConfirmScreen(title, body, yes="Import"), answered)
 
-    @work(thread=True, exclusive=True, group="import")
+    @work(thread=True, exclusive=True, group="import", exit_on_error=False)
     def run_import_worker(self, request: ImportRequest, dry_run: bool) -> None:
         store = self.stores[request.store_index]
         try:

@@ -16,17 +16,24 @@ from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from session_browser.core.model import content_text
-from session_browser.core.text import printable
+from session_browser.core.text import clip
 
+from ..errors import ReportsWorkerErrors
 from ..messages import FindFinished, ProjectionLoaded
-from ..render import one_line, query_terms
+from ..render import error_text, one_line, printable, query_terms, raw_value
 from ..widgets.chrome import AppHeader, IndexBar, StatusLine
-from ..widgets.transcript import CONTEXT_LEVELS, TranscriptView, count_lines, message_text
+from ..widgets.transcript import (
+    CONTEXT_LEVELS,
+    TranscriptView,
+    count_lines,
+    message_text,
+)
 
 if TYPE_CHECKING:
     from ..app import SessionBrowserApp
 
 
+TITLE_CHARS = 80  # of a session's title in the viewer's top line
 EARLY_MATCHES = 5000  # up to this many messages, the matches are found before the first paint
 
 
@@ -36,19 +43,25 @@ def find_matches(messages: list[dict[str, Any]], terms: list[str]) -> list[int]:
     if not needles:
         return []
     out: list[int] = []
+    some: list[int] = []  # messages with any term: the answer when none has every one
     for i, m in enumerate(messages):
-        text = content_text(m.get("content")).lower()
-        if all(n in text for n in needles):
+        text = _search_text(m)
+        found = [n in text for n in needles]
+        if all(found):
             out.append(i)
-    if not out:  # fall back to any term
-        for i, m in enumerate(messages):
-            text = content_text(m.get("content")).lower()
-            if any(n in text for n in needles):
-                out.append(i)
-    return out
+        elif any(found):
+            some.append(i)
+    return out or some
 
 
-class ViewerScreen(Screen[None]):
+def _search_text(message: dict[str, Any]) -> str:
+    try:
+        return content_text(message.get("content")).lower()
+    except Exception:  # a message that cannot be read matches nothing
+        return ""
+
+
+class ViewerScreen(ReportsWorkerErrors, Screen[None]):
     """Keys: n/N hits, [/] user turns, g/G ends, / find, +/- context, y copy, m metadata."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -68,6 +81,7 @@ class ViewerScreen(Screen[None]):
         Binding("minus", "narrow", "Narrow", id="viewer.narrow"),
         Binding("y", "copy", "Copy msg", id="viewer.copy"),
         Binding("m", "metadata", "Metadata", id="viewer.metadata"),
+        Binding("f", "full_message", "Whole message", show=False, id="viewer.full_message"),
         Binding("J", "next_message", "Next message", show=False, id="viewer.next_message"),
         Binding("K", "prev_message", "Prev message", show=False, id="viewer.prev_message"),
     ]
@@ -114,13 +128,15 @@ class ViewerScreen(Screen[None]):
 
     def _title_line(self) -> Text:
         text = Text(end="")
-        text.append(one_line(self.title_text or self.session_id), style="bold")
+        # Cut, so the id beside it stays on the line.
+        text.append(clip(one_line(self.title_text or self.session_id), TITLE_CHARS), style="bold")
         text.append("  ·  ")
         text.append(one_line(self.session_id), style="dim")
         return text
 
     def on_mount(self) -> None:
         view = self.query_one(TranscriptView)
+        view.full_key = self._key_of("viewer.full_message")
         view.focus()
         # Heights are computed in the worker for the width the view will have (the screen's,
         # less the vertical scrollbar, which is always shown): started now, not after the
@@ -129,7 +145,7 @@ class ViewerScreen(Screen[None]):
 
     # ------------------------------------------------------------------ loading
 
-    @work(thread=True, exclusive=True, group="projection")
+    @work(thread=True, exclusive=True, group="projection", exit_on_error=False)
     def load(self, width: int) -> None:
         try:
             messages = self.browser.backend.projection(self.session_id, self.store_label)
@@ -139,11 +155,15 @@ class ViewerScreen(Screen[None]):
             )
             return
         except Exception as exc:  # shown on screen, never fatal
-            self.post_message(ProjectionLoaded(self.session_id, [], [], width, set(), f"{exc}"))
+            error = error_text(exc)
+            self.post_message(ProjectionLoaded(self.session_id, [], [], width, set(), error))
             return
         if get_current_worker().is_cancelled:
             return
-        heights = [2 + count_lines(message_text(m), width) for m in messages]
+        # A turn that is not a JSON object is shown as the value it is.
+        messages = [m if isinstance(m, dict) else {"content": raw_value(m)} for m in messages]
+        key = self.query_one(TranscriptView).full_key
+        heights = [2 + count_lines(message_text(m, key=key), width) for m in messages]
         # The matching messages (n/N) come with the first paint; in a very big session after
         # it (the info line says they are on their way meanwhile).
         early = bool(self.terms) and len(messages) <= EARLY_MATCHES
@@ -308,6 +328,25 @@ class ViewerScreen(Screen[None]):
         view.set_context(view.context_level - 1)
         self._info()
 
+    def _key_of(self, binding_id: str) -> str:
+        """The first key (as shown) of binding ``binding_id`` of this screen, keymap applied."""
+        default = next(
+            (b.key for b in self.BINDINGS if isinstance(b, Binding) and b.id == binding_id), ""
+        )
+        keymap: dict[str, str] = getattr(self.app, "_keymap", None) or {}
+        first = keymap.get(binding_id, default).split(",")[0].strip()
+        return str(self.app.get_key_display(Binding(first, ""))) if first else binding_id
+
+    def action_full_message(self) -> None:
+        """Show the long message under the cursor whole (again: cut it again)."""
+        view = self._view()
+        shown = view.toggle_full(view.cursor)
+        if shown is None:
+            self.notify("This message is shown whole already.", timeout=2)
+            return
+        view.set_cursor(view.cursor, top=True)
+        self._info()
+
     def action_copy(self) -> None:
         view = self._view()
         if not view.messages:
@@ -324,7 +363,11 @@ class ViewerScreen(Screen[None]):
 
         m = view.messages[view.cursor]
         details = {k: v for k, v in m.items() if k != "content"}
-        body = json.dumps(details, indent=2, ensure_ascii=False, default=str)
+        try:
+            body = json.dumps(details, indent=2, ensure_ascii=False, default=str)
+        except (ValueError, RecursionError) as exc:  # nested too deep, or a huge number
+            why = error_text(exc)
+            body = f"Not shown as JSON ({why}):\n{raw_value(details, 4000)}"
         self.app.push_screen(TextScreen(f"Message #{view.cursor}: metadata", body))
 
     def action_find(self) -> None:
@@ -337,7 +380,7 @@ class ViewerScreen(Screen[None]):
     def _find_submitted(self, event: Input.Submitted) -> None:
         self.run_find(event.value)
 
-    @work(thread=True, exclusive=True, group="find")
+    @work(thread=True, exclusive=True, group="find", exit_on_error=False)
     def run_find(self, query: str) -> None:
         terms = query_terms(query)
         matches = find_matches(self._view().messages, terms)

@@ -22,11 +22,15 @@ from ..render import (
 )
 from .rowlist import RowList, right_column
 
+TURN_CHARS = 2000
+
 
 def _turn_text(message: dict[str, Any]) -> str:
     from session_browser.core.model import content_text
 
-    return one_line(content_text(message.get("content")))
+    # A bounded prefix: the row shows 400 characters of it (folding a 50 MB turn's
+    # whitespace would copy all of it, twice).
+    return one_line(content_text(message.get("content"))[:TURN_CHARS])
 
 
 class HitList(RowList):
@@ -76,7 +80,10 @@ class HitList(RowList):
         return before, after
 
     def _height(self, hit: SessionHit) -> int:
-        opening, closing = self._ends(hit)
+        try:
+            opening, closing = self._ends(hit)
+        except Exception:  # its row says it cannot be shown
+            return 1
         return 3 + len(opening) + len(closing) + 1
 
     def current(self) -> SessionHit | None:

@@ -60,6 +60,7 @@ class RecentList(RowList):
         self.sort = "updated"  # "created": the rows show when each session was created
         self.total = 0
         self.pages: dict[int, list[SessionSummary]] = {}
+        self.failed: dict[int, str] = {}  # pages the stores could not give: why
         self._wanted: set[int] = set()
         self.marked: dict[str, None] = {}  # session ids, in the order they were marked
 
@@ -71,6 +72,7 @@ class RecentList(RowList):
     def reset(self, total: int) -> None:
         self.total = total
         self.pages.clear()
+        self.failed.clear()
         self._wanted.clear()
         self.cursor = 0
         self.set_heights([ROW_HEIGHT] * total)
@@ -79,6 +81,12 @@ class RecentList(RowList):
     def add_page(self, page: int, rows: list[SessionSummary]) -> None:
         self.pages[page] = rows
         self._wanted.discard(page)
+        self.invalidate()
+
+    def page_failed(self, page: int, error: str) -> None:
+        """The rows of ``page`` could not be read: they say so (and are not asked again
+        until the list reloads)."""
+        self.failed[page] = error
         self.invalidate()
 
     def summary(self, index: int) -> SessionSummary | None:
@@ -142,6 +150,13 @@ class RecentList(RowList):
         summary = self.summary(index)
         if summary is None:
             page = index // PAGE_SIZE
+            if page in self.failed:
+                return [
+                    Text(
+                        f"  ⚠ cannot read this row: {self.failed[page]}", style=self.style_of("dim")
+                    ),
+                    Text(""),
+                ]
             if page not in self._wanted:
                 self._wanted.add(page)
                 self.post_message(self.PageWanted(page))

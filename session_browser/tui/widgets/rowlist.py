@@ -22,6 +22,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
+from ..render import error_text
+
 CACHE_LINES = 2000
 
 
@@ -138,6 +140,14 @@ class RowList(ScrollView, can_focus=True):
     def row_lines(self, index: int, width: int) -> list[Text]:
         raise NotImplementedError
 
+    def safe_row_lines(self, index: int, width: int) -> list[Text]:
+        """:meth:`row_lines`, or a placeholder saying why when a row's data cannot be shown
+        (one bad session never takes the list, or the app, down)."""
+        try:
+            return self.row_lines(index, width)
+        except Exception as exc:
+            return [Text(f" ⚠ this row cannot be shown ({error_text(exc)})", style="bold")]
+
     # ------------------------------------------------------------------ rendering
 
     def style_of(self, name: str) -> Style:
@@ -160,7 +170,7 @@ class RowList(ScrollView, can_focus=True):
         key = (row, line, width, selected)
         strip = self._cache.get(key)
         if strip is None:
-            lines = self.row_lines(row, width)
+            lines = self.safe_row_lines(row, width)
             text = lines[line] if line < len(lines) else Text("")
             text.no_wrap = True
             text.end = ""

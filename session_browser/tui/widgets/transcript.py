@@ -25,9 +25,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from session_browser.core.model import SUMMARY_PREFIX, content_text
-from session_browser.core.text import printable
 
-from ..render import highlight, role_label, short_time
+from ..render import error_text, highlight, printable, raw_value, role_label, short_time
 from .rowlist import component_style
 
 GUTTER = 3  # "▌  " before every body line
@@ -35,31 +34,63 @@ CONTEXT_LEVELS: tuple[int | None, ...] = (0, 1, 3, 10, 30, None)
 WRAP_CACHE = 512
 STRIP_CACHE = 4000
 COLLAPSED_HEIGHT = 3
+# A longer message shows its first this-many characters and a line saying how many more
+# there are (wrapping and laying out 50 MB of one message is not what a reader wants first).
+SHOWN_CHARS = 20_000
+FULL_KEY = "f"  # the default key that shows a cut message whole (viewer.full_message)
 
 
-def message_text(message: dict[str, Any]) -> str:
-    """The body of a message as shown: controls escaped, tabs expanded."""
-    text = content_text(message.get("content"))
-    if not text and message.get("tool_calls"):
-        text = f"(tool calls: {message.get('tool_calls')})"
-    return printable(text).expandtabs(4)
+def cut_marker(more: int, key: str = FULL_KEY) -> str:
+    return f"… {more:,} more character{'s' if more != 1 else ''} — press {key} to show all"
+
+
+def message_text(
+    message: dict[str, Any], limit: int | None = SHOWN_CHARS, key: str = FULL_KEY
+) -> str:
+    """The body of a message as shown: controls escaped, tabs expanded, cut after ``limit``
+    characters (None: whole) with a last line saying how many more there are; a
+    placeholder saying why when the content cannot be shown at all."""
+    try:
+        text = content_text(message.get("content"))
+        if not text and message.get("tool_calls"):
+            text = f"(tool calls: {raw_value(message.get('tool_calls'), 2000)})"
+        more = len(text) - limit if limit is not None else 0
+        if more > 0:
+            return printable(text[:limit]).expandtabs(4) + "\n" + cut_marker(more, key)
+        return printable(text).expandtabs(4)
+    except Exception as exc:  # one unusable message never takes the session down
+        return f"⚠ this message cannot be shown ({error_text(exc)})"
+
+
+def is_cut(message: dict[str, Any], limit: int = SHOWN_CHARS) -> bool:
+    """Whether :func:`message_text` cuts this message at ``limit``."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return len(content) > limit
+    try:
+        return len(content_text(content)) > limit
+    except Exception:
+        return False
 
 
 def _wrap_line(line: str, width: int) -> list[str]:
     """Greedy word wrap of one line to ``width`` cells (long words are cut)."""
     if line.isascii():
-        if len(line) <= width:
+        # By offsets into the line (never re-slicing the rest of it): linear in its length.
+        end = len(line)
+        if end <= width:
             return [line]
         out: list[str] = []
-        while len(line) > width:
-            cut = line.rfind(" ", 0, width + 1)
-            if cut <= 0:
-                out.append(line[:width])
-                line = line[width:]
+        start = 0
+        while end - start > width:
+            cut = line.rfind(" ", start, start + width + 1)
+            if cut <= start:
+                out.append(line[start : start + width])
+                start += width
             else:
-                out.append(line[:cut])
-                line = line[cut + 1 :]
-        out.append(line)
+                out.append(line[start:cut])
+                start = cut + 1
+        out.append(line[start:])
         return out
     if cell_len(line) <= width:
         return [line]
@@ -169,6 +200,8 @@ class TranscriptView(ScrollView, can_focus=True):
         self._heights_width = -1
         self._wrap_cache: OrderedDict[tuple[int, int], list[str]] = OrderedDict()
         self._strips: OrderedDict[tuple[int, int, int], Strip] = OrderedDict()
+        self.full: set[int] = set()  # long messages the reader asked to see whole
+        self.full_key = FULL_KEY  # named in the cut marker
 
     # ------------------------------------------------------------------ loading
 
@@ -186,6 +219,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self.anchor_index = anchor if 0 <= anchor < len(messages) else -1
         self.focus_index = max(0, self.anchor_index)
         self.terms = list(terms)
+        self.full = set()
         n = len(messages)
         cut = self.archived_count
         # Blocks: message indices, with -1 for the compaction rule after the archived turns.
@@ -212,9 +246,32 @@ class TranscriptView(ScrollView, can_focus=True):
         width = self.body_width()
         if self._heights_width == width and len(self._full_heights) == len(self.messages):
             return
-        self._full_heights = [2 + count_lines(message_text(m), width) for m in self.messages]
+        self._full_heights = [
+            2 + count_lines(self._text(i), width) for i in range(len(self.messages))
+        ]
         self._heights_width = width
         self._wrap_cache.clear()
+
+    def _text(self, index: int) -> str:
+        limit = None if index in self.full else SHOWN_CHARS
+        return message_text(self.messages[index], limit, self.full_key)
+
+    def toggle_full(self, index: int) -> bool | None:
+        """Show message ``index`` whole (or cut again); None when it is not a long one.
+
+        Only that message is wrapped again: its height changes, the others stay."""
+        if not 0 <= index < len(self.messages) or not is_cut(self.messages[index]):
+            return None
+        if index in self.full:
+            self.full.discard(index)
+        else:
+            self.full.add(index)
+        width = self.body_width()
+        self._ensure_heights()
+        self._full_heights[index] = 2 + count_lines(self._text(index), width)
+        self._wrap_cache.pop((index, self._heights_width), None)
+        self._layout()
+        return index in self.full
 
     def _expanded(self, index: int) -> bool:
         level = CONTEXT_LEVELS[self.context_level]
@@ -311,7 +368,7 @@ class TranscriptView(ScrollView, can_focus=True):
         key = (index, self._heights_width)
         lines = self._wrap_cache.get(key)
         if lines is None:
-            lines = wrap(message_text(self.messages[index]), self.body_width())
+            lines = wrap(self._text(index), self.body_width())
             self._wrap_cache[key] = lines
             if len(self._wrap_cache) > WRAP_CACHE:
                 self._wrap_cache.popitem(last=False)
@@ -398,6 +455,15 @@ class TranscriptView(ScrollView, can_focus=True):
             body_style = self._style("archived") if archived else Style()
             if is_summary(m):
                 body_style = self._style("summary")
+            marker = (
+                expanded
+                and line == len(body)
+                and index not in self.full
+                and content.startswith("… ")
+                and content.endswith(" to show all")
+            )
+            if marker:  # the cut marker: not the message's own text
+                body_style = self._style("dim") + Style(italic=True)
             body_text = Text(content, style=body_style, end="")
             if index == self.anchor_index or index in self.matches:
                 highlight(body_text, self.terms, self._style("match"))
@@ -419,7 +485,13 @@ class TranscriptView(ScrollView, can_focus=True):
         key = (b, line, width)
         strip = self._strips.get(key)
         if strip is None:
-            strip = self._block_line(b, line, width).apply_style(self.rich_style)
+            try:
+                strip = self._block_line(b, line, width)
+            except Exception as exc:  # a placeholder line, never a crash
+                text = Text(f"│  ⚠ this line cannot be shown ({error_text(exc)})", end="")
+                text.truncate(width, overflow="ellipsis")
+                strip = Strip(list(text.render(self.app.console))).adjust_cell_length(width)
+            strip = strip.apply_style(self.rich_style)
             self._strips[key] = strip
             if len(self._strips) > STRIP_CACHE:
                 self._strips.popitem(last=False)
