@@ -89,6 +89,7 @@ import itertools
 import logging
 import math
 import os
+import random
 import sqlite3
 import stat
 import struct
@@ -100,6 +101,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on Linux/macOS
+    fcntl = None  # type: ignore[assignment]
 
 from . import paths, recall
 from .files import (
@@ -165,7 +171,8 @@ HIT_CACHE_BYTES = 8 << 20  # ... and at most this many bytes of their JSON
 WATCH_MIN_FILES = 1000  # from this many files, a reconcile after the first one uses a DirWatch
 FULL_PASS_INTERVAL = 60.0  # seconds after which a reconcile stats every file again anyway
 IN_CHUNK = 500  # names per ``IN (...)`` list
-BULK_AUTOMERGE = 0  # FTS5 'automerge' while a first build streams rows in
+BULK_AUTOMERGE = 0
+OPEN_BUSY_SECONDS = 30.0  # how long opening retries while other processes set the index up  # FTS5 'automerge' while a first build streams rows in
 
 __all__ = [
     "RANKINGS",
@@ -497,6 +504,7 @@ class _Parsed:
     extra: Any = None  # what a subclass keeps beside the rows (a source's resumable state)
 
 
+_TABLES = frozenset({"meta", "sessions", "messages", "skipped", "common_terms"})
 _SESSION_COLS = (
     "session_id, title, when_, created, updated_ts, message_count, archived_count, "
     "source, agent, tagged, rate_auto, machine, lineage, project"
@@ -576,6 +584,52 @@ def _project_of(data: JSONDict) -> str | None:
 # capital I with dot above -> "i" + U+0307): SQLite's LIKE does not fold them, so the classic
 # pre-filter admits the messages holding them separately.
 _LOWERS_TO_ASCII: tuple[tuple[str, str], ...] = (("\u0130", "i"), ("\u212a", "k"))
+
+
+def _private_dirs(path: Path) -> None:
+    """Create ``path`` and its missing parents as 0700 dirs (the index holds conversation
+    text); dirs that exist already are left as they are."""
+    missing: list[Path] = []
+    here = path
+    while not here.exists():
+        missing.append(here)
+        if here.parent == here:
+            break
+        here = here.parent
+    for d in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(d, 0o700)
+            os.chmod(d, 0o700)  # whatever the umask
+
+
+def _private_file(path: Path) -> None:
+    """Make sure ``path`` exists as a 0600 file (SQLite then creates its ``-wal`` and
+    ``-shm`` with the same mode). An existing file is never opened here: closing any
+    descriptor of a database file drops the POSIX locks SQLite holds on it in this process."""
+    _private_dirs(path.parent)
+    try:
+        fd = os.open(
+            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600
+        )
+    except FileExistsError:
+        with contextlib.suppress(OSError):
+            st = os.stat(path)
+            if stat.S_IMODE(st.st_mode) & 0o077 and st.st_uid == os.getuid():
+                os.chmod(path, 0o600)  # made by an older version under a wider umask
+        return
+    try:
+        os.fchmod(fd, 0o600)  # whatever the umask
+    finally:
+        os.close(fd)
+
+
+def _lock_file(path: Path) -> int:
+    """An open descriptor of the 0600 lock file ``path`` (created when missing)."""
+    _private_dirs(path.parent)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    with contextlib.suppress(OSError):
+        os.fchmod(fd, 0o600)
+    return fd
 
 
 def _close_quietly(db: sqlite3.Connection | None) -> None:
@@ -880,6 +934,8 @@ class SqliteSessionStore(DefaultSessionStore):
         self._write_lock = threading.Lock()  # one writer in this process
         self._state_lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        self._db_ino: int | None = None  # the inode of the database file self._db reads
+        self._lock_fd: int | None = None  # our shared lock on <db>.lock while open
         self._pending: set[str] = set()  # file names not (yet) indexed as they are now
         self._stale_keys: set[int] = set()  # index rows to ignore (changed or deleted files)
         self._progress = (0, 0)
@@ -923,7 +979,10 @@ class SqliteSessionStore(DefaultSessionStore):
 
     def _connect(self) -> sqlite3.Connection:
         if not self.memory:
-            Path(self.db_path).parent.mkdir(parents=True, exist_ok=True)
+            _private_file(Path(self.db_path))
+            for suffix in ("-wal", "-shm"):  # left by an older version with a wider mode
+                with contextlib.suppress(OSError):
+                    os.chmod(self.db_path + suffix, 0o600)
         db = sqlite3.connect(
             self.db_path, timeout=30.0, check_same_thread=False, isolation_level=None
         )
@@ -940,9 +999,11 @@ class SqliteSessionStore(DefaultSessionStore):
             raise
         return db
 
-    def _open(self) -> None:
+    def _open(self, *, reset: bool = False) -> None:
         try:
-            self._db = self._open_checked()
+            self._hold_open_lock()
+            self._db = self._open_checked(reset=reset)
+            self._db_ino = self._file_ino()
         except (sqlite3.Error, OSError, _Broken) as exc:
             self._set_broken(f"the search index cannot be used ({exc}); searching the files")
 
@@ -952,45 +1013,151 @@ class SqliteSessionStore(DefaultSessionStore):
             self.warnings.append(message)
         log.warning("%s: %s", self.db_path, message)
 
-    def _open_checked(self) -> sqlite3.Connection:
-        for attempt in range(2):
+    def _file_ino(self) -> int | None:
+        """The inode of the database file now (None: in memory, or no file there)."""
+        if self.memory:
+            return None
+        try:
+            return os.stat(self.db_path).st_ino
+        except OSError:
+            return None
+
+    def _hold_open_lock(self) -> None:
+        """Hold a shared lock on ``<db>.lock`` while this store has the database open, so a
+        process that finds the file corrupt deletes it only when nobody else holds it open."""
+        if self.memory or self._lock_fd is not None or fcntl is None:
+            return
+        fd = _lock_file(Path(self.db_path + ".lock"))
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._lock_fd = fd
+
+    def _release_open_lock(self) -> None:
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def _open_checked(self, *, reset: bool = False) -> sqlite3.Connection:
+        """A connection to the database with our schema in it.
+
+        The schema is checked and, when missing or another version, (re)created in place,
+        all inside one ``BEGIN IMMEDIATE`` transaction: processes opening a fresh index at
+        once take turns, the first creates it and the others find it made. A wrong schema
+        is dropped and recreated inside the same file, never by deleting the file, since
+        other processes may have it open. Only a file SQLite cannot read as a database is
+        deleted, and only when no other store holds it open (:meth:`_discard_db`).
+        """
+        deadline = time.monotonic() + OPEN_BUSY_SECONDS
+        attempt = 0
+        while attempt < 2:
             db = None
             try:
                 db = self._connect()
-                if self._schema_ok(db):
-                    return db
-                log.info("index %s has another version or layout; rebuilding", self.db_path)
+                self._ensure_schema(db, reset=reset)
+                return db
+            except sqlite3.OperationalError as exc:
+                _close_quietly(db)
+                # Switching a fresh file to WAL, or a lock upgrade that could deadlock,
+                # fails at once without waiting: another process is setting it up, retry.
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.005 + 0.02 * random.random())
+                continue
             except sqlite3.DatabaseError as exc:
                 _close_quietly(db)
-                if attempt:
+                attempt += 1
+                if attempt > 1:
                     raise
                 log.warning("index %s is unusable (%s); rebuilding it", self.db_path, exc)
             except BaseException:  # whatever else fails, the connection is not kept open
                 _close_quietly(db)
                 raise
-            _close_quietly(db)
-            self._discard_db()
+            if not self._discard_db():
+                raise _Broken("the index file is damaged and in use by another process")
         raise _Broken("could not create the index")
 
-    def _discard_db(self) -> None:
+    def _ensure_schema(self, db: sqlite3.Connection, *, reset: bool = False) -> None:
+        """Check (and if needed create) the schema in one write transaction."""
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if reset or not self._schema_ok(db):
+                log.info("index %s has another version or layout; rebuilding", self.db_path)
+                self._drop_all(db)
+                if not self._schema_ok(db):
+                    raise _Broken("could not create the index")
+            db.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            raise
+
+    @staticmethod
+    def _drop_all(db: sqlite3.Connection) -> None:
+        """Empty the database (inside the caller's transaction): virtual tables first (they
+        drop their own shadow tables), then every other table of ours."""
+        rows = db.execute("SELECT name, sql FROM sqlite_master WHERE type='table'").fetchall()
+        for name, sql in rows:
+            if str(sql or "").upper().startswith("CREATE VIRTUAL TABLE"):
+                db.execute(f'DROP TABLE IF EXISTS "{name}"')
+        for (name,) in db.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
+        ).fetchall():
+            db.execute(f'DROP TABLE IF EXISTS "{name}"')
+        if db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='sqlite_sequence'"
+        ).fetchone():
+            db.execute("DELETE FROM sqlite_sequence")
+        db.execute("PRAGMA user_version=0")
+
+    def _discard_db(self) -> bool:
+        """Delete a database file SQLite cannot use, with its ``-wal``/``-shm``, but only
+        when no other store (in any process) has it open: True when it was deleted.
+
+        Deleting a file others hold open would leave them writing into a deleted file (and
+        sharing a ``-wal`` with the new one); they would silently miss every later write.
+        """
         if self.memory:
-            return
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.db_path + suffix)
+            return True
+        fd = self._lock_fd
+        if fd is not None and fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    fcntl.flock(fd, fcntl.LOCK_SH)  # a failed upgrade may drop the lock
+                log.warning("index %s is damaged but open elsewhere; not deleting", self.db_path)
+                return False
+        try:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.db_path + suffix)
+        finally:
+            if fd is not None and fcntl is not None:
+                with contextlib.suppress(OSError):
+                    fcntl.flock(fd, fcntl.LOCK_SH)
+        return True
 
     def _schema_ok(self, db: sqlite3.Connection) -> bool:
-        """True when ``db`` holds our current schema (creating it in an empty db)."""
+        """True when ``db`` holds our current schema (creating it in an empty db). Runs
+        inside the transaction of :meth:`_ensure_schema`."""
         version = db.execute("PRAGMA user_version").fetchone()[0]
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if version == 0 and not tables:
+        if version == 0 and not (tables - {"sqlite_sequence"}):
             self._create(db)
             return True
-        if version != SCHEMA_VERSION or "meta" not in tables:
+        if version != SCHEMA_VERSION or not tables >= _TABLES:
             return False
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         built_fts = meta.get("fts") == "1"
         if built_fts != (self.want_fts and self._fts_available(db)):
+            return False
+        if built_fts and not {"fts", "fts_vocab"} <= tables:
             return False
         self.has_fts = built_fts
         db.execute("SELECT count(*) FROM sessions WHERE sid < 0").fetchone()
@@ -1009,7 +1176,6 @@ class SqliteSessionStore(DefaultSessionStore):
 
     def _create(self, db: sqlite3.Connection) -> None:
         use_fts = self.want_fts and self._fts_available(db)
-        db.execute("BEGIN IMMEDIATE")
         ddl = """
             CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
             CREATE TABLE IF NOT EXISTS sessions(
@@ -1041,10 +1207,10 @@ class SqliteSessionStore(DefaultSessionStore):
                 db.execute(statement)
         if use_fts:
             db.execute(
-                "CREATE VIRTUAL TABLE fts USING fts5(text, content='messages', "
+                "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, content='messages', "
                 "content_rowid='id', tokenize='unicode61 remove_diacritics 2', columnsize=0)"
             )
-            db.execute("CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, 'row')")
+            db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, 'row')")
         db.executemany(
             "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
             [
@@ -1054,7 +1220,6 @@ class SqliteSessionStore(DefaultSessionStore):
             ],
         )
         db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        db.execute("COMMIT")
         self.has_fts = use_fts
 
     def _conn(self) -> sqlite3.Connection:
@@ -1073,6 +1238,7 @@ class SqliteSessionStore(DefaultSessionStore):
                 with contextlib.suppress(sqlite3.Error):
                     self._db.close()
                 self._db = None
+            self._release_open_lock()
         if self._watch is not None:
             self._watch.close()
             self._watch = None
@@ -1090,6 +1256,8 @@ class SqliteSessionStore(DefaultSessionStore):
         with contextlib.suppress(Exception):
             if self._watch is not None:
                 self._watch.close()
+        with contextlib.suppress(Exception):
+            self._release_open_lock()
 
     # ------------------------------------------------------------------ reconcile
 
@@ -1231,8 +1399,13 @@ class SqliteSessionStore(DefaultSessionStore):
                     with contextlib.suppress(sqlite3.Error):
                         self._db.close()
                 self._db = None
-                self._discard_db()
-                self._open()
+                if self._discard_db():
+                    self._open()
+                else:
+                    self._set_broken(
+                        f"the search index is damaged ({exc}) and in use elsewhere; "
+                        "searching the files"
+                    )
             return
         if isinstance(exc, sqlite3.OperationalError) and "locked" in text:
             self.warnings.append(f"the index is busy ({exc}); results may be stale")
@@ -1291,6 +1464,10 @@ class SqliteSessionStore(DefaultSessionStore):
                 try:
                     self._changing(db)
                     for name in gone:
+                        # Written (and indexed by its writer) after this pass's scan: the
+                        # scan missed it, it is not gone.
+                        if self._stat_tuple(name) is not None:
+                            continue
                         if self._delete_file(db, name):
                             report.removed += 1
                     db.executemany("DELETE FROM skipped WHERE file=?", [(n,) for n in gone_skipped])
@@ -1364,6 +1541,21 @@ class SqliteSessionStore(DefaultSessionStore):
             self._open()
             self._stats = None
             self._df_cache.clear()
+
+    def _follow_file(self) -> None:
+        """Reopen when the database path now names another file than the one we have open
+        (deleted or replaced from outside), so no write goes into a file nobody reads."""
+        if self.memory or self._db is None:
+            return
+        if self._file_ino() == self._db_ino:
+            return
+        log.info("index %s was replaced; reopening it", self.db_path)
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()
+        self._db = None
+        self._open()
+        self._stats = None
+        self._df_cache.clear()
 
     @staticmethod
     def _token(db: sqlite3.Connection) -> str | None:
@@ -1658,6 +1850,7 @@ class SqliteSessionStore(DefaultSessionStore):
             return
         try:
             with self._lock, self._write_lock:
+                self._follow_file()
                 db = self._conn()
                 db.execute("BEGIN IMMEDIATE")
                 try:
@@ -1699,8 +1892,7 @@ class SqliteSessionStore(DefaultSessionStore):
             self._db = None
             self.broken = None
             self.warnings = []
-            self._discard_db()
-            self._open()
+            self._open(reset=True)  # emptied in place: other processes may have it open
             self._stats = None
             self._df_cache.clear()
             self._full_at = None
