@@ -171,8 +171,8 @@ HIT_CACHE_BYTES = 8 << 20  # ... and at most this many bytes of their JSON
 WATCH_MIN_FILES = 1000  # from this many files, a reconcile after the first one uses a DirWatch
 FULL_PASS_INTERVAL = 60.0  # seconds after which a reconcile stats every file again anyway
 IN_CHUNK = 500  # names per ``IN (...)`` list
-BULK_AUTOMERGE = 0
-OPEN_BUSY_SECONDS = 30.0  # how long opening retries while other processes set the index up  # FTS5 'automerge' while a first build streams rows in
+BULK_AUTOMERGE = 0  # FTS5 'automerge' while a first build streams rows in
+OPEN_BUSY_SECONDS = 30.0  # how long opening retries while other processes set the index up
 
 __all__ = [
     "RANKINGS",
