@@ -90,6 +90,7 @@ import logging
 import math
 import os
 import random
+import re
 import sqlite3
 import stat
 import struct
@@ -283,24 +284,60 @@ def default_db_path(session_dir: Path) -> Path:
 
 
 def _epoch(value: Any) -> float | None:
+    """The epoch of an ISO date string; None for anything else, or a date whose epoch
+    cannot be computed (year 1 east of UTC, year 9999 west of it)."""
     if not isinstance(value, str) or not value:
         return None
     try:
-        dt = datetime.fromisoformat(value)
-    except ValueError:
+        return datetime.fromisoformat(value).timestamp()
+    except (ValueError, OverflowError, OSError):
         return None
-    if dt.tzinfo is None:
-        return dt.timestamp()
-    return dt.timestamp()
+
+
+def _finite(value: Any) -> float | None:
+    """A number usable as a timestamp: a finite float (an int too large for a float, NaN
+    and the infinities are treated as absent)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        out = float(value)
+    except OverflowError:
+        return None
+    return out if math.isfinite(out) else None
 
 
 def _timestamps(messages: Sequence[JSONDict]) -> list[float]:
     out: list[float] = []
     for m in messages:
-        ts = m.get("timestamp")
-        if isinstance(ts, (int, float)) and not isinstance(ts, bool) and math.isfinite(ts):
-            out.append(float(ts))
+        ts = _finite(m.get("timestamp"))
+        if ts is not None:
+            out.append(ts)
     return out
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _clean(value: Any) -> Any:
+    """``value`` with lone surrogates (which SQLite cannot store) replaced by U+FFFD, for
+    the indexed copy only (the file is never changed); other values as they are."""
+    if isinstance(value, str):
+        return _SURROGATES.sub("\ufffd", value)
+    return value
+
+
+def _safely(default: Any, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)``, or ``default`` when one session's content makes it raise."""
+    try:
+        return fn(*args)
+    except Exception:  # a value that cannot be used is treated as absent
+        return default
+
+
+def _reason(exc: BaseException) -> str:
+    """A one-line reason for skipping a file, from the exception its content raised."""
+    text = _clean(str(exc)).replace("\n", " ")
+    return f"unusable session: {type(exc).__name__}: {text}"[:300]
 
 
 def machine_paced(messages: Sequence[JSONDict]) -> bool:
@@ -526,13 +563,11 @@ def _extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool)
     stamps: list[float] = []
     chars = 0
     for idx, msg in enumerate(messages):
-        ts = msg.get("timestamp")
-        tsf: float | None = None
-        if isinstance(ts, (int, float)) and not isinstance(ts, bool) and math.isfinite(ts):
-            tsf = float(ts)
+        tsf = _finite(msg.get("timestamp"))
+        if tsf is not None:
             stamps.append(tsf)
         content = msg.get("content")
-        text = content if isinstance(content, str) else content_text(content)
+        text = content if isinstance(content, str) else _safely("", content_text, content)
         if not text:
             continue
         role = msg.get("role", "")
@@ -548,29 +583,48 @@ def _extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool)
         chars += len(text)
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     assert isinstance(meta, dict)
-    tagged = recall.tagged_automated(data)
-    rate = recall.message_rate(messages)
+    # Each derived value on its own: one that the content makes unusable is left out,
+    # not the whole session.
+    tagged = _safely(False, recall.tagged_automated, data)
+    rate = _safely(None, recall.message_rate, messages)
     rate_auto = rate is not None and rate > recall.AUTOMATED_RATE_THRESHOLD
-    when = recall.when_of(data)
+    when = _safely(None, recall.when_of, data)
+    when = when if isinstance(when, str) else None
     created = data.get("created_at")
-    project = _project_of(data)
+    project = _safely(None, _project_of, data)
     row = (
         session_id,
-        recall.session_title(data, messages),
+        _safely(session_id, recall.session_title, data, messages),
         when,
         created if isinstance(created, str) else None,
         _epoch(when),
         len(new),
         n_old,
-        recall.source_of(data),
-        _opt_str(data.get("agent_name") or data.get("agent_id") or meta.get("agent_id")),
+        _safely(None, recall.source_of, data),
+        _safely(
+            None,
+            lambda: _opt_str(
+                data.get("agent_name") or data.get("agent_id") or meta.get("agent_id")
+            ),
+        ),
         1 if tagged else 0,
         1 if rate_auto else 0,
         1 if _paced(stamps) else 0,
-        recall.lineage_key(data),
+        _safely(None, recall.lineage_key, data),
         _opt_str(project),
     )
     return _Parsed(file, identity, session_id, row, rows, chars)
+
+
+def _cleaned(item: _Parsed) -> _Parsed:
+    """``item`` with lone surrogates replaced in every indexed text (see :func:`_clean`)."""
+    item.session_id = _clean(item.session_id)
+    item.row = tuple(_clean(v) for v in item.row)
+    item.messages = [
+        (idx, _clean(role), archived, ts, _clean(text))
+        for idx, role, archived, ts, text in item.messages
+    ]
+    return item
 
 
 def _project_of(data: JSONDict) -> str | None:
@@ -654,8 +708,8 @@ def _read_parse(path: Path, ident: tuple[int, int, int], *, folded: bool) -> _Pa
         return f"root is {type(data).__name__}, not an object"
     try:
         return _extract(path.name, FileIdentity(*ident), data, folded=folded)
-    except (ValueError, TypeError, RecursionError) as exc:  # pragma: no cover - defensive
-        return f"unusable session: {exc}"
+    except Exception as exc:  # one file's content never stops the others
+        return _reason(exc)
 
 
 # --------------------------------------------------------------------------- scoring
@@ -1689,7 +1743,18 @@ class SqliteSessionStore(DefaultSessionStore):
             if cancel is not None and cancel.is_set():
                 return
             chunk = todo[start : start + BATCH_FILES]
-            yield [(n, self._parse_file(n, ident, folded=folded)) for n, ident in chunk]
+            yield [(n, self._parse_isolated(n, ident, folded)) for n, ident in chunk]
+
+    def _parse_isolated(
+        self, name: str, ident: tuple[int, int, int], folded: bool
+    ) -> _Parsed | str:
+        """:meth:`_parse_file`, with anything one file's content raises turned into the
+        reason it is skipped."""
+        try:
+            return self._parse_file(name, ident, folded=folded)
+        except Exception as exc:
+            log.warning("%s: skipped: %s", name, exc)
+            return _reason(exc)
 
     def _apply(
         self,
@@ -1746,11 +1811,63 @@ class SqliteSessionStore(DefaultSessionStore):
                     else:
                         report.added += 1
                 if fresh:
-                    self._insert_batch(db, fresh)
+                    for name, why in self._insert_isolated(db, fresh):
+                        report.skipped.append((name, why))
+                        if why.startswith("unusable"):
+                            report.messages -= sum(len(i.messages) for i in fresh if i.file == name)
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+
+    def _insert_isolated(
+        self, db: sqlite3.Connection, items: list[_Parsed]
+    ) -> list[tuple[str, str]]:
+        """Insert ``items`` (in the caller's transaction) so that one that cannot be stored
+        never keeps the others out: the batch at once; if that fails, with lone surrogates
+        replaced; if that fails too, one by one, each failure recorded in ``skipped``.
+        Returns the (file, reason) of the items left out."""
+        try:
+            db.execute("SAVEPOINT batch")
+            try:
+                self._insert_batch(db, items)
+                return []
+            except (sqlite3.Error, UnicodeError, OverflowError, ValueError):
+                db.execute("ROLLBACK TO batch")
+                items = [_cleaned(i) for i in items]
+                try:
+                    self._insert_batch(db, items)
+                    return []
+                except (sqlite3.Error, UnicodeError, OverflowError, ValueError):
+                    db.execute("ROLLBACK TO batch")
+        finally:
+            db.execute("RELEASE batch")
+        left_out: list[tuple[str, str]] = []
+        for item in items:
+            db.execute("SAVEPOINT one")
+            try:
+                self._insert_batch(db, [item])
+            except (sqlite3.Error, UnicodeError, OverflowError, ValueError) as exc:
+                db.execute("ROLLBACK TO one")
+                why = _reason(exc)
+                try:
+                    db.execute(
+                        "INSERT OR REPLACE INTO skipped(file, size, mtime_ns, inode, reason) "
+                        "VALUES (?, ?, ?, ?, ?)",
+                        (
+                            item.file,
+                            item.identity.size,
+                            item.identity.mtime_ns,
+                            item.identity.inode,
+                            why,
+                        ),
+                    )
+                except (sqlite3.Error, UnicodeError):
+                    why = "file name cannot be stored: " + why  # reported, not kept
+                left_out.append((item.file, why))
+            finally:
+                db.execute("RELEASE one")
+        return left_out
 
     def _stat_tuple(self, name: str) -> tuple[int, int, int] | None:
         try:
@@ -1859,11 +1976,21 @@ class SqliteSessionStore(DefaultSessionStore):
                         self._delete_file(db, path.name)
                     else:
                         st = os.stat(path)
-                        item = _extract(
-                            path.name, FileIdentity.of(st), dict(data), folded=not self.has_fts
-                        )
                         self._delete_file(db, path.name)
-                        self._insert_batch(db, [item])
+                        try:
+                            item: _Parsed | str = _extract(
+                                path.name, FileIdentity.of(st), dict(data), folded=not self.has_fts
+                            )
+                        except Exception as exc:  # the content: skipped, as a reconcile would
+                            item = _reason(exc)
+                        if isinstance(item, str):
+                            db.execute(
+                                "INSERT OR REPLACE INTO skipped(file, size, mtime_ns, inode, "
+                                "reason) VALUES (?, ?, ?, ?, ?)",
+                                (path.name, st.st_size, st.st_mtime_ns, st.st_ino, item),
+                            )
+                        else:
+                            self._insert_isolated(db, [item])
                     db.execute("COMMIT")
                 except BaseException:
                     db.execute("ROLLBACK")
@@ -2172,7 +2299,11 @@ class SqliteSessionStore(DefaultSessionStore):
             data = self._load_file(name)
             if data is None:
                 continue
-            cand = self._classic_candidate(data, parsed, window)
+            try:
+                cand = self._classic_candidate(data, parsed, window)
+            except Exception as exc:  # one file's content never fails the search
+                log.warning("%s: not scored: %s: %s", name, type(exc).__name__, exc)
+                continue
             if cand is not None:
                 out.append(cand)
         return out
@@ -2701,57 +2832,61 @@ class SqliteSessionStore(DefaultSessionStore):
         out: list[_Scored] = []
         now = time.time()
         for n, name in enumerate(names):
-            data = self._load_file(name)
-            if data is None:
+            try:
+                scored = self._score_file(n, name, pq, scorer, now)
+            except Exception as exc:  # one file's content never fails the search
+                log.warning("%s: not scored: %s: %s", name, type(exc).__name__, exc)
                 continue
-            if not self._session_filters_ok(pq, data, name):
-                continue
-            messages = recall.project(data)
-            when = recall.when_of(data)
-            when_ts = _epoch(when)
-            msgs: list[_Msg] = []
-            for idx, m in enumerate(messages):
-                text = content_text(m.get("content"))
-                if not text:
-                    continue
-                role = str(m.get("role", ""))
-                archived = bool(m.get("archived"))
-                ts = m.get("timestamp")
-                tsf = (
-                    float(ts) if isinstance(ts, (int, float)) and not isinstance(ts, bool) else None
-                )
-                if pq.role is not None and role != pq.role:
-                    continue
-                if pq.archived is not None and archived != pq.archived:
-                    continue
-                eff = tsf if tsf is not None else when_ts
-                if pq.since is not None and (eff is None or eff < pq.since):
-                    continue
-                if pq.until is not None and (eff is None or eff >= pq.until):
-                    continue
-                msgs.append(_Msg(-1 - n, idx, role, archived, tsf if pq.terms else eff, text))
-            tagged, machine = self._demotion_flags(data, messages)
-            info = _SessionInfo(
-                -1 - n,
-                str(data.get("session_id")),
-                name,
-                when,
-                tagged,
-                machine,
-                recall.lineage_key(data),
-            )
-            if not pq.terms:
-                if not msgs or any(scorer.message(m.text)[0] < 0 for m in msgs):
-                    continue
-                last = max(msgs, key=lambda m: (m.ts is not None, m.ts or 0.0, m.idx))
-                out.append(
-                    _recent_scored(info, _recency(last.ts, now), last.idx, last.text, len(msgs))
-                )
-                continue
-            s = scorer.session(info, msgs)
-            if s is not None:
-                out.append(s)
+            if scored is not None:
+                out.append(scored)
         return out
+
+    def _score_file(
+        self, n: int, name: str, pq: ParsedQuery, scorer: _Scorer, now: float
+    ) -> _Scored | None:
+        """One not-yet-indexed file read and scored (see :meth:`_score_files`)."""
+        data = self._load_file(name)
+        if data is None:
+            return None
+        if not self._session_filters_ok(pq, data, name):
+            return None
+        messages = recall.project(data)
+        when = recall.when_of(data)
+        when_ts = _epoch(when)
+        msgs: list[_Msg] = []
+        for idx, m in enumerate(messages):
+            text = content_text(m.get("content"))
+            if not text:
+                continue
+            role = str(m.get("role", ""))
+            archived = bool(m.get("archived"))
+            tsf = _finite(m.get("timestamp"))
+            if pq.role is not None and role != pq.role:
+                continue
+            if pq.archived is not None and archived != pq.archived:
+                continue
+            eff = tsf if tsf is not None else when_ts
+            if pq.since is not None and (eff is None or eff < pq.since):
+                continue
+            if pq.until is not None and (eff is None or eff >= pq.until):
+                continue
+            msgs.append(_Msg(-1 - n, idx, role, archived, tsf if pq.terms else eff, text))
+        tagged, machine = self._demotion_flags(data, messages)
+        info = _SessionInfo(
+            -1 - n,
+            str(data.get("session_id")),
+            name,
+            when,
+            tagged,
+            machine,
+            recall.lineage_key(data),
+        )
+        if not pq.terms:
+            if not msgs or any(scorer.message(m.text)[0] < 0 for m in msgs):
+                return None
+            last = max(msgs, key=lambda m: (m.ts is not None, m.ts or 0.0, m.idx))
+            return _recent_scored(info, _recency(last.ts, now), last.idx, last.text, len(msgs))
+        return scorer.session(info, msgs)
 
     def _session_filters_ok(self, pq: ParsedQuery, data: JSONDict, name: str) -> bool:
         if pq.session is not None and not (
@@ -2938,6 +3073,15 @@ class SqliteSessionStore(DefaultSessionStore):
         return data, messages
 
     def _full_hit(self, s: _Scored, pq: ParsedQuery, window: int) -> SessionHit | None:
+        """The hit with its context from the file; a hit without context when the file's
+        content cannot be turned into one (never an error for the whole search)."""
+        try:
+            return self._full_hit_of(s, pq, window)
+        except Exception as exc:
+            log.warning("%s: hit without context: %s: %s", s.info.file, type(exc).__name__, exc)
+            return self._light_hit(s)
+
+    def _full_hit_of(self, s: _Scored, pq: ParsedQuery, window: int) -> SessionHit | None:
         loaded = self._projected(s.info.file)
         if loaded is None:
             return None
