@@ -118,6 +118,7 @@ from .files import (
 )
 from .model import JSONDict, SessionHit, SessionSummary, content_text
 from .query import (
+    NOTHING_SEARCHABLE,
     ParsedQuery,
     QueryError,
     Term,
@@ -149,7 +150,8 @@ ALL_TERMS_LIMIT = 150  # newest messages holding every term (taken whatever thei
 FILL_LIMIT = 100  # newest messages with any other term, when too few sessions were found
 COMMON_LIMIT = 200  # newest messages taken when every term is common
 COVERAGE_CHECK = 25  # top sessions whose missing terms are looked up in their other messages
-SCORE_TEXT_CHARS = 50_000  # characters of one message the scorer reads
+SCORE_TEXT_CHARS = 50_000  # characters of one message folded at a time by the scorer
+SCORE_CUT_SEARCH = 2_000  # ... cut at the first whitespace this far past that (words stay whole)
 COMMON_SHARE = 0.1  # a word in more than this share of the messages is common
 COMMON_MIN_MESSAGES = 50  # ... counted only in an index of at least this many messages
 COMMON_WEIGHT = 0.25  # their idf is multiplied by this when the query has rarer words
@@ -755,6 +757,26 @@ class _Scored:
     common: tuple[str, ...] = ()  # the query's common words, when it has rarer ones too
 
 
+def _pieces(text: str) -> Iterator[str]:
+    """``text`` in pieces of about :data:`SCORE_TEXT_CHARS`, each cut at a whitespace (so no
+    word is split; only a phrase across a cut is not seen as one)."""
+    n = len(text)
+    start = 0
+    while start < n:
+        end = start + SCORE_TEXT_CHARS
+        if end >= n:
+            yield text[start:] if start else text
+            return
+        cut = -1
+        for k in range(end, min(n, end + SCORE_CUT_SEARCH)):
+            if text[k].isspace():
+                cut = k
+                break
+        end = cut if cut > 0 else end
+        yield text[start:end]
+        start = end
+
+
 def _is_common(term: Term, df: int, total: int) -> bool:
     """A term too common to make a session a hit on its own: every token an English
     stopword (:data:`STOPWORDS`), or held by more than :data:`COMMON_SHARE` of the messages
@@ -805,24 +827,31 @@ class _Scorer:
         )
 
     def message(self, text: str) -> tuple[float, set[int], bool]:
-        """(score, matched term numbers, phrase) of one message; excluded -> -1."""
-        folded = fold(text[:SCORE_TEXT_CHARS])
-        for ex in self.pq.excluded:
-            if ex.count_in(folded):
-                return -1.0, set(), False
+        """(score, matched term numbers, phrase) of one message; excluded -> -1.
+
+        The whole message is read (a word deep in a long paste counts), folded a piece at
+        a time (:func:`_pieces`), so memory stays bounded whatever its length."""
+        tfs = [0] * len(self.terms)
+        phrase = False
+        for piece in _pieces(text):
+            folded = fold(piece)
+            for ex in self.pq.excluded:
+                if ex.count_in(folded):
+                    return -1.0, set(), False
+            for i, term in enumerate(self.terms):
+                tfs[i] += term.count_in(folded)
+            if self.phrase_term is not None and not phrase:
+                phrase = self.phrase_term.count_in(folded) > 0
         if not self.terms:
             return 1.0, set(), False
         norm = 1.0 - BM25_B + BM25_B * _length_ratio(min(len(text), SCORE_TEXT_CHARS) / self.avg)
         score = 0.0
         matched: set[int] = set()
-        for i, term in enumerate(self.terms):
-            tf = term.count_in(folded)
+        for i, tf in enumerate(tfs):
             if tf:
                 matched.add(i)
                 score += self.idf[i] * (tf * (BM25_K1 + 1.0)) / (tf + BM25_K1 * norm)
-        phrase = False
-        if self.phrase_term is not None and len(matched) == len(self.terms):
-            phrase = self.phrase_term.count_in(folded) > 0
+        phrase = phrase and len(matched) == len(self.terms)
         return score, matched, phrase
 
     def session(self, info: _SessionInfo, msgs: Iterable[_Msg]) -> _Scored | None:
@@ -2249,7 +2278,9 @@ class SqliteSessionStore(DefaultSessionStore):
             result.elapsed_ms = (time.perf_counter() - started) * 1000
             return result
         result.warnings.extend(pq.warnings)
-        if limit > 0 and not pq.empty:
+        if pq.nothing_searchable:
+            result.warnings.append(NOTHING_SEARCHABLE)
+        elif limit > 0 and not pq.empty:
             cands, matched, fuzzy, warnings, mode = self._relevance(pq, limit, window)
             result.hits = recall.rank(cands, limit)
             result.matched_sessions = matched
@@ -2491,6 +2522,8 @@ class SqliteSessionStore(DefaultSessionStore):
         self, pq: ParsedQuery, limit: int, window: int, corpus: CorpusStats | None = None
     ) -> tuple[list[recall.Candidate], int, bool, list[str], str]:
         """(candidates, matched sessions, fuzzy, warnings, mode)."""
+        if pq.nothing_searchable:  # never the newest sessions as if they matched
+            return [], 0, False, [NOTHING_SEARCHABLE], "scan" if self.broken else "index"
         if self.broken is not None:
             words = pq.words
             if not words:
