@@ -819,6 +819,9 @@ class _Scorer:
             self.idf = [w * (1.0 if i in rare else COMMON_WEIGHT) for i, w in enumerate(self.idf)]
             self.idf_total = sum(self.idf) or 1.0
         self.avg = max(avg_chars, 1.0)
+        self.common_labels: tuple[str, ...] = (
+            tuple(t.label for i, t in enumerate(self.terms) if self.common[i]) if self.rare else ()
+        )
         words = pq.all_tokens
         self.phrase_term = (
             Term(tokens=words, raw=" ".join(words))
@@ -838,9 +841,13 @@ class _Scorer:
             for ex in self.pq.excluded:
                 if ex.count_in(folded):
                     return -1.0, set(), False
+            here = 0
             for i, term in enumerate(self.terms):
-                tfs[i] += term.count_in(folded)
-            if self.phrase_term is not None and not phrase:
+                tf = term.count_in(folded)
+                if tf:
+                    tfs[i] += tf
+                    here += 1
+            if self.phrase_term is not None and not phrase and here == len(self.terms):
                 phrase = self.phrase_term.count_in(folded) > 0
         if not self.terms:
             return 1.0, set(), False
@@ -921,9 +928,7 @@ class _Scorer:
             bm25=best_raw,
             messages=count,
             anchor_text=anchor_text,
-            common=tuple(t.label for i, t in enumerate(self.terms) if self.common[i])
-            if self.rare
-            else (),
+            common=self.common_labels,
         )
 
 
