@@ -89,6 +89,8 @@ import itertools
 import logging
 import math
 import os
+import random
+import re
 import sqlite3
 import stat
 import struct
@@ -101,6 +103,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on Linux/macOS
+    fcntl = None  # type: ignore[assignment]
+
 from . import paths, recall
 from .files import (
     MAX_SESSION_BYTES,
@@ -111,6 +118,7 @@ from .files import (
 )
 from .model import JSONDict, SessionHit, SessionSummary, content_text
 from .query import (
+    NOTHING_SEARCHABLE,
     ParsedQuery,
     QueryError,
     Term,
@@ -142,7 +150,8 @@ ALL_TERMS_LIMIT = 150  # newest messages holding every term (taken whatever thei
 FILL_LIMIT = 100  # newest messages with any other term, when too few sessions were found
 COMMON_LIMIT = 200  # newest messages taken when every term is common
 COVERAGE_CHECK = 25  # top sessions whose missing terms are looked up in their other messages
-SCORE_TEXT_CHARS = 50_000  # characters of one message the scorer reads
+SCORE_TEXT_CHARS = 50_000  # characters of one message folded at a time by the scorer
+SCORE_CUT_SEARCH = 2_000  # ... cut at the first whitespace this far past that (words stay whole)
 COMMON_SHARE = 0.1  # a word in more than this share of the messages is common
 COMMON_MIN_MESSAGES = 50  # ... counted only in an index of at least this many messages
 COMMON_WEIGHT = 0.25  # their idf is multiplied by this when the query has rarer words
@@ -166,6 +175,7 @@ WATCH_MIN_FILES = 1000  # from this many files, a reconcile after the first one 
 FULL_PASS_INTERVAL = 60.0  # seconds after which a reconcile stats every file again anyway
 IN_CHUNK = 500  # names per ``IN (...)`` list
 BULK_AUTOMERGE = 0  # FTS5 'automerge' while a first build streams rows in
+OPEN_BUSY_SECONDS = 30.0  # how long opening retries while other processes set the index up
 
 __all__ = [
     "RANKINGS",
@@ -276,24 +286,60 @@ def default_db_path(session_dir: Path) -> Path:
 
 
 def _epoch(value: Any) -> float | None:
+    """The epoch of an ISO date string; None for anything else, or a date whose epoch
+    cannot be computed (year 1 east of UTC, year 9999 west of it)."""
     if not isinstance(value, str) or not value:
         return None
     try:
-        dt = datetime.fromisoformat(value)
-    except ValueError:
+        return datetime.fromisoformat(value).timestamp()
+    except (ValueError, OverflowError, OSError):
         return None
-    if dt.tzinfo is None:
-        return dt.timestamp()
-    return dt.timestamp()
+
+
+def _finite(value: Any) -> float | None:
+    """A number usable as a timestamp: a finite float (an int too large for a float, NaN
+    and the infinities are treated as absent)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        out = float(value)
+    except OverflowError:
+        return None
+    return out if math.isfinite(out) else None
 
 
 def _timestamps(messages: Sequence[JSONDict]) -> list[float]:
     out: list[float] = []
     for m in messages:
-        ts = m.get("timestamp")
-        if isinstance(ts, (int, float)) and not isinstance(ts, bool) and math.isfinite(ts):
-            out.append(float(ts))
+        ts = _finite(m.get("timestamp"))
+        if ts is not None:
+            out.append(ts)
     return out
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _clean(value: Any) -> Any:
+    """``value`` with lone surrogates (which SQLite cannot store) replaced by U+FFFD, for
+    the indexed copy only (the file is never changed); other values as they are."""
+    if isinstance(value, str):
+        return _SURROGATES.sub("\ufffd", value)
+    return value
+
+
+def _safely(default: Any, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)``, or ``default`` when one session's content makes it raise."""
+    try:
+        return fn(*args)
+    except Exception:  # a value that cannot be used is treated as absent
+        return default
+
+
+def _reason(exc: BaseException) -> str:
+    """A one-line reason for skipping a file, from the exception its content raised."""
+    text = _clean(str(exc)).replace("\n", " ")
+    return f"unusable session: {type(exc).__name__}: {text}"[:300]
 
 
 def machine_paced(messages: Sequence[JSONDict]) -> bool:
@@ -497,6 +543,7 @@ class _Parsed:
     extra: Any = None  # what a subclass keeps beside the rows (a source's resumable state)
 
 
+_TABLES = frozenset({"meta", "sessions", "messages", "skipped", "common_terms"})
 _SESSION_COLS = (
     "session_id, title, when_, created, updated_ts, message_count, archived_count, "
     "source, agent, tagged, rate_auto, machine, lineage, project"
@@ -518,13 +565,11 @@ def _extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool)
     stamps: list[float] = []
     chars = 0
     for idx, msg in enumerate(messages):
-        ts = msg.get("timestamp")
-        tsf: float | None = None
-        if isinstance(ts, (int, float)) and not isinstance(ts, bool) and math.isfinite(ts):
-            tsf = float(ts)
+        tsf = _finite(msg.get("timestamp"))
+        if tsf is not None:
             stamps.append(tsf)
         content = msg.get("content")
-        text = content if isinstance(content, str) else content_text(content)
+        text = content if isinstance(content, str) else _safely("", content_text, content)
         if not text:
             continue
         role = msg.get("role", "")
@@ -540,29 +585,48 @@ def _extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool)
         chars += len(text)
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     assert isinstance(meta, dict)
-    tagged = recall.tagged_automated(data)
-    rate = recall.message_rate(messages)
+    # Each derived value on its own: one that the content makes unusable is left out,
+    # not the whole session.
+    tagged = _safely(False, recall.tagged_automated, data)
+    rate = _safely(None, recall.message_rate, messages)
     rate_auto = rate is not None and rate > recall.AUTOMATED_RATE_THRESHOLD
-    when = recall.when_of(data)
+    when = _safely(None, recall.when_of, data)
+    when = when if isinstance(when, str) else None
     created = data.get("created_at")
-    project = _project_of(data)
+    project = _safely(None, _project_of, data)
     row = (
         session_id,
-        recall.session_title(data, messages),
+        _safely(session_id, recall.session_title, data, messages),
         when,
         created if isinstance(created, str) else None,
         _epoch(when),
         len(new),
         n_old,
-        recall.source_of(data),
-        _opt_str(data.get("agent_name") or data.get("agent_id") or meta.get("agent_id")),
+        _safely(None, recall.source_of, data),
+        _safely(
+            None,
+            lambda: _opt_str(
+                data.get("agent_name") or data.get("agent_id") or meta.get("agent_id")
+            ),
+        ),
         1 if tagged else 0,
         1 if rate_auto else 0,
         1 if _paced(stamps) else 0,
-        recall.lineage_key(data),
+        _safely(None, recall.lineage_key, data),
         _opt_str(project),
     )
     return _Parsed(file, identity, session_id, row, rows, chars)
+
+
+def _cleaned(item: _Parsed) -> _Parsed:
+    """``item`` with lone surrogates replaced in every indexed text (see :func:`_clean`)."""
+    item.session_id = _clean(item.session_id)
+    item.row = tuple(_clean(v) for v in item.row)
+    item.messages = [
+        (idx, _clean(role), archived, ts, _clean(text))
+        for idx, role, archived, ts, text in item.messages
+    ]
+    return item
 
 
 def _project_of(data: JSONDict) -> str | None:
@@ -576,6 +640,52 @@ def _project_of(data: JSONDict) -> str | None:
 # capital I with dot above -> "i" + U+0307): SQLite's LIKE does not fold them, so the classic
 # pre-filter admits the messages holding them separately.
 _LOWERS_TO_ASCII: tuple[tuple[str, str], ...] = (("\u0130", "i"), ("\u212a", "k"))
+
+
+def _private_dirs(path: Path) -> None:
+    """Create ``path`` and its missing parents as 0700 dirs (the index holds conversation
+    text); dirs that exist already are left as they are."""
+    missing: list[Path] = []
+    here = path
+    while not here.exists():
+        missing.append(here)
+        if here.parent == here:
+            break
+        here = here.parent
+    for d in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(d, 0o700)
+            os.chmod(d, 0o700)  # whatever the umask
+
+
+def _private_file(path: Path) -> None:
+    """Make sure ``path`` exists as a 0600 file (SQLite then creates its ``-wal`` and
+    ``-shm`` with the same mode). An existing file is never opened here: closing any
+    descriptor of a database file drops the POSIX locks SQLite holds on it in this process."""
+    _private_dirs(path.parent)
+    try:
+        fd = os.open(
+            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600
+        )
+    except FileExistsError:
+        with contextlib.suppress(OSError):
+            st = os.stat(path)
+            if stat.S_IMODE(st.st_mode) & 0o077 and st.st_uid == os.getuid():
+                os.chmod(path, 0o600)  # made by an older version under a wider umask
+        return
+    try:
+        os.fchmod(fd, 0o600)  # whatever the umask
+    finally:
+        os.close(fd)
+
+
+def _lock_file(path: Path) -> int:
+    """An open descriptor of the 0600 lock file ``path`` (created when missing)."""
+    _private_dirs(path.parent)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    with contextlib.suppress(OSError):
+        os.fchmod(fd, 0o600)
+    return fd
 
 
 def _close_quietly(db: sqlite3.Connection | None) -> None:
@@ -600,8 +710,8 @@ def _read_parse(path: Path, ident: tuple[int, int, int], *, folded: bool) -> _Pa
         return f"root is {type(data).__name__}, not an object"
     try:
         return _extract(path.name, FileIdentity(*ident), data, folded=folded)
-    except (ValueError, TypeError, RecursionError) as exc:  # pragma: no cover - defensive
-        return f"unusable session: {exc}"
+    except Exception as exc:  # one file's content never stops the others
+        return _reason(exc)
 
 
 # --------------------------------------------------------------------------- scoring
@@ -647,6 +757,26 @@ class _Scored:
     common: tuple[str, ...] = ()  # the query's common words, when it has rarer ones too
 
 
+def _pieces(text: str) -> Iterator[str]:
+    """``text`` in pieces of about :data:`SCORE_TEXT_CHARS`, each cut at a whitespace (so no
+    word is split; only a phrase across a cut is not seen as one)."""
+    n = len(text)
+    start = 0
+    while start < n:
+        end = start + SCORE_TEXT_CHARS
+        if end >= n:
+            yield text[start:] if start else text
+            return
+        cut = -1
+        for k in range(end, min(n, end + SCORE_CUT_SEARCH)):
+            if text[k].isspace():
+                cut = k
+                break
+        end = cut if cut > 0 else end
+        yield text[start:end]
+        start = end
+
+
 def _is_common(term: Term, df: int, total: int) -> bool:
     """A term too common to make a session a hit on its own: every token an English
     stopword (:data:`STOPWORDS`), or held by more than :data:`COMMON_SHARE` of the messages
@@ -689,6 +819,9 @@ class _Scorer:
             self.idf = [w * (1.0 if i in rare else COMMON_WEIGHT) for i, w in enumerate(self.idf)]
             self.idf_total = sum(self.idf) or 1.0
         self.avg = max(avg_chars, 1.0)
+        self.common_labels: tuple[str, ...] = (
+            tuple(t.label for i, t in enumerate(self.terms) if self.common[i]) if self.rare else ()
+        )
         words = pq.all_tokens
         self.phrase_term = (
             Term(tokens=words, raw=" ".join(words))
@@ -697,24 +830,35 @@ class _Scorer:
         )
 
     def message(self, text: str) -> tuple[float, set[int], bool]:
-        """(score, matched term numbers, phrase) of one message; excluded -> -1."""
-        folded = fold(text[:SCORE_TEXT_CHARS])
-        for ex in self.pq.excluded:
-            if ex.count_in(folded):
-                return -1.0, set(), False
+        """(score, matched term numbers, phrase) of one message; excluded -> -1.
+
+        The whole message is read (a word deep in a long paste counts), folded a piece at
+        a time (:func:`_pieces`), so memory stays bounded whatever its length."""
+        tfs = [0] * len(self.terms)
+        phrase = False
+        for piece in _pieces(text):
+            folded = fold(piece)
+            for ex in self.pq.excluded:
+                if ex.count_in(folded):
+                    return -1.0, set(), False
+            here = 0
+            for i, term in enumerate(self.terms):
+                tf = term.count_in(folded)
+                if tf:
+                    tfs[i] += tf
+                    here += 1
+            if self.phrase_term is not None and not phrase and here == len(self.terms):
+                phrase = self.phrase_term.count_in(folded) > 0
         if not self.terms:
             return 1.0, set(), False
         norm = 1.0 - BM25_B + BM25_B * _length_ratio(min(len(text), SCORE_TEXT_CHARS) / self.avg)
         score = 0.0
         matched: set[int] = set()
-        for i, term in enumerate(self.terms):
-            tf = term.count_in(folded)
+        for i, tf in enumerate(tfs):
             if tf:
                 matched.add(i)
                 score += self.idf[i] * (tf * (BM25_K1 + 1.0)) / (tf + BM25_K1 * norm)
-        phrase = False
-        if self.phrase_term is not None and len(matched) == len(self.terms):
-            phrase = self.phrase_term.count_in(folded) > 0
+        phrase = phrase and len(matched) == len(self.terms)
         return score, matched, phrase
 
     def session(self, info: _SessionInfo, msgs: Iterable[_Msg]) -> _Scored | None:
@@ -784,9 +928,7 @@ class _Scorer:
             bm25=best_raw,
             messages=count,
             anchor_text=anchor_text,
-            common=tuple(t.label for i, t in enumerate(self.terms) if self.common[i])
-            if self.rare
-            else (),
+            common=self.common_labels,
         )
 
 
@@ -883,6 +1025,8 @@ class SqliteSessionStore(DefaultSessionStore):
         self._write_lock = threading.Lock()  # one writer in this process
         self._state_lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        self._db_ino: int | None = None  # the inode of the database file self._db reads
+        self._lock_fd: int | None = None  # our shared lock on <db>.lock while open
         self._pending: set[str] = set()  # file names not (yet) indexed as they are now
         self._stale_keys: set[int] = set()  # index rows to ignore (changed or deleted files)
         self._progress = (0, 0)
@@ -926,7 +1070,10 @@ class SqliteSessionStore(DefaultSessionStore):
 
     def _connect(self) -> sqlite3.Connection:
         if not self.memory:
-            Path(self.db_path).parent.mkdir(parents=True, exist_ok=True)
+            _private_file(Path(self.db_path))
+            for suffix in ("-wal", "-shm"):  # left by an older version with a wider mode
+                with contextlib.suppress(OSError):
+                    os.chmod(self.db_path + suffix, 0o600)
         db = sqlite3.connect(
             self.db_path, timeout=30.0, check_same_thread=False, isolation_level=None
         )
@@ -943,9 +1090,11 @@ class SqliteSessionStore(DefaultSessionStore):
             raise
         return db
 
-    def _open(self) -> None:
+    def _open(self, *, reset: bool = False) -> None:
         try:
-            self._db = self._open_checked()
+            self._hold_open_lock()
+            self._db = self._open_checked(reset=reset)
+            self._db_ino = self._file_ino()
         except (sqlite3.Error, OSError, _Broken) as exc:
             self._set_broken(f"the search index cannot be used ({exc}); searching the files")
 
@@ -955,45 +1104,151 @@ class SqliteSessionStore(DefaultSessionStore):
             self.warnings.append(message)
         log.warning("%s: %s", self.db_path, message)
 
-    def _open_checked(self) -> sqlite3.Connection:
-        for attempt in range(2):
+    def _file_ino(self) -> int | None:
+        """The inode of the database file now (None: in memory, or no file there)."""
+        if self.memory:
+            return None
+        try:
+            return os.stat(self.db_path).st_ino
+        except OSError:
+            return None
+
+    def _hold_open_lock(self) -> None:
+        """Hold a shared lock on ``<db>.lock`` while this store has the database open, so a
+        process that finds the file corrupt deletes it only when nobody else holds it open."""
+        if self.memory or self._lock_fd is not None or fcntl is None:
+            return
+        fd = _lock_file(Path(self.db_path + ".lock"))
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._lock_fd = fd
+
+    def _release_open_lock(self) -> None:
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def _open_checked(self, *, reset: bool = False) -> sqlite3.Connection:
+        """A connection to the database with our schema in it.
+
+        The schema is checked and, when missing or another version, (re)created in place,
+        all inside one ``BEGIN IMMEDIATE`` transaction: processes opening a fresh index at
+        once take turns, the first creates it and the others find it made. A wrong schema
+        is dropped and recreated inside the same file, never by deleting the file, since
+        other processes may have it open. Only a file SQLite cannot read as a database is
+        deleted, and only when no other store holds it open (:meth:`_discard_db`).
+        """
+        deadline = time.monotonic() + OPEN_BUSY_SECONDS
+        attempt = 0
+        while attempt < 2:
             db = None
             try:
                 db = self._connect()
-                if self._schema_ok(db):
-                    return db
-                log.info("index %s has another version or layout; rebuilding", self.db_path)
+                self._ensure_schema(db, reset=reset)
+                return db
+            except sqlite3.OperationalError as exc:
+                _close_quietly(db)
+                # Switching a fresh file to WAL, or a lock upgrade that could deadlock,
+                # fails at once without waiting: another process is setting it up, retry.
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.005 + 0.02 * random.random())
+                continue
             except sqlite3.DatabaseError as exc:
                 _close_quietly(db)
-                if attempt:
+                attempt += 1
+                if attempt > 1:
                     raise
                 log.warning("index %s is unusable (%s); rebuilding it", self.db_path, exc)
             except BaseException:  # whatever else fails, the connection is not kept open
                 _close_quietly(db)
                 raise
-            _close_quietly(db)
-            self._discard_db()
+            if not self._discard_db():
+                raise _Broken("the index file is damaged and in use by another process")
         raise _Broken("could not create the index")
 
-    def _discard_db(self) -> None:
+    def _ensure_schema(self, db: sqlite3.Connection, *, reset: bool = False) -> None:
+        """Check (and if needed create) the schema in one write transaction."""
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if reset or not self._schema_ok(db):
+                log.info("index %s has another version or layout; rebuilding", self.db_path)
+                self._drop_all(db)
+                if not self._schema_ok(db):
+                    raise _Broken("could not create the index")
+            db.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            raise
+
+    @staticmethod
+    def _drop_all(db: sqlite3.Connection) -> None:
+        """Empty the database (inside the caller's transaction): virtual tables first (they
+        drop their own shadow tables), then every other table of ours."""
+        rows = db.execute("SELECT name, sql FROM sqlite_master WHERE type='table'").fetchall()
+        for name, sql in rows:
+            if str(sql or "").upper().startswith("CREATE VIRTUAL TABLE"):
+                db.execute(f'DROP TABLE IF EXISTS "{name}"')
+        for (name,) in db.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
+        ).fetchall():
+            db.execute(f'DROP TABLE IF EXISTS "{name}"')
+        if db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='sqlite_sequence'"
+        ).fetchone():
+            db.execute("DELETE FROM sqlite_sequence")
+        db.execute("PRAGMA user_version=0")
+
+    def _discard_db(self) -> bool:
+        """Delete a database file SQLite cannot use, with its ``-wal``/``-shm``, but only
+        when no other store (in any process) has it open: True when it was deleted.
+
+        Deleting a file others hold open would leave them writing into a deleted file (and
+        sharing a ``-wal`` with the new one); they would silently miss every later write.
+        """
         if self.memory:
-            return
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.db_path + suffix)
+            return True
+        fd = self._lock_fd
+        if fd is not None and fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    fcntl.flock(fd, fcntl.LOCK_SH)  # a failed upgrade may drop the lock
+                log.warning("index %s is damaged but open elsewhere; not deleting", self.db_path)
+                return False
+        try:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.db_path + suffix)
+        finally:
+            if fd is not None and fcntl is not None:
+                with contextlib.suppress(OSError):
+                    fcntl.flock(fd, fcntl.LOCK_SH)
+        return True
 
     def _schema_ok(self, db: sqlite3.Connection) -> bool:
-        """True when ``db`` holds our current schema (creating it in an empty db)."""
+        """True when ``db`` holds our current schema (creating it in an empty db). Runs
+        inside the transaction of :meth:`_ensure_schema`."""
         version = db.execute("PRAGMA user_version").fetchone()[0]
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if version == 0 and not tables:
+        if version == 0 and not (tables - {"sqlite_sequence"}):
             self._create(db)
             return True
-        if version != SCHEMA_VERSION or "meta" not in tables:
+        if version != SCHEMA_VERSION or not tables >= _TABLES:
             return False
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         built_fts = meta.get("fts") == "1"
         if built_fts != (self.want_fts and self._fts_available(db)):
+            return False
+        if built_fts and not {"fts", "fts_vocab"} <= tables:
             return False
         self.has_fts = built_fts
         db.execute("SELECT count(*) FROM sessions WHERE sid < 0").fetchone()
@@ -1012,7 +1267,6 @@ class SqliteSessionStore(DefaultSessionStore):
 
     def _create(self, db: sqlite3.Connection) -> None:
         use_fts = self.want_fts and self._fts_available(db)
-        db.execute("BEGIN IMMEDIATE")
         ddl = """
             CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
             CREATE TABLE IF NOT EXISTS sessions(
@@ -1044,10 +1298,10 @@ class SqliteSessionStore(DefaultSessionStore):
                 db.execute(statement)
         if use_fts:
             db.execute(
-                "CREATE VIRTUAL TABLE fts USING fts5(text, content='messages', "
+                "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, content='messages', "
                 "content_rowid='id', tokenize='unicode61 remove_diacritics 2', columnsize=0)"
             )
-            db.execute("CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, 'row')")
+            db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, 'row')")
         db.executemany(
             "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
             [
@@ -1057,7 +1311,6 @@ class SqliteSessionStore(DefaultSessionStore):
             ],
         )
         db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        db.execute("COMMIT")
         self.has_fts = use_fts
 
     def _conn(self) -> sqlite3.Connection:
@@ -1076,6 +1329,7 @@ class SqliteSessionStore(DefaultSessionStore):
                 with contextlib.suppress(sqlite3.Error):
                     self._db.close()
                 self._db = None
+            self._release_open_lock()
         if self._watch is not None:
             self._watch.close()
             self._watch = None
@@ -1093,6 +1347,8 @@ class SqliteSessionStore(DefaultSessionStore):
         with contextlib.suppress(Exception):
             if self._watch is not None:
                 self._watch.close()
+        with contextlib.suppress(Exception):
+            self._release_open_lock()
 
     # ------------------------------------------------------------------ reconcile
 
@@ -1234,8 +1490,13 @@ class SqliteSessionStore(DefaultSessionStore):
                     with contextlib.suppress(sqlite3.Error):
                         self._db.close()
                 self._db = None
-                self._discard_db()
-                self._open()
+                if self._discard_db():
+                    self._open()
+                else:
+                    self._set_broken(
+                        f"the search index is damaged ({exc}) and in use elsewhere; "
+                        "searching the files"
+                    )
             return
         if isinstance(exc, sqlite3.OperationalError) and "locked" in text:
             self.warnings.append(f"the index is busy ({exc}); results may be stale")
@@ -1294,6 +1555,10 @@ class SqliteSessionStore(DefaultSessionStore):
                 try:
                     self._changing(db)
                     for name in gone:
+                        # Written (and indexed by its writer) after this pass's scan: the
+                        # scan missed it, it is not gone.
+                        if self._stat_tuple(name) is not None:
+                            continue
                         if self._delete_file(db, name):
                             report.removed += 1
                     db.executemany("DELETE FROM skipped WHERE file=?", [(n,) for n in gone_skipped])
@@ -1367,6 +1632,21 @@ class SqliteSessionStore(DefaultSessionStore):
             self._open()
             self._stats = None
             self._df_cache.clear()
+
+    def _follow_file(self) -> None:
+        """Reopen when the database path now names another file than the one we have open
+        (deleted or replaced from outside), so no write goes into a file nobody reads."""
+        if self.memory or self._db is None:
+            return
+        if self._file_ino() == self._db_ino:
+            return
+        log.info("index %s was replaced; reopening it", self.db_path)
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()
+        self._db = None
+        self._open()
+        self._stats = None
+        self._df_cache.clear()
 
     @staticmethod
     def _token(db: sqlite3.Connection) -> str | None:
@@ -1500,7 +1780,18 @@ class SqliteSessionStore(DefaultSessionStore):
             if cancel is not None and cancel.is_set():
                 return
             chunk = todo[start : start + BATCH_FILES]
-            yield [(n, self._parse_file(n, ident, folded=folded)) for n, ident in chunk]
+            yield [(n, self._parse_isolated(n, ident, folded)) for n, ident in chunk]
+
+    def _parse_isolated(
+        self, name: str, ident: tuple[int, int, int], folded: bool
+    ) -> _Parsed | str:
+        """:meth:`_parse_file`, with anything one file's content raises turned into the
+        reason it is skipped."""
+        try:
+            return self._parse_file(name, ident, folded=folded)
+        except Exception as exc:
+            log.warning("%s: skipped: %s", name, exc)
+            return _reason(exc)
 
     def _apply(
         self,
@@ -1557,11 +1848,63 @@ class SqliteSessionStore(DefaultSessionStore):
                     else:
                         report.added += 1
                 if fresh:
-                    self._insert_batch(db, fresh)
+                    for name, why in self._insert_isolated(db, fresh):
+                        report.skipped.append((name, why))
+                        if why.startswith("unusable"):
+                            report.messages -= sum(len(i.messages) for i in fresh if i.file == name)
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+
+    def _insert_isolated(
+        self, db: sqlite3.Connection, items: list[_Parsed]
+    ) -> list[tuple[str, str]]:
+        """Insert ``items`` (in the caller's transaction) so that one that cannot be stored
+        never keeps the others out: the batch at once; if that fails, with lone surrogates
+        replaced; if that fails too, one by one, each failure recorded in ``skipped``.
+        Returns the (file, reason) of the items left out."""
+        try:
+            db.execute("SAVEPOINT batch")
+            try:
+                self._insert_batch(db, items)
+                return []
+            except (sqlite3.Error, UnicodeError, OverflowError, ValueError):
+                db.execute("ROLLBACK TO batch")
+                items = [_cleaned(i) for i in items]
+                try:
+                    self._insert_batch(db, items)
+                    return []
+                except (sqlite3.Error, UnicodeError, OverflowError, ValueError):
+                    db.execute("ROLLBACK TO batch")
+        finally:
+            db.execute("RELEASE batch")
+        left_out: list[tuple[str, str]] = []
+        for item in items:
+            db.execute("SAVEPOINT one")
+            try:
+                self._insert_batch(db, [item])
+            except (sqlite3.Error, UnicodeError, OverflowError, ValueError) as exc:
+                db.execute("ROLLBACK TO one")
+                why = _reason(exc)
+                try:
+                    db.execute(
+                        "INSERT OR REPLACE INTO skipped(file, size, mtime_ns, inode, reason) "
+                        "VALUES (?, ?, ?, ?, ?)",
+                        (
+                            item.file,
+                            item.identity.size,
+                            item.identity.mtime_ns,
+                            item.identity.inode,
+                            why,
+                        ),
+                    )
+                except (sqlite3.Error, UnicodeError):
+                    why = "file name cannot be stored: " + why  # reported, not kept
+                left_out.append((item.file, why))
+            finally:
+                db.execute("RELEASE one")
+        return left_out
 
     def _stat_tuple(self, name: str) -> tuple[int, int, int] | None:
         try:
@@ -1661,6 +2004,7 @@ class SqliteSessionStore(DefaultSessionStore):
             return
         try:
             with self._lock, self._write_lock:
+                self._follow_file()
                 db = self._conn()
                 db.execute("BEGIN IMMEDIATE")
                 try:
@@ -1669,11 +2013,21 @@ class SqliteSessionStore(DefaultSessionStore):
                         self._delete_file(db, path.name)
                     else:
                         st = os.stat(path)
-                        item = _extract(
-                            path.name, FileIdentity.of(st), dict(data), folded=not self.has_fts
-                        )
                         self._delete_file(db, path.name)
-                        self._insert_batch(db, [item])
+                        try:
+                            item: _Parsed | str = _extract(
+                                path.name, FileIdentity.of(st), dict(data), folded=not self.has_fts
+                            )
+                        except Exception as exc:  # the content: skipped, as a reconcile would
+                            item = _reason(exc)
+                        if isinstance(item, str):
+                            db.execute(
+                                "INSERT OR REPLACE INTO skipped(file, size, mtime_ns, inode, "
+                                "reason) VALUES (?, ?, ?, ?, ?)",
+                                (path.name, st.st_size, st.st_mtime_ns, st.st_ino, item),
+                            )
+                        else:
+                            self._insert_isolated(db, [item])
                     db.execute("COMMIT")
                 except BaseException:
                     db.execute("ROLLBACK")
@@ -1702,8 +2056,7 @@ class SqliteSessionStore(DefaultSessionStore):
             self._db = None
             self.broken = None
             self.warnings = []
-            self._discard_db()
-            self._open()
+            self._open(reset=True)  # emptied in place: other processes may have it open
             self._stats = None
             self._df_cache.clear()
             self._full_at = None
@@ -1933,7 +2286,9 @@ class SqliteSessionStore(DefaultSessionStore):
             result.elapsed_ms = (time.perf_counter() - started) * 1000
             return result
         result.warnings.extend(pq.warnings)
-        if limit > 0 and not pq.empty:
+        if pq.nothing_searchable:
+            result.warnings.append(NOTHING_SEARCHABLE)
+        elif limit > 0 and not pq.empty:
             cands, matched, fuzzy, warnings, mode = self._relevance(pq, limit, window)
             result.hits = recall.rank(cands, limit)
             result.matched_sessions = matched
@@ -1983,7 +2338,11 @@ class SqliteSessionStore(DefaultSessionStore):
             data = self._load_file(name)
             if data is None:
                 continue
-            cand = self._classic_candidate(data, parsed, window)
+            try:
+                cand = self._classic_candidate(data, parsed, window)
+            except Exception as exc:  # one file's content never fails the search
+                log.warning("%s: not scored: %s: %s", name, type(exc).__name__, exc)
+                continue
             if cand is not None:
                 out.append(cand)
         return out
@@ -2171,6 +2530,8 @@ class SqliteSessionStore(DefaultSessionStore):
         self, pq: ParsedQuery, limit: int, window: int, corpus: CorpusStats | None = None
     ) -> tuple[list[recall.Candidate], int, bool, list[str], str]:
         """(candidates, matched sessions, fuzzy, warnings, mode)."""
+        if pq.nothing_searchable:  # never the newest sessions as if they matched
+            return [], 0, False, [NOTHING_SEARCHABLE], "scan" if self.broken else "index"
         if self.broken is not None:
             words = pq.words
             if not words:
@@ -2512,57 +2873,61 @@ class SqliteSessionStore(DefaultSessionStore):
         out: list[_Scored] = []
         now = time.time()
         for n, name in enumerate(names):
-            data = self._load_file(name)
-            if data is None:
+            try:
+                scored = self._score_file(n, name, pq, scorer, now)
+            except Exception as exc:  # one file's content never fails the search
+                log.warning("%s: not scored: %s: %s", name, type(exc).__name__, exc)
                 continue
-            if not self._session_filters_ok(pq, data, name):
-                continue
-            messages = recall.project(data)
-            when = recall.when_of(data)
-            when_ts = _epoch(when)
-            msgs: list[_Msg] = []
-            for idx, m in enumerate(messages):
-                text = content_text(m.get("content"))
-                if not text:
-                    continue
-                role = str(m.get("role", ""))
-                archived = bool(m.get("archived"))
-                ts = m.get("timestamp")
-                tsf = (
-                    float(ts) if isinstance(ts, (int, float)) and not isinstance(ts, bool) else None
-                )
-                if pq.role is not None and role != pq.role:
-                    continue
-                if pq.archived is not None and archived != pq.archived:
-                    continue
-                eff = tsf if tsf is not None else when_ts
-                if pq.since is not None and (eff is None or eff < pq.since):
-                    continue
-                if pq.until is not None and (eff is None or eff >= pq.until):
-                    continue
-                msgs.append(_Msg(-1 - n, idx, role, archived, tsf if pq.terms else eff, text))
-            tagged, machine = self._demotion_flags(data, messages)
-            info = _SessionInfo(
-                -1 - n,
-                str(data.get("session_id")),
-                name,
-                when,
-                tagged,
-                machine,
-                recall.lineage_key(data),
-            )
-            if not pq.terms:
-                if not msgs or any(scorer.message(m.text)[0] < 0 for m in msgs):
-                    continue
-                last = max(msgs, key=lambda m: (m.ts is not None, m.ts or 0.0, m.idx))
-                out.append(
-                    _recent_scored(info, _recency(last.ts, now), last.idx, last.text, len(msgs))
-                )
-                continue
-            s = scorer.session(info, msgs)
-            if s is not None:
-                out.append(s)
+            if scored is not None:
+                out.append(scored)
         return out
+
+    def _score_file(
+        self, n: int, name: str, pq: ParsedQuery, scorer: _Scorer, now: float
+    ) -> _Scored | None:
+        """One not-yet-indexed file read and scored (see :meth:`_score_files`)."""
+        data = self._load_file(name)
+        if data is None:
+            return None
+        if not self._session_filters_ok(pq, data, name):
+            return None
+        messages = recall.project(data)
+        when = recall.when_of(data)
+        when_ts = _epoch(when)
+        msgs: list[_Msg] = []
+        for idx, m in enumerate(messages):
+            text = content_text(m.get("content"))
+            if not text:
+                continue
+            role = str(m.get("role", ""))
+            archived = bool(m.get("archived"))
+            tsf = _finite(m.get("timestamp"))
+            if pq.role is not None and role != pq.role:
+                continue
+            if pq.archived is not None and archived != pq.archived:
+                continue
+            eff = tsf if tsf is not None else when_ts
+            if pq.since is not None and (eff is None or eff < pq.since):
+                continue
+            if pq.until is not None and (eff is None or eff >= pq.until):
+                continue
+            msgs.append(_Msg(-1 - n, idx, role, archived, tsf if pq.terms else eff, text))
+        tagged, machine = self._demotion_flags(data, messages)
+        info = _SessionInfo(
+            -1 - n,
+            str(data.get("session_id")),
+            name,
+            when,
+            tagged,
+            machine,
+            recall.lineage_key(data),
+        )
+        if not pq.terms:
+            if not msgs or any(scorer.message(m.text)[0] < 0 for m in msgs):
+                return None
+            last = max(msgs, key=lambda m: (m.ts is not None, m.ts or 0.0, m.idx))
+            return _recent_scored(info, _recency(last.ts, now), last.idx, last.text, len(msgs))
+        return scorer.session(info, msgs)
 
     def _session_filters_ok(self, pq: ParsedQuery, data: JSONDict, name: str) -> bool:
         if pq.session is not None and not (
@@ -2749,6 +3114,15 @@ class SqliteSessionStore(DefaultSessionStore):
         return data, messages
 
     def _full_hit(self, s: _Scored, pq: ParsedQuery, window: int) -> SessionHit | None:
+        """The hit with its context from the file; a hit without context when the file's
+        content cannot be turned into one (never an error for the whole search)."""
+        try:
+            return self._full_hit_of(s, pq, window)
+        except Exception as exc:
+            log.warning("%s: hit without context: %s: %s", s.info.file, type(exc).__name__, exc)
+            return self._light_hit(s)
+
+    def _full_hit_of(self, s: _Scored, pq: ParsedQuery, window: int) -> SessionHit | None:
         loaded = self._projected(s.info.file)
         if loaded is None:
             return None

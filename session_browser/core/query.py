@@ -168,6 +168,9 @@ def _tail_pattern(tokens: tuple[str, ...], prefix: bool) -> re.Pattern[str]:
     return re.compile("".join(r"[\W_]+" + p for p in parts) + _END_TOKEN)
 
 
+NOTHING_SEARCHABLE = "nothing searchable was typed (no letters or digits)"
+
+
 @dataclass
 class ParsedQuery:
     """A parsed query: positive terms, excluded terms and filters."""
@@ -209,6 +212,12 @@ class ParsedQuery:
     @property
     def empty(self) -> bool:
         return not self.terms and not self.has_filters
+
+    @property
+    def nothing_searchable(self) -> bool:
+        """Text was typed, but no word, excluded word or filter came of it (only
+        punctuation or symbols, say a lone quote or an emoji): nothing can be searched."""
+        return bool(self.text.strip()) and self.empty and not self.excluded
 
     @property
     def all_tokens(self) -> tuple[str, ...]:

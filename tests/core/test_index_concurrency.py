@@ -31,7 +31,8 @@ WRITER = textwrap.dedent(
 
 READER = textwrap.dedent(
     """
-    import sys
+    import logging, sys
+    logging.basicConfig(level=logging.WARNING)
     from session_browser.core.index import SqliteSessionStore
     d, db, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     found = 0
@@ -67,15 +68,22 @@ def test_writer_and_reader_processes(tmp_path: Path) -> None:
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
         assert "done" in out
+        assert "WARNING" not in err, err
     with sqlite3.connect(db) as check:
         assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        assert check.execute("INSERT INTO fts(fts, rank) VALUES('integrity-check', 1)")
+        check.execute("INSERT INTO fts(fts, rank) VALUES('integrity-check', 1)")  # raises if bad
         dupes = check.execute(
             "SELECT count(*) FROM (SELECT file FROM sessions GROUP BY file HAVING count(*) > 1)"
         ).fetchone()[0]
         assert dupes == 0
-        rows = check.execute("SELECT count(*) FROM messages").fetchone()[0]
-    assert rows > 0
+        # Before any further reconcile: every turn written through the store is in the
+        # database file on disk (none went into a file that was deleted or replaced).
+        written = check.execute(
+            "SELECT count(*) FROM messages WHERE text LIKE 'writer turn %'"
+        ).fetchone()[0]
+        sessions = {r[0] for r in check.execute("SELECT session_id FROM sessions")}
+    assert written == n
+    assert {f"w{k}" for k in range(5)} <= sessions
     with SqliteSessionStore(d, db_path=db) as store:
         # After one more reconcile every turn of both writers is found, once.
         assert store.count() == 8
