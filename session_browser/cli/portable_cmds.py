@@ -70,8 +70,10 @@ def _build(
         skip_unreadable=skip_unreadable,
         skipped=skipped,
     )
-    data, redactions = portable.export_bytes(sessions, fmt, redact=redact)
-    return data, len(sessions), redactions, skipped
+    unexportable: list[str] | None = [] if skip_unreadable else None
+    data, redactions = portable.export_bytes(sessions, fmt, redact=redact, skipped=unexportable)
+    skipped.extend(f"session {shown_id(sid)} (nested too deeply)" for sid in unexportable or [])
+    return data, len(sessions) - len(unexportable or []), redactions, skipped
 
 
 @click.command()
