@@ -93,8 +93,14 @@ def _build(
 @click.option(
     "--skip-unreadable", is_flag=True, help="With --all: skip corrupt files instead of failing."
 )
-@click.option("-o", "--output", required=True, metavar="FILE", help="Output file ('-': stdout).")
-@click.option("--force", is_flag=True, help="Replace FILE if it exists.")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    metavar="FILE",
+    help="Output file ('-': stdout). A symlink, FIFO or device is refused: name the real file.",
+)
+@click.option("--force", is_flag=True, help="Replace FILE (a regular file) if it exists.")
 @store_option
 @json_option
 @click.pass_context

@@ -1492,8 +1492,9 @@ def undo(
     put back or removed is reported to the after-write hook (an index) of the store in
     ``stores`` whose session dir holds it.
     """
-    if not dry_run:
-        recover_pending(lock_timeout)
+    # An action killed mid-way is finished (or dropped) first; this writes only our own
+    # journal, never a session file, so a dry run does it too.
+    recover_pending(lock_timeout)
     entries = [e for e in journal_entries() if e.get("status") == "done"]
     if action_id is None:
         if not entries:

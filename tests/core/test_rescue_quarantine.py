@@ -184,9 +184,23 @@ def test_a_crash_between_session_write_and_journal_is_undone(tmp_path: Path) -> 
     res = CliRunner().invoke(main, ["quarantine", "undo", "--list", "--json"])
     assert res.exit_code == 0, res.output
     assert q.journal_entries()[0]["status"] == "done"
-    q.undo()
+    res = CliRunner().invoke(main, ["quarantine", "undo", "--yes"])  # previews, then undoes
+    assert res.exit_code == 0, res.output
     assert store.session_path("s1").read_bytes() == before
     assert q.journal_entries() == []
+
+
+def test_undo_alone_finishes_a_crashed_entry(tmp_path: Path) -> None:
+    store = _store(tmp_path / "home")
+    msgs = [{"role": "user", "content": f"turn {i}", "timestamp": 1.7e9 + i} for i in range(4)]
+    store.session_path("s1").write_bytes(dumps_session({"session_id": "s1", "messages": msgs[:1]}))
+    before = store.session_path("s1").read_bytes()
+    corrupt = store.session_dir / "s1.json.corrupt-1700000000000"
+    corrupt.write_bytes(dumps_session({"session_id": "s1", "messages": msgs})[:-3])
+    assert _crash_child(store, corrupt.name).returncode == -signal.SIGKILL
+    res = CliRunner().invoke(main, ["quarantine", "undo", "--yes"])
+    assert res.exit_code == 0, res.output
+    assert store.session_path("s1").read_bytes() == before
 
 
 def test_a_pending_entry_with_nothing_changed_is_dropped(tmp_path: Path) -> None:
