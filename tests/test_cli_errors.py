@@ -175,28 +175,65 @@ def _sb(*args: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
     )
 
 
+# The import pauses after its third session file, in the middle of the run, and says so;
+# the test sends Ctrl-C only then, so the interrupt path is checked on every run.
+_PAUSING_IMPORT = """
+import pathlib, sys, time
+from session_browser.core import store as st
+real = st.DefaultSessionStore.write_session
+done = []
+def write_then_pause(self, *args, **kwargs):
+    result = real(self, *args, **kwargs)
+    done.append(1)
+    if len(done) == 3:
+        pathlib.Path(sys.argv[1]).write_text("paused")
+        time.sleep(120)
+    return result
+st.DefaultSessionStore.write_session = write_then_pause
+from session_browser.cli import main
+main(args=sys.argv[2:], prog_name="session-browser")
+"""
+
+
 def test_ctrl_c_mid_import_leaves_only_whole_files(tmp_path: Path) -> None:
     sessions = [
         {
             "session_id": f"s{i}",
             "messages": [{"role": "user", "content": "x" * 500, "timestamp": float(i)}] * 4,
         }
-        for i in range(1500)
+        for i in range(20)
     ]
     payload = tmp_path / "p.json"
     payload.write_text(json.dumps({"version": 1, "sessions": sessions}))
     dest = tmp_path / "dest"
+    ready = tmp_path / "paused"
     env = dict(os.environ, DO_NOT_TRACK="1")
-    proc = _sb("import", str(payload), "--store", str(dest), env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            _PAUSING_IMPORT,
+            str(ready),
+            "import",
+            str(payload),
+            "--store",
+            str(dest),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not any(dest.glob("*.json")):
+    while time.monotonic() < deadline and not ready.exists() and proc.poll() is None:
         time.sleep(0.02)
+    assert ready.exists(), proc.communicate(timeout=60)
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=60)
     text = err.decode()
-    if proc.returncode == 0:  # finished before the signal landed: nothing to check
-        return
-    assert proc.returncode == 130 and "interrupted" in text and "Traceback" not in text
+    assert proc.returncode == 130 and "interrupted" in text and "Traceback" not in text, text
+    written = sorted(p.name for p in dest.glob("*.json"))
+    assert len(written) == 3  # the import stopped where it was interrupted
     assert not [p for p in dest.iterdir() if p.name.endswith(".tmp")]
     for path in dest.glob("*.json"):
         assert json.loads(path.read_bytes())["session_id"] == path.stem

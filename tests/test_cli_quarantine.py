@@ -14,13 +14,14 @@ from session_browser.core.paths import data_dir
 from session_browser.core.store import DefaultSessionStore
 
 
-def _snap(*roots: Path) -> dict[str, str]:
+def _snap(*roots: Path, locks: bool = True) -> dict[str, str]:
+    """sha256 of every file under ``roots``, lock files included unless ``locks=False``."""
     return {
         str(p): hashlib.sha256(p.read_bytes()).hexdigest()
         for r in roots
         if r.exists()
         for p in sorted(r.rglob("*"))
-        if p.is_file() and not p.name.endswith(".lock")
+        if p.is_file() and (locks or not p.name.endswith(".lock"))
     }
 
 

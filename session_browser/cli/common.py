@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import re
+import stat
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -19,7 +18,7 @@ from rich.text import Text
 from session_browser.core.files import atomic_write_bytes
 from session_browser.core.multi import StoreGroup
 from session_browser.core.stores import StoreNotFound, open_stores
-from session_browser.core.text import clip, printable
+from session_browser.core.text import clip, dumps_json, printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -102,15 +101,9 @@ def index_option(func: F) -> F:
     )(func)
 
 
-# Characters JSON leaves raw with ensure_ascii=False that a terminal may act on:
-# C1 controls (an 8-bit CSI is \x9b) and the bidi controls.
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
-
-
 def json_text(payload: Any) -> str:
     """Indented JSON whose strings can never steer a terminal (still valid JSON)."""
-    text = json.dumps(payload, indent=2, ensure_ascii=False)
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return dumps_json(payload)
 
 
 def echo_json(payload: Any) -> None:
@@ -229,9 +222,22 @@ def write_output(output: str, payload: bytes, *, force: bool) -> str:
     if not output.strip():
         fail("the output file name is empty")
     path = Path(output).expanduser()
+    try:
+        st: os.stat_result | None = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        exc.filename = str(path)
+        fail(os_error_text(exc, "write"))
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        # Replacing would turn the link into a file; writing through would reach a file
+        # the name does not show. Neither is what "-o NAME" says: name the real file.
+        fail(f"{path} is a symbolic link; give the file it points to (or '-' for stdout)")
     if path.is_dir():
         fail(f"{path} is a directory")
-    if path.exists() and not force:
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        fail(f"{path} is not a regular file (a FIFO, device or socket); use '-' for stdout")
+    if st is not None and not force:
         fail(f"{path} exists (use --force to replace it)")
     if not path.parent.is_dir():
         fail(f"no such directory: {path.parent}")

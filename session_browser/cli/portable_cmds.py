@@ -70,8 +70,10 @@ def _build(
         skip_unreadable=skip_unreadable,
         skipped=skipped,
     )
-    data, redactions = portable.export_bytes(sessions, fmt, redact=redact)
-    return data, len(sessions), redactions, skipped
+    unexportable: list[str] | None = [] if skip_unreadable else None
+    data, redactions = portable.export_bytes(sessions, fmt, redact=redact, skipped=unexportable)
+    skipped.extend(f"session {shown_id(sid)} (nested too deeply)" for sid in unexportable or [])
+    return data, len(sessions) - len(unexportable or []), redactions, skipped
 
 
 @click.command()
@@ -91,8 +93,14 @@ def _build(
 @click.option(
     "--skip-unreadable", is_flag=True, help="With --all: skip corrupt files instead of failing."
 )
-@click.option("-o", "--output", required=True, metavar="FILE", help="Output file ('-': stdout).")
-@click.option("--force", is_flag=True, help="Replace FILE if it exists.")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    metavar="FILE",
+    help="Output file ('-': stdout). A symlink, FIFO or device is refused: name the real file.",
+)
+@click.option("--force", is_flag=True, help="Replace FILE (a regular file) if it exists.")
 @store_option
 @json_option
 @click.pass_context

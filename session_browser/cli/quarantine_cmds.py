@@ -100,14 +100,21 @@ def list_(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
         session = safe(it.session_id or "?")
         if it.id_source == "name":
             session.append(" (from name)", style="dim")
+        if it.inner_id is not None:
+            session.append(" (inside: ", style="dim")
+            session.append_text(safe(it.inner_id))
+            session.append(")", style="dim")
         session.append(" live" if it.live_exists else " no live session", style="magenta")
+        error = str(it.problem) if it.problem else "ok"
+        if it.unusable:
+            error = f"unusable: {it.unusable}" + ("" if error == "ok" else f"; {error}")
         table.add_row(
             it.kind,
             safe(it.name),
             _size(it.size),
             _age(it.age_seconds()),
             session,
-            safe(str(it.problem) if it.problem else "ok"),
+            safe(error),
         )
     console().print(table)
 
@@ -350,6 +357,10 @@ def discard(
 def undo(action_id: str | None, list_only: bool, dry_run: bool, yes: bool, as_json: bool) -> None:
     """Undo the last action (or ACTION_ID), byte-identical."""
     if list_only:
+        try:
+            q.recover_pending()  # an action killed mid-way is finished or dropped first
+        except OSError as exc:
+            fail(f"the journal could not be checked: {os_error_text(exc)}")
         entries = [
             {k: e.get(k) for k in ("id", "action", "at", "item", "session_id", "status")}
             for e in q.journal_entries()
@@ -360,8 +371,9 @@ def undo(action_id: str | None, list_only: bool, dry_run: bool, yes: bool, as_js
         if not entries:
             console().print("The journal is empty.")
         for e in entries:
+            status = "" if e.get("status") == "done" else f"  [{e.get('status')}]"
             console().print(
-                Text(f"{e['id']}  {e['action']}  ") + safe(str(e.get("item") or "")),
+                Text(f"{e['id']}  {e['action']}  ") + safe(str(e.get("item") or "")) + status,
                 overflow="fold",
             )
         return

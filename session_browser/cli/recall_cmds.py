@@ -28,9 +28,26 @@ from .common import (
     when_text,
 )
 
+# ``show`` prints at most this much of one message unless --full: wrapping a many-megabyte
+# message for the terminal is slow (quadratic in Rich) and nobody reads it there.
+SHOW_MAX_CHARS = 20_000
 
-def _message_line(msg: dict[str, object], *, mark: bool = False) -> Text:
-    """One message: a marked head line, then its text as written (line breaks kept)."""
+
+def _cut_body(text: str, full: bool) -> str:
+    if full or len(text) <= SHOW_MAX_CHARS:
+        return text
+    more = len(text) - SHOW_MAX_CHARS
+    return f"{text[:SHOW_MAX_CHARS]}… [{more:,} more characters; --full shows all]"
+
+
+def _message_line(
+    msg: dict[str, object], *, mark: bool = False, body: bool = True, full: bool = False
+) -> Text:
+    """One message: a marked head line, then its text as written (line breaks kept).
+
+    Long text is cut at :data:`SHOW_MAX_CHARS`, marked, unless ``full``; with
+    ``body=False`` only the head line is built (the caller writes the body itself).
+    """
     line = Text()
     line.append("▶ " if mark else "  ", style="bold yellow")
     line.append(f"#{msg.get('index')} ", style="dim")
@@ -38,7 +55,9 @@ def _message_line(msg: dict[str, object], *, mark: bool = False) -> Text:
     if msg.get("archived"):
         line.append(" [archived]", style="magenta")
     line.append(": ")
-    line.append_text(safe(content_text(msg.get("content")).rstrip("\n"), one_line=False))
+    if body:
+        text = _cut_body(content_text(msg.get("content")).rstrip("\n"), full)
+        line.append_text(safe(text, one_line=False))
     return line
 
 
@@ -150,6 +169,11 @@ def search(
 @click.option(
     "--window", default=5, show_default=True, type=click.IntRange(min=0), help=WINDOW_HELP
 )
+@click.option(
+    "--full",
+    is_flag=True,
+    help=f"Print long messages whole (else cut at {SHOW_MAX_CHARS:,} characters, marked).",
+)
 @store_option
 @json_option
 @click.pass_context
@@ -158,6 +182,7 @@ def show(
     session_id: str,
     around: int | None,
     window: int,
+    full: bool,
     stores: tuple[str, ...],
     as_json: bool,
 ) -> None:
@@ -186,7 +211,15 @@ def show(
         head.append(f"  [{printable(str(source), one_line=True)}]", style="magenta")
     out.print(head, overflow="fold")
     for msg in messages:
-        out.print(_message_line(msg, mark=msg.get("index") == anchor), overflow="fold")
+        mark = msg.get("index") == anchor
+        text = content_text(msg.get("content")).rstrip("\n")
+        if len(text) <= SHOW_MAX_CHARS or not full:
+            out.print(_message_line(msg, mark=mark, full=full), overflow="fold")
+            continue
+        # Whole and long: the terminal wraps it; Rich's fold would take minutes.
+        out.print(_message_line(msg, mark=mark, body=False), end="")
+        out.file.flush()
+        click.echo(printable(text))
 
 
 def _read_session(store: Any, session_id: str) -> JSONDict:

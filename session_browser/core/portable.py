@@ -29,6 +29,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -48,8 +49,8 @@ from .model import (
 )
 from .paths import safe_id
 from .redact import Redactor
-from .store import DefaultSessionStore, stored_id
-from .text import printable
+from .store import DefaultSessionStore, _check_id, stored_id
+from .text import dumps_json, printable
 
 PORTABLE_VERSION = 1
 LIVE_FIELDS = ("gateway_session_id", "agent_id")
@@ -67,6 +68,14 @@ class PortableError(ValueError):
 
 class UnreadableSession(PortableError):
     """A whole-store export met a file it cannot read (``skip_unreadable`` skips it)."""
+
+
+class UnexportableSession(PortableError):
+    """A session that cannot be written out (nested too deeply); ``ids`` names them."""
+
+    def __init__(self, message: str, ids: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.ids = list(ids)
 
 
 class ExportSource(Protocol):
@@ -259,10 +268,56 @@ def collect_sessions(
     return sessions
 
 
+def _exportable(session: Any) -> bool:
+    """Whether one session serialises at the depth it has inside a payload."""
+    try:
+        json.dumps({"sessions": [session]}, indent=2, ensure_ascii=False)
+        return True
+    except (RecursionError, ValueError, TypeError):
+        return False
+
+
 def export_bytes(
+    sessions: Sequence[JSONDict],
+    fmt: str,
+    *,
+    redact: bool = False,
+    skipped: list[str] | None = None,
+) -> tuple[bytes, dict[str, int]]:
+    """The file an export writes (``json``, ``md`` or ``html``) and what redaction replaced.
+
+    A session that cannot be written (nested too deeply) raises
+    :class:`UnexportableSession` naming it; when ``skipped`` is given it is left out
+    instead and its id appended there.
+    """
+    try:
+        return _export_bytes(sessions, fmt, redact=redact)
+    except (UnexportableSession, RecursionError) as exc:
+        if skipped is None:
+            if isinstance(exc, UnexportableSession):
+                raise
+            raise _unexportable(sessions) from exc
+        kept = [s for s in sessions if _exportable(s)]
+        skipped.extend(str(s.get("session_id")) for s in sessions if not _exportable(s))
+        if len(kept) == len(sessions):
+            raise
+        return _export_bytes(kept, fmt, redact=redact)
+
+
+def _unexportable(sessions: Sequence[Any]) -> UnexportableSession:
+    bad = [str(s.get("session_id")) for s in sessions if not _exportable(s)]
+    names = ", ".join(_short(b) for b in bad[:3]) or "a session"
+    more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+    return UnexportableSession(
+        f"session {names}{more} is nested too deeply to export "
+        "(--skip-unreadable exports the rest)",
+        bad,
+    )
+
+
+def _export_bytes(
     sessions: Sequence[JSONDict], fmt: str, *, redact: bool = False
 ) -> tuple[bytes, dict[str, int]]:
-    """The file an export writes (``json``, ``md`` or ``html``) and what redaction replaced."""
     if fmt == "json":
         payload: JSONDict = {"version": PORTABLE_VERSION, "sessions": list(sessions)}
         redactions: dict[str, int] = {}
@@ -274,11 +329,16 @@ def export_bytes(
 
 
 def dumps_payload(payload: JSONDict) -> bytes:
-    """A payload as file bytes (``indent=2``, UTF-8, like the session files)."""
+    """A payload as file bytes (``indent=2``, UTF-8, like the session files).
+
+    C1 and bidi controls, U+2028/U+2029 and lone surrogates are written as JSON ``\\u``
+    escapes (:func:`~.text.dumps_json`): the file parses to exactly the same data and no
+    raw control reaches a terminal with ``-o -``.
+    """
     try:
-        return dumps_session(payload)
+        return dumps_json(payload).encode("utf-8")
     except RecursionError as exc:
-        raise PortableError("a session is nested too deeply to export") from exc
+        raise _unexportable(payload.get("sessions") or []) from exc
 
 
 # --------------------------------------------------------------------------- import
@@ -292,7 +352,14 @@ def load_payload(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_I
     """
     p = Path(path)
     try:
-        with open(p, "rb") as fh:
+        # O_NONBLOCK: a FIFO is refused at once instead of waiting for a writer.
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO, device or socket"
+            raise PortableError(f"{p} is not a regular file ({kind}); nothing was imported")
+        with os.fdopen(fd, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             if size > max_bytes:
                 raise PortableError(
@@ -339,6 +406,13 @@ def _why(exc: BaseException) -> str:
     return str(exc)
 
 
+def _short(session_id: str, width: int = 80) -> str:
+    """A session id for a message: quoted, a huge one cut short (marked)."""
+    if len(session_id) <= width:
+        return repr(session_id)
+    return repr(session_id[:width]) + f"... [{len(session_id) - width} more characters]"
+
+
 def _entry_session(raw: Any, index: int, reset_live_fields: bool) -> tuple[str, SessionData, int]:
     """Validate one payload entry; ``PortableError`` says why it is unusable."""
     if not isinstance(raw, dict):
@@ -346,6 +420,12 @@ def _entry_session(raw: Any, index: int, reset_live_fields: bool) -> tuple[str, 
     sid = raw.get("session_id")
     if not isinstance(sid, str) or not sid.strip():
         raise PortableError(f"entry {index} has no usable session_id")
+    try:
+        _check_id(sid)
+    except ValueError as exc:
+        raise PortableError(
+            f"entry {index} ({_short(sid)}): {exc} ({len(sid)} characters)"
+        ) from exc
     data = dict(raw)
     if reset_live_fields:
         for name in LIVE_FIELDS:
@@ -361,9 +441,9 @@ def _entry_session(raw: Any, index: int, reset_live_fields: bool) -> tuple[str, 
         session.session_id = sid
         size = len(dumps_session(session.to_dict()))
     except RecursionError as exc:
-        raise PortableError(f"entry {index} ({sid!r}) is nested too deeply") from exc
+        raise PortableError(f"entry {index} ({_short(sid)}) is nested too deeply") from exc
     except (TypeError, ValueError, AttributeError) as exc:
-        raise PortableError(f"entry {index} ({sid!r}) cannot be stored: {exc}") from exc
+        raise PortableError(f"entry {index} ({_short(sid)}) cannot be stored: {exc}") from exc
     return sid, session, size
 
 
@@ -422,7 +502,12 @@ def plan_import(
                 }
             )
             continue
-        if path.exists():
+        try:
+            exists = os.path.lexists(path)
+        except OSError as exc:  # pragma: no cover - lexists swallows most
+            plan.skipped.append({"session_id": sid, "reason": f"invalid: {_why(exc)}"})
+            continue
+        if exists:
             try:
                 existing = read_json_file(path)
             except (OSError, SessionFileError) as exc:
@@ -601,7 +686,7 @@ def _entry(msg: JSONDict, index: int, clean: _Text, *, anchor: bool = False) -> 
     return _Entry(
         index=index,
         role=clean(role if isinstance(role, str) else str(role), one_line=True),
-        when=_fmt_ts(msg.get("timestamp")),
+        when=clean(_fmt_ts(msg.get("timestamp")), one_line=True),
         content=clean(content_text(msg.get("content"))),
         archived=bool(msg.get("archived")),
         summary=is_summary_message(msg),

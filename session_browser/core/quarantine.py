@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -151,6 +152,11 @@ class QuarantineItem:
     live_exists: bool
     problem: ParseProblem | None
     message_count: int | None = None
+    # The id written inside the file when it differs from ``session_id`` (taken from the
+    # file name): merge/restore act on the id inside, so both are shown.
+    inner_id: str | None = None
+    # Why no action can use this item (an id too long for a file name...), else None.
+    unusable: str | None = None
 
     @property
     def name(self) -> str:
@@ -175,6 +181,8 @@ class QuarantineItem:
             "live_exists": self.live_exists,
             "error": self.problem.as_dict() if self.problem else None,
             "message_count": self.message_count,
+            "inner_session_id": self.inner_id,
+            "unusable": self.unusable,
         }
 
 
@@ -191,6 +199,7 @@ def id_from_bytes(raw: bytes) -> str | None:
 
 
 def _live_exists(store: DefaultSessionStore, session_id: str | None) -> bool:
+    """Whether ``session_id`` has a live file; ``ValueError``/``OSError`` for an unusable id."""
     if not session_id:
         return False
     path = store.session_path(session_id)
@@ -230,14 +239,24 @@ def _item(
             sid, source = payload["session_id"], "payload"
         msgs = payload.get("messages")
         count = sum(1 for m in msgs if isinstance(m, dict)) if isinstance(msgs, list) else 0
+    found = id_from_bytes(raw)
     if sid is None:
-        found = id_from_bytes(raw)
         if found is not None and safe_id(found) == stem:
             sid, source = found, "bytes"
         elif stem:
             sid, source = stem, "name"
         elif found is not None:
             sid, source = found, "bytes"
+    if isinstance(payload, dict) and isinstance(payload.get("session_id"), str):
+        found = payload["session_id"] or found
+    inner = found if found is not None and found != sid else None
+    unusable: str | None = None
+    try:
+        live = _live_exists(store, sid)
+    except (OSError, ValueError) as exc:
+        live = False
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        unusable = f"its session id cannot name a session file ({reason})"
     return QuarantineItem(
         kind=kind,
         path=path,
@@ -248,9 +267,11 @@ def _item(
         at_ms=int(ms) if ms.isdigit() else None,
         session_id=sid,
         id_source=source,
-        live_exists=_live_exists(store, sid),
+        live_exists=live,
         problem=problem,
         message_count=count,
+        inner_id=inner,
+        unusable=unusable,
     )
 
 
@@ -755,8 +776,14 @@ def _live(store: DefaultSessionStore, session_id: str | None) -> JSONDict | None
         return None
     try:
         return store.read_raw(session_id)
-    except (OSError, SessionFileError):
+    except (OSError, SessionFileError, ValueError):
         return None
+
+
+def _usable(item: QuarantineItem) -> None:
+    """Refuse an action that would name a session file after an unusable id."""
+    if item.unusable:
+        raise QuarantineError(f"{item.name}: {item.unusable}; discard it or edit it by hand")
 
 
 def _missing(live: JSONDict | None, result: Salvage) -> list[tuple[str, JSONDict]]:
@@ -826,6 +853,27 @@ def compare(store: DefaultSessionStore, result: Salvage) -> Comparison:
 # --------------------------------------------------------------------------- journal
 
 
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+_CHUNK = 1 << 20
+
+
+def _private_dir(path: Path) -> Path:
+    """``path`` and any missing parent created 0700 (whatever the umask); returns it."""
+    missing: list[Path] = []
+    p = path
+    while not p.exists():
+        missing.append(p)
+        if p.parent == p:
+            break
+        p = p.parent
+    for d in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            d.mkdir(mode=PRIVATE_DIR_MODE)
+        os.chmod(d, PRIVATE_DIR_MODE)
+    return path
+
+
 def journal_dir() -> Path:
     return data_dir() / "journal"
 
@@ -838,19 +886,90 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _state(path: Path) -> JSONDict:
+def _open_regular(path: Path) -> int:
+    """A read fd on ``path`` itself (never through a symlink, never blocking on a FIFO)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return fd
+
+
+def _sha_file(path: Path) -> tuple[str, int]:
+    """sha256 and size of a regular file, read in chunks (memory stays bounded)."""
+    digest = hashlib.sha256()
+    size = 0
+    fd = _open_regular(path)
     try:
-        raw = _read_bytes(path)
-        st = path.stat()
+        while chunk := os.read(fd, _CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    return digest.hexdigest(), size
+
+
+def _copy_sparse(src: Path, dst: Path, *, mode: int = PRIVATE_FILE_MODE) -> None:
+    """Copy a regular file to a new ``dst`` in chunks; runs of zeros become holes.
+
+    Memory stays at one chunk whatever the size, and a sparse file stays sparse.
+    ``dst`` must not exist; it is fsynced.
+    """
+    fd_in = _open_regular(src)
+    try:
+        fd_out = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+        try:
+            os.fchmod(fd_out, mode)
+            size = 0
+            while chunk := os.read(fd_in, _CHUNK):
+                size += len(chunk)
+                if chunk.count(0) == len(chunk):
+                    os.lseek(fd_out, len(chunk), os.SEEK_CUR)
+                    continue
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fd_out, view) :]
+            os.ftruncate(fd_out, size)
+            os.fsync(fd_out)
+        finally:
+            os.close(fd_out)
+    finally:
+        os.close(fd_in)
+
+
+def _state(path: Path) -> JSONDict:
+    """What ``path`` itself is (a symlink is described, never followed)."""
+    try:
+        st = os.lstat(path)
     except FileNotFoundError:
         return {"exists": False}
-    return {
-        "exists": True,
-        "sha256": _sha(raw),
-        "size": len(raw),
-        "mode": st.st_mode & 0o7777,
-        "mtime_ns": st.st_mtime_ns,
-    }
+    base: JSONDict = {"exists": True, "mode": st.st_mode & 0o7777, "mtime_ns": st.st_mtime_ns}
+    if stat.S_ISLNK(st.st_mode):
+        target = os.readlink(path)
+        raw = os.fsencode(target)
+        return {**base, "link": target, "sha256": _sha(raw), "size": len(raw)}
+    digest, size = _sha_file(path)
+    return {**base, "sha256": digest, "size": size}
+
+
+def _put_back(path: Path, copy: Path | None, before: JSONDict) -> None:
+    """Make ``path`` what ``before`` describes again, atomically (a link as a link)."""
+    tmp = path.parent / f".{path.name[:200]}.{os.getpid()}.{os.urandom(4).hex()}.undo.tmp"
+    try:
+        if "link" in before:
+            os.symlink(str(before["link"]), tmp)
+        else:
+            assert copy is not None
+            _copy_sparse(copy, tmp, mode=int(before.get("mode", PRIVATE_FILE_MODE)))
+            mtime = before.get("mtime_ns")
+            if isinstance(mtime, int):
+                os.utime(tmp, ns=(mtime, mtime))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
 
 
 @dataclass
@@ -887,7 +1006,13 @@ class ActionResult:
 
 
 class _Journal:
-    """One journal entry: back up first, then record what each file became."""
+    """One journal entry: an intent (backups and expected results) first, then the result.
+
+    The entry is saved ``pending`` with every file's backup and what the action will make
+    of it *before* anything changes; ``done`` after. A process killed in between leaves a
+    pending entry that :func:`recover_pending` finishes (when every file is either as before
+    or as intended) so :func:`undo` can put it back, or drops (when nothing changed).
+    """
 
     def __init__(self, action: str, item: QuarantineItem, session_id: str | None) -> None:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
@@ -900,22 +1025,37 @@ class _Journal:
             "item": str(item.path),
             "session_id": session_id,
             "status": "pending",
+            "pid": os.getpid(),
             "files": [],
         }
 
-    def backup(self, changes: Sequence[_FileChange]) -> None:
-        self.dir.mkdir(parents=True, exist_ok=False)
+    def backup(
+        self, changes: Sequence[_FileChange], intended: dict[Path, JSONDict] | None = None
+    ) -> None:
+        """Copy every touched file into the entry and save it as an intent."""
+        _private_dir(journal_dir())
+        self.dir.mkdir(mode=PRIVATE_DIR_MODE)
+        os.chmod(self.dir, PRIVATE_DIR_MODE)
         for n, ch in enumerate(changes):
             before = _state(ch.path)
-            if before["exists"]:
+            if before["exists"] and "link" not in before:
                 copy = f"before-{n}"
-                shutil.copyfile(ch.path, self.dir / copy)
-                if _sha(_read_bytes(self.dir / copy)) != before["sha256"]:
+                _copy_sparse(ch.path, self.dir / copy)
+                if _sha_file(self.dir / copy)[0] != before["sha256"]:
                     raise QuarantineError(f"{ch.path} changed while it was backed up")
                 before["copy"] = copy
-            self.entry["files"].append(
-                {"path": str(ch.path), "role": ch.role, "change": ch.change, "before": before}
-            )
+            record: JSONDict = {
+                "path": str(ch.path),
+                "role": ch.role,
+                "change": ch.change,
+                "before": before,
+            }
+            if intended is not None and ch.path in intended:
+                record["intended"] = intended[ch.path]
+            elif ch.change == "remove":
+                record["intended"] = {"exists": False}
+            self.entry["files"].append(record)
+        fsync_dir(self.dir)
         self._save()
 
     def finish(self) -> None:
@@ -928,6 +1068,75 @@ class _Journal:
         atomic_write_bytes(
             self.dir / "entry.json", json.dumps(self.entry, indent=2).encode("utf-8")
         )
+
+
+def _matches(state: JSONDict, wanted: JSONDict | None) -> bool:
+    if wanted is None:
+        return False
+    if not wanted.get("exists"):
+        return not state.get("exists")
+    return bool(state.get("exists")) and state.get("sha256") == wanted.get("sha256")
+
+
+def _alive(pid: Any) -> bool:
+    if not isinstance(pid, int) or pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def recover_pending(lock_timeout: float = 5.0) -> list[JSONDict]:
+    """Finish or drop journal entries left ``pending`` by a process that died mid-action.
+
+    For each such entry (its process gone), under the session locks: when every file is as
+    before, nothing happened and the entry is removed; when every file is as before or as
+    intended, the entry is finished (``done``, ``recovered``) so :func:`undo` can put it
+    back from its backups. Otherwise it stays pending (listed, never guessed at).
+    Returns what was done, one dict per entry.
+    """
+    report: list[JSONDict] = []
+    try:
+        names = sorted(os.listdir(journal_dir()))
+    except OSError:
+        return report
+    for name in names:
+        entry_dir = journal_dir() / name
+        try:
+            entry = json.loads(_read_bytes(entry_dir / "entry.json"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(entry, dict) or entry.get("status") != "pending":
+            continue
+        if _alive(entry.get("pid")):
+            continue
+        files = entry.get("files") or []
+        with contextlib.ExitStack() as locks:
+            for f in files:
+                if f.get("role") == "session":
+                    locks.enter_context(session_lock(Path(f["path"]), lock_timeout))
+            states = [_state(Path(f["path"])) for f in files]
+            if all(_matches(st, f.get("before")) for st, f in zip(states, files, strict=True)):
+                shutil.rmtree(entry_dir, ignore_errors=True)
+                report.append({"id": name, "recovered": "dropped (nothing had changed)"})
+                continue
+            if all(
+                _matches(st, f.get("before")) or _matches(st, f.get("intended"))
+                for st, f in zip(states, files, strict=True)
+            ):
+                for st, f in zip(states, files, strict=True):
+                    f["after"] = st
+                entry["status"] = "done"
+                entry["recovered"] = True
+                atomic_write_bytes(
+                    entry_dir / "entry.json", json.dumps(entry, indent=2).encode("utf-8")
+                )
+                report.append({"id": name, "recovered": "finished (undo puts it back)"})
+    return report
 
 
 def journal_entries() -> list[JSONDict]:
@@ -983,7 +1192,7 @@ def _write_session_bytes(
         current = None if must_not_exist else _target(store, session_id)
         data: JSONDict = build(current)
         payload = dumps_session(data)
-        journal.backup(changes)
+        journal.backup(changes, {path: {"exists": True, "sha256": _sha(payload)}})
         try:
             atomic_write_bytes(path, payload)
         except BaseException:
@@ -1024,6 +1233,7 @@ def restore(
     dry_run: bool = False,
 ) -> ActionResult:
     """Write what the item holds as a new session (default id: ``<id>-restored``)."""
+    _usable(item)
     result = salvage(item)
     if not result.recovered and not result.envelope:
         raise QuarantineError(f"{item.name}: nothing recoverable to restore")
@@ -1117,6 +1327,7 @@ def merge(
     store: DefaultSessionStore, item: QuarantineItem, *, dry_run: bool = False
 ) -> ActionResult:
     """Merge the salvaged messages the live session lacks into it (time order kept)."""
+    _usable(item)
     result = salvage(item)
     sid = result.session_id
     if not sid:
@@ -1165,6 +1376,7 @@ def fold(
     """
     if item.kind != KIND_SPILL:
         raise QuarantineError(f"{item.name} is not a spill file (use merge or restore)")
+    _usable(item)
     result = salvage(item)
     sid = result.session_id
     if not sid:
@@ -1202,7 +1414,11 @@ def fold(
 
 
 def discard(item: QuarantineItem, *, dry_run: bool = False) -> ActionResult:
-    """Move the item into our trash (``data_dir()/trash``); it is never deleted."""
+    """Move the item into our trash (``data_dir()/trash``); it is never deleted.
+
+    The file is copied in chunks (a sparse file stays sparse, memory stays bounded); a
+    symlink is moved as the link itself, never followed.
+    """
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     target = trash_dir() / f"{stamp}-{os.urandom(3).hex()}" / item.name
     changes = [
@@ -1212,9 +1428,15 @@ def discard(item: QuarantineItem, *, dry_run: bool = False) -> ActionResult:
     if dry_run:
         return _changes_result("discard", item, item.session_id, changes)
     journal = _Journal("discard", item, item.session_id)
-    journal.backup(changes)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(item.path, target)
+    before = _state(item.path)
+    if not before.get("exists"):
+        raise QuarantineError(f"{item.path} is gone; nothing discarded")
+    journal.backup(changes, {target: before})
+    _private_dir(target.parent)
+    if "link" in before:
+        os.symlink(str(before["link"]), target)
+    else:
+        _copy_sparse(item.path, target, mode=PRIVATE_FILE_MODE)
     if _state(target).get("sha256") != journal.entry["files"][0]["before"].get("sha256"):
         target.unlink()
         raise QuarantineError(f"{item.path} changed while it was moved; nothing discarded")
@@ -1270,6 +1492,9 @@ def undo(
     put back or removed is reported to the after-write hook (an index) of the store in
     ``stores`` whose session dir holds it.
     """
+    # An action killed mid-way is finished (or dropped) first; this writes only our own
+    # journal, never a session file, so a dry run does it too.
+    recover_pending(lock_timeout)
     entries = [e for e in journal_entries() if e.get("status") == "done"]
     if action_id is None:
         if not entries:
@@ -1294,10 +1519,10 @@ def undo(
             if not _same(_state(path), f.get("after") or {}):
                 raise QuarantineError(f"{path} changed since action {entry['id']}; not undone")
             before = f.get("before") or {}
-            if before.get("exists"):
+            if before.get("exists") and "link" not in before:
                 copy = entry_dir / str(before.get("copy"))
                 try:
-                    ok = _sha(_read_bytes(copy)) == before.get("sha256")
+                    ok = _sha_file(copy)[0] == before.get("sha256")
                 except OSError:
                     ok = False
                 if not ok:
@@ -1321,11 +1546,8 @@ def undo(
             before = f["before"]
             if before.get("exists"):
                 path.parent.mkdir(parents=True, exist_ok=True)
-                raw = _read_bytes(entry_dir / str(before["copy"]))
-                atomic_write_bytes(path, raw, mode=int(before.get("mode", 0o600)))
-                mtime = before.get("mtime_ns")
-                if isinstance(mtime, int):
-                    os.utime(path, ns=(mtime, mtime))
+                backup = entry_dir / str(before["copy"]) if "copy" in before else None
+                _put_back(path, backup, before)
             else:
                 path.unlink(missing_ok=True)
                 fsync_dir(path.parent)

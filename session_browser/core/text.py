@@ -1,27 +1,46 @@
 """Untrusted text made safe to show: no control or bidi character reaches a terminal raw.
 
 Transcripts, titles, ids and file names can hold ANSI/OSC escape sequences, bells,
-carriage returns and right-to-left marks. :func:`printable` turns each such character into
-a visible escape (``\\x1b``, ``\\u200f``) so it is shown, never obeyed. Markup is not this
-module's concern: renderers must treat text as plain text (``markup=False`` / ``Text``).
+carriage returns, right-to-left marks, line separators and lone surrogates. This module
+holds the one rule for every output path (CLI text, Markdown/HTML exports, JSON output,
+the agent tool):
+
+- :func:`printable` turns each unsafe character into a visible escape (``\\x1b``,
+  ``\\u200f``, ``\\ud83d``) so it is shown, never obeyed;
+- :func:`json_escape_unsafe` is the same rule for JSON text: each unsafe character becomes
+  a JSON ``\\uXXXX`` escape, so the document still parses to exactly the same data (a JSON
+  file round-trips byte-for-value) while no raw control reaches a terminal that prints it.
+  ``json.dumps(ensure_ascii=False)`` alone escapes only C0 controls.
+
+The unsafe set: C0 controls (tab and newline allowed in multi-line bodies), DEL, C1
+controls (so every ESC/CSI sequence is broken), the bidi controls (U+061C, U+200E/U+200F,
+U+202A-U+202E, U+2066-U+2069), U+FEFF, the line/paragraph separators U+2028/U+2029 and
+lone surrogates (U+D800-U+DFFF; a valid pair is one astral character in a Python string).
+Markup is not this module's concern: renderers must treat text as plain text.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
-# C0 controls except tab and newline, DEL, C1 controls, and the Unicode bidi controls.
-_UNSAFE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
-)
-_UNSAFE_ONE_LINE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\u2028\u2029]"
-)
+_COMMON = "\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\u2028\u2029\ud800-\udfff"
+# Multi-line bodies: C0 controls except tab and newline, plus the common set.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f" + _COMMON + "]")
+# One-line text (titles, ids, table cells): every C0 control, plus the common set.
+_UNSAFE_ONE_LINE = re.compile("[\x00-\x1f" + _COMMON + "]")
+# In JSON text C0 controls are already escaped by json.dumps; the rest of the set is not.
+_UNSAFE_JSON = re.compile("[" + _COMMON + "]")
 
 
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def printable(text: str, *, one_line: bool = False) -> str:
@@ -33,6 +52,28 @@ def printable(text: str, *, one_line: bool = False) -> str:
     return pattern.sub(_escape, text)
 
 
+def json_escape_unsafe(json_text: str) -> str:
+    """JSON text with every unsafe character written as a ``\\uXXXX`` escape.
+
+    Valid only on JSON produced by ``json.dumps`` (these characters can only occur inside
+    its strings, where the escape means the same character): the data is unchanged.
+    """
+    return _UNSAFE_JSON.sub(_json_escape, json_text)
+
+
+def dumps_json(value: Any, *, indent: int | None = 2, sort_keys: bool = False) -> str:
+    """``json.dumps`` for output: UTF-8 text kept readable, unsafe characters escaped."""
+    text = json.dumps(value, indent=indent, ensure_ascii=False, sort_keys=sort_keys)
+    return json_escape_unsafe(text)
+
+
 def clip(text: str, width: int) -> str:
     """``text`` cut to ``width`` characters with an ellipsis."""
     return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def clip_marked(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, the cut said: ``… [N more characters]``."""
+    if len(text) <= width:
+        return text
+    return text[:width] + f"… [{len(text) - width} more characters]"

@@ -12,10 +12,10 @@ cache dir; the session files are only read).
 
 from __future__ import annotations
 
-import json
 from typing import Any, Protocol
 
 from .model import JSONDict, SessionHit, SessionSummary
+from .text import clip_marked, dumps_json
 
 MAX_RESULTS = 20
 MAX_TEXT = 4_000
@@ -67,7 +67,7 @@ def _bound_hit(hit: JSONDict, limit: int) -> JSONDict:
 
 
 def _dump(payload: JSONDict) -> str:
-    return json.dumps(payload, indent=2, ensure_ascii=False)
+    return dumps_json(payload)
 
 
 def _size(text: str) -> int:
@@ -123,16 +123,21 @@ def _fit(payload: JSONDict, key: str, *, anchor: Any = None) -> str:
     return text
 
 
+# An error reply echoes what it was given only this far (a 100k-character id must not
+# make a 200 KB reply); the cut is marked.
+MAX_ERROR_ECHO = 200
+
+
 def _error(mode: str, message: str, session_id: str = "") -> str:
-    return json.dumps(
+    return dumps_json(
         {
             "success": False,
             "tool": "session_search",
             "mode": mode,
-            "session_id": session_id or None,
-            "error": message,
+            "session_id": clip_marked(session_id, MAX_ERROR_ECHO) if session_id else None,
+            "error": clip_marked(message, 4 * MAX_ERROR_ECHO),
         },
-        ensure_ascii=False,
+        indent=None,
     )
 
 

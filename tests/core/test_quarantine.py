@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -70,14 +71,18 @@ def _keys(msgs: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
     return {message_key(m) for m in msgs}
 
 
-def _snapshot(*roots: Path) -> dict[str, str]:
-    """sha256 of every file under ``roots`` except lock files."""
+def _snapshot(*roots: Path, locks: bool = True) -> dict[str, str]:
+    """sha256 of every file under ``roots``, lock files included (inspection creates none).
+
+    ``locks=False`` leaves them out, for comparisons across a real action: a write takes
+    the session's ``.lock`` and leaves it in place, as PraisonAI does.
+    """
     out: dict[str, str] = {}
     for root in roots:
         if not root.exists():
             continue
         for p in sorted(root.rglob("*")):
-            if p.is_file() and not p.name.endswith(".lock"):
+            if p.is_file() and (locks or not p.name.endswith(".lock")):
                 out[str(p)] = hashlib.sha256(p.read_bytes()).hexdigest()
     return out
 
@@ -269,6 +274,7 @@ def _roots(store: DefaultSessionStore) -> tuple[Path, Path, Path]:
 def test_action_then_undo_round_trips_byte_identical(tmp_path: Path, action: str) -> None:
     store, full, (corrupt, spill) = _setup(tmp_path)
     before = _snapshot(*_roots(store))
+    unlocked_before = _snapshot(*_roots(store), locks=False)
     lock_free_before = {p.name for p in store.session_dir.iterdir()}
     item = q.find_item([store], (spill if action in ("fold", "discard-spill") else corrupt).name)
 
@@ -283,7 +289,8 @@ def test_action_then_undo_round_trips_byte_identical(tmp_path: Path, action: str
     assert preview.dry_run and preview.files
     assert _snapshot(*_roots(store)) == before  # a dry run writes nothing
     result = fn(False)
-    after = _snapshot(*_roots(store))
+    before = unlocked_before  # a real action leaves the session's lock file in place
+    after = _snapshot(*_roots(store), locks=False)
     changed = {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
     journal = str(data_dir() / "journal")
     outside_journal = {p for p in changed if not p.startswith(journal)}
@@ -312,7 +319,7 @@ def test_action_then_undo_round_trips_byte_identical(tmp_path: Path, action: str
 
     undone = q.undo()
     assert undone["action_id"] == result.action_id
-    assert _snapshot(*_roots(store)) == before
+    assert _snapshot(*_roots(store), locks=False) == before
     names = {p.name for p in store.session_dir.iterdir()}
     assert {n for n in names - lock_free_before if not n.endswith(".lock")} == set()
     with pytest.raises(q.QuarantineError, match="nothing to undo"):
@@ -624,3 +631,19 @@ def test_oversized_files_are_listed_but_never_read(tmp_path: Path) -> None:
     with pytest.raises(q.QuarantineError, match="salvage limit"):
         q.restore(store, item)
     assert big.stat().st_size == q.MAX_SALVAGE_BYTES + 1
+
+
+def test_inspection_creates_no_lock_or_any_other_file(tmp_path: Path) -> None:
+    store, _full, items = _setup(tmp_path)
+    before = _snapshot(*_roots(store))
+    for path in items:
+        item = q.find_item([store], path.name)
+        result = q.salvage(item)
+        q.compare(store, result)
+        for fn in (q.merge, q.fold, q.restore):
+            with contextlib.suppress(q.QuarantineError):
+                fn(store, item, dry_run=True)
+        q.discard(item, dry_run=True)
+    q.list_items([store])
+    q.journal_entries()
+    assert _snapshot(*_roots(store)) == before

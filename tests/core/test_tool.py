@@ -13,8 +13,9 @@ from session_browser.core.store import DefaultSessionStore
 from session_browser.core.tool import MAX_BYTES, MAX_RESULTS, MAX_TEXT, NOTICE, session_search
 
 os.environ.setdefault("DO_NOT_TRACK", "1")
-praison_store = pytest.importorskip("praisonaiagents.session.store")
-praison_tools = pytest.importorskip("praisonaiagents.tools.session_tools")
+# The test extra installs praisonaiagents: a broken install must fail here, not skip.
+import praisonaiagents.session.store as praison_store
+import praisonaiagents.tools.session_tools as praison_tools
 
 
 @pytest.fixture
