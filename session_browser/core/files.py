@@ -28,6 +28,7 @@ from typing import Any
 import filelock
 import orjson
 
+from .model import dumps_json, json_utf8
 from .paths import safe_id
 
 FILE_MODE = 0o600
@@ -112,8 +113,13 @@ def read_json_file(path: Path) -> dict[str, Any]:
 
 
 def dumps_session(data: Any) -> bytes:
-    """Serialise exactly as PraisonAI does: ``json.dump(indent=2, ensure_ascii=False)``."""
-    return json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8")
+    """Serialise exactly as PraisonAI does: ``json.dump(indent=2, ensure_ascii=False)``.
+
+    Two values PraisonAI's own writer fails on are still written, in the same format:
+    content nested deeper than the recursion limit, and lone surrogates (kept as their
+    ``\\udXXX`` escapes so the file stays UTF-8); see :func:`~.model.json_utf8`.
+    """
+    return json_utf8(dumps_json(data, indent=2))
 
 
 def fsync_dir(directory: Path) -> None:
@@ -266,7 +272,7 @@ def write_spill(spill_dir: Path, session_id: str, messages: list[dict[str, Any]]
         "spilled_at": datetime.now(UTC).isoformat(),
         "messages": messages,
     }
-    atomic_write_bytes(target, json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+    atomic_write_bytes(target, json_utf8(dumps_json(payload)))
     return target
 
 

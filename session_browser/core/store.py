@@ -38,6 +38,7 @@ from .model import (
     SessionHit,
     SessionMessage,
     SessionSummary,
+    epoch_seconds,
     message_key,
     utc_now_iso,
 )
@@ -439,7 +440,7 @@ class DefaultSessionStore:
                 recovered.append(SessionMessage.from_dict(item))
             consumed.append(spill)
         if recovered:
-            recovered.sort(key=lambda m: m.timestamp if m.timestamp is not None else 0.0)
+            recovered.sort(key=lambda m: epoch_seconds(m.timestamp) or 0.0)
             session.messages.extend(recovered)
             log.info("session %s: re-ingested %d spilled turn(s)", session_id, len(recovered))
         return consumed
@@ -524,7 +525,7 @@ class DefaultSessionStore:
         if prior is not None:
             try:
                 prior_count = int(prior.metadata.get("compacted_count", 0) or 0)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # "x", 1e400
                 prior_count = 0
             prior_text = prior.text
             head = SUMMARY_PREFIX + "\n"
