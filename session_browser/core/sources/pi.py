@@ -861,9 +861,9 @@ def _preview(entries: Sequence[_Entry]) -> str:
     for role in ("user", None):
         for entry in entries:
             if entry.role is not None and (role is None or entry.role == role):
-                text = " ".join(entry.text.split())
+                text = recall.fold_prefix(entry.text, PREVIEW_CHARS)
                 if text:
-                    return text[:PREVIEW_CHARS]
+                    return text
     return ""
 
 
