@@ -81,23 +81,38 @@ def parse_session_bytes(path: Path, raw: bytes) -> dict[str, Any]:
 def read_file_bytes(path: Path, *, max_bytes: int | None = None) -> bytes:
     """The bytes of a regular file, read without writing anything.
 
-    Raises ``OSError``: also for a file that is not a regular file (a FIFO or a device,
-    which could block or never end) and, with ``max_bytes``, for one bigger than that
-    (``EFBIG``), so one huge file can never exhaust memory.
+    Raises ``OSError`` naming ``path``: also for a file that is not a regular file (a
+    directory, a FIFO or a device, which could block or never end) and, with ``max_bytes``,
+    for one bigger than that (``EFBIG``), so one huge file can never exhaust memory. No file
+    descriptor outlives the call, whatever fails.
     """
     # O_NONBLOCK: opening a FIFO must not wait for a writer (no effect on regular files).
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as fh:
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
+            what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            raise OSError(errno.EISDIR if what == "a directory" else errno.EINVAL, what, str(path))
         if max_bytes is not None and st.st_size > max_bytes:
             raise OSError(
                 errno.EFBIG,
                 f"file is {st.st_size} bytes, over the {max_bytes}-byte limit",
                 str(path),
             )
-        raw = fh.read() if max_bytes is None else fh.read(max_bytes + 1)
+        fh = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with fh:
+        if max_bytes is None:
+            raw = fh.read()
+        else:
+            # Read what fstat said (plus one byte to notice growth), never a buffer of the
+            # limit's size; a file that grew meanwhile is read on up to the limit.
+            raw = fh.read(st.st_size + 1)
+            if len(raw) > st.st_size:
+                raw += fh.read(max_bytes + 1 - len(raw))
     if max_bytes is not None and len(raw) > max_bytes:
         raise OSError(errno.EFBIG, f"file grew over the {max_bytes}-byte limit", str(path))
     return raw
