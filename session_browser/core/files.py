@@ -278,14 +278,51 @@ def spill_filename(session_id: str) -> str:
     )
 
 
-def write_spill(spill_dir: Path, session_id: str, messages: list[dict[str, Any]]) -> Path:
-    """Spill turns a failed write could not persist; raises ``OSError`` if even that fails."""
+# The key of a spill payload naming the store dir that wrote it (ours; PraisonAI's have none).
+SPILL_OWNER_KEY = "session_dir"
+
+
+def _dir_text(path: Path) -> str:
+    """A directory as one comparable absolute path (``~`` expanded, symlinks resolved)."""
+    try:
+        return str(Path(path).expanduser().resolve())
+    except (OSError, RuntimeError):
+        return os.path.abspath(os.path.expanduser(path))
+
+
+def spill_belongs_to(payload: Any, session_dir: Path, spill_dir: Path) -> bool:
+    """True when a spill payload found in ``spill_dir`` belongs to the store ``session_dir``.
+
+    The one ownership rule for every fold and listing, so a turn never moves across
+    stores that share a spill dir: a payload naming its store (:data:`SPILL_OWNER_KEY`,
+    written by us) belongs to that store only; one without it (written by PraisonAI)
+    belongs only to the store whose own spill dir it is in, PraisonAI's layout
+    ``<home>/sessions`` <-> ``<home>/state/session_spill``.
+    """
+    if not isinstance(payload, dict):
+        return False
+    owner = payload.get(SPILL_OWNER_KEY)
+    if owner is not None:
+        return isinstance(owner, str) and _dir_text(Path(owner)) == _dir_text(session_dir)
+    session_dir = Path(session_dir)
+    return session_dir.name == "sessions" and _dir_text(spill_dir) == _dir_text(
+        session_dir.parent / "state" / "session_spill"
+    )
+
+
+def write_spill(
+    spill_dir: Path, session_id: str, messages: list[dict[str, Any]], *, session_dir: Path
+) -> Path:
+    """Spill turns a failed write of the store ``session_dir`` could not persist (the
+    payload names that store, see :func:`spill_belongs_to`); raises ``OSError`` if even
+    that fails."""
     spill_dir.mkdir(parents=True, exist_ok=True)
     target = spill_dir / spill_filename(session_id)
     payload = {
         "session_id": session_id,
         "spilled_at": datetime.now(UTC).isoformat(),
         "messages": messages,
+        SPILL_OWNER_KEY: _dir_text(session_dir),
     }
     atomic_write_bytes(target, json_utf8(dumps_json(payload)))
     return target

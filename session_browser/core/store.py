@@ -27,6 +27,7 @@ from .files import (
     read_json_file,
     session_id_from_bytes,
     session_lock,
+    spill_belongs_to,
     spill_files_for,
     write_session_file,
     write_spill,
@@ -430,6 +431,8 @@ class DefaultSessionStore:
             raw = data.get("messages")
             if data.get("session_id") != session_id or not isinstance(raw, list):
                 continue
+            if not spill_belongs_to(data, self.session_dir, self.spill_dir):
+                continue  # another store's turn (a shared spill dir): never moved here
             for item in raw:
                 if not isinstance(item, dict):
                     continue
@@ -449,7 +452,12 @@ class DefaultSessionStore:
         if not pending:
             return
         try:
-            target = write_spill(self.spill_dir, session_id, [m.to_dict() for m in pending])
+            target = write_spill(
+                self.spill_dir,
+                session_id,
+                [m.to_dict() for m in pending],
+                session_dir=self.session_dir,
+            )
             log.error(
                 "write to session %s failed (%s); turn spilled to %s", session_id, error, target
             )
