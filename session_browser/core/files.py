@@ -214,8 +214,53 @@ def _about(exc: OSError, path: Path) -> OSError:
     return OSError(exc.errno, exc.strerror or str(exc), str(path))
 
 
+# How old a temp file of ours must be before a later write of its file removes it.
+STALE_TEMP_SECONDS = 60.0
+# tempfile's random part: 8 characters of [a-z0-9_].
+_TEMP_PART = r"\.[a-z0-9_]{8}\.tmp"
+
+
+def stale_temp_files(path: Path, *, older_than: float = STALE_TEMP_SECONDS) -> list[Path]:
+    """Temp files :func:`atomic_write_bytes` left beside ``path`` (``.<name>.XXXXXXXX.tmp``)
+    when a writer was killed, older than ``older_than`` seconds (a live writer's is not)."""
+    pattern = re.compile(re.escape(f".{path.name}") + _TEMP_PART + r"\Z")
+    prefix = f".{path.name}."
+    cutoff = time.time() - older_than
+    out: list[Path] = []
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return out
+    for name in names:
+        if not name.startswith(prefix) or not pattern.match(name):
+            continue
+        candidate = path.parent / name
+        try:
+            st = candidate.lstat()
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff:
+            out.append(candidate)
+    return out
+
+
+def remove_stale_temps(path: Path, *, older_than: float = STALE_TEMP_SECONDS) -> int:
+    """Remove :func:`stale_temp_files` of ``path``; how many went. Never raises."""
+    removed = 0
+    for stale in stale_temp_files(path, older_than=older_than):
+        with contextlib.suppress(OSError):
+            stale.unlink()
+            removed += 1
+    return removed
+
+
 def write_session_file(path: Path, data: dict[str, Any]) -> None:
-    """Atomically write a session dict in PraisonAI's format."""
+    """Atomically write a session dict in PraisonAI's format (the caller holds its lock).
+
+    Our own temp files of this session that a killed writer left behind (older than
+    :data:`STALE_TEMP_SECONDS`) are removed first.
+    """
+    remove_stale_temps(path)
     atomic_write_bytes(path, dumps_session(data))
 
 
