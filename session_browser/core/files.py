@@ -29,7 +29,7 @@ import filelock
 import orjson
 
 from .model import dumps_json, json_utf8
-from .paths import safe_id
+from .paths import ensure_private_dir, safe_id
 
 FILE_MODE = 0o600
 # A session file bigger than this is never read (a scan skips it, a write refuses to
@@ -361,7 +361,7 @@ def write_spill(
     """Spill turns a failed write of the store ``session_dir`` could not persist (the
     payload names that store, see :func:`spill_belongs_to`); raises ``OSError`` if even
     that fails."""
-    spill_dir.mkdir(parents=True, exist_ok=True)
+    ensure_private_dir(spill_dir)
     target = spill_dir / spill_filename(session_id)
     payload = {
         "session_id": session_id,

@@ -43,7 +43,7 @@ from .model import (
     message_key,
     utc_now_iso,
 )
-from .paths import default_session_dir, default_spill_dir, safe_id
+from .paths import default_session_dir, default_spill_dir, ensure_private_dir, safe_id
 
 log = logging.getLogger("session_browser.store")
 
@@ -478,7 +478,7 @@ class DefaultSessionStore:
         _check_id(session_id)
         path = self.session_path(session_id)
         try:
-            self.session_dir.mkdir(parents=True, exist_ok=True)
+            ensure_private_dir(self.session_dir)
             with session_lock(path, self.lock_timeout):
                 session = self._load_for_write(session_id, path)
                 consumed = self._take_spills(session_id, session)
@@ -724,7 +724,7 @@ class DefaultSessionStore:
         """
         _check_id(session.session_id)
         path = self.session_path(session.session_id)
-        self.session_dir.mkdir(parents=True, exist_ok=True)
+        ensure_private_dir(self.session_dir)
         with session_lock(path, self.lock_timeout):
             if not overwrite and path.exists():
                 raise FileExistsError(str(path))
