@@ -119,6 +119,10 @@ def iso_of_epoch(value: Any) -> str | None:
 
 
 _DEFAULT_ERROR = "Object of type {} is not JSON serializable"
+# The deepest nesting :func:`dumps_json` writes: what the JSON parsers here can read back
+# (orjson stops at 1024 levels, the standard library near the recursion limit). Deeper
+# data would make a file nobody can load, and indented text grows with depth squared.
+MAX_JSON_DEPTH = 1000
 
 
 def _float_text(value: float) -> str:
@@ -187,6 +191,8 @@ def _dumps_iterative(
                 else:
                     it = iter(item)
                 level = len(stack) + 1
+                if level > MAX_JSON_DEPTH:
+                    raise RecursionError(f"nested more than {MAX_JSON_DEPTH} levels deep")
                 parts.append("{" if is_dict else "[")
                 if pad is not None:
                     parts.append("\n" + pad * level)
@@ -233,8 +239,9 @@ def dumps_json(
     """``json.dumps(..., ensure_ascii=False)`` that works at any depth of nesting.
 
     The standard encoder runs first; only when it hits the recursion limit (content nested
-    hundreds of levels deep) is the same text produced without recursion. Raises what
-    ``json.dumps`` raises otherwise (``TypeError``, ``ValueError``).
+    hundreds of levels deep) is the same text produced without recursion, up to
+    :data:`MAX_JSON_DEPTH` levels (``RecursionError`` beyond). Raises what ``json.dumps``
+    raises otherwise (``TypeError``, ``ValueError``).
     """
     try:
         return json.dumps(
@@ -314,7 +321,7 @@ def content_text(content: Any) -> str:
         return "\n".join(parts)
     try:
         return dumps_json(content)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return ""
 
 
@@ -425,7 +432,7 @@ def message_key(message: JSONDict) -> tuple[str, str, str]:
     """(role, content, timestamp) as a hashable key, for any JSON values."""
     try:
         content = dumps_json(message.get("content"), sort_keys=True, default=str)
-    except (TypeError, ValueError):  # keys of mixed types: no canonical order
+    except (TypeError, ValueError, RecursionError):  # mixed key types; over 1000 deep
         try:
             content = repr(message.get("content"))
         except (RecursionError, ValueError):

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from session_browser.core.files import dumps_session, read_json_file
 from session_browser.core.model import (
+    MAX_JSON_DEPTH,
     _dumps_iterative,
     copy_json,
     dumps_json,
@@ -139,14 +140,19 @@ def test_iterative_encoder_is_json_dumps(value: Any, indent: int | None, sort_ke
     assert copy_json(value) == value or value != value
 
 
-@pytest.mark.parametrize("depth", [800, 980, 5000])
+@pytest.mark.parametrize("depth", [800, 980, 1000, 1001, 100_000])
 def test_deep_values_encode_copy_and_key(depth: int) -> None:
     value: Any = "bottom"
     for _ in range(depth):
         value = [value]
-    text = dumps_json(value, indent=2)
-    assert text.count("[") == depth
-    assert message_key({"role": "user", "content": value})[1].count("[") == depth
+    key = message_key({"role": "user", "content": value})[1]
+    if depth <= MAX_JSON_DEPTH:
+        assert dumps_json(value, indent=2).count("[") == depth
+        assert key.count("[") == depth
+    else:  # deeper than any parser reads back: refused as json.dumps refuses it
+        with pytest.raises(RecursionError):
+            dumps_json(value, indent=2)
+        assert key == "<list>"
     copied = copy_json(value)
     assert copied is not value
 
