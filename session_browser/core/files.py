@@ -28,7 +28,8 @@ from typing import Any
 import filelock
 import orjson
 
-from .paths import safe_id
+from .model import dumps_json, json_utf8
+from .paths import ensure_private_dir, safe_id
 
 FILE_MODE = 0o600
 # A session file bigger than this is never read (a scan skips it, a write refuses to
@@ -79,23 +80,38 @@ def parse_session_bytes(path: Path, raw: bytes) -> dict[str, Any]:
 def read_file_bytes(path: Path, *, max_bytes: int | None = None) -> bytes:
     """The bytes of a regular file, read without writing anything.
 
-    Raises ``OSError``: also for a file that is not a regular file (a FIFO or a device,
-    which could block or never end) and, with ``max_bytes``, for one bigger than that
-    (``EFBIG``), so one huge file can never exhaust memory.
+    Raises ``OSError`` naming ``path``: also for a file that is not a regular file (a
+    directory, a FIFO or a device, which could block or never end) and, with ``max_bytes``,
+    for one bigger than that (``EFBIG``), so one huge file can never exhaust memory. No file
+    descriptor outlives the call, whatever fails.
     """
     # O_NONBLOCK: opening a FIFO must not wait for a writer (no effect on regular files).
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as fh:
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
+            what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            raise OSError(errno.EISDIR if what == "a directory" else errno.EINVAL, what, str(path))
         if max_bytes is not None and st.st_size > max_bytes:
             raise OSError(
                 errno.EFBIG,
                 f"file is {st.st_size} bytes, over the {max_bytes}-byte limit",
                 str(path),
             )
-        raw = fh.read() if max_bytes is None else fh.read(max_bytes + 1)
+        fh = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with fh:
+        if max_bytes is None:
+            raw = fh.read()
+        else:
+            # Read what fstat said (plus one byte to notice growth), never a buffer of the
+            # limit's size; a file that grew meanwhile is read on up to the limit.
+            raw = fh.read(st.st_size + 1)
+            if len(raw) > st.st_size:
+                raw += fh.read(max_bytes + 1 - len(raw))
     if max_bytes is not None and len(raw) > max_bytes:
         raise OSError(errno.EFBIG, f"file grew over the {max_bytes}-byte limit", str(path))
     return raw
@@ -111,8 +127,13 @@ def read_json_file(path: Path) -> dict[str, Any]:
 
 
 def dumps_session(data: Any) -> bytes:
-    """Serialise exactly as PraisonAI does: ``json.dump(indent=2, ensure_ascii=False)``."""
-    return json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8")
+    """Serialise exactly as PraisonAI does: ``json.dump(indent=2, ensure_ascii=False)``.
+
+    Two values PraisonAI's own writer fails on are still written, in the same format:
+    content nested deeper than the recursion limit, and lone surrogates (kept as their
+    ``\\udXXX`` escapes so the file stays UTF-8); see :func:`~.model.json_utf8`.
+    """
+    return json_utf8(dumps_json(data, indent=2))
 
 
 def fsync_dir(directory: Path) -> None:
@@ -192,8 +213,53 @@ def _about(exc: OSError, path: Path) -> OSError:
     return OSError(exc.errno, exc.strerror or str(exc), str(path))
 
 
+# How old a temp file of ours must be before a later write of its file removes it.
+STALE_TEMP_SECONDS = 60.0
+# tempfile's random part: 8 characters of [a-z0-9_].
+_TEMP_PART = r"\.[a-z0-9_]{8}\.tmp"
+
+
+def stale_temp_files(path: Path, *, older_than: float = STALE_TEMP_SECONDS) -> list[Path]:
+    """Temp files :func:`atomic_write_bytes` left beside ``path`` (``.<name>.XXXXXXXX.tmp``)
+    when a writer was killed, older than ``older_than`` seconds (a live writer's is not)."""
+    pattern = re.compile(re.escape(f".{path.name}") + _TEMP_PART + r"\Z")
+    prefix = f".{path.name}."
+    cutoff = time.time() - older_than
+    out: list[Path] = []
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return out
+    for name in names:
+        if not name.startswith(prefix) or not pattern.match(name):
+            continue
+        candidate = path.parent / name
+        try:
+            st = candidate.lstat()
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff:
+            out.append(candidate)
+    return out
+
+
+def remove_stale_temps(path: Path, *, older_than: float = STALE_TEMP_SECONDS) -> int:
+    """Remove :func:`stale_temp_files` of ``path``; how many went. Never raises."""
+    removed = 0
+    for stale in stale_temp_files(path, older_than=older_than):
+        with contextlib.suppress(OSError):
+            stale.unlink()
+            removed += 1
+    return removed
+
+
 def write_session_file(path: Path, data: dict[str, Any]) -> None:
-    """Atomically write a session dict in PraisonAI's format."""
+    """Atomically write a session dict in PraisonAI's format (the caller holds its lock).
+
+    Our own temp files of this session that a killed writer left behind (older than
+    :data:`STALE_TEMP_SECONDS`) are removed first.
+    """
+    remove_stale_temps(path)
     atomic_write_bytes(path, dumps_session(data))
 
 
@@ -256,16 +322,53 @@ def spill_filename(session_id: str) -> str:
     )
 
 
-def write_spill(spill_dir: Path, session_id: str, messages: list[dict[str, Any]]) -> Path:
-    """Spill turns a failed write could not persist; raises ``OSError`` if even that fails."""
-    spill_dir.mkdir(parents=True, exist_ok=True)
+# The key of a spill payload naming the store dir that wrote it (ours; PraisonAI's have none).
+SPILL_OWNER_KEY = "session_dir"
+
+
+def _dir_text(path: Path) -> str:
+    """A directory as one comparable absolute path (``~`` expanded, symlinks resolved)."""
+    try:
+        return str(Path(path).expanduser().resolve())
+    except (OSError, RuntimeError):
+        return os.path.abspath(os.path.expanduser(path))
+
+
+def spill_belongs_to(payload: Any, session_dir: Path, spill_dir: Path) -> bool:
+    """True when a spill payload found in ``spill_dir`` belongs to the store ``session_dir``.
+
+    The one ownership rule for every fold and listing, so a turn never moves across
+    stores that share a spill dir: a payload naming its store (:data:`SPILL_OWNER_KEY`,
+    written by us) belongs to that store only; one without it (written by PraisonAI)
+    belongs only to the store whose own spill dir it is in, PraisonAI's layout
+    ``<home>/sessions`` <-> ``<home>/state/session_spill``.
+    """
+    if not isinstance(payload, dict):
+        return False
+    owner = payload.get(SPILL_OWNER_KEY)
+    if owner is not None:
+        return isinstance(owner, str) and _dir_text(Path(owner)) == _dir_text(session_dir)
+    session_dir = Path(session_dir)
+    return session_dir.name == "sessions" and _dir_text(spill_dir) == _dir_text(
+        session_dir.parent / "state" / "session_spill"
+    )
+
+
+def write_spill(
+    spill_dir: Path, session_id: str, messages: list[dict[str, Any]], *, session_dir: Path
+) -> Path:
+    """Spill turns a failed write of the store ``session_dir`` could not persist (the
+    payload names that store, see :func:`spill_belongs_to`); raises ``OSError`` if even
+    that fails."""
+    ensure_private_dir(spill_dir)
     target = spill_dir / spill_filename(session_id)
     payload = {
         "session_id": session_id,
         "spilled_at": datetime.now(UTC).isoformat(),
         "messages": messages,
+        SPILL_OWNER_KEY: _dir_text(session_dir),
     }
-    atomic_write_bytes(target, json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+    atomic_write_bytes(target, json_utf8(dumps_json(payload)))
     return target
 
 

@@ -22,7 +22,35 @@ import platformdirs
 
 APP_NAME = "session-browser"
 
+# Every dir we create is private (PraisonAI's session files are 0600; so are ours).
+DIR_MODE = 0o700
+
 _SAFE_CHARS = frozenset("-_")
+
+
+def ensure_private_dir(path: str | os.PathLike[str]) -> Path:
+    """Create ``path`` and its missing parents as 0700 dirs (whatever the umask); return it.
+
+    Dirs that already exist are left as they are (a user's own ``~/.praisonai`` keeps its
+    mode). Raises ``OSError`` when a dir cannot be made (or ``path`` is not a dir).
+    """
+    target = Path(path).expanduser()
+    missing: list[Path] = []
+    current = target
+    while not current.is_dir():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            if not directory.is_dir():
+                raise
+            continue  # made meanwhile by another process: its business
+        os.chmod(directory, DIR_MODE)
+    return target
 
 
 def safe_id(session_id: str) -> str:

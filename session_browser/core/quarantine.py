@@ -45,10 +45,12 @@ from .files import (
     atomic_write_bytes,
     dumps_session,
     fsync_dir,
+    loads,
     read_file_bytes,
     read_json_file,
     session_id_from_bytes,
     session_lock,
+    spill_belongs_to,
 )
 from .model import JSONDict, is_summary_message, message_key, utc_now_iso
 from .paths import data_dir, safe_id
@@ -300,15 +302,28 @@ def list_items(stores: Sequence[DefaultSessionStore]) -> list[QuarantineItem]:
             (store.spill_dir, KIND_SPILL, SPILL_RE),
         ):
             key = directory.expanduser().absolute()
-            if key in seen_dirs:
+            first = key not in seen_dirs
+            if not first and kind != KIND_SPILL:
                 continue
             seen_dirs.add(key)
             for path, st in _entries(directory):
                 m = pattern.match(path.name)
-                if m:
+                if m and (kind != KIND_SPILL or _spill_offered(path, store, first=first)):
                     items.append(_item(kind, path, st, store, m.group("stem"), m.group("ms")))
     items.sort(key=lambda it: (it.at_ms if it.at_ms is not None else it.mtime * 1000, it.name))
     return items
+
+
+def _spill_offered(path: Path, store: DefaultSessionStore, *, first: bool) -> bool:
+    """A spill is offered only with the store it belongs to (``spill_belongs_to``); one
+    whose payload cannot be read is offered once, with the first store of its dir."""
+    try:
+        payload = loads(_read_capped(path))
+    except (OSError, ValueError, RecursionError):
+        return first
+    if not isinstance(payload, dict):
+        return first
+    return spill_belongs_to(payload, store.session_dir, path.parent)
 
 
 def find_item(stores: Sequence[DefaultSessionStore], ref: str) -> QuarantineItem:

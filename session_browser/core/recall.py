@@ -15,6 +15,7 @@ Classic scoring (the documented heuristic, identical in every store)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,12 @@ AUTOMATED_RATE_THRESHOLD = 60.0  # messages per hour over the session's span
 AUTOMATED_DEMOTION = 0.25
 LINEAGE_KEYS = ("lineage_id", "root_session_id", "thread_id")
 TITLE_CHARS = 60
+# An explicit title or agent name is shown whole up to this many characters.
+TITLE_MAX_CHARS = 1000
+# A snippet of a longer message is cut from this many characters around its match, so
+# neither time nor memory depends on the message's length (only finding the match does).
+SNIPPET_SPAN = 8 * SNIPPET_WIDTH
+_WORD_RE = re.compile(r"\S+")
 
 
 def _meta(data: JSONDict) -> JSONDict:
@@ -99,19 +106,41 @@ def parse_anchor(around_message_id: Any, count: int) -> int:
     return max(0, min(anchor, count - 1))
 
 
+def fold_prefix(text: str, limit: int) -> str:
+    """``" ".join(text.split())[:limit]``, reading only as much of ``text`` as it needs.
+
+    Time and memory are bounded by ``limit`` (and by the leading whitespace), never by the
+    length of ``text``: a 300 MB message folds its first words only.
+    """
+    out: list[str] = []
+    size = -1
+    for match in _WORD_RE.finditer(text):
+        word = match.group()
+        out.append(word)
+        size += len(word) + 1
+        if size >= limit:
+            break
+    return " ".join(out)[:limit]
+
+
+def _label(value: Any) -> str:
+    """An explicit title or name, whitespace folded, at most :data:`TITLE_MAX_CHARS`."""
+    return fold_prefix(value if isinstance(value, str) else str(value), TITLE_MAX_CHARS)
+
+
 def session_title(data: JSONDict, messages: Sequence[JSONDict] | None = None) -> str:
     """``metadata.title``, else the agent name, else the first user message (60 chars), else id."""
     explicit = _meta(data).get("title")
     if explicit:
-        return " ".join(str(explicit).split())
+        return _label(explicit)
     agent = data.get("agent_name")
     if agent:
-        return " ".join(str(agent).split())
+        return _label(agent)
     for msg in project(data) if messages is None else messages:
         if msg.get("role") == "user":
-            text = " ".join(content_text(msg.get("content")).split())
+            text = fold_prefix(content_text(msg.get("content")), TITLE_CHARS)
             if text:
-                return text[:TITLE_CHARS]
+                return text
     return str(data.get("session_id", "") or "")
 
 
@@ -189,7 +218,11 @@ def make_snippet(
     """About ``width`` characters centred on the first match, whitespace folded, ``…`` where cut.
 
     Centred on the whole query if it occurs, else on the earliest occurrence of any term.
+    A message longer than :data:`SNIPPET_SPAN` is cut around its first match first, so
+    only that span is folded.
     """
+    if len(content) > SNIPPET_SPAN:
+        return _long_snippet(content, query, terms, width)
     text = fold_ws(content)
     lowered = text.lower()
     pos = lowered.find(query.lower()) if query else -1
@@ -208,6 +241,34 @@ def make_snippet(
     if start > 0:
         snippet = "…" + snippet
     if end < len(text):
+        snippet += "…"
+    return snippet
+
+
+def _first_match(lowered: str, query: str, terms: Sequence[str]) -> tuple[int, int]:
+    """(position, length) of the whole query in ``lowered``, else of the earliest term."""
+    pos = lowered.find(query.lower()) if query else -1
+    if pos >= 0:
+        return pos, len(query)
+    best, length = -1, 0
+    for term in terms:
+        p = lowered.find(term.lower()) if term else -1
+        if p >= 0 and (best < 0 or p < best):
+            best, length = p, len(term)
+    return best, length
+
+
+def _long_snippet(content: str, query: str, terms: Sequence[str], width: int) -> str:
+    """:func:`make_snippet` of a long message: fold only the span around the first match."""
+    pos, length = _first_match(content.lower(), query, terms)
+    pos = max(0, pos)
+    start = max(0, pos + length // 2 - SNIPPET_SPAN // 2)
+    end = min(len(content), start + SNIPPET_SPAN)
+    start = max(0, end - SNIPPET_SPAN)
+    snippet = make_snippet(content[start:end], query, terms, width)
+    if start > 0 and not snippet.startswith("…"):
+        snippet = "…" + snippet
+    if end < len(content) and not snippet.endswith("…"):
         snippet += "…"
     return snippet
 

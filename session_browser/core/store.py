@@ -28,6 +28,7 @@ from .files import (
     read_json_file,
     session_id_from_bytes,
     session_lock,
+    spill_belongs_to,
     spill_files_for,
     write_session_file,
     write_spill,
@@ -39,10 +40,11 @@ from .model import (
     SessionHit,
     SessionMessage,
     SessionSummary,
+    epoch_seconds,
     message_key,
     utc_now_iso,
 )
-from .paths import default_session_dir, default_spill_dir, safe_id
+from .paths import default_session_dir, default_spill_dir, ensure_private_dir, safe_id
 
 log = logging.getLogger("session_browser.store")
 
@@ -435,6 +437,8 @@ class DefaultSessionStore(PraisonAICompat):
             raw = data.get("messages")
             if data.get("session_id") != session_id or not isinstance(raw, list):
                 continue
+            if not spill_belongs_to(data, self.session_dir, self.spill_dir):
+                continue  # another store's turn (a shared spill dir): never moved here
             for item in raw:
                 if not isinstance(item, dict):
                     continue
@@ -445,7 +449,7 @@ class DefaultSessionStore(PraisonAICompat):
                 recovered.append(SessionMessage.from_dict(item))
             consumed.append(spill)
         if recovered:
-            recovered.sort(key=lambda m: m.timestamp if m.timestamp is not None else 0.0)
+            recovered.sort(key=lambda m: epoch_seconds(m.timestamp) or 0.0)
             session.messages.extend(recovered)
             log.info("session %s: re-ingested %d spilled turn(s)", session_id, len(recovered))
         return consumed
@@ -454,7 +458,12 @@ class DefaultSessionStore(PraisonAICompat):
         if not pending:
             return
         try:
-            target = write_spill(self.spill_dir, session_id, [m.to_dict() for m in pending])
+            target = write_spill(
+                self.spill_dir,
+                session_id,
+                [m.to_dict() for m in pending],
+                session_dir=self.session_dir,
+            )
             log.error(
                 "write to session %s failed (%s); turn spilled to %s", session_id, error, target
             )
@@ -477,7 +486,7 @@ class DefaultSessionStore(PraisonAICompat):
         _check_id(session_id)
         path = self.session_path(session_id)
         try:
-            self.session_dir.mkdir(parents=True, exist_ok=True)
+            ensure_private_dir(self.session_dir)
             with session_lock(path, self.lock_timeout):
                 session = self._load_for_write(session_id, path)
                 consumed = self._take_spills(session_id, session)
@@ -537,7 +546,7 @@ class DefaultSessionStore(PraisonAICompat):
         if prior is not None:
             try:
                 prior_count = int(prior.metadata.get("compacted_count", 0) or 0)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # "x", 1e400
                 prior_count = 0
             prior_text = prior.text
             head = SUMMARY_PREFIX + "\n"
@@ -739,7 +748,7 @@ class DefaultSessionStore(PraisonAICompat):
         """
         _check_id(session.session_id)
         path = self.session_path(session.session_id)
-        self.session_dir.mkdir(parents=True, exist_ok=True)
+        ensure_private_dir(self.session_dir)
         with session_lock(path, self.lock_timeout):
             if not overwrite and path.exists():
                 raise FileExistsError(str(path))

@@ -102,11 +102,17 @@ def test_readers_never_see_partial_files(tmp_path: Path) -> None:
     store.add_user_message("shared", "seed " * 2000)
     writer = ctx.Process(target=_ours, args=(sessions, spill, 0, 30))
     writer.start()
-    seen = 0
-    while writer.is_alive():
+    counts: list[int] = []
+    while writer.is_alive() or not counts:
         data = store.read_raw("shared")
         assert data is not None and data["session_id"] == "shared"
-        seen = max(seen, len(data["messages"]))
+        counts.append(len(data["messages"]))
     writer.join()
     assert writer.exitcode == 0
     assert len(store.get_session("shared").messages) == 31
+    # every read saw a whole file of the sequence of writes: 1..31 turns, never fewer
+    # than an earlier read (appends only, well inside the active window)
+    assert all(1 <= n <= 31 for n in counts)
+    assert counts == sorted(counts)
+    seen = max(counts)
+    assert 1 <= seen <= 31

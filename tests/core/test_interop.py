@@ -205,10 +205,15 @@ def test_praisonai_reingests_our_spill(tmp_path: Path) -> None:
 
 
 def test_we_reingest_praisonai_spill(tmp_path: Path) -> None:
-    theirs = PStore(session_dir=str(tmp_path / "sessions"))
+    # PraisonAI spills into $PRAISONAI_HOME/state/session_spill: its turns belong to the
+    # store laid out beside it, $PRAISONAI_HOME/sessions (the default store)
+    home = Path(os.environ["PRAISONAI_HOME"])
+    theirs = PStore(session_dir=str(home / "sessions"))
     spill = theirs._spill("s", [praison_store.SessionMessage(role="user", content="from them")])
     assert spill and Path(spill).exists()
-    ours = DefaultSessionStore(tmp_path / "sessions")
+    assert DefaultSessionStore(tmp_path / "elsewhere").add_user_message("s", "not here")
+    assert Path(spill).exists()  # another store never takes it
+    ours = DefaultSessionStore()
     assert ours.add_assistant_message("s", "ours")
     assert [m["content"] for m in ours.get_chat_history("s")] == ["from them", "ours"]
     assert not Path(spill).exists()

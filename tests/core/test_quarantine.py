@@ -437,9 +437,11 @@ def test_quarantined_name_with_newline_is_listed(tmp_path: Path) -> None:
 
 
 def test_spill_note_and_single_parse(tmp_path: Path) -> None:
-    store = DefaultSessionStore(tmp_path / "home" / "sessions", spill_dir=tmp_path / "spill")
-    (tmp_path / "spill").mkdir()
-    spill = tmp_path / "spill" / "s1.1700000000000.1.abcdef01.json"
+    # PraisonAI's layout: its spill (no owner key) belongs to <home>/sessions
+    spill_dir = tmp_path / "home" / "state" / "session_spill"
+    store = DefaultSessionStore(tmp_path / "home" / "sessions", spill_dir=spill_dir)
+    spill_dir.mkdir(parents=True)
+    spill = spill_dir / "s1.1700000000000.1.abcdef01.json"
     spill.write_text(
         json.dumps(
             {

@@ -521,12 +521,16 @@ def test_read_oserror_is_reraised_and_turn_spilled(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- spill salvage
 
 
-def spill_payload(session_id: str, *messages: Any) -> dict[str, Any]:
-    return {
+def spill_payload(session_id: str, *messages: Any, owner: Path | None = None) -> dict[str, Any]:
+    """A spill payload as we write it for the store ``owner`` (as PraisonAI does: None)."""
+    payload: dict[str, Any] = {
         "session_id": session_id,
         "spilled_at": "2026-01-01T00:00:00+00:00",
         "messages": list(messages),
     }
+    if owner is not None:
+        payload[files.SPILL_OWNER_KEY] = str(owner.resolve())
+    return payload
 
 
 def test_write_failure_spills_and_next_write_reingests(tmp_path: Path) -> None:
@@ -546,7 +550,8 @@ def test_write_failure_spills_and_next_write_reingests(tmp_path: Path) -> None:
     assert (stem, pid) == ("s", str(os.getpid())) and len(hexpart) == 8 and ms.isdigit()
     assert stat.S_IMODE(spill.stat().st_mode) == 0o600
     payload = json.loads(spill.read_text())
-    assert set(payload) == {"session_id", "spilled_at", "messages"}
+    assert set(payload) == {"session_id", "spilled_at", "messages", files.SPILL_OWNER_KEY}
+    assert payload[files.SPILL_OWNER_KEY] == str(store.session_dir.resolve())
     assert payload["session_id"] == "s" and payload["messages"][0]["content"] == "lost?"
     # heal the disk: the next write folds the spilled turn back in, then removes the spill
     path.rmdir()
@@ -571,6 +576,7 @@ def test_reingest_dedups_and_skips_malformed(tmp_path: Path) -> None:
                 {"role": "assistant", "content": "salvaged", "timestamp": 5.0, "metadata": {}},
                 {"role": "assistant", "content": "salvaged", "timestamp": 5.0, "metadata": {}},
                 "junk",
+                owner=store.session_dir,
             )
         )
     )
@@ -579,7 +585,9 @@ def test_reingest_dedups_and_skips_malformed(tmp_path: Path) -> None:
     wrong_root = spill_dir / "s.1002.1.cccccccc.json"
     wrong_root.write_text("[1]")
     other = spill_dir / "s.1003.1.dddddddd.json"
-    other.write_text(json.dumps(spill_payload("s2", {"role": "user", "content": "x"})))
+    other.write_text(
+        json.dumps(spill_payload("s2", {"role": "user", "content": "x"}, owner=store.session_dir))
+    )
     other_session = spill_dir / "s2.1004.1.eeeeeeee.json"
     other_session.write_text(json.dumps(spill_payload("s2", {"role": "user", "content": "y"})))
     assert store.add_user_message("s", "next")
@@ -595,7 +603,9 @@ def test_spill_not_deleted_when_reingest_write_fails(tmp_path: Path) -> None:
     spill_dir = tmp_path / "spill"
     spill_dir.mkdir()
     spill = spill_dir / "s.1000.1.aaaaaaaa.json"
-    spill.write_text(json.dumps(spill_payload("s", {"role": "user", "content": "z"})))
+    spill.write_text(
+        json.dumps(spill_payload("s", {"role": "user", "content": "z"}, owner=store.session_dir))
+    )
     store.session_path("s").mkdir(parents=True)  # the write cannot land
     assert store.add_user_message("s", "now") is False
     assert spill.exists()

@@ -46,9 +46,7 @@ Nothing here writes, locks, renames or creates anything: files are opened ``rb``
 from __future__ import annotations
 
 import base64
-import json
 import logging
-import math
 import os
 import stat
 import threading
@@ -64,7 +62,18 @@ import orjson
 
 from .. import recall
 from ..files import loads
-from ..model import SUMMARY_PREFIX, JSONDict, SessionData, SessionHit, SessionSummary
+from ..model import (
+    SUMMARY_PREFIX,
+    JSONDict,
+    SessionData,
+    SessionHit,
+    SessionSummary,
+    dumps_json,
+    epoch_seconds,
+    iso_epoch,
+    iso_of_epoch,
+    json_utf8,
+)
 from .readonly import ReadOnlyWrites
 
 log = logging.getLogger("session_browser.sources.pi")
@@ -147,36 +156,21 @@ def _norm_path(value: str) -> str:
 
 
 def _epoch(value: Any) -> float | None:
-    """Epoch seconds from an ISO string or a number (Pi writes milliseconds)."""
+    """Epoch seconds from an ISO string or a number (Pi writes milliseconds); None when the
+    value cannot be used (see :func:`~..model.utc_datetime`). Never raises."""
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
+        if isinstance(value, int) and abs(value) > 10**18:  # no epoch, in s or ms
+            return None
         number = float(value)
-        if not math.isfinite(number):
-            return None
-        return number / 1000.0 if abs(number) > 1e11 else number
-    if isinstance(value, str) and value:
-        try:
-            parsed = datetime.fromisoformat(value.strip())
-        except ValueError:
-            return None
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=UTC)
-        try:
-            return parsed.timestamp()
-        except (OverflowError, OSError, ValueError):
-            return None
-    return None
+        return epoch_seconds(number / 1000.0 if abs(number) > 1e11 else number)
+    return iso_epoch(value)
 
 
 def _iso(ts: float | None) -> str | None:
     """PraisonAI's ISO form (``datetime.isoformat()`` in UTC)."""
-    if ts is None:
-        return None
-    try:
-        return datetime.fromtimestamp(ts, UTC).isoformat()
-    except (OverflowError, OSError, ValueError):
-        return None
+    return iso_of_epoch(ts)
 
 
 # ---------------------------------------------------------------------- entries
@@ -464,8 +458,8 @@ class PiParseState:
         }
         try:
             raw = orjson.dumps(payload)
-        except (TypeError, orjson.JSONEncodeError):
-            raw = json.dumps(payload, ensure_ascii=True).encode("ascii")
+        except (TypeError, orjson.JSONEncodeError):  # lone surrogates, deep nesting, NaN
+            raw = json_utf8(dumps_json(payload))
         return zlib.compress(raw, 1)
 
     @classmethod
@@ -867,9 +861,9 @@ def _preview(entries: Sequence[_Entry]) -> str:
     for role in ("user", None):
         for entry in entries:
             if entry.role is not None and (role is None or entry.role == role):
-                text = " ".join(entry.text.split())
+                text = recall.fold_prefix(entry.text, PREVIEW_CHARS)
                 if text:
-                    return text[:PREVIEW_CHARS]
+                    return text
     return ""
 
 
