@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from session_browser.cli import main
 from session_browser.core.files import dumps_session
-from session_browser.core.text import dumps_json, printable
+from session_browser.core.text import printable, safe_json
 from tests import hostile
 
 # Raw in output means obeyed by a terminal: none of these may appear (newline/tab aside).
@@ -84,7 +84,7 @@ def test_every_cli_text_path_escapes_the_same_set(tmp_path: Path) -> None:
 
 def test_json_escaping_round_trips_the_exact_data() -> None:
     value = {"t": hostile.NASTY_TEXT + BIDI + "\ud83d" + "\u2029\x7f", "n": [1, "x"]}
-    text = dumps_json(value)
+    text = safe_json(value)
     assert _clean(text) and json.loads(text) == value
     assert printable("a\u2028b\ud83dc\u200f") == "a\\u2028b\\ud83dc\\u200f"
 

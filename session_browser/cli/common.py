@@ -16,9 +16,10 @@ from rich.console import Console
 from rich.text import Text
 
 from session_browser.core.files import atomic_write_bytes
+from session_browser.core.model import utc_datetime
 from session_browser.core.multi import StoreGroup
 from session_browser.core.stores import StoreNotFound, open_stores
-from session_browser.core.text import clip, dumps_json, printable
+from session_browser.core.text import clip, printable, safe_json
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -103,7 +104,7 @@ def index_option(func: F) -> F:
 
 def json_text(payload: Any) -> str:
     """Indented JSON whose strings can never steer a terminal (still valid JSON)."""
-    return dumps_json(payload)
+    return safe_json(payload)
 
 
 def echo_json(payload: Any) -> None:
@@ -144,13 +145,10 @@ def when_text(when: str | None, *, now: datetime | None = None, relative: bool =
     """``2026-11-30 14:02 (2 days ago)`` (UTC) from an ISO timestamp."""
     if not when:
         return "-"
-    try:
-        dt = datetime.fromisoformat(when)
-    except ValueError:
-        return printable(when, one_line=True)
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    text = f"{dt.astimezone(UTC):%Y-%m-%d %H:%M}"
+    dt = utc_datetime(when)
+    if dt is None:
+        return printable(clip(str(when), 40), one_line=True)
+    text = f"{dt:%Y-%m-%d %H:%M}"
     return f"{text} ({relative_age(dt, now=now)})" if relative else text
 
 

@@ -16,7 +16,6 @@ the few ``Path`` operations the rest of this package uses on it.
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 import os
@@ -29,7 +28,7 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from .files import SessionFileError, quarantine, read_json_file, session_lock, spill_files_for
-from .model import ImportReport, JSONDict, SessionData, SessionMessage, message_key
+from .model import ImportReport, JSONDict, SessionData, SessionMessage, copy_json, message_key
 
 log = logging.getLogger("session_browser.store")
 
@@ -119,7 +118,7 @@ class _MirrorWriter:
         delay = 0.05
         for attempt in range(1, DEFAULT_MIRROR_MAX_RETRIES + 1):
             try:
-                self._mirror.append(session_id, copy.deepcopy(records))
+                self._mirror.append(session_id, copy_json(records))
                 return
             except Exception as exc:  # the mirror is someone else's code
                 if attempt >= DEFAULT_MIRROR_MAX_RETRIES:
@@ -297,9 +296,8 @@ class PraisonAICompat:
         state = self.get_session(session_id).runtime_state.get(runtime_id, {})
         if not isinstance(state, dict):
             return {}
-        if turn_id is not None:
-            return copy.deepcopy(state.get(turn_id, {}))
-        return copy.deepcopy(state)
+        copied: JSONDict = copy_json(state if turn_id is None else state.get(turn_id, {}))
+        return copied
 
     def invalidate_cache(self, session_id: str | None = None) -> None:
         """Forget cached lookups. Reads always go to disk, so only the renamed-file map."""
@@ -401,7 +399,7 @@ class PraisonAICompat:
         """Store ``state`` under ``runtime_state[runtime_id][turn_id]`` (a no-op when disabled)."""
         if not mirror_enabled:
             return True
-        snapshot = copy.deepcopy(state)
+        snapshot = copy_json(state)
 
         def apply(session: SessionData) -> None:
             runtime = session.runtime_state.get(runtime_id)

@@ -83,7 +83,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import copy
 import hashlib
 import itertools
 import logging
@@ -116,7 +115,7 @@ from .files import (
     loads,
     read_file_bytes,
 )
-from .model import JSONDict, SessionHit, SessionSummary, content_text
+from .model import JSONDict, SessionHit, SessionSummary, content_text, copy_json
 from .query import (
     NOTHING_SEARCHABLE,
     ParsedQuery,
@@ -3148,7 +3147,7 @@ class SqliteSessionStore(DefaultSessionStore):
         # copy of any content that is not a plain (immutable) string.
         for view in itertools.chain(hit.messages, *hit.bookends.values()):
             if not isinstance(view.get("content"), str):
-                view["content"] = copy.deepcopy(view.get("content"))
+                view["content"] = copy_json(view.get("content"))
         return hit
 
     # ------------------------------------------------------------------ misc

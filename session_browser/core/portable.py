@@ -50,7 +50,7 @@ from .model import (
 from .paths import safe_id
 from .redact import Redactor
 from .store import DefaultSessionStore, _check_id, stored_id
-from .text import dumps_json, printable
+from .text import printable, safe_json
 
 PORTABLE_VERSION = 1
 LIVE_FIELDS = ("gateway_session_id", "agent_id")
@@ -332,11 +332,11 @@ def dumps_payload(payload: JSONDict) -> bytes:
     """A payload as file bytes (``indent=2``, UTF-8, like the session files).
 
     C1 and bidi controls, U+2028/U+2029 and lone surrogates are written as JSON ``\\u``
-    escapes (:func:`~.text.dumps_json`): the file parses to exactly the same data and no
+    escapes (:func:`~.text.safe_json`): the file parses to exactly the same data and no
     raw control reaches a terminal with ``-o -``.
     """
     try:
-        return dumps_json(payload).encode("utf-8")
+        return safe_json(payload).encode("utf-8")
     except RecursionError as exc:
         raise _unexportable(payload.get("sessions") or []) from exc
 

@@ -52,7 +52,7 @@ from .files import (
     session_lock,
     spill_belongs_to,
 )
-from .model import JSONDict, is_summary_message, message_key, utc_now_iso
+from .model import JSONDict, epoch_seconds, is_summary_message, message_key, utc_now_iso
 from .paths import data_dir, safe_id
 from .store import DefaultSessionStore
 
@@ -323,7 +323,7 @@ def _spill_offered(path: Path, store: DefaultSessionStore, *, first: bool) -> bo
         return first
     if not isinstance(payload, dict):
         return first
-    return spill_belongs_to(payload, store.session_dir, path.parent)
+    return spill_belongs_to(payload, Path(store.session_dir), path.parent)
 
 
 def find_item(stores: Sequence[DefaultSessionStore], ref: str) -> QuarantineItem:
@@ -1287,7 +1287,7 @@ def _ts(msg: Any) -> float | None:
     ts = msg.get("timestamp")
     if isinstance(ts, bool) or not isinstance(ts, (int, float)):
         return None
-    return float(ts)
+    return epoch_seconds(ts)
 
 
 def merge_in_time_order(existing: list[Any], new: Sequence[JSONDict]) -> tuple[list[Any], int]:

@@ -437,7 +437,7 @@ class DefaultSessionStore(PraisonAICompat):
             raw = data.get("messages")
             if data.get("session_id") != session_id or not isinstance(raw, list):
                 continue
-            if not spill_belongs_to(data, self.session_dir, self.spill_dir):
+            if not spill_belongs_to(data, self.session_dir.path, self.spill_dir):
                 continue  # another store's turn (a shared spill dir): never moved here
             for item in raw:
                 if not isinstance(item, dict):
@@ -462,7 +462,7 @@ class DefaultSessionStore(PraisonAICompat):
                 self.spill_dir,
                 session_id,
                 [m.to_dict() for m in pending],
-                session_dir=self.session_dir,
+                session_dir=self.session_dir.path,
             )
             log.error(
                 "write to session %s failed (%s); turn spilled to %s", session_id, error, target

@@ -21,9 +21,10 @@ Markup is not this module's concern: renderers must treat text as plain text.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
+
+from .model import dumps_json
 
 _COMMON = "\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\u2028\u2029\ud800-\udfff"
 # Multi-line bodies: C0 controls except tab and newline, plus the common set.
@@ -61,10 +62,10 @@ def json_escape_unsafe(json_text: str) -> str:
     return _UNSAFE_JSON.sub(_json_escape, json_text)
 
 
-def dumps_json(value: Any, *, indent: int | None = 2, sort_keys: bool = False) -> str:
-    """``json.dumps`` for output: UTF-8 text kept readable, unsafe characters escaped."""
-    text = json.dumps(value, indent=indent, ensure_ascii=False, sort_keys=sort_keys)
-    return json_escape_unsafe(text)
+def safe_json(value: Any, *, indent: int | None = 2, sort_keys: bool = False) -> str:
+    """JSON for output: UTF-8 text kept readable, unsafe characters escaped, any depth of
+    nesting the parsers read (:func:`~.model.dumps_json`)."""
+    return json_escape_unsafe(dumps_json(value, indent=indent, sort_keys=sort_keys))
 
 
 def clip(text: str, width: int) -> str:

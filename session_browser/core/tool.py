@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from .model import JSONDict, SessionHit, SessionSummary
-from .text import clip_marked, dumps_json
+from .text import clip_marked, safe_json
 
 MAX_RESULTS = 20
 MAX_TEXT = 4_000
@@ -67,7 +67,7 @@ def _bound_hit(hit: JSONDict, limit: int) -> JSONDict:
 
 
 def _dump(payload: JSONDict) -> str:
-    return dumps_json(payload)
+    return safe_json(payload)
 
 
 def _size(text: str) -> int:
@@ -129,7 +129,7 @@ MAX_ERROR_ECHO = 200
 
 
 def _error(mode: str, message: str, session_id: str = "") -> str:
-    return dumps_json(
+    return safe_json(
         {
             "success": False,
             "tool": "session_search",

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from rich.style import Style
 from rich.text import Text
 
-from session_browser.core.model import SessionHit, SessionSummary
+from session_browser.core.model import SessionHit, SessionSummary, utc_datetime
 from session_browser.core.text import clip
 from session_browser.core.text import printable as _core_printable
 
@@ -66,15 +66,8 @@ def one_line(value: object) -> str:
 
 
 def parse_when(when: str | float | None) -> datetime | None:
-    if when is None or when == "":
-        return None
-    try:
-        if isinstance(when, (int, float)):
-            return datetime.fromtimestamp(float(when), UTC)
-        dt = datetime.fromisoformat(str(when))
-    except (ValueError, OverflowError, OSError):
-        return None
-    return dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)
+    """An aware UTC datetime, or None when the stored value cannot be used as a date."""
+    return utc_datetime(when)
 
 
 def relative_age(dt: datetime, now: datetime) -> str:
