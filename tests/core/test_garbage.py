@@ -51,7 +51,6 @@ def _deep(pair: tuple[int, Any]) -> Any:
 
 deep_values = st.tuples(st.integers(min_value=300, max_value=990), scalars).map(_deep)
 # The values of the issue 9 faults whose rendering the CLI owns: kept out of the CLI test.
-_cli_unsafe = (b"\\ud8", b"\\ud9", b"\\uda", b"\\udb", b"\\udc", b"\\udd", b"\\ude", b"\\udf")
 json_values = st.recursive(
     st.one_of(scalars, deep_values),
     lambda children: st.one_of(
@@ -126,12 +125,6 @@ session_like = st.fixed_dictionaries(
     },
 )
 
-def _plain(raw: bytes) -> bool:
-    if any(bad in raw for bad in (*_cli_unsafe, b"0001-", b"9999-")):
-        return False
-    return raw.count(b"[") + raw.count(b"{") < 200  # no deep nesting
-
-
 file_contents = st.one_of(
     st.binary(max_size=200),
     json_values.map(lambda v: json_utf8(dumps_json(v))),
@@ -191,7 +184,7 @@ def test_garbage_never_crashes_reads(contents: list[bytes]) -> None:
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(file_contents.filter(_plain), min_size=1, max_size=3))
+@given(st.lists(file_contents, min_size=1, max_size=3))
 def test_garbage_never_crashes_cli(contents: list[bytes]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp) / "sessions"
