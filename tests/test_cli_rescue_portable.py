@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from session_browser.cli import main
 from session_browser.core import portable
+from session_browser.core.files import loads
 from session_browser.core.store import DefaultSessionStore
 from session_browser.core.tool import session_search
 from tests import hostile
@@ -86,18 +87,29 @@ def test_import_refuses_a_fifo_or_a_device_at_once(tmp_path: Path, source: str) 
 def test_export_all_skips_or_names_an_unexportable_session(tmp_path: Path) -> None:
     sessions = _store(tmp_path)
     kinds = hostile.write_all(sessions)
+    # 1,010 levels: orjson reads it (its limit is 1,024), but no JSON writer goes that deep.
+    too_deep = "hostile-deep-1010"
+    (sessions / f"{too_deep}.json").write_bytes(
+        hostile._session_json(too_deep, content=hostile.nested(1010))
+    )
     runner = CliRunner()
     out = tmp_path / "all.json"
     args = ["export", "--all", "--store", str(sessions), "-o", str(out)]
     res = runner.invoke(main, args)
-    assert res.exit_code == 1 and kinds["deep_980"] in res.stderr and "Traceback" not in res.output
+    assert res.exit_code == 1 and too_deep in res.stderr and "Traceback" not in res.output
     assert len(res.stderr.strip().splitlines()) == 1 and not out.exists()
     res = runner.invoke(main, [*args, "--skip-unreadable", "--json"])
     assert res.exit_code == 0, res.output
     report = json.loads(res.stdout)
-    assert report["sessions"] == len(kinds) + 3 - 1
-    assert any(kinds["deep_980"] in s for s in report["skipped_unreadable"])
-    payload = json.loads(out.read_text(encoding="utf-8"))
+    # every hostile kind is exported (980 levels included); only the 1,010-deep one is not
+    assert report["sessions"] == len(kinds) + 3
+    assert any(too_deep in s for s in report["skipped_unreadable"])
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(10_000)  # the 980-deep session inside a payload, with NaN beside it
+    try:
+        payload = loads(out.read_bytes())
+    finally:
+        sys.setrecursionlimit(limit)
     exported = {s["session_id"]: s for s in payload["sessions"]}
     store = DefaultSessionStore(sessions)
     for sid in (kinds["lone_surrogate"], kinds["nasty_text"]):

@@ -27,8 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
-from .files import SessionFileError, quarantine, read_json_file, session_lock, spill_files_for
-from .model import ImportReport, JSONDict, SessionData, SessionMessage, copy_json, message_key
+from .files import SessionFileError, quarantine, read_json_file, session_lock
+from .model import ImportReport, JSONDict, SessionData, SessionMessage, copy_json
 
 log = logging.getLogger("session_browser.store")
 
@@ -191,6 +191,9 @@ class PraisonAICompat:
         def session_path(self, session_id: str) -> Path: ...
         def session_exists(self, session_id: str) -> bool: ...
         def get_session(self, session_id: str) -> SessionData: ...
+        def _own_spills(
+            self, session_id: str, seen: set[tuple[str, str, str]]
+        ) -> tuple[list[Path], list[SessionMessage]]: ...
         def iter_sessions(self) -> Iterator[tuple[Path, os.stat_result, JSONDict]]: ...
         def _modify(
             self,
@@ -237,24 +240,8 @@ class PraisonAICompat:
     def _spilled_turns(
         self, session_id: str, seen: set[tuple[str, str, str]]
     ) -> list[SessionMessage]:
-        """Turns of ``session_id``'s spill files not in ``seen`` (nothing is written)."""
-        out: list[SessionMessage] = []
-        for spill in spill_files_for(self.spill_dir, session_id):
-            try:
-                data = read_json_file(spill)
-            except (OSError, SessionFileError, RecursionError):
-                continue
-            raw = data.get("messages")
-            if data.get("session_id") != session_id or not isinstance(raw, list):
-                continue
-            for item in raw:
-                if not isinstance(item, dict):
-                    continue
-                key = message_key(item)
-                if key not in seen:
-                    seen.add(key)
-                    out.append(SessionMessage.from_dict(item))
-        return out
+        """This store's spilled turns of ``session_id`` not in ``seen`` (nothing is written)."""
+        return self._own_spills(session_id, seen)[1]
 
     def _with_spills(self, session: SessionData) -> SessionData:
         """``session`` with its not yet folded spilled turns merged in (in memory only)."""

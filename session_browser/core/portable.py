@@ -45,6 +45,7 @@ from .model import (
     SessionData,
     SessionHit,
     content_text,
+    dumps_json,
     is_summary_message,
 )
 from .paths import safe_id
@@ -271,7 +272,7 @@ def collect_sessions(
 def _exportable(session: Any) -> bool:
     """Whether one session serialises at the depth it has inside a payload."""
     try:
-        json.dumps({"sessions": [session]}, indent=2, ensure_ascii=False)
+        dumps_json({"sessions": [session]}, indent=2)
         return True
     except (RecursionError, ValueError, TypeError):
         return False

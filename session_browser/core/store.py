@@ -422,11 +422,15 @@ class DefaultSessionStore(PraisonAICompat):
         session.session_id = session_id
         return session
 
-    def _take_spills(self, session_id: str, session: SessionData) -> list[Path]:
-        """Fold this session's spill files into ``session``; return the consumed files."""
+    def _own_spills(
+        self, session_id: str, seen: set[tuple[str, str, str]]
+    ) -> tuple[list[Path], list[SessionMessage]]:
+        """This store's spill files of ``session_id`` and their turns not in ``seen``.
+
+        Only spills that belong to this store (:func:`spill_belongs_to`) are taken: a spill
+        dir shared by several stores never moves a turn across them. Nothing is written.
+        """
         consumed: list[Path] = []
-        seen = {m.dedup_key() for m in session.messages}
-        seen.update(m.dedup_key() for m in session.archived_messages)
         recovered: list[SessionMessage] = []
         for spill in spill_files_for(self.spill_dir, session_id):
             try:
@@ -448,6 +452,13 @@ class DefaultSessionStore(PraisonAICompat):
                 seen.add(key)
                 recovered.append(SessionMessage.from_dict(item))
             consumed.append(spill)
+        return consumed, recovered
+
+    def _take_spills(self, session_id: str, session: SessionData) -> list[Path]:
+        """Fold this session's spill files into ``session``; return the consumed files."""
+        seen = {m.dedup_key() for m in session.messages}
+        seen.update(m.dedup_key() for m in session.archived_messages)
+        consumed, recovered = self._own_spills(session_id, seen)
         if recovered:
             recovered.sort(key=lambda m: epoch_seconds(m.timestamp) or 0.0)
             session.messages.extend(recovered)

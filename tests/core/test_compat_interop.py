@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from session_browser.core import DefaultSessionStore, SqliteSessionStore
+from session_browser.core.files import SPILL_OWNER_KEY
 from session_browser.core.model import ImportReport, SessionData
 
 os.environ.setdefault("DO_NOT_TRACK", "1")
@@ -336,8 +337,12 @@ def test_failed_write_spills_fires_hook_and_folds_back(tmp_path: Path, isolated_
                 "spill": True,
             }
         )
+        # ours records which store spilled the turn (a shared spill dir never moves a turn
+        # across stores); every other key is PraisonAI's
+        ours_spilled = [json.loads(p.read_text()) for p in our_spill.glob("*.json")]
+        assert [s.pop(SPILL_OWNER_KEY) for s in ours_spilled] == [str(tmp_path / "ours")]
         assert [blank(json.loads(p.read_text())) for p in their_spill.glob("*.json")] == [
-            blank(json.loads(p.read_text())) for p in our_spill.glob("*.json")
+            blank(s) for s in ours_spilled
         ]
         # ours shows the spilled turn before any write, without writing anything
         assert ours.get_chat_history("s") == [{"role": "user", "content": "keep me"}]
@@ -359,9 +364,10 @@ def test_spill_files_of_any_name_are_folded_and_listed(tmp_path: Path, isolated_
     """PraisonAI folds every ``<id>.*.json`` of the spill dir; so do we (and list them)."""
     from session_browser.core.quarantine import list_items
 
-    theirs_dir, ours_dir = tmp_path / "theirs", tmp_path / "ours"
+    # a spill without an owner (PraisonAI's) folds into the store laid out beside it
+    theirs_dir, ours_dir = tmp_path / "theirs", tmp_path / "oh" / "sessions"
     their_spill = isolated_home / ".praisonai" / "state" / "session_spill"
-    our_spill = tmp_path / "our_spill"
+    our_spill = tmp_path / "oh" / "state" / "session_spill"
     payload = {
         "session_id": "s",
         "spilled_at": "x",
@@ -390,27 +396,31 @@ def test_read_side_effects_gives_praisonai_read_semantics(
 ) -> None:
     """Default reads write nothing; read_side_effects=True folds spills and quarantines on read."""
     their_spill = isolated_home / ".praisonai" / "state" / "session_spill"
-    our_spill = tmp_path / "our_spill"
     payload = {
         "session_id": "s",
         "messages": [{"role": "user", "content": "spilled", "timestamp": 5.0, "metadata": {}}],
     }
     dirs = {}
-    for name, spill in (("theirs", their_spill), ("plain", our_spill), ("compat", our_spill)):
-        d = tmp_path / name
-        d.mkdir()
+    spills = {"theirs": their_spill}
+    for name in ("theirs", "plain", "compat"):
+        # ours laid out as <home>/sessions, so PraisonAI's owner-less spills are theirs
+        d = tmp_path / name if name == "theirs" else tmp_path / name / "sessions"
+        spill = spills.setdefault(name, tmp_path / name / "state" / "session_spill")
+        d.mkdir(parents=True)
         (d / "bad.json").write_bytes(b"{not json")
         spill.mkdir(parents=True, exist_ok=True)
         (spill / f"s.1.1.0000000{len(name)}.json").write_text(json.dumps(payload))
         dirs[name] = d
-    plain = DefaultSessionStore(str(dirs["plain"]), spill_dir=our_spill)
+    plain = DefaultSessionStore(str(dirs["plain"]), spill_dir=spills["plain"])
     before = sorted(p.name for p in dirs["plain"].iterdir())
     assert plain.get_chat_history("s") == [{"role": "user", "content": "spilled"}]
     assert plain.get_chat_history("bad") == []
     assert sorted(p.name for p in dirs["plain"].iterdir()) == before
 
     theirs = pstore.DefaultSessionStore(str(dirs["theirs"]))
-    compat = DefaultSessionStore(str(dirs["compat"]), spill_dir=our_spill, read_side_effects=True)
+    compat = DefaultSessionStore(
+        str(dirs["compat"]), spill_dir=spills["compat"], read_side_effects=True
+    )
     for store in (theirs, compat):
         assert store.get_chat_history("s") == [{"role": "user", "content": "spilled"}]
         assert store.get_chat_history("bad") == []
@@ -419,7 +429,8 @@ def test_read_side_effects_gives_praisonai_read_semantics(
         assert len(list(d.glob("bad.json.corrupt-*"))) == 1
         assert not (d / "bad.json").exists()
     assert not list(their_spill.glob("s.*.json"))
-    assert not list(our_spill.glob("s.*.json"))
+    assert not list(spills["compat"].glob("s.*.json"))
+    assert len(list(spills["plain"].glob("s.*.json"))) == 1  # plain reads never fold
 
 
 def test_session_data_methods_match(tmp_path: Path) -> None:

@@ -55,10 +55,10 @@ def test_two_stores_sharing_a_spill_dir_never_swap_turns(tmp_path: Path) -> None
         assert texts == expected, store.session_dir
     together = list_items([project, global_store, other])
     listed_together = [it for it in together if it.kind == "spill"]
-    assert {(it.session_dir, it.path) for it in listed_together} == {
-        (project.session_dir, ours[project.session_dir]),
-        (other.session_dir, ours[other.session_dir]),
-        (global_store.session_dir, spill / "s1.1700000000000.1.abcdef01.json"),
+    assert {(Path(it.session_dir), it.path) for it in listed_together} == {
+        (Path(project.session_dir), ours[project.session_dir]),
+        (Path(other.session_dir), ours[other.session_dir]),
+        (Path(global_store.session_dir), spill / "s1.1700000000000.1.abcdef01.json"),
     }
     # a write to the project store folds only its own spill
     assert project.add_user_message("s1", "second")
