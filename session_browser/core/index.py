@@ -166,6 +166,7 @@ _STOPWORD_TEXT = """
     those through to too under until up very was we were what when where which while who
     whom why will with would you your yours"""
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+_READS_SESSIONS = re.compile(r"\bs\.")  # a filter clause reading a sessions column
 MACHINE_MIN_MESSAGES = 8
 MACHINE_MAX_GAP = 10.0
 BATCH_FILES = 500
@@ -2665,11 +2666,13 @@ class SqliteSessionStore(DefaultSessionStore):
         if cost > COUNT_BUDGET:
             return None
         fsql, fparams = self._filter_sql(pq)
+        # Sessions are joined only when a filter reads them: one lookup less per posting.
+        join = " JOIN sessions s ON s.sid = m.sid" if _READS_SESSIONS.search(fsql) else ""
         sids = {
             r[0]
             for r in db.execute(
-                "SELECT DISTINCT m.sid FROM fts JOIN messages m ON m.id = fts.rowid "
-                f"JOIN sessions s ON s.sid = m.sid WHERE fts MATCH ?{fsql}",
+                "SELECT DISTINCT m.sid FROM fts JOIN messages m ON m.id = fts.rowid"
+                f"{join} WHERE fts MATCH ?{fsql}",
                 [fts_expr([pq.terms[i] for i in which]), *fparams],
             )
         }

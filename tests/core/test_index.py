@@ -724,3 +724,22 @@ def test_open_stores_indexed_group(populated: Path, tmp_path: Path) -> None:
     plain = open_stores([populated])
     assert plain.default_ranking() == "classic"
     assert [h.session_id for h in plain.search("quokka")] == ["old"]
+
+
+def test_matched_sessions_counted_with_and_without_session_filters(
+    d: Path, tmp_path: Path
+) -> None:
+    # The exact count reads the sessions table only when a filter needs it; both ways
+    # must count the same sessions as the hits show.
+    for i in range(6):
+        put(d, f"new{i}", [f"parcel tracking {i}", "ok"], start=T0 + 10 * 86400.0)
+    for i in range(4):
+        put(d, f"old{i}", [f"parcel tracking {i}", "ok"], start=T0)
+    put(d, "none", ["nothing here", "ok"], start=T0)
+    with SqliteSessionStore(d, db_path=tmp_path / "cnt.sqlite3") as st:
+        assert st.search_ex("parcel", limit=2).matched_sessions == 10
+        assert st.search_ex("parcel role:user", limit=2).matched_sessions == 10
+        assert st.search_ex("parcel role:assistant", limit=2).matched_sessions == 0
+        since = st.search_ex(f"parcel since:{_day(T0 + 5 * 86400.0)}", limit=2)
+        assert since.matched_sessions == 6
+        assert st.search_ex("parcel session:old2", limit=2).matched_sessions == 1
