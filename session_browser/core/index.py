@@ -147,6 +147,7 @@ COMMON_DF = 300  # words in this many messages or more have their count kept in 
 DRIVER_BUDGET = 300  # rarer terms are added as drivers while their summed df stays under this
 CANDIDATE_LIMIT = 400  # newest candidate messages taken from the drivers
 ALL_TERMS_LIMIT = 150  # newest messages holding every term (taken whatever their frequency)
+ALL_TERMS_MARGIN = 1  # ... in this many times the asked-for sessions: fewer driver messages
 FILL_LIMIT = 100  # newest messages with any other term, when too few sessions were found
 COMMON_LIMIT = 200  # newest messages taken when every term is common
 COVERAGE_CHECK = 25  # top sessions whose missing terms are looked up in their other messages
@@ -2475,8 +2476,14 @@ class SqliteSessionStore(DefaultSessionStore):
                     rows.append(row)
 
         used: set[int] = set()
+        drivers_limit = CANDIDATE_LIMIT
         if len(live) == len(pq.terms) and len(live) > 1:
             add(fts_expr(pq.terms, op="AND", excluded=ex), ALL_TERMS_LIMIT)
+            # Sessions with a message holding every term outrank those without (boost and
+            # coverage): when they fill the limit with room to spare, the rarest terms'
+            # other messages can only reach the last places, and fewer of them are read.
+            if len({r[0] for r in rows}) >= ALL_TERMS_MARGIN * max(limit, 1):
+                drivers_limit = FILL_LIMIT
         if live[0][0] <= RARE_DF:
             drivers: list[Term] = []
             budget = 0
@@ -2486,7 +2493,7 @@ class SqliteSessionStore(DefaultSessionStore):
                 drivers.append(pq.terms[i])
                 used.add(i)
                 budget += df
-            add(fts_expr(drivers, excluded=ex), CANDIDATE_LIMIT)
+            add(fts_expr(drivers, excluded=ex), drivers_limit)
         elif not rows:
             add(fts_expr([pq.terms[i] for _df, i in live], excluded=ex), COMMON_LIMIT)
             used.update(i for _df, i in live)

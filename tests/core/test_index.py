@@ -743,3 +743,32 @@ def test_matched_sessions_counted_with_and_without_session_filters(
         since = st.search_ex(f"parcel since:{_day(T0 + 5 * 86400.0)}", limit=2)
         assert since.matched_sessions == 6
         assert st.search_ex("parcel session:old2", limit=2).matched_sessions == 1
+
+
+def test_fewer_driver_messages_when_every_term_fills_the_limit(d: Path, tmp_path: Path) -> None:
+    # 30 sessions hold both words in one message; 20 others hold only the rarer word, in
+    # 480 messages. Asked for 10, the sessions holding every term fill the list, so only a
+    # few of the rarer word's other messages are read; asked for 50, all of them are.
+    from session_browser.core import index as ix
+    from session_browser.core.query import parse_query
+
+    for i in range(30):
+        put(d, f"both{i}", [f"alpha beta report {i}", "ok"], updated="2026-01-01T00:00:00+00:00")
+    for i in range(20):
+        put(d, f"alpha{i}", [f"alpha note {i} {j}" for j in range(24)],
+            updated="2026-01-02T00:00:00+00:00")
+    for i in range(30):
+        put(d, f"beta{i}", [f"beta note {i} {j}" for j in range(24)])
+    with SqliteSessionStore(d, db_path=tmp_path / "drv.sqlite3") as store:
+        pq = parse_query("alpha beta")
+        with store._lock:
+            db = store._conn()
+            dfs = [store._df(db, t) for t in pq.terms]
+            assert dfs[0] < dfs[1] <= ix.RARE_DF
+            few = store._fts_candidates(db, pq, dfs, 10, [])
+            many = store._fts_candidates(db, pq, dfs, 50, [])
+        assert len(few) <= 30 + ix.FILL_LIMIT
+        assert len(many) >= ix.CANDIDATE_LIMIT
+        hits = store.search("alpha beta", limit=10)
+        assert len(hits) == 10
+        assert all(h.session_id.startswith("both") for h in hits)
