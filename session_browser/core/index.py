@@ -2482,7 +2482,9 @@ class SqliteSessionStore(DefaultSessionStore):
             # Sessions with a message holding every term outrank those without (boost and
             # coverage): when they fill the limit with room to spare, the rarest terms'
             # other messages can only reach the last places, and fewer of them are read.
-            if len({r[0] for r in rows}) >= ALL_TERMS_MARGIN * max(limit, 1):
+            # (counted as shown: continuations of one conversation fold into one hit)
+            shown = {r[11] if r[11] is not None else "\x00" + r[7] for r in rows}
+            if len(shown) >= ALL_TERMS_MARGIN * max(limit, 1):
                 drivers_limit = FILL_LIMIT
         if live[0][0] <= RARE_DF:
             drivers: list[Term] = []

@@ -772,3 +772,29 @@ def test_fewer_driver_messages_when_every_term_fills_the_limit(d: Path, tmp_path
         hits = store.search("alpha beta", limit=10)
         assert len(hits) == 10
         assert all(h.session_id.startswith("both") for h in hits)
+
+
+def test_driver_messages_kept_when_every_term_sessions_fold_into_one(
+    d: Path, tmp_path: Path
+) -> None:
+    # The sessions holding every term are continuations of one conversation: they show as
+    # one hit, so they do not fill the limit and the rarer word's messages are all read.
+    from session_browser.core import index as ix
+    from session_browser.core.query import parse_query
+
+    for i in range(30):
+        put(d, f"both{i}", [f"alpha beta report {i}", "ok"], meta={"lineage_id": "L"})
+    for i in range(20):
+        put(d, f"alpha{i}", [f"alpha note {i} {j}" for j in range(24)],
+            updated="2026-01-02T00:00:00+00:00")
+    for i in range(30):
+        put(d, f"beta{i}", [f"beta note {i} {j}" for j in range(24)])
+    with SqliteSessionStore(d, db_path=tmp_path / "fold.sqlite3") as store:
+        pq = parse_query("alpha beta")
+        with store._lock:
+            db = store._conn()
+            dfs = [store._df(db, t) for t in pq.terms]
+            rows = store._fts_candidates(db, pq, dfs, 10, [])
+        assert len(rows) >= ix.CANDIDATE_LIMIT
+        ids = [h.session_id for h in store.search("alpha beta", limit=10)]
+        assert len(ids) == 10 and ids[0].startswith("both")
