@@ -146,6 +146,7 @@ COMMON_DF = 300  # words in this many messages or more have their count kept in 
 DRIVER_BUDGET = 300  # rarer terms are added as drivers while their summed df stays under this
 CANDIDATE_LIMIT = 400  # newest candidate messages taken from the drivers
 ALL_TERMS_LIMIT = 150  # newest messages holding every term (taken whatever their frequency)
+ALL_TERMS_MARGIN = 1  # ... in this many times the asked-for sessions: fewer driver messages
 FILL_LIMIT = 100  # newest messages with any other term, when too few sessions were found
 COMMON_LIMIT = 200  # newest messages taken when every term is common
 COVERAGE_CHECK = 25  # top sessions whose missing terms are looked up in their other messages
@@ -165,6 +166,7 @@ _STOPWORD_TEXT = """
     those through to too under until up very was we were what when where which while who
     whom why will with would you your yours"""
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+_READS_SESSIONS = re.compile(r"\bs\.")  # a filter clause reading a sessions column
 MACHINE_MIN_MESSAGES = 8
 MACHINE_MAX_GAP = 10.0
 BATCH_FILES = 500
@@ -2473,8 +2475,16 @@ class SqliteSessionStore(DefaultSessionStore):
                     rows.append(row)
 
         used: set[int] = set()
+        drivers_limit = CANDIDATE_LIMIT
         if len(live) == len(pq.terms) and len(live) > 1:
             add(fts_expr(pq.terms, op="AND", excluded=ex), ALL_TERMS_LIMIT)
+            # Sessions with a message holding every term outrank those without (boost and
+            # coverage): when they fill the limit with room to spare, the rarest terms'
+            # other messages can only reach the last places, and fewer of them are read.
+            # (counted as shown: continuations of one conversation fold into one hit)
+            shown = {r[11] if r[11] is not None else "\x00" + r[7] for r in rows}
+            if len(shown) >= ALL_TERMS_MARGIN * max(limit, 1):
+                drivers_limit = FILL_LIMIT
         if live[0][0] <= RARE_DF:
             drivers: list[Term] = []
             budget = 0
@@ -2484,7 +2494,7 @@ class SqliteSessionStore(DefaultSessionStore):
                 drivers.append(pq.terms[i])
                 used.add(i)
                 budget += df
-            add(fts_expr(drivers, excluded=ex), CANDIDATE_LIMIT)
+            add(fts_expr(drivers, excluded=ex), drivers_limit)
         elif not rows:
             add(fts_expr([pq.terms[i] for _df, i in live], excluded=ex), COMMON_LIMIT)
             used.update(i for _df, i in live)
@@ -2664,11 +2674,13 @@ class SqliteSessionStore(DefaultSessionStore):
         if cost > COUNT_BUDGET:
             return None
         fsql, fparams = self._filter_sql(pq)
+        # Sessions are joined only when a filter reads them: one lookup less per posting.
+        join = " JOIN sessions s ON s.sid = m.sid" if _READS_SESSIONS.search(fsql) else ""
         sids = {
             r[0]
             for r in db.execute(
-                "SELECT DISTINCT m.sid FROM fts JOIN messages m ON m.id = fts.rowid "
-                f"JOIN sessions s ON s.sid = m.sid WHERE fts MATCH ?{fsql}",
+                "SELECT DISTINCT m.sid FROM fts JOIN messages m ON m.id = fts.rowid"
+                f"{join} WHERE fts MATCH ?{fsql}",
                 [fts_expr([pq.terms[i] for i in which]), *fparams],
             )
         }

@@ -724,3 +724,77 @@ def test_open_stores_indexed_group(populated: Path, tmp_path: Path) -> None:
     plain = open_stores([populated])
     assert plain.default_ranking() == "classic"
     assert [h.session_id for h in plain.search("quokka")] == ["old"]
+
+
+def test_matched_sessions_counted_with_and_without_session_filters(
+    d: Path, tmp_path: Path
+) -> None:
+    # The exact count reads the sessions table only when a filter needs it; both ways
+    # must count the same sessions as the hits show.
+    for i in range(6):
+        put(d, f"new{i}", [f"parcel tracking {i}", "ok"], start=T0 + 10 * 86400.0)
+    for i in range(4):
+        put(d, f"old{i}", [f"parcel tracking {i}", "ok"], start=T0)
+    put(d, "none", ["nothing here", "ok"], start=T0)
+    with SqliteSessionStore(d, db_path=tmp_path / "cnt.sqlite3") as st:
+        assert st.search_ex("parcel", limit=2).matched_sessions == 10
+        assert st.search_ex("parcel role:user", limit=2).matched_sessions == 10
+        assert st.search_ex("parcel role:assistant", limit=2).matched_sessions == 0
+        since = st.search_ex(f"parcel since:{_day(T0 + 5 * 86400.0)}", limit=2)
+        assert since.matched_sessions == 6
+        assert st.search_ex("parcel session:old2", limit=2).matched_sessions == 1
+
+
+def test_fewer_driver_messages_when_every_term_fills_the_limit(d: Path, tmp_path: Path) -> None:
+    # 30 sessions hold both words in one message; 20 others hold only the rarer word, in
+    # 480 messages. Asked for 10, the sessions holding every term fill the list, so only a
+    # few of the rarer word's other messages are read; asked for 50, all of them are.
+    from session_browser.core import index as ix
+    from session_browser.core.query import parse_query
+
+    for i in range(30):
+        put(d, f"both{i}", [f"alpha beta report {i}", "ok"], updated="2026-01-01T00:00:00+00:00")
+    for i in range(20):
+        put(d, f"alpha{i}", [f"alpha note {i} {j}" for j in range(24)],
+            updated="2026-01-02T00:00:00+00:00")
+    for i in range(30):
+        put(d, f"beta{i}", [f"beta note {i} {j}" for j in range(24)])
+    with SqliteSessionStore(d, db_path=tmp_path / "drv.sqlite3") as store:
+        pq = parse_query("alpha beta")
+        with store._lock:
+            db = store._conn()
+            dfs = [store._df(db, t) for t in pq.terms]
+            assert dfs[0] < dfs[1] <= ix.RARE_DF
+            few = store._fts_candidates(db, pq, dfs, 10, [])
+            many = store._fts_candidates(db, pq, dfs, 50, [])
+        assert len(few) <= 30 + ix.FILL_LIMIT
+        assert len(many) >= ix.CANDIDATE_LIMIT
+        hits = store.search("alpha beta", limit=10)
+        assert len(hits) == 10
+        assert all(h.session_id.startswith("both") for h in hits)
+
+
+def test_driver_messages_kept_when_every_term_sessions_fold_into_one(
+    d: Path, tmp_path: Path
+) -> None:
+    # The sessions holding every term are continuations of one conversation: they show as
+    # one hit, so they do not fill the limit and the rarer word's messages are all read.
+    from session_browser.core import index as ix
+    from session_browser.core.query import parse_query
+
+    for i in range(30):
+        put(d, f"both{i}", [f"alpha beta report {i}", "ok"], meta={"lineage_id": "L"})
+    for i in range(20):
+        put(d, f"alpha{i}", [f"alpha note {i} {j}" for j in range(24)],
+            updated="2026-01-02T00:00:00+00:00")
+    for i in range(30):
+        put(d, f"beta{i}", [f"beta note {i} {j}" for j in range(24)])
+    with SqliteSessionStore(d, db_path=tmp_path / "fold.sqlite3") as store:
+        pq = parse_query("alpha beta")
+        with store._lock:
+            db = store._conn()
+            dfs = [store._df(db, t) for t in pq.terms]
+            rows = store._fts_candidates(db, pq, dfs, 10, [])
+        assert len(rows) >= ix.CANDIDATE_LIMIT
+        ids = [h.session_id for h in store.search("alpha beta", limit=10)]
+        assert len(ids) == 10 and ids[0].startswith("both")
