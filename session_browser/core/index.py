@@ -643,27 +643,11 @@ def _project_of(data: JSONDict) -> str | None:
 _LOWERS_TO_ASCII: tuple[tuple[str, str], ...] = (("\u0130", "i"), ("\u212a", "k"))
 
 
-def _private_dirs(path: Path) -> None:
-    """Create ``path`` and its missing parents as 0700 dirs (the index holds conversation
-    text); dirs that exist already are left as they are."""
-    missing: list[Path] = []
-    here = path
-    while not here.exists():
-        missing.append(here)
-        if here.parent == here:
-            break
-        here = here.parent
-    for d in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(d, 0o700)
-            os.chmod(d, 0o700)  # whatever the umask
-
-
 def _private_file(path: Path) -> None:
     """Make sure ``path`` exists as a 0600 file (SQLite then creates its ``-wal`` and
     ``-shm`` with the same mode). An existing file is never opened here: closing any
     descriptor of a database file drops the POSIX locks SQLite holds on it in this process."""
-    _private_dirs(path.parent)
+    paths.ensure_private_dir(path.parent)
     try:
         fd = os.open(
             path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600
@@ -682,7 +666,7 @@ def _private_file(path: Path) -> None:
 
 def _lock_file(path: Path) -> int:
     """An open descriptor of the 0600 lock file ``path`` (created when missing)."""
-    _private_dirs(path.parent)
+    paths.ensure_private_dir(path.parent)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
     with contextlib.suppress(OSError):
         os.fchmod(fd, 0o600)

@@ -53,7 +53,7 @@ from .files import (
     spill_belongs_to,
 )
 from .model import JSONDict, epoch_seconds, is_summary_message, message_key, utc_now_iso
-from .paths import data_dir, safe_id
+from .paths import data_dir, ensure_private_dir, safe_id
 from .store import DefaultSessionStore
 
 KIND_CORRUPT = "corrupt"
@@ -873,22 +873,6 @@ PRIVATE_FILE_MODE = 0o600
 _CHUNK = 1 << 20
 
 
-def _private_dir(path: Path) -> Path:
-    """``path`` and any missing parent created 0700 (whatever the umask); returns it."""
-    missing: list[Path] = []
-    p = path
-    while not p.exists():
-        missing.append(p)
-        if p.parent == p:
-            break
-        p = p.parent
-    for d in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            d.mkdir(mode=PRIVATE_DIR_MODE)
-        os.chmod(d, PRIVATE_DIR_MODE)
-    return path
-
-
 def journal_dir() -> Path:
     return data_dir() / "journal"
 
@@ -1048,7 +1032,7 @@ class _Journal:
         self, changes: Sequence[_FileChange], intended: dict[Path, JSONDict] | None = None
     ) -> None:
         """Copy every touched file into the entry and save it as an intent."""
-        _private_dir(journal_dir())
+        ensure_private_dir(journal_dir())
         self.dir.mkdir(mode=PRIVATE_DIR_MODE)
         os.chmod(self.dir, PRIVATE_DIR_MODE)
         for n, ch in enumerate(changes):
@@ -1447,7 +1431,7 @@ def discard(item: QuarantineItem, *, dry_run: bool = False) -> ActionResult:
     if not before.get("exists"):
         raise QuarantineError(f"{item.path} is gone; nothing discarded")
     journal.backup(changes, {target: before})
-    _private_dir(target.parent)
+    ensure_private_dir(target.parent)
     if "link" in before:
         os.symlink(str(before["link"]), target)
     else:
