@@ -527,6 +527,17 @@ _TYPED_FIELDS = (
 )
 
 
+def tail_turns(messages: list[SessionMessage], keep: int | None) -> list[SessionMessage]:
+    """The last ``keep`` messages (all when falsy), never starting on an orphaned ``tool``
+    result (PraisonAI's rule for a history window)."""
+    if not keep or len(messages) <= keep:
+        return messages
+    start = len(messages) - keep
+    while start < len(messages) and messages[start].role == "tool":
+        start += 1
+    return messages[start:]
+
+
 @dataclass
 class SessionData:
     """A whole session as stored; ``to_dict`` writes PraisonAI's exact key order.
@@ -568,13 +579,7 @@ class SessionData:
 
     def get_chat_history(self, max_messages: int | None = None) -> list[JSONDict]:
         """The active window as LLM messages (the last ``max_messages``, whole tool turns)."""
-        messages = self.messages
-        if max_messages and len(messages) > max_messages:
-            start = len(messages) - max_messages
-            while start < len(messages) and messages[start].role == "tool":
-                start += 1
-            messages = messages[start:]
-        return [m.to_llm_message() for m in messages]
+        return [m.to_llm_message() for m in tail_turns(self.messages, max_messages)]
 
     def trim_messages(self, max_messages: int) -> None:
         """Keep the last ``max_messages`` turns; the checkpoint anchor follows."""

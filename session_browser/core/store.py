@@ -42,6 +42,7 @@ from .model import (
     SessionSummary,
     epoch_seconds,
     message_key,
+    tail_turns,
     utc_now_iso,
 )
 from .paths import default_session_dir, default_spill_dir, ensure_private_dir, safe_id
@@ -144,16 +145,6 @@ def _check_id(session_id: str) -> None:
         raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
     if len(f"{safe_id(session_id)}.json.lock".encode("utf-8", "surrogatepass")) > 255:
         raise ValueError("session_id is too long for a file name")
-
-
-def _trim_tail(messages: list[SessionMessage], keep: int) -> list[SessionMessage]:
-    """The last ``keep`` messages, never starting on an orphaned ``tool`` result."""
-    if not keep or len(messages) <= keep:
-        return messages
-    start = len(messages) - keep
-    while start < len(messages) and messages[start].role == "tool":
-        start += 1
-    return messages[start:]
 
 
 class DefaultSessionStore(PraisonAICompat):
@@ -533,7 +524,7 @@ class DefaultSessionStore(PraisonAICompat):
             return
         if self.retention == RETENTION_KEEP_ALL:
             return
-        recent = _trim_tail(session.messages, window)
+        recent = tail_turns(session.messages, window)
         overflow = session.messages[: len(session.messages) - len(recent)]
         if self.retention == RETENTION_TRUNCATE:
             session.messages = recent
