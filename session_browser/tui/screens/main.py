@@ -9,6 +9,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import ContentSwitcher, Footer, Input, Static
@@ -273,9 +274,13 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     # ------------------------------------------------------------------ recent
 
     def reload_recent(self) -> None:
+        try:
+            recent = self.query_one("#recent", RecentList)
+            text = self.query_one("#filter", Input).value
+        except NoMatches:  # a timer or an index message landing while the app shuts down
+            return
         self._recent_gen += 1
-        self.query_one("#recent", RecentList).sort = self.sort
-        text = self.query_one("#filter", Input).value
+        recent.sort = self.sort
         self.count_recent(self._recent_gen, self.sort, text)
 
     @work(thread=True, exclusive=True, group="recent", exit_on_error=False)
