@@ -1611,12 +1611,17 @@ class SqliteSessionStore(DefaultSessionStore):
                 same = False
             if same:
                 return
+            self._reopen()
+
+    def _reopen(self) -> None:
+        """Close our connection and open the database path again, dropping its caches."""
+        if self._db is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
-            self._db = None
-            self._open()
-            self._stats = None
-            self._df_cache.clear()
+        self._db = None
+        self._open()
+        self._stats = None
+        self._df_cache.clear()
 
     def _follow_file(self) -> None:
         """Reopen when the database path now names another file than the one we have open
@@ -1626,12 +1631,7 @@ class SqliteSessionStore(DefaultSessionStore):
         if self._file_ino() == self._db_ino:
             return
         log.info("index %s was replaced; reopening it", self.db_path)
-        with contextlib.suppress(sqlite3.Error):
-            self._db.close()
-        self._db = None
-        self._open()
-        self._stats = None
-        self._df_cache.clear()
+        self._reopen()
 
     @staticmethod
     def _token(db: sqlite3.Connection) -> str | None:
