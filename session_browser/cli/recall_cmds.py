@@ -142,6 +142,7 @@ def search(
                 "query": query,
                 "total_found": len(hits),
                 "matched_sessions": result.matched_sessions,
+                "matched_exact": result.matched_exact,
                 "ranking": result.ranking,
                 "mode": result.mode,
                 "fuzzy": result.fuzzy,

@@ -127,6 +127,7 @@ from .query import (
     parse_query,
     project_matches,
     tokenize,
+    why_empty,
 )
 from .store import DefaultSessionStore
 
@@ -149,6 +150,7 @@ ALL_TERMS_LIMIT = 150  # newest messages holding every term (taken whatever thei
 ALL_TERMS_MARGIN = 1  # ... in this many times the asked-for sessions: fewer driver messages
 FILL_LIMIT = 100  # newest messages with any other term, when too few sessions were found
 COMMON_LIMIT = 200  # newest messages taken when every term is common
+PER_SESSION = 8  # candidate messages taken at most from one session (per candidate read)
 COVERAGE_CHECK = 25  # top sessions whose missing terms are looked up in their other messages
 SCORE_TEXT_CHARS = 50_000  # characters of one message folded at a time by the scorer
 SCORE_CUT_SEARCH = 2_000  # ... cut at the first whitespace this far past that (words stay whole)
@@ -229,6 +231,7 @@ class SearchResult:
 
     hits: list[SessionHit] = field(default_factory=list)
     matched_sessions: int = 0
+    matched_exact: bool = True  # False: matched_sessions is a lower bound ("at least")
     elapsed_ms: float = 0.0
     mode: str = "index"  # "index" | "index+scan" | "like" | "scan"
     fuzzy: bool = False
@@ -245,12 +248,25 @@ class SearchResult:
             "mode": self.mode,
             "fuzzy": self.fuzzy,
             "matched_sessions": self.matched_sessions,
+            "matched_exact": self.matched_exact,
             "elapsed_ms": round(self.elapsed_ms, 3),
             "progress": list(self.progress),
             "warnings": list(self.warnings),
             "error": self.error,
             "results": [h.to_json() for h in self.hits],
         }
+
+
+@dataclass
+class Relevance:
+    """One store's relevance candidates and how they were found (what a group merges)."""
+
+    candidates: list[recall.Candidate] = field(default_factory=list)
+    matched: int = 0  # sessions matched
+    exact: bool = True  # False: ``matched`` is a lower bound (too many postings to count)
+    fuzzy: bool = False
+    warnings: list[str] = field(default_factory=list)
+    mode: str = "index"
 
 
 @dataclass
@@ -793,7 +809,9 @@ class _Scorer:
         self.pq = pq
         self.terms = pq.terms
         n = max(total, 1)
-        self.idf = [math.log(1.0 + (n - df + 0.5) / (df + 0.5)) for df in dfs]
+        # A prefix's count adds up its words' counts and can pass the number of messages:
+        # clamped, its weight stays positive (a negative score reads as "excluded").
+        self.idf = [math.log(1.0 + (n - min(df, n) + 0.5) / (min(df, n) + 0.5)) for df in dfs]
         self.idf_total = sum(self.idf) or 1.0
         # Common words (see :func:`_is_common`): when the query mixes them with rarer words, a
         # session must hold one of the rarer ones; a query of common words only keeps all.
@@ -2222,14 +2240,12 @@ class SqliteSessionStore(DefaultSessionStore):
             pq = parse_query(query)
         except QueryError:
             return []
-        cands, _n, _fz, _w, _mode = self._relevance(pq, limit or 5, window, corpus)
-        return cands
+        return self._relevance(pq, limit or 5, window, corpus).candidates
 
     def relevance_candidates(
         self, pq: ParsedQuery, *, limit: int = 5, window: int = 5, corpus: CorpusStats | None = None
-    ) -> tuple[list[recall.Candidate], int, bool, list[str], str]:
-        """Relevance candidates of a parsed query and how they were found:
-        (candidates, matched sessions, fuzzy, warnings, mode). What a group merges."""
+    ) -> Relevance:
+        """Relevance candidates of a parsed query and how they were found."""
         return self._relevance(pq, limit, window, corpus)
 
     def corpus_stats(self, pq: ParsedQuery) -> CorpusStats:
@@ -2274,12 +2290,17 @@ class SqliteSessionStore(DefaultSessionStore):
         if pq.nothing_searchable:
             result.warnings.append(NOTHING_SEARCHABLE)
         elif limit > 0 and not pq.empty:
-            cands, matched, fuzzy, warnings, mode = self._relevance(pq, limit, window)
-            result.hits = recall.rank(cands, limit)
-            result.matched_sessions = matched
-            result.fuzzy = fuzzy
-            result.warnings.extend(warnings)
-            result.mode = mode
+            rel = self._relevance(pq, limit, window)
+            result.hits = recall.rank(rel.candidates, limit)
+            result.matched_sessions = rel.matched
+            result.matched_exact = rel.exact
+            result.fuzzy = rel.fuzzy
+            result.warnings.extend(rel.warnings)
+            result.mode = rel.mode
+            if not rel.candidates:
+                why = why_empty(query, lambda q: self._relevance(parse_query(q), 1, window).matched)
+                if why is not None:
+                    result.warnings.append(why)
         else:
             result.mode = "scan" if self.broken else ("index" if self.has_fts else "like")
         result.elapsed_ms = (time.perf_counter() - started) * 1000
@@ -2499,38 +2520,75 @@ class SqliteSessionStore(DefaultSessionStore):
         expr: str | None,
         like_terms: list[Term] | None,
         limit: int,
+        per_session: int = PER_SESSION,
     ) -> list[tuple[Any, ...]]:
+        """The newest messages matching ``expr`` (or one of ``like_terms``) and the filters,
+        at most ``per_session`` of one session: a long session never fills the candidates
+        and hides every other one.
+
+        A session's messages have consecutive ids, so once a session has given its share,
+        the next read starts below its first message: only ids are read until the rows are
+        chosen, and their text is read once."""
         fsql, fparams = self._filter_sql(pq)
         if expr is not None:
-            sql = (
-                f"SELECT {self._CAND_COLS} FROM fts JOIN messages m ON m.id = fts.rowid "
-                f"JOIN sessions s ON s.sid = m.sid WHERE fts MATCH ?{fsql} "
-                "ORDER BY fts.rowid DESC LIMIT ?"
+            source = "fts JOIN messages m ON m.id = fts.rowid JOIN sessions s ON s.sid = m.sid"
+            where, params, below = "fts MATCH ?", [expr], "fts.rowid"
+        else:
+            source = "messages m JOIN sessions s ON s.sid = m.sid"
+            where, params, below = "1", [], "m.id"
+            if like_terms:
+                where = "(" + " OR ".join("m.text LIKE ? ESCAPE '\\'" for _ in like_terms) + ")"
+                params = [like_pattern(t) for t in like_terms]
+        chosen: list[int] = []
+        taken: dict[int, int] = {}
+        bound: int | None = None
+        while len(chosen) < limit:
+            sql = f"SELECT m.id, m.sid, s.row_lo FROM {source} WHERE {where}{fsql}"
+            args: list[Any] = [*params, *fparams]
+            if bound is not None:
+                sql += f" AND {below} < ?"
+                args.append(bound)
+            batch = db.execute(f"{sql} ORDER BY {below} DESC LIMIT ?", [*args, limit]).fetchall()
+            bound = None
+            for mid, sid, lo in batch:
+                n = taken.get(sid, 0)
+                if n >= per_session:
+                    bound = lo  # the rest of this session lies between lo and mid
+                    break
+                taken[sid] = n + 1
+                chosen.append(mid)
+                if len(chosen) >= limit:
+                    break
+            else:
+                if len(batch) == limit:
+                    bound = batch[-1][0]
+            if bound is None:
+                break
+        rows: list[tuple[Any, ...]] = []
+        for start in range(0, len(chosen), IN_CHUNK):
+            chunk = chosen[start : start + IN_CHUNK]
+            rows.extend(
+                db.execute(
+                    f"SELECT {self._CAND_COLS} FROM messages m JOIN sessions s ON s.sid = m.sid "
+                    f"WHERE m.id IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                )
             )
-            return db.execute(sql, [expr, *fparams, limit]).fetchall()
-        like = ""
-        lparams: list[Any] = []
-        if like_terms:
-            like = " AND (" + " OR ".join("m.text LIKE ? ESCAPE '\\'" for _ in like_terms) + ")"
-            lparams = [like_pattern(t) for t in like_terms]
-        sql = (
-            f"SELECT {self._CAND_COLS} FROM messages m JOIN sessions s ON s.sid = m.sid "
-            f"WHERE 1{like}{fsql} ORDER BY m.id DESC LIMIT ?"
-        )
-        return db.execute(sql, [*lparams, *fparams, limit]).fetchall()
+        rows.sort(key=lambda r: r[-1], reverse=True)
+        return rows
 
     def _relevance(
         self, pq: ParsedQuery, limit: int, window: int, corpus: CorpusStats | None = None
-    ) -> tuple[list[recall.Candidate], int, bool, list[str], str]:
-        """(candidates, matched sessions, fuzzy, warnings, mode)."""
+    ) -> Relevance:
         if pq.nothing_searchable:  # never the newest sessions as if they matched
-            return [], 0, False, [NOTHING_SEARCHABLE], "scan" if self.broken else "index"
+            mode = "scan" if self.broken else "index"
+            return Relevance(warnings=[NOTHING_SEARCHABLE], mode=mode)
         if self.broken is not None:
             words = pq.words
             if not words:
-                return [], 0, False, [], "scan"
+                return Relevance(mode="scan")
             cands = super().search_candidates(words, window=window)
-            return cands, len(cands), False, [], "scan"
+            return Relevance(cands, len(cands), mode="scan")
         try:
             with self._lock:
                 db = self._conn()
@@ -2567,11 +2625,11 @@ class SqliteSessionStore(DefaultSessionStore):
             self._on_db_error(exc)
             if self.broken is not None or self._db is None:
                 return self._relevance(pq, limit, window, corpus)
-            return [], 0, False, [f"the index failed during this search: {exc}"], "index"
+            return Relevance(warnings=[f"the index failed during this search: {exc}"])
         except _Broken:
             return self._relevance(pq, limit, window, corpus)
         cands = self._to_candidates(scored, pq, limit, window)
-        return cands, matched, fuzzy, warnings, mode
+        return Relevance(cands, matched, counted is not None, fuzzy, warnings, mode)
 
     def _scorer(
         self,

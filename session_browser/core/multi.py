@@ -116,13 +116,13 @@ class StoreGroup:
             for store in self.stores:
                 relevance = getattr(store, "relevance_candidates", None)
                 if pq is not None and callable(relevance):
-                    cands, matched, was_fuzzy, warnings, _mode = relevance(
-                        pq, limit=limit, window=window, corpus=corpus
-                    )
+                    rel = relevance(pq, limit=limit, window=window, corpus=corpus)
+                    cands, was_fuzzy = rel.candidates, rel.fuzzy
                     extras.append(store)
                     if result is not None:
-                        result.matched_sessions += int(matched)
-                        for w in warnings:
+                        result.matched_sessions += int(rel.matched)
+                        result.matched_exact = result.matched_exact and rel.exact
+                        for w in rel.warnings:
                             if w not in result.warnings:
                                 result.warnings.append(str(w))
                 else:
@@ -245,6 +245,17 @@ class StoreGroup:
         )
         result.hits = recall.rank(cands, limit)
         result.mode = self._mode()
+        if not cands and ranking == "relevance":
+            from .query import why_empty
+
+            def matched(text: str) -> int:
+                counted = SearchResult()
+                self._candidates(text, window=window, ranking=ranking, limit=1, result=counted)
+                return counted.matched_sessions
+
+            why = why_empty(query, matched)
+            if why is not None:
+                result.warnings.append(why)
         for store in self.stores:
             for warning in getattr(store, "warnings", []) or []:
                 if warning not in result.warnings:

@@ -27,6 +27,7 @@ import functools
 import os
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -227,13 +228,14 @@ class ParsedQuery:
         return tuple(out)
 
 
-def _split(text: str) -> list[tuple[str, str, bool]]:
-    """Split into (head, body, quoted) parts.
+def _split(text: str) -> list[tuple[str, str, bool, tuple[int, int]]]:
+    """Split into (head, body, quoted, span) parts.
 
     ``head`` is what stands before an opening quote (``-``, ``key:``, ``-key:`` or ''), so
     ``agent:"my agent"`` and ``-"a phrase"`` stay one part; an unclosed quote runs to the end.
+    ``span`` is where the part stands in ``text``.
     """
-    parts: list[tuple[str, str, bool]] = []
+    parts: list[tuple[str, str, bool, tuple[int, int]]] = []
     i = 0
     n = len(text)
     while i < n:
@@ -251,10 +253,45 @@ def _split(text: str) -> list[tuple[str, str, bool]]:
             if i < n and text[i] == "*":
                 body += "*"
                 i += 1
-            parts.append((head, body, True))
+            parts.append((head, body, True, (start, i)))
             continue
-        parts.append(("", text[start:i], False))
+        parts.append(("", text[start:i], False, (start, i)))
     return parts
+
+
+def _classify(head: str, body: str, quoted: bool) -> tuple[str, str, str]:
+    """What one part of a query is: ``("filter", key, value)``, ``("exclude", "", text)``
+    or ``("term", "", text)``."""
+    negative = False
+    if quoted:
+        if head.startswith("-"):
+            negative, head = True, head[1:]
+        key = head[:-1].lower() if head.endswith(":") else ""
+        if key in FILTER_KEYS and not negative:
+            return "filter", key, body
+        if head:
+            body = head + " " + body
+    else:
+        if body.startswith("-") and len(body) > 1:
+            negative, body = True, body[1:]
+        key, sep, value = body.partition(":")
+        if sep and not negative and key.lower() in FILTER_KEYS:
+            return "filter", key.lower(), value
+    return ("exclude" if negative else "term"), "", body
+
+
+def loosened(text: str) -> list[tuple[str, str]]:
+    """Ways to widen a query that found nothing, to say why it did: ``(what was left out,
+    the query without it)``, first without its excluded words, then without its filters.
+    A query with neither gives nothing."""
+    parts = [(text[a:b], _classify(h, body, q)[0]) for h, body, q, (a, b) in _split(text)]
+    out: list[tuple[str, str]] = []
+    for kind in ("exclude", "filter"):
+        dropped = [raw for raw, k in parts if k == kind]
+        rest = [raw for raw, k in parts if k != kind]
+        if dropped and any(k == "term" for _raw, k in parts):
+            out.append((" ".join(dropped), " ".join(rest)))
+    return out
 
 
 def _day(value: str, key: str) -> datetime:
@@ -370,28 +407,15 @@ def parse_query(text: str) -> ParsedQuery:
     """Parse ``text``; raises :class:`QueryError` only for a bad filter value."""
     text = text or ""
     pq = ParsedQuery(text=text)
-    for head, body, quoted in _split(text):
-        negative = False
-        if quoted:
-            if head.startswith("-"):
-                negative, head = True, head[1:]
-            key = head[:-1].lower() if head.endswith(":") else ""
-            if key in FILTER_KEYS and not negative:
-                _apply_filter(pq, key, body)
-                continue
-            if head:
-                body = head + " " + body
-        else:
-            if body.startswith("-") and len(body) > 1:
-                negative, body = True, body[1:]
-            key, sep, value = body.partition(":")
-            if sep and not negative and key.lower() in FILTER_KEYS:
-                _apply_filter(pq, key.lower(), value)
-                continue
+    for head, body, quoted, _span in _split(text):
+        kind, key, body = _classify(head, body, quoted)
+        if kind == "filter":
+            _apply_filter(pq, key, body)
+            continue
         term = _make_term(body, quoted)
         if term is None:
             continue
-        target = pq.excluded if negative else pq.terms
+        target = pq.excluded if kind == "exclude" else pq.terms
         if term in target:
             continue
         if len(pq.terms) + len(pq.excluded) >= MAX_TERMS:
@@ -401,6 +425,17 @@ def parse_query(text: str) -> ParsedQuery:
     if pq.since is not None and pq.until is not None and pq.since >= pq.until:
         raise QueryError("since: is not before until: (nothing can match)")
     return pq
+
+
+def why_empty(text: str, matched: Callable[[str], int]) -> str | None:
+    """Why ``text`` found nothing, when leaving out its excluded words or its filters would
+    find something: ``matched(query)`` counts the sessions a query matches."""
+    for dropped, rest in loosened(text):
+        n = matched(rest)
+        if n > 0:
+            some = "1 session matches" if n == 1 else f"{n:,} sessions match"
+            return f"nothing matches with {dropped}; without it, {some}"
+    return None
 
 
 def fts_expr(terms: list[Term], *, op: str = "OR", excluded: list[Term] | None = None) -> str:

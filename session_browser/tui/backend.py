@@ -32,6 +32,7 @@ class SearchOutcome:
     query: str
     hits: list[SessionHit] = field(default_factory=list)
     matched: int = 0
+    matched_exact: bool = True  # False: ``matched`` is a lower bound
     elapsed_ms: float = 0.0
     mode: str = "scan"
     fuzzy: bool = False
@@ -270,6 +271,7 @@ class Backend:
                     seen.add(hit.session_id)
                     hits.append(hit)
             out.matched += int(getattr(res, "matched_sessions", getattr(res, "matched", 0)) or 0)
+            out.matched_exact = out.matched_exact and bool(getattr(res, "matched_exact", True))
             out.elapsed_ms = max(out.elapsed_ms, float(getattr(res, "elapsed_ms", 0.0) or 0.0))
             out.fuzzy = out.fuzzy or bool(getattr(res, "fuzzy", False))
             out.mode = str(getattr(res, "mode", out.mode) or out.mode)

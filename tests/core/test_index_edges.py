@@ -81,8 +81,8 @@ def test_a_query_with_nothing_searchable_finds_nothing(d: Path, tmp_path: Path, 
         assert res.hits == [] and res.matched_sessions == 0 and res.error is None
         assert NOTHING_SEARCHABLE in res.warnings
         assert store.search(query) == []
-        cands, matched, _fuzzy, warnings, _mode = store.relevance_candidates(parse_query(query))
-        assert cands == [] and matched == 0 and warnings == [NOTHING_SEARCHABLE]
+        rel = store.relevance_candidates(parse_query(query))
+        assert rel.candidates == [] and rel.matched == 0 and rel.warnings == [NOTHING_SEARCHABLE]
         # Blank text says nothing (the app's empty search box) and finds nothing.
         assert store.search_ex("  ").warnings == [] and store.search("  ") == []
 

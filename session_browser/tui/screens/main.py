@@ -209,7 +209,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         else:
             shown = len(out.hits)
             n = out.matched
-            info.append(f"{n} session{'s' if n != 1 else ''} matched", style="bold")
+            bound = "" if out.matched_exact else "at least "
+            info.append(f"{bound}{n:,} session{'s' if n != 1 else ''} matched", style="bold")
             if self.browser.index_state.mode == "building":
                 info.append(" so far (more as the index builds)", style="bold")
             # A continuation session folds into the hit of the session it continues.

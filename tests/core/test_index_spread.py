@@ -1,0 +1,146 @@
+"""Results that are complete and honest: a long session never hides the others, counts say
+when they are a bound, and an empty result says what emptied it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from session_browser.cli import main
+from session_browser.core import index as ix
+from session_browser.core.index import SqliteSessionStore
+from session_browser.core.multi import StoreGroup
+from session_browser.core.query import loosened
+
+from .test_index import put
+
+
+@pytest.fixture
+def d(tmp_path: Path) -> Path:
+    return tmp_path / "sessions"
+
+
+def _long_and_short(d: Path, word: str, long_messages: int = 600) -> None:
+    # The long session is the newest and mentions the word in every message: by message
+    # recency alone it takes every candidate.
+    for i in range(6):
+        put(
+            d,
+            f"short{i}",
+            [f"a note about {word} number {i}", "fine"],
+            updated=f"2026-01-0{i + 1}T00:00:00+00:00",
+            start=1_700_000_000.0 + i,
+        )
+    put(
+        d,
+        "long",
+        [f"{word} again, step {j}" for j in range(long_messages)],
+        updated="2026-02-01T00:00:00+00:00",
+        start=1_800_000_000.0,
+        gap=1.0,
+    )
+
+
+@pytest.mark.parametrize("limit", [5, 10, 50])
+def test_a_long_session_never_hides_the_others(d: Path, tmp_path: Path, limit: int) -> None:
+    _long_and_short(d, "python")
+    with SqliteSessionStore(d, db_path=tmp_path / "i.sqlite3") as store:
+        res = store.search_ex("python", limit=limit)
+        ids = {h.session_id for h in res.hits}
+        assert len(ids) == min(limit, 7)
+        assert res.matched_sessions == 7 and res.matched_exact
+        if limit >= 7:
+            assert ids == {"long"} | {f"short{i}" for i in range(6)}
+
+
+def test_a_long_session_never_hides_the_others_for_a_common_word(d: Path, tmp_path: Path) -> None:
+    # More postings than RARE_DF: the path that takes the newest messages of common words.
+    _long_and_short(d, "python", long_messages=ix.RARE_DF + 200)
+    with SqliteSessionStore(d, db_path=tmp_path / "i.sqlite3") as store:
+        with store._lock:
+            db = store._conn()
+            from session_browser.core.query import parse_query
+
+            assert store._df(db, parse_query("python").terms[0]) > ix.RARE_DF
+        ids = {h.session_id for h in store.search("python", limit=10)}
+        assert ids == {"long"} | {f"short{i}" for i in range(6)}
+
+
+def test_a_long_session_with_filters_and_every_term(d: Path, tmp_path: Path) -> None:
+    for i in range(4):
+        put(d, f"s{i}", ["billing migration plan", "ok"], start=1_700_000_000.0 + i)
+    put(d, "long", ["billing migration again"] * 500, start=1_800_000_000.0, gap=1.0)
+    with SqliteSessionStore(d, db_path=tmp_path / "i.sqlite3") as store:
+        hits = store.search("billing migration role:user", limit=10)
+        assert {h.session_id for h in hits} == {"long", "s0", "s1", "s2", "s3"}
+
+
+def test_a_prefix_matching_more_postings_than_messages_still_finds(d: Path, tmp_path: Path) -> None:
+    # "th*" adds up the counts of the, this, that...: more than there are messages. That
+    # once made its weight negative, which read as "excluded": matched 3, shown 0.
+    for i in range(3):
+        put(d, f"s{i}", ["the thing is that this thought there"] * 3)
+    with SqliteSessionStore(d, db_path=tmp_path / "i.sqlite3") as store:
+        res = store.search_ex("th*", limit=5)
+        assert res.matched_sessions == 3
+        assert len(res.hits) == 3 and all(h.score > 0 for h in res.hits)
+
+
+def test_loosened_queries() -> None:
+    assert loosened("dual-write -stripe") == [("-stripe", "dual-write")]
+    assert loosened('lorem role:assistant -"a b"') == [
+        ('-"a b"', "lorem role:assistant"),
+        ("role:assistant", 'lorem -"a b"'),
+    ]
+    assert loosened("plain words") == []
+    assert loosened("role:user") == []  # nothing would be left to search
+
+
+def test_an_empty_result_says_what_emptied_it(d: Path, tmp_path: Path) -> None:
+    put(d, "a", ["dual-write to stripe and chargefox", "ok"])
+    put(d, "b", ["lorem ipsum", "dolor"])
+    with SqliteSessionStore(d, db_path=tmp_path / "i.sqlite3") as store:
+        res = store.search_ex("dual-write -stripe")
+        assert res.hits == []
+        assert "nothing matches with -stripe; without it, 1 session matches" in res.warnings
+        res = store.search_ex("role:assistant lorem")
+        assert res.hits == []
+        assert "nothing matches with role:assistant; without it, 1 session matches" in (
+            res.warnings
+        )
+        # Nothing to say when nothing would match anyway, or when there were hits.
+        assert not any("without it" in w for w in store.search_ex("xyzzy -lorem").warnings)
+        assert not any("without it" in w for w in store.search_ex("lorem -stripe").warnings)
+        group = StoreGroup([store])
+        assert any(
+            "-stripe" in w and "without it" in w
+            for w in group.search_ex("dual-write -stripe").warnings
+        )
+
+
+def test_cli_says_what_emptied_the_result(d: Path) -> None:
+    put(d, "a", ["dual-write to stripe and chargefox", "ok"])
+    res = CliRunner().invoke(main, ["search", "dual-write -stripe", "--store", str(d)])
+    assert res.exit_code == 0, res.output
+    assert "nothing matches with -stripe; without it, 1 session matches" in res.output
+
+
+def test_a_count_that_is_a_bound_says_so(
+    d: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(12):
+        put(d, f"s{i}", ["parcel tracking", "ok"])
+    monkeypatch.setattr(ix, "COUNT_BUDGET", 5)
+    with SqliteSessionStore(d, db_path=tmp_path / "i.sqlite3") as store:
+        res = store.search_ex("parcel", limit=3)
+        assert not res.matched_exact and res.matched_sessions >= 3
+        assert res.as_dict()["matched_exact"] is False
+        monkeypatch.setattr(ix, "COUNT_BUDGET", 3_000)
+        store._df_cache.clear()
+        res = store.search_ex("parcel", limit=3)
+        assert res.matched_exact and res.matched_sessions == 12
+    out = CliRunner().invoke(main, ["search", "parcel", "--store", str(d), "--json"])
+    assert json.loads(out.output)["matched_exact"] is True
