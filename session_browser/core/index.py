@@ -2549,21 +2549,20 @@ class SqliteSessionStore(DefaultSessionStore):
                 sql += f" AND {below} < ?"
                 args.append(bound)
             batch = db.execute(f"{sql} ORDER BY {below} DESC LIMIT ?", [*args, limit]).fetchall()
-            bound = None
-            for mid, sid, lo in batch:
+            for mid, sid, _lo in batch:
                 n = taken.get(sid, 0)
-                if n >= per_session:
-                    bound = lo  # the rest of this session lies between lo and mid
-                    break
-                taken[sid] = n + 1
-                chosen.append(mid)
-                if len(chosen) >= limit:
-                    break
+                if n < per_session:
+                    taken[sid] = n + 1
+                    chosen.append(mid)
+                    if len(chosen) >= limit:
+                        break
             else:
                 if len(batch) == limit:
-                    bound = batch[-1][0]
-            if bound is None:
-                break
+                    mid, sid, lo = batch[-1]
+                    # a session that gave its share: its other messages lie between lo and mid
+                    bound = lo if taken.get(sid, 0) >= per_session else mid
+                    continue
+            break
         rows: list[tuple[Any, ...]] = []
         for start in range(0, len(chosen), IN_CHUNK):
             chunk = chosen[start : start + IN_CHUNK]
