@@ -147,7 +147,6 @@ COMMON_DF = 300  # words in this many messages or more have their count kept in 
 DRIVER_BUDGET = 300  # rarer terms are added as drivers while their summed df stays under this
 CANDIDATE_LIMIT = 400  # newest candidate messages taken from the drivers
 ALL_TERMS_LIMIT = 150  # newest messages holding every term (taken whatever their frequency)
-ALL_TERMS_MARGIN = 1  # ... in this many times the asked-for sessions: fewer driver messages
 FILL_LIMIT = 100  # newest messages with any other term, when too few sessions were found
 COMMON_LIMIT = 200  # newest messages taken when every term is common
 PER_SESSION = 8  # candidate messages taken at most from one session (per candidate read)
@@ -2480,16 +2479,17 @@ class SqliteSessionStore(DefaultSessionStore):
                     rows.append(row)
 
         used: set[int] = set()
-        drivers_limit = CANDIDATE_LIMIT
+        # enough messages for every asked-for session, at PER_SESSION messages each
+        drivers_limit = max(CANDIDATE_LIMIT, PER_SESSION * limit)
         if len(live) == len(pq.terms) and len(live) > 1:
-            add(fts_expr(pq.terms, op="AND", excluded=ex), ALL_TERMS_LIMIT)
+            add(fts_expr(pq.terms, op="AND", excluded=ex), max(ALL_TERMS_LIMIT, limit))
             # Sessions with a message holding every term outrank those without (boost and
-            # coverage): when they fill the limit with room to spare, the rarest terms'
-            # other messages can only reach the last places, and fewer of them are read.
+            # coverage): the rarest terms' other messages can only fill the places below
+            # them, and only as many are read as those places need.
             # (counted as shown: continuations of one conversation fold into one hit)
             shown = {r[11] if r[11] is not None else "\x00" + r[7] for r in rows}
-            if len(shown) >= ALL_TERMS_MARGIN * max(limit, 1):
-                drivers_limit = FILL_LIMIT
+            if shown:
+                drivers_limit = max(FILL_LIMIT, PER_SESSION * (limit - len(shown)))
         if live[0][0] <= RARE_DF:
             drivers: list[Term] = []
             budget = 0
@@ -2501,16 +2501,17 @@ class SqliteSessionStore(DefaultSessionStore):
                 budget += df
             add(fts_expr(drivers, excluded=ex), drivers_limit)
         elif not rows:
-            add(fts_expr([pq.terms[i] for _df, i in live], excluded=ex), COMMON_LIMIT)
+            common_limit = max(COMMON_LIMIT, PER_SESSION * limit)
+            add(fts_expr([pq.terms[i] for _df, i in live], excluded=ex), common_limit)
             used.update(i for _df, i in live)
-            if len(rows) >= COMMON_LIMIT:
+            if len(rows) >= common_limit:
                 warnings.append("very common words: the newest matching messages were ranked")
             return rows
         elif len(rows) >= ALL_TERMS_LIMIT:
             warnings.append("very common words: the newest matching messages were ranked")
         rest = [pq.terms[i] for _df, i in live if i not in used and (not rare or i in rare)]
         if rest and len({r[0] for r in rows}) < max(limit, 1):
-            add(fts_expr(rest, excluded=ex), FILL_LIMIT)
+            add(fts_expr(rest, excluded=ex), max(FILL_LIMIT, PER_SESSION * limit))
         return rows
 
     def _fetch(

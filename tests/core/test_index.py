@@ -781,7 +781,6 @@ def test_driver_messages_kept_when_every_term_sessions_fold_into_one(
 ) -> None:
     # The sessions holding every term are continuations of one conversation: they show as
     # one hit, so they do not fill the limit and the rarer word's messages are all read.
-    from session_browser.core import index as ix
     from session_browser.core.query import parse_query
 
     for i in range(30):
@@ -797,6 +796,7 @@ def test_driver_messages_kept_when_every_term_sessions_fold_into_one(
             db = store._conn()
             dfs = [store._df(db, t) for t in pq.terms]
             rows = store._fts_candidates(db, pq, dfs, 10, [])
-        assert len(rows) == 30 + 20 * ix.PER_SESSION  # every alpha session, its share each
+        # the one folded hit leaves 9 places: the rarer word's sessions fill every one
+        assert len({r[6] for r in rows if r[6].startswith("alpha")}) >= 9
         ids = [h.session_id for h in store.search("alpha beta", limit=10)]
         assert len(ids) == 10 and ids[0].startswith("both")

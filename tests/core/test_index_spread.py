@@ -144,3 +144,22 @@ def test_a_count_that_is_a_bound_says_so(
         assert res.matched_exact and res.matched_sessions == 12
     out = CliRunner().invoke(main, ["search", "parcel", "--store", str(d), "--json"])
     assert json.loads(out.output)["matched_exact"] is True
+
+
+@pytest.mark.parametrize("query", ["python", "python tutorial", "the"])
+def test_asking_for_more_than_the_candidate_bound_returns_that_many(
+    d: Path, tmp_path: Path, query: str
+) -> None:
+    # 120 sessions match, each in many messages: asked for 110 (a page past the first
+    # hundred), 110 come back, for a rare word, a pair and a very common word.
+    for i in range(120):
+        put(
+            d,
+            f"s{i}",
+            [f"the python tutorial, part {j}" for j in range(12)],
+            start=1_700_000_000.0 + i * 100,
+            gap=1.0,
+        )
+    with SqliteSessionStore(d, db_path=tmp_path / "i.sqlite3") as store:
+        res = store.search_ex(query, limit=110)
+        assert len({h.session_id for h in res.hits}) == 110
