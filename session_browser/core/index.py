@@ -149,6 +149,7 @@ CANDIDATE_LIMIT = 400  # newest candidate messages taken from the drivers
 ALL_TERMS_LIMIT = 150  # newest messages holding every term (taken whatever their frequency)
 FILL_LIMIT = 100  # newest messages with any other term, when too few sessions were found
 COMMON_LIMIT = 200  # newest messages taken when every term is common
+SMALL_SESSION_CHARS = 20_000  # a session this short is read whole to look for missing terms
 PER_SESSION = 8  # candidate messages taken at most from one session (per candidate read)
 COVERAGE_CHECK = 25  # top sessions whose missing terms are looked up in their other messages
 SCORE_TEXT_CHARS = 50_000  # characters of one message folded at a time by the scorer
@@ -740,6 +741,7 @@ class _SessionInfo:
     lineage: str | None
     row_lo: int = 0
     row_hi: int = -1
+    chars: int | None = None  # characters of all its messages (None: not known)
 
 
 @dataclass
@@ -2450,7 +2452,7 @@ class SqliteSessionStore(DefaultSessionStore):
 
     _CAND_COLS = (
         "m.sid, m.idx, m.role, m.archived, m.ts, m.text, s.session_id, s.file, s.when_, "
-        "s.tagged, s.machine, s.lineage, s.row_lo, s.row_hi, m.id"
+        "s.tagged, s.machine, s.lineage, s.row_lo, s.row_hi, s.chars, m.id"
     )
 
     def _fts_candidates(
@@ -2683,12 +2685,22 @@ class SqliteSessionStore(DefaultSessionStore):
             lineage,
             lo,
             hi,
+            chars,
             _rowid,
         ) in rows:
             g = groups.get(sid)
             if g is None:
                 info = _SessionInfo(
-                    sid, session_id, file, when, bool(tagged), bool(machine), lineage, lo, hi
+                    sid,
+                    session_id,
+                    file,
+                    when,
+                    bool(tagged),
+                    bool(machine),
+                    lineage,
+                    lo,
+                    hi,
+                    chars,
                 )
                 g = groups[sid] = (info, [])
             g[1].append(_Msg(sid, idx, role, bool(archived), ts, text))
@@ -2830,9 +2842,7 @@ class SqliteSessionStore(DefaultSessionStore):
                 s
                 for n, s in enumerate(scored)
                 if n >= COVERAGE_CHECK
-                or not any(
-                    self._session_has(db, t, s.info.row_lo, s.info.row_hi) for t in pq.excluded
-                )
+                or not self._session_holds(db, pq.excluded, range(len(pq.excluded)), s.info)
             ]
 
         def factor(s: _Scored) -> float:
@@ -2869,11 +2879,7 @@ class SqliteSessionStore(DefaultSessionStore):
             if best.score * factor(s) < threshold - 1e-6:
                 out.append(s)  # even full coverage would leave it below the shown results
                 continue
-            lo, hi = s.info.row_lo, s.info.row_hi
-            found = set(s.matched)
-            for i in missing:
-                if self._session_has(db, pq.terms[i], lo, hi):
-                    found.add(i)
+            found = set(s.matched) | self._session_holds(db, pq.terms, missing, s.info)
             if found != s.matched:
                 s2 = scorer.finish(
                     s.info,
@@ -2891,6 +2897,37 @@ class SqliteSessionStore(DefaultSessionStore):
                 s = s2
             out.append(s)
         return out
+
+    def _session_holds(
+        self,
+        db: sqlite3.Connection,
+        terms: Sequence[Term],
+        which: Iterable[int],
+        info: _SessionInfo,
+    ) -> set[int]:
+        """Which of ``terms`` (numbers in ``which``) some message of the session holds.
+
+        A short session's text is read once and every term looked for in it (one query
+        instead of one per term); a long one is asked of the index term by term."""
+        wanted = list(which)
+        if not wanted:
+            return set()
+        lo, hi = info.row_lo, info.row_hi
+        if info.chars is None or info.chars > SMALL_SESSION_CHARS:
+            return {i for i in wanted if self._session_has(db, terms[i], lo, hi)}
+        texts = [
+            r[0] for r in db.execute("SELECT text FROM messages WHERE id BETWEEN ? AND ?", (lo, hi))
+        ]
+        whole = fold("\n".join(texts))  # a word never spans two messages; a phrase
+        return {  # might, so phrases are looked for message by message
+            i
+            for i in wanted
+            if (
+                terms[i].count_in(whole, 1)
+                if len(terms[i].tokens) == 1
+                else any(terms[i].count_in(fold(t), 1) for t in texts)
+            )
+        }
 
     def _session_has(self, db: sqlite3.Connection, term: Term, lo: int, hi: int) -> bool:
         """Whether any message of the session (rowids ``lo``..``hi``) holds ``term``."""

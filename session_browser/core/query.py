@@ -86,8 +86,9 @@ class Term:
         occurrences, exactly as :meth:`occurrences` counts them over :func:`tokenize`."""
         return _term_pattern(self.tokens, self.prefix)
 
-    def count_in(self, folded: str) -> int:
-        """How often this term occurs in ``folded`` text (no tokenising needed)."""
+    def count_in(self, folded: str, most: int = 0) -> int:
+        """How often this term occurs in ``folded`` text (no tokenising needed); with
+        ``most``, counting stops there (``most=1``: whether it occurs at all)."""
         # Find the first word as a substring and check its ends (a token character is
         # exactly what ``str.isalnum`` accepts); a phrase then matches the rest of its
         # words right there. Several times faster than running a regex over the text.
@@ -105,6 +106,8 @@ class Term:
             while i >= 0:
                 if (i == 0 or not folded[i - 1].isalnum()) and tail.match(folded, i + size):
                     count += 1
+                    if count == most:
+                        break
                 i = folded.find(tok, i + 1)
             return count
         prefix = self.prefix
@@ -114,6 +117,8 @@ class Term:
                 prefix or j == end or not folded[j].isalnum()
             ):
                 count += 1
+                if count == most:
+                    break
             i = folded.find(tok, j if prefix else i + 1)
         return count
 
@@ -307,9 +312,7 @@ def _day(value: str, key: str) -> datetime:
 
 
 def _bad_date(key: str, value: str) -> QueryError:
-    return QueryError(
-        f"{key}: expects a date like 2026-01-31 (or an ISO date-time), not {value!r}"
-    )
+    return QueryError(f"{key}: expects a date like 2026-01-31 (or an ISO date-time), not {value!r}")
 
 
 def _timestamp(day: datetime, key: str, value: str) -> float:

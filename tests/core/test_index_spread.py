@@ -163,3 +163,39 @@ def test_asking_for_more_than_the_candidate_bound_returns_that_many(
     with SqliteSessionStore(d, db_path=tmp_path / "i.sqlite3") as store:
         res = store.search_ex(query, limit=110)
         assert len({h.session_id for h in res.hits}) == 110
+
+
+def test_a_short_session_read_whole_answers_as_the_index_does(d: Path, tmp_path: Path) -> None:
+    # Missing terms of a short session are looked for in its text, of a long one in the
+    # index: both must say the same for words, prefixes, phrases (also across messages),
+    # accents and casing.
+    from session_browser.core.query import parse_query
+
+    texts = ["Café au lait, S'il vous plaît", "the quick brown", "fox jumps", "x" * 30]
+    put(d, "s", texts)
+    queries = [
+        "cafe",
+        "CAFÉ",
+        "caf*",
+        "plait",
+        '"quick brown"',
+        '"brown fox"',
+        "jump*",
+        '"au lait s"',
+        "xx*",
+        "nope",
+        '"the quick brown fox"',
+        "il",
+    ]
+    with SqliteSessionStore(d, db_path=tmp_path / "i.sqlite3") as store, store._lock:
+        db = store._conn()
+        sid, lo, hi, chars = db.execute(
+            "SELECT sid, row_lo, row_hi, chars FROM sessions"
+        ).fetchone()
+        info = ix._SessionInfo(sid, "s", "s.json", None, False, False, None, lo, hi, chars)
+        assert chars is not None and chars <= ix.SMALL_SESSION_CHARS
+        terms = [parse_query(q).terms[0] for q in queries]
+        by_text = store._session_holds(db, terms, range(len(terms)), info)
+        by_index = {i for i, t in enumerate(terms) if store._session_has(db, t, lo, hi)}
+    assert by_text == by_index
+    assert by_text == {0, 1, 2, 3, 4, 6, 7, 8, 11}
