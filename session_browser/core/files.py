@@ -35,6 +35,7 @@ FILE_MODE = 0o600
 # A session file bigger than this is never read (a scan skips it, a write refuses to
 # replace it): far above any real session, low enough that one file cannot exhaust memory.
 MAX_SESSION_BYTES = 512 << 20
+LARGE_JSON_BYTES = 8 << 20  # from this size a JSON file is parsed with at most two copies held
 
 # A quarantined file: "<stem>.json.corrupt-<epoch_ms>" with an optional "-<n>" on collision.
 CORRUPT_RE = re.compile(r"^(?P<stem>.+)\.json\.corrupt-(?P<ms>\d+)(?:-(?P<n>\d+))?\Z", re.S)
@@ -117,13 +118,34 @@ def read_file_bytes(path: Path, *, max_bytes: int | None = None) -> bytes:
     return raw
 
 
+def read_json(path: Path, *, max_bytes: int | None = MAX_SESSION_BYTES) -> Any:
+    """Read and parse a JSON file (as :func:`loads`), never holding more than two copies of
+    it at once: a file from :data:`LARGE_JSON_BYTES` on is decoded, its bytes dropped, then
+    parsed (the fast parser keeps the bytes, a working copy and the result: three).
+
+    Raises ``OSError`` (see :func:`read_file_bytes`), ``ValueError`` or ``RecursionError``.
+    """
+    raw = read_file_bytes(path, max_bytes=max_bytes)
+    if len(raw) < LARGE_JSON_BYTES:
+        return loads(raw)
+    text = raw.decode("utf-8")  # strict, as loads is (UnicodeDecodeError is a ValueError)
+    del raw
+    return json.loads(text)
+
+
 def read_json_file(path: Path) -> dict[str, Any]:
     """Read and parse a session file without writing anything.
 
     Raises ``OSError`` when it cannot be read (or is over :data:`MAX_SESSION_BYTES`) and
     :class:`SessionFileError` when its content is not a session object.
     """
-    return parse_session_bytes(path, read_file_bytes(path, max_bytes=MAX_SESSION_BYTES))
+    try:
+        data = read_json(path)
+    except (ValueError, RecursionError) as exc:
+        raise SessionFileError(path, f"not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise SessionFileError(path, f"root is {type(data).__name__}, not an object")
+    return data
 
 
 def dumps_session(data: Any) -> bytes:

@@ -112,8 +112,7 @@ from .files import (
     MAX_SESSION_BYTES,
     FileIdentity,
     iter_session_files,
-    loads,
-    read_file_bytes,
+    read_json,
 )
 from .model import JSONDict, SessionHit, SessionSummary, content_text, copy_json
 from .query import (
@@ -154,6 +153,7 @@ PER_SESSION = 8  # candidate messages taken at most from one session (per candid
 COVERAGE_CHECK = 25  # top sessions whose missing terms are looked up in their other messages
 SCORE_TEXT_CHARS = 50_000  # characters of one message folded at a time by the scorer
 SCORE_CUT_SEARCH = 2_000  # ... cut at the first whitespace this far past that (words stay whole)
+PART_CHARS = 1 << 20  # a longer message is stored as parts of about this many characters
 COMMON_SHARE = 0.1  # a word in more than this share of the messages is common
 COMMON_MIN_MESSAGES = 50  # ... counted only in an index of at least this many messages
 COMMON_WEIGHT = 0.25  # their idf is multiplied by this when the query has rarer words
@@ -700,11 +700,9 @@ def _read_parse(path: Path, ident: tuple[int, int, int], *, folded: bool) -> _Pa
     """Parse one file into rows, or the reason it cannot be indexed."""
     try:
         # Capped: one huge file is skipped (with its size in the reason), never read whole.
-        raw = read_file_bytes(path, max_bytes=MAX_SESSION_BYTES)
+        data = read_json(path, max_bytes=MAX_SESSION_BYTES)
     except OSError as exc:
         return f"unreadable: {exc.strerror or exc}"
-    try:
-        data = loads(raw)
     except (ValueError, RecursionError) as exc:
         return f"not valid JSON: {str(exc)[:200]}"
     if not isinstance(data, dict):
@@ -759,24 +757,36 @@ class _Scored:
     common: tuple[str, ...] = ()  # the query's common words, when it has rarer ones too
 
 
-def _pieces(text: str) -> Iterator[str]:
-    """``text`` in pieces of about :data:`SCORE_TEXT_CHARS`, each cut at a whitespace (so no
-    word is split; only a phrase across a cut is not seen as one)."""
+def _cuts(text: str, size: int) -> list[tuple[int, int]]:
+    """Where to cut ``text`` into pieces of about ``size`` characters, each cut at a
+    whitespace when there is one soon after (so no word is split; only a phrase across a
+    cut is not seen as one): (start, end) offsets."""
     n = len(text)
+    out: list[tuple[int, int]] = []
     start = 0
     while start < n:
-        end = start + SCORE_TEXT_CHARS
+        end = start + size
         if end >= n:
-            yield text[start:] if start else text
-            return
+            out.append((start, n))
+            break
         cut = -1
         for k in range(end, min(n, end + SCORE_CUT_SEARCH)):
             if text[k].isspace():
                 cut = k
                 break
         end = cut if cut > 0 else end
-        yield text[start:end]
+        out.append((start, end))
         start = end
+    return out
+
+
+def _pieces(text: str) -> Iterator[str]:
+    """``text`` in pieces of about :data:`SCORE_TEXT_CHARS` (see :func:`_cuts`)."""
+    if len(text) <= SCORE_TEXT_CHARS:
+        yield text
+        return
+    for start, end in _cuts(text, SCORE_TEXT_CHARS):
+        yield text[start:end]
 
 
 def _is_common(term: Term, df: int, total: int) -> bool:
@@ -1088,7 +1098,7 @@ class SqliteSessionStore(DefaultSessionStore):
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("PRAGMA temp_store=MEMORY")
             db.execute("PRAGMA cache_size=-32000")
-            db.execute("PRAGMA mmap_size=268435456")
+            db.execute("PRAGMA mmap_size=0")
         except BaseException:
             _close_quietly(db)
             raise
@@ -1412,7 +1422,7 @@ class SqliteSessionStore(DefaultSessionStore):
         """The session dict of file ``name`` (None when it cannot be read)."""
         path = self.session_dir / name
         try:
-            data = loads(read_file_bytes(path, max_bytes=MAX_SESSION_BYTES))
+            data = read_json(path, max_bytes=MAX_SESSION_BYTES)
         except (OSError, ValueError, RecursionError):
             return None
         if not isinstance(data, dict):
@@ -1933,9 +1943,17 @@ class SqliteSessionStore(DefaultSessionStore):
         sid = max(top, seq[0] if seq else 0) + 1
         next_id = first_id
         session_rows: list[tuple[Any, ...]] = []
-        message_rows: list[tuple[Any, ...]] = []
+        # (id, sid, idx, role, archived, ts, text, start, end): a message longer than
+        # PART_CHARS goes in as parts (rows with the same idx), each sliced only as it is
+        # stored, so one huge message never needs several copies of itself at once.
+        parts: list[tuple[Any, ...]] = []
         for item in items:
-            n = len(item.messages)
+            row_lo = next_id
+            for idx, role, archived, ts, text in item.messages:
+                bounds = [(0, len(text))] if len(text) <= PART_CHARS else _cuts(text, PART_CHARS)
+                for start, end in bounds:
+                    parts.append((next_id, sid, idx, role, archived, ts, text, start, end))
+                    next_id += 1
             session_rows.append(
                 (
                     sid,
@@ -1944,25 +1962,32 @@ class SqliteSessionStore(DefaultSessionStore):
                     item.identity.mtime_ns,
                     item.identity.inode,
                     *item.row,
-                    n,
+                    len(item.messages),
                     item.chars,
-                    next_id,
-                    next_id + n - 1,
+                    row_lo,
+                    next_id - 1,
                 )
             )
-            message_rows.extend(
-                (next_id + k, sid, idx, role, archived, ts, text)
-                for k, (idx, role, archived, ts, text) in enumerate(item.messages)
-            )
-            next_id += n
             sid += 1
+        message_rows = (
+            (
+                mid,
+                msid,
+                idx,
+                role,
+                archived,
+                ts,
+                text if end - start == len(text) else text[start:end],
+            )
+            for mid, msid, idx, role, archived, ts, text, start, end in parts
+        )
         db.executemany(
             f"INSERT INTO sessions(sid, file, size, mtime_ns, inode, {_SESSION_COLS}, nmsg, "
             "chars, row_lo, row_hi) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
             "?, ?, ?, ?, ?, ?)",
             session_rows,
         )
-        if message_rows:
+        if parts:
             db.executemany(
                 "INSERT INTO messages(id, sid, idx, role, archived, ts, text) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
