@@ -2558,11 +2558,13 @@ class SqliteSessionStore(DefaultSessionStore):
         the next read starts below its first message: only ids are read until the rows are
         chosen, and their text is read once."""
         fsql, fparams = self._filter_sql(pq)
+        # Sessions are joined only when a filter reads them: one lookup less per posting.
+        join = " JOIN sessions s ON s.sid = m.sid" if _READS_SESSIONS.search(fsql) else ""
         if expr is not None:
-            source = "fts JOIN messages m ON m.id = fts.rowid JOIN sessions s ON s.sid = m.sid"
+            source = f"fts JOIN messages m ON m.id = fts.rowid{join}"
             where, params, below = "fts MATCH ?", [expr], "fts.rowid"
         else:
-            source = "messages m JOIN sessions s ON s.sid = m.sid"
+            source = f"messages m{join}"
             where, params, below = "1", [], "m.id"
             if like_terms:
                 where = "(" + " OR ".join("m.text LIKE ? ESCAPE '\\'" for _ in like_terms) + ")"
@@ -2570,14 +2572,17 @@ class SqliteSessionStore(DefaultSessionStore):
         chosen: list[int] = []
         taken: dict[int, int] = {}
         bound: int | None = None
+        batch_size = 2 * limit
         while len(chosen) < limit:
-            sql = f"SELECT m.id, m.sid, s.row_lo FROM {source} WHERE {where}{fsql}"
+            sql = f"SELECT m.id, m.sid FROM {source} WHERE {where}{fsql}"
             args: list[Any] = [*params, *fparams]
             if bound is not None:
                 sql += f" AND {below} < ?"
                 args.append(bound)
-            batch = db.execute(f"{sql} ORDER BY {below} DESC LIMIT ?", [*args, limit]).fetchall()
-            for mid, sid, _lo in batch:
+            batch = db.execute(
+                f"{sql} ORDER BY {below} DESC LIMIT ?", [*args, batch_size]
+            ).fetchall()
+            for mid, sid in batch:
                 n = taken.get(sid, 0)
                 if n < per_session:
                     taken[sid] = n + 1
@@ -2585,10 +2590,14 @@ class SqliteSessionStore(DefaultSessionStore):
                     if len(chosen) >= limit:
                         break
             else:
-                if len(batch) == limit:
-                    mid, sid, lo = batch[-1]
-                    # a session that gave its share: its other messages lie between lo and mid
-                    bound = lo if taken.get(sid, 0) >= per_session else mid
+                if len(batch) == batch_size:
+                    mid, sid = batch[-1]
+                    bound = mid
+                    if taken.get(sid, 0) >= per_session:
+                        # a session that gave its share: its other messages lie below mid
+                        # down to its first one
+                        lo = db.execute("SELECT row_lo FROM sessions WHERE sid = ?", (sid,))
+                        bound = min(mid, int(lo.fetchone()[0]))
                     continue
             break
         rows: list[tuple[Any, ...]] = []
