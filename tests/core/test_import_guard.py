@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -158,3 +161,45 @@ def test_dry_run_separates_create_and_replace(tmp_path: Path) -> None:
     assert dry.created_ids == ["new"] and dry.replaced_ids == ["old"]
     assert dry.as_dict()["created_ids"] == ["new"] and dry.as_dict()["replaced_ids"] == ["old"]
     assert q.journal_entries() == []
+
+
+_PAUSING_IMPORT = """
+import json, pathlib, sys, time
+from session_browser.core import portable, store as st
+real = st.DefaultSessionStore._notify  # the store's after-write hook
+done = []
+def write_then_pause(self, *args, **kwargs):
+    real(self, *args, **kwargs)
+    done.append(1)
+    if len(done) == 2:
+        pathlib.Path(sys.argv[1]).write_text("paused")
+        time.sleep(120)
+st.DefaultSessionStore._notify = write_then_pause
+store = st.DefaultSessionStore(sys.argv[2])
+portable.import_file(store, sys.argv[3], overwrite=True)
+"""
+
+
+def test_an_import_killed_mid_way_is_undone_byte_identically(tmp_path: Path) -> None:
+    store = _store(tmp_path, *(_session(f"s{i}", f"original {i}") for i in range(4)))
+    before = _files(store)
+    payload = tmp_path / "p.json"
+    sessions = [_session(f"s{i}", f"replacement {i}") for i in range(4)] + [_session("new")]
+    payload.write_text(json.dumps({"version": 1, "sessions": sessions}))
+    ready = tmp_path / "paused"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _PAUSING_IMPORT, str(ready), str(store.session_dir), str(payload)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not ready.exists() and proc.poll() is None:
+        time.sleep(0.02)
+    assert ready.exists(), proc.communicate(timeout=60)
+    proc.kill()  # no finally runs: the journal entry stays pending
+    proc.communicate(timeout=60)
+    changed = [n for n, f in _files(store).items() if before.get(n) != f]
+    assert len(changed) == 2
+    assert q.journal_entries()[0]["status"] == "pending"
+    q.undo()  # finishes the pending entry first, then puts everything back
+    assert _files(store) == before
