@@ -293,13 +293,8 @@ def import_(
 
 def _refusal(ids: list[str], *, dry_run: bool = False) -> str:
     """The one line that refuses replacing existing sessions with redacted copies."""
-    first = shown_id(ids[0]) if ids else "?"
-    done = "the import would be refused" if dry_run else "nothing was imported"
-    return (
-        f"refused: the file is a redacted export and would replace {len(ids)} existing session(s) "
-        f"(first: {first}) with copies whose secrets are placeholders; {done} "
-        "(--overwrite --allow-redacted replaces them anyway; quarantine undo reverts it)"
-    )
+    hint = "--overwrite --allow-redacted replaces them anyway; quarantine undo reverts it"
+    return printable(portable.redacted_refusal(ids, dry_run=dry_run, hint=hint), one_line=True)
 
 
 def _print_import(report: ImportReport, store: DefaultSessionStore, dry_run: bool) -> None:

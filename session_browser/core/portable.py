@@ -577,13 +577,19 @@ def plan_import(
     return plan
 
 
-def redacted_refusal(ids: Sequence[str]) -> str:
+def redacted_refusal(
+    ids: Sequence[str],
+    *,
+    dry_run: bool = False,
+    hint: str = "allow redacted replacements to do it anyway",
+) -> str:
     """Why an import that would replace ``ids`` with redacted copies is refused."""
     first = _short(ids[0]) if ids else "?"
+    outcome = "the import would be refused" if dry_run else "nothing was imported"
     return (
-        f"the payload is a redacted export: importing it would replace {len(ids)} existing "
+        f"refused: the file is a redacted export and would replace {len(ids)} existing "
         f"session(s) (first: {first}) with copies whose secrets are placeholders; "
-        "nothing was imported (allow redacted replacements to do it anyway)"
+        f"{outcome} ({hint})"
     )
 
 
