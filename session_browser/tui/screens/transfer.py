@@ -851,10 +851,11 @@ class ImportScreen(ContextScreen):
 
 def import_toast(report: ImportReport) -> str:
     """The notification after an import: what changed and how to undo it."""
-    parts = [f"created {len(report.created_ids)}"]
-    if report.replaced_ids:
-        parts.append(f"replaced {len(report.replaced_ids)}")
-    if report.skipped:
-        parts.append(f"skipped {report.skipped_count}")
+    counts = (
+        ("created", len(report.created_ids)),
+        ("replaced", len(report.replaced_ids)),
+        ("skipped", report.skipped_count),
+    )
+    parts = ", ".join(f"{name} {n}" for name, n in counts if n)
     undo = " Undo: F4, then u." if report.action_id else ""
-    return f"Imported {report.imported} session(s) ({', '.join(parts)}).{undo}"
+    return f"Imported {report.imported} session(s){f' ({parts})' if parts else ''}.{undo}"
