@@ -203,3 +203,17 @@ def test_an_import_killed_mid_way_is_undone_byte_identically(tmp_path: Path) -> 
     assert q.journal_entries()[0]["status"] == "pending"
     q.undo()  # finishes the pending entry first, then puts everything back
     assert _files(store) == before
+
+
+def test_praisonai_export_over_existing_sessions_replaces_and_undoes(tmp_path: Path) -> None:
+    theirs = PraisonStore(session_dir=str(tmp_path / "praison"))
+    theirs.add_user_message("p1", "the newer text, api_key is not here")
+    payload = json.loads(json.dumps(theirs.export_all()))
+    assert "redacted" not in payload
+    store = _store(tmp_path / "ours", _session("p1", "the older text"))
+    before = _files(store)
+    report = portable.import_sessions(store, payload, overwrite=True)
+    assert report.replaced_ids == ["p1"] and not report.redacted
+    assert "newer" in store.session_path("p1").read_text()
+    q.undo()
+    assert _files(store) == before
