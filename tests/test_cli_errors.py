@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from session_browser.cli import main
+from session_browser.core import quarantine as q
 from session_browser.core.store import DefaultSessionStore
 
 
@@ -180,7 +181,7 @@ def _sb(*args: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
 _PAUSING_IMPORT = """
 import pathlib, sys, time
 from session_browser.core import store as st
-real = st.DefaultSessionStore.write_session
+real = st.DefaultSessionStore._notify  # the store's after-write hook
 done = []
 def write_then_pause(self, *args, **kwargs):
     result = real(self, *args, **kwargs)
@@ -189,7 +190,7 @@ def write_then_pause(self, *args, **kwargs):
         pathlib.Path(sys.argv[1]).write_text("paused")
         time.sleep(120)
     return result
-st.DefaultSessionStore.write_session = write_then_pause
+st.DefaultSessionStore._notify = write_then_pause
 from session_browser.cli import main
 main(args=sys.argv[2:], prog_name="session-browser")
 """
@@ -237,6 +238,12 @@ def test_ctrl_c_mid_import_leaves_only_whole_files(tmp_path: Path) -> None:
     assert not [p for p in dest.iterdir() if p.name.endswith(".tmp")]
     for path in dest.glob("*.json"):
         assert json.loads(path.read_bytes())["session_id"] == path.stem
+    # What it wrote is one finished journal entry: undo removes exactly those files.
+    entry = q.journal_entries()[0]
+    assert entry["action"] == "import" and entry["status"] == "done"
+    assert sorted(Path(f["path"]).name for f in entry["files"]) == written
+    q.undo()
+    assert not list(dest.glob("*.json"))
 
 
 @pytest.mark.parametrize("as_json", [False, True])

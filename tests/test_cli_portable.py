@@ -81,3 +81,60 @@ def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
         main, ["import", str(bad), "--max-size", "5", "--store", str(tmp_path / "d")]
     )
     assert res.exit_code == 1 and "size cap of 5 bytes" in res.stderr
+
+
+def test_redacted_import_over_a_session_is_refused_unless_allowed_and_undone(
+    tmp_path: Path,
+) -> None:
+    store = DefaultSessionStore(tmp_path / "sessions", retention="keep_all")
+    store.add_user_message("demo", "restic password_file=/home/ann/.restic-pw and ann@example.com")
+    original = store.session_path("demo").read_bytes()
+    out = tmp_path / "redacted.json"
+    runner = CliRunner()
+    d = str(store.session_dir)
+    res = runner.invoke(main, ["export", "demo", "--store", d, "--redact", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    fresh = json.loads(out.read_text())
+    fresh["sessions"].append({**fresh["sessions"][0], "session_id": "fresh"})
+    out.write_text(json.dumps(fresh))
+
+    dry = runner.invoke(main, ["import", str(out), "--store", d, "--overwrite", "--dry-run"])
+    assert dry.exit_code == 1, dry.output
+    assert "would create 1:" in dry.stdout and "would replace 1:" in dry.stdout
+    assert dry.stdout.index("fresh") < dry.stdout.index("would replace")
+    assert "redacted export" in dry.stderr and "--allow-redacted" in dry.stderr
+    res = runner.invoke(main, ["import", str(out), "--store", d, "--overwrite"])
+    assert res.exit_code == 1 and len(res.stderr.strip().splitlines()) == 1
+    assert "refused" in res.stderr and "nothing was imported" in res.stderr
+    assert store.session_path("demo").read_bytes() == original
+    assert not store.session_path("fresh").exists()
+    res = runner.invoke(main, ["import", str(out), "--store", d, "--allow-redacted"])
+    assert res.exit_code == 1 and "goes with --overwrite" in res.stderr
+
+    res = runner.invoke(
+        main, ["import", str(out), "--store", d, "--overwrite", "--allow-redacted", "--json"]
+    )
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert report["replaced_ids"] == ["demo"] and report["created_ids"] == ["fresh"]
+    assert report["redacted"] is True and report["action_id"]
+    assert b"[REDACTED:secret]" in store.session_path("demo").read_bytes()
+    listing = runner.invoke(main, ["quarantine", "undo", "--list"])
+    assert report["action_id"] in listing.stdout and "import" in listing.stdout
+    res = runner.invoke(main, ["quarantine", "undo", "--yes"])
+    assert res.exit_code == 0, res.output
+    assert store.session_path("demo").read_bytes() == original
+    assert not store.session_path("fresh").exists()
+
+
+def test_import_prints_created_replaced_and_how_to_undo(tmp_path: Path) -> None:
+    src = _store(tmp_path / "src")
+    out = tmp_path / "all.json"
+    runner = CliRunner()
+    runner.invoke(main, ["export", "--all", "--store", str(src.session_dir), "-o", str(out)])
+    dst = tmp_path / "dst" / "sessions"
+    res = runner.invoke(main, ["import", str(out), "--store", str(dst)])
+    assert res.exit_code == 0 and "created 2:" in res.stdout
+    assert "Undo: session-browser quarantine undo " in res.stdout
+    res = runner.invoke(main, ["import", str(out), "--store", str(dst), "--overwrite"])
+    assert res.exit_code == 0 and "replaced 2:" in res.stdout and "created 2" not in res.stdout

@@ -192,7 +192,17 @@ def _destination(ctx: click.Context, stores: tuple[str, ...]) -> DefaultSessionS
 @click.command("import")
 @click.argument("file", metavar="FILE")
 @click.option("--dry-run", is_flag=True, help="Check and report; write nothing.")
-@click.option("--overwrite", is_flag=True, help="Replace sessions that already exist.")
+@click.option(
+    "--overwrite",
+    is_flag=True,
+    help="Replace sessions that already exist (undo: session-browser quarantine undo).",
+)
+@click.option(
+    "--allow-redacted",
+    is_flag=True,
+    help="With --overwrite: also replace existing sessions with the copies of a redacted "
+    "export (refused otherwise: their secrets are placeholders).",
+)
 @click.option(
     "--keep-live-fields",
     is_flag=True,
@@ -226,6 +236,7 @@ def import_(
     file: str,
     dry_run: bool,
     overwrite: bool,
+    allow_redacted: bool,
     keep_live_fields: bool,
     skip_invalid: bool,
     max_sessions: int | None,
@@ -236,8 +247,13 @@ def import_(
     """Import a portable JSON export (ours or PraisonAI's) into the store.
 
     Nothing is written when the file is unusable; existing sessions are never replaced
-    without --overwrite.
+    without --overwrite, nor with a redacted export's copies without --allow-redacted.
+    --dry-run lists the sessions it would create and those it would replace. An import
+    is undone by `session-browser quarantine undo`: replaced files come back
+    byte-identical, created ones are removed.
     """
+    if allow_redacted and not overwrite:
+        fail("--allow-redacted goes with --overwrite (it allows replacing with redacted copies)")
     try:
         cap = parse_size(max_size)
     except click.BadParameter as exc:
@@ -249,17 +265,22 @@ def import_(
             file,
             max_bytes=cap,
             overwrite=overwrite,
+            allow_redacted=allow_redacted,
             reset_live_fields=not keep_live_fields,
             max_sessions=max_sessions,
             dry_run=dry_run,
             skip_invalid=skip_invalid,
         )
+    except portable.RedactedReplaceRefused as exc:
+        fail(_refusal(exc.ids))
     except portable.PortableError as exc:
         fail(str(exc))
     if as_json:
         echo_json(report.as_dict() | {"store": str(store.session_dir)})
     else:
         _print_import(report, store, dry_run)
+    if report.refused:
+        fail(_refusal(report.refused, dry_run=True))
     failures = report.failures
     if failures:
         first = failures[0]
@@ -270,17 +291,41 @@ def import_(
         )
 
 
+def _refusal(ids: list[str], *, dry_run: bool = False) -> str:
+    """The one line that refuses replacing existing sessions with redacted copies."""
+    hint = "--overwrite --allow-redacted replaces them anyway; quarantine undo reverts it"
+    return printable(portable.redacted_refusal(ids, dry_run=dry_run, hint=hint), one_line=True)
+
+
 def _print_import(report: ImportReport, store: DefaultSessionStore, dry_run: bool) -> None:
     out = console()
     verb = "Would import" if dry_run else "Imported"
     line = Text(f"{verb} {report.imported} session(s) into ")
     line.append_text(safe(store.session_dir))
     if report.skipped:
-        line.append(f"; skipped {report.skipped_count}:")
+        line.append(f"; skipped {report.skipped_count}")
+    line.append(":" if report.imported or report.skipped else ".")
     out.print(line, overflow="fold")
+    if report.redacted:
+        out.print(Text("  (a redacted export: its secrets are placeholders)", style="yellow"))
+    labels = ("would create", "would replace") if dry_run else ("created", "replaced")
+    for label, ids in zip(labels, (report.created_ids, report.replaced_ids), strict=True):
+        if not ids:
+            continue
+        out.print(Text(f"  {label} {len(ids)}:"))
+        for sid in ids:
+            row = Text("    ")
+            row.append_text(safe(sid, style="bold"))
+            out.print(row, overflow="fold")
+    if report.skipped:
+        out.print(Text(f"  skipped {report.skipped_count}:"))
     for item in report.skipped:
-        row = Text("  ")
+        row = Text("    ")
         row.append_text(safe(item.get("session_id") or "(no id)", style="bold"))
         row.append(": ")
         row.append_text(safe(item.get("reason", "")))
         out.print(row, overflow="fold")
+    if report.action_id:
+        line = Text("Undo: session-browser quarantine undo ")
+        line.append_text(safe(report.action_id))
+        out.print(line, overflow="fold")

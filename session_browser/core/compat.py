@@ -599,9 +599,13 @@ class PraisonAICompat:
                 self,  # type: ignore[arg-type]
                 {"version": self.PORTABLE_VERSION, "sessions": entries},
                 overwrite=overwrite,
+                # PraisonAI's semantics: a library call, not a user's restore (no journal,
+                # no second opinion on redacted copies).
+                allow_redacted=True,
                 reset_live_fields=reset_live_fields,
                 max_sessions=max_sessions,
                 skip_invalid=True,
+                journal=False,
             )
         except portable.PortableError as exc:
             report.skipped.append({"session_id": "", "reason": str(exc)})

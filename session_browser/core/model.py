@@ -804,6 +804,10 @@ class ImportReport:
 
     ``skipped`` holds every session not imported with its reason; those whose write
     failed (:attr:`failures`) are errors, the others (exists, duplicate...) are not.
+    ``created_ids`` and ``replaced_ids`` split ``imported_ids`` by whether a file was
+    there before. ``redacted``: the payload is a redacted export; ``refused`` (a dry run
+    only): the existing sessions the import would refuse to replace with redacted copies.
+    ``action_id``: the journal entry that undoes the import.
     """
 
     imported: int = 0
@@ -811,6 +815,11 @@ class ImportReport:
     version: int = 1
     dry_run: bool = False
     imported_ids: list[str] = field(default_factory=list)
+    created_ids: list[str] = field(default_factory=list)
+    replaced_ids: list[str] = field(default_factory=list)
+    redacted: bool = False
+    refused: list[str] = field(default_factory=list)
+    action_id: str | None = None
 
     @property
     def skipped_count(self) -> int:
@@ -830,4 +839,9 @@ class ImportReport:
             "version": self.version,
             "dry_run": self.dry_run,
             "imported_ids": list(self.imported_ids),
+            "created_ids": list(self.created_ids),
+            "replaced_ids": list(self.replaced_ids),
+            "redacted": self.redacted,
+            "refused_redacted_ids": list(self.refused),
+            "action_id": self.action_id,
         }

@@ -4,6 +4,9 @@ The portable payload is ``praisonaiagents`` 1.7.17's, both ways::
 
     {"version": 1, "sessions": [<session dict as stored>, ...]}
 
+A redacted export adds one top-level key, ``"redacted": {"total": N, "by_kind": {...}}``,
+which PraisonAI's import and our older versions ignore.
+
 Import semantics (:func:`import_sessions`)
     - Everything is validated before anything is written: a payload that is not an object,
       whose ``sessions`` is not a list, whose version is newer than 1, or (unless
@@ -22,6 +25,15 @@ Import semantics (:func:`import_sessions`)
       the session did not change when it was copied). Sessions are written verbatim under
       the session lock with an atomic write; the destination's retention window is never
       applied.
+    - Every import that writes is one journal entry (:mod:`.quarantine`): each file it
+      replaces is backed up before it is written, so ``quarantine undo`` puts the old
+      bytes back and removes the files the import created (when unchanged since).
+    - A redacted copy never silently replaces its original. A session is taken as
+      redacted when the payload carries the ``redacted`` marker, or (an export without
+      the marker: older versions, other tools) when it holds a ``[REDACTED:<kind>]``
+      placeholder anywhere. Replacing an existing session with a redacted one raises
+      :class:`RedactedReplaceRefused` unless ``allow_redacted``; creating one is allowed.
+      A dry run reports it instead (:attr:`ImportReport.refused`).
 """
 
 from __future__ import annotations
@@ -36,7 +48,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from . import recall
+from . import quarantine, recall
 from .files import SessionFileError, dumps_session, iter_session_files, loads, read_json_file
 from .model import (
     REASON_WRITE_FAILED,
@@ -49,7 +61,7 @@ from .model import (
     is_summary_message,
 )
 from .paths import safe_id
-from .redact import Redactor
+from .redact import Redactor, has_placeholder
 from .store import DefaultSessionStore, _check_id, stored_id
 from .text import printable, safe_json
 
@@ -61,10 +73,20 @@ FORMATS = ("json", "md", "html")
 REASON_EXISTS = "already exists (use overwrite)"
 REASON_DUPLICATE = "duplicate in payload"
 REASON_LIMIT = "over the limit"
+REDACTED_KEY = "redacted"
+IMPORT_ACTION = "import"
 
 
 class PortableError(ValueError):
     """A payload, file or request that cannot be honoured; nothing was written."""
+
+
+class RedactedReplaceRefused(PortableError):
+    """An import would replace existing sessions with redacted copies; ``ids`` names them."""
+
+    def __init__(self, message: str, ids: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.ids = list(ids)
 
 
 class UnreadableSession(PortableError):
@@ -323,7 +345,7 @@ def _export_bytes(
         payload: JSONDict = {"version": PORTABLE_VERSION, "sessions": list(sessions)}
         redactions: dict[str, int] = {}
         if redact:
-            payload, redactions = redact_payload(payload)
+            payload, redactions = redact_payload(payload)  # marked as redacted
         return dumps_payload(payload), redactions
     rendered = render_sessions(sessions, fmt, redact=redact)
     return rendered.text.encode("utf-8"), dict(rendered.redactions)
@@ -391,6 +413,9 @@ class _Planned:
     session_id: str
     session: SessionData
     size: int
+    sha256: str = ""
+    replace: bool = False  # its file exists (an overwrite)
+    redacted: bool = False  # a redacted copy (marked payload, or placeholders in it)
 
 
 @dataclass
@@ -399,6 +424,12 @@ class ImportPlan:
 
     planned: list[_Planned] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)
+    redacted: bool = False  # the payload, or a session planned from it, is redacted
+
+    @property
+    def redacted_replacements(self) -> list[str]:
+        """The ids of existing sessions this import would replace with redacted copies."""
+        return [p.session_id for p in self.planned if p.replace and p.redacted]
 
 
 def _why(exc: BaseException) -> str:
@@ -414,7 +445,7 @@ def _short(session_id: str, width: int = 80) -> str:
     return repr(session_id[:width]) + f"... [{len(session_id) - width} more characters]"
 
 
-def _entry_session(raw: Any, index: int, reset_live_fields: bool) -> tuple[str, SessionData, int]:
+def _entry_session(raw: Any, index: int, reset_live_fields: bool) -> tuple[str, SessionData, bytes]:
     """Validate one payload entry; ``PortableError`` says why it is unusable."""
     if not isinstance(raw, dict):
         raise PortableError(f"entry {index} is {type(raw).__name__}, not an object")
@@ -440,12 +471,12 @@ def _entry_session(raw: Any, index: int, reset_live_fields: bool) -> tuple[str, 
     try:
         session = SessionData.from_dict(data)
         session.session_id = sid
-        size = len(dumps_session(session.to_dict()))
+        blob = dumps_session(session.to_dict())
     except RecursionError as exc:
         raise PortableError(f"entry {index} ({_short(sid)}) is nested too deeply") from exc
     except (TypeError, ValueError, AttributeError) as exc:
         raise PortableError(f"entry {index} ({_short(sid)}) cannot be stored: {exc}") from exc
-    return sid, session, size
+    return sid, session, blob
 
 
 def plan_import(
@@ -472,12 +503,13 @@ def plan_import(
         raise PortableError("payload has no 'sessions' list")
     if max_sessions is not None and max_sessions < 0:
         raise PortableError("max_sessions must not be negative")
-    plan = ImportPlan()
+    marked = is_marked_redacted(payload)
+    plan = ImportPlan(redacted=marked)
     seen_ids: set[str] = set()
     names: dict[str, str] = {}  # file name -> session id planned for it
     for index, raw in enumerate(raw_sessions):
         try:
-            sid, session, size = _entry_session(raw, index, reset_live_fields)
+            sid, session, blob = _entry_session(raw, index, reset_live_fields)
         except PortableError as exc:
             if not skip_invalid:
                 raise PortableError(f"{exc}; nothing was imported") from exc
@@ -538,8 +570,27 @@ def plan_import(
             )
             continue
         names[path.name] = sid
-        plan.planned.append(_Planned(index, sid, session, size))
+        redacted = marked or has_placeholder(blob)
+        plan.redacted = plan.redacted or redacted
+        sha = quarantine.sha256_of(blob)
+        plan.planned.append(_Planned(index, sid, session, len(blob), sha, exists, redacted))
     return plan
+
+
+def redacted_refusal(
+    ids: Sequence[str],
+    *,
+    dry_run: bool = False,
+    hint: str = "allow redacted replacements to do it anyway",
+) -> str:
+    """Why an import that would replace ``ids`` with redacted copies is refused."""
+    first = _short(ids[0]) if ids else "?"
+    outcome = "the import would be refused" if dry_run else "nothing was imported"
+    return (
+        f"refused: the file is a redacted export and would replace {len(ids)} existing "
+        f"session(s) (first: {first}) with copies whose secrets are placeholders; "
+        f"{outcome} ({hint})"
+    )
 
 
 def import_sessions(
@@ -547,12 +598,22 @@ def import_sessions(
     payload: Any,
     *,
     overwrite: bool = False,
+    allow_redacted: bool = False,
     reset_live_fields: bool = True,
     max_sessions: int | None = None,
     dry_run: bool = False,
     skip_invalid: bool = False,
+    source: str = "",
+    journal: bool = True,
 ) -> ImportReport:
-    """Import a portable payload into ``store`` (see the module doc for the rules)."""
+    """Import a portable payload into ``store`` (see the module doc for the rules).
+
+    Raises :class:`RedactedReplaceRefused` (nothing written) when the import would replace
+    existing sessions with redacted copies and ``allow_redacted`` is false; a dry run
+    reports it in :attr:`ImportReport.refused` instead. With ``journal`` (the default) the
+    writes are one journal entry, named by :attr:`ImportReport.action_id`, that
+    ``quarantine undo`` puts back; ``source`` (the payload's file) names it there.
+    """
     plan = plan_import(
         store,
         payload,
@@ -561,13 +622,23 @@ def import_sessions(
         max_sessions=max_sessions,
         skip_invalid=skip_invalid,
     )
-    report = ImportReport(version=PORTABLE_VERSION, dry_run=dry_run)
+    report = ImportReport(version=PORTABLE_VERSION, dry_run=dry_run, redacted=plan.redacted)
     report.skipped.extend(plan.skipped)
-    for item in plan.planned:
-        if dry_run:
+    refused = plan.redacted_replacements
+    if refused and not allow_redacted:
+        if not dry_run:
+            raise RedactedReplaceRefused(redacted_refusal(refused), refused)
+        report.refused = list(refused)
+    if dry_run:
+        for item in plan.planned:
             report.imported += 1
             report.imported_ids.append(item.session_id)
-            continue
+            (report.replaced_ids if item.replace else report.created_ids).append(item.session_id)
+        return report
+    if journal:
+        _import_journaled(store, plan, report, overwrite=overwrite, source=source)
+        return report
+    for item in plan.planned:
         try:
             store.write_session(item.session, overwrite=overwrite)
         except FileExistsError:
@@ -580,7 +651,46 @@ def import_sessions(
             continue
         report.imported += 1
         report.imported_ids.append(item.session_id)
+        (report.replaced_ids if item.replace else report.created_ids).append(item.session_id)
     return report
+
+
+def _import_journaled(
+    store: DefaultSessionStore,
+    plan: ImportPlan,
+    report: ImportReport,
+    *,
+    overwrite: bool,
+    source: str,
+) -> None:
+    """Write the planned sessions as one journal entry (see :mod:`.quarantine`)."""
+    writes = [
+        quarantine.SessionWrite(item.session_id, item.sha256, item.session.to_dict)
+        for item in plan.planned
+    ]
+    try:
+        done = quarantine.write_sessions_journaled(
+            store,
+            IMPORT_ACTION,
+            source or "(payload)",
+            writes,
+            overwrite=overwrite,
+            exists_reason=REASON_EXISTS,
+            failed_reason=REASON_WRITE_FAILED,
+        )
+    except (OSError, quarantine.QuarantineError) as exc:
+        raise PortableError(
+            f"cannot back up the sessions it would replace ({_why(exc)}); nothing was imported"
+        ) from exc
+    created, replaced = set(done.created), set(done.replaced)
+    for item in plan.planned:  # the payload's order
+        sid = item.session_id
+        if sid in created or sid in replaced:
+            report.imported += 1
+            report.imported_ids.append(sid)
+            (report.replaced_ids if sid in replaced else report.created_ids).append(sid)
+    report.skipped.extend(done.skipped)
+    report.action_id = done.action_id
 
 
 def import_file(
@@ -589,17 +699,20 @@ def import_file(
     *,
     max_bytes: int = DEFAULT_MAX_IMPORT_BYTES,
     overwrite: bool = False,
+    allow_redacted: bool = False,
     reset_live_fields: bool = True,
     max_sessions: int | None = None,
     dry_run: bool = False,
     skip_invalid: bool = False,
 ) -> ImportReport:
-    """:func:`load_payload` then :func:`import_sessions`."""
+    """:func:`load_payload` then :func:`import_sessions` (journaled, named by the file)."""
     payload = load_payload(path, max_bytes=max_bytes)
     return import_sessions(
         store,
         payload,
         overwrite=overwrite,
+        allow_redacted=allow_redacted,
+        source=str(Path(path).absolute()),
         reset_live_fields=reset_live_fields,
         max_sessions=max_sessions,
         dry_run=dry_run,
@@ -934,11 +1047,21 @@ def render_hits(
 
 
 def redact_payload(payload: JSONDict) -> tuple[JSONDict, dict[str, int]]:
-    """A copy of a portable payload with every string value redacted (ids/times kept)."""
+    """A copy of a portable payload with every string value redacted (ids/times kept).
+
+    The copy carries the marker ``"redacted": {"total": N, "by_kind": {...}}`` so an
+    import knows it holds placeholders, not the originals' values.
+    """
     redactor = Redactor()
     out = redactor.value(payload)
     assert isinstance(out, dict)
+    out[REDACTED_KEY] = redactor.as_dict()
     return out, dict(redactor.counts)
+
+
+def is_marked_redacted(payload: Any) -> bool:
+    """Whether a payload says it was redacted (the ``redacted`` marker)."""
+    return isinstance(payload, dict) and bool(payload.get(REDACTED_KEY))
 
 
 def file_name_for(session_id: str) -> str:

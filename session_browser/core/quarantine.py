@@ -1560,3 +1560,137 @@ def undo(
         with contextlib.suppress(OSError):
             d.rmdir()  # only when empty
     return result
+
+
+# --------------------------------------------------------------------------- journaled writes
+
+
+class _SourceJournal(_Journal):
+    """A journal entry for an action whose source is a file, not a quarantine item (import)."""
+
+    def __init__(self, action: str, source: str, session_id: str | None) -> None:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        self.id = f"{stamp}-{action}-{os.urandom(3).hex()}"
+        self.dir = journal_dir() / self.id
+        self.entry = {
+            "id": self.id,
+            "action": action,
+            "at": utc_now_iso(),
+            "item": source,
+            "session_id": session_id,
+            "status": "pending",
+            "pid": os.getpid(),
+            "files": [],
+        }
+
+
+@dataclass
+class SessionWrite:
+    """One whole session file to put in place: ``build()`` gives the dict to write, whose
+    serialised bytes have ``sha256`` (decided when it was planned)."""
+
+    session_id: str
+    sha256: str
+    build: Callable[[], JSONDict]
+
+
+@dataclass
+class JournaledWrites:
+    """What :func:`write_sessions_journaled` did; ``action_id`` is None when nothing changed."""
+
+    action_id: str | None = None
+    created: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+
+
+def sha256_of(data: bytes) -> str:
+    """The digest the journal records for a file's bytes."""
+    return _sha(data)
+
+
+def write_sessions_journaled(
+    store: DefaultSessionStore,
+    action: str,
+    source: str,
+    writes: Sequence[SessionWrite],
+    *,
+    overwrite: bool,
+    exists_reason: str,
+    failed_reason: str,
+) -> JournaledWrites:
+    """Write whole session files as one journal entry, so :func:`undo` puts them all back.
+
+    Every file that exists is copied into the entry, saved ``pending`` with what each file
+    will hold, before any file is written (a crash leaves an entry :func:`recover_pending`
+    finishes or drops). Then each file is written under its session lock with an atomic
+    write, only when it is still what was backed up: a file that appeared (without
+    ``overwrite``), changed meanwhile, is corrupt or holds another session is skipped with
+    the reason (``exists_reason``, or ``failed_reason: why``), and so is a failed write.
+    The entry then lists only the files written: undo puts a replaced file back
+    byte-identical and removes a created one, refusing when any changed since.
+    """
+    result = JournaledWrites()
+    if not writes:
+        return result
+    ensure_private_dir(store.session_dir.path)
+    paths = [store.session_path(w.session_id) for w in writes]
+    changes = [
+        _FileChange(p, "session", "modify" if os.path.lexists(p) else "create") for p in paths
+    ]
+    intended = {p: {"exists": True, "sha256": w.sha256} for p, w in zip(paths, writes, strict=True)}
+    journal = _SourceJournal(action, source, writes[0].session_id if len(writes) == 1 else None)
+    try:
+        journal.backup(changes, intended)
+    except BaseException:
+        shutil.rmtree(journal.dir, ignore_errors=True)
+        raise
+    records = list(journal.entry["files"])
+    kept: list[JSONDict] = []
+
+    def drop(record: JSONDict) -> None:
+        copy = (record.get("before") or {}).get("copy")
+        if copy:
+            with contextlib.suppress(OSError):
+                (journal.dir / str(copy)).unlink()
+        journal.entry["files"] = [f for f in journal.entry["files"] if f is not record]
+        journal._save()
+
+    try:
+        for w, path, record in zip(writes, paths, records, strict=True):
+            reason = ""
+            try:
+                with session_lock(path, store.lock_timeout):
+                    now = _state(path)
+                    if now.get("exists") and not overwrite:
+                        reason = exists_reason
+                    elif not _matches(now, record["before"]):
+                        reason = f"{failed_reason}: {path.name} changed while importing"
+                    else:
+                        if now.get("exists"):
+                            store._check_replaceable(w.session_id, path)
+                        data = w.build()
+                        payload = dumps_session(data)
+                        if _sha(payload) != w.sha256:
+                            raise ValueError("the session changed since it was checked")
+                        atomic_write_bytes(path, payload)
+                        kept.append(record)
+                        done = result.replaced if now.get("exists") else result.created
+                        done.append(w.session_id)
+                        store._notify(w.session_id, path, data)
+            except (OSError, ValueError, TypeError, RecursionError) as exc:
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                reason = f"{failed_reason}: {why}"
+            if reason:
+                result.skipped.append({"session_id": w.session_id, "reason": reason})
+                drop(record)
+    finally:
+        journal.entry["files"] = kept
+        if kept:
+            journal.finish()
+            result.action_id = journal.id
+        else:
+            shutil.rmtree(journal.dir, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                journal_dir().rmdir()  # only when empty
+    return result

@@ -4,6 +4,10 @@
 addresses with ``[REDACTED:<kind>]`` and counts what it replaced, per kind, so an export
 can say exactly how much it hid. Redaction is best effort: it catches the common token
 shapes, not every secret a transcript may hold.
+
+A redacted copy must never replace its original: :func:`has_placeholder` finds the
+``[REDACTED:<kind>]`` placeholders so an import can tell a redacted copy even when the
+payload carries no marker.
 """
 
 from __future__ import annotations
@@ -39,6 +43,20 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("email", re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")),
 )
 
+PLACEHOLDER_PREFIX = "[REDACTED:"
+_PLACEHOLDER = re.compile(rb"\[REDACTED:[a-z_]+\]")
+
+
+def placeholder(kind: str) -> str:
+    """What a secret of ``kind`` is replaced with."""
+    return f"{PLACEHOLDER_PREFIX}{kind}]"
+
+
+def has_placeholder(data: bytes) -> bool:
+    """Whether serialised JSON (or text, UTF-8) holds a ``[REDACTED:<kind>]`` placeholder."""
+    return _PLACEHOLDER.search(data) is not None
+
+
 # Keys of a session dict whose values are identifiers or times, never redacted.
 _KEEP_KEYS = frozenset({"session_id", "created_at", "updated_at", "timestamp", "role"})
 
@@ -59,14 +77,14 @@ class Redactor:
             if kind == "secret":
                 text = pattern.sub(self._secret, text)
                 continue
-            text, n = pattern.subn(f"[REDACTED:{kind}]", text)
+            text, n = pattern.subn(placeholder(kind), text)
             if n:
                 self.counts[kind] += n
         return text
 
     def _secret(self, match: re.Match[str]) -> str:
         self.counts["secret"] += 1
-        return f"{match.group('key')}{match.group('sep')}[REDACTED:secret]"
+        return f"{match.group('key')}{match.group('sep')}{placeholder('secret')}"
 
     def value(self, value: Any) -> Any:
         """A copy of a JSON value with every string (not keys, not ids/times) redacted.

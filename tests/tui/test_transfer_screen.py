@@ -8,6 +8,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import Input, RadioSet
 
+from session_browser.core import portable
 from session_browser.demo import DemoInfo
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.screens.confirm import ConfirmScreen
@@ -218,3 +219,64 @@ async def test_import_dry_run_then_confirmed_import(demo: DemoInfo, tmp_path: Pa
         assert f"Would import {n} session(s)" in screen_text(app)
         assert "replace" in screen_text(app)
         assert files_of(empty) == written
+
+
+async def test_redacted_import_over_a_session_needs_a_second_yes_and_undoes(
+    demo: DemoInfo, tmp_path: Path
+) -> None:
+    sid = "homelab-restic-backups"
+    target = demo.sessions_dir / f"{sid}.json"
+    original = target.read_bytes()
+    data, counts = portable.export_bytes([json.loads(original)], "json", redact=True)
+    assert counts == {"secret": 1}
+    payload = json.loads(data)
+    payload["sessions"].append({**payload["sessions"][0], "session_id": "restic-copy"})
+    export = tmp_path / "redacted.json"
+    export.write_text(json.dumps(payload), encoding="utf-8")
+    app = make_app(demo.sessions_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("f7")
+        await settle(pilot, app)
+        importer = app.screen
+        assert isinstance(importer, ImportScreen)
+        importer.query_one("#i-path", Input).value = str(export)
+        importer.query_one("#i-overwrite").focus()
+        await pilot.press("space")
+        await pilot.press("f5")
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "Would create 1:" in text and "Would replace 1:" in text
+        assert text.index("restic-copy") < text.index("Would replace 1:")
+        assert "redacted export" in text and "asks a second time" in text
+        await pilot.press("ctrl+s")
+        await settle(pilot, app)
+        await pilot.press("y")  # the first confirmation
+        await settle(pilot, app)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "Replace 1 session with redacted copies?" in screen_text(app)
+        await pilot.press("n")
+        await settle(pilot, app)
+        assert target.read_bytes() == original
+        assert not (demo.sessions_dir / "restic-copy.json").exists()
+        await pilot.press("ctrl+s")
+        await settle(pilot, app)
+        await pilot.press("y")
+        await settle(pilot, app)
+        await pilot.press("y")  # asked twice
+        await settle(pilot, app)
+        assert b"[REDACTED:secret]" in target.read_bytes()
+        assert (demo.sessions_dir / "restic-copy.json").exists()
+        assert "Imported 2 session(s) (created 1, replaced 1). Undo: F4, then u." in notes(app)
+        assert "Undo: F4 (quarantine workbench), then u" in screen_text(app)
+        await pilot.press("escape")
+        await settle(pilot, app)
+        await pilot.press("f4")
+        await settle(pilot, app)
+        await pilot.press("u")
+        await settle(pilot, app)
+        assert isinstance(app.screen, ConfirmScreen) and "Undo the last import" in screen_text(app)
+        await pilot.press("y")
+        await settle(pilot, app)
+    assert target.read_bytes() == original
+    assert not (demo.sessions_dir / "restic-copy.json").exists()

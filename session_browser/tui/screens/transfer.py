@@ -2,7 +2,9 @@
 
 Every read and write runs in a thread worker calling :mod:`session_browser.core.portable`;
 an export never replaces an existing file without a second confirmation, and an import
-is only run after a dry run of the same file with the same options, and a confirmation.
+is only run after a dry run of the same file with the same options, and a confirmation
+(a second one before existing sessions are replaced with a redacted export's copies).
+An import is one journal entry: the quarantine workbench's undo puts it back.
 """
 
 from __future__ import annotations
@@ -530,33 +532,30 @@ class ImportDone(Message):
 
 
 def import_request(
-    store: DefaultSessionStore, request: ImportRequest, *, dry_run: bool
+    store: DefaultSessionStore,
+    request: ImportRequest,
+    *,
+    dry_run: bool,
+    allow_redacted: bool = False,
 ) -> tuple[ImportReport, list[tuple[str, str]]]:
     """Run (or dry-run) an import; with it, what happens to each file: create or replace."""
-    payload = portable.load_payload(Path(request.path).expanduser())
-    before = {}
-    if dry_run:
-        plan = portable.import_sessions(
-            store,
-            payload,
-            overwrite=request.overwrite,
-            reset_live_fields=not request.keep_live,
-            skip_invalid=request.skip_invalid,
-            dry_run=True,
-        )
-        for sid in plan.imported_ids:
-            before[sid] = store.session_path(sid).exists()
-        changes = [("replace" if before[sid] else "create", sid) for sid in plan.imported_ids]
-        return plan, changes
-    report = portable.import_sessions(
+    report = portable.import_file(
         store,
-        payload,
+        Path(request.path).expanduser(),
         overwrite=request.overwrite,
+        allow_redacted=allow_redacted,
         reset_live_fields=not request.keep_live,
         skip_invalid=request.skip_invalid,
-        dry_run=False,
+        dry_run=dry_run,
     )
-    return report, [("written", sid) for sid in report.imported_ids]
+    return report, import_changes(report)
+
+
+def import_changes(report: ImportReport) -> list[tuple[str, str]]:
+    """``("create", id)`` for each session created, then ``("replace", id)`` for each replaced."""
+    return [("create", sid) for sid in report.created_ids] + [
+        ("replace", sid) for sid in report.replaced_ids
+    ]
 
 
 class ImportScreen(ContextScreen):
@@ -693,22 +692,66 @@ class ImportScreen(ContextScreen):
         title = f"Import {report.imported} session{'s' if report.imported != 1 else ''}"
         title += f", replacing {replaced}?" if replaced else "?"
 
+        if replaced:
+            body.append("\nReplaced files are backed up first: undo puts them back.")
+
+        def start(allow_redacted: bool) -> None:
+            self.running = True
+            self.refresh_bindings()
+            self.query_one("#i-report-body", Static).update(Text("Importing…"))
+            self.run_import_worker(request, False, allow_redacted)
+
         def answered(ok: bool | None) -> None:
-            if ok:
-                self.running = True
-                self.refresh_bindings()
-                self.query_one("#i-report-body", Static).update(Text("Importing…"))
-                self.run_import_worker(request, False)
-            else:
+            if not ok:
                 self.notify("Cancelled; nothing imported.", timeout=3)
+            elif report.refused:
+                self._confirm_redacted(report.refused, start)
+            else:
+                start(False)
 
         self.app.push_screen(ConfirmScreen(title, body, yes="Import"), answered)
 
+    def _confirm_redacted(self, ids: list[str], start: Callable[[bool], None]) -> None:
+        """The second confirmation: existing sessions replaced with redacted copies."""
+        body = Text(end="")
+        body.append("This file is a redacted export: ", style="bold red")
+        body.append(
+            "its secrets and email addresses are [REDACTED:…] placeholders. Importing it "
+            f"replaces {len(ids)} existing session{'s' if len(ids) != 1 else ''} with "
+            "those copies:\n"
+        )
+        for sid in ids[:MAX_CONFIRM_LINES]:
+            body.append("  replace ", style="bold red")
+            body.append(one_line(sid))
+            body.append("\n")
+        if len(ids) > MAX_CONFIRM_LINES:
+            body.append(f"  … and {len(ids) - MAX_CONFIRM_LINES} more\n")
+        body.append("\nThe originals are kept in the journal: F4 then u undoes the import.")
+
+        def answered(ok: bool | None) -> None:
+            if ok:
+                start(True)
+            else:
+                self.notify("Cancelled; nothing imported.", timeout=3)
+
+        self.app.push_screen(
+            ConfirmScreen(
+                f"Replace {len(ids)} session{'s' if len(ids) != 1 else ''} with redacted copies?",
+                body,
+                yes="Replace",
+            ),
+            answered,
+        )
+
     @work(thread=True, exclusive=True, group="import", exit_on_error=False)
-    def run_import_worker(self, request: ImportRequest, dry_run: bool) -> None:
+    def run_import_worker(
+        self, request: ImportRequest, dry_run: bool, allow_redacted: bool = False
+    ) -> None:
         store = self.stores[request.store_index]
         try:
-            report, changes = import_request(store, request, dry_run=dry_run)
+            report, changes = import_request(
+                store, request, dry_run=dry_run, allow_redacted=allow_redacted
+            )
         except portable.PortableError as exc:
             self.post_message(ImportDone(request, None, [], str(exc)))
             return
@@ -740,10 +783,7 @@ class ImportScreen(ContextScreen):
         else:
             self.checked = None
             self.last_report = None
-            self.notify(
-                f"Imported {report.imported} session(s); skipped {report.skipped_count}.",
-                timeout=6,
-            )
+            self.notify(import_toast(report), timeout=8)
             self._refresh_app()
         body.update(self._report_text(report, message.changes, store, message.request))
         self.refresh_bindings()
@@ -766,13 +806,28 @@ class ImportScreen(ContextScreen):
             text.append(f"Imported {report.imported} session(s) into ", style="bold")
         text.append(where)
         text.append(":\n" if changes else ".\n")
-        for change, sid in changes[:200]:
-            label = change if report.dry_run else "written"
-            text.append(f"  {label:<8}", style="bold red" if label == "replace" else "green")
-            text.append(one_line(sid))
-            text.append(f"  → {one_line(store.session_path(sid).name)}\n", style="dim")
-        if len(changes) > 200:
-            text.append(f"  … and {len(changes) - 200} more\n")
+        if report.redacted:
+            text.append("  (a redacted export: its secrets are placeholders)\n", style="yellow")
+        for kind, ids in (("create", report.created_ids), ("replace", report.replaced_ids)):
+            if not ids:
+                continue
+            head = {"create": "created", "replace": "replaced"}[kind]
+            if report.dry_run:
+                head = f"would {kind}"
+            style = "bold red" if kind == "replace" else "bold green"
+            text.append(f"{head[0].upper()}{head[1:]} {len(ids)}:\n", style=style)
+            for sid in ids[:200]:
+                text.append(f"  {kind:<8}", style="red" if kind == "replace" else "green")
+                text.append(one_line(sid))
+                text.append(f"  → {one_line(store.session_path(sid).name)}\n", style="dim")
+            if len(ids) > 200:
+                text.append(f"  … and {len(ids) - 200} more\n")
+        if report.refused:
+            text.append(
+                f"\nA redacted export would replace {len(report.refused)} existing "
+                "session(s): the import asks a second time before it does.\n",
+                style="bold yellow",
+            )
         if report.skipped:
             verb = "Would skip" if report.dry_run else "Skipped"
             text.append(f"{verb} {report.skipped_count}:\n", style="bold")
@@ -787,4 +842,20 @@ class ImportScreen(ContextScreen):
                 text.append("\nCtrl+S imports these (you confirm first).", style="italic")
             else:
                 text.append("\nNothing to import.", style="italic")
+        elif report.action_id:
+            text.append("\nUndo: F4 (quarantine workbench), then u; journal entry ")
+            text.append(printable(report.action_id, one_line=True), style="bold")
+            text.append(".")
         return text
+
+
+def import_toast(report: ImportReport) -> str:
+    """The notification after an import: what changed and how to undo it."""
+    counts = (
+        ("created", len(report.created_ids)),
+        ("replaced", len(report.replaced_ids)),
+        ("skipped", report.skipped_count),
+    )
+    parts = ", ".join(f"{name} {n}" for name, n in counts if n)
+    undo = " Undo: F4, then u." if report.action_id else ""
+    return f"Imported {report.imported} session(s){f' ({parts})' if parts else ''}.{undo}"
