@@ -98,7 +98,6 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -114,7 +113,15 @@ from .files import (
     iter_session_files,
     read_json,
 )
-from .model import JSONDict, SessionHit, SessionSummary, content_text, copy_json
+from .model import (
+    JSONDict,
+    SessionHit,
+    SessionSummary,
+    content_text,
+    copy_json,
+    finite_float,
+    stored_epoch,
+)
 from .query import (
     NOTHING_SEARCHABLE,
     ParsedQuery,
@@ -124,7 +131,6 @@ from .query import (
     fts_expr,
     like_pattern,
     parse_query,
-    project_matches,
     tokenize,
     why_empty,
 )
@@ -302,33 +308,10 @@ def default_db_path(session_dir: Path) -> Path:
     return paths.cache_dir() / "index" / f"{paths.dir_key(session_dir)}.sqlite3"
 
 
-def _epoch(value: Any) -> float | None:
-    """The epoch of an ISO date string; None for anything else, or a date whose epoch
-    cannot be computed (year 1 east of UTC, year 9999 west of it)."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value).timestamp()
-    except (ValueError, OverflowError, OSError):
-        return None
-
-
-def _finite(value: Any) -> float | None:
-    """A number usable as a timestamp: a finite float (an int too large for a float, NaN
-    and the infinities are treated as absent)."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return None
-    try:
-        out = float(value)
-    except OverflowError:
-        return None
-    return out if math.isfinite(out) else None
-
-
 def _timestamps(messages: Sequence[JSONDict]) -> list[float]:
     out: list[float] = []
     for m in messages:
-        ts = _finite(m.get("timestamp"))
+        ts = finite_float(m.get("timestamp"))
         if ts is not None:
             out.append(ts)
     return out
@@ -582,7 +565,7 @@ def _extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool)
     stamps: list[float] = []
     chars = 0
     for idx, msg in enumerate(messages):
-        tsf = _finite(msg.get("timestamp"))
+        tsf = finite_float(msg.get("timestamp"))
         if tsf is not None:
             stamps.append(tsf)
         content = msg.get("content")
@@ -610,22 +593,17 @@ def _extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool)
     when = _safely(None, recall.when_of, data)
     when = when if isinstance(when, str) else None
     created = data.get("created_at")
-    project = _safely(None, _project_of, data)
+    project = _safely(None, recall.project_of, data)
     row = (
         session_id,
         _safely(session_id, recall.session_title, data, messages),
         when,
         created if isinstance(created, str) else None,
-        _epoch(when),
+        stored_epoch(when),
         len(new),
         n_old,
         _safely(None, recall.source_of, data),
-        _safely(
-            None,
-            lambda: _opt_str(
-                data.get("agent_name") or data.get("agent_id") or meta.get("agent_id")
-            ),
-        ),
+        _safely(None, recall.agent_of, data),
         1 if tagged else 0,
         1 if rate_auto else 0,
         1 if _paced(stamps) else 0,
@@ -644,13 +622,6 @@ def _cleaned(item: _Parsed) -> _Parsed:
         for idx, role, archived, ts, text in item.messages
     ]
     return item
-
-
-def _project_of(data: JSONDict) -> str | None:
-    """The project dir a session belongs to (``metadata.cwd``/``project`` or ``cwd``)."""
-    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-    assert isinstance(meta, dict)
-    return _opt_str(meta.get("cwd") or meta.get("project") or data.get("cwd"))
 
 
 # The non-ASCII characters whose ``str.lower()`` holds ASCII letters (Kelvin sign -> "k",
@@ -1438,10 +1409,10 @@ class SqliteSessionStore(DefaultSessionStore):
             return sorted(names)
 
     def _classic_candidate(
-        self, data: JSONDict, parsed: recall.ClassicQuery, window: int
+        self, data: JSONDict, parsed: recall.ClassicQuery, window: int, name: str
     ) -> recall.Candidate | None:
         return recall.classic_candidate(
-            data, parsed, window=window, source=self.source_kind, store=self.label
+            data, parsed, window=window, source=self.source_kind, store=self.label, file_name=name
         )
 
     def _demotion_flags(self, data: JSONDict, messages: Sequence[JSONDict]) -> tuple[bool, bool]:
@@ -2252,6 +2223,7 @@ class SqliteSessionStore(DefaultSessionStore):
         ranking: str = "classic",
         limit: int | None = None,
         corpus: CorpusStats | None = None,
+        language: bool = False,
     ) -> list[recall.Candidate]:
         """Scored candidates for :func:`recall.rank` (what a :class:`StoreGroup` merges).
 
@@ -2261,7 +2233,7 @@ class SqliteSessionStore(DefaultSessionStore):
         :class:`CorpusStats`) makes the scores comparable with other stores'.
         """
         if ranking == "classic":
-            return self._classic_candidates(query, window=window)
+            return self._classic_candidates(query, window=window, language=language)
         try:
             pq = parse_query(query)
         except QueryError:
@@ -2334,35 +2306,49 @@ class SqliteSessionStore(DefaultSessionStore):
 
     # ------------------------------------------------------------------ classic
 
-    def _classic_candidates(self, query: str, *, window: int) -> list[recall.Candidate]:
-        """The core's classic heuristic, exactly: the index only narrows which files to read."""
-        parsed = recall.ClassicQuery.parse(query)
-        if not parsed.needle:
+    def _classic_candidates(
+        self, query: str, *, window: int, language: bool = False
+    ) -> list[recall.Candidate]:
+        """The core's classic heuristic, exactly: the index only narrows which files to read
+        (every file for a query of filters only)."""
+        parsed = recall.ClassicQuery.parse(query, language=language)
+        if not parsed.searchable:
             return []
-        if self.broken is not None or self.has_fts is False or not parsed.needle.isascii():
-            return super().search_candidates(query, window=window)
+        pq = parsed.filters
+        if (
+            self.broken is not None
+            or self.has_fts is False
+            or (pq is None and not parsed.needle.isascii())
+            or (pq is not None and not pq.terms)
+        ):
+            return super().search_candidates(query, window=window, language=language)
         with self._state_lock:
             pending = set(self._pending)
         try:
-            clauses = " OR ".join("m.text LIKE ? ESCAPE '\\'" for _ in parsed.terms)
-            params = [
-                "%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-                for t in parsed.terms
-            ]
-            # LIKE folds ASCII case only; admit too the messages holding a non-ASCII
-            # character that ``str.lower`` turns into one of the terms' ASCII letters.
-            letters = set("".join(parsed.terms))
-            for char, lowered in _LOWERS_TO_ASCII:
-                if letters & set(lowered):
-                    clauses += " OR instr(m.text, ?) > 0"
-                    params.append(char)
+            if pq is not None:  # the files with a message holding a word, as the index reads it
+                clauses, params = "fts MATCH ?", [fts_expr(pq.terms)]
+                source = "fts JOIN messages m ON m.id = fts.rowid"
+            else:
+                clauses = " OR ".join("m.text LIKE ? ESCAPE '\\'" for _ in parsed.terms)
+                params = [
+                    "%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+                    for t in parsed.terms
+                ]
+                # LIKE folds ASCII case only; admit too the messages holding a non-ASCII
+                # character that ``str.lower`` turns into one of the terms' ASCII letters.
+                letters = set("".join(parsed.terms))
+                for char, lowered in _LOWERS_TO_ASCII:
+                    if letters & set(lowered):
+                        clauses += " OR instr(m.text, ?) > 0"
+                        params.append(char)
+                source = "messages m"
             rows = self._rows(
-                "SELECT DISTINCT s.file FROM messages m JOIN sessions s ON s.sid = m.sid "
+                f"SELECT DISTINCT s.file FROM {source} JOIN sessions s ON s.sid = m.sid "
                 f"WHERE {clauses}",
                 params,
             )
         except (_Broken, sqlite3.Error):
-            return super().search_candidates(query, window=window)
+            return super().search_candidates(query, window=window, language=language)
         names = {r[0] for r in rows} | pending
         # The directory's own order, as the core scans it, so equal scores tie the same way.
         out: list[recall.Candidate] = []
@@ -2371,7 +2357,7 @@ class SqliteSessionStore(DefaultSessionStore):
             if data is None:
                 continue
             try:
-                cand = self._classic_candidate(data, parsed, window)
+                cand = self._classic_candidate(data, parsed, window, name)
             except Exception as exc:  # one file's content never fails the search
                 log.warning("%s: not scored: %s: %s", name, type(exc).__name__, exc)
                 continue
@@ -2619,11 +2605,13 @@ class SqliteSessionStore(DefaultSessionStore):
         if pq.nothing_searchable:  # never the newest sessions as if they matched
             mode = "scan" if self.broken else "index"
             return Relevance(warnings=[NOTHING_SEARCHABLE], mode=mode)
-        if self.broken is not None:
-            words = pq.words
-            if not words:
+        if self.broken is not None:  # the files scanned, with the same filters
+            if not pq.words and not pq.has_filters:
                 return Relevance(mode="scan")
-            cands = super().search_candidates(words, window=window)
+            try:
+                cands = super().search_candidates(pq.text, window=window, language=True)
+            except QueryError as exc:
+                return Relevance(warnings=[str(exc)], mode="scan")
             return Relevance(cands, len(cands), mode="scan")
         try:
             with self._lock:
@@ -3017,7 +3005,7 @@ class SqliteSessionStore(DefaultSessionStore):
             return None
         messages = recall.project(data)
         when = recall.when_of(data)
-        when_ts = _epoch(when)
+        when_ts = stored_epoch(when)
         msgs: list[_Msg] = []
         for idx, m in enumerate(messages):
             text = content_text(m.get("content"))
@@ -3025,15 +3013,9 @@ class SqliteSessionStore(DefaultSessionStore):
                 continue
             role = str(m.get("role", ""))
             archived = bool(m.get("archived"))
-            tsf = _finite(m.get("timestamp"))
-            if pq.role is not None and role != pq.role:
-                continue
-            if pq.archived is not None and archived != pq.archived:
-                continue
+            tsf = finite_float(m.get("timestamp"))
             eff = tsf if tsf is not None else when_ts
-            if pq.since is not None and (eff is None or eff < pq.since):
-                continue
-            if pq.until is not None and (eff is None or eff >= pq.until):
+            if not recall.keeps_message(pq, role, archived, eff):
                 continue
             msgs.append(_Msg(-1 - n, idx, role, archived, tsf if pq.terms else eff, text))
         tagged, machine = self._demotion_flags(data, messages)
@@ -3054,25 +3036,7 @@ class SqliteSessionStore(DefaultSessionStore):
         return scorer.session(info, msgs)
 
     def _session_filters_ok(self, pq: ParsedQuery, data: JSONDict, name: str) -> bool:
-        if pq.session is not None and not (
-            str(data.get("session_id")) == pq.session or name == paths.safe_id(pq.session) + ".json"
-        ):
-            return False
-        if (
-            pq.source is not None
-            and pq.source != self.source_kind
-            and recall.source_of(data) != pq.source
-        ):
-            return False
-        if pq.project is not None and not project_matches(_project_of(data), pq.project):
-            return False
-        if pq.agent is not None:
-            meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-            assert isinstance(meta, dict)
-            agent = _opt_str(data.get("agent_name") or data.get("agent_id") or meta.get("agent_id"))
-            if agent is None or agent.lower() != pq.agent.lower():
-                return False
-        return True
+        return recall.keeps_session(pq, data, file_name=name, source_kind=self.source_kind)
 
     def _fuzzy_query(
         self, db: sqlite3.Connection, pq: ParsedQuery
@@ -3267,7 +3231,7 @@ class SqliteSessionStore(DefaultSessionStore):
             store=self.label,
             explain=self._explain(s, pq),
         )
-        hit.project = _project_of(data)
+        hit.project = recall.project_of(data)
         # The message views share their content with the cache: give the hit its own
         # copy of any content that is not a plain (immutable) string.
         for view in itertools.chain(hit.messages, *hit.bookends.values()):

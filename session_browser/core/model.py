@@ -112,6 +112,30 @@ def iso_epoch(value: Any) -> float | None:
     return None if parsed is None else parsed.timestamp()
 
 
+def stored_epoch(value: Any) -> float | None:
+    """The epoch of an ISO date string as the index stores a session's time (a naive one
+    is local time); None for anything else, or a date whose epoch cannot be computed (year
+    1 east of UTC, year 9999 west of it)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value).timestamp()
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def finite_float(value: Any) -> float | None:
+    """A number usable as a timestamp: a finite float (an int too large for a float, NaN
+    and the infinities are treated as absent)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        out = float(value)
+    except OverflowError:
+        return None
+    return out if math.isfinite(out) else None
+
+
 def iso_of_epoch(value: Any) -> str | None:
     """PraisonAI's ISO form (``datetime.isoformat()`` in UTC) of an epoch; None if unusable."""
     parsed = utc_datetime(value) if not isinstance(value, str) else None

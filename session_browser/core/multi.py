@@ -41,7 +41,9 @@ class RecallStore(Protocol):
     @property
     def label(self) -> str: ...
 
-    def search_candidates(self, query: str, *, window: int = 5) -> list[recall.Candidate]: ...
+    def search_candidates(
+        self, query: str, *, window: int = 5, language: bool = False
+    ) -> list[recall.Candidate]: ...
 
     def window(
         self, session_id: str, around_message_id: Any = None, *, window: int = 5
@@ -64,8 +66,11 @@ class StoreGroup:
     def label(self) -> str:
         return ", ".join(s.label for s in self.stores)
 
-    def search_candidates(self, query: str, *, window: int = 5) -> list[recall.Candidate]:
-        """Classic candidates of every store (first store wins an id)."""
+    def search_candidates(
+        self, query: str, *, window: int = 5, language: bool = True
+    ) -> list[recall.Candidate]:
+        """Classic candidates of every store (first store wins an id), the query read as the
+        query language (its filters honoured; raises ``QueryError`` for a bad value)."""
         out, _extras = self._candidates(query, window=window, ranking="classic", limit=0)
         return out
 
@@ -126,7 +131,7 @@ class StoreGroup:
                             if w not in result.warnings:
                                 result.warnings.append(str(w))
                 else:
-                    cands = store.search_candidates(query, window=window)
+                    cands = store.search_candidates(query, window=window, language=True)
                     was_fuzzy = False
                     if result is not None:
                         result.matched_sessions += len(cands)
@@ -142,14 +147,8 @@ class StoreGroup:
             elif any(fuzzy) and result is not None:
                 result.fuzzy = True
         else:
-            classic_query, keep = self._classic_filters(query)
             for store in self.stores:
-                cands = (
-                    store.search_candidates(classic_query, window=window) if classic_query else []
-                )
-                if keep is not None:
-                    cands = [c for c in cands if keep(store, c.hit)]
-                per_store.append(cands)
+                per_store.append(store.search_candidates(query, window=window, language=True))
         seen: set[str] = set()
         out: list[recall.Candidate] = []
         for cands in per_store:
@@ -161,50 +160,6 @@ class StoreGroup:
         if ranking != "relevance" and result is not None:
             result.matched_sessions = len(out)
         return out, extras
-
-    @staticmethod
-    def _classic_filters(query: str) -> tuple[str, Any]:
-        """The query without its ``source:``/``project:`` parts, and a hit test applying them
-        (None when there are none). A bad value leaves the query as it is."""
-        from .query import QueryError, parse_query, project_matches
-
-        if not _STORE_FILTER_RE.search(query or ""):
-            return query, None
-        try:
-            pq = parse_query(query)
-        except QueryError:
-            return query, None
-        if pq.source is None and pq.project is None:
-            return query, None
-        rest = " ".join(_STORE_FILTER_RE.sub(" ", query).split())
-        source, project = pq.source, pq.project
-
-        def meta_of(store: RecallStore, session_id: str) -> JSONDict:
-            try:
-                data = store.get_session(session_id).to_dict()
-            except Exception:  # a session that cannot be read cannot match a filter
-                return {}
-            return data
-
-        def keep(store: RecallStore, hit: SessionHit) -> bool:
-            data: JSONDict | None = None
-            if source is not None and hit.source != source:
-                data = meta_of(store, hit.session_id)
-                if recall.source_of(data) != source:
-                    return False
-            if project is not None:
-                where = hit.project
-                if where is None:
-                    data = data if data is not None else meta_of(store, hit.session_id)
-                    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-                    assert isinstance(meta, dict)
-                    value = meta.get("cwd") or meta.get("project") or data.get("cwd")
-                    where = value if isinstance(value, str) else None
-                if not project_matches(where, project):
-                    return False
-            return True
-
-        return rest, keep
 
     def search(
         self, query: str, *, limit: int = 5, window: int = 5, ranking: str | None = None
@@ -234,12 +189,11 @@ class StoreGroup:
         if limit <= 0 or not (query or "").strip():
             result.mode = self._mode()
             return result
-        if ranking == "relevance":
-            try:
-                parse_query(query)
-            except QueryError as exc:
-                result.error = str(exc)
-                return result
+        try:  # a bad filter value is an error whatever the ranking
+            parse_query(query)
+        except QueryError as exc:
+            result.error = str(exc)
+            return result
         cands, _extras = self._candidates(
             query, window=window, ranking=ranking, limit=limit, result=result
         )

@@ -132,7 +132,9 @@ class _PiReads(DefaultSessionStore):
     def search_candidates(
         self, query: str, *, window: int = 5, **kwargs: Any
     ) -> list[recall.Candidate]:
-        return self.pi.search_candidates(query, window=window)
+        return self.pi.search_candidates(
+            query, window=window, language=bool(kwargs.get("language"))
+        )
 
     def window(
         self, session_id: str, around_message_id: Any = None, *, window: int = 5
@@ -277,10 +279,10 @@ class PiIndexStore(ReadOnlyWrites, SqliteSessionStore, _PiReads):  # type: ignor
         return sorted(names)
 
     def _classic_candidate(
-        self, data: JSONDict, parsed: recall.ClassicQuery, window: int
+        self, data: JSONDict, parsed: recall.ClassicQuery, window: int, name: str
     ) -> recall.Candidate | None:
         cand = recall.classic_candidate(
-            data, parsed, window=window, source=self.source_kind, store=self.label
+            data, parsed, window=window, source=self.source_kind, store=self.label, file_name=name
         )
         if cand is not None:
             settle_automation(cand.hit, data)

@@ -430,6 +430,17 @@ def parse_query(text: str) -> ParsedQuery:
     return pq
 
 
+def classic_text(text: str) -> str:
+    """The words of a query as plain text, without its filters and excluded words (quotes
+    and a prefix's ``*`` dropped): what a literal substring search looks for."""
+    out: list[str] = []
+    for head, body, quoted, _span in _split(text):
+        kind, _key, body = _classify(head, body, quoted)
+        if kind == "term":
+            out.append(body.rstrip("*") if body.endswith("*") else body)
+    return " ".join(w for w in out if w)
+
+
 def why_empty(text: str, matched: Callable[[str], int]) -> str | None:
     """Why ``text`` found nothing, when leaving out its excluded words or its filters would
     find something: ``matched(query)`` counts the sessions a query matches."""

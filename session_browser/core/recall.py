@@ -20,7 +20,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .model import JSONDict, SessionHit, SessionSummary, content_text
+from . import paths
+from .model import JSONDict, SessionHit, SessionSummary, content_text, finite_float, stored_epoch
+from .query import ParsedQuery, Term, classic_text, fold, parse_query, project_matches
 
 BOOKEND_SIZE = 2
 SNIPPET_WIDTH = 120
@@ -275,17 +277,39 @@ def _long_snippet(content: str, query: str, terms: Sequence[str], width: int) ->
 
 @dataclass(frozen=True)
 class ClassicQuery:
-    """A query under the classic heuristic: the whole needle and its whitespace terms."""
+    """A query under the classic heuristic: the whole needle and its whitespace terms.
+
+    Read as the query language (``language``, what the app and the CLI do), a message
+    matches as the index matches it (words, phrases and prefixes on folded text, filters,
+    excluded words: ``filters`` is the parsed query; see :func:`keeps_session`,
+    :func:`keeps_message`) and the classic score ranks the matches; read literally
+    (PraisonAI's own search), any substring of the query matches.
+    """
 
     text: str
     needle: str
     terms: tuple[str, ...]
+    filters: ParsedQuery | None = None
+
+    @property
+    def searchable(self) -> bool:
+        """Whether anything can match: a needle, or words or filters of the language."""
+        if self.filters is None:
+            return bool(self.needle)
+        return not self.filters.empty
 
     @classmethod
-    def parse(cls, query: str) -> ClassicQuery:
+    def parse(cls, query: str, *, language: bool = False) -> ClassicQuery:
+        """Raises :class:`~session_browser.core.query.QueryError` for a bad filter value
+        (``language`` only)."""
         text = (query or "").strip()
-        needle = text.lower()
-        return cls(text, needle, tuple(t for t in needle.split() if t))
+        if not language:
+            needle = text.lower()
+            return cls(text, needle, tuple(t for t in needle.split() if t))
+        pq = parse_query(text)
+        text = classic_text(text)
+        needle = fold(text)
+        return cls(text, needle, tuple(t for t in needle.split() if t), pq)
 
     def score(self, lowered: str) -> float:
         score = 2.0 if self.needle in lowered else 0.0
@@ -334,6 +358,66 @@ def build_hit(
     )
 
 
+def project_of(data: JSONDict) -> str | None:
+    """The project dir a session belongs to (``metadata.cwd``/``project`` or ``cwd``)."""
+    meta = _meta(data)
+    value = meta.get("cwd") or meta.get("project") or data.get("cwd")
+    return None if value is None or value == "" else str(value)
+
+
+def agent_of(data: JSONDict) -> str | None:
+    """The agent a session belongs to (``agent_name``, else ``agent_id``)."""
+    value = data.get("agent_name") or data.get("agent_id") or _meta(data).get("agent_id")
+    return None if value is None or value == "" else str(value)
+
+
+def keeps_session(
+    pq: ParsedQuery, data: JSONDict, *, file_name: str | None, source_kind: str
+) -> bool:
+    """Whether session ``data`` (in file ``file_name`` of a ``source_kind`` store) passes
+    the session filters of ``pq`` (``session:``, ``source:``, ``project:``, ``agent:``),
+    as the index's filter clauses read them."""
+    if pq.session is not None and not (
+        str(data.get("session_id")) == pq.session
+        or (file_name is not None and file_name == paths.safe_id(pq.session) + ".json")
+    ):
+        return False
+    if pq.source is not None and pq.source != source_kind and source_of(data) != pq.source:
+        return False
+    if pq.project is not None and not project_matches(project_of(data), pq.project):
+        return False
+    if pq.agent is not None:
+        agent = agent_of(data)
+        if agent is None or agent.lower() != pq.agent.lower():
+            return False
+    return True
+
+
+def keeps_message(pq: ParsedQuery, role: str, archived: bool, when: float | None) -> bool:
+    """Whether a message passes the message filters of ``pq`` (``role:``, ``archived:``,
+    ``since:``/``until:`` on its time, else its session's)."""
+    if pq.role is not None and role != pq.role:
+        return False
+    if pq.archived is not None and archived != pq.archived:
+        return False
+    if pq.since is not None and (when is None or when < pq.since):
+        return False
+    return pq.until is None or (when is not None and when < pq.until)
+
+
+def holds_any(terms: Sequence[Term], messages: Sequence[JSONDict]) -> bool:
+    """Whether a message of ``messages`` holds one of ``terms`` (excluded words)."""
+    if not terms:
+        return False
+    for msg in messages:
+        text = content_text(msg.get("content"))
+        if text:
+            folded = fold(text)
+            if any(t.count_in(folded, 1) for t in terms):
+                return True
+    return False
+
+
 def classic_candidate(
     data: JSONDict,
     query: ClassicQuery,
@@ -341,9 +425,17 @@ def classic_candidate(
     window: int,
     source: str = "praisonai",
     store: str = "",
+    file_name: str | None = None,
 ) -> Candidate | None:
-    """Score one session under the classic heuristic; None when nothing matches."""
+    """Score one session under the classic heuristic; None when nothing matches (or, with
+    the query's filters, when the session or every matching message is filtered out)."""
+    pq = query.filters
+    if pq is not None and not keeps_session(pq, data, file_name=file_name, source_kind=source):
+        return None
     messages = project(data)
+    if pq is not None and holds_any(pq.excluded, messages):
+        return None
+    session_when = stored_epoch(when_of(data)) if pq is not None else None
     best_index = -1
     best_score = 0.0
     total = 0.0
@@ -351,7 +443,19 @@ def classic_candidate(
         text = content_text(msg.get("content"))
         if not text:
             continue
-        s = query.score(text.lower())
+        if pq is not None:
+            ts = finite_float(msg.get("timestamp"))
+            role = msg.get("role", "")
+            when = ts if ts is not None else session_when
+            role = role if isinstance(role, str) else str(role)
+            if not keeps_message(pq, role, bool(msg.get("archived")), when):
+                continue
+            folded = fold(text)
+            if pq.terms and not any(t.count_in(folded, 1) for t in pq.terms):
+                continue
+            s = max(query.score(folded), 1.0)
+        else:
+            s = query.score(text.lower())
         total += s
         if s > best_score:
             best_score, best_index = s, idx

@@ -341,15 +341,24 @@ class DefaultSessionStore(PraisonAICompat):
         """The most recently updated sessions ("what was I working on?")."""
         return recall.sort_recent(self.summaries(), limit)
 
-    def search_candidates(self, query: str, *, window: int = 5) -> list[recall.Candidate]:
-        """Every matching session, scored by the classic heuristic, unranked."""
-        parsed = recall.ClassicQuery.parse(query)
-        if not parsed.needle:
+    def search_candidates(
+        self, query: str, *, window: int = 5, language: bool = False
+    ) -> list[recall.Candidate]:
+        """Every matching session, scored by the classic heuristic, unranked. With
+        ``language``, ``query`` is read as the query language (filters, ``-word``): raises
+        ``QueryError`` for a bad filter value."""
+        parsed = recall.ClassicQuery.parse(query, language=language)
+        if not parsed.searchable:
             return []
         out = []
-        for _path, _st, data in self.iter_sessions():
+        for path, _st, data in self.iter_sessions():
             cand = recall.classic_candidate(
-                data, parsed, window=window, source=self.source_kind, store=self.label
+                data,
+                parsed,
+                window=window,
+                source=self.source_kind,
+                store=self.label,
+                file_name=path.name,
             )
             if cand is not None:
                 out.append(cand)

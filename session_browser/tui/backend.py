@@ -18,6 +18,7 @@ from typing import Any
 from session_browser.core import recall
 from session_browser.core.model import JSONDict, SessionHit, SessionSummary
 from session_browser.core.multi import StoreGroup
+from session_browser.core.query import QueryError
 from session_browser.core.stores import open_stores
 
 SORTS = ("updated", "created", "size")
@@ -238,7 +239,10 @@ class Backend:
         if self.indexed:
             out = self._search_indexed(query, limit, window, is_cancelled)
         else:
-            candidates = self.group.search_candidates(query, window=window)
+            try:
+                candidates = self.group.search_candidates(query, window=window)
+            except QueryError as exc:
+                return SearchOutcome(query, mode="scan", error=str(exc))
             hits = recall.rank(candidates, limit)
             out = SearchOutcome(query, hits=hits, matched=len(candidates), mode="scan")
         if not out.elapsed_ms:

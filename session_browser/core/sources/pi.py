@@ -1287,14 +1287,20 @@ class PiStore(ReadOnlyWrites):
         *,
         window: int = 5,
         project: str | os.PathLike[str] | None = None,
+        language: bool = False,
     ) -> list[recall.Candidate]:
-        parsed = recall.ClassicQuery.parse(query)
-        if not parsed.needle:
+        parsed = recall.ClassicQuery.parse(query, language=language)
+        if not parsed.searchable:
             return []
         out: list[recall.Candidate] = []
-        for _path, _st, session in self.iter_sessions(project=project):
+        for path, _st, session in self.iter_sessions(project=project):
             cand = recall.classic_candidate(
-                session.data, parsed, window=window, source=PI_SOURCE, store=self.label
+                session.data,
+                parsed,
+                window=window,
+                source=PI_SOURCE,
+                store=self.label,
+                file_name=path.name,
             )
             if cand is not None:
                 settle_automation(cand.hit, session.data)

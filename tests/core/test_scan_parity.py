@@ -1,0 +1,119 @@
+"""One query semantics: the file scan (``--no-index``, an unusable index) and the index give
+the same sessions for every filter of the query language."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from session_browser.cli import main
+from session_browser.core.index import SqliteSessionStore
+from session_browser.core.multi import StoreGroup
+from session_browser.core.store import DefaultSessionStore
+
+from .test_index import put
+
+NEW = 1_780_000_000.0  # 2026-05-28
+OLD = 1_700_000_000.0  # 2023-11-14
+
+
+@pytest.fixture(scope="module")
+def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("parity") / "sessions"
+    put(d, "user_lorem", ["lorem ipsum", "fine thanks"])
+    put(d, "asst_lorem", ["hello", "lorem dolor"])
+    put(d, "arch", ["new talk"], archived=["lorem archived words", "ok"])
+    put(d, "old_budget", ["budget planning"], start=OLD)
+    put(d, "new_budget", ["budget review"], start=NEW)
+    put(d, "agent_budget", ["budget agenda"], agent_name="Planner")
+    put(d, "cron_budget", ["budget nightly"], source="cron")
+    put(d, "proj", ["lorem budget"], meta={"cwd": "/home/u/proj"})
+    put(d, "phrase", ["billing migration plan"])
+    put(d, "words", ["migration of billing"])
+    put(d, "prefix", ["migrating servers"])
+    put(d, "cafe", ["Café au lait"])
+    put(d, "substring", ["concatenate loremipsum"])
+    return d
+
+
+QUERIES = {
+    "lorem": {"user_lorem", "asst_lorem", "arch", "proj"},
+    "role:assistant lorem": {"asst_lorem"},
+    "role:user lorem": {"user_lorem", "arch", "proj"},
+    "archived:yes lorem": {"arch"},
+    "archived:no lorem": {"user_lorem", "asst_lorem", "proj"},
+    "since:2026-01-01 budget": {"new_budget"},
+    "until:2024-01-01 budget": {"old_budget"},
+    "session:new_budget budget": {"new_budget"},
+    "agent:planner budget": {"agent_budget"},
+    "source:cron budget": {"cron_budget"},
+    "project:/home/u/proj lorem": {"proj"},
+    '"billing migration"': {"phrase"},
+    "billing migration": {"phrase", "words"},
+    "lorem -dolor": {"user_lorem", "arch", "proj"},
+    "budget -review -nightly": {"old_budget", "agent_budget", "proj"},
+    "migrat*": {"phrase", "words", "prefix"},
+    "cafe": {"cafe"},
+    "CAFÉ": {"cafe"},
+    "role:assistant archived:yes": {"arch"},
+    "source:cron": {"cron_budget"},
+}
+
+
+def _ids(group: StoreGroup, query: str, ranking: str) -> set[str]:
+    res = group.search_ex(query, limit=50, ranking=ranking)
+    assert res.error is None, res.error
+    return {h.session_id for h in res.hits}
+
+
+@pytest.mark.parametrize("query", sorted(QUERIES))
+def test_scan_and_index_give_the_same_sessions(store_dir: Path, tmp_path: Path, query: str) -> None:
+    expected = QUERIES[query]
+    with SqliteSessionStore(store_dir, db_path=tmp_path / "i.sqlite3") as indexed:
+        assert _ids(StoreGroup([indexed]), query, "relevance") == expected
+        # classic ranking through the index (it only narrows the files to read)
+        assert _ids(StoreGroup([indexed]), query, "classic") == expected
+    assert _ids(StoreGroup([DefaultSessionStore(store_dir)]), query, "classic") == expected
+
+
+def test_a_bad_filter_value_is_an_error_on_every_path(store_dir: Path, tmp_path: Path) -> None:
+    for group in (
+        StoreGroup([DefaultSessionStore(store_dir)]),
+        StoreGroup([SqliteSessionStore(store_dir, db_path=tmp_path / "i.sqlite3")]),
+    ):
+        for ranking in ("classic", "relevance"):
+            if ranking == "relevance" and not group.indexed:
+                continue
+            res = group.search_ex("since:someday budget", ranking=ranking)
+            assert res.error is not None and "since" in res.error
+
+
+def test_the_library_search_stays_literal(store_dir: Path) -> None:
+    # PraisonAI's own API: substrings, no query language.
+    store = DefaultSessionStore(store_dir)
+    assert {h.session_id for h in store.search("role:assistant", limit=50)} == set()
+    assert "substring" in {h.session_id for h in store.search("catenate", limit=50)}
+
+
+def test_cli_no_index_honours_filters(store_dir: Path) -> None:
+    run = CliRunner().invoke(
+        main,
+        [
+            "search",
+            "role:assistant lorem",
+            "--no-index",
+            "--store",
+            str(store_dir),
+            "--json",
+            "--limit",
+            "50",
+        ],
+    )
+    assert run.exit_code == 0, run.output
+    assert '"asst_lorem"' in run.output and '"user_lorem"' not in run.output
+    bad = CliRunner().invoke(
+        main, ["search", "since:someday lorem", "--no-index", "--store", str(store_dir)]
+    )
+    assert bad.exit_code != 0 and "since" in bad.output
