@@ -83,4 +83,4 @@ def test_discard_restore_and_unknown_item(tmp_path: Path) -> None:
     res = runner.invoke(main, ["quarantine", "undo", "--list", "--json"])
     assert [e["action"] for e in json.loads(res.stdout)["entries"]] == ["discard", "restore"]
     res = runner.invoke(main, ["quarantine", "show", "nope", *base])
-    assert res.exit_code == 1 and "no quarantined or spill file matches" in res.stderr
+    assert res.exit_code == 1 and "no quarantined, spill or damaged live file matches" in res.stderr
