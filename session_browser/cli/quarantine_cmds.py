@@ -329,7 +329,7 @@ def restore(
     <id>.json.corrupt-<ms> and the salvage takes its place (undo puts them back).
     """
     act = partial(q.restore, new_session_id=new_id, again=again)
-    _item_action(ctx, stores, item, "Restore as a new session", act, dry_run, yes, as_json)
+    _item_action(ctx, stores, item, "Restore", act, dry_run, yes, as_json)
 
 
 @quarantine.command()
