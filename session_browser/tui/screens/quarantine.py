@@ -201,6 +201,9 @@ class QuarantineList(RowList):
         else:
             second.append("no live session", style=self.style_of("match"))
         second.append(" · ", style=dim)
+        if item.status:  # what was already done with it, before the (long) parse error
+            second.append(one_line(item.status), style="bold green")
+            second.append(" · ", style=dim)
         if item.problem is not None:
             second.append(one_line(str(item.problem)))
         elif item.kind == q.KIND_SPILL:
@@ -208,9 +211,6 @@ class QuarantineList(RowList):
             second.append(f"{n} unsaved turn{'s' if n != 1 else ''}, parses cleanly")
         else:
             second.append("parses cleanly")
-        if item.status:
-            second.append(" · ", style=dim)
-            second.append(one_line(item.status), style=self.style_of("accent"))
         return [first, second]
 
 
@@ -340,8 +340,8 @@ class QuarantineScreen(ContextScreen):
 
     def _keys_line(self) -> Text:
         return Text(
-            "r restore (a damaged live file in place) · R restore as… · m merge missing turns · "
-            "f fold spill · d discard (to trash) · u undo · Tab moves between panes",
+            "r restore (a live file in place) · R restore as… · m merge missing · f fold spill · "
+            "d discard · u undo · Tab: panes",
             style="dim",
             no_wrap=True,
             overflow="ellipsis",
