@@ -111,6 +111,7 @@ def test_a_truncated_live_file_is_listed_restored_in_place_and_undone(tmp_path: 
     assert "ok.json" not in res.stdout
     res = runner.invoke(main, ["quarantine", "show", "s1.json", *base])
     assert res.exit_code == 0 and "3 message(s)" in res.stdout
+    assert "this is the live file itself, damaged" in res.stdout
     res = runner.invoke(main, ["quarantine", "restore", "s1.json", *base, "--dry-run"])
     assert res.exit_code == 0 and "Would restore" in res.stdout
     assert path.read_bytes() == damaged

@@ -153,7 +153,14 @@ def _print_salvage(item: q.QuarantineItem, result: q.Salvage, comp: q.Comparison
         out.print(line)
     for note in result.notes:
         out.print(Text("  note: ") + safe(note))
-    if comp.live_exists:
+    if item.kind == q.KIND_LIVE:
+        out.print(
+            Text(
+                "live:    this is the live file itself, damaged; restore moves its bytes "
+                "aside and writes the salvage in its place"
+            )
+        )
+    elif comp.live_exists:
         out.print(
             Text(
                 f"live:    {comp.live_messages} message(s); the salvage has "

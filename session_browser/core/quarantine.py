@@ -45,7 +45,6 @@ from .files import (
     atomic_write_bytes,
     dumps_session,
     fsync_dir,
-    iter_session_files,
     loads,
     read_file_bytes,
     read_json_file,
@@ -322,8 +321,10 @@ def list_items(stores: Sequence[DefaultSessionStore]) -> list[QuarantineItem]:
                 m = pattern.match(path.name)
                 if m and (kind != KIND_SPILL or _spill_offered(path, store, first=first)):
                     items.append(_item(kind, path, st, store, m.group("stem"), m.group("ms")))
-            if kind == KIND_CORRUPT:
-                items.extend(_damaged_live(store))
+                elif kind == KIND_CORRUPT and _is_session_name(path.name):
+                    live = _damaged_live(store, path, st)
+                    if live is not None:
+                        items.append(live)
     items.sort(key=lambda it: (it.at_ms if it.at_ms is not None else it.mtime * 1000, it.name))
     _add_status(items, stores)
     return items
@@ -387,19 +388,25 @@ def looks_damaged(path: Path, size: int) -> bool:
     )
 
 
-def _damaged_live(store: DefaultSessionStore) -> list[QuarantineItem]:
-    """The store's own ``*.json`` files that its reading path cannot read as a session."""
-    out: list[QuarantineItem] = []
-    for path, st in iter_session_files(store.session_dir.path):
-        if not looks_damaged(path, st.st_size):
-            continue
-        try:
-            read_json_file(path)  # the store's reading path decides
-        except SessionFileError:
-            out.append(_item(KIND_LIVE, path, st, store, path.name[: -len(".json")], ""))
-        except OSError:
-            continue  # unreadable or over the size cap: nothing to salvage from here
-    return out
+def _is_session_name(name: str) -> bool:
+    """A live session file's name, as the store lists them (``iter_session_files``)."""
+    return name.endswith(".json") and not name.startswith(".")
+
+
+def _damaged_live(
+    store: DefaultSessionStore, path: Path, st: os.stat_result
+) -> QuarantineItem | None:
+    """An item for the live file ``path`` when the store's reading path cannot read it as a
+    session (looked at cheaply first), else None."""
+    if not looks_damaged(path, st.st_size):
+        return None
+    try:
+        read_json_file(path)  # the store's reading path decides
+    except SessionFileError:
+        return _item(KIND_LIVE, path, st, store, path.name[: -len(".json")], "")
+    except OSError:
+        return None  # unreadable or over the size cap: nothing to salvage from here
+    return None
 
 
 def item_history(entries: Sequence[JSONDict], item_path: Path) -> list[JSONDict]:
