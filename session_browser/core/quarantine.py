@@ -1531,8 +1531,15 @@ def _restore_in_place(
             raise
         try:
             atomic_write_bytes(path, payload)
-        finally:
-            journal.finish()  # the aside copy exists: undo must be able to remove it
+        except BaseException:
+            if not _matches(_state(path), {"exists": True, "sha256": _sha(raw)}):
+                journal.finish()  # the live file did change: undo must be able to put it back
+                raise
+            with contextlib.suppress(OSError):
+                aside.unlink()
+            shutil.rmtree(journal.dir, ignore_errors=True)  # nothing changed
+            raise
+        journal.finish()
     store._notify(sid, path, data)  # the store's after-write hook (an index)
     res = _changes_result("restore", item, sid, changes)
     res.dry_run, res.action_id, res.added = False, journal.id, fresh.recovered

@@ -179,3 +179,36 @@ def test_why_an_action_does_not_apply(tmp_path: Path) -> None:
     assert q.unavailable(orphan, "restore") is None
     with pytest.raises(q.QuarantineError, match="restore it in place"):
         q.merge(store, live, dry_run=True)
+
+
+def test_a_failed_in_place_write_leaves_the_damaged_file_and_no_journal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(tmp_path)
+    damaged = _truncated(store, "s1")
+    path = _write(store, "s1", damaged)
+    [item] = q.list_items([store])
+    real = q.atomic_write_bytes
+
+    def failing(target: Path, payload: bytes, **kw: Any) -> None:
+        if target == path:
+            raise OSError(28, "No space left on device")
+        real(target, payload, **kw)
+
+    monkeypatch.setattr(q, "atomic_write_bytes", failing)
+    with pytest.raises(OSError):
+        q.restore(store, item)
+    assert path.read_bytes() == damaged
+    assert not list(store.session_dir.glob("s1.json.corrupt-*"))
+    assert q.journal_entries() == []
+
+
+def test_discard_of_a_damaged_live_file_and_undo(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    damaged = _truncated(store, "s1")
+    path = _write(store, "s1", damaged)
+    [item] = q.list_items([store])
+    done = q.discard(item)
+    assert not path.exists() and q.list_items([store]) == []
+    q.undo(done.action_id)
+    assert path.read_bytes() == damaged
