@@ -469,8 +469,9 @@ def _status_text(item: QuarantineItem, stores: Sequence[DefaultSessionStore]) ->
 def unavailable(item: QuarantineItem, action: str) -> str | None:
     """Why ``action`` (restore, merge, fold, discard) does not apply to ``item``, else None."""
     if action == "fold" and item.kind != KIND_SPILL:
-        what = "a damaged live file" if item.kind == KIND_LIVE else "a corrupt copy"
-        return f"fold is for spill files; {item.name} is {what} (use restore or merge)"
+        if item.kind == KIND_LIVE:
+            return f"fold is for spill files; {item.name} is a damaged live file (use restore)"
+        return f"fold is for spill files; {item.name} is a corrupt copy (use restore or merge)"
     if action == "merge":
         if item.kind == KIND_LIVE:
             return (
@@ -1464,8 +1465,16 @@ def restore(
 
 
 def _aside_path(path: Path) -> Path:
-    """Where a damaged live file's bytes go: ``<file>.corrupt-<ms>`` (``-n`` on collision)."""
-    base = Path(f"{path}.corrupt-{int(time.time() * 1000)}")
+    """Where a damaged live file's bytes go: ``<file>.corrupt-<ms>`` (``-n`` on collision).
+
+    ``<ms>`` is the file's own mtime (when it was last written, likely when it broke), so
+    the dry run names the same file the action then writes.
+    """
+    try:
+        ms = os.stat(path).st_mtime_ns // 1_000_000
+    except OSError:
+        ms = int(time.time() * 1000)
+    base = Path(f"{path}.corrupt-{ms}")
     target, n = base, 1
     while os.path.lexists(target):
         target, n = Path(f"{base}-{n}"), n + 1

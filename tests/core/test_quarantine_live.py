@@ -104,6 +104,8 @@ def test_restore_in_place_then_undo_gives_back_the_damaged_bytes(tmp_path: Path)
     assert len(data["messages"]) == 5 and data["session_id"] == "s1"
     [aside] = store.session_dir.glob("s1.json.corrupt-*")
     assert aside.read_bytes() == damaged
+    assert str(aside) == plan.files[1]["path"]  # the file the dry run named
+    assert aside.name == f"s1.json.corrupt-{T0 * 1000}"  # named after the damaged file's mtime
     assert store.read_raw("s1") is not None
     # The damaged live file is no longer listed; its aside copy says what became of it.
     [after] = q.list_items([store])
