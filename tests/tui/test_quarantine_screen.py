@@ -140,7 +140,7 @@ async def test_fold_spill_then_undo(demo: DemoInfo) -> None:
         screen = await open_quarantine(pilot, app)
         await select(pilot, screen, spill)
         await settle(pilot, app)
-        await pilot.press("m")  # merge is for corrupt files: disabled here
+        await pilot.press("m")  # merge is for corrupt files: a toast says why, nothing runs
         await settle(pilot, app)
         assert isinstance(app.screen, QuarantineScreen)
         await pilot.press("f")
