@@ -317,12 +317,13 @@ def list_items(stores: Sequence[DefaultSessionStore]) -> list[QuarantineItem]:
             if not first and kind != KIND_SPILL:
                 continue
             seen_dirs.add(key)
+            known = _index_skipped(store) if kind == KIND_CORRUPT else frozenset()
             for path, st in _entries(directory):
                 m = pattern.match(path.name)
                 if m and (kind != KIND_SPILL or _spill_offered(path, store, first=first)):
                     items.append(_item(kind, path, st, store, m.group("stem"), m.group("ms")))
                 elif kind == KIND_CORRUPT and _is_session_name(path.name):
-                    live = _damaged_live(store, path, st)
+                    live = _damaged_live(store, path, st, known)
                     if live is not None:
                         items.append(live)
     items.sort(key=lambda it: (it.at_ms if it.at_ms is not None else it.mtime * 1000, it.name))
@@ -393,12 +394,24 @@ def _is_session_name(name: str) -> bool:
     return name.endswith(".json") and not name.startswith(".")
 
 
+def _index_skipped(store: DefaultSessionStore) -> frozenset[str]:
+    """The names of the files the store's index (when it has one) could not read: each is
+    read whole, whatever its first and last bytes look like."""
+    names = getattr(store, "skipped_names", None)
+    if not callable(names):
+        return frozenset()
+    try:
+        return frozenset(str(n) for n in names())
+    except Exception:  # an index problem never stops the listing
+        return frozenset()
+
+
 def _damaged_live(
-    store: DefaultSessionStore, path: Path, st: os.stat_result
+    store: DefaultSessionStore, path: Path, st: os.stat_result, known: frozenset[str]
 ) -> QuarantineItem | None:
     """An item for the live file ``path`` when the store's reading path cannot read it as a
-    session (looked at cheaply first), else None."""
-    if not looks_damaged(path, st.st_size):
+    session (looked at cheaply first unless the index already ``known`` it), else None."""
+    if path.name not in known and not looks_damaged(path, st.st_size):
         return None
     try:
         read_json_file(path)  # the store's reading path decides

@@ -214,3 +214,19 @@ def test_discard_of_a_damaged_live_file_and_undo(tmp_path: Path) -> None:
     assert not path.exists() and q.list_items([store]) == []
     q.undo(done.action_id)
     assert path.read_bytes() == damaged
+
+
+def test_damage_inside_a_big_file_is_listed_once_the_index_knows_it(tmp_path: Path) -> None:
+    from session_browser.core.index import SqliteSessionStore
+
+    plain = _store(tmp_path)
+    raw = dumps_session(_session("mid", n=40, size=400))
+    middle = raw.index("ü".encode(), len(raw) // 2)
+    damaged = raw[:middle] + b"\xff" + raw[middle + 2 :]  # its ends look fine
+    _write(plain, "mid", damaged)
+    assert q.list_items([plain]) == []  # the cheap look alone cannot see it
+    with SqliteSessionStore(plain.session_dir, db_path=tmp_path / "idx.sqlite3") as indexed:
+        assert indexed.skipped_names() == ["mid.json"]
+        [item] = q.list_items([indexed])
+    assert item.kind == q.KIND_LIVE and item.problem is not None
+    assert item.problem.message.startswith("invalid UTF-8") and item.problem.offset == middle
