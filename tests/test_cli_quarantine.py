@@ -83,4 +83,59 @@ def test_discard_restore_and_unknown_item(tmp_path: Path) -> None:
     res = runner.invoke(main, ["quarantine", "undo", "--list", "--json"])
     assert [e["action"] for e in json.loads(res.stdout)["entries"]] == ["discard", "restore"]
     res = runner.invoke(main, ["quarantine", "show", "nope", *base])
-    assert res.exit_code == 1 and "no quarantined or spill file matches" in res.stderr
+    assert res.exit_code == 1 and "no quarantined, spill or damaged live file matches" in res.stderr
+
+
+def _damaged_live(tmp_path: Path) -> tuple[Path, Path, bytes]:
+    home = tmp_path / "home"
+    store = DefaultSessionStore(home / "sessions", retention="keep_all")
+    for i in range(4):
+        store.add_user_message("s1", f"turn {i}")
+    store.add_user_message("ok", "healthy")
+    path = store.session_path("s1")
+    damaged = path.read_bytes()[: path.read_bytes().index(b"turn 3")]
+    path.write_bytes(damaged)
+    return store.session_dir, path, damaged
+
+
+def test_a_truncated_live_file_is_listed_restored_in_place_and_undone(tmp_path: Path) -> None:
+    sessions, path, damaged = _damaged_live(tmp_path)
+    runner = CliRunner()
+    base = ["--store", str(sessions)]
+    res = runner.invoke(main, ["quarantine", "list", *base, "--json"])
+    [item] = json.loads(res.stdout)["items"]
+    assert item["kind"] == "live" and item["name"] == "s1.json"
+    assert item["error"]["offset"] == len(damaged) - 1 and item["error"]["line"] > 1
+    res = runner.invoke(main, ["quarantine", "list", *base], env={"COLUMNS": "200"})
+    assert "s1.json" in res.stdout and "live file, damaged" in res.stdout
+    assert "ok.json" not in res.stdout
+    res = runner.invoke(main, ["quarantine", "show", "s1.json", *base])
+    assert res.exit_code == 0 and "3 message(s)" in res.stdout
+    assert "this is the live file itself, damaged" in res.stdout
+    res = runner.invoke(main, ["quarantine", "restore", "s1.json", *base, "--dry-run"])
+    assert res.exit_code == 0 and "Would restore" in res.stdout
+    assert path.read_bytes() == damaged
+    res = runner.invoke(main, ["quarantine", "restore", "s1.json", *base, "-y", "--json"])
+    assert res.exit_code == 0, res.stderr
+    assert len(json.loads(path.read_bytes())["messages"]) == 3
+    [aside] = sessions.glob("s1.json.corrupt-*")
+    assert aside.read_bytes() == damaged
+    res = runner.invoke(main, ["quarantine", "list", *base], env={"COLUMNS": "200"})
+    assert "restored in place as s1" in res.stdout
+    res = runner.invoke(main, ["quarantine", "undo", "-y"])
+    assert res.exit_code == 0 and path.read_bytes() == damaged and not aside.exists()
+
+
+def test_a_second_restore_warns_and_again_restores(tmp_path: Path) -> None:
+    sessions, corrupt = _setup(tmp_path)
+    runner = CliRunner()
+    base = ["--store", str(sessions)]
+    res = runner.invoke(main, ["quarantine", "restore", corrupt.name, *base, "-y"])
+    assert res.exit_code == 0 and (sessions / "s1-restored.json").exists()
+    res = runner.invoke(main, ["quarantine", "list", *base, "--json"])
+    assert json.loads(res.stdout)["items"][0]["status"] == "restored as s1-restored"
+    res = runner.invoke(main, ["quarantine", "restore", corrupt.name, *base, "-y"])
+    assert res.exit_code == 1 and "warning:" in res.stderr and "already restored" in res.stderr
+    assert not (sessions / "s1-restored-2.json").exists()
+    res = runner.invoke(main, ["quarantine", "restore", corrupt.name, *base, "-y", "--again"])
+    assert res.exit_code == 0 and (sessions / "s1-restored-2.json").exists()

@@ -85,16 +85,16 @@ def quarantine() -> None:
 @json_option
 @click.pass_context
 def list_(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
-    """List every quarantined (*.json.corrupt-*) and spill file."""
+    """List every quarantined (*.json.corrupt-*), spill and damaged live session file."""
     items = q.list_items(_stores(ctx, stores))
     if as_json:
         echo_json({"total": len(items), "items": [it.as_dict() for it in items]})
         return
     if not items:
-        console().print("No quarantined or spill files.")
+        console().print("No quarantined, spill or damaged live files.")
         return
     table = Table(show_edge=False, pad_edge=False)
-    for col in ("kind", "file", "size", "age", "session", "error"):
+    for col in ("kind", "file", "size", "age", "session", "error", "done"):
         table.add_column(col, overflow="fold")
     for it in items:
         session = safe(it.session_id or "?")
@@ -104,7 +104,10 @@ def list_(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
             session.append(" (inside: ", style="dim")
             session.append_text(safe(it.inner_id))
             session.append(")", style="dim")
-        session.append(" live" if it.live_exists else " no live session", style="magenta")
+        if it.kind == q.KIND_LIVE:
+            session.append(" live file, damaged", style="bold red")
+        else:
+            session.append(" live" if it.live_exists else " no live session", style="magenta")
         error = str(it.problem) if it.problem else "ok"
         if it.unusable:
             error = f"unusable: {it.unusable}" + ("" if error == "ok" else f"; {error}")
@@ -115,6 +118,7 @@ def list_(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
             _age(it.age_seconds()),
             session,
             safe(error),
+            safe(it.status or "-"),
         )
     console().print(table)
 
@@ -149,7 +153,14 @@ def _print_salvage(item: q.QuarantineItem, result: q.Salvage, comp: q.Comparison
         out.print(line)
     for note in result.notes:
         out.print(Text("  note: ") + safe(note))
-    if comp.live_exists:
+    if item.kind == q.KIND_LIVE:
+        out.print(
+            Text(
+                "live:    this is the live file itself, damaged; restore moves its bytes "
+                "aside and writes the salvage in its place"
+            )
+        )
+    elif comp.live_exists:
         out.print(
             Text(
                 f"live:    {comp.live_messages} message(s); the salvage has "
@@ -269,6 +280,8 @@ def _run(
             )
             confirm("Proceed?", f"{what}:\n{listing}")
         _report(action(False), as_json)
+    except q.AlreadyRestored as exc:
+        fail(f"warning: {exc} (--again, or --as SESSION_ID)")
     except q.QuarantineError as exc:
         fail(str(exc))
     except OSError as exc:
@@ -302,6 +315,7 @@ def _item_action(
 @quarantine.command()
 @click.argument("item")
 @click.option("--as", "new_id", metavar="SESSION_ID", help="The new session id.")
+@click.option("--again", is_flag=True, help="Restore an item already restored once more.")
 @action_options
 @store_option
 @json_option
@@ -310,14 +324,19 @@ def restore(
     ctx: click.Context,
     item: str,
     new_id: str | None,
+    again: bool,
     dry_run: bool,
     yes: bool,
     stores: tuple[str, ...],
     as_json: bool,
 ) -> None:
-    """Restore what ITEM holds as a new session (default id: <id>-restored)."""
-    act = partial(q.restore, new_session_id=new_id)
-    _item_action(ctx, stores, item, "Restore as a new session", act, dry_run, yes, as_json)
+    """Restore what ITEM holds as a new session (default id: <id>-restored).
+
+    A damaged live file is restored in place: its bytes move aside to
+    <id>.json.corrupt-<ms> and the salvage takes its place (undo puts them back).
+    """
+    act = partial(q.restore, new_session_id=new_id, again=again)
+    _item_action(ctx, stores, item, "Restore", act, dry_run, yes, as_json)
 
 
 @quarantine.command()

@@ -2099,6 +2099,15 @@ class SqliteSessionStore(DefaultSessionStore):
         out["json_bytes"] = sum(st.st_size for _p, st in files)
         return out
 
+    def skipped_names(self) -> list[str]:
+        """The names of the files the index could not read, without a directory scan
+        (empty when the index is broken: it knows none)."""
+        if self.broken is not None:
+            return []
+        with self._lock:
+            rows = self._conn().execute("SELECT file FROM skipped").fetchall()
+        return [str(f) for (f,) in rows]
+
     # ------------------------------------------------------------------ browse
 
     def _summary(self, row: Sequence[Any]) -> SessionSummary:

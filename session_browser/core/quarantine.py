@@ -58,6 +58,9 @@ from .store import DefaultSessionStore
 
 KIND_CORRUPT = "corrupt"
 KIND_SPILL = "spill"
+# A session's own ``<id>.json`` that is damaged (truncated, empty, bad UTF-8, not an object):
+# listed so it can be salvaged and restored in place; a healthy live file is never listed.
+KIND_LIVE = "live"
 LISTS = ("messages", "archived_messages")
 # A quarantined or spill file bigger than this is listed but never read whole (salvage
 # refuses it): one huge file must not exhaust memory.
@@ -159,6 +162,9 @@ class QuarantineItem:
     inner_id: str | None = None
     # Why no action can use this item (an id too long for a file name...), else None.
     unusable: str | None = None
+    # What was already done with it (from the journal): "restored as X", "merged into X...".
+    status: str | None = None
+    history: list[JSONDict] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -185,6 +191,8 @@ class QuarantineItem:
             "message_count": self.message_count,
             "inner_session_id": self.inner_id,
             "unusable": self.unusable,
+            "status": self.status,
+            "history": list(self.history),
         }
 
 
@@ -293,7 +301,10 @@ def _entries(directory: Path) -> Iterator[tuple[Path, os.stat_result]]:
 
 
 def list_items(stores: Sequence[DefaultSessionStore]) -> list[QuarantineItem]:
-    """Every quarantined and spilled file of ``stores``, oldest first."""
+    """Every quarantined, spilled and damaged live session file of ``stores``, oldest first.
+
+    Each item's ``status`` says what the journal records was done with it already.
+    """
     items: list[QuarantineItem] = []
     seen_dirs: set[Path] = set()
     for store in stores:
@@ -306,12 +317,187 @@ def list_items(stores: Sequence[DefaultSessionStore]) -> list[QuarantineItem]:
             if not first and kind != KIND_SPILL:
                 continue
             seen_dirs.add(key)
+            known = _index_skipped(store) if kind == KIND_CORRUPT else frozenset()
             for path, st in _entries(directory):
                 m = pattern.match(path.name)
                 if m and (kind != KIND_SPILL or _spill_offered(path, store, first=first)):
                     items.append(_item(kind, path, st, store, m.group("stem"), m.group("ms")))
+                elif kind == KIND_CORRUPT and _is_session_name(path.name):
+                    live = _damaged_live(store, path, st, known)
+                    if live is not None:
+                        items.append(live)
     items.sort(key=lambda it: (it.at_ms if it.at_ms is not None else it.mtime * 1000, it.name))
+    _add_status(items, stores)
     return items
+
+
+# A live file is first looked at through its first and last bytes only (listing stays
+# cheap with thousands of sessions); only a file that fails that look is read whole.
+_PROBE_BYTES = 4096
+_JSON_WS = b" \t\n\r"
+
+
+def _utf8_ok(chunk: bytes, *, cut_start: bool, cut_end: bool) -> bool:
+    """Whether ``chunk`` is valid UTF-8, a character cut at a chunk edge aside."""
+    if cut_start:
+        n = 0
+        while n < 3 and n < len(chunk) and 0x80 <= chunk[n] <= 0xBF:
+            n += 1
+        chunk = chunk[n:]
+    try:
+        chunk.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return cut_end and exc.reason == "unexpected end of data" and exc.start >= len(chunk) - 3
+    return True
+
+
+def looks_damaged(path: Path, size: int) -> bool:
+    """A bounded look at a live session file: True when it may not be a session object.
+
+    A file up to twice :data:`_PROBE_BYTES` is parsed whole; a bigger one passes when it
+    starts with ``{`` and ends with ``}`` (JSON whitespace aside) and both ends are valid
+    UTF-8. Catches truncation, NUL padding, an empty file and a list root; damage only in
+    the middle of a big file shows when the file is read.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False  # unreadable is not "damaged": nothing to salvage
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        if size <= 2 * _PROBE_BYTES:
+            raw = os.pread(fd, 2 * _PROBE_BYTES + 1, 0)
+            try:
+                return not isinstance(loads(raw), dict)
+            except (ValueError, RecursionError):
+                return True
+        head = os.pread(fd, _PROBE_BYTES, 0)
+        tail = os.pread(fd, _PROBE_BYTES, size - _PROBE_BYTES)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    start, end = head.lstrip(_JSON_WS), tail.rstrip(_JSON_WS)
+    if not start or not end:
+        return True  # only whitespace at one end: read it whole
+    return not (
+        start[:1] == b"{"
+        and end[-1:] == b"}"
+        and _utf8_ok(head, cut_start=False, cut_end=True)
+        and _utf8_ok(tail, cut_start=True, cut_end=False)
+    )
+
+
+def _is_session_name(name: str) -> bool:
+    """A live session file's name, as the store lists them (``iter_session_files``)."""
+    return name.endswith(".json") and not name.startswith(".")
+
+
+def _index_skipped(store: DefaultSessionStore) -> frozenset[str]:
+    """The names of the files the store's index (when it has one) could not read: each is
+    read whole, whatever its first and last bytes look like."""
+    names = getattr(store, "skipped_names", None)
+    if not callable(names):
+        return frozenset()
+    try:
+        return frozenset(str(n) for n in names())
+    except Exception:  # an index problem never stops the listing
+        return frozenset()
+
+
+def _damaged_live(
+    store: DefaultSessionStore, path: Path, st: os.stat_result, known: frozenset[str]
+) -> QuarantineItem | None:
+    """An item for the live file ``path`` when the store's reading path cannot read it as a
+    session (looked at cheaply first unless the index already ``known`` it), else None."""
+    if path.name not in known and not looks_damaged(path, st.st_size):
+        return None
+    try:
+        read_json_file(path)  # the store's reading path decides
+    except SessionFileError:
+        return _item(KIND_LIVE, path, st, store, path.name[: -len(".json")], "")
+    except OSError:
+        return None  # unreadable or over the size cap: nothing to salvage from here
+    return None
+
+
+def item_history(entries: Sequence[JSONDict], item_path: Path) -> list[JSONDict]:
+    """The done journal entries that acted on the file at ``item_path`` (newest first):
+    those naming it as their item, and an in-place restore that moved it aside to there."""
+    wanted = str(item_path)
+    out: list[JSONDict] = []
+    for e in entries:
+        if e.get("status") != "done":
+            continue
+        aside = any(
+            f.get("role") == "quarantine" and f.get("path") == wanted
+            for f in e.get("files") or []
+        )
+        if e.get("item") == wanted or aside:
+            out.append(
+                {
+                    "action": e.get("action"),
+                    "session_id": e.get("session_id"),
+                    "action_id": e.get("id"),
+                    "in_place": aside or e.get("in_place") is True,
+                }
+            )
+    return out
+
+
+def _add_status(items: Sequence[QuarantineItem], stores: Sequence[DefaultSessionStore]) -> None:
+    """Fill each item's ``history`` and ``status`` from the journal (read once)."""
+    entries = journal_entries()
+    if not entries:
+        return
+    for it in items:
+        if it.kind == KIND_LIVE:
+            continue  # a live file damaged again is new damage, whatever was done before
+        it.history = item_history(entries, it.path)
+        it.status = _status_text(it, stores)
+
+
+def _status_text(item: QuarantineItem, stores: Sequence[DefaultSessionStore]) -> str | None:
+    for h in item.history:
+        sid = str(h.get("session_id") or "?")
+        if h.get("action") == "restore":
+            return f"restored in place as {sid}" if h.get("in_place") else f"restored as {sid}"
+        if h.get("action") == "merge":
+            store = next((s for s in stores if s.session_dir == item.session_dir), None)
+            try:
+                left = (
+                    len(_missing(_live(store, sid), salvage(item))) if store is not None else -1
+                )
+            except (OSError, QuarantineError):
+                left = -1
+            if left == 0:
+                return f"fully merged into {sid}, can be discarded"
+            if left > 0:
+                return f"merged into {sid}; {left} message(s) still missing"
+            return f"merged into {sid}"
+    return None
+
+
+def unavailable(item: QuarantineItem, action: str) -> str | None:
+    """Why ``action`` (restore, merge, fold, discard) does not apply to ``item``, else None."""
+    if action == "fold" and item.kind != KIND_SPILL:
+        if item.kind == KIND_LIVE:
+            return f"fold is for spill files; {item.name} is a damaged live file (use restore)"
+        return f"fold is for spill files; {item.name} is a corrupt copy (use restore or merge)"
+    if action == "merge":
+        if item.kind == KIND_LIVE:
+            return (
+                f"{item.name} is the live file itself: restore it in place (r) instead of "
+                "merging into it"
+            )
+        if item.kind == KIND_SPILL:
+            return f"{item.name} is a spill file: fold it (f) into its session instead"
+        if not item.live_exists:
+            return f"session {item.session_id or '?'} has no live file to merge into (use restore)"
+    if action != "discard" and item.unusable:
+        return f"{item.name}: {item.unusable}"
+    return None
 
 
 def _spill_offered(path: Path, store: DefaultSessionStore, *, first: bool) -> bool:
@@ -345,7 +531,7 @@ def find_item(stores: Sequence[DefaultSessionStore], ref: str) -> QuarantineItem
         return prefixed[0]
     if len(prefixed) > 1:
         raise QuarantineError(f"{ref!r} matches {len(prefixed)} files; be more specific")
-    raise QuarantineError(f"no quarantined or spill file matches {ref!r}")
+    raise QuarantineError(f"no quarantined, spill or damaged live file matches {ref!r}")
 
 
 # --------------------------------------------------------------------------- salvage
@@ -747,6 +933,10 @@ def salvage(item: QuarantineItem) -> Salvage:
         if exc.errno == errno.EFBIG:
             raise QuarantineError(f"{item.name}: {exc.strerror}; it is left as it is") from exc
         raise
+    return _salvage_item_bytes(item, raw)
+
+
+def _salvage_item_bytes(item: QuarantineItem, raw: bytes) -> Salvage:
     result = salvage_bytes(raw, path=item.path, kind=item.kind)
     if item.kind == KIND_SPILL:
         # A spill payload is {"session_id", "spilled_at", "messages"}: its turns are active.
@@ -1224,18 +1414,40 @@ def _free_id(store: DefaultSessionStore, base: str) -> str:
         n += 1
 
 
+class AlreadyRestored(QuarantineError):
+    """The item was restored before (its journal entry still there): a second copy is only
+    made when asked for (``again``) or under a chosen id."""
+
+
 def restore(
     store: DefaultSessionStore,
     item: QuarantineItem,
     *,
     new_session_id: str | None = None,
     dry_run: bool = False,
+    again: bool = False,
 ) -> ActionResult:
-    """Write what the item holds as a new session (default id: ``<id>-restored``)."""
+    """Write what the item holds as a new session (default id: ``<id>-restored``).
+
+    A damaged live file is restored in place (unless another id is given): its damaged
+    bytes move aside to ``<id>.json.corrupt-<ms>`` and the salvage takes its place, in one
+    journal entry that :func:`undo` puts back byte-identical. An item restored before
+    raises :class:`AlreadyRestored` unless ``again`` or ``new_session_id`` is given.
+    """
     _usable(item)
     result = salvage(item)
     if not result.recovered and not result.envelope:
         raise QuarantineError(f"{item.name}: nothing recoverable to restore")
+    if new_session_id is None and not again and item.kind != KIND_LIVE:
+        done = [h for h in item_history(journal_entries(), item.path) if h["action"] == "restore"]
+        if done:
+            raise AlreadyRestored(
+                f"{item.name} was already restored as {done[0]['session_id']} "
+                f"(undo {done[0]['action_id']} to take that back); restore again only to "
+                "make another copy"
+            )
+    if item.kind == KIND_LIVE and new_session_id in (None, item.session_id):
+        return _restore_in_place(store, item, result, dry_run=dry_run)
     base = result.session_id or item.session_id or "salvaged"
     sid = new_session_id or _free_id(store, base)
     if not sid.strip():
@@ -1262,6 +1474,98 @@ def restore(
     _write_session_bytes(store, sid, journal, changes, build, must_not_exist=True)
     res = _changes_result("restore", item, sid, changes)
     res.dry_run, res.action_id, res.added = False, journal.id, result.recovered
+    return res
+
+
+def _aside_path(path: Path) -> Path:
+    """Where a damaged live file's bytes go: ``<file>.corrupt-<ms>`` (``-n`` on collision).
+
+    ``<ms>`` is the file's own mtime (when it was last written, likely when it broke), so
+    the dry run names the same file the action then writes.
+    """
+    try:
+        ms = os.stat(path).st_mtime_ns // 1_000_000
+    except OSError:
+        ms = int(time.time() * 1000)
+    base = Path(f"{path}.corrupt-{ms}")
+    target, n = base, 1
+    while os.path.lexists(target):
+        target, n = Path(f"{base}-{n}"), n + 1
+    return target
+
+
+def _restore_in_place(
+    store: DefaultSessionStore, item: QuarantineItem, result: Salvage, *, dry_run: bool
+) -> ActionResult:
+    """Move a damaged live file's bytes aside and write its salvage in its place.
+
+    Under the session lock the file is read again and must still be damaged (and be what is
+    backed up); the aside copy is written first, then the salvage replaces the live file
+    atomically, so the session's path never goes missing.
+    """
+    sid = item.session_id
+    path = item.path
+    if not sid or store.session_path(sid) != path:
+        raise QuarantineError(
+            f"{item.name} is not the own file of session {sid or '?'}; restore it under "
+            "another id instead"
+        )
+    aside = _aside_path(path)
+    changes = [_FileChange(path, "session", "modify"), _FileChange(aside, "quarantine", "create")]
+    if dry_run:
+        res = _changes_result("restore", item, sid, changes)
+        res.added = result.recovered
+        res.notes.append(
+            f"the damaged bytes are kept as {aside.name}; undo puts them back in {path.name}"
+        )
+        return res
+    journal = _Journal("restore", item, sid)
+    journal.entry["in_place"] = True
+    with session_lock(path, store.lock_timeout):
+        raw = _read_capped(path)
+        if diagnose(raw) is None:
+            raise QuarantineError(f"{item.name} parses now; nothing changed")
+        fresh = _salvage_item_bytes(item, raw)
+        data = fresh.session_dict(sid)
+        meta = dict(data.get("metadata") or {})
+        meta["restored_from"] = aside.name
+        data["metadata"] = meta
+        payload = dumps_session(data)
+        aside = _aside_path(path)
+        changes = [
+            _FileChange(path, "session", "modify"),
+            _FileChange(aside, "quarantine", "create"),
+        ]
+        intended = {
+            path: {"exists": True, "sha256": _sha(payload)},
+            aside: {"exists": True, "sha256": _sha(raw)},
+        }
+        try:
+            journal.backup(changes, intended)
+            if journal.entry["files"][0]["before"].get("sha256") != _sha(raw):
+                raise QuarantineError(f"{item.name} changed while it was read; nothing changed")
+            atomic_write_bytes(aside, raw, mode=PRIVATE_FILE_MODE)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                if _state(aside).get("sha256") == _sha(raw):
+                    aside.unlink()
+            shutil.rmtree(journal.dir, ignore_errors=True)  # nothing changed
+            raise
+        try:
+            atomic_write_bytes(path, payload)
+        except BaseException:
+            if not _matches(_state(path), {"exists": True, "sha256": _sha(raw)}):
+                journal.finish()  # the live file did change: undo must be able to put it back
+                raise
+            with contextlib.suppress(OSError):
+                aside.unlink()
+            shutil.rmtree(journal.dir, ignore_errors=True)  # nothing changed
+            raise
+        journal.finish()
+    store._notify(sid, path, data)  # the store's after-write hook (an index)
+    res = _changes_result("restore", item, sid, changes)
+    res.dry_run, res.action_id, res.added = False, journal.id, fresh.recovered
+    res.notes.append(f"the damaged bytes are kept as {aside.name}")
     return res
 
 
@@ -1326,6 +1630,8 @@ def merge(
     store: DefaultSessionStore, item: QuarantineItem, *, dry_run: bool = False
 ) -> ActionResult:
     """Merge the salvaged messages the live session lacks into it (time order kept)."""
+    if item.kind == KIND_LIVE:
+        raise QuarantineError(str(unavailable(item, "merge")))
     _usable(item)
     result = salvage(item)
     sid = result.session_id

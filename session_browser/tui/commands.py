@@ -54,9 +54,15 @@ COMMANDS: tuple[Command, ...] = (
     Command("Message metadata", "m", "screen.metadata", "ViewerScreen"),
     Command("Back", "Close the viewer (Esc)", "screen.back", "ViewerScreen"),
     Command(
-        "Restore as a new session",
-        "Save what can be read as a new session (r)",
+        "Restore",
+        "Save what can be read as a new session, a damaged live file in place (r)",
         "screen.act('restore')",
+        "QuarantineScreen",
+    ),
+    Command(
+        "Restore as…",
+        "Choose the session id to restore under; its own id restores in place (R)",
+        "screen.restore_as",
         "QuarantineScreen",
     ),
     Command(

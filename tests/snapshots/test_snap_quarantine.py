@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -58,5 +59,34 @@ def test_quarantine_with_salvage_preview(snap_compare: Any, tmp_path: Path) -> N
         await settle(pilot)
         current = screen.query_one(QuarantineList).current()
         assert current is not None and current.path == info.corrupt_files[0]
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_quarantine_with_a_damaged_live_file(snap_compare: Any, tmp_path: Path) -> None:
+    """A live session file cut short by a crash, listed with the quarantined ones: the
+    ``live`` badge, "live file, damaged" in red and the parse error with line/column/byte.
+    It is selected: the salvage on the left (what was recovered, the partial message lost
+    at the cut), on the right what r does (restore in place, the damaged bytes kept aside,
+    u undoes). The info line counts 1 damaged live file."""
+    app, info = demo_app(tmp_path)
+    path = info.sessions_dir / f"{info.decision_id}.json"
+    raw = path.read_bytes()
+    path.write_bytes(raw[: len(raw) * 2 // 3])
+    stamp = NOW.timestamp() - 2 * 3600
+    os.utime(path, (stamp, stamp))
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await pilot.press("f4")
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, QuarantineScreen)
+        lst = screen.query_one(QuarantineList)
+        index = [it.path for it in lst.items].index(path)
+        await pilot.press("home", *["down"] * index)
+        await settle(pilot)
+        current = lst.current()
+        assert current is not None and current.kind == "live"
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -140,7 +140,7 @@ async def test_fold_spill_then_undo(demo: DemoInfo) -> None:
         screen = await open_quarantine(pilot, app)
         await select(pilot, screen, spill)
         await settle(pilot, app)
-        await pilot.press("m")  # merge is for corrupt files: disabled here
+        await pilot.press("m")  # merge is for corrupt files: a toast says why, nothing runs
         await settle(pilot, app)
         assert isinstance(app.screen, QuarantineScreen)
         await pilot.press("f")
@@ -258,3 +258,105 @@ async def test_restore_then_undo_keeps_index_and_recent_list_in_step(demo: DemoI
         assert recent.total == before_total
         ids = [s.session_id for p in recent.pages.values() for s in p]
         assert restored_id not in ids
+
+
+def damage_live(demo: DemoInfo) -> tuple[Path, bytes]:
+    """Cut a healthy live session file short, as a crash mid-write leaves it."""
+    path = demo.sessions_dir / f"{demo.decision_id}.json"
+    raw = path.read_bytes()
+    damaged = raw[: len(raw) * 2 // 3]
+    path.write_bytes(damaged)
+    return path, damaged
+
+
+def toasts(app: SessionBrowserApp) -> str:
+    return " | ".join(f"{n.title}: {n.message}" for n in app._notifications)
+
+
+async def test_a_truncated_live_file_is_restored_in_place_and_undone(demo: DemoInfo) -> None:
+    path, damaged = damage_live(demo)
+    app = make_app(demo.sessions_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_quarantine(pilot, app)
+        items = screen.query_one(QuarantineList).items
+        assert {it.path for it in items} == {*demo.corrupt_files, *demo.spill_files, path}
+        text = screen_text(app)
+        assert "4 files waiting for attention: 2 corrupt, 1 spill, 1 damaged live" in text
+        assert "live file, damaged" in text
+        await select(pilot, screen, path)
+        await settle(pilot, app)
+        assert "This is the live file itself, and it is damaged." in preview_text(screen)
+        await pilot.press("r")
+        said = await confirm(pilot, app, "n")
+        assert f"Restore session {demo.decision_id} in place" in said
+        assert "modify" in said and "create" in said and ".corrupt-" in said
+        assert path.read_bytes() == damaged  # nothing written without a yes
+        await pilot.press("r")
+        await confirm(pilot, app)
+        restored = json.loads(path.read_bytes())
+        assert restored["session_id"] == demo.decision_id and restored["messages"]
+        [aside] = demo.sessions_dir.glob(f"{demo.decision_id}.json.corrupt-*")
+        assert aside.read_bytes() == damaged
+        assert "in place" in toasts(app)
+        assert f"restored in place as {demo.decision_id}" in screen_text(app)
+        assert path not in {it.path for it in screen.query_one(QuarantineList).items}
+        await pilot.press("u")
+        await confirm(pilot, app)
+        assert path.read_bytes() == damaged and not aside.exists()
+
+
+async def test_restore_under_a_chosen_id_then_a_second_restore_warns(demo: DemoInfo) -> None:
+    lost = demo.corrupt_files[1]  # no live session: its own id restores in place
+    app = make_app(demo.sessions_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_quarantine(pilot, app)
+        await select(pilot, screen, lost)
+        await settle(pilot, app)
+        await pilot.press("R")
+        await settle(pilot, app)
+        from textual.widgets import Input
+
+        field = app.screen.query_one("#restore-as-id", Input)
+        assert field.value == demo.lost_id
+        await pilot.press("enter")
+        said = await confirm(pilot, app)
+        assert f"as the new session {demo.lost_id}?" in said
+        own = demo.sessions_dir / f"{demo.lost_id}.json"
+        assert len(messages_of(own)) == 10
+        assert f"restored as {demo.lost_id}" in screen_text(app)
+        await select(pilot, screen, lost)
+        await pilot.press("r")
+        await settle(pilot, app)
+        assert isinstance(app.screen, QuarantineScreen)
+        assert f"already restored as {demo.lost_id}" in toasts(app)
+        assert not (demo.sessions_dir / f"{demo.lost_id}-restored.json").exists()
+
+
+async def test_merge_and_fold_say_why_they_do_not_apply(demo: DemoInfo) -> None:
+    app = make_app(demo.sessions_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_quarantine(pilot, app)
+        await select(pilot, screen, demo.corrupt_files[1])
+        await pilot.press("f")
+        await settle(pilot, app)
+        assert "Cannot fold: fold is for spill files" in toasts(app)
+        await pilot.press("m")
+        await settle(pilot, app)
+        assert "has no live file to merge into" in toasts(app)
+        await select(pilot, screen, demo.spill_files[0])
+        await pilot.press("m")
+        await settle(pilot, app)
+        assert "is a spill file: fold it (f)" in toasts(app)
+        assert isinstance(app.screen, QuarantineScreen)
+
+
+async def test_a_merged_item_says_it_can_be_discarded(demo: DemoInfo) -> None:
+    app = make_app(demo.sessions_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_quarantine(pilot, app)
+        await select(pilot, screen, demo.corrupt_files[0])
+        await settle(pilot, app)
+        assert "can be discarded" not in screen_text(app)
+        await pilot.press("m")
+        await confirm(pilot, app)
+        assert f"fully merged into {demo.salvage_id}, can be discarded" in screen_text(app)

@@ -17,10 +17,10 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from session_browser.core import quarantine as q
@@ -126,12 +126,17 @@ class ActionPlanned(Message):
         item: q.QuarantineItem | None,
         plan: q.ActionResult | JSONDict | None,
         error: str | None = None,
+        *,
+        warning: bool = False,
+        new_id: str | None = None,
     ) -> None:
         super().__init__()
         self.action = action
         self.item = item
         self.plan = plan
         self.error = error
+        self.warning = warning  # a refusal to say as a warning (a second restore)
+        self.new_id = new_id
 
 
 class ActionFinished(Message):
@@ -189,11 +194,16 @@ class QuarantineList(RowList):
         if item.id_source == "name":
             second.append(" (from the file name)", style=dim)
         second.append(" · ", style=dim)
-        if item.live_exists:
+        if item.kind == q.KIND_LIVE:
+            second.append("live file, damaged", style=self.style_of("match"))
+        elif item.live_exists:
             second.append("live session exists", style=dim)
         else:
             second.append("no live session", style=self.style_of("match"))
         second.append(" · ", style=dim)
+        if item.status:  # what was already done with it, before the (long) parse error
+            second.append(one_line(item.status), style="bold green")
+            second.append(" · ", style=dim)
         if item.problem is not None:
             second.append(one_line(str(item.problem)))
         elif item.kind == q.KIND_SPILL:
@@ -202,6 +212,62 @@ class QuarantineList(RowList):
         else:
             second.append("parses cleanly")
         return [first, second]
+
+
+# --------------------------------------------------------------------------- restore as…
+
+
+class RestoreIdScreen(ModalScreen[str | None]):
+    """Asks for the id to restore an item under: Enter gives it, Esc cancels.
+
+    The id is prefilled with the session's own id when its live file is missing or is the
+    damaged item itself (restore in place), else with ``<id>-restored``. What the restore
+    would change is shown (and confirmed) next; nothing is written here.
+    """
+
+    DEFAULT_CSS = """
+    RestoreIdScreen { align: center middle; }
+    #restore-as {
+        width: 90%;
+        max-width: 100;
+        height: auto;
+        border: thick $primary;
+        background: $surface;
+        padding: 0 1;
+    }
+    #restore-as-title { text-style: bold; padding: 0 0 1 0; }
+    #restore-as-help { color: $text-muted; padding: 1 0 0 0; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="restore_as.cancel"),
+    ]
+
+    def __init__(self, item: q.QuarantineItem, default: str) -> None:
+        super().__init__()
+        self.item = item
+        self.default = default
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="restore-as"):
+            title = Text("Restore ")
+            title.append(one_line(self.item.name))
+            title.append(" as session:")
+            yield Static(title, id="restore-as-title")
+            yield Input(value=self.default, id="restore-as-id")
+            help_text = Text(
+                "Enter: show what this would change (asked again before anything is written) · "
+                "Esc: cancel. The session's own id restores in place when its live file is "
+                "missing or is this damaged file."
+            )
+            yield Static(help_text, id="restore-as-help")
+
+    @on(Input.Submitted, "#restore-as-id")
+    def _submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
 
 
 # --------------------------------------------------------------------------- the screen
@@ -238,7 +304,8 @@ class QuarantineScreen(ContextScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "back", "Back", id="quarantine.back"),
-        Binding("r", "act('restore')", "Restore as new", id="quarantine.restore"),
+        Binding("r", "act('restore')", "Restore", id="quarantine.restore"),
+        Binding("R", "restore_as", "Restore as…", id="quarantine.restore_as"),
         Binding("m", "act('merge')", "Merge missing", id="quarantine.merge"),
         Binding("f", "act('fold')", "Fold spill", id="quarantine.fold"),
         Binding("d,delete", "act('discard')", "Discard", id="quarantine.discard"),
@@ -273,8 +340,8 @@ class QuarantineScreen(ContextScreen):
 
     def _keys_line(self) -> Text:
         return Text(
-            "r restore as new · m merge missing turns · f fold spill · d discard (to trash) · "
-            "u undo · Tab moves between panes",
+            "r restore (a live file in place) · R restore as… · m merge missing · f fold spill · "
+            "d discard · u undo · Tab: panes",
             style="dim",
             no_wrap=True,
             overflow="ellipsis",
@@ -318,8 +385,12 @@ class QuarantineScreen(ContextScreen):
         else:
             n = len(message.items)
             corrupt = sum(1 for it in message.items if it.kind == q.KIND_CORRUPT)
+            live = sum(1 for it in message.items if it.kind == q.KIND_LIVE)
             info.append(f"{n} file{'s' if n != 1 else ''} waiting for attention", style="bold")
-            info.append(f": {corrupt} corrupt, {n - corrupt} spill · ↑/↓ select")
+            info.append(f": {corrupt} corrupt, {n - corrupt - live} spill")
+            if live:
+                info.append(f", {live} damaged live", style="bold red")
+            info.append(" · ↑/↓ select")
         self.query_one("#q-info", Static).update(info)
         empty = self.query_one("#q-empty", Static)
         has = bool(message.items)
@@ -337,7 +408,8 @@ class QuarantineScreen(ContextScreen):
         text = Text(end="")
         text.append("Nothing in quarantine.\n\n", style="bold")
         text.append(
-            "No corrupt session files (*.json.corrupt-*) and no spill files were found in:\n"
+            "No corrupt session files (*.json.corrupt-*), no damaged live session files and "
+            "no spill files were found in:\n"
         )
         for store in json_stores(self.context.backend):
             text.append(f"  {shown_path(store.session_dir)}\n")
@@ -469,6 +541,15 @@ class QuarantineScreen(ContextScreen):
         text.append("session ", style="dim")
         text.append(one_line(sid or "?"), style="bold")
         text.append("\n")
+        if preview.item.kind == q.KIND_LIVE:
+            text.append("This is the live file itself, and it is damaged.\n", style="bold red")
+            text.append(
+                f"r restores the {s.recovered} recovered message(s) in place: the damaged "
+                "bytes move aside (a .corrupt- copy) and u puts them back, byte-identical.\n"
+                "R restores them under another id instead; nothing is written before you "
+                "confirm.\n"
+            )
+            return text
         if not comp.live_exists:
             text.append("No live session with this id.\n", style="bold yellow")
             if preview.item.kind == q.KIND_SPILL:
@@ -516,12 +597,10 @@ class QuarantineScreen(ContextScreen):
             item = self.query_one(QuarantineList).current() if self.loaded else None
             if item is None or self.busy:
                 return None
-            name = str(parameters[0]) if parameters else ""
-            if name == "fold":
-                return True if item.kind == q.KIND_SPILL else None
-            if name == "merge":
-                return True if item.kind == q.KIND_CORRUPT and item.live_exists else None
-            return True
+            return True  # an action that does not apply says why (a toast)
+        if action == "restore_as":
+            item = self.query_one(QuarantineList).current() if self.loaded else None
+            return None if item is None or self.busy else True
         if action == "undo":
             return None if self.busy else True
         return True
@@ -538,21 +617,52 @@ class QuarantineScreen(ContextScreen):
         item = self.query_one(QuarantineList).current()
         if item is None or self.busy or action not in ACTIONS:
             return
+        why = q.unavailable(item, action)
+        if why is not None:
+            self.notify(printable(why, one_line=True), title=f"Cannot {action}", timeout=6)
+            return
         self.plan_action(action, item)
 
+    def action_restore_as(self) -> None:
+        item = self.query_one(QuarantineList).current()
+        if item is None or self.busy:
+            return
+        why = q.unavailable(item, "restore")
+        if why is not None:
+            self.notify(printable(why, one_line=True), title="Cannot restore", timeout=6)
+            return
+        sid = item.session_id or "salvaged"
+        in_place = item.kind == q.KIND_LIVE or not item.live_exists
+        default = sid if in_place else f"{sid}-restored"
+
+        def chosen(new_id: str | None) -> None:
+            if new_id is None:
+                self.notify("Cancelled; nothing changed.", timeout=3)
+            elif not new_id.strip():
+                self.notify("The session id is empty.", title="Cannot restore", severity="error")
+            else:
+                self.plan_action("restore", item, new_id)
+
+        self.app.push_screen(RestoreIdScreen(item, default), chosen)
+
     @work(thread=True, exclusive=True, group="quarantine-action", exit_on_error=False)
-    def plan_action(self, action: str, item: q.QuarantineItem) -> None:
+    def plan_action(self, action: str, item: q.QuarantineItem, new_id: str | None = None) -> None:
         try:
-            plan = self._run(action, item, dry_run=True)
+            plan = self._run(action, item, dry_run=True, new_id=new_id)
+        except q.AlreadyRestored as exc:
+            self.post_message(ActionPlanned(action, item, None, str(exc), warning=True))
+            return
         except (q.QuarantineError, OSError, ValueError) as exc:
             self.post_message(ActionPlanned(action, item, None, str(exc)))
             return
-        self.post_message(ActionPlanned(action, item, plan))
+        self.post_message(ActionPlanned(action, item, plan, new_id=new_id))
 
-    def _run(self, action: str, item: q.QuarantineItem, *, dry_run: bool) -> q.ActionResult:
+    def _run(
+        self, action: str, item: q.QuarantineItem, *, dry_run: bool, new_id: str | None = None
+    ) -> q.ActionResult:
         store = store_for(json_stores(self.context.backend), item)
         if action == "restore":
-            return q.restore(store, item, dry_run=dry_run)
+            return q.restore(store, item, new_session_id=new_id, dry_run=dry_run)
         if action == "merge":
             return q.merge(store, item, dry_run=dry_run)
         if action == "fold":
@@ -560,6 +670,14 @@ class QuarantineScreen(ContextScreen):
         return q.discard(item, dry_run=dry_run)
 
     def on_action_planned(self, message: ActionPlanned) -> None:
+        if message.warning:
+            self.notify(
+                printable(message.error or "", one_line=True) + ". R restores under a chosen id.",
+                title="Already restored",
+                severity="warning",
+                timeout=8,
+            )
+            return
         if message.error or message.plan is None:
             self.notify(
                 printable(message.error or "cannot do that", one_line=True),
@@ -577,8 +695,13 @@ class QuarantineScreen(ContextScreen):
             self.notify("The live session already has every recovered message.", timeout=4)
             return
         sid = one_line(plan.session_id or "?")
+        in_place = any(f.get("change") == "modify" for f in plan.files)
         titles = {
-            "restore": f"Restore {plan.added} message(s) as the new session {sid}?",
+            "restore": (
+                f"Restore session {sid} in place from {plan.added} recovered message(s)?"
+                if in_place
+                else f"Restore {plan.added} message(s) as the new session {sid}?"
+            ),
             "merge": f"Merge {plan.added} missing message(s) into session {sid}?",
             "fold": f"Fold {plan.added} spilled message(s) into session {sid}?",
             "discard": f"Move {one_line(item.name)} to the trash?",
@@ -586,27 +709,30 @@ class QuarantineScreen(ContextScreen):
         body = Text(end="")
         body.append("These files will change:\n", style="bold")
         body.append_text(change_lines(plan.files))
+        for note in plan.notes:
+            body.append(f"{printable(note, one_line=True)}\n", style="dim")
         body.append(
             "\nEvery file is backed up in the journal first: u undoes it, byte-identical."
             if message.action != "discard"
             else "\nThe file is moved to session-browser's trash, never deleted: u brings it back."
         )
         action = message.action
+        new_id = message.new_id
 
         def answered(ok: bool | None) -> None:
             if ok:
                 self.busy = True
                 self.refresh_bindings()
-                self.do_action(action, item)
+                self.do_action(action, item, new_id)
             else:
                 self.notify("Cancelled; nothing changed.", timeout=3)
 
         self.app.push_screen(ConfirmScreen(titles[action], body, yes=action.capitalize()), answered)
 
     @work(thread=True, exclusive=True, group="quarantine-action", exit_on_error=False)
-    def do_action(self, action: str, item: q.QuarantineItem) -> None:
+    def do_action(self, action: str, item: q.QuarantineItem, new_id: str | None = None) -> None:
         try:
-            result = self._run(action, item, dry_run=False)
+            result = self._run(action, item, dry_run=False, new_id=new_id)
         except (q.QuarantineError, OSError, ValueError) as exc:
             self.post_message(ActionFinished(action, None, str(exc)))
             return
@@ -684,7 +810,11 @@ class QuarantineScreen(ContextScreen):
         else:
             sid = one_line(result.session_id or "?")
             done = {
-                "restore": f"Restored {result.added} message(s) as session {sid}.",
+                "restore": (
+                    f"Restored session {sid} in place from {result.added} message(s)."
+                    if any(f.get("change") == "modify" for f in result.files)
+                    else f"Restored {result.added} message(s) as session {sid}."
+                ),
                 "merge": f"Merged {result.added} message(s) into session {sid}.",
                 "fold": f"Folded {result.added} message(s) into session {sid}.",
                 "discard": f"Moved {one_line(Path(result.item).name)} to the trash.",
