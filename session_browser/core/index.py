@@ -133,7 +133,9 @@ from .store import DefaultSessionStore
 
 log = logging.getLogger("session_browser.index")
 
-SCHEMA_VERSION = 5  # PRAGMA user_version; any other value rebuilds the index
+# PRAGMA user_version; any other value rebuilds the index. 6: titles are the first user
+# message before the agent name, and the agent is stored as recall.agent_of says.
+SCHEMA_VERSION = 6
 RANKINGS = ("relevance", "classic")
 RECONCILE_MODES = ("sync", "background", "none")
 SORTS = ("updated", "created", "size")
@@ -620,12 +622,7 @@ def _extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool)
         len(new),
         n_old,
         _safely(None, recall.source_of, data),
-        _safely(
-            None,
-            lambda: _opt_str(
-                data.get("agent_name") or data.get("agent_id") or meta.get("agent_id")
-            ),
-        ),
+        _safely(None, recall.agent_of, data),
         1 if tagged else 0,
         1 if rate_auto else 0,
         1 if _paced(stamps) else 0,
@@ -2105,7 +2102,7 @@ class SqliteSessionStore(DefaultSessionStore):
     # ------------------------------------------------------------------ browse
 
     def _summary(self, row: Sequence[Any]) -> SessionSummary:
-        (sid_, title, when, mc, ac, created, size, tagged, rate, lineage, project) = row
+        (sid_, title, when, mc, ac, created, size, tagged, rate, lineage, project, agent) = row
         return SessionSummary(
             session_id=sid_,
             title=title or "",
@@ -2119,11 +2116,12 @@ class SqliteSessionStore(DefaultSessionStore):
             automated=bool(tagged or rate),
             lineage=lineage,
             project=project,
+            agent=agent,
         )
 
     _SUMMARY_SQL = (
         "SELECT session_id, title, when_, message_count, archived_count, created, size, "
-        "tagged, rate_auto, lineage, project FROM sessions"
+        "tagged, rate_auto, lineage, project, agent FROM sessions"
     )
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
@@ -2995,9 +2993,7 @@ class SqliteSessionStore(DefaultSessionStore):
         if pq.project is not None and not project_matches(_project_of(data), pq.project):
             return False
         if pq.agent is not None:
-            meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-            assert isinstance(meta, dict)
-            agent = _opt_str(data.get("agent_name") or data.get("agent_id") or meta.get("agent_id"))
+            agent = recall.agent_of(data)
             if agent is None or agent.lower() != pq.agent.lower():
                 return False
         return True

@@ -718,6 +718,7 @@ class SessionHit:
     folded: list[str] = field(default_factory=list)
     explain: JSONDict = field(default_factory=dict)
     project: str | None = None  # the session's working dir, when it records one
+    agent: str | None = None  # the agent the session was held with, shown beside the title
 
     def as_dict(self) -> JSONDict:
         """PraisonAI's shape, exactly."""
@@ -746,6 +747,7 @@ class SessionHit:
                 "folded": list(self.folded),
                 "explain": self.explain,
                 "project": self.project,
+                "agent": self.agent,
             }
         )
         return result
@@ -767,6 +769,7 @@ class SessionSummary:
     automated: bool = False
     lineage: str | None = None
     project: str | None = None
+    agent: str | None = None  # the agent the session was held with, shown beside the title
 
     def as_dict(self) -> JSONDict:
         """PraisonAI's browse shape plus ``archived_count``."""
@@ -789,6 +792,7 @@ class SessionSummary:
                 "automated": self.automated,
                 "lineage": self.lineage,
                 "project": self.project,
+                "agent": self.agent,
             }
         )
         return result

@@ -128,19 +128,36 @@ def _label(value: Any) -> str:
     return fold_prefix(value if isinstance(value, str) else str(value), TITLE_MAX_CHARS)
 
 
+def agent_of(data: JSONDict) -> str | None:
+    """The agent a session was held with: ``agent_name``, else ``agent_id`` (top level or
+    metadata), whitespace folded; None when it names none."""
+    for value in (data.get("agent_name"), data.get("agent_id"), _meta(data).get("agent_id")):
+        if value is None or value == "" or isinstance(value, (dict, list, bool)):
+            continue
+        label = _label(value)
+        if label:
+            return label
+    return None
+
+
 def session_title(data: JSONDict, messages: Sequence[JSONDict] | None = None) -> str:
-    """``metadata.title``, else the agent name, else the first user message (60 chars), else id."""
+    """``metadata.title``, else the first user message (its first :data:`TITLE_CHARS`
+    characters, whitespace folded), else the agent name, else the id.
+
+    The first user message says more than the agent name: every session held with one
+    agent would otherwise share its title (the agent is shown beside the title instead,
+    see :func:`agent_of`)."""
     explicit = _meta(data).get("title")
     if explicit:
         return _label(explicit)
-    agent = data.get("agent_name")
-    if agent:
-        return _label(agent)
     for msg in project(data) if messages is None else messages:
         if msg.get("role") == "user":
             text = fold_prefix(content_text(msg.get("content")), TITLE_CHARS)
             if text:
                 return text
+    agent = agent_of(data)
+    if agent:
+        return agent
     return str(data.get("session_id", "") or "")
 
 
@@ -320,6 +337,7 @@ def build_hit(
     return SessionHit(
         session_id=str(data.get("session_id", "") or ""),
         title=session_title(data, messages),
+        agent=agent_of(data),
         when=when_of(data),
         snippet=snippet,
         score=score,
@@ -427,6 +445,7 @@ def summary_of(
     return SessionSummary(
         session_id=str(data.get("session_id", "") or ""),
         title=session_title(data, messages),
+        agent=agent_of(data),
         when=when_of(data),
         message_count=active_n,
         archived_count=archived_n,
