@@ -187,6 +187,16 @@ def summary_badges(summary: SessionSummary) -> list[str]:
     return badges
 
 
+AGENT_CHARS = 40  # of the agent name shown beside a title
+
+
+def with_agent(text: Text, agent: str | None, style: str | Style) -> Text:
+    """``text`` (a title) followed by ``· agent`` when the session names its agent."""
+    if agent:
+        text.append(f" · {clip(one_line(agent), AGENT_CHARS)}", style=style)
+    return text
+
+
 def role_label(role: str) -> str:
     return ROLE_LABELS.get(role, one_line(role) or "?")
 

@@ -251,6 +251,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             anchor=hit.anchor_index,
             terms=hits.terms,
             title=hit.title,
+            agent=hit.agent,
         )
 
     def current_hit(self) -> SessionHit | None:
@@ -377,7 +378,12 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         summary = self.query_one("#recent", RecentList).summary(event.index)
         if summary is not None:
             self.browser.open_session(
-                summary.session_id, store=summary.store, anchor=-1, terms=[], title=summary.title
+                summary.session_id,
+                store=summary.store,
+                anchor=-1,
+                terms=[],
+                title=summary.title,
+                agent=summary.agent,
             )
 
     # ------------------------------------------------------------------ marks

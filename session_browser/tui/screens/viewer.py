@@ -20,7 +20,7 @@ from session_browser.core.text import clip
 
 from ..errors import ReportsWorkerErrors
 from ..messages import FindFinished, ProjectionLoaded
-from ..render import error_text, one_line, printable, query_terms, raw_value
+from ..render import error_text, one_line, printable, query_terms, raw_value, with_agent
 from ..widgets.chrome import AppHeader, IndexBar, StatusLine
 from ..widgets.transcript import (
     CONTEXT_LEVELS,
@@ -94,6 +94,7 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         anchor: int = -1,
         terms: list[str] | None = None,
         title: str = "",
+        agent: str | None = None,
     ) -> None:
         super().__init__()
         self.session_id = session_id
@@ -101,6 +102,7 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         self.anchor_index = anchor
         self.terms = list(terms or [])
         self.title_text = title
+        self.agent = agent
         self.matches: list[int] = []
         self.loaded = False
         self._matches_pending = False
@@ -130,6 +132,7 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         text = Text(end="")
         # Cut, so the id beside it stays on the line.
         text.append(clip(one_line(self.title_text or self.session_id), TITLE_CHARS), style="bold")
+        with_agent(text, self.agent, "")
         text.append("  ·  ")
         text.append(one_line(self.session_id), style="dim")
         return text

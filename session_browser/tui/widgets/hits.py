@@ -19,6 +19,7 @@ from ..render import (
     role_label,
     safe,
     when_text,
+    with_agent,
 )
 from .rowlist import RowList, right_column
 
@@ -96,6 +97,7 @@ class HitList(RowList):
         badge = self.style_of("badge")
         title = Text(" ", end="")
         title.append(one_line(hit.title) or one_line(hit.session_id), style=self.style_of("title"))
+        with_agent(title, hit.agent, dim)
         join_badges(title, hit_badges(hit), badge)
         score = f"score {hit.score:.2f}"
         right_column(title, score, width, dim)
