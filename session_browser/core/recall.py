@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .model import JSONDict, SessionHit, SessionSummary, content_text
+from .text import strip_markdown
 
 BOOKEND_SIZE = 2
 SNIPPET_WIDTH = 120
@@ -128,6 +129,20 @@ def _label(value: Any) -> str:
     return fold_prefix(value if isinstance(value, str) else str(value), TITLE_MAX_CHARS)
 
 
+_FIRST_TEXT = re.compile(r"\S")
+
+
+def _first_words(text: str) -> str:
+    """The first :data:`TITLE_CHARS` characters of a message as plain words: Markdown markup
+    taken out (a title shows ``Fix the build``, not ``**Fix** the `build```), whitespace
+    folded. Reads a bounded prefix, whatever the length of ``text``."""
+    start = _FIRST_TEXT.search(text)
+    if start is None:
+        return ""
+    prefix = text[start.start() : start.start() + TITLE_CHARS * 4]
+    return fold_prefix(strip_markdown(prefix), TITLE_CHARS)
+
+
 def agent_of(data: JSONDict) -> str | None:
     """The agent a session was held with: ``agent_name``, else ``agent_id`` (top level or
     metadata), whitespace folded; None when it names none."""
@@ -152,7 +167,7 @@ def session_title(data: JSONDict, messages: Sequence[JSONDict] | None = None) ->
         return _label(explicit)
     for msg in project(data) if messages is None else messages:
         if msg.get("role") == "user":
-            text = fold_prefix(content_text(msg.get("content")), TITLE_CHARS)
+            text = _first_words(content_text(msg.get("content")))
             if text:
                 return text
     agent = agent_of(data)

@@ -10,12 +10,14 @@ from textual.pilot import Pilot
 
 from session_browser.core.paths import safe_id
 from session_browser.tui.app import SessionBrowserApp
+from session_browser.tui.backend import Backend
 from session_browser.tui.screens.viewer import ViewerScreen
 from session_browser.tui.widgets.hits import HitList
 from session_browser.tui.widgets.recent import RecentList
+from session_browser.tui.widgets.transcript import TranscriptView
 
 from .conftest import make_app, screen_text
-from .stores import BASE, _session, conversation
+from .stores import BASE, NOW, _session, conversation
 
 SIZE = (120, 36)
 
@@ -64,3 +66,140 @@ async def test_titles_are_first_user_messages_with_the_agent_beside(tmp_path: Pa
         text = screen_text(app)
         assert "Plan a weekend in Porto · ChatGPT" in text
         assert "How do I rotate a PDF? · ChatGPT" in text
+
+
+MARKDOWN_REPLY = """## Plan
+
+Some **bold** words and a [@bold]literal[/bold] tag.
+
+| step | owner |
+|------|-------|
+| build | ci |
+
+```python
+def double(x):
+    return x * 2
+```
+
+```sh
+echo second
+```
+"""
+
+
+def markdown_store(root: Path) -> Path:
+    store = root / "sessions"
+    turns = [("user", "How should we plan the **release**?"), ("assistant", MARKDOWN_REPLY)]
+    write(store, _session("md", conversation(BASE, turns)))
+    return store
+
+
+async def open_only_session(pilot: Pilot[int], app: SessionBrowserApp) -> TranscriptView:
+    await settle(pilot, app)
+    await pilot.press("f3")
+    await settle(pilot, app)
+    await pilot.press("down", "enter")
+    await settle(pilot, app)
+    assert isinstance(app.screen, ViewerScreen)
+    return app.screen.query_one(TranscriptView)
+
+
+async def test_markdown_renders_and_r_shows_the_raw_text(tmp_path: Path) -> None:
+    app = make_app(markdown_store(tmp_path / "home"))
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_only_session(pilot, app)
+        text = screen_text(app)
+        assert "## Plan" not in text and "Plan" in text
+        assert "**bold**" not in text and "Some bold words" in text
+        assert "[@bold]literal[/bold]" in text  # never read as Rich markup
+        assert "```" not in text
+        assert "def double(x):" in text
+        assert "step" in text and "owner" in text and "|------|" not in text
+        assert "How should we plan the release?" in text  # the title, markup taken out
+        rendered_height = view.virtual_size.height
+        await pilot.press("r")
+        await pilot.pause()
+        raw = screen_text(app)
+        assert "## Plan" in raw and "**bold**" in raw and "```python" in raw
+        assert "| build | ci |" in raw
+        assert "raw text" in raw
+        await pilot.press("r")
+        await pilot.pause()
+        assert "## Plan" not in screen_text(app)
+        assert view.virtual_size.height == rendered_height
+
+
+async def test_c_copies_the_code_blocks_of_the_message_in_turn(tmp_path: Path) -> None:
+    app = make_app(markdown_store(tmp_path / "home"))
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_only_session(pilot, app)
+        assert view.cursor == 1  # opened at the latest turn: the reply
+        await pilot.press("c")
+        assert app.clipboard == "def double(x):\n    return x * 2"
+        await pilot.press("c")
+        assert app.clipboard == "echo second"
+        await pilot.press("c")
+        assert app.clipboard == "def double(x):\n    return x * 2"
+        await pilot.press("K", "c")  # the question has no code block: nothing copied
+        assert view.cursor == 0
+        assert app.clipboard == "def double(x):\n    return x * 2"
+
+
+def pi_store(root: Path) -> Path:
+    """One Pi session: a question, a turn that only called a tool, its result, an answer."""
+    pi_dir = root / "pi" / "--work--"
+    pi_dir.mkdir(parents=True)
+    t0 = 1768035600000
+
+    def entry(n: int, message: dict[str, Any]) -> dict[str, Any]:
+        message = {**message, "timestamp": t0 + n * 60_000}
+        parent = f"e{n - 1}" if n > 1 else None
+        stamp = f"2026-01-10T09:{n:02d}:00.000Z"
+        return {"id": f"e{n}", "parentId": parent, "timestamp": stamp, "type": "message",
+                "message": message}
+
+    lines = [
+        {"type": "session", "version": 3, "id": "pi-tools", "timestamp": "2026-01-10T09:00:00.000Z",
+         "cwd": "/work"},
+        entry(1, {"role": "user", "content": "Which files are in the repo?"}),
+        entry(2, {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "I should list the directory first."},
+            {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "ls -la"}},
+        ]}),
+        entry(3, {"role": "toolResult", "toolCallId": "c1", "toolName": "bash",
+                  "content": [{"type": "text", "text": "README.md\nsetup.py\nsrc"}]}),
+        entry(4, {"role": "assistant", "content": [{"type": "text", "text": "Three entries."}]}),
+    ]
+    path = pi_dir / "2026-01-10_pi-tools.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return root / "pi"
+
+
+async def test_t_shows_tool_calls_and_thinking_of_a_pi_session(tmp_path: Path) -> None:
+    app = SessionBrowserApp(
+        Backend([f"pi:{pi_store(tmp_path)}"], indexed=False), now=NOW, animate=False
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_only_session(pilot, app)
+        assert len(view.messages) == 4
+        text = screen_text(app)
+        assert "(called bash)" in text  # the turn that only called a tool is not blank
+        assert "(tool result: bash)" in text
+        assert "ls -la" not in text and "list the directory" not in text
+        await pilot.press("t")  # one line each
+        await pilot.pause()
+        text = screen_text(app)
+        assert '▸ tool call: bash: {"command": "ls -la"}' in text
+        assert "▸ thinking: I should list the directory first." in text
+        assert "▸ tool result: bash: README.md setup.py src" in text
+        assert text.index("▸ thinking") < text.index("(called bash)") < text.index("▸ tool call")
+        assert "tool calls and thinking shown" in text
+        await pilot.press("t")  # whole
+        await pilot.pause()
+        text = screen_text(app)
+        assert "▾ tool result: bash" in text
+        for line in ("README.md", "setup.py", "src"):
+            assert f"│    {line}" in text or f"▌    {line}" in text
+        await pilot.press("t")  # hidden again
+        await pilot.pause()
+        assert "README.md" not in screen_text(app)

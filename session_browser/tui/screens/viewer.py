@@ -16,7 +16,7 @@ from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from session_browser.core.model import content_text
-from session_browser.core.text import clip
+from session_browser.core.text import clip, code_blocks
 
 from ..errors import ReportsWorkerErrors
 from ..messages import FindFinished, ProjectionLoaded
@@ -24,6 +24,9 @@ from ..render import error_text, one_line, printable, query_terms, raw_value, wi
 from ..widgets.chrome import AppHeader, IndexBar, StatusLine
 from ..widgets.transcript import (
     CONTEXT_LEVELS,
+    HIDDEN_LINES,
+    HIDDEN_OFF,
+    HIDDEN_WHOLE,
     TranscriptView,
     count_lines,
     message_text,
@@ -62,7 +65,8 @@ def _search_text(message: dict[str, Any]) -> str:
 
 
 class ViewerScreen(ReportsWorkerErrors, Screen[None]):
-    """Keys: n/N hits, [/] user turns, g/G ends, / find, +/- context, y copy, m metadata."""
+    """Keys: n/N hits, [/] user turns, g/G ends, / find, +/- context, y copy, m metadata,
+    r raw text, c copy a code block, t tool calls and thinking."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,backspace", "back", "Back", id="viewer.back"),
@@ -84,6 +88,9 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         Binding("f", "full_message", "Whole message", show=False, id="viewer.full_message"),
         Binding("J", "next_message", "Next message", show=False, id="viewer.next_message"),
         Binding("K", "prev_message", "Prev message", show=False, id="viewer.prev_message"),
+        Binding("r", "toggle_raw", "Raw text", show=False, id="viewer.raw"),
+        Binding("c", "copy_code", "Copy code", show=False, id="viewer.copy_code"),
+        Binding("t", "toggle_hidden", "Tools/thinking", id="viewer.hidden"),
     ]
 
     def __init__(
@@ -104,6 +111,7 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         self.title_text = title
         self.agent = agent
         self.matches: list[int] = []
+        self._code_copied: tuple[int, int] = (-1, -1)  # (message, block) last copied with c
         self.loaded = False
         self._matches_pending = False
         self._painted = threading.Event()  # set once the loaded transcript is on screen
@@ -241,6 +249,10 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         level = CONTEXT_LEVELS[view.context_level]
         ctx = "all turns expanded" if level is None else f"±{level} turns expanded"
         info.append(f" · {ctx} (+/-)")
+        if view.raw:
+            info.append(" · raw text")
+        if view.hidden_mode != HIDDEN_OFF:
+            info.append(" · tool calls and thinking shown")
         self.query_one("#viewer-info", Static).update(info)
 
     # ------------------------------------------------------------------ actions
@@ -357,6 +369,53 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         text = content_text(view.messages[view.cursor].get("content"))
         self.app.copy_to_clipboard(text)
         self.notify(f"Copied message #{view.cursor} ({len(text)} characters).", timeout=3)
+
+    def action_toggle_raw(self) -> None:
+        """Messages as rendered Markdown, or as the plain text they are."""
+        view = self._view()
+        view.set_raw(not view.raw)
+        self.notify("Raw text." if view.raw else "Markdown rendered.", timeout=2)
+        self._info()
+
+    def action_toggle_hidden(self) -> None:
+        """Tool calls and results and thinking: hidden, one line each, whole."""
+        view = self._view()
+        mode = {HIDDEN_OFF: HIDDEN_LINES, HIDDEN_LINES: HIDDEN_WHOLE}.get(
+            view.hidden_mode, HIDDEN_OFF
+        )
+        view.set_hidden(mode)
+        key = self._key_of("viewer.hidden")
+        said = {
+            HIDDEN_OFF: "Tool calls and thinking hidden.",
+            HIDDEN_LINES: f"Tool calls and thinking: one line each ({key} again: whole).",
+            HIDDEN_WHOLE: f"Tool calls and thinking shown whole ({key} again: hidden).",
+        }
+        self.notify(said[mode], timeout=2)
+        self._info()
+
+    def action_copy_code(self) -> None:
+        """Copy a fenced code block of the message under the cursor (again: the next one)."""
+        view = self._view()
+        if not view.messages:
+            return
+        index = view.cursor
+        try:
+            blocks = code_blocks(content_text(view.messages[index].get("content")))
+        except Exception:  # content that cannot be read has no code blocks
+            blocks = []
+        if not blocks:
+            self.notify(f"Message #{index} has no code block.", severity="warning", timeout=3)
+            return
+        last_index, last_block = self._code_copied
+        which = (last_block + 1) % len(blocks) if last_index == index else 0
+        self._code_copied = (index, which)
+        lang, code = blocks[which]
+        self.app.copy_to_clipboard(code)
+        what = f" ({one_line(lang)})" if lang else ""
+        self.notify(
+            f"Copied code block {which + 1} of {len(blocks)}{what} of message #{index}.",
+            timeout=3,
+        )
 
     def action_metadata(self) -> None:
         view = self._view()
