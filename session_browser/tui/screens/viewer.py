@@ -90,7 +90,7 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         Binding("K", "prev_message", "Prev message", show=False, id="viewer.prev_message"),
         Binding("r", "toggle_raw", "Raw text", show=False, id="viewer.raw"),
         Binding("c", "copy_code", "Copy code", show=False, id="viewer.copy_code"),
-        Binding("t", "toggle_hidden", "Tools/thinking", id="viewer.hidden"),
+        Binding("t", "toggle_hidden", "Tools/thinking", show=False, id="viewer.hidden"),
     ]
 
     def __init__(
