@@ -130,22 +130,6 @@ def human_size(size: int) -> str:
     return f"{size} B"
 
 
-def query_terms(query: str) -> list[str]:
-    """Words of a query worth highlighting (operators, quotes and field prefixes dropped)."""
-    terms: list[str] = []
-    for raw in re.findall(r'"([^"]+)"|(\S+)', query):
-        word = raw[0] or raw[1]
-        if raw[1]:
-            if word.upper() in ("AND", "OR", "NOT") or word.startswith("-"):
-                continue
-            if ":" in word:
-                word = word.split(":", 1)[1]
-            word = word.strip("()*~^")
-        if word:
-            terms.append(word)
-    return terms
-
-
 def highlight(text: Text, terms: Iterable[str], style: str | Style) -> Text:
     """``text`` with every case-insensitive occurrence of each term styled."""
     plain = text.plain.lower()

@@ -203,3 +203,32 @@ async def test_t_shows_tool_calls_and_thinking_of_a_pi_session(tmp_path: Path) -
         await pilot.press("t")  # hidden again
         await pilot.pause()
         assert "README.md" not in screen_text(app)
+
+
+async def test_filter_values_are_neither_highlighted_nor_stepped_through(tmp_path: Path) -> None:
+    store = tmp_path / "home" / "sessions"
+    turns = [
+        ("user", "Should the billing export say yes or no?"),
+        ("assistant", "Say yes."),
+        ("user", "And the billing totals?"),
+    ]
+    write(store, _session("filters", conversation(BASE, turns)))
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press(*"billing archived:no")
+        await settle(pilot, app)
+        hits = app.screen.query_one(HitList)
+        assert [h.session_id for h in hits.hits] == ["filters"]
+        assert hits.terms == ["billing"]
+        await pilot.press("enter", "enter")
+        await settle(pilot, app)
+        viewer = app.screen
+        assert isinstance(viewer, ViewerScreen)
+        assert viewer.terms == ["billing"]
+        assert viewer.matches == [0, 2]  # "no" (a filter value) is not looked for
+        await pilot.press("slash")
+        await pilot.press("ctrl+u", *"source:praisonai yes", "enter")
+        await settle(pilot, app)
+        assert viewer.terms == ["yes"]
+        assert viewer.matches == [0, 1]

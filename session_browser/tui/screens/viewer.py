@@ -16,11 +16,12 @@ from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from session_browser.core.model import content_text
+from session_browser.core.query import highlight_terms
 from session_browser.core.text import clip, code_blocks
 
 from ..errors import ReportsWorkerErrors
 from ..messages import FindFinished, ProjectionLoaded
-from ..render import error_text, one_line, printable, query_terms, raw_value, with_agent
+from ..render import error_text, one_line, printable, raw_value, with_agent
 from ..widgets.chrome import AppHeader, IndexBar, StatusLine
 from ..widgets.transcript import (
     CONTEXT_LEVELS,
@@ -444,7 +445,7 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
 
     @work(thread=True, exclusive=True, group="find", exit_on_error=False)
     def run_find(self, query: str) -> None:
-        terms = query_terms(query)
+        terms = highlight_terms(query)
         matches = find_matches(self._view().messages, terms)
         self.post_message(FindFinished(query, matches))
 
@@ -456,7 +457,7 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
             view.set_terms(self.terms, set(self.matches))
             self._info()
             return
-        self.terms = query_terms(message.query)
+        self.terms = highlight_terms(message.query)
         self.matches = message.matches
         view.set_terms(self.terms, set(self.matches))
         find = self.query_one("#find", Input)
