@@ -473,7 +473,7 @@ class TranscriptView(ScrollView, can_focus=True):
                 if not changed:
                     break
                 self._offsets_from_heights()
-                if shift:
+                if shift and not self.app.animator.is_being_animated(self, "scroll_y"):
                     self.scroll_to(y=top + shift, animate=False, immediate=True)
         finally:
             self._measuring = False
@@ -526,7 +526,8 @@ class TranscriptView(ScrollView, can_focus=True):
         super().watch_scroll_y(old, new)
         if not self.messages:
             return
-        self._measure_visible()
+        # Not here: this runs inside a scroll animation's step, which must not be stopped.
+        self._measure_later()
         top = int(new)
         bottom = top + self.scrollable_content_region.height
         y = self.block_top(self.cursor)
