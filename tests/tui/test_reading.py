@@ -232,3 +232,27 @@ async def test_filter_values_are_neither_highlighted_nor_stepped_through(tmp_pat
         await settle(pilot, app)
         assert viewer.terms == ["yes"]
         assert viewer.matches == [0, 1]
+
+
+async def test_paging_through_markdown_messages_keeps_heights_true(tmp_path: Path) -> None:
+    store = tmp_path / "home" / "sessions"
+    reply = "## Step {i}\n\nSome **bold** text.\n\n```python\nprint({i})\n```\n- a\n- b"
+    turns = [("user" if i % 2 == 0 else "assistant", reply.format(i=i)) for i in range(80)]
+    write(store, _session("paged", conversation(BASE, turns)))
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_only_session(pilot, app)
+        last = view.cursor
+        for key in ["pageup"] * 6 + ["pagedown"] * 2:  # upwards: messages not yet measured
+            await pilot.press(key)
+            await pilot.pause(0.05)
+        await settle(pilot, app)
+        assert app.is_running and 0 < view.cursor < last
+        text = screen_text(app)
+        assert "## Step" not in text and "```" not in text
+        # Each message in view has the height of what it shows: its header, body, gap.
+        for index in range(len(view.messages)):
+            if index in view._measured:
+                body = view._body(index)
+                assert view._full_heights[index] == 2 + len(body)
+        assert len(view._measured) >= 3
