@@ -7,17 +7,18 @@ from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from session_browser.core.paths import safe_id
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
-from session_browser.tui.screens.viewer import ViewerScreen
+from session_browser.tui.screens.viewer import SCROLL_OFF, ViewerScreen, find_matches
 from session_browser.tui.widgets.hits import HitList
 from session_browser.tui.widgets.recent import RecentList
 from session_browser.tui.widgets.transcript import TranscriptView
 
 from .conftest import make_app, screen_text
-from .stores import BASE, NOW, _session, conversation
+from .stores import BASE, NOW, _session, conversation, long_session
 
 SIZE = (120, 36)
 
@@ -256,3 +257,45 @@ async def test_paging_through_markdown_messages_keeps_heights_true(tmp_path: Pat
                 body = view._body(index)
                 assert view._full_heights[index] == 2 + len(body)
         assert len(view._measured) >= 3
+
+
+async def test_find_as_you_type_in_a_big_session_keeps_every_keystroke(tmp_path: Path) -> None:
+    store = long_session(tmp_path, 20_000)
+    app = SessionBrowserApp(Backend([store], indexed=False), now=NOW, animate=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.open_session("long", store="", anchor=-1, terms=[], title="long")
+        await settle(pilot, app)
+        viewer = app.screen
+        assert isinstance(viewer, ViewerScreen)
+        view = viewer.query_one(TranscriptView)
+        await pilot.press("g", "slash")
+        find = viewer.query_one("#find", Input)
+        # Typed with no pause: each key starts a find that overtakes the one before.
+        await pilot.press(*"message 12345 ")
+        assert find.value == "message 12345 "
+        await settle(pilot, app)
+        assert find.display and find.has_focus  # found while typing: the field stays open
+        assert viewer.terms == ["message", "12345"]
+        assert viewer.matches == [12345]
+        assert view.cursor == 12345
+        # The match has a few lines of what comes before it above it.
+        assert view.block_top(12345) - int(view.scroll_y) == SCROLL_OFF
+        await pilot.press("backspace", "backspace", *"6", "enter")
+        await settle(pilot, app)
+        assert not find.display and view.has_focus
+        assert viewer.terms == ["message", "12346"] and viewer.matches == [12346]
+        assert view.cursor == 12346
+
+
+def test_an_overtaken_find_stops() -> None:
+    messages: list[dict[str, Any]] = [{"content": f"m {i}"} for i in range(5000)]
+    looks: list[int] = []
+
+    def cancelled() -> bool:
+        looks.append(1)
+        return len(looks) > 2
+
+    assert find_matches(messages, ["m"], cancelled) == []
+    assert len(looks) == 3
+    assert find_matches(messages, ["4999"], lambda: False) == [4999]

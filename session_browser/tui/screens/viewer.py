@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rich.text import Text
@@ -12,6 +13,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
@@ -39,16 +41,26 @@ if TYPE_CHECKING:
 
 TITLE_CHARS = 80  # of a session's title in the viewer's top line
 EARLY_MATCHES = 5000  # up to this many messages, the matches are found before the first paint
+SCROLL_OFF = 4  # lines of what comes before a match shown above it
+FIND_DEBOUNCE = 0.15  # seconds of no typing before the find runs again
+CANCEL_EVERY = 1000  # messages between two looks at whether a find was overtaken
 
 
-def find_matches(messages: list[dict[str, Any]], terms: list[str]) -> list[int]:
-    """Indices of the messages containing every term (case-insensitive)."""
+def find_matches(
+    messages: list[dict[str, Any]],
+    terms: list[str],
+    cancelled: Callable[[], bool] | None = None,
+) -> list[int]:
+    """Indices of the messages containing every term (case-insensitive); [] as soon as
+    ``cancelled`` says so (a newer find took over)."""
     needles = [t.lower() for t in terms if t]
     if not needles:
         return []
     out: list[int] = []
     some: list[int] = []  # messages with any term: the answer when none has every one
     for i, m in enumerate(messages):
+        if cancelled is not None and i % CANCEL_EVERY == 0 and cancelled():
+            return []
         text = _search_text(m)
         found = [n in text for n in needles]
         if all(found):
@@ -113,6 +125,9 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         self.agent = agent
         self.matches: list[int] = []
         self._code_copied: tuple[int, int] = (-1, -1)  # (message, block) last copied with c
+        self._find_generation = 0  # of the latest find started; older answers are dropped
+        self._find_origin = 0  # the cursor when / was pressed: typing finds from there
+        self._find_timer: Timer | None = None
         self.loaded = False
         self._matches_pending = False
         self._painted = threading.Event()  # set once the loaded transcript is on screen
@@ -291,12 +306,12 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         self._jump(self.matches[pos])
 
     def _jump(self, index: int) -> None:
+        """The cursor on message ``index`` with a few lines of what comes before above it."""
         view = self._view()
         if CONTEXT_LEVELS[view.context_level] is not None:
             view.cursor = index
             view.set_context(view.context_level)
-        else:
-            view.set_cursor(index, top=True)
+        view.set_cursor(index, top=True, context=SCROLL_OFF)
 
     def _user_turn(self, step: int) -> None:
         view = self._view()
@@ -435,19 +450,38 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
 
     def action_find(self) -> None:
         find = self.query_one("#find", Input)
+        self._find_origin = self._view().cursor
         find.display = True
-        find.value = " ".join(self.terms)
+        with find.prevent(Input.Changed):
+            find.value = " ".join(self.terms)
         find.focus()
+
+    @on(Input.Changed, "#find")
+    def _find_typed(self, event: Input.Changed) -> None:
+        """Find as the query is typed: after a short pause, the newest query only (an older
+        find still running is overtaken and stops; the field never waits for it)."""
+        if self._find_timer is not None:
+            self._find_timer.stop()
+        query = event.value
+        self._find_timer = self.set_timer(FIND_DEBOUNCE, lambda: self._start_find(query, True))
 
     @on(Input.Submitted, "#find")
     def _find_submitted(self, event: Input.Submitted) -> None:
-        self.run_find(event.value)
+        if self._find_timer is not None:
+            self._find_timer.stop()
+        self._start_find(event.value, False)
+
+    def _start_find(self, query: str, typing: bool) -> None:
+        self._find_generation += 1
+        self.run_find(query, typing, self._find_generation)
 
     @work(thread=True, exclusive=True, group="find", exit_on_error=False)
-    def run_find(self, query: str) -> None:
+    def run_find(self, query: str, typing: bool = False, generation: int = 0) -> None:
+        worker = get_current_worker()
         terms = highlight_terms(query)
-        matches = find_matches(self._view().messages, terms)
-        self.post_message(FindFinished(query, matches))
+        matches = find_matches(self._view().messages, terms, lambda: worker.is_cancelled)
+        if not worker.is_cancelled:
+            self.post_message(FindFinished(query, matches, typing=typing, generation=generation))
 
     def on_find_finished(self, message: FindFinished) -> None:
         view = self._view()
@@ -457,15 +491,23 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
             view.set_terms(self.terms, set(self.matches))
             self._info()
             return
+        if message.generation != self._find_generation:
+            return  # a newer find is on its way
         self.terms = highlight_terms(message.query)
         self.matches = message.matches
         view.set_terms(self.terms, set(self.matches))
+        if message.typing:  # the field stays open: show the first match from where / began
+            if self.matches:
+                pos = bisect_left(self.matches, self._find_origin)
+                self._jump(self.matches[pos % len(self.matches)])
+            self._info()
+            return
         find = self.query_one("#find", Input)
         find.display = False
         view.focus()
         if self.matches:
             self.notify(f"{len(self.matches)} matching messages: n/N to move.", timeout=3)
-            pos = bisect_left(self.matches, view.cursor)
+            pos = bisect_left(self.matches, self._find_origin)
             self._jump(self.matches[pos % len(self.matches)])
         elif self.terms:
             self.notify("No message matches that.", severity="warning", timeout=3)

@@ -502,7 +502,9 @@ class TranscriptView(ScrollView, can_focus=True):
             return self._blocks[b + 1] if b + 1 < len(self._blocks) else b - 1
         return block
 
-    def set_cursor(self, index: int, *, top: bool = True) -> None:
+    def set_cursor(self, index: int, *, top: bool = True, context: int = 1) -> None:
+        """Put the cursor on message ``index``, scrolled into view; with ``top``, at the top
+        with ``context`` lines of what comes before it above."""
         if not self.messages:
             return
         index = max(0, min(index, len(self.messages) - 1))
@@ -514,7 +516,7 @@ class TranscriptView(ScrollView, can_focus=True):
         height = self._offsets[self._block_of[index] + 1] - y
         view = self.scrollable_content_region.height
         if top or y < self.scroll_offset.y or y + min(height, view) > self.scroll_offset.y + view:
-            self.scroll_to(y=max(0, y - 1), animate=False, immediate=True)
+            self.scroll_to(y=max(0, y - context), animate=False, immediate=True)
         self._measure_visible()
 
     def watch_cursor(self) -> None:
@@ -551,8 +553,10 @@ class TranscriptView(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         if self.messages:
             keep = self.cursor
+            # The lines above the cursor's message stay above it (a match keeps its context).
+            above = self.block_top(keep) - int(self.scroll_y)
             self._layout()
-            self.set_cursor(keep, top=True)
+            self.set_cursor(keep, top=True, context=above if 0 < above <= 10 else 1)
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
