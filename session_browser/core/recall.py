@@ -133,14 +133,19 @@ _FIRST_TEXT = re.compile(r"\S")
 
 
 def _first_words(text: str) -> str:
-    """The first :data:`TITLE_CHARS` characters of a message as plain words: Markdown markup
-    taken out (a title shows ``Fix the build``, not ``**Fix** the `build```), whitespace
-    folded. Reads a bounded prefix, whatever the length of ``text``."""
+    """At most :data:`TITLE_CHARS` characters of a message's start as plain words: Markdown
+    markup taken out (a title shows ``Fix the build``, not ``**Fix** the `build```),
+    whitespace folded, a longer text cut after a whole word with ``…``. Reads a bounded
+    prefix, whatever the length of ``text``."""
     start = _FIRST_TEXT.search(text)
     if start is None:
         return ""
     prefix = text[start.start() : start.start() + TITLE_CHARS * 4]
-    return fold_prefix(strip_markdown(prefix), TITLE_CHARS)
+    words = fold_prefix(strip_markdown(prefix), TITLE_CHARS + 1)
+    if len(words) <= TITLE_CHARS:
+        return words
+    cut = words.rfind(" ", 0, TITLE_CHARS)
+    return (words[:cut] if cut > TITLE_CHARS // 2 else words[: TITLE_CHARS - 1]) + "…"
 
 
 def agent_of(data: JSONDict) -> str | None:
