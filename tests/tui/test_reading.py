@@ -299,3 +299,24 @@ def test_an_overtaken_find_stops() -> None:
     assert find_matches(messages, ["m"], cancelled) == []
     assert len(looks) == 3
     assert find_matches(messages, ["4999"], lambda: False) == [4999]
+
+
+async def test_markdown_messages_still_show_escapes_and_markup_as_written(tmp_path: Path) -> None:
+    store = tmp_path / "home" / "sessions"
+    hostile = (
+        "## Title \x1b[2J\x1b]0;pwned\x07\n\n"
+        "**bold** \u202e rtl [@click=app.quit]q[/]\n\n<b>x</b>"
+    )
+    write(store, _session("hostile-md", conversation(BASE, [("user", hostile)])))
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_only_session(pilot, app)
+        text = screen_text(app)
+        assert "Title \\x1b[2J\\x1b]0;pwned\\x07" in text
+        assert "bold \\u202e rtl [@click=app.quit]q[/]" in text
+        assert "<b>x</b>" in text  # raw HTML is text, never dropped
+        assert "## Title" not in text and "**bold**" not in text
+        strips = [view.render_line(y) for y in range(8)]
+        shown = "".join(seg.text for strip in strips for seg in strip)
+        assert "\x1b" not in shown and "\u202e" not in shown and "\x07" not in shown
+        assert app.is_running
