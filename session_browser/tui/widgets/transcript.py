@@ -528,8 +528,11 @@ class TranscriptView(ScrollView, can_focus=True):
         super().watch_scroll_y(old, new)
         if not self.messages:
             return
-        # Not here: this runs inside a scroll animation's step, which must not be stopped.
-        self._measure_later()
+        if self.app.animator.is_being_animated(self, "scroll_y"):
+            # Not inside a scroll animation's step (it must not be stopped from there).
+            self._measure_later()
+        else:
+            self._measure_visible()
         top = int(new)
         bottom = top + self.scrollable_content_region.height
         y = self.block_top(self.cursor)
