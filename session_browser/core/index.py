@@ -138,7 +138,9 @@ from .store import DefaultSessionStore
 
 log = logging.getLogger("session_browser.index")
 
-SCHEMA_VERSION = 5  # PRAGMA user_version; any other value rebuilds the index
+# PRAGMA user_version; any other value rebuilds the index. 6: titles are the first user
+# message before the agent name, and the agent is stored as recall.agent_of says.
+SCHEMA_VERSION = 6
 RANKINGS = ("relevance", "classic")
 RECONCILE_MODES = ("sync", "background", "none")
 SORTS = ("updated", "created", "size")
@@ -2111,7 +2113,7 @@ class SqliteSessionStore(DefaultSessionStore):
     # ------------------------------------------------------------------ browse
 
     def _summary(self, row: Sequence[Any]) -> SessionSummary:
-        (sid_, title, when, mc, ac, created, size, tagged, rate, lineage, project) = row
+        (sid_, title, when, mc, ac, created, size, tagged, rate, lineage, project, agent) = row
         return SessionSummary(
             session_id=sid_,
             title=title or "",
@@ -2125,11 +2127,12 @@ class SqliteSessionStore(DefaultSessionStore):
             automated=bool(tagged or rate),
             lineage=lineage,
             project=project,
+            agent=agent,
         )
 
     _SUMMARY_SQL = (
         "SELECT session_id, title, when_, message_count, archived_count, created, size, "
-        "tagged, rate_auto, lineage, project FROM sessions"
+        "tagged, rate_auto, lineage, project, agent FROM sessions"
     )
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:

@@ -349,6 +349,70 @@ def content_text(content: Any) -> str:
         return ""
 
 
+def _compact_json(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return dumps_json(value)
+    except (TypeError, ValueError, RecursionError):
+        return repr(type(value).__name__)
+
+
+def hidden_parts(message: JSONDict) -> list[tuple[str, str]]:
+    """(label, text) of each part of ``message`` a reader does not see by default, in order:
+    thinking, tool calls, tool results, shell runs (Pi's ``metadata.hidden``) and
+    OpenAI-style ``tool_calls``. Labels are short (``tool call: bash``); texts are whole."""
+    out: list[tuple[str, str]] = []
+    meta = message.get("metadata")
+    hidden = meta.get("hidden") if isinstance(meta, dict) else None
+    for block in hidden if isinstance(hidden, list) else []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "thinking":
+            out.append(("thinking", _compact_json(block.get("text") or "")))
+        elif kind == "toolCall":
+            name = block.get("name") or "?"
+            out.append((f"tool call: {name}", _compact_json(block.get("arguments") or "")))
+        elif kind == "toolResult":
+            word = "tool error" if block.get("is_error") else "tool result"
+            name = block.get("tool_name") or "?"
+            out.append((f"{word}: {name}", _compact_json(block.get("text") or "")))
+        elif kind == "bash":
+            command = _compact_json(block.get("command") or "")
+            output = _compact_json(block.get("output") or "")
+            code = block.get("exit_code")
+            label = "shell" if code in (None, 0) else f"shell (exit {_compact_json(code)})"
+            out.append((label, f"$ {command}\n{output}" if output else f"$ {command}"))
+        elif kind == "image":
+            out.append(("image", _compact_json(block.get("mime_type") or "")))
+        elif kind == "custom":
+            out.append(("hidden note", _compact_json(block.get("text") or "")))
+        else:
+            out.append((_compact_json(kind or "hidden"), _compact_json(block.get("block", block))))
+    calls = message.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            name = function.get("name") or "?"
+            args = _compact_json(function.get("arguments") or "")
+            out.append((f"tool call: {_compact_json(name)}", args))
+        else:
+            out.append(("tool call", _compact_json(call)))
+    return out
+
+
+def called_tools(message: JSONDict) -> list[str]:
+    """The names of the tools ``message`` called, in order (a name once)."""
+    names: list[str] = []
+    for label, _text in hidden_parts(message):
+        if label.startswith("tool call: "):
+            name = label[len("tool call: ") :]
+            if name not in names:
+                names.append(name)
+    return names
+
+
 def is_summary_message(message: JSONDict) -> bool:
     """True for the synthetic compaction summary (``[Session Summary]`` + ``compaction``)."""
     meta = message.get("metadata")
@@ -742,6 +806,7 @@ class SessionHit:
     folded: list[str] = field(default_factory=list)
     explain: JSONDict = field(default_factory=dict)
     project: str | None = None  # the session's working dir, when it records one
+    agent: str | None = None  # the agent the session was held with, shown beside the title
 
     def as_dict(self) -> JSONDict:
         """PraisonAI's shape, exactly."""
@@ -770,6 +835,7 @@ class SessionHit:
                 "folded": list(self.folded),
                 "explain": self.explain,
                 "project": self.project,
+                "agent": self.agent,
             }
         )
         return result
@@ -791,6 +857,7 @@ class SessionSummary:
     automated: bool = False
     lineage: str | None = None
     project: str | None = None
+    agent: str | None = None  # the agent the session was held with, shown beside the title
 
     def as_dict(self) -> JSONDict:
         """PraisonAI's browse shape plus ``archived_count``."""
@@ -813,6 +880,7 @@ class SessionSummary:
                 "automated": self.automated,
                 "lineage": self.lineage,
                 "project": self.project,
+                "agent": self.agent,
             }
         )
         return result

@@ -285,6 +285,26 @@ def _classify(head: str, body: str, quoted: bool) -> tuple[str, str, str]:
     return ("exclude" if negative else "term"), "", body
 
 
+_OPERATORS = frozenset({"AND", "OR", "NOT"})
+
+
+def highlight_terms(text: str) -> list[str]:
+    """The words and phrases of query ``text`` that a view highlights and steps through,
+    as typed: its positive terms only. A filter value is never one (``archived:yes`` adds
+    no ``yes``, ``source:pi`` no ``pi``), nor an excluded word, nor ``AND``/``OR``/``NOT``.
+    Any text gives an answer (a bad filter value is left out as any filter is)."""
+    out: list[str] = []
+    for head, body, quoted, _span in _split(text or ""):
+        kind, _key, body = _classify(head, body, quoted)
+        if kind != "term":
+            continue
+        word = body.rstrip("*") if quoted else body.strip("()*~^")
+        if (not quoted and word in _OPERATORS) or not tokenize(word) or word in out:
+            continue
+        out.append(word)
+    return out
+
+
 def loosened(text: str) -> list[tuple[str, str]]:
     """Ways to widen a query that found nothing, to say why it did: ``(what was left out,
     the query without it)``, first without its excluded words, then without its filters.

@@ -23,6 +23,7 @@ from typing import Any
 from . import paths
 from .model import JSONDict, SessionHit, SessionSummary, content_text, finite_float, stored_epoch
 from .query import ParsedQuery, Term, classic_text, fold, parse_query, project_matches
+from .text import strip_markdown
 
 BOOKEND_SIZE = 2
 SNIPPET_WIDTH = 120
@@ -130,19 +131,55 @@ def _label(value: Any) -> str:
     return fold_prefix(value if isinstance(value, str) else str(value), TITLE_MAX_CHARS)
 
 
+_FIRST_TEXT = re.compile(r"\S")
+
+
+def _first_words(text: str) -> str:
+    """At most :data:`TITLE_CHARS` characters of a message's start as plain words: Markdown
+    markup taken out (a title shows ``Fix the build``, not ``**Fix** the `build```),
+    whitespace folded, a longer text cut after a whole word with ``…``. Reads a bounded
+    prefix, whatever the length of ``text``."""
+    start = _FIRST_TEXT.search(text)
+    if start is None:
+        return ""
+    prefix = text[start.start() : start.start() + TITLE_CHARS * 4]
+    words = fold_prefix(strip_markdown(prefix), TITLE_CHARS + 1)
+    if len(words) <= TITLE_CHARS:
+        return words
+    cut = words.rfind(" ", 0, TITLE_CHARS)
+    return (words[:cut] if cut > TITLE_CHARS // 2 else words[: TITLE_CHARS - 1]) + "…"
+
+
+def agent_of(data: JSONDict) -> str | None:
+    """The agent a session was held with: ``agent_name``, else ``agent_id`` (top level or
+    metadata), whitespace folded; None when it names none."""
+    for value in (data.get("agent_name"), data.get("agent_id"), _meta(data).get("agent_id")):
+        if value is None or value == "" or isinstance(value, (dict, list, bool)):
+            continue
+        label = _label(value)
+        if label:
+            return label
+    return None
+
+
 def session_title(data: JSONDict, messages: Sequence[JSONDict] | None = None) -> str:
-    """``metadata.title``, else the agent name, else the first user message (60 chars), else id."""
+    """``metadata.title``, else the first user message (its first :data:`TITLE_CHARS`
+    characters, whitespace folded), else the agent name, else the id.
+
+    The first user message says more than the agent name: every session held with one
+    agent would otherwise share its title (the agent is shown beside the title instead,
+    see :func:`agent_of`)."""
     explicit = _meta(data).get("title")
     if explicit:
         return _label(explicit)
-    agent = data.get("agent_name")
-    if agent:
-        return _label(agent)
     for msg in project(data) if messages is None else messages:
         if msg.get("role") == "user":
-            text = fold_prefix(content_text(msg.get("content")), TITLE_CHARS)
+            text = _first_words(content_text(msg.get("content")))
             if text:
                 return text
+    agent = agent_of(data)
+    if agent:
+        return agent
     return str(data.get("session_id", "") or "")
 
 
@@ -344,6 +381,7 @@ def build_hit(
     return SessionHit(
         session_id=str(data.get("session_id", "") or ""),
         title=session_title(data, messages),
+        agent=agent_of(data),
         when=when_of(data),
         snippet=snippet,
         score=score,
@@ -362,12 +400,6 @@ def project_of(data: JSONDict) -> str | None:
     """The project dir a session belongs to (``metadata.cwd``/``project`` or ``cwd``)."""
     meta = _meta(data)
     value = meta.get("cwd") or meta.get("project") or data.get("cwd")
-    return None if value is None or value == "" else str(value)
-
-
-def agent_of(data: JSONDict) -> str | None:
-    """The agent a session belongs to (``agent_name``, else ``agent_id``)."""
-    value = data.get("agent_name") or data.get("agent_id") or _meta(data).get("agent_id")
     return None if value is None or value == "" else str(value)
 
 
@@ -531,6 +563,7 @@ def summary_of(
     return SessionSummary(
         session_id=str(data.get("session_id", "") or ""),
         title=session_title(data, messages),
+        agent=agent_of(data),
         when=when_of(data),
         message_count=active_n,
         archived_count=archived_n,

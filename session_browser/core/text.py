@@ -78,3 +78,48 @@ def clip_marked(text: str, width: int) -> str:
     if len(text) <= width:
         return text
     return text[:width] + f"… [{len(text) - width} more characters]"
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})([^\n`]*)$")
+
+
+def code_blocks(text: str) -> list[tuple[str, str]]:
+    """(language, code) of each fenced code block of Markdown ``text``, in order. A block
+    left open runs to the end of the text (as Markdown reads it)."""
+    out: list[tuple[str, str]] = []
+    fence = ""
+    lang = ""
+    body: list[str] = []
+    for line in text.split("\n"):
+        if not fence:
+            match = _FENCE.match(line)
+            if match:
+                fence, lang, body = match.group(1), match.group(2).strip(), []
+            continue
+        stripped = line.strip()
+        if stripped.startswith(fence[0] * len(fence)) and not stripped.strip(fence[0]):
+            out.append((lang, "\n".join(body)))
+            fence = ""
+            continue
+        body.append(line)
+    if fence:
+        out.append((lang, "\n".join(body).rstrip("\n")))
+    return out
+
+
+_MD_INLINE = re.compile(
+    r"\*\*(?=\S)(.+?)(?<=\S)\*\*"  # **strong**
+    r"|__(?=\S)(.+?)(?<=\S)__"  # __strong__
+    r"|(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])"  # *em*
+    r"|~~(?=\S)(.+?)(?<=\S)~~"  # ~~struck~~
+    r"|`+([^`\n]+?)`+"  # `code`
+    r"|!?\[([^\]\n]*)\]\([^)\s]*\)"  # [text](url), ![alt](url)
+)
+_MD_LINE = re.compile(r"^ {0,3}(?:#{1,6}\s+|>\s?)|`{3,}|~{3,}", re.MULTILINE)
+
+
+def strip_markdown(text: str) -> str:
+    """``text`` with the common Markdown markup taken out (``**bold**`` -> ``bold``, heading
+    hashes, quote marks, fences, link targets): for one-line previews such as snippets."""
+    text = _MD_LINE.sub("", text)
+    return _MD_INLINE.sub(lambda m: next(g for g in m.groups() if g is not None), text)

@@ -373,10 +373,19 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
     # ------------------------------------------------------------------ navigation
 
     def open_session(
-        self, session_id: str, *, store: str, anchor: int, terms: list[str], title: str
+        self,
+        session_id: str,
+        *,
+        store: str,
+        anchor: int,
+        terms: list[str],
+        title: str,
+        agent: str | None = None,
     ) -> None:
         self.push_screen(
-            ViewerScreen(session_id, store=store, anchor=anchor, terms=terms, title=title)
+            ViewerScreen(
+                session_id, store=store, anchor=anchor, terms=terms, title=title, agent=agent
+            )
         )
 
     def _to_main(self) -> MainScreen:

@@ -8,6 +8,7 @@ The app holds no session logic: this adapter only picks the richest API the stor
 from __future__ import annotations
 
 import importlib
+import inspect
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -345,6 +346,9 @@ class Backend:
             raise KeyError(session_id)
         fn = getattr(store, "projection", None)
         if callable(fn):
+            # Tool calls and results, thinking: the viewer shows them on request.
+            if "include_hidden" in inspect.signature(fn).parameters:
+                return list(fn(session_id, include_hidden=True))
             return list(fn(session_id))
         return list(store.window(session_id, 0, window=10**9))
 

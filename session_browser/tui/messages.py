@@ -75,11 +75,21 @@ class ProjectionLoaded(Message):
 class FindFinished(Message):
     """Matching messages: of a find (``/``), or (``initial``) of the search that opened it."""
 
-    def __init__(self, query: str, matches: list[int], *, initial: bool = False) -> None:
+    def __init__(
+        self,
+        query: str,
+        matches: list[int],
+        *,
+        initial: bool = False,
+        typing: bool = False,
+        generation: int = 0,
+    ) -> None:
         super().__init__()
         self.query = query
         self.matches = matches
         self.initial = initial
+        self.typing = typing  # found while the query is being typed (the field stays open)
+        self.generation = generation
 
 
 class StoreStatus(Message):

@@ -130,22 +130,6 @@ def human_size(size: int) -> str:
     return f"{size} B"
 
 
-def query_terms(query: str) -> list[str]:
-    """Words of a query worth highlighting (operators, quotes and field prefixes dropped)."""
-    terms: list[str] = []
-    for raw in re.findall(r'"([^"]+)"|(\S+)', query):
-        word = raw[0] or raw[1]
-        if raw[1]:
-            if word.upper() in ("AND", "OR", "NOT") or word.startswith("-"):
-                continue
-            if ":" in word:
-                word = word.split(":", 1)[1]
-            word = word.strip("()*~^")
-        if word:
-            terms.append(word)
-    return terms
-
-
 def highlight(text: Text, terms: Iterable[str], style: str | Style) -> Text:
     """``text`` with every case-insensitive occurrence of each term styled."""
     plain = text.plain.lower()
@@ -185,6 +169,16 @@ def summary_badges(summary: SessionSummary) -> list[str]:
     if summary.source and summary.source != "praisonai":
         badges.append(one_line(summary.source))
     return badges
+
+
+AGENT_CHARS = 40  # of the agent name shown beside a title
+
+
+def with_agent(text: Text, agent: str | None, style: str | Style) -> Text:
+    """``text`` (a title) followed by ``· agent`` when the session names its agent."""
+    if agent:
+        text.append(f" · {clip(one_line(agent), AGENT_CHARS)}", style=style)
+    return text
 
 
 def role_label(role: str) -> str:

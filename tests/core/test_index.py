@@ -642,6 +642,20 @@ def test_old_schema_version_is_rebuilt(populated: Path, tmp_path: Path) -> None:
         assert [h.session_id for h in st.search("quokka")] == ["old"]
 
 
+def test_titles_stored_by_an_older_version_are_recomputed(d: Path, tmp_path: Path) -> None:
+    put(d, "chat", ["how do I rotate a PDF", "like this"], agent_name="chit-chat partner")
+    db = tmp_path / "t.sqlite3"
+    with SqliteSessionStore(d, db_path=db) as st:
+        [summary] = st.recent(limit=5)
+        assert (summary.title, summary.agent) == ("how do I rotate a PDF", "chit-chat partner")
+    with sqlite3.connect(db) as old:  # what version 5 stored: the agent name as the title
+        old.execute("UPDATE sessions SET title='chit-chat partner'")
+        old.execute("PRAGMA user_version=5")
+    with SqliteSessionStore(d, db_path=db) as st:
+        assert [s.title for s in st.recent(limit=5)] == ["how do I rotate a PDF"]
+        assert [h.agent for h in st.search("rotate")] == ["chit-chat partner"]
+
+
 def test_unusable_db_falls_back_to_scan(populated: Path, tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")

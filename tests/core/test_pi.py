@@ -24,6 +24,7 @@ from session_browser.core.sources.pi import (
     read_pi_session,
 )
 from session_browser.core.store import DefaultSessionStore
+from session_browser.core.text import strip_markdown
 
 BEFORE = "before-compaction.jsonl"
 LARGE = "large-session.jsonl"
@@ -198,9 +199,12 @@ def test_before_compaction_counts_and_archive(shared_data: Path) -> None:
     first_user = next(
         e["message"] for e in raw if e["type"] == "message" and e["message"]["role"] == "user"
     )
-    title = " ".join(block_texts(first_user["content"])[0].split())[: recall.TITLE_CHARS]
+    words = " ".join(strip_markdown(block_texts(first_user["content"])[0]).split())
     summ = recall.summary_of(data)
-    assert summ.title == title
+    # The first user message's start, cut after a whole word.
+    assert len(words) > recall.TITLE_CHARS and summ.title.endswith("…")
+    assert words.startswith(summ.title[:-1] + " ")
+    assert recall.TITLE_CHARS // 2 < len(summ.title) <= recall.TITLE_CHARS
     assert summ.archived_count == len(archived)
     assert summ.message_count == len(active)
 

@@ -152,3 +152,17 @@ def test_extreme_and_impossible_dates() -> None:
     for bad in ("since:99999-01-01", "until:2026-02-30", "until:9999-12-31T99:00"):
         with pytest.raises(QueryError, match="expects a date"):
             parse_query(bad)
+
+
+def test_highlight_terms_are_the_query_words_never_filter_values() -> None:
+    from session_browser.core.query import highlight_terms
+
+    assert highlight_terms("archived:yes source:pi billing") == ["billing"]
+    assert highlight_terms('agent:"my bot" role:user "card data" export* -stripe') == [
+        "card data",
+        "export",
+    ]
+    assert highlight_terms("since:2026-13-99 word") == ["word"]  # a bad value is no word
+    assert highlight_terms("foo AND bar OR (baz) foo") == ["foo", "bar", "baz"]
+    assert highlight_terms("unknown:key") == ["unknown:key"]  # not a filter: words
+    assert highlight_terms("archived:yes") == [] and highlight_terms("") == []

@@ -212,19 +212,45 @@ def test_lineage_fold_does_not_eat_limit(d: Path) -> None:
 def test_titles(d: Path) -> None:
     long = "  first   user\nmessage " + "x" * 100
     put(d, "t1", [msg("user", "q", 1.0)], metadata={"title": "Named"}, agent_name="Agent")
-    put(d, "t2", [msg("user", "q", 1.0)], agent_name="Agent")
+    put(d, "t2", [msg("user", "q  why\n does it", 1.0)], agent_name="Agent")
     put(d, "t3", [msg("system", "sys q", 1.0), msg("user", long, 2.0)])
     put(d, "t4", [msg("assistant", "q only assistant", 1.0)])
     put(d, "t5", [msg("user", "q", 1.0)], archived=[msg("user", "archived opener", 0.5)])
-    titles = {h.session_id: h.title for h in store(d).search("q", limit=10)}
+    put(d, "t6", [msg("assistant", "q from the agent", 1.0)], agent_name="Agent")
+    hits = store(d).search("q", limit=10)
+    titles = {h.session_id: h.title for h in hits}
     assert titles["t1"] == "Named"
-    assert titles["t2"] == "Agent"
-    assert titles["t3"] == ("first user message " + "x" * 100)[:60]
+    # The first user message, not the agent name (which every session with it shares).
+    assert titles["t2"] == "q why does it"
+    assert titles["t3"] == ("first user message " + "x" * 100)[:59] + "…"
     assert len(titles["t3"]) == 60
     assert titles["t4"] == "t4"
     assert titles["t5"] == "archived opener"
-    recent = {s.session_id: s.title for s in store(d).recent(limit=10)}
-    assert recent == titles
+    # No user message: the agent name, then the id.
+    assert titles["t6"] == "Agent"
+    recent = store(d).recent(limit=10)
+    assert {s.session_id: s.title for s in recent} == titles
+    # The agent goes beside the title.
+    agents = {h.session_id: h.agent for h in hits}
+    assert agents == {s.session_id: s.agent for s in recent}
+    assert agents["t2"] == agents["t1"] == agents["t6"] == "Agent"
+    assert agents["t3"] is None
+    assert next(h for h in hits if h.session_id == "t2").to_json()["agent"] == "Agent"
+
+
+def test_title_of_a_huge_message_reads_its_start_only() -> None:
+    huge = "word " * 2_000_000 + "end"
+    data = {"session_id": "s", "messages": [msg("user", huge)], "metadata": {}}
+    title = recall.session_title(data)
+    assert title == ("word " * 12).strip() + "…"  # cut after a whole word
+
+
+def test_agent_of() -> None:
+    assert recall.agent_of({"agent_name": " chit-chat\npartner "}) == "chit-chat partner"
+    assert recall.agent_of({"agent_id": "a-1"}) == "a-1"
+    assert recall.agent_of({"metadata": {"agent_id": "m-1"}}) == "m-1"
+    assert recall.agent_of({"agent_name": "", "agent_id": None, "metadata": {}}) is None
+    assert recall.agent_of({"agent_name": ["no"]}) is None
 
 
 # ---------------------------------------------------------------- snippet

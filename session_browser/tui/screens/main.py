@@ -16,11 +16,12 @@ from textual.widgets import ContentSwitcher, Footer, Input, Static
 from textual.worker import get_current_worker
 
 from session_browser.core.model import SessionHit
+from session_browser.core.query import highlight_terms
 
 from ..backend import SORTS, SearchOutcome
 from ..errors import ReportsWorkerErrors
 from ..messages import AllIdsLoaded, RecentCounted, RecentPageLoaded, SearchFinished
-from ..render import error_text, printable, query_terms
+from ..render import error_text, printable
 from ..widgets.chrome import AppHeader, IndexBar, StatusLine
 from ..widgets.hits import HitList
 from ..widgets.recent import PAGE_SIZE, RecentList
@@ -198,7 +199,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         keep = hits.current() if self._keep_cursor and out.query == self.last_query else None
         self._keep_cursor = False
         self.last_query = out.query
-        hits.set_hits(out.hits, query_terms(out.query))
+        hits.set_hits(out.hits, highlight_terms(out.query))
         if keep is not None:
             ids = [h.session_id for h in out.hits]
             if keep.session_id in ids:
@@ -251,6 +252,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             anchor=hit.anchor_index,
             terms=hits.terms,
             title=hit.title,
+            agent=hit.agent,
         )
 
     def current_hit(self) -> SessionHit | None:
@@ -377,7 +379,12 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         summary = self.query_one("#recent", RecentList).summary(event.index)
         if summary is not None:
             self.browser.open_session(
-                summary.session_id, store=summary.store, anchor=-1, terms=[], title=summary.title
+                summary.session_id,
+                store=summary.store,
+                anchor=-1,
+                terms=[],
+                title=summary.title,
+                agent=summary.agent,
             )
 
     # ------------------------------------------------------------------ marks

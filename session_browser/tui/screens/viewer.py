@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rich.text import Text
@@ -12,18 +13,23 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from session_browser.core.model import content_text
-from session_browser.core.text import clip
+from session_browser.core.query import highlight_terms
+from session_browser.core.text import clip, code_blocks
 
 from ..errors import ReportsWorkerErrors
 from ..messages import FindFinished, ProjectionLoaded
-from ..render import error_text, one_line, printable, query_terms, raw_value
+from ..render import error_text, one_line, printable, raw_value, with_agent
 from ..widgets.chrome import AppHeader, IndexBar, StatusLine
 from ..widgets.transcript import (
     CONTEXT_LEVELS,
+    HIDDEN_LINES,
+    HIDDEN_OFF,
+    HIDDEN_WHOLE,
     TranscriptView,
     count_lines,
     message_text,
@@ -35,16 +41,26 @@ if TYPE_CHECKING:
 
 TITLE_CHARS = 80  # of a session's title in the viewer's top line
 EARLY_MATCHES = 5000  # up to this many messages, the matches are found before the first paint
+SCROLL_OFF = 4  # lines of what comes before a match shown above it
+FIND_DEBOUNCE = 0.15  # seconds of no typing before the find runs again
+CANCEL_EVERY = 1000  # messages between two looks at whether a find was overtaken
 
 
-def find_matches(messages: list[dict[str, Any]], terms: list[str]) -> list[int]:
-    """Indices of the messages containing every term (case-insensitive)."""
+def find_matches(
+    messages: list[dict[str, Any]],
+    terms: list[str],
+    cancelled: Callable[[], bool] | None = None,
+) -> list[int]:
+    """Indices of the messages containing every term (case-insensitive); [] as soon as
+    ``cancelled`` says so (a newer find took over)."""
     needles = [t.lower() for t in terms if t]
     if not needles:
         return []
     out: list[int] = []
     some: list[int] = []  # messages with any term: the answer when none has every one
     for i, m in enumerate(messages):
+        if cancelled is not None and i % CANCEL_EVERY == 0 and cancelled():
+            return []
         text = _search_text(m)
         found = [n in text for n in needles]
         if all(found):
@@ -62,7 +78,8 @@ def _search_text(message: dict[str, Any]) -> str:
 
 
 class ViewerScreen(ReportsWorkerErrors, Screen[None]):
-    """Keys: n/N hits, [/] user turns, g/G ends, / find, +/- context, y copy, m metadata."""
+    """Keys: n/N hits, [/] user turns, g/G ends, / find, +/- context, y copy, m metadata,
+    r raw text, c copy a code block, t tool calls and thinking."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,backspace", "back", "Back", id="viewer.back"),
@@ -84,6 +101,9 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         Binding("f", "full_message", "Whole message", show=False, id="viewer.full_message"),
         Binding("J", "next_message", "Next message", show=False, id="viewer.next_message"),
         Binding("K", "prev_message", "Prev message", show=False, id="viewer.prev_message"),
+        Binding("r", "toggle_raw", "Raw text", show=False, id="viewer.raw"),
+        Binding("c", "copy_code", "Copy code", show=False, id="viewer.copy_code"),
+        Binding("t", "toggle_hidden", "Tools/thinking", show=False, id="viewer.hidden"),
     ]
 
     def __init__(
@@ -94,6 +114,7 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         anchor: int = -1,
         terms: list[str] | None = None,
         title: str = "",
+        agent: str | None = None,
     ) -> None:
         super().__init__()
         self.session_id = session_id
@@ -101,7 +122,12 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         self.anchor_index = anchor
         self.terms = list(terms or [])
         self.title_text = title
+        self.agent = agent
         self.matches: list[int] = []
+        self._code_copied: tuple[int, int] = (-1, -1)  # (message, block) last copied with c
+        self._find_generation = 0  # of the latest find started; older answers are dropped
+        self._find_origin = 0  # the cursor when / was pressed: typing finds from there
+        self._find_timer: Timer | None = None
         self.loaded = False
         self._matches_pending = False
         self._painted = threading.Event()  # set once the loaded transcript is on screen
@@ -130,6 +156,7 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         text = Text(end="")
         # Cut, so the id beside it stays on the line.
         text.append(clip(one_line(self.title_text or self.session_id), TITLE_CHARS), style="bold")
+        with_agent(text, self.agent, "")
         text.append("  ·  ")
         text.append(one_line(self.session_id), style="dim")
         return text
@@ -238,6 +265,10 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         level = CONTEXT_LEVELS[view.context_level]
         ctx = "all turns expanded" if level is None else f"±{level} turns expanded"
         info.append(f" · {ctx} (+/-)")
+        if view.raw:
+            info.append(" · raw text")
+        if view.hidden_mode != HIDDEN_OFF:
+            info.append(" · tool calls and thinking shown")
         self.query_one("#viewer-info", Static).update(info)
 
     # ------------------------------------------------------------------ actions
@@ -275,12 +306,12 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         self._jump(self.matches[pos])
 
     def _jump(self, index: int) -> None:
+        """The cursor on message ``index`` with a few lines of what comes before above it."""
         view = self._view()
         if CONTEXT_LEVELS[view.context_level] is not None:
             view.cursor = index
             view.set_context(view.context_level)
-        else:
-            view.set_cursor(index, top=True)
+        view.set_cursor(index, top=True, context=SCROLL_OFF)
 
     def _user_turn(self, step: int) -> None:
         view = self._view()
@@ -355,6 +386,53 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         self.app.copy_to_clipboard(text)
         self.notify(f"Copied message #{view.cursor} ({len(text)} characters).", timeout=3)
 
+    def action_toggle_raw(self) -> None:
+        """Messages as rendered Markdown, or as the plain text they are."""
+        view = self._view()
+        view.set_raw(not view.raw)
+        self.notify("Raw text." if view.raw else "Markdown rendered.", timeout=2)
+        self._info()
+
+    def action_toggle_hidden(self) -> None:
+        """Tool calls and results and thinking: hidden, one line each, whole."""
+        view = self._view()
+        mode = {HIDDEN_OFF: HIDDEN_LINES, HIDDEN_LINES: HIDDEN_WHOLE}.get(
+            view.hidden_mode, HIDDEN_OFF
+        )
+        view.set_hidden(mode)
+        key = self._key_of("viewer.hidden")
+        said = {
+            HIDDEN_OFF: "Tool calls and thinking hidden.",
+            HIDDEN_LINES: f"Tool calls and thinking: one line each ({key} again: whole).",
+            HIDDEN_WHOLE: f"Tool calls and thinking shown whole ({key} again: hidden).",
+        }
+        self.notify(said[mode], timeout=2)
+        self._info()
+
+    def action_copy_code(self) -> None:
+        """Copy a fenced code block of the message under the cursor (again: the next one)."""
+        view = self._view()
+        if not view.messages:
+            return
+        index = view.cursor
+        try:
+            blocks = code_blocks(content_text(view.messages[index].get("content")))
+        except Exception:  # content that cannot be read has no code blocks
+            blocks = []
+        if not blocks:
+            self.notify(f"Message #{index} has no code block.", severity="warning", timeout=3)
+            return
+        last_index, last_block = self._code_copied
+        which = (last_block + 1) % len(blocks) if last_index == index else 0
+        self._code_copied = (index, which)
+        lang, code = blocks[which]
+        self.app.copy_to_clipboard(code)
+        what = f" ({one_line(lang)})" if lang else ""
+        self.notify(
+            f"Copied code block {which + 1} of {len(blocks)}{what} of message #{index}.",
+            timeout=3,
+        )
+
     def action_metadata(self) -> None:
         view = self._view()
         if not view.messages:
@@ -372,19 +450,38 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
 
     def action_find(self) -> None:
         find = self.query_one("#find", Input)
+        self._find_origin = self._view().cursor
         find.display = True
-        find.value = " ".join(self.terms)
+        with find.prevent(Input.Changed):
+            find.value = " ".join(self.terms)
         find.focus()
+
+    @on(Input.Changed, "#find")
+    def _find_typed(self, event: Input.Changed) -> None:
+        """Find as the query is typed: after a short pause, the newest query only (an older
+        find still running is overtaken and stops; the field never waits for it)."""
+        if self._find_timer is not None:
+            self._find_timer.stop()
+        query = event.value
+        self._find_timer = self.set_timer(FIND_DEBOUNCE, lambda: self._start_find(query, True))
 
     @on(Input.Submitted, "#find")
     def _find_submitted(self, event: Input.Submitted) -> None:
-        self.run_find(event.value)
+        if self._find_timer is not None:
+            self._find_timer.stop()
+        self._start_find(event.value, False)
+
+    def _start_find(self, query: str, typing: bool) -> None:
+        self._find_generation += 1
+        self.run_find(query, typing, self._find_generation)
 
     @work(thread=True, exclusive=True, group="find", exit_on_error=False)
-    def run_find(self, query: str) -> None:
-        terms = query_terms(query)
-        matches = find_matches(self._view().messages, terms)
-        self.post_message(FindFinished(query, matches))
+    def run_find(self, query: str, typing: bool = False, generation: int = 0) -> None:
+        worker = get_current_worker()
+        terms = highlight_terms(query)
+        matches = find_matches(self._view().messages, terms, lambda: worker.is_cancelled)
+        if not worker.is_cancelled:
+            self.post_message(FindFinished(query, matches, typing=typing, generation=generation))
 
     def on_find_finished(self, message: FindFinished) -> None:
         view = self._view()
@@ -394,15 +491,23 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
             view.set_terms(self.terms, set(self.matches))
             self._info()
             return
-        self.terms = query_terms(message.query)
+        if message.generation != self._find_generation:
+            return  # a newer find is on its way
+        self.terms = highlight_terms(message.query)
         self.matches = message.matches
         view.set_terms(self.terms, set(self.matches))
+        if message.typing:  # the field stays open: show the first match from where / began
+            if self.matches:
+                pos = bisect_left(self.matches, self._find_origin)
+                self._jump(self.matches[pos % len(self.matches)])
+            self._info()
+            return
         find = self.query_one("#find", Input)
         find.display = False
         view.focus()
         if self.matches:
             self.notify(f"{len(self.matches)} matching messages: n/N to move.", timeout=3)
-            pos = bisect_left(self.matches, view.cursor)
+            pos = bisect_left(self.matches, self._find_origin)
             self._jump(self.matches[pos % len(self.matches)])
         elif self.terms:
             self.notify("No message matches that.", severity="warning", timeout=3)

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.binding import Binding, BindingType
 
 from session_browser.core.model import SessionHit
-from session_browser.core.text import clip
+from session_browser.core.text import clip, strip_markdown
 
 from ..render import (
     highlight,
@@ -19,6 +19,7 @@ from ..render import (
     role_label,
     safe,
     when_text,
+    with_agent,
 )
 from .rowlist import RowList, right_column
 
@@ -30,7 +31,7 @@ def _turn_text(message: dict[str, Any]) -> str:
 
     # A bounded prefix: the row shows 400 characters of it (folding a 50 MB turn's
     # whitespace would copy all of it, twice).
-    return one_line(content_text(message.get("content"))[:TURN_CHARS])
+    return one_line(strip_markdown(content_text(message.get("content"))[:TURN_CHARS]))
 
 
 class HitList(RowList):
@@ -96,6 +97,7 @@ class HitList(RowList):
         badge = self.style_of("badge")
         title = Text(" ", end="")
         title.append(one_line(hit.title) or one_line(hit.session_id), style=self.style_of("title"))
+        with_agent(title, hit.agent, dim)
         join_badges(title, hit_badges(hit), badge)
         score = f"score {hit.score:.2f}"
         right_column(title, score, width, dim)
@@ -115,7 +117,7 @@ class HitList(RowList):
         snippet = Text(end="")
         snippet.append(marker, style=dim)
         snippet.append(f"#{hit.anchor_index} ", style=dim)
-        snippet.append(highlight(safe(one_line(hit.snippet)), self.terms, match))
+        snippet.append(highlight(safe(one_line(strip_markdown(hit.snippet))), self.terms, match))
         lines.append(snippet)
         for i, msg in enumerate(closing):
             line = Text("   └ " if i == len(closing) - 1 else "   │ ", style=dim, end="")

@@ -12,7 +12,7 @@ from textual.message import Message
 
 from session_browser.core.model import SessionSummary
 
-from ..render import human_size, join_badges, one_line, summary_badges, when_text
+from ..render import human_size, join_badges, one_line, summary_badges, when_text, with_agent
 from .rowlist import RowList, right_column
 
 ROW_HEIGHT = 2
@@ -170,6 +170,7 @@ class RecentList(RowList):
         title.append(
             one_line(summary.title) or one_line(summary.session_id), style=self.style_of("title")
         )
+        with_agent(title, summary.agent, dim)
         join_badges(title, summary_badges(summary), self.style_of("badge"))
         counts = f"{summary.message_count} msgs"
         if summary.archived_count:

@@ -8,13 +8,17 @@ session opens and scrolls without building anything per message beyond one heigh
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Sequence
 from itertools import accumulate
 from typing import Any, ClassVar
 
+from markdown_it import MarkdownIt
 from rich.cells import cell_len, get_character_cell_size
+from rich.console import Console
+from rich.markdown import Markdown
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
@@ -24,7 +28,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from session_browser.core.model import SUMMARY_PREFIX, content_text
+from session_browser.core.model import SUMMARY_PREFIX, called_tools, content_text, hidden_parts
 
 from ..render import error_text, highlight, printable, raw_value, role_label, short_time
 from .rowlist import component_style
@@ -38,28 +42,122 @@ COLLAPSED_HEIGHT = 3
 # there are (wrapping and laying out 50 MB of one message is not what a reader wants first).
 SHOWN_CHARS = 20_000
 FULL_KEY = "f"  # the default key that shows a cut message whole (viewer.full_message)
+# A message shown whole and longer than this is shown as plain text, not rendered Markdown.
+MARKDOWN_CHARS = 100_000
+CODE_THEME = "monokai"
+# Hidden content (tool calls and results, thinking): off, one line each, or whole.
+HIDDEN_OFF, HIDDEN_LINES, HIDDEN_WHOLE = 0, 1, 2
+HIDDEN_CHARS = 20_000  # of one hidden part shown whole
+# Text that reads as Markdown: a heading, list item, quote, fence or table row at the start of
+# a line, or emphasis, inline code or a link anywhere. Anything else is wrapped as plain text
+# (the fast path, and exactly the text as written).
+_MARKDOWN_HINT = re.compile(
+    r"^ {0,3}(?:#{1,6}\s|[-*+]\s|\d{1,9}[.)]\s|>|```|~~~|\|)"
+    r"|\*\*|__|`|~~|\[[^\]\n]*\]\(|(?<![\w*])\*[^\s*]",
+    re.MULTILINE,
+)
+
+# A line of a message body: plain text (wrapped), styled text (rendered Markdown), or
+# ("marker" | "hidden", text) shown in the view's dim style.
+BodyLine = str | Text | tuple[str, str]
+
+
+def looks_like_markdown(text: str) -> bool:
+    return _MARKDOWN_HINT.search(text) is not None
+
+
+class SafeMarkdown(Markdown):
+    """Rich's Markdown with raw HTML read as text: a ``<div>`` in a transcript is shown,
+    never dropped. Links are shown with their address (no terminal hyperlinks)."""
+
+    def __init__(self, markup: str) -> None:
+        super().__init__("", code_theme=CODE_THEME, hyperlinks=False)
+        self.markup = markup
+        parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
+        self.parsed = parser.parse(markup)
+
+
+def markdown_lines(text: str, width: int, console: Console) -> list[Text]:
+    """``text`` rendered as Markdown ``width`` cells wide, one ``Text`` a line (never Rich
+    markup: the text is only ever read as Markdown)."""
+    options = console.options.update(width=width, height=None)
+    rendered = console.render_lines(SafeMarkdown(text), options, pad=False, new_lines=False)
+    out: list[Text] = []
+    for segments in rendered:
+        line = Text(end="", no_wrap=True)
+        for segment in segments:
+            if not segment.control:
+                line.append(segment.text, segment.style)
+        out.append(line)
+    while out and not out[-1].plain.strip():
+        out.pop()
+    while out and not out[0].plain.strip():
+        out.pop(0)
+    return out or [Text("")]
 
 
 def cut_marker(more: int, key: str = FULL_KEY) -> str:
     return f"… {more:,} more character{'s' if more != 1 else ''} — press {key} to show all"
 
 
+def message_parts(
+    message: dict[str, Any], limit: int | None = SHOWN_CHARS, key: str = FULL_KEY
+) -> tuple[str, str]:
+    """(body, cut marker) of a message as shown: controls escaped, tabs expanded, cut after
+    ``limit`` characters (None: whole) with a marker saying how many more there are ('' when
+    whole); a placeholder saying why when the content cannot be shown at all. A turn with
+    no text that called tools says which."""
+    try:
+        text = content_text(message.get("content"))
+        if not text:
+            names = called_tools(message)
+            if names:
+                text = f"(called {', '.join(names)})"
+            elif message.get("tool_calls"):
+                text = f"(tool calls: {raw_value(message.get('tool_calls'), 2000)})"
+            elif message.get("role") == "tool":
+                parts = hidden_parts(message)
+                if parts:
+                    text = f"({parts[0][0]})"
+        more = len(text) - limit if limit is not None else 0
+        if more > 0:
+            return printable(text[:limit]).expandtabs(4), cut_marker(more, key)
+        return printable(text).expandtabs(4), ""
+    except Exception as exc:  # one unusable message never takes the session down
+        return f"⚠ this message cannot be shown ({error_text(exc)})", ""
+
+
 def message_text(
     message: dict[str, Any], limit: int | None = SHOWN_CHARS, key: str = FULL_KEY
 ) -> str:
-    """The body of a message as shown: controls escaped, tabs expanded, cut after ``limit``
-    characters (None: whole) with a last line saying how many more there are; a
-    placeholder saying why when the content cannot be shown at all."""
+    """The body of a message as plain text, the cut marker as its last line."""
+    body, marker = message_parts(message, limit, key)
+    return f"{body}\n{marker}" if marker else body
+
+
+def hidden_lines(
+    message: dict[str, Any], width: int, whole: bool
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The hidden parts of ``message`` as body lines, one line each or wrapped whole: those
+    to show before its text (thinking, as it came first) and after it (tool calls...)."""
+    before: list[tuple[str, str]] = []
+    after: list[tuple[str, str]] = []
     try:
-        text = content_text(message.get("content"))
-        if not text and message.get("tool_calls"):
-            text = f"(tool calls: {raw_value(message.get('tool_calls'), 2000)})"
-        more = len(text) - limit if limit is not None else 0
-        if more > 0:
-            return printable(text[:limit]).expandtabs(4) + "\n" + cut_marker(more, key)
-        return printable(text).expandtabs(4)
-    except Exception as exc:  # one unusable message never takes the session down
-        return f"⚠ this message cannot be shown ({error_text(exc)})"
+        parts = hidden_parts(message)
+    except Exception as exc:
+        return [], [("hidden", f"⚠ hidden content cannot be shown ({error_text(exc)})")]
+    for label, text in parts:
+        out = before if label == "thinking" else after
+        if not whole:
+            first = " ".join(text[: width * 2].split())
+            out.append(("hidden", printable(f"▸ {label}: {first}", one_line=True)))
+            continue
+        out.append(("hidden", printable(f"▾ {label}", one_line=True)))
+        shown = printable(text[:HIDDEN_CHARS]).expandtabs(4)
+        if len(text) > HIDDEN_CHARS:
+            shown += f"\n… {len(text) - HIDDEN_CHARS:,} more characters"
+        out.extend(("hidden", "  " + line) for line in wrap(shown, max(1, width - 2)))
+    return before, after
 
 
 def is_cut(message: dict[str, Any], limit: int = SHOWN_CHARS) -> bool:
@@ -198,10 +296,17 @@ class TranscriptView(ScrollView, can_focus=True):
         self._offsets: list[int] = [0]
         self._full_heights: list[int] = []
         self._heights_width = -1
-        self._wrap_cache: OrderedDict[tuple[int, int], list[str]] = OrderedDict()
+        self._wrap_cache: OrderedDict[tuple[int, int], list[BodyLine]] = OrderedDict()
         self._strips: OrderedDict[tuple[int, int, int], Strip] = OrderedDict()
         self.full: set[int] = set()  # long messages the reader asked to see whole
         self.full_key = FULL_KEY  # named in the cut marker
+        self.raw = False  # True: every message as the plain text it is (no Markdown)
+        self.hidden_mode = HIDDEN_OFF
+        # Messages whose height is that of their shown body at the current width (the
+        # others are estimated from their plain text until they come into view).
+        self._measured: set[int] = set()
+        self._measuring = False
+        self._measure_pending = False
 
     # ------------------------------------------------------------------ loading
 
@@ -220,6 +325,8 @@ class TranscriptView(ScrollView, can_focus=True):
         self.focus_index = max(0, self.anchor_index)
         self.terms = list(terms)
         self.full = set()
+        self._measured = set()
+        self._wrap_cache.clear()
         n = len(messages)
         cut = self.archived_count
         # Blocks: message indices, with -1 for the compaction rule after the archived turns.
@@ -251,10 +358,50 @@ class TranscriptView(ScrollView, can_focus=True):
         ]
         self._heights_width = width
         self._wrap_cache.clear()
+        self._measured.clear()
 
     def _text(self, index: int) -> str:
         limit = None if index in self.full else SHOWN_CHARS
         return message_text(self.messages[index], limit, self.full_key)
+
+    def _make_body(self, index: int, width: int) -> list[BodyLine]:
+        """The lines of message ``index`` as shown ``width`` cells wide: its text as rendered
+        Markdown (or wrapped plain text), the cut marker, and hidden parts when shown."""
+        message = self.messages[index]
+        limit = None if index in self.full else SHOWN_CHARS
+        body, marker = message_parts(message, limit, self.full_key)
+        lines: list[BodyLine] = []
+        markdown = not self.raw and len(body) <= MARKDOWN_CHARS and looks_like_markdown(body)
+        if markdown:
+            try:
+                lines.extend(markdown_lines(body, width, self.app.console))
+            except Exception:  # Markdown that cannot be rendered is shown as written
+                markdown = False
+        if not markdown:
+            lines.extend(wrap(body, width))
+        if marker:
+            lines.append(("marker", marker))
+        if self.hidden_mode != HIDDEN_OFF:
+            before, after = hidden_lines(message, width, self.hidden_mode == HIDDEN_WHOLE)
+            lines = [*before, *lines, *after]
+        return lines
+
+    def set_raw(self, raw: bool) -> None:
+        """Show every message as its plain text (True) or rendered Markdown (False)."""
+        self.raw = raw
+        self._relayout_all()
+
+    def set_hidden(self, mode: int) -> None:
+        """Hide tool calls/results and thinking, show them one line each, or whole."""
+        self.hidden_mode = mode
+        self._relayout_all()
+
+    def _relayout_all(self) -> None:
+        keep = self.cursor
+        self._heights_width = -1  # every height estimated again, the shown ones measured
+        self._layout()
+        if self.messages:
+            self.set_cursor(keep, top=True)
 
     def toggle_full(self, index: int) -> bool | None:
         """Show message ``index`` whole (or cut again); None when it is not a long one.
@@ -266,10 +413,10 @@ class TranscriptView(ScrollView, can_focus=True):
             self.full.discard(index)
         else:
             self.full.add(index)
-        width = self.body_width()
         self._ensure_heights()
-        self._full_heights[index] = 2 + count_lines(self._text(index), width)
         self._wrap_cache.pop((index, self._heights_width), None)
+        self._full_heights[index] = 2 + len(self._body(index))
+        self._measured.add(index)
         self._layout()
         return index in self.full
 
@@ -279,6 +426,10 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def _layout(self) -> None:
         self._ensure_heights()
+        self._offsets_from_heights()
+        self._measure_visible()
+
+    def _offsets_from_heights(self) -> None:
         full = self._full_heights
         if CONTEXT_LEVELS[self.context_level] is None:  # everything expanded: no per-block test
             heights = [2 if i < 0 else full[i] for i in self._blocks]
@@ -291,6 +442,51 @@ class TranscriptView(ScrollView, can_focus=True):
         self._strips.clear()
         self.virtual_size = Size(self.scrollable_content_region.width, self._offsets[-1])
         self.refresh()
+
+    def _measure_visible(self) -> None:
+        """Give each message in view the height of its shown body (rendered Markdown and
+        hidden parts are not what the plain-text estimate counted); a message above the top
+        that changes height moves the scroll position with it, so the view stays put."""
+        if self._measuring or not self._blocks or not self.messages:
+            return
+        self._measuring = True
+        try:
+            for _ in range(8):
+                top = int(self.scroll_y)
+                view = self.scrollable_content_region.height or self.app.size.height
+                first = max(0, bisect_right(self._offsets, top) - 1)
+                last = min(len(self._blocks), bisect_right(self._offsets, top + view))
+                shift = 0
+                changed = False
+                for b in range(first, last):
+                    index = self._blocks[b]
+                    if index < 0 or index in self._measured or not self._expanded(index):
+                        continue
+                    self._measured.add(index)
+                    old = self._full_heights[index]
+                    new = 2 + len(self._body(index))
+                    if new != old:
+                        self._full_heights[index] = new
+                        changed = True
+                        if self._offsets[b] < top:
+                            shift += new - old
+                if not changed:
+                    break
+                self._offsets_from_heights()
+                if shift and not self.app.animator.is_being_animated(self, "scroll_y"):
+                    self.scroll_to(y=top + shift, animate=False, immediate=True)
+        finally:
+            self._measuring = False
+
+    def _measure_later(self) -> None:
+        if not self._measure_pending:
+            self._measure_pending = True
+
+            def run() -> None:
+                self._measure_pending = False
+                self._measure_visible()
+
+            self.call_after_refresh(run)
 
     # ------------------------------------------------------------------ geometry
 
@@ -306,7 +502,9 @@ class TranscriptView(ScrollView, can_focus=True):
             return self._blocks[b + 1] if b + 1 < len(self._blocks) else b - 1
         return block
 
-    def set_cursor(self, index: int, *, top: bool = True) -> None:
+    def set_cursor(self, index: int, *, top: bool = True, context: int = 1) -> None:
+        """Put the cursor on message ``index``, scrolled into view; with ``top``, at the top
+        with ``context`` lines of what comes before it above."""
         if not self.messages:
             return
         index = max(0, min(index, len(self.messages) - 1))
@@ -318,7 +516,8 @@ class TranscriptView(ScrollView, can_focus=True):
         height = self._offsets[self._block_of[index] + 1] - y
         view = self.scrollable_content_region.height
         if top or y < self.scroll_offset.y or y + min(height, view) > self.scroll_offset.y + view:
-            self.scroll_to(y=max(0, y - 1), animate=False, immediate=True)
+            self.scroll_to(y=max(0, y - context), animate=False, immediate=True)
+        self._measure_visible()
 
     def watch_cursor(self) -> None:
         self._strips.clear()
@@ -329,6 +528,11 @@ class TranscriptView(ScrollView, can_focus=True):
         super().watch_scroll_y(old, new)
         if not self.messages:
             return
+        if self.app.animator.is_being_animated(self, "scroll_y"):
+            # Not inside a scroll animation's step (it must not be stopped from there).
+            self._measure_later()
+        else:
+            self._measure_visible()
         top = int(new)
         bottom = top + self.scrollable_content_region.height
         y = self.block_top(self.cursor)
@@ -352,8 +556,10 @@ class TranscriptView(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         if self.messages:
             keep = self.cursor
+            # The lines above the cursor's message stay above it (a match keeps its context).
+            above = self.block_top(keep) - int(self.scroll_y)
             self._layout()
-            self.set_cursor(keep, top=True)
+            self.set_cursor(keep, top=True, context=above if 0 < above <= 10 else 1)
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -364,11 +570,11 @@ class TranscriptView(ScrollView, can_focus=True):
     def _style(self, name: str) -> Style:
         return component_style(self, f"transcript--{name}")
 
-    def _body(self, index: int) -> list[str]:
+    def _body(self, index: int) -> list[BodyLine]:
         key = (index, self._heights_width)
         lines = self._wrap_cache.get(key)
         if lines is None:
-            lines = wrap(self._text(index), self.body_width())
+            lines = self._make_body(index, self.body_width())
             self._wrap_cache[key] = lines
             if len(self._wrap_cache) > WRAP_CACHE:
                 self._wrap_cache.popitem(last=False)
@@ -441,6 +647,7 @@ class TranscriptView(ScrollView, can_focus=True):
             text.append_text(self._header(index))
         else:
             body = self._body(index)
+            content: BodyLine
             if expanded:
                 content = body[line - 1] if line - 1 < len(body) else ""
                 suffix = ""
@@ -455,16 +662,15 @@ class TranscriptView(ScrollView, can_focus=True):
             body_style = self._style("archived") if archived else Style()
             if is_summary(m):
                 body_style = self._style("summary")
-            marker = (
-                expanded
-                and line == len(body)
-                and index not in self.full
-                and content.startswith("… ")
-                and content.endswith(" to show all")
-            )
-            if marker:  # the cut marker: not the message's own text
-                body_style = self._style("dim") + Style(italic=True)
-            body_text = Text(content, style=body_style, end="")
+            if isinstance(content, tuple):  # the cut marker or hidden parts: not the text
+                kind, line_text = content
+                style = self._style("dim")
+                body_text = Text(line_text, style=style + Style(italic=kind == "marker"), end="")
+            elif isinstance(content, Text):  # a line of rendered Markdown
+                body_text = content.copy()
+                body_text.style = body_style
+            else:
+                body_text = Text(content, style=body_style, end="")
             if index == self.anchor_index or index in self.matches:
                 highlight(body_text, self.terms, self._style("match"))
             text.append_text(body_text)
@@ -485,6 +691,9 @@ class TranscriptView(ScrollView, can_focus=True):
         key = (b, line, width)
         strip = self._strips.get(key)
         if strip is None:
+            index = self._blocks[b]
+            if index >= 0 and index not in self._measured and self._expanded(index):
+                self._measure_later()  # shown before it was measured: put right next frame
             try:
                 strip = self._block_line(b, line, width)
             except Exception as exc:  # a placeholder line, never a crash
