@@ -1804,16 +1804,21 @@ class Harness:
                     proc.kill()
                     proc.wait()
         outs: list[tuple[str, JSONDict]] = []
-        for phase, proc, out_path in procs:
+        finished: set[int] = set()  # writers that ran to the end (their writes were all acked)
+        for (phase, proc, out_path), (_phase, extra) in zip(procs, specs, strict=True):
             if proc.returncode != 0 or not out_path.exists():
                 result["error"] = result["error"] or f"a {phase} process exited {proc.returncode}"
                 continue
             outs.append((phase, orjson.loads(out_path.read_bytes())))
+            if phase == "writer":
+                finished.add(int(extra["writer"]))
         wrote = [d for p, d in outs if p == "writer"]
         read = [d for p, d in outs if p == "reader"]
         latencies = [x for d in wrote for x in d["latencies"]]
         seen, unreadable = count_written(sessions)
-        expected = {(w, i) for w in range(writers) for i in range(opt.write_messages)}
+        # Lost: a write a finished writer was told succeeded and the files do not hold. A
+        # writer stopped at the deadline never said which of its writes went through.
+        expected = {(w, i) for w in finished for i in range(opt.write_messages)}
         span = (max(d["ended"] for d in wrote) - min(d["started"] for d in wrote)) if wrote else 0
         result |= {
             "writes": len(latencies),
@@ -1823,6 +1828,7 @@ class Harness:
             "spilled": sum(d["failed"] for d in wrote),
             "lost": len(expected - set(seen)),
             "duplicated": sum(n - 1 for n in seen.values() if n > 1),
+            "finished_writers": len(finished),
             "unreadable_files": unreadable,
             "reader_searches": sum(d["searches"] for d in read),
             "reader_errors": sum(d["errors"] for d in read),

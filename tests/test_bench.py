@@ -428,3 +428,15 @@ def test_existing_pi_store(tmp_path: Path) -> None:
     assert pi["status"] == "ok", pi
     assert pi["search"]["quality"]["recall10"] == 1.0
     assert pi["update"]["outside_found"] == 1.0
+
+
+def test_writers_stopped_at_the_deadline_are_not_counted_as_losses(tmp_path: Path) -> None:
+    """A writer stopped before it finished never said which of its writes went through:
+    the run is an error, and only finished writers' acknowledged writes can be lost."""
+    from session_browser.bench import BenchOptions, Harness
+
+    bench = Harness(BenchOptions(write_messages=400, heavy_timeout=3.0))
+    run = bench._contention_run(tmp_path, 2)
+    assert run["error"] is not None and "stopped" in run["error"]
+    assert run["finished_writers"] < 2
+    assert run["lost"] == 0 and run["duplicated"] == 0
