@@ -1,0 +1,114 @@
+"""Keyboard habits: Enter opens the best hit, earlier queries come back with Up / Ctrl+R."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+from session_browser.core.history import history_path
+from session_browser.tui.app import SessionBrowserApp
+from session_browser.tui.messages import SearchFinished
+from session_browser.tui.screens.main import MainScreen
+from session_browser.tui.screens.viewer import ViewerScreen
+from session_browser.tui.widgets.hits import HitList
+
+from .conftest import make_app
+
+SIZE = (120, 36)
+
+
+async def settle(pilot: Pilot[int], app: SessionBrowserApp) -> None:
+    await pilot.pause(0.16)  # past the debounce timers
+    for _ in range(3):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+async def test_enter_in_the_query_opens_the_best_hit(store: Path) -> None:
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"billing")
+        await settle(pilot, app)
+        hits = app.screen.query_one(HitList)
+        assert len(hits.hits) >= 2
+        best = hits.hits[0].session_id
+        assert isinstance(app.focused, Input)
+        await pilot.press("enter")
+        await settle(pilot, app)
+        assert isinstance(app.screen, ViewerScreen)
+        assert app.screen.session_id == best
+
+
+async def test_enter_before_the_hits_arrive_opens_the_best_one(store: Path) -> None:
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"chargefox", "enter")  # before the debounce fired
+        await settle(pilot, app)
+        assert isinstance(app.screen, ViewerScreen)
+        assert app.screen.session_id == "billing-plan"
+
+
+async def test_replaced_results_put_the_cursor_on_the_best_hit(store: Path) -> None:
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"billing")
+        await settle(pilot, app)
+        main = app.screen
+        assert isinstance(main, MainScreen)
+        hits = main.query_one(HitList)
+        first = hits.hits[0].session_id
+        # The same query answered again in another order (the index grew meanwhile), while
+        # the user is still in the query field: the cursor is on the new best hit.
+        main.rerun_search(keep_cursor=True)
+        await settle(pilot, app)
+        outcome = dataclasses.replace(
+            main.browser.backend.search("billing"), hits=list(reversed(hits.hits))
+        )
+        main._search_gen += 1
+        main._keep_cursor = True
+        main.post_message(SearchFinished(main._search_gen, outcome))
+        await settle(pilot, app)
+        assert hits.hits[0].session_id != first
+        assert hits.cursor == 0
+        await pilot.press("down")  # into the list: the first row, not the second
+        assert app.focused is hits
+        assert hits.cursor == 0
+        await pilot.press("enter")
+        await settle(pilot, app)
+        assert isinstance(app.screen, ViewerScreen)
+        assert app.screen.session_id == hits.hits[0].session_id
+
+
+async def test_history_recall_across_restarts(store: Path) -> None:
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        for query in ("chargefox", "retention"):
+            query_field = app.screen.query_one("#query", Input)
+            query_field.value = ""
+            await pilot.press(*query, "enter")
+            await settle(pilot, app)
+            assert isinstance(app.screen, ViewerScreen)
+            await pilot.press("escape")
+            await settle(pilot, app)
+    saved = json.loads(history_path().read_bytes())
+    assert saved == {"queries": ["chargefox", "retention"]}
+    assert history_path().stat().st_mode & 0o777 == 0o600
+
+    again = make_app(store)
+    async with again.run_test(size=SIZE) as pilot:
+        query_field = again.screen.query_one("#query", Input)
+        await pilot.press("up")
+        assert query_field.value == "retention"
+        await pilot.press("up")
+        assert query_field.value == "chargefox"
+        await settle(pilot, again)
+        assert [h.session_id for h in again.screen.query_one(HitList).hits] == ["billing-plan"]
+        query_field.value = "ret"
+        await pilot.press("ctrl+r")  # only the earlier queries containing what is typed
+        assert query_field.value == "retention"
+        await pilot.press("ctrl+r")
+        assert query_field.value == "retention"  # no older match: it stays
