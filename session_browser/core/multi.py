@@ -31,8 +31,11 @@ if TYPE_CHECKING:
     from .index import CorpusStats, SearchResult
     from .query import ParsedQuery
 
-# source:/project: parts of a query, as the classic heuristic must not see them.
-_STORE_FILTER_RE = re.compile(r'(?<!\S)(?:source|project):(?:"[^"]*"?|\S*)', re.IGNORECASE)
+# source:/project:/since:/until: parts of a query, as the classic heuristic must not see them
+# (the scan applies them to its hits, with the index's meaning).
+_STORE_FILTER_RE = re.compile(
+    r'(?<!\S)(?:source|project|since|until):(?:"[^"]*"?|\S*)', re.IGNORECASE
+)
 
 
 class RecallStore(Protocol):
@@ -174,10 +177,10 @@ class StoreGroup:
             pq = parse_query(query)
         except QueryError:
             return query, None
-        if pq.source is None and pq.project is None:
+        if pq.source is None and pq.project is None and pq.since is None and pq.until is None:
             return query, None
         rest = " ".join(_STORE_FILTER_RE.sub(" ", query).split())
-        source, project = pq.source, pq.project
+        source, project, since, until = pq.source, pq.project, pq.since, pq.until
 
         def meta_of(store: RecallStore, session_id: str) -> JSONDict:
             try:
@@ -201,6 +204,10 @@ class StoreGroup:
                     value = meta.get("cwd") or meta.get("project") or data.get("cwd")
                     where = value if isinstance(value, str) else None
                 if not project_matches(where, project):
+                    return False
+            if since is not None or until is not None:
+                data = data if data is not None else meta_of(store, hit.session_id)
+                if not recall.active_between(data, since, until):
                     return False
             return True
 
@@ -234,7 +241,9 @@ class StoreGroup:
         if limit <= 0 or not (query or "").strip():
             result.mode = self._mode()
             return result
-        if ranking == "relevance":
+        # The scan applies some filters itself (_classic_filters): a bad value of one is the
+        # same error as with the index.
+        if ranking == "relevance" or _STORE_FILTER_RE.search(query):
             try:
                 parse_query(query)
             except QueryError as exc:

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .model import JSONDict, SessionHit, SessionSummary, content_text
+from .model import JSONDict, SessionHit, SessionSummary, content_text, utc_datetime
 
 BOOKEND_SIZE = 2
 SNIPPET_WIDTH = 120
@@ -206,6 +206,24 @@ def when_of(data: JSONDict) -> str | None:
     """``updated_at``, else ``created_at``, as a string (None when neither is set)."""
     value = data.get("updated_at") or data.get("created_at")
     return None if value is None else str(value)
+
+
+def active_between(data: JSONDict, since: float | None, until: float | None) -> bool:
+    """True when a turn of the session falls in ``[since, until)`` (epoch seconds; None:
+    open). A turn's time is its own ``timestamp``, else the session's :func:`when_of`, as
+    the index's ``since:``/``until:`` count it."""
+    session_when = utc_datetime(when_of(data))
+    fallback = session_when.timestamp() if session_when is not None else None
+    stamps: list[float | None] = []
+    for msg in project(data):
+        own = utc_datetime(msg.get("timestamp"))
+        stamps.append(own.timestamp() if own is not None else fallback)
+    if not stamps:
+        stamps.append(fallback)
+    return any(
+        ts is not None and (since is None or ts >= since) and (until is None or ts < until)
+        for ts in stamps
+    )
 
 
 def fold_ws(text: str) -> str:
