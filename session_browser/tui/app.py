@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -22,6 +23,7 @@ from .errors import ReportsWorkerErrors
 from .keymap import KeymapError, config_dir, load_keymap
 from .messages import StoreStatus
 from .render import error_text, printable
+from .screens.confirm import ConfirmScreen
 from .screens.explain import TextScreen
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
@@ -43,6 +45,22 @@ EXTRA_SCREENS: dict[str, tuple[str, str]] = {
     "export": ("session_browser.tui.screens.transfer", "ExportScreen"),
     "import": ("session_browser.tui.screens.transfer", "ImportScreen"),
 }
+
+
+class QuitConfirm(ConfirmScreen):
+    """What Ctrl+C asks (it copies in a text field elsewhere; Ctrl+Q quits at once)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+c", "answer(True)", "Quit", show=False, id="confirm.quit_again"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(
+            "Quit session-browser?",
+            Text("Ctrl+C again or y quits; Ctrl+Q always quits at once."),
+            yes="Quit",
+            no="Stay",
+        )
 
 
 @dataclass
@@ -464,8 +482,41 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         if screen_class is None:
             self.notify(f"{name.capitalize()} is not available in this build.", severity="warning")
             return False
-        self.push_screen(screen_class(self.screen_context()))
+        context = self.screen_context()
+        # The F-keys switch between these screens: the one on top goes (never a stack of
+        # them that takes an Esc each), whatever is under it (a viewer) stays.
+        extra_classes = self._extra_classes()
+        while len(self.screen_stack) > 1 and isinstance(self.screen, extra_classes):
+            if type(self.screen) is screen_class:
+                return True  # already there
+            self.pop_screen()
+        self.push_screen(screen_class(context))
         return True
+
+    @staticmethod
+    def _extra_classes() -> tuple[type, ...]:
+        """The classes of the added screens that are loaded."""
+        out: list[type] = []
+        for module_name, class_name in EXTRA_SCREENS.values():
+            module = sys.modules.get(module_name)
+            cls = getattr(module, class_name, None) if module is not None else None
+            if isinstance(cls, type):
+                out.append(cls)
+        return tuple(out)
+
+    def action_help_quit(self) -> None:
+        """Ctrl+C: ask whether to quit (Ctrl+C again, or y, quits)."""
+        if isinstance(self.screen, QuitConfirm):
+            self.exit()
+            return
+        if isinstance(self.screen, ConfirmScreen):
+            return  # another question is open: it is answered first
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.exit()
+
+        self.push_screen(QuitConfirm(), answered)
 
     def action_open_quarantine(self) -> None:
         self.open_extra("quarantine")

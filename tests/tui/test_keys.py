@@ -16,7 +16,7 @@ from session_browser.tui.screens.main import MainScreen
 from session_browser.tui.screens.viewer import ViewerScreen
 from session_browser.tui.widgets.hits import HitList
 
-from .conftest import make_app
+from .conftest import make_app, screen_text
 
 SIZE = (120, 36)
 
@@ -112,3 +112,55 @@ async def test_history_recall_across_restarts(store: Path) -> None:
         assert query_field.value == "retention"
         await pilot.press("ctrl+r")
         assert query_field.value == "retention"  # no older match: it stays
+
+
+async def test_f_keys_switch_screens_instead_of_stacking(store: Path) -> None:
+    from session_browser.tui.screens.transfer import ExportScreen, ImportScreen
+
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        for key in ("f6", "f7", "f6", "f7", "f4", "f6"):
+            await pilot.press(key)
+            await settle(pilot, app)
+        assert isinstance(app.screen, ExportScreen)
+        assert len(app.screen_stack) == 2  # main + the one shown
+        await pilot.press("f7", "f7")
+        await settle(pilot, app)
+        assert isinstance(app.screen, ImportScreen) and len(app.screen_stack) == 2
+        await pilot.press("escape")
+        await settle(pilot, app)
+        assert isinstance(app.screen, MainScreen)
+        # From a viewer: the viewer stays under the screen the F-keys switch.
+        await pilot.press(*"chargefox", "enter")
+        await settle(pilot, app)
+        assert isinstance(app.screen, ViewerScreen)
+        await pilot.press("f6", "f7", "f6")
+        await settle(pilot, app)
+        assert isinstance(app.screen, ExportScreen)
+        assert [type(s).__name__ for s in app.screen_stack] == [
+            "MainScreen",
+            "ViewerScreen",
+            "ExportScreen",
+        ]
+
+
+async def test_ctrl_c_asks_to_quit(store: Path) -> None:
+    from session_browser.tui.app import QuitConfirm
+
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert isinstance(app.screen, QuitConfirm)
+        assert "[b]" not in screen_text(app)
+        await pilot.press("n")  # stays
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+        assert not app._exit
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        await pilot.press("ctrl+c")  # twice: quits
+        await pilot.pause()
+        assert app._exit  # the app is on its way out
