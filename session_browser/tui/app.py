@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -20,7 +21,7 @@ from textual.screen import Screen
 from .backend import Backend, IndexState
 from .commands import ActionsProvider
 from .errors import ReportsWorkerErrors
-from .keymap import KeymapError, config_dir, load_keymap
+from .keymap import KeymapError, config_dir, keymap_path, keymap_problems, load_keymap
 from .messages import StoreStatus
 from .render import error_text, printable
 from .screens.confirm import ConfirmScreen
@@ -28,6 +29,7 @@ from .screens.explain import TextScreen
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
 from .screens.viewer import ViewerScreen
+from .settings import load_settings, save_settings
 from .widgets.hits import HitList
 from .widgets.recent import RecentList
 from .widgets.rowlist import RowList
@@ -89,6 +91,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         Binding("f6", "open_export", "Export", show=False, id="app.export"),
         Binding("f7", "open_import", "Import", show=False, id="app.import"),
         Binding("ctrl+t", "toggle_theme", "Theme", id="app.theme"),
+        Binding("f8", "toggle_compact", "Compact", show=False, id="app.compact"),
         Binding("ctrl+g", "cancel_index", "Cancel index build", id="app.cancel_index"),
         # The same key (and id, so a keymap moves both) when no build runs: it says so, and
         # the footer does not offer a cancel there is nothing to cancel.
@@ -137,7 +140,11 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
                 keymap = {}
                 self._keymap_error = str(exc)
         self.set_keymap(keymap)
-        self.theme = theme or DARK_THEME
+        self._keymap_problems = keymap_problems(keymap, self.help_sections()) if keymap else []
+        self.settings = load_settings()
+        self._settings_lock = threading.Lock()
+        remembered = self.settings.theme if self.settings.theme in self.available_themes else None
+        self.theme = theme or remembered or DARK_THEME
         if not animate:
             self.animation_level = "none"
 
@@ -159,6 +166,13 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self._set_status()
         if self._keymap_error:
             self.notify(printable(self._keymap_error, one_line=True), severity="error")
+        if self._keymap_problems:
+            self.notify(
+                "\n".join(self._keymap_problems),
+                title=f"Keymap {keymap_path() or config_dir() / 'keymap.toml'}",
+                severity="warning",
+                timeout=12,
+            )
         if self.missing_stores:
             names = ", ".join(printable(m, one_line=True) for m in self.missing_stores)
             self.notify(f"Store not found (not a directory): {names}", severity="warning")
@@ -411,6 +425,25 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT_THEME if self.current_theme.dark else DARK_THEME
         self.notify(f"Theme: {self.theme}", timeout=2)
+        self.settings.theme = self.theme
+        self.save_settings()
+
+    def action_toggle_compact(self) -> None:
+        """One line a hit and a recent session (or the full rows again); remembered."""
+        self.settings.compact = not self.settings.compact
+        self.main.apply_compact(self.settings.compact)
+        self.save_settings()
+        self.notify("Compact rows" if self.settings.compact else "Full rows", timeout=2)
+
+    @work(thread=True, group="settings", exit_on_error=False)
+    def save_settings(self) -> None:
+        """Remember the choices for the next start, off the UI thread (a failure is told,
+        never fatal). Each write writes the current choices, so the last one wins."""
+        with self._settings_lock:
+            try:
+                save_settings(self.settings)
+            except OSError as exc:
+                self.call_from_thread(self.report_error, exc, where="saving the settings")
 
     def help_sections(self) -> list[tuple[str, list[BindingType]]]:
         return [

@@ -164,3 +164,100 @@ async def test_ctrl_c_asks_to_quit(store: Path) -> None:
         await pilot.press("ctrl+c")  # twice: quits
         await pilot.pause()
         assert app._exit  # the app is on its way out
+
+
+async def test_compact_rows_and_settings_persist_across_restart(
+    store: Path, config_dir: Path
+) -> None:
+    from session_browser.tui.widgets.recent import RecentList
+
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press(*"billing")
+        await settle(pilot, app)
+        hits = app.screen.query_one(HitList)
+        full = hits.virtual_size.height
+        assert full >= 2 * 5  # several lines a hit
+        await pilot.press("f8")
+        await settle(pilot, app)
+        assert hits.virtual_size.height == len(hits.hits)  # one line a hit
+        assert "Billing migration" in screen_text(app)
+        await pilot.press("ctrl+t", "f3", "ctrl+s")  # light theme, sort by created
+        await settle(pilot, app)
+        recent = app.screen.query_one(RecentList)
+        assert recent.virtual_size.height == recent.total == 6
+    path = config_dir / "settings.json"
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert json.loads(path.read_bytes()) == {
+        "compact": True,
+        "sort": "created",
+        "theme": "textual-light",
+    }
+
+    again = make_app(store)
+    async with again.run_test(size=(80, 24)) as pilot:
+        await pilot.press(*"billing")
+        await settle(pilot, again)
+        assert again.theme == "textual-light"
+        main = again.screen
+        assert isinstance(main, MainScreen) and main.sort == "created"
+        hits = main.query_one(HitList)
+        assert hits.virtual_size.height == len(hits.hits) == 2
+        await pilot.press("f8")  # back to full rows, remembered too
+        await settle(pilot, again)
+        assert hits.virtual_size.height > 2 * 2
+    assert json.loads(path.read_bytes())["compact"] is False
+
+
+async def test_a_bad_settings_file_gives_the_defaults(store: Path, config_dir: Path) -> None:
+    config_dir.mkdir(parents=True)
+    (config_dir / "settings.json").write_text('{"theme": 3, "compact": "yes", "sort": "x"')
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert app.theme == "textual-dark"
+        assert not app.screen.query_one(HitList).compact
+
+
+async def test_keymap_with_unknown_id_or_conflicting_key_warns_at_start(
+    store: Path, config_dir: Path
+) -> None:
+    config_dir.mkdir(parents=True)
+    (config_dir / "keymap.toml").write_text(
+        '"viewer.next_hitt" = "n"\n"app.theme" = "ctrl+t,f2"\n"list.first" = "g,home"\n'
+    )
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        texts = [str(n.message) for n in app._notifications]
+        assert any("unknown binding id 'viewer.next_hitt'" in t for t in texts), texts
+        # f2 is the Search key everywhere: giving it to the theme too is a conflict.
+        assert any("'f2'" in t and "'app.search'" in t and "'app.theme'" in t for t in texts)
+        assert not any("'g'" in t for t in texts)  # a free key: no warning
+        assert sum("'f2'" in line for t in texts for line in t.splitlines()) == 1  # said once
+
+
+async def test_a_sound_keymap_gives_no_warning(store: Path, config_dir: Path) -> None:
+    config_dir.mkdir(parents=True)
+    (config_dir / "keymap.toml").write_text('"viewer.next_hit" = "n,ctrl+n"\n')
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert not [n for n in app._notifications if n.severity != "information"]
+
+
+async def test_letters_typed_in_the_hit_list_go_back_to_the_query(store: Path) -> None:
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"billing")
+        await settle(pilot, app)
+        hits = app.screen.query_one(HitList)
+        await pilot.press("down")
+        assert app.focused is hits
+        await pilot.press("space", "p", "l")
+        query_field = app.screen.query_one("#query", Input)
+        assert app.focused is query_field
+        assert query_field.value == "billing pl"
+        await pilot.press("down", "e")  # a key the list binds keeps its action
+        await pilot.pause()
+        assert type(app.screen).__name__ == "ExplainScreen"

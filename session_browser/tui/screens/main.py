@@ -90,10 +90,18 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        settings = self.browser.settings
+        if settings.sort in SORTS:
+            self.sort = settings.sort
+        self.apply_compact(settings.compact)
         self.show_empty(None)
         self.browser.update_empty()
         self._search_hint()
         self.query_one("#query", Input).focus()
+
+    def apply_compact(self, compact: bool) -> None:
+        self.query_one("#hits", HitList).set_compact(compact)
+        self.query_one("#recent", RecentList).set_compact(compact)
 
     # ------------------------------------------------------------------ panes
 
@@ -415,6 +423,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     @on(RecentList.SortRequested)
     def action_cycle_sort(self) -> None:
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        self.browser.settings.sort = self.sort
+        self.browser.save_settings()
         if self.pane != "recent-pane":
             self.show_pane("recent")
         self.reload_recent()
@@ -423,6 +433,13 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     def _typed_in_list(self, event: RecentList.TypedText) -> None:
         """A printable key the list does not bind: it goes on the filter."""
         field = self.query_one("#filter", Input)
+        field.focus()
+        field.insert_text_at_cursor(event.text)
+
+    @on(HitList.TypedText, "#hits")
+    def _typed_in_hits(self, event: HitList.TypedText) -> None:
+        """A printable key the hit list does not bind: it goes on the query."""
+        field = self.query_one("#query", Input)
         field.focus()
         field.insert_text_at_cursor(event.text)
 
