@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
+import shlex
+import subprocess
 import sys
 import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import work
-from textual.app import App
+from textual.app import App, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
@@ -92,6 +96,8 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         Binding("f7", "open_import", "Import", show=False, id="app.import"),
         Binding("ctrl+t", "toggle_theme", "Theme", id="app.theme"),
         Binding("f8", "toggle_compact", "Compact", show=False, id="app.compact"),
+        Binding("ctrl+o", "open_in_pager", "Open in $PAGER", show=False, id="app.pager"),
+        Binding("ctrl+y", "copy_session_id", "Copy session id", show=False, id="app.copy_id"),
         Binding("ctrl+g", "cancel_index", "Cancel index build", id="app.cancel_index"),
         # The same key (and id, so a keymap moves both) when no build runs: it says so, and
         # the footer does not offer a cancel there is nothing to cancel.
@@ -496,6 +502,69 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             ' (e.g.  "viewer.next_hit" = "n,ctrl+n")'
         )
         self.push_screen(HelpScreen(self.help_sections(), hint))
+
+    # ------------------------------------------------------------------ one session
+
+    def session_in_hand(self) -> tuple[str, str] | None:
+        """(id, store label) of the session shown in the viewer, else of the row under the
+        cursor of the main screen's pane; None when there is none."""
+        current = self.screen
+        if isinstance(current, ViewerScreen):
+            return current.session_id, current.store_label
+        if current is not self.main:
+            return None
+        return self.main.session_under_cursor()
+
+    def _session_file(self) -> tuple[str, Path] | None:
+        held = self.session_in_hand()
+        if held is None:
+            self.notify("No session here: pick one in a list first.", timeout=3)
+            return None
+        path = self.backend.group.session_file(*held)
+        if path is None:
+            self.notify(f"No file holds session {held[0]} (it may be gone).", severity="warning")
+            return None
+        return held[0], path
+
+    def action_copy_session_id(self) -> None:
+        held = self.session_in_hand()
+        if held is None:
+            self.notify("No session here: pick one in a list first.", timeout=3)
+            return
+        self.copy_to_clipboard(held[0])
+        self.notify(f"Copied the session id {held[0]}.", timeout=3)
+
+    def action_copy_session_path(self) -> None:
+        found = self._session_file()
+        if found is not None:
+            self.copy_to_clipboard(str(found[1]))
+            self.notify(f"Copied the file path {found[1]}.", timeout=3)
+
+    def action_open_in_pager(self) -> None:
+        self._run_on_file("PAGER", "less")
+
+    def action_open_in_editor(self) -> None:
+        self._run_on_file("EDITOR", "vi")
+
+    def _run_on_file(self, variable: str, fallback: str) -> None:
+        """Hand the terminal to ``$PAGER`` / ``$EDITOR`` on the session's file, then back."""
+        found = self._session_file()
+        if found is None:
+            return
+        command = os.environ.get(variable, "").strip() or fallback
+        try:
+            argv = [*shlex.split(command), str(found[1])]
+        except ValueError as exc:
+            self.report_error(f"${variable} cannot be read as a command: {exc}")
+            return
+        try:
+            with self.suspend():
+                subprocess.run(argv, check=False)
+        except SuspendNotSupported:
+            self.notify("This terminal cannot be handed over to another program.", timeout=4)
+        except OSError as exc:
+            self.report_error(exc, where=f"running ${variable}")
+        self.refresh()
 
     # ------------------------------------------------------------------ added screens
 

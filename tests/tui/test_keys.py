@@ -261,3 +261,27 @@ async def test_letters_typed_in_the_hit_list_go_back_to_the_query(store: Path) -
         await pilot.press("down", "e")  # a key the list binds keeps its action
         await pilot.pause()
         assert type(app.screen).__name__ == "ExplainScreen"
+
+
+async def test_copy_the_id_and_file_of_the_session_in_hand(store: Path) -> None:
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"chargefox")
+        await settle(pilot, app)
+        await pilot.press("ctrl+y")  # from the query: the best hit
+        assert app.clipboard == "billing-plan"
+        await app.run_action("copy_session_path")
+        assert Path(app.clipboard) == store / "billing-plan.json"
+        await pilot.press("enter")
+        await settle(pilot, app)
+        app.copy_to_clipboard("")
+        await pilot.press("ctrl+y")  # in the viewer: its session
+        assert app.clipboard == "billing-plan"
+        (store / "billing-plan.json").unlink()
+        app.copy_to_clipboard("")
+        await app.run_action("copy_session_path")
+        await pilot.pause()
+        assert app.clipboard == ""
+        assert any(
+            "No file holds session billing-plan" in str(n.message) for n in app._notifications
+        )

@@ -485,6 +485,14 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     def marked_ids(self) -> list[str]:
         return list(self.query_one("#recent", RecentList).marked)
 
+    def session_under_cursor(self) -> tuple[str, str] | None:
+        """(id, store label) of the row under the cursor of the pane shown."""
+        if self.pane == "recent-pane":
+            summary = self.query_one("#recent", RecentList).current()
+            return (summary.session_id, summary.store) if summary else None
+        hit = self.current_hit()
+        return (hit.session_id, hit.store) if hit else None
+
     def current_session_ids(self) -> list[str]:
         """The marked sessions (recent list, Space); without marks, the row under the cursor."""
         marked = self.marked_ids()
