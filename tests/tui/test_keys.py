@@ -285,3 +285,16 @@ async def test_copy_the_id_and_file_of_the_session_in_hand(store: Path) -> None:
         assert any(
             "No file holds session billing-plan" in str(n.message) for n in app._notifications
         )
+
+
+async def test_export_shows_what_it_exports_at_80x24(store: Path) -> None:
+    from textual.widgets import RadioSet
+
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("f6")
+        await settle(pilot, app)
+        scope = app.screen.query_one("#x-scope", RadioSet)
+        assert scope.size.width >= 20  # was squeezed to a "…"
+        assert "All sessions (6)" in screen_text(app)
