@@ -18,10 +18,10 @@ them to the hits and leaves the other words to the heuristic).
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import recall
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from .index import CorpusStats, SearchResult
     from .query import ParsedQuery
 
-# source:/project: parts of a query, as the classic heuristic must not see them.
-_STORE_FILTER_RE = re.compile(r'(?<!\S)(?:source|project):(?:"[^"]*"?|\S*)', re.IGNORECASE)
+# source:/project:/since:/until: parts of a query, as the classic heuristic must not see them
+# (the scan applies them to its hits, with the index's meaning).
 
 
 class RecallStore(Protocol):
@@ -278,6 +278,18 @@ class StoreGroup:
 
     def session_exists(self, session_id: str) -> bool:
         return self.store_of(session_id) is not None
+
+    def session_file(self, session_id: str, store_label: str = "") -> Path | None:
+        """The file that holds ``session_id`` (in the store labelled ``store_label`` when
+        given, else the first that has it); None when no file does."""
+        store = next((s for s in self.stores if getattr(s, "label", "") == store_label), None)
+        if store is None or not store.session_exists(session_id):
+            store = self.store_of(session_id)
+        path_of = getattr(store, "session_path", None)
+        if not callable(path_of):
+            return None
+        path = path_of(session_id)
+        return path if isinstance(path, Path) and path.is_file() else None
 
     def window(
         self, session_id: str, around_message_id: Any = None, *, window: int = 5

@@ -7,6 +7,8 @@ A query is a list of space-separated parts:
 - ``-word`` / ``-"a phrase"``: leave out sessions that contain it;
 - ``prefix*``: any word that starts with ``prefix`` (two characters at least);
 - filters ``role:user``, ``since:2026-01-31``, ``until:2026-02-28``, ``session:ID``,
+  (``since:``/``until:`` also take ``today``, ``yesterday`` (whole UTC days, like a bare
+  date) and an age such as ``30m``, ``12h``, ``7d``, ``2w``: that long before now),
   ``source:NAME``, ``agent:NAME``, ``archived:yes|no``, ``project:PATH`` (values may be
   quoted). ``source:`` names a store's kind (``praisonai``, ``pi``: every session of such a
   store) or a session's own source tag (``cli``, ``scheduled``, ...). ``project:`` keeps
@@ -26,6 +28,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import time
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -319,6 +322,29 @@ def loosened(text: str) -> list[tuple[str, str]]:
     return out
 
 
+_AGE_RE = re.compile(r"(\d{1,6})\s*(m|min|h|d|w)", re.IGNORECASE)
+_AGE_UNITS = {"m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_DAY_WORDS = {"today": 0, "yesterday": 1}
+
+
+def _relative(value: str, key: str, now: float) -> float | None:
+    """The timestamp a relative ``since:``/``until:`` value names (None: not relative).
+
+    ``today`` / ``yesterday`` are whole UTC days (``since:`` their start, ``until:`` their
+    end, as a bare date); an age (``7d``) is that long before ``now``."""
+    raw = value.strip().lower()
+    if raw in _DAY_WORDS:
+        midnight = datetime.fromtimestamp(now, UTC).replace(
+            hour=0, minute=0, second=0, microsecond=0
+        )
+        start = midnight - timedelta(days=_DAY_WORDS[raw])
+        return (start if key == "since" else start + timedelta(days=1)).timestamp()
+    age = _AGE_RE.fullmatch(raw)
+    if age:
+        return now - int(age.group(1)) * _AGE_UNITS[age.group(2).lower()]
+    return None
+
+
 def _day(value: str, key: str) -> datetime:
     raw = value.strip()
     try:
@@ -332,7 +358,10 @@ def _day(value: str, key: str) -> datetime:
 
 
 def _bad_date(key: str, value: str) -> QueryError:
-    return QueryError(f"{key}: expects a date like 2026-01-31 (or an ISO date-time), not {value!r}")
+    return QueryError(
+        f"{key}: expects a date like 2026-01-31 (or an ISO date-time), today, yesterday"
+        f" or an age like 7d, 12h, 2w, not {value!r}"
+    )
 
 
 def _timestamp(day: datetime, key: str, value: str) -> float:
@@ -363,7 +392,7 @@ def _make_term(raw: str, quoted: bool) -> Term | None:
     return Term(tokens=tokens, raw=raw, quoted=quoted or len(tokens) > 1, prefix=prefix)
 
 
-def _apply_filter(pq: ParsedQuery, key: str, value: str) -> None:
+def _apply_filter(pq: ParsedQuery, key: str, value: str, now: float) -> None:
     value = value.strip()
     if not value:
         raise QueryError(f"{key}: needs a value (e.g. {_EXAMPLES[key]})")
@@ -372,6 +401,8 @@ def _apply_filter(pq: ParsedQuery, key: str, value: str) -> None:
         if role not in ROLES:
             raise QueryError(f"role: expects one of {', '.join(ROLES)}, not {value!r}")
         pq.role = role
+    elif key in ("since", "until") and (rel := _relative(value, key, now)) is not None:
+        setattr(pq, key, rel)
     elif key == "since":
         pq.since = _timestamp(_day(value, key), key, value)
     elif key == "until":
@@ -426,14 +457,16 @@ def project_matches(project: str | None, want: str) -> bool:
     return have.startswith(prefix)
 
 
-def parse_query(text: str) -> ParsedQuery:
-    """Parse ``text``; raises :class:`QueryError` only for a bad filter value."""
+def parse_query(text: str, *, now: float | None = None) -> ParsedQuery:
+    """Parse ``text``; raises :class:`QueryError` only for a bad filter value. ``now``
+    (epoch seconds, the clock by default) is what relative dates count back from."""
     text = text or ""
+    clock = time.time() if now is None else now
     pq = ParsedQuery(text=text)
     for head, body, quoted, _span in _split(text):
         kind, key, body = _classify(head, body, quoted)
         if kind == "filter":
-            _apply_filter(pq, key, body)
+            _apply_filter(pq, key, body, clock)
             continue
         term = _make_term(body, quoted)
         if term is None:

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
+import shlex
+import subprocess
+import sys
+import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import work
-from textual.app import App
+from textual.app import App, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
@@ -19,13 +25,15 @@ from textual.screen import Screen
 from .backend import Backend, IndexState
 from .commands import ActionsProvider
 from .errors import ReportsWorkerErrors
-from .keymap import KeymapError, config_dir, load_keymap
+from .keymap import KeymapError, config_dir, keymap_path, keymap_problems, load_keymap
 from .messages import StoreStatus
 from .render import error_text, printable
+from .screens.confirm import ConfirmScreen
 from .screens.explain import TextScreen
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
 from .screens.viewer import ViewerScreen
+from .settings import load_settings, save_settings
 from .widgets.hits import HitList
 from .widgets.recent import RecentList
 from .widgets.rowlist import RowList
@@ -43,6 +51,22 @@ EXTRA_SCREENS: dict[str, tuple[str, str]] = {
     "export": ("session_browser.tui.screens.transfer", "ExportScreen"),
     "import": ("session_browser.tui.screens.transfer", "ImportScreen"),
 }
+
+
+class QuitConfirm(ConfirmScreen):
+    """What Ctrl+C asks (it copies in a text field elsewhere; Ctrl+Q quits at once)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+c", "answer(True)", "Quit", show=False, id="confirm.quit_again"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(
+            "Quit session-browser?",
+            Text("Ctrl+C again or y quits; Ctrl+Q always quits at once."),
+            yes="Quit",
+            no="Stay",
+        )
 
 
 @dataclass
@@ -71,6 +95,9 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         Binding("f6", "open_export", "Export", show=False, id="app.export"),
         Binding("f7", "open_import", "Import", show=False, id="app.import"),
         Binding("ctrl+t", "toggle_theme", "Theme", id="app.theme"),
+        Binding("f8", "toggle_compact", "Compact", show=False, id="app.compact"),
+        Binding("ctrl+o", "open_in_pager", "Open in $PAGER", show=False, id="app.pager"),
+        Binding("ctrl+y", "copy_session_id", "Copy session id", show=False, id="app.copy_id"),
         Binding("ctrl+g", "cancel_index", "Cancel index build", id="app.cancel_index"),
         # The same key (and id, so a keymap moves both) when no build runs: it says so, and
         # the footer does not offer a cancel there is nothing to cancel.
@@ -119,7 +146,11 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
                 keymap = {}
                 self._keymap_error = str(exc)
         self.set_keymap(keymap)
-        self.theme = theme or DARK_THEME
+        self._keymap_problems = keymap_problems(keymap, self.help_sections()) if keymap else []
+        self.settings = load_settings()
+        self._settings_lock = threading.Lock()
+        remembered = self.settings.theme if self.settings.theme in self.available_themes else None
+        self.theme = theme or remembered or DARK_THEME
         if not animate:
             self.animation_level = "none"
 
@@ -141,6 +172,13 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self._set_status()
         if self._keymap_error:
             self.notify(printable(self._keymap_error, one_line=True), severity="error")
+        if self._keymap_problems:
+            self.notify(
+                "\n".join(self._keymap_problems),
+                title=f"Keymap {keymap_path() or config_dir() / 'keymap.toml'}",
+                severity="warning",
+                timeout=12,
+            )
         if self.missing_stores:
             names = ", ".join(printable(m, one_line=True) for m in self.missing_stores)
             self.notify(f"Store not found (not a directory): {names}", severity="warning")
@@ -402,6 +440,25 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT_THEME if self.current_theme.dark else DARK_THEME
         self.notify(f"Theme: {self.theme}", timeout=2)
+        self.settings.theme = self.theme
+        self.save_settings()
+
+    def action_toggle_compact(self) -> None:
+        """One line a hit and a recent session (or the full rows again); remembered."""
+        self.settings.compact = not self.settings.compact
+        self.main.apply_compact(self.settings.compact)
+        self.save_settings()
+        self.notify("Compact rows" if self.settings.compact else "Full rows", timeout=2)
+
+    @work(thread=True, group="settings", exit_on_error=False)
+    def save_settings(self) -> None:
+        """Remember the choices for the next start, off the UI thread (a failure is told,
+        never fatal). Each write writes the current choices, so the last one wins."""
+        with self._settings_lock:
+            try:
+                save_settings(self.settings)
+            except OSError as exc:
+                self.call_from_thread(self.report_error, exc, where="saving the settings")
 
     def help_sections(self) -> list[tuple[str, list[BindingType]]]:
         return [
@@ -455,6 +512,69 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         )
         self.push_screen(HelpScreen(self.help_sections(), hint))
 
+    # ------------------------------------------------------------------ one session
+
+    def session_in_hand(self) -> tuple[str, str] | None:
+        """(id, store label) of the session shown in the viewer, else of the row under the
+        cursor of the main screen's pane; None when there is none."""
+        current = self.screen
+        if isinstance(current, ViewerScreen):
+            return current.session_id, current.store_label
+        if current is not self.main:
+            return None
+        return self.main.session_under_cursor()
+
+    def _session_file(self) -> tuple[str, Path] | None:
+        held = self.session_in_hand()
+        if held is None:
+            self.notify("No session here: pick one in a list first.", timeout=3)
+            return None
+        path = self.backend.group.session_file(*held)
+        if path is None:
+            self.notify(f"No file holds session {held[0]} (it may be gone).", severity="warning")
+            return None
+        return held[0], path
+
+    def action_copy_session_id(self) -> None:
+        held = self.session_in_hand()
+        if held is None:
+            self.notify("No session here: pick one in a list first.", timeout=3)
+            return
+        self.copy_to_clipboard(held[0])
+        self.notify(f"Copied the session id {held[0]}.", timeout=3)
+
+    def action_copy_session_path(self) -> None:
+        found = self._session_file()
+        if found is not None:
+            self.copy_to_clipboard(str(found[1]))
+            self.notify(f"Copied the file path {found[1]}.", timeout=3)
+
+    def action_open_in_pager(self) -> None:
+        self._run_on_file("PAGER", "less")
+
+    def action_open_in_editor(self) -> None:
+        self._run_on_file("EDITOR", "vi")
+
+    def _run_on_file(self, variable: str, fallback: str) -> None:
+        """Hand the terminal to ``$PAGER`` / ``$EDITOR`` on the session's file, then back."""
+        found = self._session_file()
+        if found is None:
+            return
+        command = os.environ.get(variable, "").strip() or fallback
+        try:
+            argv = [*shlex.split(command), str(found[1])]
+        except ValueError as exc:
+            self.report_error(f"${variable} cannot be read as a command: {exc}")
+            return
+        try:
+            with self.suspend():
+                subprocess.run(argv, check=False)
+        except SuspendNotSupported:
+            self.notify("This terminal cannot be handed over to another program.", timeout=4)
+        except OSError as exc:
+            self.report_error(exc, where=f"running ${variable}")
+        self.refresh()
+
     # ------------------------------------------------------------------ added screens
 
     def screen_context(self) -> ScreenContext:
@@ -473,8 +593,41 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         if screen_class is None:
             self.notify(f"{name.capitalize()} is not available in this build.", severity="warning")
             return False
-        self.push_screen(screen_class(self.screen_context()))
+        context = self.screen_context()
+        # The F-keys switch between these screens: the one on top goes (never a stack of
+        # them that takes an Esc each), whatever is under it (a viewer) stays.
+        extra_classes = self._extra_classes()
+        while len(self.screen_stack) > 1 and isinstance(self.screen, extra_classes):
+            if type(self.screen) is screen_class:
+                return True  # already there
+            self.pop_screen()
+        self.push_screen(screen_class(context))
         return True
+
+    @staticmethod
+    def _extra_classes() -> tuple[type, ...]:
+        """The classes of the added screens that are loaded."""
+        out: list[type] = []
+        for module_name, class_name in EXTRA_SCREENS.values():
+            module = sys.modules.get(module_name)
+            cls = getattr(module, class_name, None) if module is not None else None
+            if isinstance(cls, type):
+                out.append(cls)
+        return tuple(out)
+
+    def action_help_quit(self) -> None:
+        """Ctrl+C: ask whether to quit (Ctrl+C again, or y, quits)."""
+        if isinstance(self.screen, QuitConfirm):
+            self.exit()
+            return
+        if isinstance(self.screen, ConfirmScreen):
+            return  # another question is open: it is answered first
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.exit()
+
+        self.push_screen(QuitConfirm(), answered)
 
     def action_open_quarantine(self) -> None:
         self.open_extra("quarantine")

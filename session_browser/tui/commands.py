@@ -32,6 +32,11 @@ COMMANDS: tuple[Command, ...] = (
         "app.resume_index",
     ),
     Command("Quit", "Leave the app (Ctrl+Q)", "app.quit"),
+    Command("Compact rows", "One line a hit and a recent session (F8)", "app.toggle_compact"),
+    Command("Open session in $PAGER", "The session's file (Ctrl+O)", "app.open_in_pager"),
+    Command("Open session in $EDITOR", "The session's file", "app.open_in_editor"),
+    Command("Copy session id", "The session in hand (Ctrl+Y)", "app.copy_session_id"),
+    Command("Copy session file path", "The session's file", "app.copy_session_path"),
     Command("Explain hit score", "Why the hit scored so (e)", "screen.explain_hit", "MainScreen"),
     Command("Sort recent sessions", "updated/created/size", "screen.cycle_sort", "MainScreen"),
     Command(

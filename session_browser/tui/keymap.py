@@ -16,6 +16,7 @@ import tomllib
 from pathlib import Path
 
 import platformdirs
+from textual.binding import Binding, BindingType
 
 from session_browser.core.paths import APP_NAME
 
@@ -61,3 +62,40 @@ def load_keymap(path: Path | None = None) -> dict[str, str]:
             raise KeymapError(f"keymap {path}: {key!r} must be a string of keys")
         out[str(key)] = value
     return out
+
+
+def keymap_problems(
+    keymap: dict[str, str], sections: list[tuple[str, list[BindingType]]]
+) -> list[str]:
+    """What is wrong with ``keymap`` against the app's bindings (``sections``: where they
+    apply, as the help lists them): ids no binding has, and keys the keymap gives a binding
+    that another binding of the same place (or of "Everywhere", the first section) has."""
+    problems: list[str] = []
+    known = {b.id for _name, bindings in sections for b in bindings if isinstance(b, Binding)}
+    for binding_id in keymap:
+        if binding_id not in known:
+            problems.append(f"unknown binding id {binding_id!r} (F1 lists every id)")
+    everywhere = sections[0][1] if sections else []
+    seen: set[tuple[str, frozenset[str]]] = set()
+    for name, bindings in sections:
+        owners: dict[str, set[str]] = {}
+        scope = bindings if bindings is everywhere else [*everywhere, *bindings]
+        for binding in scope:
+            if not isinstance(binding, Binding) or binding.id is None:
+                continue
+            keys = keymap.get(binding.id, binding.key)
+            for key in (k.strip() for k in keys.split(",")):
+                if key:
+                    owners.setdefault(key, set()).add(binding.id)
+        for key, ids in owners.items():
+            remapped = sorted(i for i in ids if i in keymap)
+            if len(ids) < 2 or not remapped:
+                continue
+            if (key, frozenset(ids)) in seen:  # "Everywhere" is in every place: once
+                continue
+            seen.add((key, frozenset(ids)))
+            problems.append(
+                f"key {key!r} is given to both {' and '.join(repr(i) for i in sorted(ids))}"
+                f" ({name}): only one of them can have it"
+            )
+    return problems

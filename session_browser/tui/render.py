@@ -100,6 +100,17 @@ def when_text(when: str | float | None, now: datetime) -> str:
     return raw_value(when)
 
 
+def age_text(when: str | float | None, now: datetime) -> str:
+    """``3d ago`` (compact rows); the raw value when it is not a usable date."""
+    dt = parse_when(when) if when not in (None, "") else None
+    if dt is not None:
+        try:
+            return relative_age(dt, now)
+        except (OverflowError, ValueError):
+            pass
+    return when_text(when, now)
+
+
 def short_time(ts: object) -> str:
     """A message's timestamp as a date and time; a number that is no date, as typed."""
     if isinstance(ts, (int, float)) and not isinstance(ts, bool):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -51,7 +53,7 @@ def test_filters_parse() -> None:
     ("query", "fragment"),
     [
         ("role:robot", "role: expects one of"),
-        ("since:yesterday", "since: expects a date"),
+        ("since:someday", "since: expects a date"),
         ("until:2026-13-40", "until: expects a date"),
         ("archived:maybe", "archived: expects yes or no"),
         ("role:", "role: needs a value"),
@@ -166,3 +168,93 @@ def test_highlight_terms_are_the_query_words_never_filter_values() -> None:
     assert highlight_terms("foo AND bar OR (baz) foo") == ["foo", "bar", "baz"]
     assert highlight_terms("unknown:key") == ["unknown:key"]  # not a filter: words
     assert highlight_terms("archived:yes") == [] and highlight_terms("") == []
+
+
+# ---------------------------------------------------------------- relative dates
+
+_NOW = datetime(2026, 3, 10, 15, 30, tzinfo=UTC).timestamp()
+
+
+@pytest.mark.parametrize(
+    ("query", "since", "until"),
+    [
+        ("since:7d", _NOW - 7 * 86400, None),
+        ("since:12h", _NOW - 12 * 3600, None),
+        ("since:2w", _NOW - 14 * 86400, None),
+        ("since:30m", _NOW - 1800, None),
+        ("until:1D", None, _NOW - 86400),
+        ("since:today", datetime(2026, 3, 10, tzinfo=UTC).timestamp(), None),
+        ("since:Yesterday", datetime(2026, 3, 9, tzinfo=UTC).timestamp(), None),
+        # until: a day word is the whole day, as a bare date
+        ("until:yesterday", None, datetime(2026, 3, 10, tzinfo=UTC).timestamp()),
+        ("until:today", None, datetime(2026, 3, 11, tzinfo=UTC).timestamp()),
+        (
+            "since:yesterday until:today x",
+            datetime(2026, 3, 9, tzinfo=UTC).timestamp(),
+            datetime(2026, 3, 11, tzinfo=UTC).timestamp(),
+        ),
+    ],
+)
+def test_relative_dates(query: str, since: float | None, until: float | None) -> None:
+    pq = parse_query(query, now=_NOW)
+    assert (pq.since, pq.until) == (since, until)
+
+
+def test_relative_dates_count_from_the_clock() -> None:
+    import time
+
+    before = time.time()
+    since = parse_query("since:1d").since
+    assert since is not None and before - 86400 <= since <= time.time() - 86400
+
+
+@pytest.mark.parametrize("value", ["7", "d7", "7y", "-3d", "1234567d", "tomorrow"])
+def test_bad_relative_dates_say_what_is_expected(value: str) -> None:
+    with pytest.raises(QueryError, match="or an age like 7d"):
+        parse_query(f'since:"{value}"')
+
+
+def _write(store: Path, session_id: str, stamp: float, text: str) -> None:
+    iso = datetime.fromtimestamp(stamp, UTC).isoformat()
+    data = {
+        "session_id": session_id,
+        "messages": [
+            {"role": "user", "content": text, "timestamp": stamp},
+            {"role": "assistant", "content": f"about {text}", "timestamp": stamp + 60},
+        ],
+        "created_at": iso,
+        "updated_at": datetime.fromtimestamp(stamp + 60, UTC).isoformat(),
+        "metadata": {"title": session_id},
+        "archived_messages": [],
+    }
+    (store / f"{session_id}.json").write_text(json.dumps(data), encoding="utf-8")
+
+
+@pytest.mark.parametrize("indexed", [True, False], ids=["index", "scan"])
+def test_relative_dates_mean_the_same_with_and_without_the_index(
+    tmp_path: Path, indexed: bool
+) -> None:
+    import time
+
+    from session_browser.core.stores import open_stores
+
+    store = tmp_path / "home" / "sessions"
+    store.mkdir(parents=True)
+    now = time.time()
+    _write(store, "fresh", now - 3600, "kumquat plan")
+    _write(store, "week-old", now - 8 * 86400, "kumquat plan")
+    group = open_stores([store], indexed=indexed)
+    try:
+        ranking = "relevance" if indexed else "classic"
+        found = group.search_ex("kumquat since:2d", limit=10, ranking=ranking)
+        assert found.error is None
+        assert [h.session_id for h in found.hits] == ["fresh"]
+        older = group.search_ex("kumquat until:3d", limit=10, ranking=ranking)
+        assert [h.session_id for h in older.hits] == ["week-old"]
+        both = group.search_ex("kumquat", limit=10, ranking=ranking)
+        assert sorted(h.session_id for h in both.hits) == ["fresh", "week-old"]
+        bad = group.search_ex("kumquat since:someday", limit=10, ranking=ranking)
+        assert bad.error is not None and "since: expects a date" in bad.error
+        assert not bad.hits
+    finally:
+        group.close()

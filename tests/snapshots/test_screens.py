@@ -66,7 +66,7 @@ def test_viewer_archived_boundary(snap_compare: Any, tmp_path: Path) -> None:
     ┆ and labelled "archived", the rule "4 earlier turns archived here", the summary labelled
     SUMMARY, the matched turn labelled "search match"."""
     app = app_on(build_store(tmp_path))
-    keys = [*"retention policy", "|settle", "enter", "enter"]
+    keys = [*"retention policy", "|settle", "enter"]
     assert snap_compare(app, terminal_size=SIZE, run_before=typed(*keys))
 
 
@@ -95,7 +95,7 @@ def test_markup_injection(snap_compare: Any, tmp_path: Path) -> None:
     viewer: every character is shown literally (escapes as \\x1b, \\u202e), nothing styled
     by the content itself."""
     app = app_on(build_store(tmp_path))
-    keys = [*"needle-hostile", "|settle", "enter", "enter"]
+    keys = [*"needle-hostile", "|settle", "enter"]
     assert snap_compare(app, terminal_size=SIZE, run_before=typed(*keys))
 
 

@@ -43,9 +43,7 @@ async def test_search_open_hit_next_prev_and_back(store: Path) -> None:
         hits = app.screen.query_one(HitList)
         assert [h.session_id for h in hits.hits] == ["billing-plan"]
         assert "1 session matched" in screen_text(app)
-        await pilot.press("enter")  # into the hits
-        assert app.focused is hits  # type: ignore[comparison-overlap]
-        await pilot.press("enter")  # open
+        await pilot.press("enter")  # opens the best hit
         await settle(pilot, app)
         assert isinstance(app.screen, ViewerScreen)
         view = app.screen.query_one(TranscriptView)
@@ -98,7 +96,7 @@ async def test_archived_hit_opens_at_archived_turn(store: Path) -> None:
         await settle(pilot, app)
         hit = app.screen.query_one(HitList).hits[0]
         assert hit.session_id == "pg-tuning" and hit.archived
-        await pilot.press("enter", "enter")
+        await pilot.press("enter")  # opens the best hit
         await settle(pilot, app)
         view = app.screen.query_one(TranscriptView)
         assert view.archived_count == 4
@@ -208,7 +206,7 @@ async def test_markup_injection_renders_literally_and_app_survives(store: Path) 
         assert "[@click=app.quit]x[/x]" in text
         assert "\\x1b[31mred" in text and "\\u202e" in text
         assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
-        await pilot.press("enter", "enter")
+        await pilot.press("enter")  # opens the best hit
         await settle(pilot, app)
         assert isinstance(app.screen, ViewerScreen)
         text = screen_text(app)
@@ -231,7 +229,7 @@ async def test_browsing_leaves_store_byte_identical(store: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"retention")
         await settle(pilot, app)
-        await pilot.press("enter", "enter")
+        await pilot.press("enter")  # opens the best hit
         await settle(pilot, app)
         await pilot.press("n", "G", "g", "minus", "plus", "y", "escape", "f3")
         await settle(pilot, app)
@@ -246,7 +244,7 @@ async def test_find_in_session_and_context_width(store: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"slow query")
         await settle(pilot, app)
-        await pilot.press("enter", "enter")
+        await pilot.press("enter")  # opens the best hit
         await settle(pilot, app)
         viewer = app.screen
         assert isinstance(viewer, ViewerScreen)
@@ -275,7 +273,7 @@ async def test_copy_message(store: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"card data export")
         await settle(pilot, app)
-        await pilot.press("enter", "enter")
+        await pilot.press("enter")  # opens the best hit
         await settle(pilot, app)
         await pilot.press("y")
         assert app.clipboard == "What about the card data export?"
@@ -410,7 +408,7 @@ async def test_viewer_position_counts_consistently(store: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"chargefox")
         await settle(pilot, app)
-        await pilot.press("enter", "enter")
+        await pilot.press("enter")  # opens the best hit
         await settle(pilot, app)
         info = str(app.screen.query_one("#viewer-info").render())
         assert "#0 · 1 of 6" in info
@@ -590,7 +588,7 @@ async def test_viewer_counts_the_matches_from_the_first_paint(store: Path) -> No
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"chargefox")
         await settle(pilot, app)
-        await pilot.press("enter", "enter")
+        await pilot.press("enter")  # opens the best hit
         viewer = app.screen
         assert isinstance(viewer, ViewerScreen)
         for _ in range(100):

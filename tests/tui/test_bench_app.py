@@ -19,7 +19,7 @@ def test_bench_app_report_structure() -> None:
         main,
         [
             "bench-app", "--sessions", "50", "--queries", "3", "--big-messages", "300",
-            "--no-sgd", "--json", "--query", "since:yesterday", "--query", "zqxjvkbenchprobe",
+            "--no-sgd", "--json", "--query", "since:someday", "--query", "zqxjvkbenchprobe",
         ],
     )
     assert result.exit_code == 0, result.output
@@ -50,7 +50,7 @@ def test_bench_app_report_structure() -> None:
     text = format_report(report)
     assert "(1 error, 1 without hits, not timed)" in text
     assert "3 of 5 answered with hits, 1 errors, 1 without hits" in text
-    assert "search error: 'since:yesterday': " in text
+    assert "search error: 'since:someday': " in text
     assert "search without hits: 'zqxjvkbenchprobe'" in text
     assert report["open_big"]["messages"] == 301  # 300 turns + the compaction summary
     assert report["open_big"]["opened_at_index"] == 151  # the hit: the marked middle turn

@@ -15,6 +15,7 @@ from textual.timer import Timer
 from textual.widgets import ContentSwitcher, Footer, Input, Static
 from textual.worker import get_current_worker
 
+from session_browser.core.history import HistoryWalk, load_history, remember
 from session_browser.core.model import SessionHit
 from session_browser.core.query import highlight_terms
 
@@ -42,6 +43,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         Binding("escape", "to_input", "Back to input", show=False, id="main.to_input"),
         Binding("slash", "to_input", "Back to input", show=False, id="main.slash"),
         Binding("ctrl+s", "cycle_sort", "Sort recent", show=False, id="main.sort"),
+        Binding("up,ctrl+r", "history_older", "Earlier query", show=False, id="main.history"),
     ]
 
     def __init__(self) -> None:
@@ -55,6 +57,9 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.sort = SORTS[0]
         self.last_query = ""
         self._keep_cursor = False
+        self._open_when_answered = False  # Enter came before the hits of the query
+        self._history: HistoryWalk | None = None
+        self._recalled: str | None = None  # the text the history walk put in the field
 
     @property
     def browser(self) -> SessionBrowserApp:
@@ -86,10 +91,18 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        settings = self.browser.settings
+        if settings.sort in SORTS:
+            self.sort = settings.sort
+        self.apply_compact(settings.compact)
         self.show_empty(None)
         self.browser.update_empty()
         self._search_hint()
         self.query_one("#query", Input).focus()
+
+    def apply_compact(self, compact: bool) -> None:
+        self.query_one("#hits", HitList).set_compact(compact)
+        self.query_one("#recent", RecentList).set_compact(compact)
 
     # ------------------------------------------------------------------ panes
 
@@ -145,13 +158,17 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         info.update(
             Text(
                 "Type to search titles and every turn, archived ones too. "
-                "Enter/↓ moves into the hits, Enter opens, e explains a score.",
+                "Enter opens the best hit, ↓ moves into the hits, ↑/Ctrl+R recalls"
+                " earlier queries, e explains a score.",
                 style="italic",
             )
         )
 
     @on(Input.Changed, "#query")
     def _query_changed(self, event: Input.Changed) -> None:
+        if event.value != self._recalled:
+            self._history = None  # typing starts a new walk from what is typed
+        self._open_when_answered = False
         self._search_gen += 1
         if self._search_timer is not None:
             self._search_timer.stop()
@@ -166,9 +183,47 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
     @on(Input.Submitted, "#query")
     def _query_submitted(self) -> None:
+        """Enter opens the best hit (the one under the cursor): at once when the hits of this
+        query are on screen, else as soon as they arrive."""
+        if not self.query_one("#query", Input).value.strip():
+            return
+        if self._answered == self._search_gen:
+            self._open_current()
+        else:
+            self._open_when_answered = True
+
+    def _open_current(self) -> None:
         hits = self.query_one("#hits", HitList)
         if hits.row_count:
-            hits.focus()
+            self._open_hit(HitList.Opened(hits, hits.cursor))
+
+    def action_history_older(self) -> None:
+        """Up / Ctrl+R in the query: the previous earlier query containing what is typed."""
+        field = self.query_one("#query", Input)
+        if self.focused is not field:
+            return
+        if self._history is None:
+            self._history = HistoryWalk(load_history(), typed=field.value)
+        entry = self._history.older()
+        if entry is None:
+            self.app.bell()
+            return
+        self._recall(entry)
+
+    def _recall(self, text: str) -> None:
+        field = self.query_one("#query", Input)
+        self._recalled = text
+        field.value = text
+        field.cursor_position = len(text)
+
+    def remember_query(self) -> None:
+        """Keep the query in the history (a session was opened from its hits)."""
+        text = self.query_one("#query", Input).value
+        try:
+            remember(text)
+        except OSError as exc:  # the history is a convenience: say so, never stop
+            self.browser.report_error(exc, where="saving the query history")
+        self._history = None
 
     def _searching(self, generation: int) -> None:
         """Say a search is on its way when it has not answered in a moment."""
@@ -196,7 +251,10 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self._answered = message.generation
         out = message.outcome
         hits = self.query_one("#hits", HitList)
-        keep = hits.current() if self._keep_cursor and out.query == self.last_query else None
+        # A refresh keeps the cursor on its session only while the user is in the list: from
+        # the query field, Enter opens the best hit, so the cursor stays on it.
+        same = self._keep_cursor and out.query == self.last_query and hits.has_focus
+        keep = hits.current() if same else None
         self._keep_cursor = False
         self.last_query = out.query
         hits.set_hits(out.hits, highlight_terms(out.query))
@@ -232,6 +290,9 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
                     continue
                 info.append(f" · {printable(warning, one_line=True)}", style="yellow")
         self.query_one("#search-info", Static).update(info)
+        if self._open_when_answered:
+            self._open_when_answered = False
+            self._open_current()
 
     def _mode_text(self, out: SearchOutcome) -> str:
         state = self.browser.index_state.describe()
@@ -246,6 +307,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     def _open_hit(self, event: HitList.Opened) -> None:
         hits = self.query_one("#hits", HitList)
         hit = hits.hits[event.index]
+        self.remember_query()
         self.browser.open_session(
             hit.session_id,
             store=hit.store,
@@ -363,6 +425,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     @on(RecentList.SortRequested)
     def action_cycle_sort(self) -> None:
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        self.browser.settings.sort = self.sort
+        self.browser.save_settings()
         if self.pane != "recent-pane":
             self.show_pane("recent")
         self.reload_recent()
@@ -371,6 +435,13 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     def _typed_in_list(self, event: RecentList.TypedText) -> None:
         """A printable key the list does not bind: it goes on the filter."""
         field = self.query_one("#filter", Input)
+        field.focus()
+        field.insert_text_at_cursor(event.text)
+
+    @on(HitList.TypedText, "#hits")
+    def _typed_in_hits(self, event: HitList.TypedText) -> None:
+        """A printable key the hit list does not bind: it goes on the query."""
+        field = self.query_one("#query", Input)
         field.focus()
         field.insert_text_at_cursor(event.text)
 
@@ -420,6 +491,14 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
     def marked_ids(self) -> list[str]:
         return list(self.query_one("#recent", RecentList).marked)
+
+    def session_under_cursor(self) -> tuple[str, str] | None:
+        """(id, store label) of the row under the cursor of the pane shown."""
+        if self.pane == "recent-pane":
+            summary = self.query_one("#recent", RecentList).current()
+            return (summary.session_id, summary.store) if summary else None
+        hit = self.current_hit()
+        return (hit.session_id, hit.store) if hit else None
 
     def current_session_ids(self) -> list[str]:
         """The marked sessions (recent list, Space); without marks, the row under the cursor."""

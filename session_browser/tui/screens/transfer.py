@@ -63,7 +63,12 @@ SCREEN_CSS = """
 .xfer-progress { height: 1; padding: 0 1; }
 .xfer-report { height: 1fr; margin: 0 1; border: round $primary 40%; padding: 0 1; }
 .xfer-keys { height: 1; padding: 0 1; background: $boost; }
+/* Narrow terminals (80 columns): the columns share the width, so no choice is squeezed out. */
+ExportScreen.-narrow .xfer-col, ImportScreen.-narrow .xfer-col { width: 1fr; padding: 0 0 0 1; }
 """
+
+# Below this width the option columns share the width (the fixed ones leave "What" no room).
+BREAKPOINTS: list[tuple[int, str]] = [(0, "-narrow"), (110, "-wide")]
 
 
 def _store_label(context: ScreenContext, store: DefaultSessionStore) -> str:
@@ -218,6 +223,7 @@ class ExportScreen(ContextScreen):
     """Export the open session, the selected ones or all, as JSON, Markdown or HTML."""
 
     DEFAULT_CSS = "ExportScreen { layout: vertical; }\n" + SCREEN_CSS
+    HORIZONTAL_BREAKPOINTS = BREAKPOINTS
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back / cancel", id="export.back"),
@@ -562,6 +568,7 @@ class ImportScreen(ContextScreen):
     """A path, a dry-run report of what would be imported or skipped, then a confirmed import."""
 
     DEFAULT_CSS = "ImportScreen { layout: vertical; }\n" + SCREEN_CSS
+    HORIZONTAL_BREAKPOINTS = BREAKPOINTS
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", id="import.back"),

@@ -12,6 +12,7 @@ from session_browser.core.model import SessionHit
 from session_browser.core.text import clip, strip_markdown
 
 from ..render import (
+    age_text,
     highlight,
     hit_badges,
     join_badges,
@@ -56,8 +57,11 @@ class HitList(RowList):
         self.hits = hits
         self.terms = terms
         self.cursor = 0
-        self.set_heights([self._height(h) for h in hits])
+        self.set_heights(self.row_heights())
         self.scroll_to(0, 0, animate=False)
+
+    def row_heights(self) -> list[int]:
+        return [self._height(h) for h in self.hits]
 
     @staticmethod
     def _ends(hit: SessionHit) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -81,6 +85,8 @@ class HitList(RowList):
         return before, after
 
     def _height(self, hit: SessionHit) -> int:
+        if self.compact:
+            return 1
         try:
             opening, closing = self._ends(hit)
         except Exception:  # its row says it cannot be shown
@@ -99,6 +105,12 @@ class HitList(RowList):
         title.append(one_line(hit.title) or one_line(hit.session_id), style=self.style_of("title"))
         with_agent(title, hit.agent, dim)
         join_badges(title, hit_badges(hit), badge)
+        if self.compact:  # title, badges, the matched words; age and score on the right
+            title.append("  ")
+            title.append(highlight(safe(clip(one_line(hit.snippet), 400)), self.terms, match))
+            right = f"{age_text(hit.when, self.now)} · {hit.score:.2f}"
+            right_column(title, right, width, dim)
+            return [title]
         score = f"score {hit.score:.2f}"
         right_column(title, score, width, dim)
         lines = [title]

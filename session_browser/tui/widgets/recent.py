@@ -6,13 +6,20 @@ from datetime import UTC, datetime
 from typing import ClassVar
 
 from rich.text import Text
-from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
 from session_browser.core.model import SessionSummary
 
-from ..render import human_size, join_badges, one_line, summary_badges, when_text, with_agent
+from ..render import (
+    age_text,
+    human_size,
+    join_badges,
+    one_line,
+    summary_badges,
+    when_text,
+    with_agent,
+)
 from .rowlist import RowList, right_column
 
 ROW_HEIGHT = 2
@@ -42,18 +49,6 @@ class RecentList(RowList):
     class MarkAllWanted(Message):
         """Mark every session of the list (or unmark them when all are marked already)."""
 
-    class TypedText(Message):
-        """A printable key the list does not bind: the screen puts it on the filter."""
-
-        def __init__(self, sender: RecentList, text: str) -> None:
-            super().__init__()
-            self.list = sender
-            self.text = text
-
-        @property
-        def control(self) -> RecentList:
-            return self.list
-
     def __init__(self, *, now: datetime | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
         self._fixed_now = now
@@ -75,8 +70,11 @@ class RecentList(RowList):
         self.failed.clear()
         self._wanted.clear()
         self.cursor = 0
-        self.set_heights([ROW_HEIGHT] * total)
+        self.set_heights(self.row_heights())
         self.scroll_to(0, 0, animate=False)
+
+    def row_heights(self) -> list[int]:
+        return [1 if self.compact else ROW_HEIGHT] * self.total
 
     def add_page(self, page: int, rows: list[SessionSummary]) -> None:
         self.pages[page] = rows
@@ -101,16 +99,6 @@ class RecentList(RowList):
 
     def action_cycle_sort(self) -> None:
         self.post_message(self.SortRequested())
-
-    def on_key(self, event: events.Key) -> None:
-        """Printable keys the list does not bind (``s``, ``a``, Space) filter the list."""
-        if not (event.is_printable and event.character):
-            return
-        if event.key in self.screen.active_bindings:  # s, a, space, ?, / ... keep their action
-            return
-        event.stop()
-        event.prevent_default()
-        self.post_message(self.TypedText(self, event.character))
 
     # ------------------------------------------------------------------ marks
 
@@ -176,6 +164,11 @@ class RecentList(RowList):
         if summary.archived_count:
             counts += f" + {summary.archived_count} archived"
         counts += f" · {human_size(summary.size)}"
+        if self.compact:  # one line: the age joins the counts on the right
+            created = self.sort == "created" and summary.created_at
+            age = age_text(summary.created_at if created else summary.when, self.now)
+            right_column(title, f"{'created ' if created else ''}{age} · {counts}", width, dim)
+            return [title]
         right_column(title, counts, width, dim)
         meta = Text("     ", end="")
         if self.sort == "created" and summary.created_at:

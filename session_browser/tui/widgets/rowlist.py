@@ -14,6 +14,7 @@ from typing import ClassVar
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
 from textual.message import Message
@@ -105,11 +106,35 @@ class RowList(ScrollView, can_focus=True):
         def control(self) -> RowList:
             return self.list
 
+    class TypedText(Message):
+        """A printable key the list does not bind: the screen puts it on its text field
+        (the query, the filter), as the list had never taken the focus from it."""
+
+        def __init__(self, sender: RowList, text: str) -> None:
+            super().__init__()
+            self.list = sender
+            self.text = text
+
+        @property
+        def control(self) -> RowList:
+            return self.list
+
+    def on_key(self, event: events.Key) -> None:
+        """Printable keys the list does not bind go to the screen's text field."""
+        if not (event.is_printable and event.character):
+            return
+        if event.key in self.screen.active_bindings:  # e, s, a, space, ?, / keep their action
+            return
+        event.stop()
+        event.prevent_default()
+        self.post_message(self.TypedText(self, event.character))
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._offsets: list[int] = [0]
         self._cache: OrderedDict[tuple[int, int, int, bool], Strip] = OrderedDict()
         self._generation = 0
+        self.compact = False  # one line a row
 
     # ------------------------------------------------------------------ model
 
@@ -124,6 +149,19 @@ class RowList(ScrollView, can_focus=True):
         self.virtual_size = Size(self.size.width, self._offsets[-1])
         if self.cursor >= self.row_count:
             self.cursor = max(0, self.row_count - 1)
+
+    def set_compact(self, compact: bool) -> None:
+        """One line a row (or the full rows again); the cursor stays on its row."""
+        if compact == self.compact:
+            return
+        self.compact = compact
+        cursor = self.cursor
+        self.set_heights(self.row_heights())
+        self.move_cursor(cursor)
+
+    def row_heights(self) -> list[int]:
+        """The height of every row as the list is now (for :meth:`set_compact`)."""
+        return [1] * self.row_count
 
     def invalidate(self) -> None:
         """Forget cached lines (the data behind the rows changed)."""

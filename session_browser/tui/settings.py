@@ -1,0 +1,58 @@
+"""The app's remembered choices (theme, Recent's sort, compact rows): ``settings.json`` in
+our config dir (next to ``keymap.toml``), 0600 in a 0700 dir, written atomically.
+
+A file that cannot be read gives the defaults (the app starts as if it were absent); an
+unknown or ill-typed value is ignored on its own.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from session_browser.core.files import atomic_write_bytes
+from session_browser.core.paths import ensure_private_dir
+
+from .keymap import config_dir
+
+MAX_BYTES = 64 * 1024
+
+
+@dataclass
+class Settings:
+    theme: str | None = None
+    sort: str | None = None
+    compact: bool = False
+
+
+def settings_path() -> Path:
+    return config_dir() / "settings.json"
+
+
+def load_settings(path: Path | None = None) -> Settings:
+    path = path or settings_path()
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            return Settings()
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return Settings()
+    out = Settings()
+    if not isinstance(data, dict):
+        return out
+    if isinstance(data.get("theme"), str):
+        out.theme = data["theme"]
+    if isinstance(data.get("sort"), str):
+        out.sort = data["sort"]
+    if isinstance(data.get("compact"), bool):
+        out.compact = data["compact"]
+    return out
+
+
+def save_settings(settings: Settings, path: Path | None = None) -> None:
+    """Write ``settings`` (raises ``OSError``; the old file then stays as it was)."""
+    path = path or settings_path()
+    ensure_private_dir(path.parent)
+    payload = json.dumps(asdict(settings), indent=2, sort_keys=True).encode("utf-8")
+    atomic_write_bytes(path, payload + b"\n")
