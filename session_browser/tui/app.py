@@ -16,7 +16,7 @@ from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
 
-from .backend import Backend, IndexState
+from .backend import Backend, IndexState, LiveChanges
 from .commands import ActionsProvider
 from .errors import ReportsWorkerErrors
 from .keymap import KeymapError, config_dir, load_keymap
@@ -35,6 +35,7 @@ DARK_THEME = "textual-dark"
 LIGHT_THEME = "textual-light"
 INDEX_POLL = 0.25  # seconds between progress reads while the index builds
 COUNT_EVERY = 8  # polls between session counts while it builds
+LIVE_POLL = 1.0  # seconds between looks for new or changed session files
 
 # Screens other parts of the app add: name -> (module, class). A screen class is called
 # with one argument, a :class:`ScreenContext`; when its module is absent the action says so.
@@ -110,8 +111,10 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self._errors_shown: set[str] = set()  # each worker error is told once
         self._keymap_error: str | None = None
         self._index_timer: Any = None
+        self._live_timer: Any = None
         self._polls = 0
         self._done_at_refresh = 0
+        self._total_seen = 0  # the build's file count last shown (0: still listing files)
         if keymap is None:
             try:
                 keymap = load_keymap()
@@ -145,6 +148,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             names = ", ".join(printable(m, one_line=True) for m in self.missing_stores)
             self.notify(f"Store not found (not a directory): {names}", severity="warning")
         self.start_index()
+        self._live_timer = self.set_interval(LIVE_POLL, self._look_for_changes)
 
     def on_unmount(self) -> None:
         """Stop the index build and close every store (threads, databases, watchers)."""
@@ -154,6 +158,9 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         if self._index_timer is not None:
             self._index_timer.stop()
             self._index_timer = None
+        if self._live_timer is not None:
+            self._live_timer.stop()
+            self._live_timer = None
         self.backend.close()
 
     def notify(
@@ -219,6 +226,30 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         if attention != self.attention or skipped_now != self.skipped_files:
             self.post_message(StoreStatus(count, state, attention, skipped_now))
 
+    def _look_for_changes(self) -> None:
+        """Every :data:`LIVE_POLL` seconds, outside a build: what changed on disk."""
+        if self.index_state.mode != "building" and self.backend.indexed:
+            self.check_changes()
+
+    @work(thread=True, exclusive=True, group="live", exit_on_error=False)
+    def check_changes(self) -> None:
+        changes = self.backend.check_changes()
+        if changes.changed:
+            self.call_from_thread(self._show_changes, changes)
+
+    def _show_changes(self, changes: LiveChanges) -> None:
+        """New or changed sessions: marked in both lists, which are asked again (the
+        cursor stays on its session), and the counts refreshed."""
+        main = self.main
+        main.set_fresh(changes.fresh)
+        self.refresh_status()
+        self._refresh_lists(recent=True)
+
+    @work(thread=True, group="live-seen", exit_on_error=False)
+    def mark_seen(self, session_id: str) -> None:
+        self.backend.mark_seen(session_id)
+        self.call_from_thread(self.main.set_fresh, self.backend.fresh)
+
     def report_error(self, error: BaseException | str, *, where: str = "") -> None:
         """Tell the user of a failure once (the same text again stays quiet). Every screen's
         failed worker comes here (:class:`ReportsWorkerErrors`)."""
@@ -246,7 +277,13 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             if self._index_timer is None:
                 self._index_timer = self.set_interval(INDEX_POLL, self._poll_index)
             self._polls += 1
-            if self._polls % COUNT_EVERY == 0:
+            if state.total != self._total_seen:
+                # The build has listed the files: they are listed and searched (the newest
+                # first) before they are indexed, so ask both lists again now.
+                self._total_seen = state.total
+                self.refresh_status()
+                self._refresh_lists(recent=True)
+            elif self._polls % COUNT_EVERY == 0:
                 self.refresh_status()
                 if state.done != self._done_at_refresh:  # more is searchable: ask again
                     self._done_at_refresh = state.done
@@ -266,7 +303,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             return
         main.rerun_search(keep_cursor=True)
         if recent:
-            main.reload_recent()
+            main.reload_recent(keep_cursor=True)
 
     def on_store_status(self, message: StoreStatus) -> None:
         self.session_count = message.sessions
@@ -327,7 +364,10 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         parts = [f"store: {stores}"]
         if self.session_count is not None:
             n = self.session_count
-            so_far = " indexed so far" if self.index_state.mode == "building" else ""
+            # While a build lists the files the count is of the indexed ones; once listed,
+            # the files not indexed yet are counted (and listed) too.
+            listing = self.index_state.mode == "building" and not self.index_state.total
+            so_far = " indexed so far" if listing else ""
             parts.append(f"{n:,} session{'s' if n != 1 else ''}{so_far}")
         if self.skipped_files:
             k = self.skipped_files
@@ -375,6 +415,8 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
     def open_session(
         self, session_id: str, *, store: str, anchor: int, terms: list[str], title: str
     ) -> None:
+        if session_id in self.backend.fresh:
+            self.mark_seen(session_id)
         self.push_screen(
             ViewerScreen(session_id, store=store, anchor=anchor, terms=terms, title=title)
         )

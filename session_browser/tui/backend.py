@@ -74,6 +74,16 @@ class IndexState:
         return "scanning files (no index)"
 
 
+@dataclass
+class LiveChanges:
+    """What one look at the stores found: whether anything was added, changed or removed
+    since the last look, and the sessions that are new or changed since the user last
+    looked at them (opening a session counts as looking)."""
+
+    changed: bool = False
+    fresh: frozenset[str] = frozenset()
+
+
 def _done_total(value: Any) -> tuple[int, int] | None:
     """A store's ``progress``: the (done, total) tuple of the index API."""
     if isinstance(value, tuple) and len(value) == 2:
@@ -95,6 +105,12 @@ class Backend:
         # Per store: how many of its warnings were there when our last build started (a
         # failure since then is this build's).
         self._warnings_seen: dict[int, int] = {}
+        # Per store: its index generation when the app first found it up to date (what is
+        # indexed after that is new); per session id: the generation it was last seen at.
+        self._baseline: dict[int, int] = {}
+        self._seen: dict[str, int] = {}
+        self._fresh: frozenset[str] = frozenset()
+        self._live_lock = threading.Lock()
         self.closed = False
 
     def close(self) -> None:
@@ -221,6 +237,57 @@ class Backend:
         running = any(getattr(s, "indexing", False) for s in self.stores)
         self._cancel.set()
         return running
+
+    # ------------------------------------------------------------------ live
+
+    def _live_stores(self) -> list[Any]:
+        return [
+            s
+            for s in self.stores
+            if callable(getattr(s, "reconcile", None))
+            and callable(getattr(s, "generation", None))
+            and callable(getattr(s, "changed_since", None))
+        ]
+
+    def check_changes(self) -> LiveChanges:
+        """Bring the indexes in line with their files (the index's own reconcile: its
+        inotify watch names what changed, with a full pass now and then) and say what
+        changed. Nothing while a build runs (it picks the changes up itself). Call it from a
+        worker: it stats files and reads the index."""
+        if self.closed or not self._live_stores():
+            return LiveChanges(fresh=self._fresh)
+        with self._live_lock:
+            changed = False
+            fresh: set[str] = set()
+            for store in self._live_stores():
+                if getattr(store, "indexing", False):
+                    return LiveChanges(fresh=self._fresh)
+                key = id(store)
+                if key not in self._baseline:  # the first look: what is there is not new
+                    self._baseline[key] = int(store.generation())
+                    continue
+                report = store.reconcile()
+                changed = changed or bool(report.added or report.updated or report.removed)
+                for session_id, gen in store.changed_since(self._baseline[key]).items():
+                    if gen > self._seen.get(session_id, 0):
+                        fresh.add(session_id)
+            if changed:
+                self._summaries = None
+            changed = changed or frozenset(fresh) != self._fresh
+            self._fresh = frozenset(fresh)
+            return LiveChanges(changed, self._fresh)
+
+    @property
+    def fresh(self) -> frozenset[str]:
+        """The sessions new or changed since the user last looked (from the last check)."""
+        return self._fresh
+
+    def mark_seen(self, session_id: str) -> None:
+        """The user looked at ``session_id``: it is not new any more (until it changes)."""
+        latest = max((int(s.generation()) for s in self._live_stores()), default=0)
+        with self._live_lock:
+            self._seen[session_id] = latest
+            self._fresh = self._fresh - {session_id}
 
     # ------------------------------------------------------------------ search
 

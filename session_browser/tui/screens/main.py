@@ -54,6 +54,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.sort = SORTS[0]
         self.last_query = ""
         self._keep_cursor = False
+        self._keep_recent: str | None = None  # the session the recent cursor stays on
 
     @property
     def browser(self) -> SessionBrowserApp:
@@ -274,13 +275,22 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
     # ------------------------------------------------------------------ recent
 
-    def reload_recent(self) -> None:
+    def set_fresh(self, fresh: frozenset[str]) -> None:
+        """Mark ``fresh`` (new or changed since the user looked) in both lists."""
+        for widget in self.query(HitList).results():
+            widget.set_fresh(fresh)
+        for recent in self.query(RecentList).results():
+            recent.set_fresh(fresh)
+
+    def reload_recent(self, *, keep_cursor: bool = False) -> None:
         try:
             recent = self.query_one("#recent", RecentList)
             text = self.query_one("#filter", Input).value
         except NoMatches:  # a timer or an index message landing while the app shuts down
             return
         self._recent_gen += 1
+        current = recent.current() if keep_cursor else None
+        self._keep_recent = current.session_id if current is not None else None
         recent.sort = self.sort
         self.count_recent(self._recent_gen, self.sort, text)
 
@@ -311,6 +321,10 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         recent = self.query_one("#recent", RecentList)
         recent.reset(message.total)
         recent.add_page(0, message.first_page)
+        ids = [s.session_id for s in message.first_page]
+        if self._keep_recent in ids:
+            recent.move_cursor(ids.index(self._keep_recent))
+        self._keep_recent = None
         self._recent_info(message.error)
 
     def on_recent_page_loaded(self, message: RecentPageLoaded) -> None:

@@ -45,6 +45,7 @@ class HitList(RowList):
         self._fixed_now = now
         self.hits: list[SessionHit] = []
         self.terms: list[str] = []
+        self.fresh: frozenset[str] = frozenset()  # new or changed since the user looked
 
     @property
     def now(self) -> datetime:
@@ -57,6 +58,11 @@ class HitList(RowList):
         self.cursor = 0
         self.set_heights([self._height(h) for h in hits])
         self.scroll_to(0, 0, animate=False)
+
+    def set_fresh(self, fresh: frozenset[str]) -> None:
+        if fresh != self.fresh:
+            self.fresh = fresh
+            self.invalidate()
 
     @staticmethod
     def _ends(hit: SessionHit) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -96,6 +102,8 @@ class HitList(RowList):
         badge = self.style_of("badge")
         title = Text(" ", end="")
         title.append(one_line(hit.title) or one_line(hit.session_id), style=self.style_of("title"))
+        if hit.session_id in self.fresh:
+            join_badges(title, ["new"], self.style_of("accent"))
         join_badges(title, hit_badges(hit), badge)
         score = f"score {hit.score:.2f}"
         right_column(title, score, width, dim)
