@@ -227,8 +227,10 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             self.post_message(StoreStatus(count, state, attention, skipped_now))
 
     def _look_for_changes(self) -> None:
-        """Every :data:`LIVE_POLL` seconds, outside a build: what changed on disk."""
-        if self.index_state.mode != "building" and self.backend.indexed:
+        """Every :data:`LIVE_POLL` seconds, outside a build: what changed on disk. Not after
+        a build was stopped or failed (a look would finish it here, unasked)."""
+        state = self.index_state
+        if state.mode == "ready" and not state.error and self.backend.indexed:
             self.check_changes()
 
     @work(thread=True, exclusive=True, group="live", exit_on_error=False)

@@ -150,3 +150,24 @@ async def test_a_first_run_lists_and_answers_before_the_index_is_built(tmp_path:
     finally:
         blocker.close()
         backend.group.close()
+
+
+async def test_a_stopped_build_is_not_finished_by_looking_for_changes(tmp_path: Path) -> None:
+    store = _many_sessions(tmp_path / "many", 1200)
+    backend = Backend([store])
+    blocker = sqlite3.connect(backend.stores[0].db_path, timeout=30.0, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    app = SessionBrowserApp(backend, now=NOW, store_labels=["many"], animate=False)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await _until(pilot, lambda: app.index_state.total == 1200, 10)
+            await pilot.press("ctrl+g")
+            blocker.execute("ROLLBACK")
+            await _until(pilot, lambda: app.index_state.mode == "cancelled", 20)
+            await pilot.pause(2.5)  # two looks at the stores
+            assert app.index_state.mode == "cancelled"
+            assert not backend.stores[0].indexing
+            assert backend.stores[0].count() < 1200  # the rest waits for Resume
+    finally:
+        blocker.close()
+        backend.group.close()
