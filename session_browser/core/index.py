@@ -2739,8 +2739,14 @@ class SqliteSessionStore(DefaultSessionStore):
             with self._lock:
                 db = self._conn()
                 scored, warnings, counted = self._score_index(db, pq, corpus, limit)
+                with self._state_lock:
+                    pending, unscanned = self._pending_to_scan()
+                    stale = set(self._stale_keys)
+                # Files not indexed yet are read before any typo correction: a word that
+                # only they hold is no typo.
+                scanned = self._score_files(db, pq, pending, corpus) if pending else []
                 fuzzy = False
-                if not scored and pq.terms and self.has_fts:
+                if not scored and not scanned and pq.terms and self.has_fts:
                     fixed = self._fuzzy_query(db, pq)
                     if fixed is not None:
                         fpq, note = fixed
@@ -2751,16 +2757,14 @@ class SqliteSessionStore(DefaultSessionStore):
                             warnings.append(note)
                             warnings.extend(more)
                             pq = fpq
-                with self._state_lock:
-                    pending, unscanned = self._pending_to_scan()
-                    stale = set(self._stale_keys)
+                            if pending:
+                                scanned = self._score_files(db, pq, pending, corpus)
                 if stale:
                     scored = [s for s in scored if s.info.key not in stale]
                 matched = len(scored) if counted is None else max(counted, len(scored))
                 mode = "index" if self.has_fts else "like"
                 if pending:
                     mode += "+scan"
-                    scanned = self._score_files(db, pq, pending, corpus)
                     matched += len(scanned)
                     scored.extend(scanned)
                     done, total = self.progress

@@ -130,3 +130,27 @@ def test_a_search_during_the_build_reads_only_the_newest_pending_files(tmp_path:
         blocker.execute("ROLLBACK")
         blocker.close()
         store.close()
+
+
+def test_a_word_only_a_pending_file_holds_is_found_not_corrected(tmp_path: Path) -> None:
+    d = _many(tmp_path / "s", 60)
+    store = SqliteSessionStore(d, db_path=tmp_path / "i.sqlite3")  # indexed: walrus0..59
+    try:
+        for i in range(600, 620):  # then new files, listed but not indexed yet
+            sid = f"s{i:04d}"
+            _write(d, sid, _session(sid, f"note {i} about walrus{i}", 1.8e9 + i), 1.8e9 + i)
+        blocker = sqlite3.connect(store.db_path, timeout=30.0, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")
+        try:
+            store.start_reconcile()
+            deadline = time.monotonic() + 30
+            while store.progress[1] != 20 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            result = store.search_ex("walrus600", limit=5)
+            assert [h.session_id for h in result.hits] == ["s0600"]
+            assert not result.fuzzy  # not "walrus60", a close spelling the index holds
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+    finally:
+        store.close()
