@@ -112,6 +112,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self._keymap_error: str | None = None
         self._index_timer: Any = None
         self._live_timer: Any = None
+        self._live_worker: Any = None
         self._polls = 0
         self._done_at_refresh = 0
         self._total_seen = 0  # the build's file count last shown (0: still listing files)
@@ -230,8 +231,11 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         """Every :data:`LIVE_POLL` seconds, outside a build: what changed on disk. Not after
         a build was stopped or failed (a look would finish it here, unasked)."""
         state = self.index_state
-        if state.mode == "ready" and not state.error and self.backend.indexed:
-            self.check_changes()
+        if state.mode != "ready" or state.error or not self.backend.indexed:
+            return
+        if self._live_worker is not None and self._live_worker.is_running:
+            return  # the last look is still on (a full pass over a large dir): no pile-up
+        self._live_worker = self.check_changes()
 
     @work(thread=True, exclusive=True, group="live", exit_on_error=False)
     def check_changes(self) -> None:
