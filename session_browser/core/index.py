@@ -178,7 +178,7 @@ WATCH_MIN_FILES = 1000  # from this many files, a reconcile after the first one 
 FULL_PASS_INTERVAL = 60.0  # seconds after which a reconcile stats every file again anyway
 IN_CHUNK = 500  # names per ``IN (...)`` list
 BULK_AUTOMERGE = 0  # FTS5 'automerge' while a first build streams rows in
-PENDING_SCAN_FILES = 300  # newest not-yet-indexed files a search reads while a build runs
+PENDING_SCAN_FILES = 100  # newest not-yet-indexed files a search reads while a build runs
 OPEN_BUSY_SECONDS = 30.0  # how long opening retries while other processes set the index up
 
 __all__ = [

@@ -207,12 +207,14 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self._post_status()
 
     @work(thread=True, exclusive=True, group="status", exit_on_error=False)
-    def refresh_status(self, *, skipped: bool = False) -> None:
-        self._post_status(skipped=skipped)
+    def refresh_status(self, *, skipped: bool = False, attention: bool = True) -> None:
+        self._post_status(skipped=skipped, attention=attention)
 
-    def _post_status(self, *, skipped: bool = False) -> None:
+    def _post_status(self, *, skipped: bool = False, attention: bool = True) -> None:
         """Counts for the status line; with ``skipped`` (after a build), also how many files
-        the index skipped (the index status lists the files, which takes a dir scan)."""
+        the index skipped (the index status lists the files, which takes a dir scan); without
+        ``attention``, the session count only (the quarantine listing reads every store's
+        dir: not again every few seconds while a build runs)."""
         state = self.backend.index_state()
         count: int | None
         try:
@@ -222,10 +224,12 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             self.call_from_thread(self.report_error, exc, where="counting the sessions")
         # The count first (it is quick); the quarantine listing reads a dir of every store.
         self.post_message(StoreStatus(count, state, self.attention, self.skipped_files))
-        attention = self.backend.quarantine_count()
+        if not attention and not skipped:
+            return
+        waiting = self.backend.quarantine_count()
         skipped_now = self.backend.skipped_files() if skipped else self.skipped_files
-        if attention != self.attention or skipped_now != self.skipped_files:
-            self.post_message(StoreStatus(count, state, attention, skipped_now))
+        if waiting != self.attention or skipped_now != self.skipped_files:
+            self.post_message(StoreStatus(count, state, waiting, skipped_now))
 
     def _look_for_changes(self) -> None:
         """Every :data:`LIVE_POLL` seconds, outside a build: what changed on disk. Not after
@@ -287,10 +291,10 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
                 # The build has listed the files: they are listed and searched (the newest
                 # first) before they are indexed, so ask both lists again now.
                 self._total_seen = state.total
-                self.refresh_status()
+                self.refresh_status(attention=False)
                 self._refresh_lists(recent=True)
             elif self._polls % COUNT_EVERY == 0:
-                self.refresh_status()
+                self.refresh_status(attention=False)
                 if state.done != self._done_at_refresh:  # more is searchable: ask again
                     self._done_at_refresh = state.done
                     self._refresh_lists(recent=False)

@@ -111,6 +111,7 @@ class Backend:
         self._seen: dict[str, int] = {}
         self._fresh: frozenset[str] = frozenset()
         self._live_lock = threading.Lock()
+        self._search_lock = threading.Lock()
         self.closed = False
 
     def close(self) -> None:
@@ -302,6 +303,22 @@ class Backend:
         started = time.perf_counter()
         if not query.strip():
             return SearchOutcome(query)
+        # One search at a time: each keystroke starts one, and a search cannot be stopped
+        # half way, so without this a fast typist's searches would all run at once (while a
+        # build runs, each reads files). One superseded while it waited is not run at all.
+        with self._search_lock:
+            if is_cancelled():
+                return SearchOutcome(query, error="superseded")
+            return self._search(query, limit, window, is_cancelled, started)
+
+    def _search(
+        self,
+        query: str,
+        limit: int,
+        window: int,
+        is_cancelled: Callable[[], bool],
+        started: float,
+    ) -> SearchOutcome:
         if self.indexed:
             out = self._search_indexed(query, limit, window, is_cancelled)
         else:

@@ -171,3 +171,36 @@ async def test_a_stopped_build_is_not_finished_by_looking_for_changes(tmp_path: 
     finally:
         blocker.close()
         backend.group.close()
+
+
+def test_a_search_superseded_while_another_runs_is_not_run(tmp_path: Path) -> None:
+    """One search at a time: a keystroke's search that was overtaken by the next one
+    while it waited never runs (while a build runs, each search reads files)."""
+    import threading
+
+    store = tmp_path / "sessions"
+    store.mkdir()
+    _write(store, _session("alpha", ["the zebracorn plan", "ok"], time.time()))
+    backend = Backend([store])
+    backend.group.start_reconcile()
+    try:
+        results: dict[str, Any] = {}
+        overtaken = threading.Event()
+
+        def search(name: str, cancelled: threading.Event) -> None:
+            results[name] = backend.search("zebracorn", is_cancelled=cancelled.is_set)
+
+        with backend._search_lock:  # a search is running
+            waiting = threading.Thread(target=search, args=("old", overtaken))
+            current = threading.Thread(target=search, args=("new", threading.Event()))
+            waiting.start()
+            current.start()
+            time.sleep(0.2)
+            assert not results  # both wait for the running one
+            overtaken.set()  # the next keystroke came
+        waiting.join(10)
+        current.join(10)
+        assert results["old"].error == "superseded" and results["old"].hits == []
+        assert [h.session_id for h in results["new"].hits] == ["alpha"]
+    finally:
+        backend.close()
