@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import time
@@ -10,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from textual import events
 from textual.pilot import Pilot
 
 from session_browser.tui.app import SessionBrowserApp
@@ -204,3 +206,43 @@ def test_a_search_superseded_while_another_runs_is_not_run(tmp_path: Path) -> No
         assert [h.session_id for h in results["new"].hits] == ["alpha"]
     finally:
         backend.close()
+
+
+class _CountingBackend(Backend):
+    """The real backend, noting the queries it was asked to search."""
+
+    def __init__(self, dirs: list[Path]) -> None:
+        super().__init__(dirs)
+        self.asked: list[str] = []
+
+    def search(self, query: str, **kwargs: Any) -> Any:
+        self.asked.append(query)
+        return super().search(query, **kwargs)
+
+
+async def test_while_the_index_builds_a_search_waits_for_a_pause_in_typing(
+    tmp_path: Path,
+) -> None:
+    store = _many_sessions(tmp_path / "many", 1200)
+    backend = _CountingBackend([store])
+    blocker = sqlite3.connect(backend.stores[0].db_path, timeout=30.0, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    app = SessionBrowserApp(backend, now=NOW, store_labels=["many"], animate=False)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await _until(pilot, lambda: app.index_state.total == 1200, 10)
+            await pilot.pause()
+            driver = app._driver
+            assert driver is not None
+            for char in "walrus1190":  # a fast typist: a key every 80 ms
+                key = events.Key(char, char)
+                key.set_sender(app)
+                driver.send_message(key)  # as the terminal sends it (no wait for idle)
+                await asyncio.sleep(0.08)
+            hits = app.main.query_one(HitList)
+            await _until(pilot, lambda: [h.session_id for h in hits.hits] == ["s01190"], 5)
+            assert backend.asked == ["walrus1190"]  # no search per keystroke
+            blocker.execute("ROLLBACK")  # let the build go on, so closing is quick
+    finally:
+        blocker.close()
+        backend.group.close()

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from ..app import SessionBrowserApp
 
 SEARCH_DEBOUNCE = 0.04  # seconds of quiet typing before a search starts
+# ... while the index builds: a search then reads files and cannot stop half way, so one
+# per keystroke would make the last one wait for the others.
+SEARCH_DEBOUNCE_BUILDING = 0.2
 FILTER_DEBOUNCE = 0.15
 SEARCHING_HINT = 0.3  # seconds before a slow search says it is searching
 
@@ -162,7 +165,9 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             self._search_hint()
             return
         gen = self._search_gen
-        self._search_timer = self.set_timer(SEARCH_DEBOUNCE, lambda: self.run_search(query, gen))
+        building = self.browser.index_state.mode == "building"
+        delay = SEARCH_DEBOUNCE_BUILDING if building else SEARCH_DEBOUNCE
+        self._search_timer = self.set_timer(delay, lambda: self.run_search(query, gen))
 
     @on(Input.Submitted, "#query")
     def _query_submitted(self) -> None:
