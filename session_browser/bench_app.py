@@ -19,6 +19,12 @@ Pilot) in a fresh Python process:
   the clock runs from sending Enter to the first rendered line of the loaded transcript.
   Paging through it (PageDown) is timed as well.
 - **peak RSS** of each app process (``ru_maxrss``); the largest is compared to the target.
+- **first answer on a cold store**: the same store with no index at all (a fresh cache dir),
+  as on a first run: the first known-item query is typed as soon as the first frame is
+  painted (keys sent as a terminal sends them), and the clock runs from its last key to
+  the hit list (or "no hits") painted for it, while the index builds in the background.
+  Then F3: the time until the Recent list shows its first rows, and how far the build was
+  at each point.
 
 The store given with ``--store`` is copied first and never changed; the index lives in a
 temporary cache dir. Timings are wall-clock on this machine: the report says which.
@@ -49,6 +55,7 @@ TARGETS: dict[str, tuple[float, str, str]] = {
     "search_p95_ms": (100.0, "ms", "results on screen after last keystroke (p95)"),
     "open_big_s": (0.5, "s", "open 20k-message session -> first paint"),
     "peak_rss_mb": (250.0, "MB", "peak RSS of the app process"),
+    "cold_answer_s": (2.0, "s", "cold store (no index): first answer"),
 }
 BIG_ID = "bench-app-twenty-thousand"
 BIG_WORD = "zephyrquartzite"
@@ -248,12 +255,14 @@ def _peak_rss_mb() -> float:
 
 async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
     t_import = time.time()
+    from textual import events
     from textual.pilot import Pilot
 
     from session_browser.tui.app import SessionBrowserApp
     from session_browser.tui.backend import Backend
     from session_browser.tui.screens.viewer import ViewerScreen
     from session_browser.tui.widgets.hits import HitList
+    from session_browser.tui.widgets.recent import RecentList
     from session_browser.tui.widgets.transcript import TranscriptView
 
     painted: dict[str, float] = {}
@@ -319,8 +328,66 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
     def index_settled() -> bool:
         return app.session_count is not None and app.index_state.mode != "building"
 
+    def progress() -> list[int]:
+        state = app.backend.index_state()
+        return [state.done, state.total] if state.mode == "building" else []
+
     async with app.run_test(size=SIZE) as pilot:
         await until(lambda: "ready" in painted, pilot)
+        if spec["kind"] == "cold":
+            result["first_paint_s"] = round(painted["ready"] - spawned, 4)
+            query = spec["queries"][0]
+            app.screen.query_one("#query").focus()
+            await pilot.pause()
+            # Keys as a terminal sends them, without the Pilot's wait for an idle process
+            # after each (it measures the CPU time of every thread, so while the index
+            # builds it waits a second or two a key: not what a user types into).
+            driver = app._driver
+            assert driver is not None
+            sent = time.time()
+            for n, char in enumerate(query):
+                if n:
+                    await asyncio.sleep(float(spec.get("key_delay", 0.08)))
+                sent = time.time()
+                key = events.Key("space" if char == " " else char, char)
+                key.set_sender(app)
+                driver.send_message(key)
+
+            def answered(q: str = query) -> bool:
+                if f"hits:{q}" in painted or getattr(app.screen, "last_query", None) == q:
+                    painted.setdefault(f"answer:{q}", time.time())  # hits, or "no hits"
+                    return True
+                return False
+
+            await until(answered, pilot, CHILD_TIMEOUT)
+            answer = painted[f"answer:{query}"]
+            result["cold_answer_s"] = round(answer - sent, 4)
+            result["answer_from_start_s"] = round(answer - spawned, 4)
+            result["query"] = query
+            result["hits"] = len(app.screen.query_one(HitList).hits)
+            result["error"] = errors.get(query)
+            result["building_at_answer"] = progress()
+            # The known session itself may wait for the index (a build indexes the oldest
+            # files first, a search reads only the newest ones not indexed yet).
+            try:
+                await until(lambda: f"hits:{query}" in painted, pilot, CHILD_TIMEOUT / 2)
+            except TimeoutError:  # never found: said in the report
+                result["hits_s"] = None
+            else:
+                result["hits_s"] = round(painted[f"hits:{query}"] - sent, 4)
+            result["building_at_hits"] = progress()
+            recent = app.screen.query_one(RecentList)
+            asked = time.time()
+            f3 = events.Key("f3", None)
+            f3.set_sender(app)
+            driver.send_message(f3)
+            await until(lambda: bool(recent.pages.get(0)), pilot, CHILD_TIMEOUT)
+            result["recent_s"] = round(time.time() - asked, 4)
+            result["recent_rows"] = recent.total
+            result["building_at_recent"] = progress()
+            result["status"] = app.status_text
+            result["peak_rss_mb"] = _peak_rss_mb()
+            return result
         await until(lambda: app.session_count is not None, pilot)
         t_counts = time.time()
         result["first_paint_s"] = round(painted["ready"] - spawned, 4)
@@ -458,6 +525,9 @@ def run_bench_app(
         search = run_child("search", {**common, "queries": queries}, env)
         say("measuring the 20k-message session")
         opened = run_child("open", common, env)
+        say("measuring the first answer on the same store without an index")
+        cold_env = {**env, "SESSION_BROWSER_CACHE_DIR": str(work / "cold-cache")}
+        cold = run_child("cold", {**common, "queries": queries}, cold_env)
     samples = search["samples"]
     search_errors = [s for s in samples if s.get("error")]
     no_hits = [s for s in samples if not s.get("error") and not s["hits"]]
@@ -468,12 +538,14 @@ def run_bench_app(
         "paint": paint["peak_rss_mb"],
         "search": search["peak_rss_mb"],
         "open": opened["peak_rss_mb"],
+        "cold": cold["peak_rss_mb"],
     }
     values: dict[str, float | None] = {
         "first_paint_s": float(paint["first_paint_s"]),
         "search_p95_ms": _pct(times, 0.95) if times else None,
         "open_big_s": float(opened["open_big_s"]),
         "peak_rss_mb": max(rss.values()),
+        "cold_answer_s": float(cold["cold_answer_s"]),
     }
     missing = {"search_p95_ms": (len(search_errors), len(no_hits))}
     targets = []
@@ -520,6 +592,21 @@ def run_bench_app(
             "page_down_ms_p50": opened["page_ms_p50"],
             "page_down_ms_max": opened["page_ms_max"],
             "jump_to_end_ms": opened["jump_end_ms"],
+        },
+        "cold": {
+            "query": cold["query"],
+            "hits": cold["hits"],
+            "error": cold["error"],
+            "answer_after_last_key_s": cold["cold_answer_s"],
+            "answer_from_process_start_s": cold["answer_from_start_s"],
+            "first_paint_s": cold["first_paint_s"],
+            "index_at_answer": cold["building_at_answer"],
+            "first_hits_after_last_key_s": cold["hits_s"],
+            "index_at_first_hits": cold["building_at_hits"],
+            "recent_after_f3_s": cold["recent_s"],
+            "recent_rows": cold["recent_rows"],
+            "index_at_recent": cold["building_at_recent"],
+            "status_line": cold["status"],
         },
         "rss_mb": rss,
         "targets": targets,
@@ -570,6 +657,27 @@ def format_report(report: dict[str, Any]) -> str:
         f"{ob['first_paint_s']:.3f} s; PageDown p50 {ob['page_down_ms_p50']:.1f} ms "
         f"(max {ob['page_down_ms_max']:.1f} ms); G to the end {ob['jump_to_end_ms']:.1f} ms",
         "peak RSS: " + ", ".join(f"{k} {v:.0f} MB" for k, v in report["rss_mb"].items()),
+    ]
+    cold = report["cold"]
+
+    def building(at: list[int]) -> str:
+        return f"index {at[0]:,} of {at[1]:,} files" if at else "index not building"
+
+    hits = cold["hits"]
+    lines += [
+        f"cold store (no index): {cold['query']!r} answered "
+        f"{cold['answer_after_last_key_s']:.3f} s after its last key "
+        f"({cold['answer_from_process_start_s']:.3f} s from process start) with "
+        f"{hits} hit{'s' if hits != 1 else ''} ({building(cold['index_at_answer'])}); "
+        + (
+            "no hits at all"
+            if cold["first_hits_after_last_key_s"] is None
+            else f"first hits {cold['first_hits_after_last_key_s']:.3f} s after the last key "
+            f"({building(cold['index_at_first_hits'])})"
+        ),
+        f"cold store: Recent showed {cold['recent_rows']:,} rows "
+        f"{cold['recent_after_f3_s']:.3f} s after F3 ({building(cold['index_at_recent'])}); "
+        f"status line then: {cold['status_line']}",
     ]
     for sample in se["samples"]:
         if sample.get("error"):

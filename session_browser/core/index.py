@@ -98,6 +98,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -186,6 +187,7 @@ WATCH_MIN_FILES = 1000  # from this many files, a reconcile after the first one 
 FULL_PASS_INTERVAL = 60.0  # seconds after which a reconcile stats every file again anyway
 IN_CHUNK = 500  # names per ``IN (...)`` list
 BULK_AUTOMERGE = 0  # FTS5 'automerge' while a first build streams rows in
+PENDING_SCAN_FILES = 100  # newest not-yet-indexed files a search reads while a build runs
 OPEN_BUSY_SECONDS = 30.0  # how long opening retries while other processes set the index up
 
 __all__ = [
@@ -1015,6 +1017,9 @@ class SqliteSessionStore(DefaultSessionStore):
         self._db_ino: int | None = None  # the inode of the database file self._db reads
         self._lock_fd: int | None = None  # our shared lock on <db>.lock while open
         self._pending: set[str] = set()  # file names not (yet) indexed as they are now
+        self._pending_order: list[str] = []  # the names of this reconcile, oldest file first
+        self._pending_new: dict[str, tuple[int, int, int]] = {}  # ... not in the index at all
+        self.pending_scan_files = PENDING_SCAN_FILES
         self._stale_keys: set[int] = set()  # index rows to ignore (changed or deleted files)
         self._progress = (0, 0)
         self._indexing = False
@@ -1459,6 +1464,8 @@ class SqliteSessionStore(DefaultSessionStore):
                         writer.close()
                 with self._state_lock:
                     self._pending.clear()
+                    self._pending_order = []
+                    self._pending_new = {}
                     self._stale_keys.clear()
                 self._indexing = False
                 if self._dirty:
@@ -1557,6 +1564,9 @@ class SqliteSessionStore(DefaultSessionStore):
             return
         # Oldest first, so rowids grow with recency and "newest first" is rowid order.
         todo.sort(key=lambda item: (item[1][1], item[0]))
+        with self._state_lock:
+            self._pending_order = [n for n, _ in todo]
+            self._pending_new = {n: i for n, i in todo if n not in known}
         self._before_parse(db, todo)
         bulk = not known and total > BATCH_FILES
         if bulk:
@@ -2110,6 +2120,99 @@ class SqliteSessionStore(DefaultSessionStore):
             rows = self._conn().execute("SELECT file FROM skipped").fetchall()
         return [str(f) for (f,) in rows]
 
+    # ------------------------------------------------------------------ live
+
+    def generation(self) -> int:
+        """A number that grows with every session (re)indexed: pass it to
+        :meth:`changed_since` later to learn what was added or changed meanwhile."""
+        try:
+            row = self._rows("SELECT seq FROM sqlite_sequence WHERE name='sessions'")
+            top = self._rows("SELECT max(sid) FROM sessions")
+        except (_Broken, sqlite3.Error):
+            return 0
+        return max(int(row[0][0]) if row else 0, int(top[0][0] or 0))
+
+    def changed_since(self, generation: int) -> dict[str, int]:
+        """Sessions added or changed (indexed again) after ``generation``: session id ->
+        the generation that indexed it."""
+        try:
+            rows = self._rows(
+                "SELECT session_id, sid FROM sessions WHERE sid > ? ORDER BY sid", (generation,)
+            )
+        except (_Broken, sqlite3.Error):
+            return {}
+        return {str(sid_): int(gen) for sid_, gen in rows}
+
+    def _pending_to_scan(self) -> tuple[list[str], int]:
+        """(names, how many more): the newest :attr:`pending_scan_files` files a running
+        reconcile has not indexed yet (a build indexes the oldest first), and how many other
+        pending files a search leaves out. Call with ``_state_lock`` held."""
+        limit = max(0, self.pending_scan_files)
+        if len(self._pending) <= limit:
+            return sorted(self._pending), 0
+        names: list[str] = []
+        for name in reversed(self._pending_order):
+            if len(names) >= limit:
+                break
+            if name in self._pending:
+                names.append(name)
+        return sorted(names), len(self._pending) - len(names)
+
+    def _pending_rows(self, text: str) -> list[tuple[str, tuple[int, int, int]]]:
+        """The files a running reconcile found that the index does not hold at all (yet),
+        whose name holds ``text`` (any case)."""
+        needle = (text or "").strip().lower()
+        with self._state_lock:
+            rows = [(n, i) for n, i in self._pending_new.items() if n in self._pending]
+        if needle:
+            rows = [(n, i) for n, i in rows if needle in n.lower()]
+        return rows
+
+    def _pending_summary(self, name: str, ident: tuple[int, int, int]) -> SessionSummary:
+        """A not-yet-indexed file for the session list: read from the file, or from its
+        metadata alone when it cannot be read."""
+        data = self._load_file(name)
+        if data is not None:
+            with contextlib.suppress(Exception):  # one odd file never fails the list
+                return recall.summary_of(
+                    data, size=ident[0], source=self.source_kind, store=self.label
+                )
+        stamp = datetime.fromtimestamp(ident[1] / 1e9).astimezone().isoformat()
+        return SessionSummary(
+            session_id=Path(name).stem,
+            title="",
+            when=stamp,
+            size=ident[0],
+            source=self.source_kind,
+            store=self.label,
+        )
+
+    def _browse_pending(
+        self, offset: int, limit: int, sort: str, text: str
+    ) -> list[SessionSummary] | None:
+        """While a reconcile adds files: the indexed sessions and the files not indexed
+        yet, in one list (the files ordered by their mtime and size, and only those on the
+        page read). None when no file is waiting."""
+        pending = self._pending_rows(text)
+        if not pending:
+            return None
+        wanted = max(0, offset) + limit
+        indexed = self._browse_index(0, wanted, sort, text)
+        keyed: list[tuple[float, int, SessionSummary | None, str]] = []
+        for summary in indexed:
+            when = summary.created_at if sort == "created" else summary.when
+            key = float(summary.size) if sort == "size" else (stored_epoch(when) or 0.0)
+            keyed.append((key, 0, summary, ""))
+        idents = dict(pending)
+        for name, ident in pending:
+            key = float(ident[0]) if sort == "size" else ident[1] / 1e9
+            keyed.append((key, 1, None, name))
+        keyed.sort(key=lambda row: (row[0], row[1]), reverse=True)
+        out: list[SessionSummary] = []
+        for _key, _kind, row, name in keyed[max(0, offset) : wanted]:
+            out.append(row if row is not None else self._pending_summary(name, idents[name]))
+        return out
+
     # ------------------------------------------------------------------ browse
 
     def _summary(self, row: Sequence[Any]) -> SessionSummary:
@@ -2171,11 +2274,17 @@ class SqliteSessionStore(DefaultSessionStore):
         self, *, offset: int = 0, limit: int = 100, sort: str = "updated", text: str = ""
     ) -> list[SessionSummary]:
         """One page of the session list (``sort``: updated, created or size; newest/largest
-        first); ``text`` keeps sessions whose title or id contains it (any case)."""
+        first); ``text`` keeps sessions whose title or id contains it (any case). While a
+        build runs, the files it has not indexed yet are listed too (see
+        :meth:`_browse_pending`)."""
         if sort not in SORTS:
             raise ValueError(f"sort must be one of {SORTS}, not {sort!r}")
         if limit <= 0:
             return []
+        live = self._browse_pending(offset, limit, sort, text)
+        return live if live is not None else self._browse_index(offset, limit, sort, text)
+
+    def _browse_index(self, offset: int, limit: int, sort: str, text: str) -> list[SessionSummary]:
         order = {
             "updated": "when_ DESC",
             "created": "created DESC",
@@ -2204,10 +2313,12 @@ class SqliteSessionStore(DefaultSessionStore):
         return [self._summary(r) for r in rows]
 
     def count(self, *, text: str = "") -> int:
-        """How many sessions :meth:`browse` can page through with this ``text``."""
+        """How many sessions :meth:`browse` can page through with this ``text`` (the files a
+        running build has not indexed yet included)."""
         where, params = self._text_filter(text)
         try:
-            return int(self._rows(f"SELECT count(*) FROM sessions{where}", params)[0][0])
+            indexed = int(self._rows(f"SELECT count(*) FROM sessions{where}", params)[0][0])
+            return indexed + len(self._pending_rows(text))
         except (_Broken, sqlite3.Error):
             needle = (text or "").strip().lower()
             return sum(
@@ -2629,8 +2740,14 @@ class SqliteSessionStore(DefaultSessionStore):
             with self._lock:
                 db = self._conn()
                 scored, warnings, counted = self._score_index(db, pq, corpus, limit)
+                with self._state_lock:
+                    pending, unscanned = self._pending_to_scan()
+                    stale = set(self._stale_keys)
+                # Files not indexed yet are read before any typo correction: a word that
+                # only they hold is no typo.
+                scanned = self._score_files(db, pq, pending, corpus) if pending else []
                 fuzzy = False
-                if not scored and pq.terms and self.has_fts:
+                if not scored and not scanned and pq.terms and self.has_fts:
                     fixed = self._fuzzy_query(db, pq)
                     if fixed is not None:
                         fpq, note = fixed
@@ -2641,22 +2758,19 @@ class SqliteSessionStore(DefaultSessionStore):
                             warnings.append(note)
                             warnings.extend(more)
                             pq = fpq
-                with self._state_lock:
-                    pending = sorted(self._pending)
-                    stale = set(self._stale_keys)
+                            if pending:
+                                scanned = self._score_files(db, pq, pending, corpus)
                 if stale:
                     scored = [s for s in scored if s.info.key not in stale]
                 matched = len(scored) if counted is None else max(counted, len(scored))
                 mode = "index" if self.has_fts else "like"
                 if pending:
                     mode += "+scan"
-                    scanned = self._score_files(db, pq, pending, corpus)
                     matched += len(scanned)
                     scored.extend(scanned)
                     done, total = self.progress
-                    warnings.append(
-                        f"indexing: {done} of {total} files done; the rest were scanned"
-                    )
+                    rest = f"the newest {len(pending)} of the rest" if unscanned else "the rest"
+                    warnings.append(f"indexing: {done} of {total} files done; {rest} were scanned")
         except sqlite3.DatabaseError as exc:
             self._on_db_error(exc)
             if self.broken is not None or self._db is None:
@@ -2665,7 +2779,8 @@ class SqliteSessionStore(DefaultSessionStore):
         except _Broken:
             return self._relevance(pq, limit, window, corpus)
         cands = self._to_candidates(scored, pq, limit, window)
-        return Relevance(cands, matched, counted is not None, fuzzy, warnings, mode)
+        exact = counted is not None and not unscanned
+        return Relevance(cands, matched, exact, fuzzy, warnings, mode)
 
     def _scorer(
         self,

@@ -22,7 +22,7 @@ from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
 
-from .backend import Backend, IndexState
+from .backend import Backend, IndexState, LiveChanges
 from .commands import ActionsProvider
 from .errors import ReportsWorkerErrors
 from .keymap import KeymapError, config_dir, keymap_path, keymap_problems, load_keymap
@@ -43,6 +43,7 @@ DARK_THEME = "textual-dark"
 LIGHT_THEME = "textual-light"
 INDEX_POLL = 0.25  # seconds between progress reads while the index builds
 COUNT_EVERY = 8  # polls between session counts while it builds
+LIVE_POLL = 1.0  # seconds between looks for new or changed session files
 
 # Screens other parts of the app add: name -> (module, class). A screen class is called
 # with one argument, a :class:`ScreenContext`; when its module is absent the action says so.
@@ -137,8 +138,11 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self._errors_shown: set[str] = set()  # each worker error is told once
         self._keymap_error: str | None = None
         self._index_timer: Any = None
+        self._live_timer: Any = None
+        self._live_worker: Any = None
         self._polls = 0
         self._done_at_refresh = 0
+        self._total_seen = 0  # the build's file count last shown (0: still listing files)
         if keymap is None:
             try:
                 keymap = load_keymap()
@@ -183,6 +187,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             names = ", ".join(printable(m, one_line=True) for m in self.missing_stores)
             self.notify(f"Store not found (not a directory): {names}", severity="warning")
         self.start_index()
+        self._live_timer = self.set_interval(LIVE_POLL, self._look_for_changes)
 
     def on_unmount(self) -> None:
         """Stop the index build and close every store (threads, databases, watchers)."""
@@ -192,6 +197,9 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         if self._index_timer is not None:
             self._index_timer.stop()
             self._index_timer = None
+        if self._live_timer is not None:
+            self._live_timer.stop()
+            self._live_timer = None
         self.backend.close()
 
     def notify(
@@ -237,12 +245,14 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self._post_status()
 
     @work(thread=True, exclusive=True, group="status", exit_on_error=False)
-    def refresh_status(self, *, skipped: bool = False) -> None:
-        self._post_status(skipped=skipped)
+    def refresh_status(self, *, skipped: bool = False, attention: bool = True) -> None:
+        self._post_status(skipped=skipped, attention=attention)
 
-    def _post_status(self, *, skipped: bool = False) -> None:
+    def _post_status(self, *, skipped: bool = False, attention: bool = True) -> None:
         """Counts for the status line; with ``skipped`` (after a build), also how many files
-        the index skipped (the index status lists the files, which takes a dir scan)."""
+        the index skipped (the index status lists the files, which takes a dir scan); without
+        ``attention``, the session count only (the quarantine listing reads every store's
+        dir: not again every few seconds while a build runs)."""
         state = self.backend.index_state()
         count: int | None
         try:
@@ -252,10 +262,41 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             self.call_from_thread(self.report_error, exc, where="counting the sessions")
         # The count first (it is quick); the quarantine listing reads a dir of every store.
         self.post_message(StoreStatus(count, state, self.attention, self.skipped_files))
-        attention = self.backend.quarantine_count()
+        if not attention and not skipped:
+            return
+        waiting = self.backend.quarantine_count()
         skipped_now = self.backend.skipped_files() if skipped else self.skipped_files
-        if attention != self.attention or skipped_now != self.skipped_files:
-            self.post_message(StoreStatus(count, state, attention, skipped_now))
+        if waiting != self.attention or skipped_now != self.skipped_files:
+            self.post_message(StoreStatus(count, state, waiting, skipped_now))
+
+    def _look_for_changes(self) -> None:
+        """Every :data:`LIVE_POLL` seconds, outside a build: what changed on disk. Not after
+        a build was stopped or failed (a look would finish it here, unasked)."""
+        state = self.index_state
+        if state.mode != "ready" or state.error or not self.backend.indexed:
+            return
+        if self._live_worker is not None and self._live_worker.is_running:
+            return  # the last look is still on (a full pass over a large dir): no pile-up
+        self._live_worker = self.check_changes()
+
+    @work(thread=True, exclusive=True, group="live", exit_on_error=False)
+    def check_changes(self) -> None:
+        changes = self.backend.check_changes()
+        if changes.changed:
+            self.call_from_thread(self._show_changes, changes)
+
+    def _show_changes(self, changes: LiveChanges) -> None:
+        """New or changed sessions: marked in both lists, which are asked again (the
+        cursor stays on its session), and the counts refreshed."""
+        main = self.main
+        main.set_fresh(changes.fresh)
+        self.refresh_status()
+        self._refresh_lists(recent=True)
+
+    @work(thread=True, group="live-seen", exit_on_error=False)
+    def mark_seen(self, session_id: str) -> None:
+        self.backend.mark_seen(session_id)
+        self.call_from_thread(self.main.set_fresh, self.backend.fresh)
 
     def report_error(self, error: BaseException | str, *, where: str = "") -> None:
         """Tell the user of a failure once (the same text again stays quiet). Every screen's
@@ -284,8 +325,14 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             if self._index_timer is None:
                 self._index_timer = self.set_interval(INDEX_POLL, self._poll_index)
             self._polls += 1
-            if self._polls % COUNT_EVERY == 0:
-                self.refresh_status()
+            if state.total != self._total_seen:
+                # The build has listed the files: they are listed and searched (the newest
+                # first) before they are indexed, so ask both lists again now.
+                self._total_seen = state.total
+                self.refresh_status(attention=False)
+                self._refresh_lists(recent=True)
+            elif self._polls % COUNT_EVERY == 0:
+                self.refresh_status(attention=False)
                 if state.done != self._done_at_refresh:  # more is searchable: ask again
                     self._done_at_refresh = state.done
                     self._refresh_lists(recent=False)
@@ -304,7 +351,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             return
         main.rerun_search(keep_cursor=True)
         if recent:
-            main.reload_recent()
+            main.reload_recent(keep_cursor=True)
 
     def on_store_status(self, message: StoreStatus) -> None:
         self.session_count = message.sessions
@@ -365,7 +412,10 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         parts = [f"store: {stores}"]
         if self.session_count is not None:
             n = self.session_count
-            so_far = " indexed so far" if self.index_state.mode == "building" else ""
+            # While a build lists the files the count is of the indexed ones; once listed,
+            # the files not indexed yet are counted (and listed) too.
+            listing = self.index_state.mode == "building" and not self.index_state.total
+            so_far = " indexed so far" if listing else ""
             parts.append(f"{n:,} session{'s' if n != 1 else ''}{so_far}")
         if self.skipped_files:
             k = self.skipped_files
@@ -420,6 +470,8 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         title: str,
         agent: str | None = None,
     ) -> None:
+        if session_id in self.backend.fresh:
+            self.mark_seen(session_id)
         self.push_screen(
             ViewerScreen(
                 session_id, store=store, anchor=anchor, terms=terms, title=title, agent=agent

@@ -76,6 +76,16 @@ class IndexState:
         return "scanning files (no index)"
 
 
+@dataclass
+class LiveChanges:
+    """What one look at the stores found: whether anything was added, changed or removed
+    since the last look, and the sessions that are new or changed since the user last
+    looked at them (opening a session counts as looking)."""
+
+    changed: bool = False
+    fresh: frozenset[str] = frozenset()
+
+
 def _done_total(value: Any) -> tuple[int, int] | None:
     """A store's ``progress``: the (done, total) tuple of the index API."""
     if isinstance(value, tuple) and len(value) == 2:
@@ -97,6 +107,13 @@ class Backend:
         # Per store: how many of its warnings were there when our last build started (a
         # failure since then is this build's).
         self._warnings_seen: dict[int, int] = {}
+        # Per store: its index generation when the app first found it up to date (what is
+        # indexed after that is new); per session id: the generation it was last seen at.
+        self._baseline: dict[int, int] = {}
+        self._seen: dict[str, int] = {}
+        self._fresh: frozenset[str] = frozenset()
+        self._live_lock = threading.Lock()
+        self._search_lock = threading.Lock()
         self.closed = False
 
     def close(self) -> None:
@@ -224,6 +241,57 @@ class Backend:
         self._cancel.set()
         return running
 
+    # ------------------------------------------------------------------ live
+
+    def _live_stores(self) -> list[Any]:
+        return [
+            s
+            for s in self.stores
+            if callable(getattr(s, "reconcile", None))
+            and callable(getattr(s, "generation", None))
+            and callable(getattr(s, "changed_since", None))
+        ]
+
+    def check_changes(self) -> LiveChanges:
+        """Bring the indexes in line with their files (the index's own reconcile: its
+        inotify watch names what changed, with a full pass now and then) and say what
+        changed. Nothing while a build runs (it picks the changes up itself). Call it from a
+        worker: it stats files and reads the index."""
+        if self.closed or not self._live_stores():
+            return LiveChanges(fresh=self._fresh)
+        with self._live_lock:
+            changed = False
+            fresh: set[str] = set()
+            for store in self._live_stores():
+                if getattr(store, "indexing", False):
+                    return LiveChanges(fresh=self._fresh)
+                key = id(store)
+                if key not in self._baseline:  # the first look: what is there is not new
+                    self._baseline[key] = int(store.generation())
+                    continue
+                report = store.reconcile()
+                changed = changed or bool(report.added or report.updated or report.removed)
+                for session_id, gen in store.changed_since(self._baseline[key]).items():
+                    if gen > self._seen.get(session_id, 0):
+                        fresh.add(session_id)
+            if changed:
+                self._summaries = None
+            changed = changed or frozenset(fresh) != self._fresh
+            self._fresh = frozenset(fresh)
+            return LiveChanges(changed, self._fresh)
+
+    @property
+    def fresh(self) -> frozenset[str]:
+        """The sessions new or changed since the user last looked (from the last check)."""
+        return self._fresh
+
+    def mark_seen(self, session_id: str) -> None:
+        """The user looked at ``session_id``: it is not new any more (until it changes)."""
+        latest = max((int(s.generation()) for s in self._live_stores()), default=0)
+        with self._live_lock:
+            self._seen[session_id] = latest
+            self._fresh = self._fresh - {session_id}
+
     # ------------------------------------------------------------------ search
 
     def search(
@@ -237,6 +305,22 @@ class Backend:
         started = time.perf_counter()
         if not query.strip():
             return SearchOutcome(query)
+        # One search at a time: each keystroke starts one, and a search cannot be stopped
+        # half way, so without this a fast typist's searches would all run at once (while a
+        # build runs, each reads files). One superseded while it waited is not run at all.
+        with self._search_lock:
+            if is_cancelled():
+                return SearchOutcome(query, error="superseded")
+            return self._search(query, limit, window, is_cancelled, started)
+
+    def _search(
+        self,
+        query: str,
+        limit: int,
+        window: int,
+        is_cancelled: Callable[[], bool],
+        started: float,
+    ) -> SearchOutcome:
         if self.indexed:
             out = self._search_indexed(query, limit, window, is_cancelled)
         else:

@@ -32,6 +32,7 @@ def test_bench_app_report_structure() -> None:
         "search_p95_ms",
         "open_big_s",
         "peak_rss_mb",
+        "cold_answer_s",
     ]
     for target in report["targets"]:
         assert target["value"] > 0
@@ -54,7 +55,13 @@ def test_bench_app_report_structure() -> None:
     assert "search without hits: 'zqxjvkbenchprobe'" in text
     assert report["open_big"]["messages"] == 301  # 300 turns + the compaction summary
     assert report["open_big"]["opened_at_index"] == 151  # the hit: the marked middle turn
-    assert set(report["rss_mb"]) == {"paint", "search", "open"}
+    assert set(report["rss_mb"]) == {"paint", "search", "open", "cold"}
+    # The same store without an index: the first query answered, Recent listed.
+    cold = report["cold"]
+    assert cold["query"] == search["samples"][0]["query"] and cold["error"] is None
+    assert cold["first_hits_after_last_key_s"] is not None
+    assert cold["recent_rows"] >= 50
+    assert "cold store (no index): " in text and "cold store: Recent showed " in text
 
 
 def test_bench_app_rejects_a_missing_store(tmp_path: object) -> None:

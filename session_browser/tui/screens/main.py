@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from ..app import SessionBrowserApp
 
 SEARCH_DEBOUNCE = 0.04  # seconds of quiet typing before a search starts
+# ... while the index builds: a search then reads files and cannot stop half way, so one
+# per keystroke would make the last one wait for the others.
+SEARCH_DEBOUNCE_BUILDING = 0.2
 FILTER_DEBOUNCE = 0.15
 SEARCHING_HINT = 0.3  # seconds before a slow search says it is searching
 
@@ -60,6 +63,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self._open_when_answered = False  # Enter came before the hits of the query
         self._history: HistoryWalk | None = None
         self._recalled: str | None = None  # the text the history walk put in the field
+        self._keep_recent: str | None = None  # the session the recent cursor stays on
 
     @property
     def browser(self) -> SessionBrowserApp:
@@ -179,7 +183,9 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             self._search_hint()
             return
         gen = self._search_gen
-        self._search_timer = self.set_timer(SEARCH_DEBOUNCE, lambda: self.run_search(query, gen))
+        building = self.browser.index_state.mode == "building"
+        delay = SEARCH_DEBOUNCE_BUILDING if building else SEARCH_DEBOUNCE
+        self._search_timer = self.set_timer(delay, lambda: self.run_search(query, gen))
 
     @on(Input.Submitted, "#query")
     def _query_submitted(self) -> None:
@@ -338,13 +344,22 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
     # ------------------------------------------------------------------ recent
 
-    def reload_recent(self) -> None:
+    def set_fresh(self, fresh: frozenset[str]) -> None:
+        """Mark ``fresh`` (new or changed since the user looked) in both lists."""
+        for widget in self.query(HitList).results():
+            widget.set_fresh(fresh)
+        for recent in self.query(RecentList).results():
+            recent.set_fresh(fresh)
+
+    def reload_recent(self, *, keep_cursor: bool = False) -> None:
         try:
             recent = self.query_one("#recent", RecentList)
             text = self.query_one("#filter", Input).value
         except NoMatches:  # a timer or an index message landing while the app shuts down
             return
         self._recent_gen += 1
+        current = recent.current() if keep_cursor else None
+        self._keep_recent = current.session_id if current is not None else None
         recent.sort = self.sort
         self.count_recent(self._recent_gen, self.sort, text)
 
@@ -375,6 +390,10 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         recent = self.query_one("#recent", RecentList)
         recent.reset(message.total)
         recent.add_page(0, message.first_page)
+        ids = [s.session_id for s in message.first_page]
+        if self._keep_recent in ids:
+            recent.move_cursor(ids.index(self._keep_recent))
+        self._keep_recent = None
         self._recent_info(message.error)
 
     def on_recent_page_loaded(self, message: RecentPageLoaded) -> None:

@@ -47,6 +47,7 @@ class HitList(RowList):
         self._fixed_now = now
         self.hits: list[SessionHit] = []
         self.terms: list[str] = []
+        self.fresh: frozenset[str] = frozenset()  # new or changed since the user looked
 
     @property
     def now(self) -> datetime:
@@ -62,6 +63,11 @@ class HitList(RowList):
 
     def row_heights(self) -> list[int]:
         return [self._height(h) for h in self.hits]
+
+    def set_fresh(self, fresh: frozenset[str]) -> None:
+        if fresh != self.fresh:
+            self.fresh = fresh
+            self.invalidate()
 
     @staticmethod
     def _ends(hit: SessionHit) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -104,6 +110,8 @@ class HitList(RowList):
         title = Text(" ", end="")
         title.append(one_line(hit.title) or one_line(hit.session_id), style=self.style_of("title"))
         with_agent(title, hit.agent, dim)
+        if hit.session_id in self.fresh:
+            join_badges(title, ["new"], self.style_of("accent"))
         join_badges(title, hit_badges(hit), badge)
         if self.compact:  # title, badges, the matched words; age and score on the right
             title.append("  ")

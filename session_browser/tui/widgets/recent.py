@@ -58,6 +58,7 @@ class RecentList(RowList):
         self.failed: dict[int, str] = {}  # pages the stores could not give: why
         self._wanted: set[int] = set()
         self.marked: dict[str, None] = {}  # session ids, in the order they were marked
+        self.fresh: frozenset[str] = frozenset()  # new or changed since the user looked
 
     @property
     def now(self) -> datetime:
@@ -75,6 +76,11 @@ class RecentList(RowList):
 
     def row_heights(self) -> list[int]:
         return [1 if self.compact else ROW_HEIGHT] * self.total
+
+    def set_fresh(self, fresh: frozenset[str]) -> None:
+        if fresh != self.fresh:
+            self.fresh = fresh
+            self.invalidate()
 
     def add_page(self, page: int, rows: list[SessionSummary]) -> None:
         self.pages[page] = rows
@@ -159,6 +165,8 @@ class RecentList(RowList):
             one_line(summary.title) or one_line(summary.session_id), style=self.style_of("title")
         )
         with_agent(title, summary.agent, dim)
+        if summary.session_id in self.fresh:
+            join_badges(title, ["new"], self.style_of("accent"))
         join_badges(title, summary_badges(summary), self.style_of("badge"))
         counts = f"{summary.message_count} msgs"
         if summary.archived_count:
