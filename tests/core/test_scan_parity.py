@@ -53,6 +53,7 @@ QUERIES = {
     '"billing migration"': {"phrase"},
     "billing migration": {"phrase", "words"},
     "lorem -dolor": {"user_lorem", "arch", "proj"},
+    "lorem -lorem": set(),  # a word and its exclusion: nothing, on every path
     "budget -review -nightly": {"old_budget", "agent_budget", "proj"},
     "migrat*": {"phrase", "words", "prefix"},
     "cafe": {"cafe"},
