@@ -1213,15 +1213,17 @@ def phase_reader(args: JSONDict) -> JSONDict:
     Path(args["ready"]).touch()
     _wait_for(Path(args["go"]))
     searches = errors = 0
+    first: str | None = None
     stop = Path(args["stop"])
     while not stop.exists():
         try:
             store.search("contention probe", limit=SEARCH_LIMIT)
-        except Exception:
+        except Exception as exc:
             errors += 1
+            first = first or f"{type(exc).__name__}: {exc}"[:300]
         searches += 1
     store.close()
-    return {"searches": searches, "errors": errors}
+    return {"searches": searches, "errors": errors, "first_error": first}
 
 
 def count_written(session_dir: Path) -> tuple[Counter[tuple[int, int]], int]:
@@ -1834,7 +1836,10 @@ class Harness:
             "reader_errors": sum(d["errors"] for d in read),
         }
         if result["reader_errors"] and result["error"] is None:
-            result["error"] = f"{result['reader_errors']} reader search(es) failed"
+            why = next((d["first_error"] for d in read if d.get("first_error")), None)
+            result["error"] = f"{result['reader_errors']} reader search(es) failed" + (
+                f" (first: {why})" if why else ""
+            )
         shutil.rmtree(home, ignore_errors=True)
         return result
 

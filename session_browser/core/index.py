@@ -2705,8 +2705,12 @@ class SqliteSessionStore(DefaultSessionStore):
                     if taken.get(sid, 0) >= per_session:
                         # a session that gave its share: its other messages lie below mid
                         # down to its first one
-                        lo = db.execute("SELECT row_lo FROM sessions WHERE sid = ?", (sid,))
-                        bound = min(mid, int(lo.fetchone()[0]))
+                        # (each read sees the index as it is then: a writer may have
+                        # replaced that session meanwhile, and its row be gone)
+                        lo = db.execute(
+                            "SELECT row_lo FROM sessions WHERE sid = ?", (sid,)
+                        ).fetchone()
+                        bound = mid if lo is None else min(mid, int(lo[0]))
                     continue
             break
         rows: list[tuple[Any, ...]] = []

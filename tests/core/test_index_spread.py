@@ -199,3 +199,27 @@ def test_a_short_session_read_whole_answers_as_the_index_does(d: Path, tmp_path:
         by_index = {i for i, t in enumerate(terms) if store._session_has(db, t, lo, hi)}
     assert by_text == by_index
     assert by_text == {0, 1, 2, 3, 4, 6, 7, 8, 11}
+
+
+def test_a_session_replaced_during_a_candidate_read_is_skipped_not_an_error(
+    d: Path, tmp_path: Path
+) -> None:
+    # Each read of a search sees the index as it is then: a writer may replace a session
+    # between the read that met it and the look-up of its first message.
+    from session_browser.core.query import fts_expr, parse_query
+
+    _long_and_short(d, "python", long_messages=3 * ix.PER_SESSION * 40)
+
+    class Replaced:
+        def __init__(self, db: object) -> None:
+            self.db = db
+
+        def execute(self, sql: str, params: object = ()) -> object:
+            if sql.startswith("SELECT row_lo FROM sessions"):
+                sql, params = "SELECT row_lo FROM sessions WHERE sid = -1", ()
+            return self.db.execute(sql, params)  # type: ignore[attr-defined]
+
+    with SqliteSessionStore(d, db_path=tmp_path / "i.sqlite3") as store, store._lock:
+        pq = parse_query("python")
+        rows = store._fetch(Replaced(store._conn()), pq, fts_expr(pq.terms), None, 10)  # type: ignore[arg-type]
+        assert {r[6] for r in rows} == {"long", "short5", "short4"}
