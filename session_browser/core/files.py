@@ -19,7 +19,7 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -67,15 +67,21 @@ def loads(raw: bytes) -> Any:
     return json.loads(raw.decode("utf-8"))
 
 
-def parse_session_bytes(path: Path, raw: bytes) -> dict[str, Any]:
-    """Parse a session file's bytes; raise :class:`SessionFileError` when unusable."""
+def _session_object(path: Path, parse: Callable[[], Any]) -> dict[str, Any]:
+    """What ``parse()`` gives for session file ``path``, which must be a JSON object:
+    :class:`SessionFileError` otherwise."""
     try:
-        data = loads(raw)
+        data = parse()
     except (ValueError, RecursionError) as exc:
         raise SessionFileError(path, f"not valid JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise SessionFileError(path, f"root is {type(data).__name__}, not an object")
     return data
+
+
+def parse_session_bytes(path: Path, raw: bytes) -> dict[str, Any]:
+    """Parse a session file's bytes; raise :class:`SessionFileError` when unusable."""
+    return _session_object(path, lambda: loads(raw))
 
 
 def read_file_bytes(path: Path, *, max_bytes: int | None = None) -> bytes:
@@ -139,13 +145,7 @@ def read_json_file(path: Path) -> dict[str, Any]:
     Raises ``OSError`` when it cannot be read (or is over :data:`MAX_SESSION_BYTES`) and
     :class:`SessionFileError` when its content is not a session object.
     """
-    try:
-        data = read_json(path)
-    except (ValueError, RecursionError) as exc:
-        raise SessionFileError(path, f"not valid JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise SessionFileError(path, f"root is {type(data).__name__}, not an object")
-    return data
+    return _session_object(path, lambda: read_json(path))
 
 
 def dumps_session(data: Any) -> bytes:
