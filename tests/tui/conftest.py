@@ -53,6 +53,12 @@ async def settle_workers(pilot: Pilot[int], app: SessionBrowserApp) -> None:
     await pilot.pause()
 
 
+async def settle(pilot: Pilot[int], app: SessionBrowserApp) -> None:
+    """Let the debounce timers fire, then every worker finish (:func:`settle_workers`)."""
+    await pilot.pause(0.16)  # past the debounce timers
+    await settle_workers(pilot, app)
+
+
 def screen_text(app: SessionBrowserApp) -> str:
     """What the current screen shows, as plain text."""
     return "\n".join(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from textual.pilot import Pilot
 from textual.widgets import Input
 
 from session_browser.tui.app import SessionBrowserApp
@@ -18,18 +17,11 @@ from session_browser.tui.widgets.hits import HitList
 from session_browser.tui.widgets.recent import RecentList
 from session_browser.tui.widgets.transcript import TranscriptView
 
-from .conftest import make_app, screen_text
+from .conftest import make_app, screen_text, settle
 from .stores import HOSTILE_ID, NOW, long_session, snapshot_files
 
 SIZE = (120, 36)
 
-
-async def settle(pilot: Pilot[int], app: SessionBrowserApp) -> None:
-    """Let debounce timers fire and every worker finish."""
-    await pilot.pause(0.16)  # past the debounce timers
-    for _ in range(2):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
 
 
 async def test_search_open_hit_next_prev_and_back(store: Path) -> None:

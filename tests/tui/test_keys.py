@@ -6,26 +6,18 @@ import dataclasses
 import json
 from pathlib import Path
 
-from textual.pilot import Pilot
 from textual.widgets import Input
 
 from session_browser.core.history import history_path
-from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.messages import SearchFinished
 from session_browser.tui.screens.main import MainScreen
 from session_browser.tui.screens.viewer import ViewerScreen
 from session_browser.tui.widgets.hits import HitList
 
-from .conftest import make_app, screen_text
+from .conftest import make_app, screen_text, settle
 
 SIZE = (120, 36)
 
-
-async def settle(pilot: Pilot[int], app: SessionBrowserApp) -> None:
-    await pilot.pause(0.16)  # past the debounce timers
-    for _ in range(3):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
 
 
 async def test_enter_in_the_query_opens_the_best_hit(store: Path) -> None:

@@ -17,7 +17,7 @@ from session_browser.tui.widgets.hits import HitList
 from session_browser.tui.widgets.recent import RecentList
 from session_browser.tui.widgets.transcript import TranscriptView
 
-from .conftest import make_app, screen_text
+from .conftest import make_app, screen_text, settle
 from .stores import BASE, NOW, _session, conversation, long_session
 
 SIZE = (120, 36)
@@ -28,12 +28,6 @@ def write(store: Path, data: dict[str, Any]) -> None:
     path = store / f"{safe_id(data['session_id'])}.json"
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
 
-
-async def settle(pilot: Pilot[int], app: SessionBrowserApp) -> None:
-    await pilot.pause(0.16)
-    for _ in range(2):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
 
 
 def agent_store(root: Path) -> Path:
