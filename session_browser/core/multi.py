@@ -31,9 +31,6 @@ if TYPE_CHECKING:
     from .index import CorpusStats, SearchResult
     from .query import ParsedQuery
 
-# source:/project:/since:/until: parts of a query, as the classic heuristic must not see them
-# (the scan applies them to its hits, with the index's meaning).
-
 
 class RecallStore(Protocol):
     """What a store offers to recall (every store implements it)."""
@@ -66,9 +63,7 @@ class StoreGroup:
     def label(self) -> str:
         return ", ".join(s.label for s in self.stores)
 
-    def search_candidates(
-        self, query: str, *, window: int = 5, language: bool = True
-    ) -> list[recall.Candidate]:
+    def search_candidates(self, query: str, *, window: int = 5) -> list[recall.Candidate]:
         """Classic candidates of every store (first store wins an id), the query read as the
         query language (its filters honoured; raises ``QueryError`` for a bad value)."""
         out, _extras = self._candidates(query, window=window, ranking="classic", limit=0)
