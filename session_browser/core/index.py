@@ -528,12 +528,6 @@ class DirWatch:
             self._close()
 
 
-def _opt_str(value: Any) -> str | None:
-    if value is None or value == "":
-        return None
-    return value if isinstance(value, str) else str(value)
-
-
 @dataclass
 class _Parsed:
     """One session file turned into index rows."""
@@ -612,7 +606,7 @@ def _extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool)
         1 if rate_auto else 0,
         1 if _paced(stamps) else 0,
         _safely(None, recall.lineage_key, data),
-        _opt_str(project),
+        project,
     )
     return _Parsed(file, identity, session_id, row, rows, chars)
 
