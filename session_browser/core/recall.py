@@ -20,9 +20,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import paths
 from .model import JSONDict, SessionHit, SessionSummary, content_text, finite_float, stored_epoch
-from .query import ParsedQuery, Term, classic_text, fold, parse_query, project_matches
+from .query import (
+    MessageFacts,
+    ParsedQuery,
+    SessionFacts,
+    Term,
+    classic_text,
+    fold,
+    parse_query,
+)
 from .text import strip_markdown
 
 BOOKEND_SIZE = 2
@@ -407,34 +414,30 @@ def keeps_session(
     pq: ParsedQuery, data: JSONDict, *, file_name: str | None, source_kind: str
 ) -> bool:
     """Whether session ``data`` (in file ``file_name`` of a ``source_kind`` store) passes
-    the session filters of ``pq`` (``session:``, ``source:``, ``project:``, ``agent:``),
-    as the index's filter clauses read them."""
-    if pq.session is not None and not (
-        str(data.get("session_id")) == pq.session
-        or (file_name is not None and file_name == paths.safe_id(pq.session) + ".json")
-    ):
-        return False
-    if pq.source is not None and pq.source != source_kind and source_of(data) != pq.source:
-        return False
-    if pq.project is not None and not project_matches(project_of(data), pq.project):
-        return False
-    if pq.agent is not None:
-        agent = agent_of(data)
-        if agent is None or agent.lower() != pq.agent.lower():
-            return False
-    return True
+    the session filters of ``pq`` (``session:``, ``source:``, ``project:``, ``agent:``):
+    the filter table's predicate, as the index's clauses read them."""
+    active = pq.session_filters
+    if not active:
+        return True
+    facts = SessionFacts(
+        session_id=str(data.get("session_id")),
+        file_name=file_name,
+        store_kind=source_kind,
+        source=source_of(data),
+        project=project_of(data),
+        agent=agent_of(data),
+    )
+    return all(f.keeps(value, facts) for f, value in active)
 
 
 def keeps_message(pq: ParsedQuery, role: str, archived: bool, when: float | None) -> bool:
     """Whether a message passes the message filters of ``pq`` (``role:``, ``archived:``,
     ``since:``/``until:`` on its time, else its session's)."""
-    if pq.role is not None and role != pq.role:
-        return False
-    if pq.archived is not None and archived != pq.archived:
-        return False
-    if pq.since is not None and (when is None or when < pq.since):
-        return False
-    return pq.until is None or (when is not None and when < pq.until)
+    active = pq.message_filters
+    if not active:
+        return True
+    facts = MessageFacts(role, archived, when)
+    return all(f.keeps(value, facts) for f, value in active)
 
 
 def holds_any(terms: Sequence[Term], messages: Sequence[JSONDict]) -> bool:

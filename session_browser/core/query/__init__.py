@@ -1,0 +1,58 @@
+"""The search query language (see :mod:`.parse`), its filter table (:mod:`.filters`) and
+the text folding every search path shares (:mod:`.terms`)."""
+
+from __future__ import annotations
+
+from .filters import (
+    BY_KEY,
+    FILTER_KEYS,
+    FILTERS,
+    ROLES,
+    Filter,
+    MessageFacts,
+    SessionFacts,
+    normalize_project,
+    project_matches,
+    sql_where,
+)
+from .parse import (
+    MAX_TERMS,
+    NOTHING_SEARCHABLE,
+    ParsedQuery,
+    classic_text,
+    fts_expr,
+    highlight_terms,
+    like_pattern,
+    loosened,
+    parse_query,
+    why_empty,
+)
+from .terms import MIN_PREFIX, QueryError, Term, fold, tokenize
+
+__all__ = [
+    "BY_KEY",
+    "FILTERS",
+    "FILTER_KEYS",
+    "MAX_TERMS",
+    "MIN_PREFIX",
+    "NOTHING_SEARCHABLE",
+    "ROLES",
+    "Filter",
+    "MessageFacts",
+    "ParsedQuery",
+    "QueryError",
+    "SessionFacts",
+    "Term",
+    "classic_text",
+    "fold",
+    "fts_expr",
+    "highlight_terms",
+    "like_pattern",
+    "loosened",
+    "normalize_project",
+    "parse_query",
+    "project_matches",
+    "sql_where",
+    "tokenize",
+    "why_empty",
+]
