@@ -39,18 +39,15 @@ RAW = re.compile(
 )
 
 
-def hostile_store(root: Path, *, pi: bool) -> tuple[list[str], list[str], dict[str, str]]:
+def hostile_store(root: Path) -> tuple[list[str], list[str], dict[str, str]]:
     """Store dirs (as the app takes them), the good ids, and kind -> hostile id."""
     sessions = root / "sessions"
     bad = hostile.write_all(sessions)
     good = hostile.write_good(sessions)
-    dirs = [str(sessions)]
-    if pi:
-        for kind, path in hostile.write_pi_all(root / "pi").items():
-            bad[f"pi_{kind}"] = f"pi-{kind}"
-            assert path.is_file()
-        dirs.append(f"pi:{root / 'pi'}")
-    return dirs, good, bad
+    for kind, path in hostile.write_pi_all(root / "pi").items():
+        bad[f"pi_{kind}"] = f"pi-{kind}"
+        assert path.is_file()
+    return [str(sessions), f"pi:{root / 'pi'}"], good, bad
 
 
 async def settle(pilot: Pilot[int], app: SessionBrowserApp, rounds: int = 3) -> None:
@@ -80,15 +77,12 @@ def alive(app: SessionBrowserApp) -> None:
     assert app.is_running and app.return_code is None and app._exception is None
 
 
-@pytest.mark.parametrize(
-    ("indexed", "pi"),
-    [(True, True), (False, True), (False, False)],
-    ids=["indexed-json-and-pi", "scan-json-and-pi", "scan-json"],
-)
+@pytest.mark.parametrize("indexed", [True, False], ids=["indexed", "scan"])
 async def test_hostile_store_lists_finds_and_opens_every_session(
-    tmp_path: Path, indexed: bool, pi: bool
+    tmp_path: Path, indexed: bool
 ) -> None:
-    dirs, good, bad = hostile_store(tmp_path / "home", pi=pi)
+    # Both kinds of store at once: a PraisonAI store alone takes the same paths.
+    dirs, good, bad = hostile_store(tmp_path / "home")
     app = SessionBrowserApp(Backend(dirs, indexed=indexed), now=NOW, animate=False)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await settle(pilot, app)
