@@ -20,13 +20,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from session_browser.core.files import dumps_session, read_json_file
-from session_browser.core.model import (
+from session_browser.core.jsonio import (
     MAX_JSON_DEPTH,
     _dumps_iterative,
     copy_json,
     dumps_json,
-    epoch_seconds,
     json_utf8,
+)
+from session_browser.core.model import (
+    epoch_seconds,
     message_key,
     utc_datetime,
 )
