@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "export": "session_browser.cli.portable_cmds:export",
     "import": "session_browser.cli.portable_cmds:import_",
     "quarantine": "session_browser.cli.quarantine_cmds:quarantine",
+    "vault": "session_browser.cli.vault_cmds:vault",
 }
 
 

@@ -1,0 +1,158 @@
+"""``session-browser vault ...``: what the vault keeps, its versions, restore, check, prune."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from session_browser.core.vault import Vault, VaultError, Version, default_vault_dir
+
+from .common import echo_json, fail, json_option, os_error_text, shown_id
+
+
+def _open() -> Vault:
+    try:
+        return Vault(default_vault_dir())
+    except VaultError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(os_error_text(exc, "open the vault"))
+
+
+def _when(epoch: float | None) -> str | None:
+    if epoch is None:
+        return None
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds")
+
+
+def _row(number: int, v: Version) -> dict[str, object]:
+    return {
+        "version": number,
+        "seen": _when(v.seen),
+        "size": v.size,
+        "messages": v.messages,
+        "source": v.source,
+        "path": v.path,
+        "sha256": v.sha256,
+        "gone_at": _when(v.gone_at),
+    }
+
+
+def _versions(vault: Vault, session_id: str) -> list[Version]:
+    found = vault.versions(session_id)
+    if not found:
+        fail(f"the vault keeps no version of session {shown_id(session_id)}")
+    return found
+
+
+@click.group()
+def vault() -> None:
+    """Exact copies of the session files read, kept in our data dir (see 'vault status')."""
+
+
+@vault.command()
+@json_option
+def status(as_json: bool) -> None:
+    """Where the vault is, how many files and versions it keeps, and how big it is."""
+    with _open() as v:
+        stats = v.stats()
+        root = str(v.root)
+    payload = {
+        "dir": root,
+        "files": stats.files,
+        "versions": stats.versions,
+        "gone": stats.gone,
+        "stored_bytes": stats.stored_bytes,
+        "kept_bytes": stats.kept_bytes,
+    }
+    if as_json:
+        echo_json(payload)
+        return
+    click.echo(f"vault: {root}")
+    click.echo(
+        f"{stats.files:,} files, {stats.versions:,} versions, {stats.gone:,} no longer on disk"
+    )
+    click.echo(
+        f"{stats.stored_bytes:,} bytes stored for {stats.kept_bytes:,} bytes of latest versions"
+    )
+
+
+@vault.command()
+@click.argument("session_id")
+@json_option
+def log(session_id: str, as_json: bool) -> None:
+    """The versions kept of one session, oldest first (numbered for 'restore --version')."""
+    with _open() as v:
+        rows = [_row(i, version) for i, version in enumerate(_versions(v, session_id), 1)]
+    if as_json:
+        echo_json({"session_id": session_id, "versions": rows})
+        return
+    for row in rows:
+        gone = f"  gone since {row['gone_at']}" if row["gone_at"] else ""
+        messages = "?" if row["messages"] is None else row["messages"]
+        click.echo(
+            f"{row['version']:>3}  {row['seen']}  {row['size']:>12,} bytes  {messages} messages"
+            f"  {click.style(str(row['path']), bold=True)}{gone}"
+        )
+
+
+@vault.command()
+@click.argument("session_id")
+@click.option("--version", "number", type=int, help="Which version (see 'vault log'); the latest.")
+@click.option(
+    "--to",
+    "to",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write into this dir instead of where the file was.",
+)
+@json_option
+def restore(session_id: str, number: int | None, to: Path | None, as_json: bool) -> None:
+    """Write a kept version back, byte-identical; never over a file that exists."""
+    with _open() as v:
+        versions = _versions(v, session_id)
+        if number is not None and not 1 <= number <= len(versions):
+            fail(f"--version must be between 1 and {len(versions)}, not {number}", code=2)
+        chosen = versions[-1] if number is None else versions[number - 1]
+        try:
+            path = v.restore(chosen, to=to)
+        except VaultError as exc:
+            fail(str(exc))
+        except OSError as exc:
+            fail(os_error_text(exc, "restore"))
+    if as_json:
+        echo_json({"session_id": session_id, "restored": str(path), "size": chosen.size})
+    else:
+        click.echo(f"restored {shown_id(session_id)} to {path} ({chosen.size:,} bytes)")
+
+
+@vault.command()
+@json_option
+def check(as_json: bool) -> None:
+    """Read every kept entry and check it against its hash; exit 1 when one is damaged."""
+    with _open() as v:
+        problems = v.check()
+    if as_json:
+        echo_json({"damaged": problems})
+    else:
+        for line in problems:
+            click.echo(line)
+        click.echo("the vault is sound" if not problems else f"{len(problems)} damaged entries")
+    if problems:
+        raise SystemExit(1)
+
+
+@vault.command()
+@click.option("--budget", type=click.IntRange(min=0), required=True, help="Bytes to keep at most.")
+@click.option("--gone-too", is_flag=True, help="Also drop old versions of deleted sessions.")
+@json_option
+def prune(budget: int, gone_too: bool, as_json: bool) -> None:
+    """Drop the oldest versions until the vault fits BUDGET; never a session's last copy."""
+    with _open() as v:
+        freed = v.prune(budget, gone_too=gone_too)
+        stored = v.stats().stored_bytes
+    if as_json:
+        echo_json({"freed_bytes": freed, "stored_bytes": stored})
+    else:
+        click.echo(f"freed {freed:,} bytes; {stored:,} bytes stored")

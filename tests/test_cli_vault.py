@@ -1,0 +1,82 @@
+"""``session-browser vault``: status, log, restore (byte-identical, never over a file),
+check (damage is an exit status) and prune, on a vault filled through the library."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from session_browser.cli import main
+from session_browser.core.vault import Vault, default_vault_dir
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    res = CliRunner().invoke(main, list(args))
+    return res.exit_code, res.stdout, res.stderr
+
+
+def fill(sessions: Path) -> tuple[Path, list[bytes]]:
+    sessions.mkdir(parents=True)
+    path = sessions / "s1.json"
+    versions = [
+        json.dumps({"session_id": "s1", "messages": ["x"] * n}, indent=2).encode()
+        for n in (1, 2, 3)
+    ]
+    with Vault(default_vault_dir()) as vault:
+        for i, data in enumerate(versions):
+            vault.keep("praisonai", path, "s1", data, messages=i + 1, now=1000.0 + i)
+    return path, versions
+
+
+def test_log_status_and_restore_of_a_deleted_session(tmp_path: Path) -> None:
+    path, versions = fill(tmp_path / "sessions")
+    code, out, _ = run("vault", "log", "s1", "--json")
+    assert code == 0
+    rows = json.loads(out)["versions"]
+    assert [r["version"] for r in rows] == [1, 2, 3]
+    assert [r["size"] for r in rows] == [len(v) for v in versions]
+    assert rows[0]["seen"] == "1970-01-01T00:16:40+00:00"
+    code, out, _ = run("vault", "restore", "s1")  # the file is gone: back where it was
+    assert code == 0 and path.read_bytes() == versions[2]
+    path.write_bytes(b"what is there now")
+    code, out, err = run("vault", "restore", "s1")
+    assert code == 1 and "never writes over a file" in err
+    assert path.read_bytes() == b"what is there now"
+    path.unlink()
+    code, out, _ = run("vault", "restore", "s1", "--version", "2")
+    assert code == 0 and path.read_bytes() == versions[1]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    code, out, _ = run("vault", "restore", "s1", "--to", str(elsewhere), "--json")
+    assert code == 0 and (elsewhere / "s1.json").read_bytes() == versions[2]
+    code, out, _ = run("vault", "status", "--json")
+    status = json.loads(out)
+    assert (status["files"], status["versions"]) == (1, 3)
+    assert status["stored_bytes"] > 0
+
+
+def test_bad_requests_are_one_line_and_non_zero(tmp_path: Path) -> None:
+    fill(tmp_path / "sessions")
+    code, _out, err = run("vault", "log", "nope")
+    assert code == 1 and err.count("\n") == 1 and "no version" in err
+    code, _out, err = run("vault", "restore", "s1", "--version", "9")
+    assert code == 2 and "between 1 and 3" in err
+
+
+def test_check_reports_damage_and_prune_keeps_the_last_copy(tmp_path: Path) -> None:
+    fill(tmp_path / "sessions")
+    assert run("vault", "check")[0] == 0
+    code, out, _ = run("vault", "prune", "--budget", "0", "--json")
+    assert code == 0 and json.loads(out)["freed_bytes"] > 0
+    code, out, _ = run("vault", "log", "s1", "--json")
+    assert len(json.loads(out)["versions"]) == 1
+    obj = next((default_vault_dir() / "objects").rglob("*.z"))
+    obj.write_bytes(zlib.compress(b"other bytes"))
+    code, out, _ = run("vault", "check", "--json")
+    assert code == 1 and len(json.loads(out)["damaged"]) == 1
+    code, _out, err = run("vault", "restore", "s1", "--to", str(tmp_path))
+    assert code == 1 and "does not match its hash" in err
+    assert not (tmp_path / "s1.json").exists()
