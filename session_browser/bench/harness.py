@@ -101,11 +101,11 @@ def _extrapolate_praison(db_path: Path, seconds: float, stats: CorpusStats) -> J
         return {}
     if not done or not stats.sessions:
         return {"sessions_indexed": done}
-    share = done / stats.sessions
-    rate = stats.messages * share / seconds
+    part = done / stats.sessions
+    rate = stats.messages * part / seconds
     return {
         "sessions_indexed": done,
-        "share": share,
+        "share": part,
         "messages_per_s": rate,
         "full_build_estimate_s": stats.messages / rate if rate else None,
     }
@@ -266,7 +266,7 @@ class Harness:
             "rss_mb": data.get("rss_mb"),
         }
 
-    # -- the one-message file and parallel writers (independent of the corpus)
+    # -- everything
 
     def run(self) -> JSONDict:
         opt = self.opt

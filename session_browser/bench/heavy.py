@@ -86,6 +86,50 @@ def phase_cli(args: JSONDict) -> JSONDict:
     return out
 
 
+def _cli_run(
+    opt: BenchOptions, say: Progress, work: Path, tag: str, mb: float, commands: list[list[str]]
+) -> JSONDict:
+    """Write a store holding one message of about ``mb`` MB, run CLI ``commands`` on it
+    in one fresh process; the file is removed afterwards."""
+    home = work / tag
+    sessions = home / "sessions"
+    sessions.mkdir(parents=True)
+    path = sessions / f"{BIG_SESSION_ID}.json"
+    size = write_one_message_session(path, BIG_SESSION_ID, int(mb * 1e6))
+    argv = [[*c, "--store", str(sessions)] for c in commands]
+    say(f"{tag}: {' / '.join(c[0] for c in commands)} on a {size / 1e6:.1f} MB message")
+    res = run_phase(
+        "cli",
+        {"tag": tag, "commands": argv},
+        workdir=work,
+        env=child_env(home, home),
+        timeout=opt.heavy_timeout,
+    )
+    shutil.rmtree(home, ignore_errors=True)
+    out: JSONDict = {"file_bytes": size, "error": None, "commands": []}
+    if res.timed_out:
+        out["error"] = f"stopped after {res.seconds:.0f} s"
+    elif not res.ok:
+        out["error"] = res.error
+    else:
+        out |= res.data
+    return out
+
+def measure_big(opt: BenchOptions, say: Progress, work: Path) -> tuple[JSONDict, JSONDict]:
+    """The one-message file (search + recent + show) and the show of one big message."""
+    big = _cli_run(
+        opt,
+        say,
+        work,
+        "one-message",
+        opt.big_message_mb,
+        [["search", BIG_WORD], ["recent"], ["show", BIG_SESSION_ID]],
+    )
+    show = _cli_run(opt, say, work, "show-big", opt.show_message_mb, [["show", BIG_SESSION_ID]])
+    cmd = (show.get("commands") or [{}])[0]
+    show |= {"seconds": cmd.get("seconds"), "exit": cmd.get("exit")}
+    return big, show
+
 # -- writers and readers in parallel processes
 
 WRITE_SESSIONS = 4
@@ -158,52 +202,10 @@ def count_written(session_dir: Path) -> tuple[Counter[tuple[int, int]], int]:
     return seen, unreadable
 
 
-
-def _cli_run(
-    opt: BenchOptions, say: Progress, work: Path, tag: str, mb: float, commands: list[list[str]]
-) -> JSONDict:
-    """Write a store holding one message of about ``mb`` MB, run CLI ``commands`` on it
-    in one fresh process; the file is removed afterwards."""
-    home = work / tag
-    sessions = home / "sessions"
-    sessions.mkdir(parents=True)
-    path = sessions / f"{BIG_SESSION_ID}.json"
-    size = write_one_message_session(path, BIG_SESSION_ID, int(mb * 1e6))
-    argv = [[*c, "--store", str(sessions)] for c in commands]
-    say(f"{tag}: {' / '.join(c[0] for c in commands)} on a {size / 1e6:.1f} MB message")
-    res = run_phase(
-        "cli",
-        {"tag": tag, "commands": argv},
-        workdir=work,
-        env=child_env(home, home),
-        timeout=opt.heavy_timeout,
-    )
-    shutil.rmtree(home, ignore_errors=True)
-    out: JSONDict = {"file_bytes": size, "error": None, "commands": []}
-    if res.timed_out:
-        out["error"] = f"stopped after {res.seconds:.0f} s"
-    elif not res.ok:
-        out["error"] = res.error
-    else:
-        out |= res.data
-    return out
-
-def measure_big(opt: BenchOptions, say: Progress, work: Path) -> tuple[JSONDict, JSONDict]:
-    """The one-message file (search + recent + show) and the show of one big message."""
-    big = _cli_run(
-        opt,
-        say,
-        work,
-        "one-message",
-        opt.big_message_mb,
-        [["search", BIG_WORD], ["recent"], ["show", BIG_SESSION_ID]],
-    )
-    show = _cli_run(opt, say, work, "show-big", opt.show_message_mb, [["show", BIG_SESSION_ID]])
-    cmd = (show.get("commands") or [{}])[0]
-    show |= {"seconds": cmd.get("seconds"), "exit": cmd.get("exit")}
-    return big, show
-
 def contention_run(opt: BenchOptions, work: Path, writers: int) -> JSONDict:
+    """``writers`` processes each ``add_message`` ``opt.write_messages`` times into
+    :data:`WRITE_SESSIONS` sessions while :data:`WRITE_READERS` processes search: writes/s,
+    latency, and every message counted back from the files."""
     home = work / f"contention-{writers}"
     sessions = home / "sessions"
     sessions.mkdir(parents=True)
@@ -299,5 +301,3 @@ def measure_contention(opt: BenchOptions, say: Progress, work: Path) -> JSONDict
         "per_writer": opt.write_messages,
         "runs": runs,
     }
-
-# -- everything

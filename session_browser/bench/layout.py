@@ -10,7 +10,7 @@ import shutil
 import time
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,15 +41,7 @@ class CorpusStats:
     top_words: list[str] = field(default_factory=list)
 
     def to_json(self) -> JSONDict:
-        return {
-            "files": self.files,
-            "sessions": self.sessions,
-            "unreadable": self.unreadable,
-            "messages": self.messages,
-            "archived_messages": self.archived_messages,
-            "json_bytes": self.json_bytes,
-            "top_words": self.top_words,
-        }
+        return asdict(self)
 
 
 def _message_text(message: JSONDict) -> str:

@@ -34,9 +34,10 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from array import array
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -276,53 +277,65 @@ class _Builder:
         return None
 
     def _phrase(self, content: str, rng: random.Random) -> tuple[str, tuple[str, ...]] | None:
-        words = list(WORD_RE.finditer(content))
         limit = self.rare_max * 4
-        lengths = [3, 4, 5]
-        rng.shuffle(lengths)
-        for length in lengths:
-            spans: list[tuple[int, int]] = []
-            for i in range(len(words) - length + 1):
-                run = words[i:i + length]
-                if any(content[a.end():b.start()] != " " for a, b in pairwise(run)):
-                    continue
-                if min(self._df(w.group().lower()) for w in run) > limit:
-                    continue
-                spans.append((run[0].start(), run[-1].end()))
-            if spans:
-                lo, hi = rng.choice(spans)
-                text = content[lo:hi]
-                return f'"{text}"', tuple(tokenize(text))
-        return None
 
+        def span(run: list[re.Match[str]]) -> tuple[int, int] | None:
+            if min(self._df(w.group().lower()) for w in run) > limit:
+                return None
+            return run[0].start(), run[-1].end()
+
+        chosen = _pick_span(content, [3, 4, 5], span, rng)
+        if chosen is None:
+            return None
+        text = content[chosen[0]:chosen[1]]
+        return f'"{text}"', tuple(tokenize(text))
 
     def _fragment(self, content: str,
                   rng: random.Random) -> tuple[str, tuple[str, ...]] | None:
         """4-6 ordinary consecutive words as typed from memory: unquoted, lowercase, no rare
         word among them, at least two of four letters or more."""
-        words = list(WORD_RE.finditer(content))
-        lengths = [4, 5, 6]
-        rng.shuffle(lengths)
-        for length in lengths:
-            spans: list[tuple[int, int]] = []
-            for i in range(len(words) - length + 1):
-                run = words[i:i + length]
-                if any(content[a.end():b.start()] != " " for a, b in pairwise(run)):
-                    continue
-                lower = [w.group().lower() for w in run]
-                if not all(t.isalpha() for t in lower) or sum(len(t) >= 4 for t in lower) < 2:
-                    continue
-                if min(self._df(t) for t in lower) <= self.rare_max:
-                    continue
-                lo, hi = run[0].start(), run[-1].end()
-                if content[lo - 1:lo] in _APOSTROPHES or content[hi:hi + 1] in _APOSTROPHES:
-                    continue  # half of "don't" is not a word anyone types
-                spans.append((lo, hi))
-            if spans:
-                lo, hi = rng.choice(spans)
-                text = content[lo:hi].lower()
-                return text, tuple(tokenize(text))
-        return None
+
+        def span(run: list[re.Match[str]]) -> tuple[int, int] | None:
+            lower = [w.group().lower() for w in run]
+            if not all(t.isalpha() for t in lower) or sum(len(t) >= 4 for t in lower) < 2:
+                return None
+            if min(self._df(t) for t in lower) <= self.rare_max:
+                return None
+            lo, hi = run[0].start(), run[-1].end()
+            if content[lo - 1:lo] in _APOSTROPHES or content[hi:hi + 1] in _APOSTROPHES:
+                return None  # half of "don't" is not a word anyone types
+            return lo, hi
+
+        chosen = _pick_span(content, [4, 5, 6], span, rng)
+        if chosen is None:
+            return None
+        text = content[chosen[0]:chosen[1]].lower()
+        return text, tuple(tokenize(text))
+
+
+def _pick_span(
+    content: str,
+    lengths: list[int],
+    span: Callable[[list[re.Match[str]]], tuple[int, int] | None],
+    rng: random.Random,
+) -> tuple[int, int] | None:
+    """A run of consecutive words separated by single spaces, of one of ``lengths`` (tried in a
+    seeded order), that ``span`` accepts: its ``(start, end)`` in ``content``, picked at random
+    among those of the first length that has any."""
+    words = list(WORD_RE.finditer(content))
+    rng.shuffle(lengths)
+    for length in lengths:
+        spans: list[tuple[int, int]] = []
+        for i in range(len(words) - length + 1):
+            run = words[i:i + length]
+            if any(content[a.end():b.start()] != " " for a, b in pairwise(run)):
+                continue
+            found = span(run)
+            if found is not None:
+                spans.append(found)
+        if spans:
+            return rng.choice(spans)
+    return None
 
 
 def make_queries(corpus: Path | CorpusInfo, *, n: int = 200, seed: int = 7) -> list[KnownItem]:

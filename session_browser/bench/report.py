@@ -277,32 +277,29 @@ def format_report(report: JSONDict) -> str:
     lines += _table(header, rows)
 
     slice_names = sorted(q["slices"])
+
+    def per_slice(section: str, fmt: Callable[[JSONDict], str]) -> list[list[str]]:
+        def cell(name: str) -> Callable[[JSONDict], str]:
+            def text(s: JSONDict) -> str:
+                v = get_path(s, "search", section, name)
+                return fmt(v) if v else "-"
+
+            return text
+
+        return [row(name, cell(name)) for name in slice_names]
+
+    def quality(v: JSONDict) -> str:
+        return f"{v['rank1']:.2f} / {v['recall10']:.2f} / {v['mrr']:.2f}, {v['n']}"
+
+    def latency(v: JSONDict) -> str:
+        answered = v["asked"] - v["errors"] - v["no_hits"]
+        return f"{_secs(v['p50'])} / {_secs(v['p95'])}, {answered} of {v['asked']}"
+
     if slice_names:
         lines += ["", "quality per slice (Rank@1 / Recall@10 / MRR, n)"]
-        srows = []
-        for name in slice_names:
-
-            def scell(s: JSONDict, name: str = name) -> str:
-                v = get_path(s, "search", "slices", name)
-                if not v:
-                    return "-"
-                return f"{v['rank1']:.2f} / {v['recall10']:.2f} / {v['mrr']:.2f}, {v['n']}"
-
-            srows.append(row(name, scell))
-        lines += _table(header, srows)
+        lines += _table(header, per_slice("slices", quality))
         lines += ["", "search latency per slice (p50 / p95; answered with hits of asked)"]
-        lrows = []
-        for name in slice_names:
-
-            def lcell(s: JSONDict, name: str = name) -> str:
-                v = get_path(s, "search", "slice_latency", name)
-                if not v:
-                    return "-"
-                answered = v["asked"] - v["errors"] - v["no_hits"]
-                return f"{_secs(v['p50'])} / {_secs(v['p95'])}, {answered} of {v['asked']}"
-
-            lrows.append(row(name, lcell))
-        lines += _table(header, lrows)
+        lines += _table(header, per_slice("slice_latency", latency))
 
     ours = stores.get(OURS) or {}
     peer = stores.get(PRAISON_SQLITE) or {}

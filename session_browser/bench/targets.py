@@ -179,7 +179,3 @@ def check_targets(report: JSONDict) -> list[JSONDict]:
             }
         )
     return out
-
-
-# --------------------------------------------------------------------------- the text report
-
