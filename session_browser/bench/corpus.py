@@ -51,7 +51,8 @@ from session_browser.bench.data import (
     load_chitchat_conversations,
     load_demo_conversations,
 )
-from session_browser.bench.sessions import Encoder, JSONDict, iso_utc, safe_id
+from session_browser.bench.sessions import Encoder, JSONDict, iso_utc
+from session_browser.core.paths import safe_id
 
 #: Fixed "now" of the corpus: 2025-06-01T00:00:00Z. SGD sessions fall in the two years before.
 BASE_EPOCH = 1748736000.0

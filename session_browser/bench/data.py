@@ -26,7 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from session_browser.bench.sessions import loads, safe_id
+from session_browser.bench.sessions import loads
+from session_browser.core.paths import safe_id
 
 SGD_FILENAME = "sgd_dialogues.jsonl.gz"
 DATA_DIR_ENV = "SESSION_BROWSER_DATA_DIR"

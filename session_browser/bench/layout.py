@@ -19,8 +19,9 @@ import orjson
 from session_browser.bench.config import BenchError, BenchOptions, Progress
 from session_browser.bench.corpus import build_corpus, corpus_sources
 from session_browser.bench.queries import KnownItem, MessageIndex, Query, make_queries
-from session_browser.bench.sessions import JSONDict, read_spills, safe_id
+from session_browser.bench.sessions import JSONDict, read_spills
 from session_browser.bench.stores import jsonable
+from session_browser.core.paths import safe_id
 
 COMMON_WORDS = 20
 PI_PROJECT_CWD = "/proj"

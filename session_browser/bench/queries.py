@@ -48,12 +48,12 @@ from session_browser.bench.sessions import (
     JSONDict,
     conversation_key,
     is_automated,
-    lineage_of,
     load_session,
     read_spills,
     session_messages,
     tokenize,
 )
+from session_browser.core import recall
 
 SLICES = ("rare", "phrase", "archived", "mixed", "casing", "fragment")
 MAX_RELEVANT_CONVERSATIONS = 5
@@ -115,7 +115,7 @@ class MessageIndex:
             self.ids.append(sid)
             self.paths.append(path)
             self.conv.append(conv)
-            lineage = lineage_of(data)
+            lineage = recall.lineage_key(data)
             self.lineage.append(lineage)
             if lineage is not None:
                 self.members.setdefault(lineage, set()).add(sid)

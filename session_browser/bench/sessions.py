@@ -1,5 +1,5 @@
-"""PraisonAI session files as the corpus writes and reads them: ids, tokens, parsing, the
-automated rule and spilled turns."""
+"""PraisonAI session files as the corpus writes and reads them: conversation ids, tokens,
+parsing, the automated rule and spilled turns."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from session_browser.core import recall
+
 try:
     import orjson
 except ImportError:  # pragma: no cover - orjson is optional
@@ -19,17 +21,8 @@ else:
 
 JSONDict = dict[str, Any]
 
-AUTOMATED_RATE_THRESHOLD = 60.0
-AUTOMATED_SOURCES = frozenset({"scheduled", "automated", "cron", "system", "batch"})
-LINEAGE_KEYS = ("lineage_id", "root_session_id", "thread_id")
-
 WORD_RE = re.compile(r"\w+")
 _SUFFIX_RE = re.compile(r"^(.*?)(?:-copy\d+)?(?:-part\d+)?$")
-
-
-def safe_id(session_id: str) -> str:
-    """PraisonAI's file stem for a session id: every char not alnum, ``-`` or ``_`` -> ``_``."""
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in session_id)
 
 
 def conversation_key(session_id: str) -> str:
@@ -110,40 +103,10 @@ def session_messages(data: JSONDict) -> list[JSONDict]:
 
 
 def is_automated(data: JSONDict, messages: Sequence[JSONDict] | None = None) -> bool:
-    """The ranking rule: tagged cron/scheduled/..., or > 60 messages an hour (>= 4 stamps)."""
-    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-    assert isinstance(meta, dict)
-    source = str(data.get("source") or meta.get("source") or "").lower()
-    if source in AUTOMATED_SOURCES or meta.get("automated") is True:
-        return True
-    rate = message_rate(session_messages(data) if messages is None else messages)
-    return rate is not None and rate > AUTOMATED_RATE_THRESHOLD
-
-
-def message_rate(messages: Sequence[JSONDict]) -> float | None:
-    """Messages per hour over the span of their timestamps (None below four stamps)."""
-    stamps: list[float] = []
-    for msg in messages:
-        value = msg.get("timestamp")
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            stamps.append(float(value))
-    if len(stamps) < 4:
-        return None
-    span_hours = (max(stamps) - min(stamps)) / 3600.0
-    if span_hours <= 0:
-        return None
-    return len(stamps) / span_hours
-
-
-def lineage_of(data: JSONDict) -> str | None:
-    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-    assert isinstance(meta, dict)
-    for key in LINEAGE_KEYS:
-        value = data.get(key) or meta.get(key)
-        if value:
-            return str(value)
-    return None
-
+    """The ranking rule (:func:`session_browser.core.recall.is_automated`: tagged
+    cron/scheduled/..., or more than 60 messages an hour), over ``messages`` or else the
+    session's archived and active messages."""
+    return recall.is_automated(data, session_messages(data) if messages is None else messages)
 
 
 def read_spills(spill_dir: Path | None) -> dict[str, list[JSONDict]]:

@@ -19,6 +19,8 @@ from session_browser.bench import corpus as C
 from session_browser.bench import data as D
 from session_browser.bench import queries as Q
 from session_browser.bench import sessions as S
+from session_browser.core import recall
+from session_browser.core.paths import safe_id
 
 SESSIONS = 300
 TOP_KEYS = [
@@ -121,7 +123,7 @@ def test_readable_files_match_the_praisonai_format(
     assert len(readable) == SESSIONS - len(info.corrupt_ids)
     total = 0
     for sid, data in readable.items():
-        path = info.sessions_dir / f"{S.safe_id(sid)}.json"
+        path = info.sessions_dir / f"{safe_id(sid)}.json"
         raw = path.read_bytes()
         assert raw == json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8")
         assert list(data)[: len(TOP_KEYS)] == TOP_KEYS
@@ -203,7 +205,7 @@ def test_automated_sessions_and_interactive_pace(
             elif data.get("source") == "scheduled":
                 kinds["top-level"] += 1
             else:
-                assert _rate(full) > S.AUTOMATED_RATE_THRESHOLD
+                assert _rate(full) > recall.AUTOMATED_RATE_THRESHOLD
                 kinds["fast"] += 1
             assert S.is_automated(data)
         else:
@@ -237,7 +239,7 @@ def test_spill_files(info: C.CorpusInfo, readable: dict[str, dict[str, Any]]) ->
         assert match is not None
         payload = _strict(path)
         assert list(payload) == ["session_id", "spilled_at", "messages"]
-        assert match.group("stem") == S.safe_id(payload["session_id"])
+        assert match.group("stem") == safe_id(payload["session_id"])
         session = readable[payload["session_id"]]
         assert payload["session_id"] in info.spilled_ids
         assert [list(m) for m in payload["messages"]] == [MESSAGE_KEYS]
