@@ -438,3 +438,37 @@ def test_writers_stopped_at_the_deadline_are_not_counted_as_losses(tmp_path: Pat
     assert run["error"] is not None and "stopped" in run["error"]
     assert run["finished_writers"] < 2
     assert run["lost"] == 0 and run["duplicated"] == 0
+
+
+def test_bench_modules_are_small_and_free_of_import_cycles() -> None:
+    """The benchmark package keeps one concern per module: none over 800 lines, and no module
+    imports (at the top or inside a function) one that imports it back."""
+    import ast
+
+    import session_browser.bench as package
+
+    folder = Path(package.__file__).parent
+    graph: dict[str, set[str]] = {}
+    for path in sorted(folder.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert len(text.splitlines()) <= 800, f"{path.name} has grown past 800 lines"
+        graph[path.stem] = {
+            node.module.split(".")[2]
+            for node in ast.walk(ast.parse(text))
+            if isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.module.startswith("session_browser.bench.")
+        }
+    assert {"corpus", "queries", "harness", "report", "app"} <= set(graph)
+
+    done: set[str] = set()
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        assert name not in path, "import cycle: " + " -> ".join((*path, name))
+        if name not in done:
+            for dep in sorted(graph.get(name, ())):
+                visit(dep, (*path, name))
+            done.add(name)
+
+    for name in graph:
+        visit(name, ())

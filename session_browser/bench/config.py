@@ -35,6 +35,9 @@ STORE_LABELS |= {
 }
 #: Which stores measure which corpus format.
 FORMAT_KINDS = {"json": STORE_KINDS, "pi": PI_KINDS, "mixed": MIXED_KINDS}
+#: Our indexed stores, brought up to date by ``reconcile()`` (the targets judge the first
+#: one measured).
+OUR_INDEXES = (OURS, PI, GROUP)
 #: Indexed stores (a cold build, a reopen, a reconcile after an outside change).
 INDEXED_KINDS = (OURS, PRAISON_SQLITE, PI, GROUP)
 #: Stores that cannot be written to (no write-through phase).

@@ -18,6 +18,7 @@ from session_browser.bench.config import (
     GROUP,
     INDEXED_KINDS,
     MISSING_WORD,
+    OUR_INDEXES,
     OUR_RECENT_REPEATS,
     OURS,
     PEERS,
@@ -216,7 +217,7 @@ class Harness:
                 )
         else:
             result["search"] = {"timed_out": search.timed_out, "error": search.error}
-        if kind in (OURS, PI, GROUP):
+        if kind in OUR_INDEXES:
             both = phase(
                 "build_search", {"queries": [q.to_json() for q in queries], "common": common}
             )

@@ -16,6 +16,7 @@ import orjson
 from session_browser.bench.config import (
     GROUP,
     MISSING_WORD,
+    OUR_INDEXES,
     OUR_RECENT_REPEATS,
     OURS,
     PI,
@@ -38,6 +39,7 @@ from session_browser.bench.stores import (
     import_store,
     members,
     open_kind,
+    open_ready,
     recent_count,
     reconcile_all,
     remove_db,
@@ -50,7 +52,7 @@ def _open_up_to_date(kind: str, args: JSONDict, out: JSONDict) -> Any:
     goes to ``out["reconcile"]``; PraisonAI SQLite: its first search, which builds or checks its
     index); the time it took goes to ``out["seconds"]``."""
     t0 = time.perf_counter()
-    if kind in (OURS, PI, GROUP):
+    if kind in OUR_INDEXES:
         store = open_kind(kind, args, reconcile="none")
         out["reconcile"] = reconcile_all(store)
     else:
@@ -99,11 +101,7 @@ def phase_search(args: JSONDict) -> JSONDict:
     queries = [Query.from_json(q) for q in args["queries"]]
     common: list[str] = list(args["common"])
     import_store(kind)
-    if kind in (OURS, PI, GROUP):
-        store = open_kind(kind, args, reconcile="none")
-        reconcile_all(store)
-    else:
-        store = open_kind(kind, args)
+    store = open_ready(kind, args)
     for q in queries[: int(args.get("warmup", WARMUP_QUERIES))]:
         with contextlib.suppress(Exception):  # counted when the query is measured below
             search_ids(kind, store, q.query, SEARCH_LIMIT)
@@ -242,12 +240,8 @@ def phase_update(args: JSONDict) -> JSONDict:
     pi_dir = Path(args["pi_dir"]) if args.get("pi_dir") else None
     repeats = int(args.get("repeats", UPDATE_REPEATS))
     import_store(kind)
-    reconciles = kind in (OURS, PI, GROUP)
-    if reconciles:
-        store = open_kind(kind, args, reconcile="none")
-        reconcile_all(store)
-    else:
-        store = open_kind(kind, args)
+    reconciles = kind in OUR_INDEXES
+    store = open_ready(kind, args)
     json_targets: list[tuple[str, Path]] = []
     pi_targets: list[tuple[str, Path]] = []
     if kind in PI_KINDS:
@@ -327,8 +321,7 @@ def phase_build_search(args: JSONDict) -> JSONDict:
     for path in db_paths:
         remove_db(path)
     t0 = time.perf_counter()
-    store = open_kind(kind, args, reconcile="none")
-    reconcile_all(store)
+    store = open_ready(kind, args)
     errors = 0
     for text in [*(q["query"] for q in args["queries"]), *args["common"]]:
         try:

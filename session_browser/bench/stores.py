@@ -9,6 +9,7 @@ from typing import Any
 
 from session_browser.bench.config import (
     GROUP,
+    OUR_INDEXES,
     OURS,
     PEERS,
     PI,
@@ -106,6 +107,16 @@ def reconcile_all(store: Any) -> JSONDict:
             else:
                 total.setdefault(key, value)
     return total
+
+
+def open_ready(kind: str, args: JSONDict) -> Any:
+    """Open a store to measure it: ours with its index brought up to date first, the others as
+    they are."""
+    if kind in OUR_INDEXES:
+        store = open_kind(kind, args, reconcile="none")
+        reconcile_all(store)
+        return store
+    return open_kind(kind, args)
 
 
 def group_db_paths(args: JSONDict) -> list[Path]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from session_browser.bench.config import GROUP, OURS, PI, PRAISON_JSON, SCAN
+from session_browser.bench.config import OUR_INDEXES, OURS, PRAISON_JSON, SCAN
 from session_browser.bench.sessions import JSONDict
 
 # name, what it checks, comparison, threshold, unit
@@ -127,7 +127,7 @@ def slice_targets(store: JSONDict) -> list[tuple[str, str, str, float, str]]:
 def target_kind(report: JSONDict) -> str:
     """The store the targets judge: our JSON index, else the Pi index, else the group."""
     stores = report.get("stores", {})
-    return next((k for k in (OURS, PI, GROUP) if k in stores), OURS)
+    return next((k for k in OUR_INDEXES if k in stores), OURS)
 
 
 def check_targets(report: JSONDict) -> list[JSONDict]:
