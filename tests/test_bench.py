@@ -12,28 +12,26 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from session_browser.bench import (
+from session_browser.bench.config import (
     GROUP,
     OURS,
     PI,
     PI_SCAN,
     PRAISON_JSON,
     PRAISON_SQLITE,
-    RUN_TARGETS,
     SCAN,
     STORE_KINDS,
-    TARGETS,
+)
+from session_browser.bench.layout import write_pi_corpus
+from session_browser.bench.metrics import first_relevant_rank, percentile, quality_stats
+from session_browser.bench.queries import (
     Query,
-    check_targets,
     common_queries,
-    first_relevant_rank,
-    format_report,
     peer_common_subset,
     peer_subset,
-    percentile,
-    quality_stats,
-    write_pi_corpus,
 )
+from session_browser.bench.report import format_report
+from session_browser.bench.targets import RUN_TARGETS, TARGETS, check_targets
 from session_browser.cli import main
 
 
@@ -413,7 +411,7 @@ def test_pi_store_and_flags_are_checked(tmp_path: Path) -> None:
 def test_existing_pi_store(tmp_path: Path) -> None:
     """``--store pi:DIR`` on an existing Pi session dir (written from the demo conversations):
     queries come from the store itself."""
-    from session_browser.corpus import build_corpus
+    from session_browser.bench.corpus import build_corpus
 
     info = build_corpus(tmp_path / "home", sessions=12, seed=7, include_sgd=False,
                         include_chitchat=False)
@@ -433,10 +431,44 @@ def test_existing_pi_store(tmp_path: Path) -> None:
 def test_writers_stopped_at_the_deadline_are_not_counted_as_losses(tmp_path: Path) -> None:
     """A writer stopped before it finished never said which of its writes went through:
     the run is an error, and only finished writers' acknowledged writes can be lost."""
-    from session_browser.bench import BenchOptions, Harness
+    from session_browser.bench.config import BenchOptions
+    from session_browser.bench.heavy import contention_run
 
-    bench = Harness(BenchOptions(write_messages=400, heavy_timeout=3.0))
-    run = bench._contention_run(tmp_path, 2)
+    run = contention_run(BenchOptions(write_messages=400, heavy_timeout=3.0), tmp_path, 2)
     assert run["error"] is not None and "stopped" in run["error"]
     assert run["finished_writers"] < 2
     assert run["lost"] == 0 and run["duplicated"] == 0
+
+
+def test_bench_modules_are_small_and_free_of_import_cycles() -> None:
+    """The benchmark package keeps one concern per module: none over 800 lines, and no module
+    imports (at the top or inside a function) one that imports it back."""
+    import ast
+
+    import session_browser.bench as package
+
+    folder = Path(package.__file__).parent
+    graph: dict[str, set[str]] = {}
+    for path in sorted(folder.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert len(text.splitlines()) <= 800, f"{path.name} has grown past 800 lines"
+        graph[path.stem] = {
+            node.module.split(".")[2]
+            for node in ast.walk(ast.parse(text))
+            if isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.module.startswith("session_browser.bench.")
+        }
+    assert {"corpus", "queries", "harness", "report", "app"} <= set(graph)
+
+    done: set[str] = set()
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        assert name not in path, "import cycle: " + " -> ".join((*path, name))
+        if name not in done:
+            for dep in sorted(graph.get(name, ())):
+                visit(dep, (*path, name))
+            done.add(name)
+
+    for name in graph:
+        visit(name, ())

@@ -6,25 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from session_browser import corpus as C
-from session_browser.bench import (
-    MISSING_WORD,
-    OURS,
-    STORE_LABELS,
-    Harness,
-    Query,
-    check_targets,
-    format_report,
-    machine_info,
-    phase_search,
-)
+from session_browser.bench.config import MISSING_WORD, OURS, STORE_LABELS
+from session_browser.bench.corpus import build_corpus
+from session_browser.bench.harness import Harness
+from session_browser.bench.metrics import machine_info
+from session_browser.bench.phases import phase_search
+from session_browser.bench.queries import Query, make_queries
+from session_browser.bench.report import format_report
+from session_browser.bench.targets import check_targets
 
 
 def _report(tmp_path: Path, extra: list[Query], common: list[str]) -> dict[str, Any]:
     """Our index answers real known-item queries plus ``extra``, in this process."""
-    info = C.build_corpus(tmp_path / "home", sessions=40, seed=7, include_sgd=False,
+    info = build_corpus(tmp_path / "home", sessions=40, seed=7, include_sgd=False,
                           include_chitchat=False)
-    items = C.make_queries(info, n=5, seed=7)
+    items = make_queries(info, n=5, seed=7)
     queries = [Query(i.query, sorted(i.relevant), i.slice, i.target_id, n) for n, i in
                enumerate(items)]
     queries += [Query(q.query, q.relevant, q.slice, n=len(queries) + k)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from session_browser.bench_app import BenchAppError, BenchAppOptions, format_report, run_bench_app
+from session_browser.bench.app import BenchAppError, BenchAppOptions, format_report, run_bench_app
 from session_browser.cli.common import fail
 from session_browser.core.text import printable
 

@@ -8,13 +8,9 @@ from pathlib import Path
 
 import click
 
-from session_browser.bench import (
-    ALL_KINDS,
-    BenchError,
-    BenchOptions,
-    format_report,
-    run_benchmark,
-)
+from session_browser.bench.config import ALL_KINDS, BenchError, BenchOptions
+from session_browser.bench.harness import run_benchmark
+from session_browser.bench.report import format_report
 from session_browser.cli.common import fail
 from session_browser.core.sources.pi import default_pi_dir
 from session_browser.core.stores import PI_PREFIX

@@ -15,7 +15,12 @@ from typing import Any
 
 import pytest
 
-from session_browser import corpus as C
+from session_browser.bench import corpus as C
+from session_browser.bench import data as D
+from session_browser.bench import queries as Q
+from session_browser.bench import sessions as S
+from session_browser.core import recall
+from session_browser.core.paths import safe_id
 
 SESSIONS = 300
 TOP_KEYS = [
@@ -33,7 +38,7 @@ SPILL_RE = re.compile(r"\A(?P<stem>[A-Za-z0-9_-]+)\.\d{13}\.\d+\.[0-9a-f]{8}\.js
 def _sgd_path() -> Path:
     env = os.environ.get("SESSION_BROWSER_DATA_DIR")
     base = Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
-    path = base / C.SGD_FILENAME
+    path = base / D.SGD_FILENAME
     if not path.is_file():
         pytest.skip(f"needs the SGD data (not in the repository): {path} not found")
     return path
@@ -92,8 +97,8 @@ def readable(info: C.CorpusInfo) -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def queries(info: C.CorpusInfo) -> list[C.KnownItem]:
-    return C.make_queries(info, n=60, seed=7)
+def queries(info: C.CorpusInfo) -> list[Q.KnownItem]:
+    return Q.make_queries(info, n=60, seed=7)
 
 
 def test_file_count_and_sources(info: C.CorpusInfo) -> None:
@@ -105,7 +110,7 @@ def test_file_count_and_sources(info: C.CorpusInfo) -> None:
         assert info.conversations["sgd"] == 17193 and info.sources["sgd"] > 0
         assert info.conversations["demo"] == 0 and C.corpus_sources(info) == "sgd + chitchat"
     else:
-        assert info.conversations["demo"] == len(C.load_demo_conversations()) > 10
+        assert info.conversations["demo"] == len(D.load_demo_conversations()) > 10
         assert C.corpus_sources(info) == "chitchat + demo"
         assert info.notes == ["corpus sources: chitchat + demo"]
     assert info.json_bytes == sum(p.stat().st_size for p in files)
@@ -118,7 +123,7 @@ def test_readable_files_match_the_praisonai_format(
     assert len(readable) == SESSIONS - len(info.corrupt_ids)
     total = 0
     for sid, data in readable.items():
-        path = info.sessions_dir / f"{C.safe_id(sid)}.json"
+        path = info.sessions_dir / f"{safe_id(sid)}.json"
         raw = path.read_bytes()
         assert raw == json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8")
         assert list(data)[: len(TOP_KEYS)] == TOP_KEYS
@@ -154,7 +159,7 @@ def test_corrupt_files_do_not_parse(info: C.CorpusInfo) -> None:
     for sid in info.corrupt_ids:
         path = info.sessions_dir / f"{sid}.json"
         assert path.is_file()
-        assert C.load_session(path) is None
+        assert S.load_session(path) is None
         try:
             data = _strict(path)
         except UnicodeDecodeError:
@@ -200,13 +205,13 @@ def test_automated_sessions_and_interactive_pace(
             elif data.get("source") == "scheduled":
                 kinds["top-level"] += 1
             else:
-                assert _rate(full) > C.AUTOMATED_RATE_THRESHOLD
+                assert _rate(full) > recall.AUTOMATED_RATE_THRESHOLD
                 kinds["fast"] += 1
-            assert C.is_automated(data)
+            assert S.is_automated(data)
         else:
             assert not _tagged(data)
             assert _rate(full) <= 50.5 and _rate(data["messages"]) <= 50.5
-            assert not C.is_automated(data)
+            assert not S.is_automated(data)
     assert set(kinds) == {"metadata", "top-level", "fast"}
 
 
@@ -216,7 +221,7 @@ def test_lineage_chains(info: C.CorpusInfo, readable: dict[str, dict[str, Any]])
     assert 0.01 * SESSIONS <= chained <= 0.03 * SESSIONS
     for lineage_id, ids in info.lineage_groups.items():
         assert 2 <= len(ids) <= 3
-        assert len({C.conversation_key(i) for i in ids}) == 1
+        assert len({S.conversation_key(i) for i in ids}) == 1
         parts = [readable[i] for i in ids]
         assert all(p["metadata"]["lineage_id"] == lineage_id for p in parts)
         parts.sort(key=lambda p: p["messages"][0]["timestamp"])
@@ -234,7 +239,7 @@ def test_spill_files(info: C.CorpusInfo, readable: dict[str, dict[str, Any]]) ->
         assert match is not None
         payload = _strict(path)
         assert list(payload) == ["session_id", "spilled_at", "messages"]
-        assert match.group("stem") == C.safe_id(payload["session_id"])
+        assert match.group("stem") == safe_id(payload["session_id"])
         session = readable[payload["session_id"]]
         assert payload["session_id"] in info.spilled_ids
         assert [list(m) for m in payload["messages"]] == [MESSAGE_KEYS]
@@ -273,7 +278,7 @@ def test_without_sgd_the_corpus_comes_from_what_pip_installs(
     def missing() -> Path:
         raise FileNotFoundError("sgd_dialogues.jsonl.gz not found")
 
-    monkeypatch.setattr(C, "default_sgd_path", missing)
+    monkeypatch.setattr(D, "default_sgd_path", missing)
     info = C.build_corpus(tmp_path / "a", sessions=30, seed=7)
     assert C.corpus_sources(info) == "chitchat + demo"
     assert info.session_count == 30 and info.sources["sgd"] == 0
@@ -287,12 +292,12 @@ def test_without_sgd_the_corpus_comes_from_what_pip_installs(
 def test_default_sgd_path(monkeypatch: pytest.MonkeyPatch) -> None:
     sgd = _sgd_path()
     monkeypatch.setenv("SESSION_BROWSER_DATA_DIR", str(sgd.parent))
-    assert C.default_sgd_path() == sgd
+    assert D.default_sgd_path() == sgd
     monkeypatch.delenv("SESSION_BROWSER_DATA_DIR")
-    assert C.default_sgd_path().resolve() == sgd.resolve()  # found beside the package
+    assert D.default_sgd_path().resolve() == sgd.resolve()  # found beside the package
 
 
-def _scan(info: C.CorpusInfo, item: C.KnownItem) -> set[str]:
+def _scan(info: C.CorpusInfo, item: Q.KnownItem) -> set[str]:
     """Brute force: readable sessions with one message holding the query (spills included)."""
     spilled: dict[str, list[dict[str, Any]]] = {}
     for path in info.spill_dir.glob("*.json"):
@@ -302,7 +307,7 @@ def _scan(info: C.CorpusInfo, item: C.KnownItem) -> set[str]:
     words = _tokens(item.query)
     hits: set[str] = set()
     for path in info.sessions_dir.glob("*.json"):
-        data = C.load_session(path)
+        data = S.load_session(path)
         if data is None:
             continue
         sid = data["session_id"]
@@ -319,15 +324,15 @@ def _scan(info: C.CorpusInfo, item: C.KnownItem) -> set[str]:
     return hits
 
 
-def test_queries_cover_every_slice(queries: list[C.KnownItem]) -> None:
+def test_queries_cover_every_slice(queries: list[Q.KnownItem]) -> None:
     assert len(queries) == 60
-    assert Counter(q.slice for q in queries) == {s: 10 for s in C.SLICES}
-    targets = [C.conversation_key(q.target_id) for q in queries]
+    assert Counter(q.slice for q in queries) == {s: 10 for s in Q.SLICES}
+    targets = [S.conversation_key(q.target_id) for q in queries]
     assert len(set(targets)) == len(targets)
 
 
 def test_queries_are_verified_by_scan(
-    info: C.CorpusInfo, readable: dict[str, dict[str, Any]], queries: list[C.KnownItem]
+    info: C.CorpusInfo, readable: dict[str, dict[str, Any]], queries: list[Q.KnownItem]
 ) -> None:
     chain_of = {i: set(ids) for ids in info.lineage_groups.values() for i in ids}
     for item in queries:
@@ -338,7 +343,7 @@ def test_queries_are_verified_by_scan(
         assert hits <= item.relevant
         expanded = set(hits).union(*(chain_of.get(h, set()) for h in hits))
         assert item.relevant == expanded
-        assert len({C.conversation_key(i) for i in item.relevant}) <= 5
+        assert len({S.conversation_key(i) for i in item.relevant}) <= 5
         target = readable[item.target_id]
         messages = [*target["archived_messages"], *target["messages"]]
         content = messages[item.target_index]["content"]
@@ -366,9 +371,9 @@ def test_queries_are_verified_by_scan(
             assert item.query in (item.query.upper(), item.query.title())
 
 
-def test_queries_are_deterministic(info: C.CorpusInfo, queries: list[C.KnownItem]) -> None:
-    assert C.make_queries(info.sessions_dir, n=60, seed=7) == queries
-    other = C.make_queries(info.home, n=60, seed=8)
+def test_queries_are_deterministic(info: C.CorpusInfo, queries: list[Q.KnownItem]) -> None:
+    assert Q.make_queries(info.sessions_dir, n=60, seed=7) == queries
+    other = Q.make_queries(info.home, n=60, seed=8)
     assert [q.query for q in other] != [q.query for q in queries]
 
 
@@ -376,31 +381,31 @@ def test_copies_when_scaling_up(tmp_path: Path) -> None:
     """The demo's conversations alone, scaled up by copies."""
     info = C.build_corpus(tmp_path / "home", sessions=75, seed=3, include_sgd=False,
                           include_chitchat=False)
-    n = len(C.load_demo_conversations())
+    n = len(D.load_demo_conversations())
     assert info.session_count == 75 == len(list(info.sessions_dir.glob("*.json")))
     assert info.conversations == {"sgd": 0, "chitchat": 0, "demo": n}
     stems = [p.stem for p in info.sessions_dir.glob("*.json")]
-    assert len({C.conversation_key(s) for s in stems}) == n
+    assert len({S.conversation_key(s) for s in stems}) == n
     assert any(s.endswith("-copy1") for s in stems) and any(s.endswith("-copy2") for s in stems)
     texts: dict[str, list[str]] = {}
     starts: dict[str, set[float]] = {}
-    for stem, data in C.iter_session_dicts(info.sessions_dir):
+    for stem, data in S.iter_session_dicts(info.sessions_dir):
         if data is None or data["metadata"].get("lineage_id"):
             continue
-        msgs = [m for m in C.session_messages(data) if not m["metadata"].get("compaction")]
-        key = C.conversation_key(stem)
+        msgs = [m for m in S.session_messages(data) if not m["metadata"].get("compaction")]
+        key = S.conversation_key(stem)
         if "-copy" not in stem:
             texts[key] = [m["content"] for m in msgs]
         starts.setdefault(key, set()).add(msgs[0]["timestamp"])
-    for stem, data in C.iter_session_dicts(info.sessions_dir):
-        key = C.conversation_key(stem)
+    for stem, data in S.iter_session_dicts(info.sessions_dir):
+        key = S.conversation_key(stem)
         if data is None or data["metadata"].get("lineage_id") or key not in texts:
             continue
-        msgs = [m for m in C.session_messages(data) if not m["metadata"].get("compaction")]
+        msgs = [m for m in S.session_messages(data) if not m["metadata"].get("compaction")]
         shorter = min(len(msgs), len(texts[key]))  # a spilled original lacks two turns
         assert [m["content"] for m in msgs][:shorter] == texts[key][:shorter]
     assert any(len(s) > 1 for s in starts.values())  # copies are shifted in time
-    items = C.make_queries(info, n=20, seed=3)
+    items = Q.make_queries(info, n=20, seed=3)
     assert items
     with_copies = [q for q in items if any("-copy" in i for i in q.relevant)]
     assert with_copies
@@ -412,7 +417,7 @@ def test_json_and_orjson_write_the_same_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fast = C.build_corpus(tmp_path / "fast", sessions=120, seed=5, include_sgd=False)
-    monkeypatch.setattr(C, "_HAVE_ORJSON", False)
+    monkeypatch.setattr(S, "_HAVE_ORJSON", False)
     slow = C.build_corpus(tmp_path / "slow", sessions=120, seed=5, include_sgd=False)
     assert slow.encoder == "json"
     for path in fast.sessions_dir.glob("*.json"):

@@ -9,7 +9,7 @@ import os
 
 from click.testing import CliRunner
 
-from session_browser.bench_app import format_report
+from session_browser.bench.app import format_report
 from session_browser.cli import main
 
 

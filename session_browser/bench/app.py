@@ -35,10 +35,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import platform
-import resource
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -48,6 +45,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from session_browser.bench.metrics import machine_info, max_rss_mb
 
 TARGETS: dict[str, tuple[float, str, str]] = {
     # key -> (limit, unit, label)
@@ -83,14 +82,8 @@ class BenchAppOptions:
 
 
 def machine() -> dict[str, Any]:
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    """The machine (:func:`~session_browser.bench.metrics.machine_info`) and Textual's version."""
+    info = machine_info()
     try:
         from importlib.metadata import version
 
@@ -98,12 +91,12 @@ def machine() -> dict[str, Any]:
     except Exception:  # pragma: no cover - textual is a dependency
         textual = "?"
     return {
-        "cores": os.cpu_count() or 0,
-        "cpu": model,
-        "python": platform.python_version(),
-        "sqlite": sqlite3.sqlite_version,
+        "cores": info["cpu_count"] or 0,
+        "cpu": info["cpu_model"],
+        "python": info["python"],
+        "sqlite": info["sqlite"],
         "textual": textual,
-        "platform": platform.platform(),
+        "platform": info["platform"],
     }
 
 
@@ -163,8 +156,9 @@ def prepare(
 ) -> tuple[Path, dict[str, Any], list[str]]:
     """The sessions dir to measure (a copy or a new corpus, plus the big session), its warm
     index, and the queries."""
+    from session_browser.bench.corpus import build_corpus, corpus_sources
+    from session_browser.bench.queries import make_queries
     from session_browser.core.index import SqliteSessionStore
-    from session_browser.corpus import build_corpus, corpus_sources, make_queries
 
     home = work / "home"
     sessions = home / "sessions"
@@ -222,7 +216,7 @@ def run_child(kind: str, args: dict[str, Any], env: dict[str, str]) -> dict[str,
         payload = json.dumps({"kind": kind, "out": str(out), **args})
         spawned = time.time()
         proc = subprocess.run(
-            [sys.executable, "-m", "session_browser.bench_app", "--child", payload, str(spawned)],
+            [sys.executable, "-m", "session_browser.bench.app", "--child", payload, str(spawned)],
             env=env,
             capture_output=True,
             text=True,
@@ -238,19 +232,6 @@ def run_child(kind: str, args: dict[str, Any], env: dict[str, str]) -> dict[str,
         raise BenchAppError(f"the {kind} run took longer than {CHILD_TIMEOUT:.0f} s") from exc
     finally:
         out.unlink(missing_ok=True)
-
-
-def _peak_rss_mb() -> float:
-    """This process's peak RSS: ``VmHWM`` (reset by exec, unlike ``ru_maxrss``, which keeps
-    the high-water mark of the forked parent), else ``ru_maxrss``."""
-    try:
-        for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
-            if line.startswith("VmHWM:"):
-                return round(int(line.split()[1]) / 1024.0, 1)
-    except (OSError, ValueError, IndexError):
-        pass
-    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return round(kb / 1024.0, 1)  # Linux and most BSDs report KiB
 
 
 async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
@@ -386,7 +367,7 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
             result["recent_rows"] = recent.total
             result["building_at_recent"] = progress()
             result["status"] = app.status_text
-            result["peak_rss_mb"] = _peak_rss_mb()
+            result["peak_rss_mb"] = round(max_rss_mb(), 1)
             return result
         await until(lambda: app.session_count is not None, pilot)
         t_counts = time.time()
@@ -473,7 +454,7 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
             result["page_ms_p50"] = round(statistics.median(pages), 1)
             result["page_ms_max"] = round(max(pages), 1)
         await app.workers.wait_for_complete()
-    result["peak_rss_mb"] = _peak_rss_mb()
+    result["peak_rss_mb"] = round(max_rss_mb(), 1)
     return result
 
 
@@ -511,11 +492,11 @@ def run_bench_app(
         try:
             sessions, store_info, queries = prepare(opts, work, say)
         finally:
-            for key, value in saved.items():
-                if value is None:
+            for key, before in saved.items():
+                if before is None:
                     os.environ.pop(key, None)
                 else:
-                    os.environ[key] = value
+                    os.environ[key] = before
         common = {"store": str(sessions), "key_delay": opts.key_delay}
         say("measuring first paint")
         paint = run_child("paint", common, env)

@@ -1,0 +1,90 @@
+"""What the benchmark measures: the store kinds, the options and the fixed counts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+Progress = Callable[[str], None]
+
+SCHEMA = "session-browser-bench/1"
+
+OURS = "ours"
+SCAN = "scan"
+PRAISON_JSON = "praisonai-json"
+PRAISON_SQLITE = "praisonai-sqlite"
+STORE_KINDS = (OURS, SCAN, PRAISON_JSON, PRAISON_SQLITE)
+STORE_LABELS = {
+    OURS: "ours (indexed)",
+    SCAN: "ours (scan)",
+    PRAISON_JSON: "PraisonAI JSON",
+    PRAISON_SQLITE: "PraisonAI SQLite",
+}
+PEERS = (PRAISON_JSON, PRAISON_SQLITE)
+PI = "pi"
+PI_SCAN = "pi-scan"
+GROUP = "group"
+PI_KINDS = (PI, PI_SCAN)
+MIXED_KINDS = (GROUP,)
+ALL_KINDS = (*STORE_KINDS, *PI_KINDS, *MIXED_KINDS)
+STORE_LABELS |= {
+    PI: "ours (Pi index)",
+    PI_SCAN: "ours (Pi scan)",
+    GROUP: "ours (JSON + Pi)",
+}
+#: Which stores measure which corpus format.
+FORMAT_KINDS = {"json": STORE_KINDS, "pi": PI_KINDS, "mixed": MIXED_KINDS}
+#: Our indexed stores, brought up to date by ``reconcile()`` (the targets judge the first
+#: one measured).
+OUR_INDEXES = (OURS, PI, GROUP)
+#: Indexed stores (a cold build, a reopen, a reconcile after an outside change).
+INDEXED_KINDS = (OURS, PRAISON_SQLITE, PI, GROUP)
+#: Stores that cannot be written to (no write-through phase).
+READ_ONLY_KINDS = (PI, PI_SCAN)
+
+SEARCH_LIMIT = 10
+UPDATE_REPEATS = 5
+OUR_RECENT_REPEATS = 50
+SCAN_RECENT_REPEATS = 3
+WARMUP_QUERIES = 3
+MISSING_WORD = "zqxjvkbenchprobe"
+
+
+class BenchError(Exception):
+    """The benchmark cannot run (bad store path, missing corpus data, ...)."""
+
+
+@dataclass
+class BenchOptions:
+    """What to measure. ``store``/``home`` pick an existing store; else a corpus is built."""
+
+    store: Path | None = None
+    home: Path | None = None
+    sessions: int | None = None
+    seed: int = 7
+    queries: int = 200
+    peers: bool = True
+    peer_queries: int = 20
+    peer_timeout: float = 300.0
+    keep: bool = False
+    workdir: Path | None = None
+    sgd_path: Path | None = None
+    sgd: bool = True  # False: build the corpus from pip-installable data only (chitchat + demo)
+    stores: tuple[str, ...] = ALL_KINDS
+    pi_store: Path | None = None  # an existing Pi session dir
+    pi: bool = False  # build the corpus as Pi JSONL files
+    mixed: bool = False  # build half the corpus as PraisonAI JSON, half as Pi JSONL
+    big_message: bool = True  # the one-message file and the big show
+    big_message_mb: float = 50.0
+    show_message_mb: float = 8.0
+    contention: bool = True  # writers and readers in parallel processes
+    write_messages: int = 100  # add_message calls per writer process
+    heavy_timeout: float = 120.0  # seconds for each of those runs (then FAIL)
+
+    @property
+    def format(self) -> str:
+        """``json``, ``pi`` or ``mixed``: how the measured sessions are stored."""
+        if self.pi or self.pi_store is not None:
+            return "pi"
+        return "mixed" if self.mixed else "json"
