@@ -42,7 +42,9 @@ from typing import Any
 
 from . import paths, recall
 from .files import MAX_SESSION_BYTES, FileIdentity
-from .index import SqliteSessionStore, _Broken, _extract, _Parsed
+from .index import SqliteSessionStore
+from .index.rows import Parsed, extract
+from .index.schema import Broken
 from .model import JSONDict, SessionData, SessionSummary
 from .query import normalize_project, project_matches
 from .sources.pi import (
@@ -230,7 +232,7 @@ class PiIndexStore(ReadOnlyWrites, SqliteSessionStore, _PiReads):  # type: ignor
                 except ValueError:
                     continue
 
-    def _parse_file(self, name: str, ident: tuple[int, int, int], *, folded: bool) -> _Parsed | str:
+    def _parse_file(self, name: str, ident: tuple[int, int, int], *, folded: bool) -> Parsed | str:
         prior = self._priors.pop(name, None)
         path = self.root / name
         try:
@@ -248,7 +250,7 @@ class PiIndexStore(ReadOnlyWrites, SqliteSessionStore, _PiReads):  # type: ignor
             return "not a Pi session (no session header)"
         data = session.data
         try:
-            parsed = _extract(name, FileIdentity(*ident), data, folded=folded)
+            parsed = extract(name, FileIdentity(*ident), data, folded=folded)
         except (ValueError, TypeError, RecursionError) as exc:  # pragma: no cover - defensive
             return f"unusable Pi session: {exc}"
         auto = pi_is_automated(data)
@@ -259,7 +261,7 @@ class PiIndexStore(ReadOnlyWrites, SqliteSessionStore, _PiReads):  # type: ignor
         parsed.extra = session.state.dump()
         return parsed
 
-    def _inserted(self, db: sqlite3.Connection, items: Sequence[_Parsed]) -> None:
+    def _inserted(self, db: sqlite3.Connection, items: Sequence[Parsed]) -> None:
         db.executemany(
             "INSERT OR REPLACE INTO pi_state(file, state) VALUES (?, ?)",
             [(item.file, item.extra) for item in items if isinstance(item.extra, bytes)],
@@ -306,7 +308,7 @@ class PiIndexStore(ReadOnlyWrites, SqliteSessionStore, _PiReads):  # type: ignor
             rows = self._rows(
                 "SELECT file FROM sessions WHERE session_id=? ORDER BY file", (session_id,)
             )
-        except (_Broken, sqlite3.Error):  # the index is unusable: the reader scans
+        except (Broken, sqlite3.Error):  # the index is unusable: the reader scans
             rows = []
         for (name,) in rows:
             path = self.root / str(name)
