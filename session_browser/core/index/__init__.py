@@ -73,10 +73,13 @@ Relevance ranking (``ranking="relevance"``)
     statistics summed over several indexes, so their scores can be ranked together.
 
 Other formats
-    The file-level reads are hooks (``_scan_files``, ``_before_parse``, ``_parse_file``,
-    ``_load_file``, ``_classic_order``, ``_classic_candidate``, ``_demotion_flags``), so a
-    store over another agent's files reuses all of the above:
-    :class:`~session_browser.core.pi_index.PiIndexStore` indexes Pi JSONL sessions.
+    Every file-level read goes to the store's ``source``, a
+    :class:`~session_browser.core.sources.base.SessionSource` (PraisonAI's JSON files by
+    default): listing the files with their identity, parsing one (resuming from a parse state
+    the index keeps for it, when the source has one), loading one for reading, its file order
+    and its automation rule. A store over another agent's files passes its source and reuses
+    all of the above: :class:`~session_browser.core.pi_index.PiIndexStore` indexes Pi JSONL
+    sessions with a :class:`~session_browser.core.sources.pi.source.PiSource`.
 
 Modules (each imports only those above it)
     :mod:`.results` what a reconcile or a search reports; :mod:`.rank` the ranking math over

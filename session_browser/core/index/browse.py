@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from .. import recall
-from ..files import iter_session_files
 from ..model import (
     JSONDict,
     SessionSummary,
@@ -61,9 +60,9 @@ class IndexBrowse(IndexHits):
                 with contextlib.suppress(OSError):
                     size += os.stat(self.db_path + suffix).st_size
         out["db_bytes"] = size
-        files = list(iter_session_files(self.session_dir.path))
+        files = self.source.list_files()
         out["files"] = len(files)
-        out["json_bytes"] = sum(st.st_size for _p, st in files)
+        out["json_bytes"] = sum(ident[0] for ident in files.values())
         return out
 
     def skipped_names(self) -> list[str]:

@@ -70,7 +70,7 @@ class IndexHits(IndexFuzzy):
         """Session file ``name`` read and projected, from a small cache checked against the
         file's identity (a person refining a query sees the same sessions again)."""
         try:
-            st = os.stat(self.session_dir / name)
+            st = os.stat(self.source.root / name)
         except (OSError, ValueError):
             return None
         ident = (st.st_size, st.st_mtime_ns, st.st_ino)

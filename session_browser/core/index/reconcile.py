@@ -14,10 +14,11 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from .. import recall
-from ..files import MAX_SESSION_BYTES, FileIdentity, read_json
+from ..files import FileIdentity
 from ..model import (
     JSONDict,
 )
+from ..sources.base import Skip
 from .results import ReconcileReport
 from .rows import (
     IN_CHUNK,
@@ -27,14 +28,13 @@ from .rows import (
     extract,
     insert_rows,
     machine_paced,
-    read_parse,
     skip_reason,
 )
 from .schema import (
     Broken,
     IndexDatabase,
 )
-from .watch import DirWatch, scan_dir, scan_fingerprint, stat_names
+from .watch import DirWatch, scan_fingerprint
 
 log = logging.getLogger("session_browser.index")
 
@@ -94,52 +94,75 @@ class IndexReconcile(IndexDatabase):
             thread.start()
             return thread
 
-    # ------------------------------------------------------------------ file hooks
-    # What a store over another file format overrides (see ``core/pi_index.py``); the
-    # defaults read the PraisonAI JSON files of ``session_dir``.
+    # ------------------------------------------------------------------ the source
+    # Every file-level read goes to ``self.source`` (a SessionSource): its files, their
+    # parse, loading one for reading, its order and its automation rule.
 
     def _scan_files(self) -> dict[str, tuple[int, int, int]]:
-        """(size, mtime_ns, inode) of every session file, by name relative to the dir."""
-        return scan_dir(self.session_dir.path)
+        """(size, mtime_ns, inode) of every session file, by name relative to the root."""
+        return self.source.list_files()
 
     def _before_parse(
         self, db: sqlite3.Connection, todo: Sequence[tuple[str, tuple[int, int, int]]]
     ) -> None:
-        """Called once before the files of ``todo`` are parsed (nothing by default)."""
+        """Before the files of ``todo`` are parsed: load the parse state kept of each (when
+        the source keeps any) and start counting resumed and full reads."""
+        self._priors = {}
+        self.last_reads = {"resumed": 0, "full": 0}
+        table = self.source.state_table
+        if table is None:
+            return
+        names = [name for name, _ident in todo]
+        for start in range(0, len(names), IN_CHUNK):
+            chunk = names[start : start + IN_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            for name, blob in db.execute(
+                f"SELECT file, state FROM {table} WHERE file IN ({marks})", chunk
+            ):
+                self._priors[name] = bytes(blob)
 
     def _parse_file(self, name: str, ident: tuple[int, int, int], *, folded: bool) -> Parsed | str:
         """One file as index rows, or the reason it cannot be indexed."""
-        return read_parse(self.session_dir / name, ident, folded=folded)
+        doc = self.source.parse(name, ident, self._priors.pop(name, None))
+        if doc.resumed is not None:
+            self.last_reads["resumed" if doc.resumed else "full"] += 1
+        if isinstance(doc, Skip):
+            return doc.reason
+        try:
+            parsed = extract(name, FileIdentity(*ident), doc.data, folded=folded)
+        except Exception as exc:  # one file's content never stops the others
+            return skip_reason(exc)
+        if doc.automated is not None:
+            parsed.row.settle_automation(doc.automated)
+        parsed.state = doc.state
+        return parsed
 
     def _load_file(self, name: str) -> JSONDict | None:
         """The session dict of file ``name`` (None when it cannot be read)."""
-        path = self.session_dir / name
-        try:
-            data = read_json(path, max_bytes=MAX_SESSION_BYTES)
-        except (OSError, ValueError, RecursionError):
-            return None
-        if not isinstance(data, dict):
-            return None
-        data.setdefault("session_id", path.stem)
-        return data
+        return self.source.load(name)
 
     def _classic_order(self, names: set[str]) -> list[str]:
         """``names`` in the order the plain store scans them (so equal scores tie the same)."""
-        try:
-            return [n for n in os.listdir(self.session_dir) if n in names]
-        except OSError:
-            return sorted(names)
+        return self.source.file_order(names)
 
     def _classic_candidate(
         self, data: JSONDict, parsed: recall.ClassicQuery, window: int, name: str
     ) -> recall.Candidate | None:
-        return recall.classic_candidate(
+        cand = recall.classic_candidate(
             data, parsed, window=window, source=self.source_kind, store=self.label, file_name=name
         )
+        if cand is not None:
+            self.source.settle_hit(cand.hit, data)
+        return cand
 
     def _demotion_flags(self, data: JSONDict, messages: Sequence[JSONDict]) -> tuple[bool, bool]:
-        """(tagged, machine-paced) of a session read from its file rather than the index."""
-        return recall.tagged_automated(data), machine_paced(messages)
+        """(tagged, machine) of a session read from its file rather than the index: the
+        source's automation rule, or machine pacing when it has none."""
+        tagged = recall.tagged_automated(data)
+        automated = self.source.automated(data)
+        if automated is None:
+            return tagged, machine_paced(messages)
+        return tagged, (not tagged) and automated
 
     def reconcile(
         self,
@@ -351,7 +374,7 @@ class IndexReconcile(IndexDatabase):
         skipped: dict[str, tuple[int, int, int]] = {}
         reasons: dict[str, str] = {}
         if names is not None:
-            idents = stat_names(self.session_dir.path, names)
+            idents = self.source.identities(names)
             files = {n: i for n, i in idents.items() if i is not None}
             known: dict[str, tuple[int, int, int]] = {}
             listed = sorted(names)
@@ -378,9 +401,9 @@ class IndexReconcile(IndexDatabase):
             self._watch = None
         started = time.monotonic()
         self._scope = "full"
-        if self._watchable and self.watch_min_files >= 0:
+        if self.source.watchable and self.watch_min_files >= 0:
             # Watch first, then scan: a change made during the scan is seen next time.
-            self._watch = DirWatch.create(self.session_dir.path)
+            self._watch = DirWatch.create(self.source.root)
         files = self._scan_files()
         if self._watch is not None and len(files) < self.watch_min_files:
             self._watch.close()  # a small dir is scanned in no time: keep no watch
@@ -549,7 +572,7 @@ class IndexReconcile(IndexDatabase):
 
     def _stat_tuple(self, name: str) -> tuple[int, int, int] | None:
         try:
-            st = os.stat(self.session_dir / name)
+            st = os.stat(self.source.root / name)
         except OSError:
             return None
         return (st.st_size, st.st_mtime_ns, st.st_ino)
@@ -566,14 +589,24 @@ class IndexReconcile(IndexDatabase):
         return next_id
 
     def _inserted(self, db: sqlite3.Connection, items: Sequence[Parsed]) -> None:
-        """Called after ``items`` were inserted, in the same transaction (nothing here)."""
+        """After ``items`` were inserted, in the same transaction: keep their parse states."""
+        table = self.source.state_table
+        if table is not None:
+            db.executemany(
+                f"INSERT OR REPLACE INTO {table}(file, state) VALUES (?, ?)",
+                [(item.file, item.state) for item in items if item.state is not None],
+            )
 
     def _delete_file(self, db: sqlite3.Connection, name: str) -> bool:
+        table = self.source.state_table
+        if table is not None:
+            db.execute(f"DELETE FROM {table} WHERE file=?", (name,))
         return delete_rows(db, name, fts=self.has_fts)
 
     def _after_write(self, session_id: str, path: Path, data: JSONDict | None) -> None:
-        """Keep the index in step with a write made through this store."""
-        if self.broken is not None or self._db is None:
+        """Keep the index in step with a write made through this store (a read-only source
+        is never written)."""
+        if self.source.read_only or self.broken is not None or self._db is None:
             return
         try:
             with self._lock, self._write_lock:

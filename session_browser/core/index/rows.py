@@ -9,10 +9,10 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import recall
-from ..files import MAX_SESSION_BYTES, FileIdentity, read_json
+from ..files import FileIdentity
 from ..model import (
     JSONDict,
     content_text,
@@ -87,6 +87,62 @@ def paced(stamps: list[float]) -> bool:
     return p90 < MACHINE_MAX_GAP
 
 
+class MessageRow(NamedTuple):
+    """One indexed message: its projection index, role, archived flag (1/0), time, text."""
+
+    idx: int
+    role: str
+    archived: int
+    ts: float | None
+    text: str
+
+
+@dataclass
+class SessionRow:
+    """The ``sessions`` columns of one session beside its file, identity and row range (in
+    the order of :data:`_SESSION_COLS`). Flags are stored as 1/0."""
+
+    session_id: str
+    title: str | None
+    when: str | None
+    created: str | None
+    updated_ts: float | None
+    message_count: int
+    archived_count: int
+    source: str | None
+    agent: str | None
+    tagged: int
+    rate_auto: int  # the documented rate rule (or the source's own automation rule)
+    machine: int  # what relevance demotes besides tagged sessions
+    lineage: str | None
+    project: str | None
+
+    def values(self) -> tuple[Any, ...]:
+        """The columns in the order of :data:`_SESSION_COLS`."""
+        return (
+            self.session_id,
+            self.title,
+            self.when,
+            self.created,
+            self.updated_ts,
+            self.message_count,
+            self.archived_count,
+            self.source,
+            self.agent,
+            self.tagged,
+            self.rate_auto,
+            self.machine,
+            self.lineage,
+            self.project,
+        )
+
+    def settle_automation(self, automated: bool) -> None:
+        """Apply a source's own automation rule: it sets the automated flag, and sessions it
+        calls automated (and not tagged) are demoted in relevance."""
+        self.rate_auto = 1 if automated else 0
+        self.machine = 1 if automated and not self.tagged else 0
+
+
 @dataclass
 class Parsed:
     """One session file turned into index rows."""
@@ -94,10 +150,10 @@ class Parsed:
     file: str
     identity: FileIdentity
     session_id: str
-    row: tuple[Any, ...]  # the sessions columns after sid/file/identity/row range
-    messages: list[tuple[int, str, int, float | None, str]]  # idx, role, archived, ts, text
+    row: SessionRow
+    messages: list[MessageRow]
     chars: int
-    extra: Any = None  # what a subclass keeps beside the rows (a source's resumable state)
+    state: bytes | None = None  # the source's parse state, kept to resume the next parse
 
 
 _SESSION_COLS = (
@@ -117,7 +173,7 @@ def extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool) 
     new = [m for m in active if isinstance(m, dict)] if isinstance(active, list) else []
     messages = old + new  # the projection's entries (without the ``archived`` copies)
     n_old = len(old)
-    rows: list[tuple[int, str, int, float | None, str]] = []
+    rows: list[MessageRow] = []
     stamps: list[float] = []
     chars = 0
     for idx, msg in enumerate(messages):
@@ -130,7 +186,7 @@ def extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool) 
             continue
         role = msg.get("role", "")
         rows.append(
-            (
+            MessageRow(
                 idx,
                 role if isinstance(role, str) else str(role),
                 1 if idx < n_old or msg.get("archived") else 0,
@@ -150,7 +206,7 @@ def extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool) 
     when = when if isinstance(when, str) else None
     created = data.get("created_at")
     project = safely(None, recall.project_of, data)
-    row = (
+    row = SessionRow(
         session_id,
         safely(session_id, recall.session_title, data, messages),
         when,
@@ -172,33 +228,12 @@ def extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool) 
 def cleaned(item: Parsed) -> Parsed:
     """``item`` with lone surrogates replaced in every indexed text (see :func:`clean`)."""
     item.session_id = clean(item.session_id)
-    item.row = tuple(clean(v) for v in item.row)
+    item.row = SessionRow(*(clean(v) for v in item.row.values()))
     item.messages = [
-        (idx, clean(role), archived, ts, clean(text))
+        MessageRow(idx, clean(role), archived, ts, clean(text))
         for idx, role, archived, ts, text in item.messages
     ]
     return item
-
-
-# The non-ASCII characters whose ``str.lower()`` holds ASCII letters (Kelvin sign -> "k",
-# capital I with dot above -> "i" + U+0307): SQLite's LIKE does not fold them, so the classic
-
-
-def read_parse(path: Path, ident: tuple[int, int, int], *, folded: bool) -> Parsed | str:
-    """Parse one file into rows, or the reason it cannot be indexed."""
-    try:
-        # Capped: one huge file is skipped (with its size in the reason), never read whole.
-        data = read_json(path, max_bytes=MAX_SESSION_BYTES)
-    except OSError as exc:
-        return f"unreadable: {exc.strerror or exc}"
-    except (ValueError, RecursionError) as exc:
-        return f"not valid JSON: {str(exc)[:200]}"
-    if not isinstance(data, dict):
-        return f"root is {type(data).__name__}, not an object"
-    try:
-        return extract(path.name, FileIdentity(*ident), data, folded=folded)
-    except Exception as exc:  # one file's content never stops the others
-        return skip_reason(exc)
 
 
 def insert_rows(db: sqlite3.Connection, items: Sequence[Parsed], *, fts: bool) -> int:
@@ -231,7 +266,7 @@ def insert_rows(db: sqlite3.Connection, items: Sequence[Parsed], *, fts: bool) -
                 item.identity.size,
                 item.identity.mtime_ns,
                 item.identity.inode,
-                *item.row,
+                *item.row.values(),
                 len(item.messages),
                 item.chars,
                 row_lo,

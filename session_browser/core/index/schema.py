@@ -25,6 +25,7 @@ from .. import paths
 from ..model import (
     JSONDict,
 )
+from ..sources.base import SessionSource
 from ..store import DefaultSessionStore
 from .results import ReconcileReport
 from .watch import DirWatch
@@ -38,9 +39,10 @@ OPEN_BUSY_SECONDS = 30.0  # how long opening retries while other processes set t
 _TABLES = frozenset({"meta", "sessions", "messages", "skipped", "common_terms"})
 
 
-def default_db_path(session_dir: Path) -> Path:
-    """Where the index of ``session_dir`` lives (our cache dir, one db per resolved dir)."""
-    return paths.cache_dir() / "index" / f"{paths.dir_key(session_dir)}.sqlite3"
+def default_db_path(session_dir: Path, prefix: str = "") -> Path:
+    """Where the index of ``session_dir`` lives (our cache dir, one db per resolved dir;
+    ``prefix``: the source's :attr:`~..sources.base.SessionSource.index_prefix`)."""
+    return paths.cache_dir() / "index" / f"{prefix}{paths.dir_key(session_dir)}.sqlite3"
 
 
 def private_file(path: Path) -> None:
@@ -95,6 +97,9 @@ class IndexDatabase(DefaultSessionStore):
     and set by :meth:`SqliteSessionStore.__init__`.
     """
 
+    source: SessionSource
+    last_reads: dict[str, int]  # files the last reconcile read: resumed from a state, or whole
+    _priors: dict[str, bytes]  # the saved parse states of the files about to be parsed
     db_path: str
     memory: bool
     want_fts: bool
@@ -131,8 +136,6 @@ class IndexDatabase(DefaultSessionStore):
     _hit_bytes: int
     watch_min_files: int
     last_report: ReconcileReport | None
-
-    _watchable = True  # a flat dir a DirWatch can follow (Pi's tree is not)
 
     def _connect(self) -> sqlite3.Connection:
         if not self.memory:
@@ -301,8 +304,32 @@ class IndexDatabase(DefaultSessionStore):
         return True
 
     def _schema_ok(self, db: sqlite3.Connection) -> bool:
-        """True when ``db`` holds our current schema (creating it in an empty db). Runs
+        """True when ``db`` holds our current schema (creating it in an empty db), with what
+        the source adds: its parse-state table and the version of what it parses. Runs
         inside the transaction of :meth:`_ensure_schema`."""
+        if not self._tables_ok(db):
+            return False
+        if self.source.state_table is not None:
+            db.execute(
+                f"CREATE TABLE IF NOT EXISTS {self.source.state_table}("
+                "file TEXT PRIMARY KEY, state BLOB NOT NULL)"
+            )
+        if self.source.content_version is None:
+            return True
+        key = f"{self.source.kind}_content"
+        row = db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        if row is None:
+            if db.execute("SELECT count(*) FROM sessions").fetchone()[0]:
+                return False
+            db.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                (key, self.source.content_version),
+            )
+            return True
+        return bool(row[0] == self.source.content_version)
+
+    def _tables_ok(self, db: sqlite3.Connection) -> bool:
+        """:meth:`_schema_ok` for the tables every index has."""
         version = db.execute("PRAGMA user_version").fetchone()[0]
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if version == 0 and not (tables - {"sqlite_sequence"}):

@@ -28,6 +28,8 @@ from ..query import (
     parse_query,
     why_empty,
 )
+from ..sources.base import SessionSource
+from ..sources.praisonai import PraisonAISource
 from .browse import IndexBrowse
 from .rank import (
     CorpusStats,
@@ -75,13 +77,20 @@ class SqliteSessionStore(IndexBrowse):
         *,
         reconcile: str = "sync",
         fts: bool = True,
+        source: SessionSource | None = None,
         **store_kwargs: Any,
     ) -> None:
+        """``source``: what the files of ``session_dir`` are (default: PraisonAI's JSON files
+        of ``session_dir``); every file-level read of the index goes to it."""
         super().__init__(session_dir, **store_kwargs)
         if reconcile not in RECONCILE_MODES:
             raise ValueError(f"reconcile must be one of {RECONCILE_MODES}, not {reconcile!r}")
+        self.source = source if source is not None else PraisonAISource(self.session_dir.path)
+        self.source_kind = self.source.kind
+        self.last_reads = {"resumed": 0, "full": 0}
+        self._priors = {}
         if db_path is None:
-            self.db_path: str = str(default_db_path(self.session_dir.path))
+            self.db_path: str = str(default_db_path(self.source.root, self.source.index_prefix))
         else:
             self.db_path = str(db_path)
         self.memory = self.db_path == ":memory:"

@@ -6,63 +6,16 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import stat
 import struct
 import sys
 import threading
-from collections.abc import Iterable
 from pathlib import Path
-
-
-def scan_dir(session_dir: Path) -> dict[str, tuple[int, int, int]]:
-    """(size, mtime_ns, inode) of every ``*.json`` regular file of ``session_dir`` (the files
-    :func:`iter_session_files` picks), by name; no ``Path`` objects, and every ``stat`` is
-    relative to an open descriptor of the dir (no path walk per file), so 30k files stay fast.
-    """
-    out: dict[str, tuple[int, int, int]] = {}
-    try:
-        fd = os.open(session_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return out
-    try:
-        with os.scandir(fd if os.scandir in os.supports_fd else session_dir) as entries:
-            for entry in entries:
-                name = entry.name
-                if name[-5:] != ".json" or name[0] == ".":
-                    continue
-                try:
-                    st = entry.stat()
-                except OSError:
-                    continue
-                if stat.S_ISREG(st.st_mode):
-                    out[name] = (st.st_size, st.st_mtime_ns, st.st_ino)
-    except OSError:
-        return out
-    finally:
-        os.close(fd)
-    return out
 
 
 def scan_fingerprint(files: dict[str, tuple[int, int, int]]) -> str:
     """A digest of a scan (names, identities and their order): equal digests, equal scans."""
     text = repr(files).encode("utf-8", "surrogatepass")
     return hashlib.blake2b(text, digest_size=20).hexdigest()
-
-
-def stat_names(session_dir: Path, names: Iterable[str]) -> dict[str, tuple[int, int, int] | None]:
-    """The :func:`scan_dir` identity of each of ``names`` (None: not a session file now)."""
-    out: dict[str, tuple[int, int, int] | None] = {}
-    for name in names:
-        ident: tuple[int, int, int] | None = None
-        if name.endswith(".json") and not name.startswith(".") and "/" not in name:
-            try:
-                st = os.stat(os.path.join(session_dir, name))
-            except (OSError, ValueError):
-                st = None
-            if st is not None and stat.S_ISREG(st.st_mode):
-                ident = (st.st_size, st.st_mtime_ns, st.st_ino)
-        out[name] = ident
-    return out
 
 
 class DirWatch:

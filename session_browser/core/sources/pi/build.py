@@ -98,4 +98,3 @@ def _iso_ms(ts: float) -> str:
         return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
     except (OverflowError, OSError, ValueError):
         return "1970-01-01T00:00:00.000Z"
-

@@ -334,5 +334,3 @@ def _normalize(obj: JSONDict, index: int, prev_id: str | None, include_hidden: b
     elif etype == "thinking_level_change":
         entry.info["thinking_level"] = _str(obj.get("thinkingLevel"))
     return entry
-
-

@@ -497,5 +497,3 @@ def _assemble(
         mtime=mtime,
         tail=tail,
     )
-
-

@@ -212,5 +212,3 @@ def _consume(fh: IO[bytes], state: PiParseState) -> tuple[int, _Tail]:
         fh.seek(0)
         state.head = fh.read(min(FINGERPRINT_BYTES, pos))
     return added, _read_tail(state, fragment)
-
-

@@ -345,5 +345,3 @@ class PiStore(ReadOnlyWrites):
 
     def to_json(self) -> JSONDict:
         return {"source": PI_SOURCE, "root": str(self.root), "label": self.label}
-
-
