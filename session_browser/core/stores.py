@@ -134,14 +134,14 @@ def open_pi_store(
 
 def open_index(spec: StoreSpec, *, reconcile: str = "sync") -> SqliteSessionStore:
     """The indexed store of one :class:`StoreSpec`."""
-    return spec.source.open_index(spec.path, reconcile)
+    return spec.source.index(spec.path, reconcile)
 
 
 def open_spec(spec: StoreSpec, *, indexed: bool = False, reconcile: str = "sync") -> RecallStore:
     """Open one :class:`StoreSpec` (with ``indexed``, as :func:`open_index` does)."""
     if indexed:
         return open_index(spec, reconcile=reconcile)
-    return spec.source.open_scan(spec.path)
+    return spec.source.scan(spec.path)
 
 
 def open_stores(

@@ -120,9 +120,11 @@ class SourceKind:
     ``prefix``: how ``--store`` names a dir of this kind (``pi:DIR``; None for the default
     kind, named by a bare ``DIR``). ``default_dirs(cwd)``: the dirs read when no store is
     named; ``only_if_present``: whether those are used only when they exist.
-    ``source(root)``: the :class:`SessionSource` over a dir. ``open_scan(root)`` and
-    ``open_index(root, reconcile)``: a scanning store and an indexed store over it.
-    ``describe``: what a missing dir is called in an error.
+    ``source(root)``: the :class:`SessionSource` over a dir. ``describe``: what a missing
+    dir is called in an error. ``open_scan(root)`` and ``open_index(root, reconcile)``: the
+    scanning and the indexed store of a kind that has stores of its own (PraisonAI's writer,
+    Pi's viewer with branches); without them a read-only kind gets the generic ones
+    (:meth:`scan`, :meth:`index`).
     """
 
     name: str
@@ -131,9 +133,25 @@ class SourceKind:
     default_dirs: Callable[[Path | None], list[Path]]
     only_if_present: bool
     source: Callable[[Path], SessionSource]
-    open_scan: Callable[[Path], RecallStore]
-    open_index: Callable[[Path, str], SqliteSessionStore]
     describe: str
+    open_scan: Callable[[Path], RecallStore] | None = None
+    open_index: Callable[[Path, str], SqliteSessionStore] | None = None
+
+    def scan(self, path: Path) -> RecallStore:
+        """The scanning store over ``path`` (what ``--no-index`` reads)."""
+        if self.open_scan is not None:
+            return self.open_scan(path)
+        from .scan import SourceStore
+
+        return SourceStore(self.source(path))
+
+    def index(self, path: Path, reconcile: str = "sync") -> SqliteSessionStore:
+        """The indexed store over ``path`` (its index in our cache dir)."""
+        if self.open_index is not None:
+            return self.open_index(path, reconcile)
+        from ..index.sourced import SourceIndexStore
+
+        return SourceIndexStore(self.source(path), reconcile=reconcile)
 
     def spec_text(self, path: str | os.PathLike[str]) -> str:
         """How to name a dir of this kind on the command line."""
