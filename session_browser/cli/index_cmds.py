@@ -9,8 +9,7 @@ import click
 from rich.text import Text
 
 from session_browser.core.index import ReconcileReport, SqliteSessionStore
-from session_browser.core.paths import spill_dir_for
-from session_browser.core.stores import StoreNotFound, StoreSpec, store_specs
+from session_browser.core.stores import StoreNotFound, StoreSpec, open_index, store_specs
 
 from .common import (
     chosen_stores,
@@ -29,12 +28,7 @@ def _dirs(ctx: click.Context, stores: tuple[str, ...]) -> list[StoreSpec]:
 
 
 def _open(spec: StoreSpec) -> SqliteSessionStore:
-    if spec.kind == "pi":
-        from session_browser.core.pi_index import PiIndexStore
-
-        return PiIndexStore(spec.path, reconcile="none")
-    path = spec.path
-    return SqliteSessionStore(path, spill_dir=spill_dir_for(path), reconcile="none")
+    return open_index(spec, reconcile="none")
 
 
 def _print_report(store: SqliteSessionStore, report: ReconcileReport) -> None:

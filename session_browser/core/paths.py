@@ -119,3 +119,11 @@ def dir_key(path: Path) -> str:
     digest = hashlib.sha256(resolved.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     stem = safe_id(Path(resolved).parent.name + "-" + Path(resolved).name)[-40:]
     return f"{stem}-{digest}"
+
+
+def same_dir(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` name the same directory (by inode when both exist)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return a.expanduser().absolute() == b.expanduser().absolute()

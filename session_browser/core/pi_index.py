@@ -1,8 +1,9 @@
 """``PiIndexStore``: the search index over a Pi session dir (read-only, incremental).
 
-The same machinery as :class:`~session_browser.core.index.SqliteSessionStore` (one row per
-message with text, FTS5, relevance ranking, background reconcile, browse/count), fed by the
-Pi reader (:mod:`session_browser.core.sources.pi`) instead of PraisonAI's JSON files:
+A :class:`~session_browser.core.index.SqliteSessionStore` (one row per message with text,
+FTS5, relevance ranking, background reconcile, browse/count) whose source is a
+:class:`~session_browser.core.sources.pi.source.PiSource` instead of PraisonAI's JSON files,
+plus the Pi reads of the viewer (branches, hidden parts) and writes refused:
 
 - **Strictly read-only.** The Pi files are opened ``rb`` and closed; nothing is written,
   locked or created under the Pi dir. The database lives in our cache dir
@@ -36,63 +37,27 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from . import paths, recall
-from .files import MAX_SESSION_BYTES, FileIdentity
-from .index import SqliteSessionStore, _Broken, _extract, _Parsed
+from .files import FileIdentity
+from .index import SqliteSessionStore
+from .index.schema import Broken, default_db_path
 from .model import JSONDict, SessionData, SessionSummary
 from .query import normalize_project, project_matches
-from .sources.pi import (
-    PI_SOURCE,
-    PiBranch,
-    PiParseState,
-    PiStore,
-    default_pi_dir,
-    pi_is_automated,
-    read_pi_session,
-    settle_automation,
-)
+from .sources.pi import PI_SOURCE, PiBranch, PiStore, default_pi_dir
+from .sources.pi.source import PiSource, scan_pi_dir
 from .sources.readonly import ReadOnlyWrites
 from .store import DefaultSessionStore
 
-__all__ = ["PiIndexStore", "default_pi_db_path"]
-
-PI_CONTENT_VERSION = "1"  # what the Pi reader puts in the rows; another value rebuilds
-_STATE_DDL = "CREATE TABLE IF NOT EXISTS pi_state(file TEXT PRIMARY KEY, state BLOB NOT NULL)"
-_IN_CHUNK = 500
+__all__ = ["PiIndexStore", "default_pi_db_path", "scan_pi_dir"]
 
 
 def default_pi_db_path(root: Path) -> Path:
     """Where the index of the Pi dir ``root`` lives (our cache dir, never the Pi dir)."""
-    return paths.cache_dir() / "index" / f"pi-{paths.dir_key(root)}.sqlite3"
-
-
-def scan_pi_dir(root: Path) -> dict[str, tuple[int, int, int]]:
-    """(size, mtime_ns, inode) of every ``*.jsonl`` regular file under ``root``, by path
-    relative to ``root`` (``/``-separated); symlinked dirs are not followed."""
-    out: dict[str, tuple[int, int, int]] = {}
-    if not root.is_dir():
-        return out
-    base = str(root)
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames.sort()
-        rel_dir = os.path.relpath(dirpath, base)
-        for name in filenames:
-            if not name.endswith(".jsonl") or name.startswith("."):
-                continue
-            full = os.path.join(dirpath, name)
-            try:
-                st = os.stat(full)
-            except OSError:
-                continue
-            if not os.path.isfile(full):
-                continue
-            rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
-            out[rel] = (st.st_size, st.st_mtime_ns, st.st_ino)
-    return out
+    return default_db_path(root, PiSource.index_prefix)
 
 
 class _PiReads(DefaultSessionStore):
@@ -166,13 +131,12 @@ class PiIndexStore(ReadOnlyWrites, SqliteSessionStore, _PiReads):  # type: ignor
         root_path = Path(root).expanduser() if root is not None else default_pi_dir()
         self.root = root_path
         self.pi = PiStore(root_path)
-        self._priors: dict[str, PiParseState] = {}
-        self.last_reads: dict[str, int] = {"resumed": 0, "full": 0}
         super().__init__(
             root_path,
             db_path=str(db_path) if db_path is not None else str(default_pi_db_path(root_path)),
             reconcile=reconcile,
             fts=fts,
+            source=PiSource(root_path, self.pi),
             # Never used (writes are refused); named so nothing defaults to PraisonAI's.
             spill_dir=paths.cache_dir() / "pi-no-spill",
         )
@@ -188,116 +152,6 @@ class PiIndexStore(ReadOnlyWrites, SqliteSessionStore, _PiReads):  # type: ignor
         found = self._pi_path(session_id)
         return found if found is not None else self.root / f"{paths.safe_id(session_id)}.jsonl"
 
-    # ------------------------------------------------------------------ schema
-
-    def _schema_ok(self, db: sqlite3.Connection) -> bool:
-        if not super()._schema_ok(db):
-            return False
-        db.execute(_STATE_DDL)
-        row = db.execute("SELECT value FROM meta WHERE key='pi_content'").fetchone()
-        if row is None:
-            if db.execute("SELECT count(*) FROM sessions").fetchone()[0]:
-                return False
-            db.execute(
-                "INSERT OR REPLACE INTO meta(key, value) VALUES ('pi_content', ?)",
-                (PI_CONTENT_VERSION,),
-            )
-            return True
-        return bool(row[0] == PI_CONTENT_VERSION)
-
-    # ------------------------------------------------------------------ file hooks
-
-    _watchable = False  # a tree of dirs: every reconcile stats every file
-
-    def _scan_files(self) -> dict[str, tuple[int, int, int]]:
-        return scan_pi_dir(self.root)
-
-    def _before_parse(
-        self, db: sqlite3.Connection, todo: Sequence[tuple[str, tuple[int, int, int]]]
-    ) -> None:
-        """Load the saved parse state of every changed file we have read before."""
-        self._priors = {}
-        self.last_reads = {"resumed": 0, "full": 0}
-        names = [name for name, _ident in todo]
-        for start in range(0, len(names), _IN_CHUNK):
-            chunk = names[start : start + _IN_CHUNK]
-            marks = ",".join("?" * len(chunk))
-            for name, blob in db.execute(
-                f"SELECT file, state FROM pi_state WHERE file IN ({marks})", chunk
-            ):
-                try:
-                    self._priors[name] = PiParseState.load(bytes(blob))
-                except ValueError:
-                    continue
-
-    def _parse_file(self, name: str, ident: tuple[int, int, int], *, folded: bool) -> _Parsed | str:
-        prior = self._priors.pop(name, None)
-        path = self.root / name
-        try:
-            # One huge file (a single giant line among them) is skipped, never read whole.
-            size = os.stat(path).st_size
-            if size > MAX_SESSION_BYTES:
-                return f"file is {size} bytes, over the {MAX_SESSION_BYTES}-byte limit"
-            session = read_pi_session(path, prior=prior)
-        except OSError as exc:
-            return f"unreadable: {exc.strerror or exc}"
-        except (ValueError, RecursionError) as exc:  # pragma: no cover - defensive
-            return f"unusable Pi session: {exc}"
-        self.last_reads["resumed" if session.resumed else "full"] += 1
-        if session.header is None:
-            return "not a Pi session (no session header)"
-        data = session.data
-        try:
-            parsed = _extract(name, FileIdentity(*ident), data, folded=folded)
-        except (ValueError, TypeError, RecursionError) as exc:  # pragma: no cover - defensive
-            return f"unusable Pi session: {exc}"
-        auto = pi_is_automated(data)
-        row = list(parsed.row)
-        row[10] = 1 if auto else 0  # rate_auto: Pi's rule (user turns an hour)
-        row[11] = 1 if auto and not row[9] else 0  # machine: what relevance demotes
-        parsed.row = tuple(row)
-        parsed.extra = session.state.dump()
-        return parsed
-
-    def _inserted(self, db: sqlite3.Connection, items: Sequence[_Parsed]) -> None:
-        db.executemany(
-            "INSERT OR REPLACE INTO pi_state(file, state) VALUES (?, ?)",
-            [(item.file, item.extra) for item in items if isinstance(item.extra, bytes)],
-        )
-
-    def _delete_file(self, db: sqlite3.Connection, name: str) -> bool:
-        db.execute("DELETE FROM pi_state WHERE file=?", (name,))
-        return super()._delete_file(db, name)
-
-    def _load_file(self, name: str) -> JSONDict | None:
-        session = self.pi.load(self.root / name)
-        if session is None or session.header is None:
-            return None
-        return session.data
-
-    def _classic_order(self, names: set[str]) -> list[str]:
-        return sorted(names)
-
-    def _classic_candidate(
-        self, data: JSONDict, parsed: recall.ClassicQuery, window: int, name: str
-    ) -> recall.Candidate | None:
-        cand = recall.classic_candidate(
-            data, parsed, window=window, source=self.source_kind, store=self.label, file_name=name
-        )
-        if cand is not None:
-            settle_automation(cand.hit, data)
-            meta = data.get("metadata")
-            cwd = meta.get("cwd") if isinstance(meta, dict) else None
-            cand.hit.project = cwd if isinstance(cwd, str) else None
-        return cand
-
-    def _demotion_flags(self, data: JSONDict, messages: Sequence[JSONDict]) -> tuple[bool, bool]:
-        tagged = recall.tagged_automated(data)
-        return tagged, (not tagged) and pi_is_automated(data)
-
-    def _after_write(self, session_id: str, path: Path, data: JSONDict | None) -> None:
-        """Never called: nothing is written through a Pi store."""
-
     # ------------------------------------------------------------------ lookups
 
     def _pi_path(self, session_id: str) -> Path | None:
@@ -306,7 +160,7 @@ class PiIndexStore(ReadOnlyWrites, SqliteSessionStore, _PiReads):  # type: ignor
             rows = self._rows(
                 "SELECT file FROM sessions WHERE session_id=? ORDER BY file", (session_id,)
             )
-        except (_Broken, sqlite3.Error):  # the index is unusable: the reader scans
+        except (Broken, sqlite3.Error):  # the index is unusable: the reader scans
             rows = []
         for (name,) in rows:
             path = self.root / str(name)
@@ -320,9 +174,6 @@ class PiIndexStore(ReadOnlyWrites, SqliteSessionStore, _PiReads):  # type: ignor
 
     def status(self) -> JSONDict:
         out = super().status()
-        files = scan_pi_dir(self.root)
-        out["files"] = len(files)
-        out["json_bytes"] = sum(ident[0] for ident in files.values())
         out["source"] = PI_SOURCE
         return out
 

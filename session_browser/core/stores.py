@@ -1,7 +1,9 @@
 """Which stores a command or the app reads, and opening them.
 
-By default: the project store ``./.praisonai/sessions`` (when present) plus the global store
-(``$PRAISONAI_HOME/sessions`` or ``~/.praisonai/sessions``), plus Pi's session dir
+Which kinds of store exist, how ``--store`` names them and where they are by default come
+from one table, :data:`~session_browser.core.sources.SOURCES`. By default: the project store
+``./.praisonai/sessions`` (when present) plus the global store (``$PRAISONAI_HOME/sessions`` or
+``~/.praisonai/sessions``), plus Pi's session dir
 (:func:`~session_browser.core.sources.pi.default_pi_dir`) when it exists, de-duplicated by
 session id. ``--store DIR`` (repeatable) replaces the default; ``pi:DIR`` names a Pi session
 dir (read-only), and a bare ``pi:`` the default Pi dir.
@@ -17,11 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .multi import RecallStore, StoreGroup
-from .paths import default_session_dir, project_session_dir, spill_dir_for
-from .sources.pi import PI_SOURCE, PiStore, default_pi_dir
+from .paths import same_dir, spill_dir_for
+from .sources import DEFAULT_KIND, PI_SOURCE, SOURCES, PiStore, SourceKind
+from .sources.praisonai import default_dirs
 from .store import DefaultSessionStore
 
 if TYPE_CHECKING:
+    from .index import SqliteSessionStore
     from .pi_index import PiIndexStore
 
 PI_PREFIX = f"{PI_SOURCE}:"
@@ -33,32 +37,42 @@ class StoreNotFound(Exception):
 
 @dataclass(frozen=True)
 class StoreSpec:
-    """One store to open: its kind (``praisonai`` or ``pi``) and its directory."""
+    """One store to open: its kind (a key of :data:`~.sources.SOURCES`) and its directory."""
 
     kind: str
     path: Path
 
     @property
+    def source(self) -> SourceKind:
+        return SOURCES[self.kind]
+
+    @property
     def text(self) -> str:
-        """How to name this store on the command line (``DIR`` or ``pi:DIR``)."""
-        return f"{PI_PREFIX}{self.path}" if self.kind == PI_SOURCE else str(self.path)
+        """How to name this store on the command line (``DIR`` or ``KIND:DIR``)."""
+        return self.source.spec_text(self.path)
 
 
 def parse_store_spec(value: str | os.PathLike[str]) -> StoreSpec:
-    """``DIR`` -> a PraisonAI store, ``pi:DIR`` -> a Pi store (``pi:`` alone: the default)."""
+    """``KIND:DIR`` -> a store of that kind (``pi:DIR``; ``pi:`` alone: its default dir), any
+    other ``DIR`` -> a PraisonAI store."""
     text = os.fspath(value)
-    if text.startswith(PI_PREFIX):
-        rest = text[len(PI_PREFIX) :].strip()
-        return StoreSpec(PI_SOURCE, Path(rest).expanduser() if rest else default_pi_dir())
-    return StoreSpec("praisonai", Path(text).expanduser())
+    for kind in SOURCES.values():
+        if kind.prefix and text.startswith(kind.prefix):
+            rest = text[len(kind.prefix) :].strip()
+            return StoreSpec(
+                kind.name, Path(rest).expanduser() if rest else kind.default_dirs(None)[0]
+            )
+    return StoreSpec(DEFAULT_KIND, Path(text).expanduser())
 
 
 def default_store_specs(cwd: Path | None = None) -> list[StoreSpec]:
-    """The default stores: :func:`default_store_dirs`, then the Pi dir when it exists."""
-    specs = [StoreSpec("praisonai", d) for d in default_store_dirs(cwd)]
-    pi_dir = default_pi_dir()
-    if pi_dir.is_dir():
-        specs.append(StoreSpec(PI_SOURCE, pi_dir))
+    """The default stores of every source kind, in the table's order: PraisonAI's
+    (:func:`default_store_dirs`), then Pi's dir when it exists."""
+    specs: list[StoreSpec] = []
+    for kind in SOURCES.values():
+        for path in kind.default_dirs(cwd):
+            if not kind.only_if_present or path.is_dir():
+                specs.append(StoreSpec(kind.name, path))
     return specs
 
 
@@ -71,34 +85,20 @@ def store_specs(dirs: Sequence[str | os.PathLike[str]] | None = None) -> list[St
         specs = [parse_store_spec(d) for d in dirs]
         for spec in specs:
             if not spec.path.is_dir():
-                what = "Pi session dir" if spec.kind == PI_SOURCE else "store"
+                what = spec.source.describe
                 raise StoreNotFound(f"{what} not found: {spec.path} is not a directory")
     else:
         specs = default_store_specs()
     unique: list[StoreSpec] = []
     for spec in specs:
-        if not any(spec.kind == u.kind and _same(spec.path, u.path) for u in unique):
+        if not any(spec.kind == u.kind and same_dir(spec.path, u.path) for u in unique):
             unique.append(spec)
     return unique
 
 
 def default_store_dirs(cwd: Path | None = None) -> list[Path]:
     """The project store (if it exists) then the global store, without duplicates."""
-    dirs: list[Path] = []
-    project = project_session_dir(cwd)
-    if project.is_dir():
-        dirs.append(project)
-    glob = default_session_dir()
-    if not any(_same(glob, d) for d in dirs):
-        dirs.append(glob)
-    return dirs
-
-
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return a.expanduser().absolute() == b.expanduser().absolute()
+    return default_dirs(cwd)
 
 
 def open_store(
@@ -132,11 +132,16 @@ def open_pi_store(
     return PiStore(path)
 
 
+def open_index(spec: StoreSpec, *, reconcile: str = "sync") -> SqliteSessionStore:
+    """The indexed store of one :class:`StoreSpec`."""
+    return spec.source.index(spec.path, reconcile)
+
+
 def open_spec(spec: StoreSpec, *, indexed: bool = False, reconcile: str = "sync") -> RecallStore:
-    """Open one :class:`StoreSpec`."""
-    if spec.kind == PI_SOURCE:
-        return open_pi_store(spec.path, indexed=indexed, reconcile=reconcile)
-    return open_store(spec.path, indexed=indexed, reconcile=reconcile)
+    """Open one :class:`StoreSpec` (with ``indexed``, as :func:`open_index` does)."""
+    if indexed:
+        return open_index(spec, reconcile=reconcile)
+    return spec.source.scan(spec.path)
 
 
 def open_stores(

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from session_browser.core import files
-from session_browser.core import index as ix
-from session_browser.core.index import SqliteSessionStore
+from session_browser.core.index import SqliteSessionStore, rank
+from session_browser.core.index import rows as index_rows
 
 from .test_index import put
 
@@ -24,7 +24,7 @@ def d(tmp_path: Path) -> Path:
 def test_a_long_message_is_stored_in_parts_and_found_whole(
     d: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(ix, "PART_CHARS", 1_000)
+    monkeypatch.setattr(index_rows, "PART_CHARS", 1_000)
     words = " ".join(f"w{i:05d}" for i in range(2_000))  # ~14,000 characters
     long_text = f"opening zebrafish {words} closing narwhal tail"
     put(d, "big", ["short hello", long_text, "after"])
@@ -36,7 +36,7 @@ def test_a_long_message_is_stored_in_parts_and_found_whole(
         )
         parts = [n for idx, n in rows if idx == 1]
         assert len(parts) > 10 and sum(parts) == len(long_text)
-        assert all(n <= 1_000 + ix.SCORE_CUT_SEARCH for n in parts)
+        assert all(n <= 1_000 + rank.SCORE_CUT_SEARCH for n in parts)
         # the parts add up to the message: no word is cut, none lost
         texts = store._rows(
             "SELECT text FROM messages m JOIN sessions s ON s.sid = m.sid "

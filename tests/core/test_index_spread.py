@@ -10,8 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from session_browser.cli import main
-from session_browser.core import index as ix
-from session_browser.core.index import SqliteSessionStore
+from session_browser.core.index import SqliteSessionStore, plan, rank
 from session_browser.core.multi import StoreGroup
 from session_browser.core.query import loosened
 
@@ -58,13 +57,13 @@ def test_a_long_session_never_hides_the_others(d: Path, tmp_path: Path, limit: i
 
 def test_a_long_session_never_hides_the_others_for_a_common_word(d: Path, tmp_path: Path) -> None:
     # More postings than RARE_DF: the path that takes the newest messages of common words.
-    _long_and_short(d, "python", long_messages=ix.RARE_DF + 200)
+    _long_and_short(d, "python", long_messages=plan.RARE_DF + 200)
     with SqliteSessionStore(d, db_path=tmp_path / "i.sqlite3") as store:
         with store._lock:
             db = store._conn()
             from session_browser.core.query import parse_query
 
-            assert store._df(db, parse_query("python").terms[0]) > ix.RARE_DF
+            assert store._df(db, parse_query("python").terms[0]) > plan.RARE_DF
         ids = {h.session_id for h in store.search("python", limit=10)}
         assert ids == {"long"} | {f"short{i}" for i in range(6)}
 
@@ -133,12 +132,12 @@ def test_a_count_that_is_a_bound_says_so(
 ) -> None:
     for i in range(12):
         put(d, f"s{i}", ["parcel tracking", "ok"])
-    monkeypatch.setattr(ix, "COUNT_BUDGET", 5)
+    monkeypatch.setattr(plan, "COUNT_BUDGET", 5)
     with SqliteSessionStore(d, db_path=tmp_path / "i.sqlite3") as store:
         res = store.search_ex("parcel", limit=3)
         assert not res.matched_exact and res.matched_sessions >= 3
         assert res.as_dict()["matched_exact"] is False
-        monkeypatch.setattr(ix, "COUNT_BUDGET", 3_000)
+        monkeypatch.setattr(plan, "COUNT_BUDGET", 3_000)
         store._df_cache.clear()
         res = store.search_ex("parcel", limit=3)
         assert res.matched_exact and res.matched_sessions == 12
@@ -192,8 +191,8 @@ def test_a_short_session_read_whole_answers_as_the_index_does(d: Path, tmp_path:
         sid, lo, hi, chars = db.execute(
             "SELECT sid, row_lo, row_hi, chars FROM sessions"
         ).fetchone()
-        info = ix._SessionInfo(sid, "s", "s.json", None, False, False, None, lo, hi, chars)
-        assert chars is not None and chars <= ix.SMALL_SESSION_CHARS
+        info = rank.SessionInfo(sid, "s", "s.json", None, False, False, None, lo, hi, chars)
+        assert chars is not None and chars <= plan.SMALL_SESSION_CHARS
         terms = [parse_query(q).terms[0] for q in queries]
         by_text = store._session_holds(db, terms, range(len(terms)), info)
         by_index = {i for i, t in enumerate(terms) if store._session_has(db, t, lo, hi)}
@@ -208,7 +207,7 @@ def test_a_session_replaced_during_a_candidate_read_is_skipped_not_an_error(
     # between the read that met it and the look-up of its first message.
     from session_browser.core.query import fts_expr, parse_query
 
-    _long_and_short(d, "python", long_messages=3 * ix.PER_SESSION * 40)
+    _long_and_short(d, "python", long_messages=3 * plan.PER_SESSION * 40)
 
     class Replaced:
         def __init__(self, db: object) -> None:

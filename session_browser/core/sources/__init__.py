@@ -1,14 +1,23 @@
-"""Readers that turn other agents' session formats into the core's session shape.
+"""Session sources: one reader per transcript format, and the table of source kinds.
 
-Every source is read-only: it never writes, locks, moves or creates anything where the other
-agent keeps its files. Each one yields PraisonAI-shaped session dicts, so the shared recall code
-(:mod:`session_browser.core.recall`) scores, projects and summarises them unchanged.
+Every source is read-only except PraisonAI's, which is written only through
+:class:`~session_browser.core.store.DefaultSessionStore`. A source never writes, locks, moves
+or creates anything where the other agent keeps its files. Each one yields PraisonAI-shaped
+session dicts, so the shared recall code (:mod:`session_browser.core.recall`) scores, projects
+and summarises them unchanged (see :mod:`.base` for what a source offers).
 
+- :mod:`.praisonai`: PraisonAI's JSON sessions (``~/.praisonai/sessions/*.json``).
 - :mod:`.pi`: Pi coding-agent sessions (``~/.pi/agent/sessions/**/*.jsonl``).
+
+:data:`SOURCES` is the one table of source kinds: ``--store KIND:DIR``, the default store
+list, the agent tool and the benchmark learn from it which sources exist. A new format is one
+reader module plus one row here.
 """
 
 from __future__ import annotations
 
+from . import praisonai
+from .base import SessionDoc, SessionSource, Skip, SourceKind
 from .pi import (
     PI_SOURCE,
     PiBranch,
@@ -22,15 +31,30 @@ from .pi import (
     read_pi_branch,
     read_pi_session,
 )
+from .pi import source as pi_source
 from .readonly import ReadOnlyStore
 
+#: Every source kind by name, the default kind (named by a bare ``DIR``) first.
+SOURCES: dict[str, SourceKind] = {
+    praisonai.KIND.name: praisonai.KIND,
+    pi_source.KIND.name: pi_source.KIND,
+}
+#: The kind of a store named without a prefix.
+DEFAULT_KIND = praisonai.PRAISONAI_SOURCE
+
 __all__ = [
+    "DEFAULT_KIND",
     "PI_SOURCE",
+    "SOURCES",
     "PiBranch",
     "PiParseState",
     "PiSession",
     "PiStore",
     "ReadOnlyStore",
+    "SessionDoc",
+    "SessionSource",
+    "Skip",
+    "SourceKind",
     "cwd_matches",
     "default_pi_dir",
     "pi_is_automated",

@@ -1,0 +1,524 @@
+"""Candidate reads: document frequencies, the filters as SQL, bounded candidate messages, exact
+counts, filter-only listings and the look-ups that refine coverage."""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .. import paths
+from ..query import (
+    ParsedQuery,
+    Term,
+    fold,
+    fts_expr,
+    like_pattern,
+    tokenize,
+)
+from .rank import (
+    CorpusStats,
+    Msg,
+    Scored,
+    Scorer,
+    SessionInfo,
+    recency,
+    recent_scored,
+    refine,
+)
+from .reconcile import (
+    IndexReconcile,
+)
+from .rows import IN_CHUNK
+
+RARE_DF = 1000  # a term at most this frequent generates candidates
+DRIVER_BUDGET = 300  # rarer terms are added as drivers while their summed df stays under this
+CANDIDATE_LIMIT = 400  # newest candidate messages taken from the drivers
+ALL_TERMS_LIMIT = 150  # newest messages holding every term (taken whatever their frequency)
+FILL_LIMIT = 100  # newest messages with any other term, when too few sessions were found
+COMMON_LIMIT = 200  # newest messages taken when every term is common
+SMALL_SESSION_CHARS = 20_000  # a session this short is read whole to look for missing terms
+PER_SESSION = 8  # candidate messages taken at most from one session (per candidate read)
+COUNT_BUDGET = 3_000  # postings read at most to count the matched sessions exactly
+_READS_SESSIONS = re.compile(r"\bs\.")  # a filter clause reading a sessions column
+
+
+class IndexPlan(IndexReconcile):
+    """Reads the candidates of a query from the index and scores them with :mod:`.rank`."""
+
+    def _corpus_stats(self, db: sqlite3.Connection) -> tuple[int, float]:
+        if self._stats is None:
+            n, chars = db.execute(
+                "SELECT coalesce(sum(nmsg), 0), coalesce(sum(chars), 0) FROM sessions"
+            ).fetchone()
+            self._stats = (int(n), (chars / n) if n else 1.0)
+        return self._stats
+
+    def _df(self, db: sqlite3.Connection, term: Term) -> int:
+        """Messages holding ``term`` (an upper bound for phrases; capped for prefixes).
+
+        FTS5 counts a word's documents by reading its whole posting list (milliseconds for
+        the commonest words), so the frequent words' counts are kept in ``common_terms``
+        (taken at the end of a first build; close enough as the index grows) and FTS5 is
+        asked only about the others."""
+        key = term.fts()
+        cached = self._df_cache.get(key)
+        if cached is not None:
+            return cached
+        dfs: list[int] = []
+        for i, tok in enumerate(term.tokens):
+            if term.prefix and i == len(term.tokens) - 1:
+                upper = tok + "\U0010ffff"
+                common = db.execute(
+                    "SELECT coalesce(sum(doc), 0) FROM common_terms WHERE term >= ? AND term < ?",
+                    (tok, upper),
+                ).fetchone()[0]
+                if common > RARE_DF:
+                    dfs.append(int(common))
+                    continue
+                rows = db.execute(
+                    "SELECT doc FROM fts_vocab WHERE term >= ? AND term < ? LIMIT 200",
+                    (tok, upper),
+                ).fetchall()
+                total = sum(r[0] for r in rows)
+                dfs.append(total if len(rows) < 200 else max(total, RARE_DF * 10))
+            else:
+                row = db.execute("SELECT doc FROM common_terms WHERE term = ?", (tok,)).fetchone()
+                if row is None:
+                    row = db.execute("SELECT doc FROM fts_vocab WHERE term = ?", (tok,)).fetchone()
+                dfs.append(int(row[0]) if row else 0)
+        value = min(dfs) if dfs else 0
+        if len(self._df_cache) > 4096:
+            self._df_cache.clear()
+        self._df_cache[key] = value
+        return value
+
+    def _filter_sql(self, pq: ParsedQuery) -> tuple[str, list[Any]]:
+        where: list[str] = []
+        params: list[Any] = []
+        if pq.role is not None:
+            where.append("m.role = ?")
+            params.append(pq.role)
+        if pq.archived is not None:
+            where.append("m.archived = ?")
+            params.append(1 if pq.archived else 0)
+        if pq.since is not None:
+            where.append("coalesce(m.ts, s.updated_ts) >= ?")
+            params.append(pq.since)
+        if pq.until is not None:
+            where.append("coalesce(m.ts, s.updated_ts) < ?")
+            params.append(pq.until)
+        if pq.session is not None:
+            where.append("(s.session_id = ? OR s.file = ?)")
+            params.extend([pq.session, paths.safe_id(pq.session) + ".json"])
+        if pq.source is not None and pq.source != self.source_kind:
+            # source: names the store's kind (every session) or a session's source tag.
+            where.append("s.source = ?")
+            params.append(pq.source)
+        if pq.agent is not None:
+            where.append("s.agent = ? COLLATE NOCASE")
+            params.append(pq.agent)
+        if pq.project is not None:
+            prefix = pq.project if pq.project.endswith(os.sep) else pq.project + os.sep
+            where.append("(s.project = ? OR substr(s.project, 1, ?) = ?)")
+            params.extend([pq.project, len(prefix), prefix])
+        return ("".join(f" AND {w}" for w in where), params)
+
+    _CAND_COLS = (
+        "m.sid, m.idx, m.role, m.archived, m.ts, m.text, s.session_id, s.file, s.when_, "
+        "s.tagged, s.machine, s.lineage, s.row_lo, s.row_hi, s.chars, m.id"
+    )
+
+    def _fts_candidates(
+        self,
+        db: sqlite3.Connection,
+        pq: ParsedQuery,
+        dfs: Sequence[int],
+        limit: int,
+        warnings: list[str],
+        rare: set[int] | frozenset[int] = frozenset(),
+    ) -> list[tuple[Any, ...]]:
+        """Candidate messages, bounded whatever the words: the newest messages holding every
+        term; the rarest terms' messages (a common word never costs its posting list); and,
+        when that finds fewer sessions than asked for, the newest messages with any term."""
+        live = sorted((df, i) for i, df in enumerate(dfs) if df > 0)
+        if not live:
+            return []
+        ex = pq.excluded
+        rows: list[tuple[Any, ...]] = []
+        seen: set[int] = set()
+
+        def add(expr: str, n: int) -> None:
+            for row in self._fetch(db, pq, expr, None, n):
+                if row[-1] not in seen:
+                    seen.add(row[-1])
+                    rows.append(row)
+
+        used: set[int] = set()
+        # enough messages for every asked-for session, at PER_SESSION messages each
+        drivers_limit = max(CANDIDATE_LIMIT, PER_SESSION * limit)
+        if len(live) == len(pq.terms) and len(live) > 1:
+            add(fts_expr(pq.terms, op="AND", excluded=ex), max(ALL_TERMS_LIMIT, limit))
+            # Sessions with a message holding every term outrank those without (boost and
+            # coverage): the rarest terms' other messages can only fill the places below
+            # them, and only as many are read as those places need.
+            # (counted as shown: continuations of one conversation fold into one hit)
+            shown = {r[11] if r[11] is not None else "\x00" + r[7] for r in rows}
+            if shown:
+                drivers_limit = max(FILL_LIMIT, PER_SESSION * (limit - len(shown)))
+        if live[0][0] <= RARE_DF:
+            drivers: list[Term] = []
+            budget = 0
+            for df, i in live:
+                if drivers and budget + df > DRIVER_BUDGET:
+                    break
+                drivers.append(pq.terms[i])
+                used.add(i)
+                budget += df
+            add(fts_expr(drivers, excluded=ex), drivers_limit)
+        elif not rows:
+            common_limit = max(COMMON_LIMIT, PER_SESSION * limit)
+            add(fts_expr([pq.terms[i] for _df, i in live], excluded=ex), common_limit)
+            used.update(i for _df, i in live)
+            if len(rows) >= common_limit:
+                warnings.append("very common words: the newest matching messages were ranked")
+            return rows
+        elif len(rows) >= ALL_TERMS_LIMIT:
+            warnings.append("very common words: the newest matching messages were ranked")
+        rest = [pq.terms[i] for _df, i in live if i not in used and (not rare or i in rare)]
+        if rest and len({r[0] for r in rows}) < max(limit, 1):
+            add(fts_expr(rest, excluded=ex), max(FILL_LIMIT, PER_SESSION * limit))
+        return rows
+
+    def _fetch(
+        self,
+        db: sqlite3.Connection,
+        pq: ParsedQuery,
+        expr: str | None,
+        like_terms: list[Term] | None,
+        limit: int,
+        per_session: int = PER_SESSION,
+    ) -> list[tuple[Any, ...]]:
+        """The newest messages matching ``expr`` (or one of ``like_terms``) and the filters,
+        at most ``per_session`` of one session: a long session never fills the candidates
+        and hides every other one.
+
+        A session's messages have consecutive ids, so once a session has given its share,
+        the next read starts below its first message: only ids are read until the rows are
+        chosen, and their text is read once."""
+        fsql, fparams = self._filter_sql(pq)
+        # Sessions are joined only when a filter reads them: one lookup less per posting.
+        join = " JOIN sessions s ON s.sid = m.sid" if _READS_SESSIONS.search(fsql) else ""
+        if expr is not None:
+            source = f"fts JOIN messages m ON m.id = fts.rowid{join}"
+            where, params, below = "fts MATCH ?", [expr], "fts.rowid"
+        else:
+            source = f"messages m{join}"
+            where, params, below = "1", [], "m.id"
+            if like_terms:
+                where = "(" + " OR ".join("m.text LIKE ? ESCAPE '\\'" for _ in like_terms) + ")"
+                params = [like_pattern(t) for t in like_terms]
+        chosen: list[int] = []
+        taken: dict[int, int] = {}
+        bound: int | None = None
+        batch_size = 2 * limit
+        while len(chosen) < limit:
+            sql = f"SELECT m.id, m.sid FROM {source} WHERE {where}{fsql}"
+            args: list[Any] = [*params, *fparams]
+            if bound is not None:
+                sql += f" AND {below} < ?"
+                args.append(bound)
+            batch = db.execute(
+                f"{sql} ORDER BY {below} DESC LIMIT ?", [*args, batch_size]
+            ).fetchall()
+            for mid, sid in batch:
+                n = taken.get(sid, 0)
+                if n < per_session:
+                    taken[sid] = n + 1
+                    chosen.append(mid)
+                    if len(chosen) >= limit:
+                        break
+            else:
+                if len(batch) == batch_size:
+                    mid, sid = batch[-1]
+                    bound = mid
+                    if taken.get(sid, 0) >= per_session:
+                        # a session that gave its share: its other messages lie below mid
+                        # down to its first one
+                        # (each read sees the index as it is then: a writer may have
+                        # replaced that session meanwhile, and its row be gone)
+                        lo = db.execute(
+                            "SELECT row_lo FROM sessions WHERE sid = ?", (sid,)
+                        ).fetchone()
+                        bound = mid if lo is None else min(mid, int(lo[0]))
+                    continue
+            break
+        rows: list[tuple[Any, ...]] = []
+        for start in range(0, len(chosen), IN_CHUNK):
+            chunk = chosen[start : start + IN_CHUNK]
+            rows.extend(
+                db.execute(
+                    f"SELECT {self._CAND_COLS} FROM messages m JOIN sessions s ON s.sid = m.sid "
+                    f"WHERE m.id IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                )
+            )
+        rows.sort(key=lambda r: r[-1], reverse=True)
+        return rows
+
+    def _scorer(
+        self,
+        db: sqlite3.Connection,
+        pq: ParsedQuery,
+        dfs: Sequence[int],
+        corpus: CorpusStats | None,
+    ) -> Scorer:
+        """The scorer for ``pq``: this index's statistics, or the shared ``corpus``."""
+        total, avg = self._corpus_stats(db)
+        if corpus is None or corpus.total <= 0:
+            return Scorer(pq, dfs, total, avg)
+        shared = [corpus.dfs.get(t.fts(), df) for t, df in zip(pq.terms, dfs, strict=True)]
+        return Scorer(pq, shared, corpus.total, corpus.avg_chars)
+
+    def _score_index(
+        self,
+        db: sqlite3.Connection,
+        pq: ParsedQuery,
+        corpus: CorpusStats | None = None,
+        limit: int = 5,
+    ) -> tuple[list[Scored], list[str], int | None]:
+        """(scored sessions, warnings, matched sessions counted over the whole index or None
+        when not counted). A filter-only query lists every session with a message passing
+        the filters, newest first (:meth:`_recent_index`)."""
+        warnings: list[str] = []
+        if not pq.terms:
+            recent, count = self._recent_index(db, pq, limit)
+            return recent, warnings, count
+        dfs = [self._df(db, t) for t in pq.terms] if self.has_fts else [1] * len(pq.terms)
+        scorer = self._scorer(db, pq, dfs, corpus)
+        rows: list[tuple[Any, ...]]
+        if not self.has_fts:
+            like = [t for i, t in enumerate(pq.terms) if not scorer.rare or i in scorer.rare]
+            rows = self._fetch(db, pq, None, like, CANDIDATE_LIMIT)
+        else:
+            rows = self._fts_candidates(db, pq, dfs, limit, warnings, scorer.rare)
+        groups: dict[int, tuple[SessionInfo, list[Msg]]] = {}
+        for (
+            sid,
+            idx,
+            role,
+            archived,
+            ts,
+            text,
+            session_id,
+            file,
+            when,
+            tagged,
+            machine,
+            lineage,
+            lo,
+            hi,
+            chars,
+            _rowid,
+        ) in rows:
+            g = groups.get(sid)
+            if g is None:
+                info = SessionInfo(
+                    sid,
+                    session_id,
+                    file,
+                    when,
+                    bool(tagged),
+                    bool(machine),
+                    lineage,
+                    lo,
+                    hi,
+                    chars,
+                )
+                g = groups[sid] = (info, [])
+            g[1].append(Msg(sid, idx, role, bool(archived), ts, text))
+        scored: list[Scored] = []
+        for info, msgs in groups.values():
+            s = scorer.session(info, msgs)
+            if s is not None:
+                scored.append(s)
+        if (pq.excluded or len(pq.terms) > 1) and scored:
+            scored = self._refine(db, scorer, pq, scored, limit)
+        counted = self._count_matches(db, pq, dfs, scorer.rare) if self.has_fts else None
+        return scored, warnings, counted
+
+    def _count_matches(
+        self, db: sqlite3.Connection, pq: ParsedQuery, dfs: Sequence[int], rare: set[int]
+    ) -> int | None:
+        """Sessions of the index that are hits for ``pq`` whatever the candidate bound: a
+        message passing the filters holds one of the query's rarer terms (any term when all
+        are common), and no message holds an excluded term. None when that would read more
+        than :data:`COUNT_BUDGET` postings (the caller then counts the scored sessions)."""
+        which = [i for i in range(len(pq.terms)) if (not rare or i in rare) and dfs[i] > 0]
+        if not which:
+            return 0
+        cost = sum(dfs[i] for i in which) + sum(self._df(db, t) for t in pq.excluded)
+        if cost > COUNT_BUDGET:
+            return None
+        fsql, fparams = self._filter_sql(pq)
+        # Sessions are joined only when a filter reads them: one lookup less per posting.
+        join = " JOIN sessions s ON s.sid = m.sid" if _READS_SESSIONS.search(fsql) else ""
+        sids = {
+            r[0]
+            for r in db.execute(
+                "SELECT DISTINCT m.sid FROM fts JOIN messages m ON m.id = fts.rowid"
+                f"{join} WHERE fts MATCH ?{fsql}",
+                [fts_expr([pq.terms[i] for i in which]), *fparams],
+            )
+        }
+        if sids and pq.excluded:
+            sids -= self._excluded_sids(db, pq)
+        return len(sids)
+
+    def _excluded_sids(self, db: sqlite3.Connection, pq: ParsedQuery) -> set[int]:
+        """Sessions of the index with a message holding one of ``pq``'s excluded terms."""
+        if not pq.excluded:
+            return set()
+        if self.has_fts:
+            return {
+                r[0]
+                for r in db.execute(
+                    "SELECT DISTINCT m.sid FROM fts JOIN messages m ON m.id = fts.rowid "
+                    "WHERE fts MATCH ?",
+                    (fts_expr(list(pq.excluded)),),
+                )
+            }
+        out: set[int] = set()
+        for term in pq.excluded:
+            for sid, text in db.execute(
+                "SELECT sid, text FROM messages WHERE text LIKE ? ESCAPE '\\'",
+                (like_pattern(term),),
+            ):
+                if sid not in out and term.occurrences(tokenize(text)):
+                    out.add(sid)
+        return out
+
+    def _recent_index(
+        self, db: sqlite3.Connection, pq: ParsedQuery, limit: int
+    ) -> tuple[list[Scored], int]:
+        """A filter-only query: every session with a message passing the filters (and none
+        holding an excluded term), counted in SQL, ranked by its latest matching message
+        (:func:`recency`) and anchored there. Only the shown sessions and the continuations
+        that fold into them are looked at further."""
+        fsql, fparams = self._filter_sql(pq)
+        rows = db.execute(
+            "SELECT m.sid, max(coalesce(m.ts, s.updated_ts)), count(*) FROM messages m "
+            f"JOIN sessions s ON s.sid = m.sid WHERE 1{fsql} GROUP BY m.sid",
+            fparams,
+        ).fetchall()
+        if pq.excluded and rows:
+            gone = self._excluded_sids(db, pq)
+            rows = [r for r in rows if r[0] not in gone]
+        if not rows:
+            return [], 0
+        latest = {int(sid): (t, int(n)) for sid, t, n in rows}
+        infos: dict[int, SessionInfo] = {}
+        sids = list(latest)
+        for start in range(0, len(sids), IN_CHUNK):
+            chunk = sids[start : start + IN_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            for sid, session_id, file, when, tagged, machine, lineage, lo, hi in db.execute(
+                "SELECT sid, session_id, file, when_, tagged, machine, lineage, row_lo, row_hi "
+                f"FROM sessions WHERE sid IN ({marks})",
+                chunk,
+            ):
+                infos[sid] = SessionInfo(
+                    sid, session_id, file, when, bool(tagged), bool(machine), lineage, lo, hi
+                )
+        order = sorted(
+            infos.values(),
+            key=lambda i: (latest[i.key][0] is not None, latest[i.key][0] or 0.0, i.when or ""),
+            reverse=True,
+        )
+        shown: set[str] = set()
+        for info in order:
+            if len(shown) >= max(limit, 1):
+                break
+            shown.add(info.lineage if info.lineage is not None else "\x00" + info.file)
+        now = time.time()
+        out: list[Scored] = []
+        for info in order:
+            key = info.lineage if info.lineage is not None else "\x00" + info.file
+            if key not in shown:
+                continue
+            anchor = db.execute(
+                "SELECT m.idx, m.text FROM messages m JOIN sessions s ON s.sid = m.sid "
+                f"WHERE m.id BETWEEN ? AND ?{fsql} "
+                "ORDER BY coalesce(m.ts, s.updated_ts) DESC, m.id DESC LIMIT 1",
+                [info.row_lo, info.row_hi, *fparams],
+            ).fetchone()
+            if anchor is None:
+                continue
+            t, n = latest[info.key]
+            out.append(recent_scored(info, recency(t, now), int(anchor[0]), str(anchor[1]), n))
+        return out, len(order)
+
+    def _refine(
+        self,
+        db: sqlite3.Connection,
+        scorer: Scorer,
+        pq: ParsedQuery,
+        scored: list[Scored],
+        limit: int = 5,
+    ) -> list[Scored]:
+        """:func:`~.rank.refine`, looking terms up in the sessions' messages in the index."""
+
+        def holds(terms: Sequence[Term], which: Iterable[int], info: SessionInfo) -> set[int]:
+            return self._session_holds(db, terms, which, info)
+
+        return refine(scorer, pq, scored, limit, holds)
+
+    def _session_holds(
+        self,
+        db: sqlite3.Connection,
+        terms: Sequence[Term],
+        which: Iterable[int],
+        info: SessionInfo,
+    ) -> set[int]:
+        """Which of ``terms`` (numbers in ``which``) some message of the session holds.
+
+        A short session's text is read once and every term looked for in it (one query
+        instead of one per term); a long one is asked of the index term by term."""
+        wanted = list(which)
+        if not wanted:
+            return set()
+        lo, hi = info.row_lo, info.row_hi
+        if info.chars is None or info.chars > SMALL_SESSION_CHARS:
+            return {i for i in wanted if self._session_has(db, terms[i], lo, hi)}
+        texts = [
+            r[0] for r in db.execute("SELECT text FROM messages WHERE id BETWEEN ? AND ?", (lo, hi))
+        ]
+        whole = fold("\n".join(texts))  # a word never spans two messages; a phrase
+        return {  # might, so phrases are looked for message by message
+            i
+            for i in wanted
+            if (
+                terms[i].count_in(whole, 1)
+                if len(terms[i].tokens) == 1
+                else any(terms[i].count_in(fold(t), 1) for t in texts)
+            )
+        }
+
+    def _session_has(self, db: sqlite3.Connection, term: Term, lo: int, hi: int) -> bool:
+        """Whether any message of the session (rowids ``lo``..``hi``) holds ``term``."""
+        if self.has_fts:
+            row = db.execute(
+                "SELECT 1 FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ? LIMIT 1",
+                (term.fts(), lo, hi),
+            ).fetchone()
+            return row is not None
+        for (text,) in db.execute(
+            "SELECT text FROM messages WHERE id BETWEEN ? AND ? AND text LIKE ? ESCAPE '\\'",
+            (lo, hi, like_pattern(term)),
+        ):
+            if term.occurrences(tokenize(text)):
+                return True
+        return False

@@ -1,0 +1,685 @@
+"""Bringing the index in line with the files: survey (full pass, fingerprint, or the names a
+DirWatch gave), parse, and write in batches; keeping it in step with writes made through the
+store."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from .. import recall
+from ..files import FileIdentity
+from ..model import (
+    JSONDict,
+)
+from ..sources.base import Skip
+from .results import ReconcileReport
+from .rows import (
+    IN_CHUNK,
+    Parsed,
+    cleaned,
+    delete_rows,
+    extract,
+    insert_rows,
+    machine_paced,
+    skip_reason,
+)
+from .schema import (
+    Broken,
+    IndexDatabase,
+)
+from .watch import DirWatch, scan_fingerprint
+
+log = logging.getLogger("session_browser.index")
+
+BATCH_FILES = 500
+WATCH_MIN_FILES = 1000  # from this many files, a reconcile after the first one uses a DirWatch
+FULL_PASS_INTERVAL = 60.0  # seconds after which a reconcile stats every file again anyway
+BULK_AUTOMERGE = 0  # FTS5 'automerge' while a first build streams rows in
+COMMON_DF = 300  # words in this many messages or more have their count kept in common_terms
+
+
+class EitherEvent(threading.Event):
+    """Set when any of ``events`` is set (a caller's cancel beside the store's own)."""
+
+    def __init__(self, *events: threading.Event) -> None:
+        super().__init__()
+        self._events = events
+
+    def is_set(self) -> bool:
+        return super().is_set() or any(e.is_set() for e in self._events)
+
+
+class IndexReconcile(IndexDatabase):
+    """Reconcile, rebuild and the file hooks a store over another format overrides."""
+
+    @property
+    def progress(self) -> tuple[int, int]:
+        """(done, total) files of the reconcile in progress (or the last one)."""
+        return self._progress
+
+    @property
+    def indexing(self) -> bool:
+        return self._indexing
+
+    def start_reconcile(self, *, cancel: threading.Event | None = None) -> threading.Thread:
+        """Run :meth:`reconcile` in a daemon thread (searches keep answering meanwhile).
+
+        Setting ``cancel`` (as :meth:`close` does) stops it after the batch in hand; the
+        files indexed so far stay indexed and the next reconcile picks up the rest.
+        """
+        with self._state_lock:
+            if self._thread is not None and self._thread.is_alive():
+                return self._thread
+            self._cancel.clear()
+            self._indexing = True
+            stop = self._cancel if cancel is None else EitherEvent(self._cancel, cancel)
+
+            def run() -> None:
+                try:
+                    self.last_report = self.reconcile(cancel=stop)
+                except Exception as exc:  # pragma: no cover - reported, never raised
+                    log.exception("background reconcile failed: %s", exc)
+                    self.warnings.append(f"indexing failed: {exc}")
+                    self._indexing = False
+
+            thread = threading.Thread(target=run, name="session-index", daemon=True)
+            self._thread = thread
+            thread.start()
+            return thread
+
+    # ------------------------------------------------------------------ the source
+    # Every file-level read goes to ``self.source`` (a SessionSource): its files, their
+    # parse, loading one for reading, its order and its automation rule.
+
+    def _scan_files(self) -> dict[str, tuple[int, int, int]]:
+        """(size, mtime_ns, inode) of every session file, by name relative to the root."""
+        return self.source.list_files()
+
+    def _before_parse(
+        self, db: sqlite3.Connection, todo: Sequence[tuple[str, tuple[int, int, int]]]
+    ) -> None:
+        """Before the files of ``todo`` are parsed: load the parse state kept of each (when
+        the source keeps any) and start counting resumed and full reads."""
+        self._priors = {}
+        self.last_reads = {"resumed": 0, "full": 0}
+        table = self.source.state_table
+        if table is None:
+            return
+        names = [name for name, _ident in todo]
+        for start in range(0, len(names), IN_CHUNK):
+            chunk = names[start : start + IN_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            for name, blob in db.execute(
+                f"SELECT file, state FROM {table} WHERE file IN ({marks})", chunk
+            ):
+                self._priors[name] = bytes(blob)
+
+    def _parse_file(self, name: str, ident: tuple[int, int, int], *, folded: bool) -> Parsed | str:
+        """One file as index rows, or the reason it cannot be indexed."""
+        doc = self.source.parse(name, ident, self._priors.pop(name, None))
+        if doc.resumed is not None:
+            self.last_reads["resumed" if doc.resumed else "full"] += 1
+        if isinstance(doc, Skip):
+            return doc.reason
+        try:
+            parsed = extract(name, FileIdentity(*ident), doc.data, folded=folded)
+        except Exception as exc:  # one file's content never stops the others
+            return skip_reason(exc)
+        if doc.automated is not None:
+            parsed.row.settle_automation(doc.automated)
+        parsed.state = doc.state
+        return parsed
+
+    def _load_file(self, name: str) -> JSONDict | None:
+        """The session dict of file ``name`` (None when it cannot be read)."""
+        return self.source.load(name)
+
+    def _classic_order(self, names: set[str]) -> list[str]:
+        """``names`` in the order the plain store scans them (so equal scores tie the same)."""
+        return self.source.file_order(names)
+
+    def _classic_candidate(
+        self, data: JSONDict, parsed: recall.ClassicQuery, window: int, name: str
+    ) -> recall.Candidate | None:
+        cand = recall.classic_candidate(
+            data, parsed, window=window, source=self.source_kind, store=self.label, file_name=name
+        )
+        if cand is not None:
+            self.source.settle_hit(cand.hit, data)
+        return cand
+
+    def _demotion_flags(self, data: JSONDict, messages: Sequence[JSONDict]) -> tuple[bool, bool]:
+        """(tagged, machine) of a session read from its file rather than the index: the
+        source's automation rule, or machine pacing when it has none."""
+        tagged = recall.tagged_automated(data)
+        automated = self.source.automated(data)
+        if automated is None:
+            return tagged, machine_paced(messages)
+        return tagged, (not tagged) and automated
+
+    def reconcile(
+        self,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> ReconcileReport:
+        """Bring the index in line with the session dir (only new/changed files are parsed)."""
+        report = ReconcileReport()
+        started = time.perf_counter()
+        if self.broken is not None:
+            report.elapsed = time.perf_counter() - started
+            return report
+        with self._reconcile_lock:  # one reconcile at a time per store (they share the watch)
+            self._indexing = True
+            self._dirty = False
+            writer: sqlite3.Connection | None = None
+            try:
+                writer = self._writer()
+                if writer is not self._db:
+                    self._follow(writer)
+                self._reconcile(writer, report, progress, cancel)
+                if not report.cancelled:
+                    self._full_at = self._pass_at
+                    self._keep_fingerprint(writer)
+            except sqlite3.DatabaseError as exc:
+                self._on_db_error(exc)
+            finally:
+                if writer is not None and writer is not self._db:
+                    with contextlib.suppress(sqlite3.Error):
+                        writer.close()
+                with self._state_lock:
+                    self._pending.clear()
+                    self._pending_order = []
+                    self._pending_new = {}
+                    self._stale_keys.clear()
+                self._indexing = False
+                if self._dirty:
+                    self._stats = None
+                    self._df_cache.clear()
+                report.elapsed = time.perf_counter() - started
+        return report
+
+    def _reconcile(
+        self,
+        db: sqlite3.Connection,
+        report: ReconcileReport,
+        progress: Callable[[int, int], None] | None,
+        cancel: threading.Event | None,
+    ) -> None:
+        files, known, skipped, reasons, outside = self._survey(db)
+        report.scope = self._scope
+        if known is files:  # unchanged since the last complete pass (fingerprint)
+            report.skipped.extend((name, reasons[name]) for name in skipped)
+            report.unchanged = len(files) - len(skipped)
+            self._progress = (0, 0)
+            if progress is not None:
+                progress(0, 0)
+            return
+        get = known.get
+        changed = [(n, i) for n, i in files.items() if get(n) != i]
+        report.unchanged = outside + len(files) - len(changed)
+        todo: list[tuple[str, tuple[int, int, int]]] = []
+        present = len(files)  # files with a row in ``known``
+        for name, ident in changed:
+            if name not in known:
+                present -= 1
+            if skipped.get(name) == ident:
+                continue
+            todo.append((name, ident))
+        report.skipped.extend(
+            (name, reasons[name]) for name, ident in skipped.items() if files.get(name) == ident
+        )
+        gone = [name for name in known if name not in files] if present < len(known) else []
+        gone_skipped = [name for name in skipped if name not in files]
+        stale_names = set(gone) | {n for n, _ in todo if n in known}
+        stale_sids: set[int] = set()
+        if stale_names:
+            for name in stale_names:
+                row = db.execute("SELECT sid FROM sessions WHERE file=?", (name,)).fetchone()
+                if row is not None:
+                    stale_sids.add(int(row[0]))
+        with self._state_lock:
+            self._pending = {n for n, _ in todo}
+            self._stale_keys = stale_sids
+        total = len(todo)
+        self._progress = (0, total)
+        if progress is not None:
+            progress(0, total)
+        if gone or gone_skipped:
+            with self._write_lock:
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    self._changing(db)
+                    for name in gone:
+                        # Written (and indexed by its writer) after this pass's scan: the
+                        # scan missed it, it is not gone.
+                        if self._stat_tuple(name) is not None:
+                            continue
+                        if self._delete_file(db, name):
+                            report.removed += 1
+                    db.executemany("DELETE FROM skipped WHERE file=?", [(n,) for n in gone_skipped])
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+        if not todo:
+            return
+        # Oldest first, so rowids grow with recency and "newest first" is rowid order.
+        todo.sort(key=lambda item: (item[1][1], item[0]))
+        with self._state_lock:
+            self._pending_order = [n for n, _ in todo]
+            self._pending_new = {n: i for n, i in todo if n not in known}
+        self._before_parse(db, todo)
+        bulk = not known and total > BATCH_FILES
+        if bulk:
+            # A first build: nothing to lose if it stops half way (the next reconcile
+            # finishes it), so no syncs, and FTS5 segments are merged once at the end
+            # rather than again and again while the rows stream in.
+            db.execute("PRAGMA synchronous=OFF")
+            if self.has_fts:
+                db.execute(f"INSERT INTO fts(fts, rank) VALUES('automerge', {BULK_AUTOMERGE})")
+        try:
+            done = 0
+            for parsed in self._parsed_batches(todo, cancel):
+                if cancel is not None and cancel.is_set():
+                    report.cancelled = True
+                    break
+                self._apply(db, parsed, known, report)
+                done += len(parsed)
+                with self._state_lock:
+                    for name, _ in parsed:
+                        self._pending.discard(name)
+                self._progress = (done, total)
+                if progress is not None:
+                    progress(done, total)
+            if done < total:
+                report.cancelled = True
+        finally:
+            if bulk:
+                if self.has_fts:
+                    with self._write_lock:
+                        db.execute("INSERT INTO fts(fts, rank) VALUES('automerge', 4)")
+                db.execute("PRAGMA synchronous=NORMAL")
+        if bulk and not report.cancelled and self.has_fts:
+            # One segment: a term's rows in one place makes every later lookup several
+            # times faster than over the many segments a bulk load leaves.
+            with self._write_lock:
+                db.execute("INSERT INTO fts(fts) VALUES('optimize')")
+            self._note_common_terms(db)
+
+    def _changing(self, db: sqlite3.Connection) -> None:
+        """In a transaction about to change what is indexed: the stored scan fingerprint no
+        longer describes the index, and cached statistics are stale."""
+        db.execute("DELETE FROM meta WHERE key='scan_fp'")
+        self._dirty = True
+
+    def _keep_fingerprint(self, db: sqlite3.Connection) -> None:
+        """After a complete full pass: remember its scan's fingerprint, unless another
+        connection changed the index meanwhile (then the next open compares everything)."""
+        if self._scan_fp is None:
+            return
+        fp, version = self._scan_fp
+        self._scan_fp = None
+        with self._write_lock:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if db.execute("PRAGMA data_version").fetchone()[0] == version:
+                    db.execute(
+                        "INSERT OR REPLACE INTO meta(key, value) VALUES ('scan_fp', ?)", (fp,)
+                    )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def _survey(
+        self, db: sqlite3.Connection
+    ) -> tuple[
+        dict[str, tuple[int, int, int]],
+        dict[str, tuple[int, int, int]],
+        dict[str, tuple[int, int, int]],
+        dict[str, str],
+        int,
+    ]:
+        """What to compare: (files, indexed, skipped, skip reasons, indexed files not looked
+        at).
+
+        A full pass stats every file and reads every indexed identity. After one, when the
+        dir is large, a :class:`DirWatch` names what changed since, and only those names
+        are looked at (the others are as the last pass left them); a full pass runs again
+        when the watch lost events or after :data:`FULL_PASS_INTERVAL`.
+        """
+        watch = self._watch
+        names: set[str] | None = None
+        token = self._token(db)
+        if (
+            watch is not None
+            and self._full_at is not None
+            and time.monotonic() - self._full_at < FULL_PASS_INTERVAL
+            and token == self._db_token  # not another database (rebuilt meanwhile)
+        ):
+            names = watch.drain()
+        self._db_token = token
+        # Until this reconcile completes, the next one must stat every file again: the
+        # names drained here are gone from the watch.
+        self._pass_at, self._full_at = self._full_at, None
+        self._scan_fp = None
+        skipped: dict[str, tuple[int, int, int]] = {}
+        reasons: dict[str, str] = {}
+        if names is not None:
+            idents = self.source.identities(names)
+            files = {n: i for n, i in idents.items() if i is not None}
+            known: dict[str, tuple[int, int, int]] = {}
+            listed = sorted(names)
+            for start in range(0, len(listed), IN_CHUNK):
+                chunk = listed[start : start + IN_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                for f, size, mt, ino in db.execute(
+                    f"SELECT file, size, mtime_ns, inode FROM sessions WHERE file IN ({marks})",
+                    chunk,
+                ):
+                    known[f] = (size, mt, ino)
+            for f, size, mt, ino, reason in db.execute(
+                "SELECT file, size, mtime_ns, inode, reason FROM skipped"
+            ):
+                skipped[f] = (size, mt, ino)
+                reasons[f] = reason
+                if f not in names:
+                    files[f] = (size, mt, ino)  # not touched since: still skipped as it is
+            indexed = db.execute("SELECT count(*) FROM sessions").fetchone()[0]
+            self._scope = "changes"
+            return files, known, skipped, reasons, int(indexed) - len(known)
+        if watch is not None:
+            watch.close()
+            self._watch = None
+        started = time.monotonic()
+        self._scope = "full"
+        if self.source.watchable and self.watch_min_files >= 0:
+            # Watch first, then scan: a change made during the scan is seen next time.
+            self._watch = DirWatch.create(self.source.root)
+        files = self._scan_files()
+        if self._watch is not None and len(files) < self.watch_min_files:
+            self._watch.close()  # a small dir is scanned in no time: keep no watch
+            self._watch = None
+        self._pass_at = started
+        if not self.memory:
+            # The index is exactly as a complete pass over this very scan left it (and
+            # nothing changed it since): no need to read and compare every identity.
+            fp = scan_fingerprint(files)
+            version = int(db.execute("PRAGMA data_version").fetchone()[0])
+            row = db.execute("SELECT value FROM meta WHERE key='scan_fp'").fetchone()
+            self._scan_fp = (fp, version)
+            if row is not None and row[0] == fp:
+                for f, reason in db.execute("SELECT file, reason FROM skipped"):
+                    skipped[f] = files.get(f, (-1, -1, -1))
+                    reasons[f] = reason
+                self._scope = "unchanged"
+                return files, files, skipped, reasons, 0
+        known = {
+            r[0]: r[1:]
+            for r in db.execute(
+                "SELECT file, size, mtime_ns, inode FROM sessions INDEXED BY sessions_ident"
+            )
+        }
+        for f, size, mt, ino, reason in db.execute(
+            "SELECT file, size, mtime_ns, inode, reason FROM skipped"
+        ):
+            skipped[f] = (size, mt, ino)
+            reasons[f] = reason
+        return files, known, skipped, reasons, 0
+
+    def _parsed_batches(
+        self, todo: list[tuple[str, tuple[int, int, int]]], cancel: threading.Event | None
+    ) -> Iterator[list[tuple[str, Parsed | str]]]:
+        """Batches of parsed files, read and parsed in this thread. (A parser thread beside
+        the writer was measured slower and costlier: both need the GIL for every row, and
+        handing it over per row stalls them both.)"""
+        folded = not self.has_fts
+        for start in range(0, len(todo), BATCH_FILES):
+            if cancel is not None and cancel.is_set():
+                return
+            chunk = todo[start : start + BATCH_FILES]
+            yield [(n, self._parse_isolated(n, ident, folded)) for n, ident in chunk]
+
+    def _parse_isolated(self, name: str, ident: tuple[int, int, int], folded: bool) -> Parsed | str:
+        """:meth:`_parse_file`, with anything one file's content raises turned into the
+        reason it is skipped."""
+        try:
+            return self._parse_file(name, ident, folded=folded)
+        except Exception as exc:
+            log.warning("%s: skipped: %s", name, exc)
+            return skip_reason(exc)
+
+    def _apply(
+        self,
+        db: sqlite3.Connection,
+        parsed: list[tuple[str, Parsed | str]],
+        known: dict[str, tuple[int, int, int]],
+        report: ReconcileReport,
+    ) -> None:
+        """Write one batch of parsed files in one transaction, with a few statements per
+        batch rather than several per file."""
+        with self._write_lock:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                self._changing(db)
+                names = [name for name, _item in parsed]
+                current: dict[str, tuple[int, int, int]] = {}
+                for start in range(0, len(names), IN_CHUNK):
+                    chunk = names[start : start + IN_CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    for f, size, mt, ino in db.execute(
+                        f"SELECT file, size, mtime_ns, inode FROM sessions WHERE file IN ({marks})",
+                        chunk,
+                    ):
+                        current[f] = (size, mt, ino)
+                fresh: list[Parsed] = []
+                for name, item in parsed:
+                    if isinstance(item, str):
+                        ident = self._stat_tuple(name)
+                        if ident is None or current.get(name) == ident:
+                            continue  # gone, or indexed as it is now (a write meanwhile)
+                        self._delete_file(db, name)
+                        db.execute(
+                            "INSERT OR REPLACE INTO skipped(file, size, mtime_ns, inode, reason) "
+                            "VALUES (?, ?, ?, ?, ?)",
+                            (name, *ident, item),
+                        )
+                        report.skipped.append((name, item))
+                        continue
+                    cur = current.get(name)
+                    if cur is not None:
+                        ident2 = (item.identity.size, item.identity.mtime_ns, item.identity.inode)
+                        if cur == ident2:
+                            continue  # another process indexed this very version meanwhile
+                        if cur != known.get(name) and cur == self._stat_tuple(name):
+                            # A write (through this store or another process) indexed the
+                            # file as it is now after this pass parsed it: this parse is
+                            # older, and must not replace the newer rows.
+                            continue
+                        self._delete_file(db, name)
+                    fresh.append(item)
+                    report.messages += len(item.messages)
+                    if cur is not None or name in known:
+                        report.updated += 1
+                    else:
+                        report.added += 1
+                if fresh:
+                    for name, why in self._insert_isolated(db, fresh):
+                        report.skipped.append((name, why))
+                        if why.startswith("unusable"):
+                            report.messages -= sum(len(i.messages) for i in fresh if i.file == name)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def _insert_isolated(
+        self, db: sqlite3.Connection, items: list[Parsed]
+    ) -> list[tuple[str, str]]:
+        """Insert ``items`` (in the caller's transaction) so that one that cannot be stored
+        never keeps the others out: the batch at once; if that fails, with lone surrogates
+        replaced; if that fails too, one by one, each failure recorded in ``skipped``.
+        Returns the (file, reason) of the items left out."""
+        try:
+            db.execute("SAVEPOINT batch")
+            try:
+                self._insert_batch(db, items)
+                return []
+            except (sqlite3.Error, UnicodeError, OverflowError, ValueError):
+                db.execute("ROLLBACK TO batch")
+                items = [cleaned(i) for i in items]
+                try:
+                    self._insert_batch(db, items)
+                    return []
+                except (sqlite3.Error, UnicodeError, OverflowError, ValueError):
+                    db.execute("ROLLBACK TO batch")
+        finally:
+            db.execute("RELEASE batch")
+        left_out: list[tuple[str, str]] = []
+        for item in items:
+            db.execute("SAVEPOINT one")
+            try:
+                self._insert_batch(db, [item])
+            except (sqlite3.Error, UnicodeError, OverflowError, ValueError) as exc:
+                db.execute("ROLLBACK TO one")
+                why = skip_reason(exc)
+                try:
+                    db.execute(
+                        "INSERT OR REPLACE INTO skipped(file, size, mtime_ns, inode, reason) "
+                        "VALUES (?, ?, ?, ?, ?)",
+                        (
+                            item.file,
+                            item.identity.size,
+                            item.identity.mtime_ns,
+                            item.identity.inode,
+                            why,
+                        ),
+                    )
+                except (sqlite3.Error, UnicodeError):
+                    why = "file name cannot be stored: " + why  # reported, not kept
+                left_out.append((item.file, why))
+            finally:
+                db.execute("RELEASE one")
+        return left_out
+
+    def _stat_tuple(self, name: str) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self.source.root / name)
+        except OSError:
+            return None
+        return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+    def _insert(self, db: sqlite3.Connection, item: Parsed, next_id: int = 0) -> int:
+        """Insert one parsed file (``next_id`` is ignored: ids follow the table's max)."""
+        return self._insert_batch(db, [item])
+
+    def _insert_batch(self, db: sqlite3.Connection, items: Sequence[Parsed]) -> int:
+        """Insert parsed files (none of them indexed now); returns the next free message id
+        (see :func:`~.rows.insert_rows`)."""
+        next_id = insert_rows(db, items, fts=self.has_fts)
+        self._inserted(db, items)
+        return next_id
+
+    def _inserted(self, db: sqlite3.Connection, items: Sequence[Parsed]) -> None:
+        """After ``items`` were inserted, in the same transaction: keep their parse states."""
+        table = self.source.state_table
+        if table is not None:
+            db.executemany(
+                f"INSERT OR REPLACE INTO {table}(file, state) VALUES (?, ?)",
+                [(item.file, item.state) for item in items if item.state is not None],
+            )
+
+    def _delete_file(self, db: sqlite3.Connection, name: str) -> bool:
+        table = self.source.state_table
+        if table is not None:
+            db.execute(f"DELETE FROM {table} WHERE file=?", (name,))
+        return delete_rows(db, name, fts=self.has_fts)
+
+    def _after_write(self, session_id: str, path: Path, data: JSONDict | None) -> None:
+        """Keep the index in step with a write made through this store (a read-only source
+        is never written)."""
+        if self.source.read_only or self.broken is not None or self._db is None:
+            return
+        try:
+            with self._lock, self._write_lock:
+                self._follow_file()
+                db = self._conn()
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    self._changing(db)
+                    if data is None:
+                        self._delete_file(db, path.name)
+                    else:
+                        st = os.stat(path)
+                        self._delete_file(db, path.name)
+                        try:
+                            item: Parsed | str = extract(
+                                path.name, FileIdentity.of(st), dict(data), folded=not self.has_fts
+                            )
+                        except Exception as exc:  # the content: skipped, as a reconcile would
+                            item = skip_reason(exc)
+                        if isinstance(item, str):
+                            db.execute(
+                                "INSERT OR REPLACE INTO skipped(file, size, mtime_ns, inode, "
+                                "reason) VALUES (?, ?, ?, ?, ?)",
+                                (path.name, st.st_size, st.st_mtime_ns, st.st_ino, item),
+                            )
+                        else:
+                            self._insert_isolated(db, [item])
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+            self._stats = None
+            self._df_cache.clear()
+        except (sqlite3.Error, OSError, Broken) as exc:
+            log.warning("could not update the index for %s: %s", session_id, exc)
+
+    def rebuild(
+        self,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> ReconcileReport:
+        """Throw the index away and build it again from the files."""
+        self._cancel.set()
+        thread = self._thread
+        if thread is not None and thread.is_alive() and thread is not threading.current_thread():
+            thread.join()
+        self._cancel.clear()
+        with self._lock:
+            if self._db is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.close()
+            self._db = None
+            self.broken = None
+            self.warnings = []
+            self._open(reset=True)  # emptied in place: other processes may have it open
+            self._stats = None
+            self._df_cache.clear()
+            self._full_at = None
+        return self.reconcile(progress=progress, cancel=cancel)
+
+    def _note_common_terms(self, db: sqlite3.Connection) -> None:
+        """Keep the document counts of the frequent words (see :meth:`_df`)."""
+        with self._write_lock:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("DELETE FROM common_terms")
+                db.execute(
+                    "INSERT INTO common_terms(term, doc) SELECT term, doc FROM fts_vocab "
+                    "WHERE doc >= ?",
+                    (COMMON_DF,),
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise

@@ -1,0 +1,85 @@
+"""What a reconcile or a search reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import recall
+from ..model import (
+    JSONDict,
+    SessionHit,
+)
+
+
+@dataclass
+class ReconcileReport:
+    """What one reconcile did."""
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    messages: int = 0
+    elapsed: float = 0.0
+    cancelled: bool = False
+    # "full": every file stat'ed and compared; "changes": only the files a DirWatch named;
+    # "unchanged": every file stat'ed, and the scan is the one the last full pass indexed.
+    scope: str = "full"
+
+    def as_dict(self) -> JSONDict:
+        return {
+            "scope": self.scope,
+            "added": self.added,
+            "updated": self.updated,
+            "removed": self.removed,
+            "unchanged": self.unchanged,
+            "skipped": [{"file": f, "reason": r} for f, r in self.skipped],
+            "messages": self.messages,
+            "elapsed": round(self.elapsed, 4),
+            "cancelled": self.cancelled,
+        }
+
+
+@dataclass
+class SearchResult:
+    """A search with everything the UI shows around the hits."""
+
+    hits: list[SessionHit] = field(default_factory=list)
+    matched_sessions: int = 0
+    matched_exact: bool = True  # False: matched_sessions is a lower bound ("at least")
+    elapsed_ms: float = 0.0
+    mode: str = "index"  # "index" | "index+scan" | "like" | "scan"
+    fuzzy: bool = False
+    progress: tuple[int, int] = (0, 0)
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+    query: str = ""
+    ranking: str = "relevance"
+
+    def as_dict(self) -> JSONDict:
+        return {
+            "query": self.query,
+            "ranking": self.ranking,
+            "mode": self.mode,
+            "fuzzy": self.fuzzy,
+            "matched_sessions": self.matched_sessions,
+            "matched_exact": self.matched_exact,
+            "elapsed_ms": round(self.elapsed_ms, 3),
+            "progress": list(self.progress),
+            "warnings": list(self.warnings),
+            "error": self.error,
+            "results": [h.to_json() for h in self.hits],
+        }
+
+
+@dataclass
+class Relevance:
+    """One store's relevance candidates and how they were found (what a group merges)."""
+
+    candidates: list[recall.Candidate] = field(default_factory=list)
+    matched: int = 0  # sessions matched
+    exact: bool = True  # False: ``matched`` is a lower bound (too many postings to count)
+    fuzzy: bool = False
+    warnings: list[str] = field(default_factory=list)
+    mode: str = "index"

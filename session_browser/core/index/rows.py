@@ -1,0 +1,326 @@
+"""One session turned into index rows (what :mod:`.reconcile` writes), and the rows written to and
+removed from the database."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import recall
+from ..files import FileIdentity
+from ..model import (
+    JSONDict,
+    content_text,
+    finite_float,
+    stored_epoch,
+)
+from ..query import (
+    fold,
+)
+from .rank import cuts
+
+MACHINE_MIN_MESSAGES = 8
+MACHINE_MAX_GAP = 10.0
+IN_CHUNK = 500  # names per ``IN (...)`` list
+PART_CHARS = 1 << 20  # a longer message is stored as parts of about this many characters
+
+
+def timestamps(messages: Sequence[JSONDict]) -> list[float]:
+    out: list[float] = []
+    for m in messages:
+        ts = finite_float(m.get("timestamp"))
+        if ts is not None:
+            out.append(ts)
+    return out
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def clean(value: Any) -> Any:
+    """``value`` with lone surrogates (which SQLite cannot store) replaced by U+FFFD, for
+    the indexed copy only (the file is never changed); other values as they are."""
+    if isinstance(value, str):
+        return _SURROGATES.sub("\ufffd", value)
+    return value
+
+
+def safely(default: Any, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)``, or ``default`` when one session's content makes it raise."""
+    try:
+        return fn(*args)
+    except Exception:  # a value that cannot be used is treated as absent
+        return default
+
+
+def skip_reason(exc: BaseException) -> str:
+    """A one-line reason for skipping a file, from the exception its content raised."""
+    text = clean(str(exc)).replace("\n", " ")
+    return f"unusable session: {type(exc).__name__}: {text}"[:300]
+
+
+def machine_paced(messages: Sequence[JSONDict]) -> bool:
+    """True for sessions written by a machine: many messages, all arriving within seconds.
+
+    Needs at least 8 timestamps spanning a second or more, and 90% of the gaps between
+    consecutive messages under 10 s. A person's chat, however quick the replies, has the
+    person's own turns in it (tens of seconds apart), so it is not caught; the documented
+    rate rule (more than 60 messages an hour) is, which is why relevance does not use it.
+    """
+    return paced(timestamps(messages))
+
+
+def paced(stamps: list[float]) -> bool:
+    """:func:`machine_paced` over the finite timestamps of a session's messages."""
+    if len(stamps) < MACHINE_MIN_MESSAGES:
+        return False
+    stamps = sorted(stamps)
+    if stamps[-1] - stamps[0] < 1.0:
+        return False
+    gaps = sorted(b - a for a, b in itertools.pairwise(stamps))
+    p90 = gaps[int(0.9 * (len(gaps) - 1))]
+    return p90 < MACHINE_MAX_GAP
+
+
+# One indexed message: (projection index, role, archived 1/0, time, text). A plain tuple,
+# not a named one: a build makes one per message, and a named tuple's constructor costs a
+# few percent of a whole build.
+MessageRow = tuple[int, str, int, float | None, str]
+
+
+@dataclass
+class SessionRow:
+    """The ``sessions`` columns of one session beside its file, identity and row range (in
+    the order of :data:`_SESSION_COLS`). Flags are stored as 1/0."""
+
+    session_id: str
+    title: str | None
+    when: str | None
+    created: str | None
+    updated_ts: float | None
+    message_count: int
+    archived_count: int
+    source: str | None
+    agent: str | None
+    tagged: int
+    rate_auto: int  # the documented rate rule (or the source's own automation rule)
+    machine: int  # what relevance demotes besides tagged sessions
+    lineage: str | None
+    project: str | None
+
+    def values(self) -> tuple[Any, ...]:
+        """The columns in the order of :data:`_SESSION_COLS`."""
+        return (
+            self.session_id,
+            self.title,
+            self.when,
+            self.created,
+            self.updated_ts,
+            self.message_count,
+            self.archived_count,
+            self.source,
+            self.agent,
+            self.tagged,
+            self.rate_auto,
+            self.machine,
+            self.lineage,
+            self.project,
+        )
+
+    def settle_automation(self, automated: bool) -> None:
+        """Apply a source's own automation rule: it sets the automated flag, and sessions it
+        calls automated (and not tagged) are demoted in relevance."""
+        self.rate_auto = 1 if automated else 0
+        self.machine = 1 if automated and not self.tagged else 0
+
+
+@dataclass
+class Parsed:
+    """One session file turned into index rows."""
+
+    file: str
+    identity: FileIdentity
+    session_id: str
+    row: SessionRow
+    messages: list[MessageRow]
+    chars: int
+    state: bytes | None = None  # the source's parse state, kept to resume the next parse
+
+
+_SESSION_COLS = (
+    "session_id, title, when_, created, updated_ts, message_count, archived_count, "
+    "source, agent, tagged, rate_auto, machine, lineage, project"
+)
+
+
+def extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool) -> Parsed:
+    """The index rows of one parsed session dict (one pass over its messages)."""
+    if not data.get("session_id"):
+        data["session_id"] = Path(file).stem
+    session_id = str(data["session_id"])
+    active = data.get("messages")
+    archived = data.get("archived_messages")
+    old = [m for m in archived if isinstance(m, dict)] if isinstance(archived, list) else []
+    new = [m for m in active if isinstance(m, dict)] if isinstance(active, list) else []
+    messages = old + new  # the projection's entries (without the ``archived`` copies)
+    n_old = len(old)
+    rows: list[MessageRow] = []
+    stamps: list[float] = []
+    chars = 0
+    for idx, msg in enumerate(messages):
+        tsf = finite_float(msg.get("timestamp"))
+        if tsf is not None:
+            stamps.append(tsf)
+        content = msg.get("content")
+        text = content if isinstance(content, str) else safely("", content_text, content)
+        if not text:
+            continue
+        role = msg.get("role", "")
+        rows.append(
+            (
+                idx,
+                role if isinstance(role, str) else str(role),
+                1 if idx < n_old or msg.get("archived") else 0,
+                tsf,
+                fold(text) if folded else text,
+            )
+        )
+        chars += len(text)
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    assert isinstance(meta, dict)
+    # Each derived value on its own: one that the content makes unusable is left out,
+    # not the whole session.
+    tagged = safely(False, recall.tagged_automated, data)
+    rate = safely(None, recall.message_rate, messages)
+    rate_auto = rate is not None and rate > recall.AUTOMATED_RATE_THRESHOLD
+    when = safely(None, recall.when_of, data)
+    when = when if isinstance(when, str) else None
+    created = data.get("created_at")
+    project = safely(None, recall.project_of, data)
+    row = SessionRow(
+        session_id,
+        safely(session_id, recall.session_title, data, messages),
+        when,
+        created if isinstance(created, str) else None,
+        stored_epoch(when),
+        len(new),
+        n_old,
+        safely(None, recall.source_of, data),
+        safely(None, recall.agent_of, data),
+        1 if tagged else 0,
+        1 if rate_auto else 0,
+        1 if paced(stamps) else 0,
+        safely(None, recall.lineage_key, data),
+        project,
+    )
+    return Parsed(file, identity, session_id, row, rows, chars)
+
+
+def cleaned(item: Parsed) -> Parsed:
+    """``item`` with lone surrogates replaced in every indexed text (see :func:`clean`)."""
+    item.session_id = clean(item.session_id)
+    item.row = SessionRow(*(clean(v) for v in item.row.values()))
+    item.messages = [
+        (idx, clean(role), archived, ts, clean(text))
+        for idx, role, archived, ts, text in item.messages
+    ]
+    return item
+
+
+def insert_rows(db: sqlite3.Connection, items: Sequence[Parsed], *, fts: bool) -> int:
+    """Insert parsed files (none of them indexed now); returns the next free message id.
+
+    Session and message ids are given here so every row goes in with one
+    ``executemany`` per table, and FTS5 reads the new messages straight from the
+    ``messages`` table (no per-row round trip through Python)."""
+    first_id = (db.execute("SELECT max(id) FROM messages").fetchone()[0] or 0) + 1
+    seq = db.execute("SELECT seq FROM sqlite_sequence WHERE name='sessions'").fetchone()
+    top = db.execute("SELECT max(sid) FROM sessions").fetchone()[0] or 0
+    sid = max(top, seq[0] if seq else 0) + 1
+    next_id = first_id
+    session_rows: list[tuple[Any, ...]] = []
+    # (id, sid, idx, role, archived, ts, text, start, end): a message longer than
+    # PART_CHARS goes in as parts (rows with the same idx), each sliced only as it is
+    # stored, so one huge message never needs several copies of itself at once.
+    parts: list[tuple[Any, ...]] = []
+    for item in items:
+        row_lo = next_id
+        for idx, role, archived, ts, text in item.messages:
+            bounds = [(0, len(text))] if len(text) <= PART_CHARS else cuts(text, PART_CHARS)
+            for start, end in bounds:
+                parts.append((next_id, sid, idx, role, archived, ts, text, start, end))
+                next_id += 1
+        session_rows.append(
+            (
+                sid,
+                item.file,
+                item.identity.size,
+                item.identity.mtime_ns,
+                item.identity.inode,
+                *item.row.values(),
+                len(item.messages),
+                item.chars,
+                row_lo,
+                next_id - 1,
+            )
+        )
+        sid += 1
+    message_rows = (
+        (
+            mid,
+            msid,
+            idx,
+            role,
+            archived,
+            ts,
+            text if end - start == len(text) else text[start:end],
+        )
+        for mid, msid, idx, role, archived, ts, text, start, end in parts
+    )
+    db.executemany(
+        f"INSERT INTO sessions(sid, file, size, mtime_ns, inode, {_SESSION_COLS}, nmsg, "
+        "chars, row_lo, row_hi) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?, ?, ?, ?, ?)",
+        session_rows,
+    )
+    if parts:
+        db.executemany(
+            "INSERT INTO messages(id, sid, idx, role, archived, ts, text) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            message_rows,
+        )
+        if fts:
+            db.execute(
+                "INSERT INTO fts(rowid, text) SELECT id, text FROM messages "
+                "WHERE id BETWEEN ? AND ?",
+                (first_id, next_id - 1),
+            )
+    files = [item.file for item in items]
+    for start in range(0, len(files), IN_CHUNK):
+        chunk = files[start : start + IN_CHUNK]
+        db.execute(f"DELETE FROM skipped WHERE file IN ({','.join('?' * len(chunk))})", chunk)
+    return next_id
+
+
+def delete_rows(db: sqlite3.Connection, name: str, *, fts: bool) -> bool:
+    """Remove the rows of file ``name`` (its session, messages and FTS entries, or its
+    ``skipped`` row): True when it had a session."""
+    row = db.execute("SELECT sid, row_lo, row_hi FROM sessions WHERE file=?", (name,)).fetchone()
+    if row is None:
+        db.execute("DELETE FROM skipped WHERE file=?", (name,))
+        return False
+    sid, lo, hi = row
+    if fts and hi >= lo:
+        db.execute(
+            "INSERT INTO fts(fts, rowid, text) SELECT 'delete', id, text FROM messages "
+            "WHERE id BETWEEN ? AND ?",
+            (lo, hi),
+        )
+    db.execute("DELETE FROM messages WHERE id BETWEEN ? AND ?", (lo, hi))
+    db.execute("DELETE FROM sessions WHERE sid=?", (sid,))
+    return True

@@ -1,0 +1,445 @@
+"""``SqliteSessionStore``: the search API over the index (relevance and classic), with the scan as
+fallback when the index cannot be used."""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from .. import recall
+from ..model import (
+    JSONDict,
+    SessionHit,
+    content_text,
+    finite_float,
+    stored_epoch,
+)
+from ..query import (
+    NOTHING_SEARCHABLE,
+    ParsedQuery,
+    QueryError,
+    fts_expr,
+    parse_query,
+    why_empty,
+)
+from ..sources.base import SessionSource
+from ..sources.praisonai import PraisonAISource
+from .browse import IndexBrowse
+from .rank import (
+    CorpusStats,
+    Msg,
+    Scored,
+    Scorer,
+    SessionInfo,
+    recency,
+    recent_scored,
+)
+from .reconcile import (
+    WATCH_MIN_FILES,
+)
+from .results import ReconcileReport, Relevance, SearchResult
+from .schema import (
+    SCHEMA_VERSION,
+    Broken,
+    default_db_path,
+)
+from .watch import DirWatch
+
+log = logging.getLogger("session_browser.index")
+
+RANKINGS = ("relevance", "classic")
+RECONCILE_MODES = ("sync", "background", "none")
+PENDING_SCAN_FILES = 100  # newest not-yet-indexed files a search reads while a build runs
+
+
+# The non-ASCII characters whose ``str.lower()`` holds ASCII letters (Kelvin sign -> "k",
+# capital I with dot above -> "i" + U+0307): SQLite's LIKE does not fold them, so the classic
+# pre-filter admits the messages holding them separately.
+_LOWERS_TO_ASCII: tuple[tuple[str, str], ...] = (("\u0130", "i"), ("\u212a", "k"))
+
+
+class SqliteSessionStore(IndexBrowse):
+    """A :class:`DefaultSessionStore` whose reads go through an SQLite FTS5 index."""
+
+    # PraisonAI's name for the version of what the index holds; ours is the schema version.
+    INDEX_CONTENT_VERSION = SCHEMA_VERSION
+
+    def __init__(
+        self,
+        session_dir: str | os.PathLike[str] | None = None,
+        db_path: str | os.PathLike[str] | None = None,
+        *,
+        reconcile: str = "sync",
+        fts: bool = True,
+        source: SessionSource | None = None,
+        **store_kwargs: Any,
+    ) -> None:
+        """``source``: what the files of ``session_dir`` are (default: PraisonAI's JSON files
+        of ``session_dir``); every file-level read of the index goes to it."""
+        super().__init__(session_dir, **store_kwargs)
+        if reconcile not in RECONCILE_MODES:
+            raise ValueError(f"reconcile must be one of {RECONCILE_MODES}, not {reconcile!r}")
+        self.source = source if source is not None else PraisonAISource(self.session_dir.path)
+        self.source_kind = self.source.kind
+        self.last_reads = {"resumed": 0, "full": 0}
+        self._priors = {}
+        if db_path is None:
+            self.db_path: str = str(default_db_path(self.source.root, self.source.index_prefix))
+        else:
+            self.db_path = str(db_path)
+        self.memory = self.db_path == ":memory:"
+        self.want_fts = fts
+        self.has_fts = False
+        self.broken: str | None = None
+        self.warnings: list[str] = []
+        self._lock = threading.RLock()  # guards self._db
+        self._write_lock = threading.Lock()  # one writer in this process
+        self._state_lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._db_ino: int | None = None  # the inode of the database file self._db reads
+        self._lock_fd: int | None = None  # our shared lock on <db>.lock while open
+        self._pending: set[str] = set()  # file names not (yet) indexed as they are now
+        self._pending_order: list[str] = []  # the names of this reconcile, oldest file first
+        self._pending_new: dict[str, tuple[int, int, int]] = {}  # ... not in the index at all
+        self.pending_scan_files = PENDING_SCAN_FILES
+        self._stale_keys: set[int] = set()  # index rows to ignore (changed or deleted files)
+        self._progress = (0, 0)
+        self._indexing = False
+        self._thread: threading.Thread | None = None
+        self._cancel = threading.Event()
+        self._stats: tuple[int, float] | None = None
+        self._df_cache: dict[str, int] = {}
+        self._watch: DirWatch | None = None
+        self._full_at: float | None = None  # monotonic time of the last full pass
+        self._pass_at: float | None = None
+        self._scan_fp: tuple[str, int] | None = None  # (fingerprint, data_version) of a pass
+        self._scope = "full"
+        self._dirty = False  # the index changed during this reconcile
+        self._db_token: str | None = None  # which database file the last full pass saw
+        self._reconcile_lock = threading.RLock()
+        self._hit_lock = threading.Lock()
+        self._hit_cache: collections.OrderedDict[
+            str, tuple[tuple[int, int, int], JSONDict, list[JSONDict]]
+        ] = collections.OrderedDict()
+        self._hit_bytes = 0
+        self.watch_min_files = WATCH_MIN_FILES  # -1: never watch
+        self.last_report: ReconcileReport | None = None
+        self._open()
+        try:
+            self._start(reconcile)
+        except BaseException:  # a store that fails to open leaves nothing open behind
+            self.close()
+            raise
+
+    def _start(self, reconcile: str) -> None:
+        if self.broken is None:
+            if reconcile == "sync":
+                self.last_report = self.reconcile()
+            elif reconcile == "background":
+                self.start_reconcile()
+
+    def __enter__(self) -> SqliteSessionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ search
+
+    def search(
+        self, query: str, *, limit: int = 5, window: int = 5, ranking: str = "relevance"
+    ) -> list[SessionHit]:
+        """Ranked hits; raises :class:`QueryError` for a bad filter value."""
+        result = self.search_ex(query, limit=limit, window=window, ranking=ranking)
+        if result.error is not None:
+            raise QueryError(result.error)
+        return result.hits
+
+    def search_candidates(
+        self,
+        query: str,
+        *,
+        window: int = 5,
+        ranking: str = "classic",
+        limit: int | None = None,
+        corpus: CorpusStats | None = None,
+        language: bool = False,
+    ) -> list[recall.Candidate]:
+        """Scored candidates for :func:`recall.rank` (what a :class:`StoreGroup` merges).
+
+        ``classic`` (the default, as for every store) returns every matching session; with
+        ``relevance`` the best ``limit`` sessions (after folding) come with full hits and
+        the continuations they fold with lighter ones; ``corpus`` (shared statistics, see
+        :class:`CorpusStats`) makes the scores comparable with other stores'.
+        """
+        if ranking == "classic":
+            return self._classic_candidates(query, window=window, language=language)
+        try:
+            pq = parse_query(query)
+        except QueryError:
+            return []
+        return self._relevance(pq, limit or 5, window, corpus).candidates
+
+    def relevance_candidates(
+        self, pq: ParsedQuery, *, limit: int = 5, window: int = 5, corpus: CorpusStats | None = None
+    ) -> Relevance:
+        """Relevance candidates of a parsed query and how they were found."""
+        return self._relevance(pq, limit, window, corpus)
+
+    def corpus_stats(self, pq: ParsedQuery) -> CorpusStats:
+        """This index's statistics for ``pq``'s terms (empty when the index is unusable)."""
+        try:
+            with self._lock:
+                db = self._conn()
+                total, avg = self._corpus_stats(db)
+                dfs = {t.fts(): self._df(db, t) for t in pq.terms} if self.has_fts else {}
+        except (Broken, sqlite3.Error):
+            return CorpusStats()
+        return CorpusStats(total=total, avg_chars=avg, dfs=dfs)
+
+    def search_ex(
+        self, query: str, *, limit: int = 5, window: int = 5, ranking: str = "relevance"
+    ) -> SearchResult:
+        """Search and say how: hits, matched sessions, mode, fuzzy, progress, warnings.
+
+        Never raises for user text: a bad filter value comes back in ``error``.
+        """
+        started = time.perf_counter()
+        result = SearchResult(query=query or "", ranking=ranking, progress=self.progress)
+        if ranking not in RANKINGS:
+            result.error = f"ranking must be one of {', '.join(RANKINGS)}, not {ranking!r}"
+            return result
+        result.warnings.extend(self.warnings)
+        if ranking == "classic":
+            if limit > 0 and (query or "").strip():
+                cands = self._classic_candidates(query, window=window)
+                result.matched_sessions = len(cands)
+                result.hits = recall.rank(cands, limit)
+            result.mode = "scan" if self.broken else ("like" if not self.has_fts else "index")
+            result.elapsed_ms = (time.perf_counter() - started) * 1000
+            return result
+        try:
+            pq = parse_query(query)
+        except QueryError as exc:
+            result.error = str(exc)
+            result.elapsed_ms = (time.perf_counter() - started) * 1000
+            return result
+        result.warnings.extend(pq.warnings)
+        if pq.nothing_searchable:
+            result.warnings.append(NOTHING_SEARCHABLE)
+        elif limit > 0 and not pq.empty:
+            rel = self._relevance(pq, limit, window)
+            result.hits = recall.rank(rel.candidates, limit)
+            result.matched_sessions = rel.matched
+            result.matched_exact = rel.exact
+            result.fuzzy = rel.fuzzy
+            result.warnings.extend(rel.warnings)
+            result.mode = rel.mode
+            if not rel.candidates:
+                why = why_empty(query, lambda q: self._relevance(parse_query(q), 1, window).matched)
+                if why is not None:
+                    result.warnings.append(why)
+        else:
+            result.mode = "scan" if self.broken else ("index" if self.has_fts else "like")
+        result.elapsed_ms = (time.perf_counter() - started) * 1000
+        return result
+
+    # ------------------------------------------------------------------ classic
+
+    def _classic_candidates(
+        self, query: str, *, window: int, language: bool = False
+    ) -> list[recall.Candidate]:
+        """The core's classic heuristic, exactly: the index only narrows which files to read
+        (every file for a query of filters only)."""
+        parsed = recall.ClassicQuery.parse(query, language=language)
+        if not parsed.searchable:
+            return []
+        pq = parsed.filters
+        if (
+            self.broken is not None
+            or self.has_fts is False
+            or (pq is None and not parsed.needle.isascii())
+            or (pq is not None and not pq.terms)
+        ):
+            return super().search_candidates(query, window=window, language=language)
+        with self._state_lock:
+            pending = set(self._pending)
+        try:
+            if pq is not None:  # the files with a message holding a word, as the index reads it
+                clauses, params = "fts MATCH ?", [fts_expr(pq.terms)]
+                source = "fts JOIN messages m ON m.id = fts.rowid"
+            else:
+                clauses = " OR ".join("m.text LIKE ? ESCAPE '\\'" for _ in parsed.terms)
+                params = [
+                    "%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+                    for t in parsed.terms
+                ]
+                # LIKE folds ASCII case only; admit too the messages holding a non-ASCII
+                # character that ``str.lower`` turns into one of the terms' ASCII letters.
+                letters = set("".join(parsed.terms))
+                for char, lowered in _LOWERS_TO_ASCII:
+                    if letters & set(lowered):
+                        clauses += " OR instr(m.text, ?) > 0"
+                        params.append(char)
+                source = "messages m"
+            rows = self._rows(
+                f"SELECT DISTINCT s.file FROM {source} JOIN sessions s ON s.sid = m.sid "
+                f"WHERE {clauses}",
+                params,
+            )
+        except (Broken, sqlite3.Error):
+            return super().search_candidates(query, window=window, language=language)
+        names = {r[0] for r in rows} | pending
+        # The directory's own order, as the core scans it, so equal scores tie the same way.
+        out: list[recall.Candidate] = []
+        for name in self._classic_order(names):
+            data = self._load_file(name)
+            if data is None:
+                continue
+            try:
+                cand = self._classic_candidate(data, parsed, window, name)
+            except Exception as exc:  # one file's content never fails the search
+                log.warning("%s: not scored: %s: %s", name, type(exc).__name__, exc)
+                continue
+            if cand is not None:
+                out.append(cand)
+        return out
+
+    # ------------------------------------------------------------------ relevance
+
+    def _relevance(
+        self, pq: ParsedQuery, limit: int, window: int, corpus: CorpusStats | None = None
+    ) -> Relevance:
+        if pq.nothing_searchable:  # never the newest sessions as if they matched
+            mode = "scan" if self.broken else "index"
+            return Relevance(warnings=[NOTHING_SEARCHABLE], mode=mode)
+        if self.broken is not None:  # the files scanned, with the same filters
+            if not pq.words and not pq.has_filters:
+                return Relevance(mode="scan")
+            try:
+                cands = super().search_candidates(pq.text, window=window, language=True)
+            except QueryError as exc:
+                return Relevance(warnings=[str(exc)], mode="scan")
+            return Relevance(cands, len(cands), mode="scan")
+        try:
+            with self._lock:
+                db = self._conn()
+                scored, warnings, counted = self._score_index(db, pq, corpus, limit)
+                with self._state_lock:
+                    pending, unscanned = self._pending_to_scan()
+                    stale = set(self._stale_keys)
+                # Files not indexed yet are read before any typo correction: a word that
+                # only they hold is no typo.
+                scanned = self._score_files(db, pq, pending, corpus) if pending else []
+                fuzzy = False
+                if not scored and not scanned and pq.terms and self.has_fts:
+                    fixed = self._fuzzy_query(db, pq)
+                    if fixed is not None:
+                        fpq, note = fixed
+                        fscored, more, fcounted = self._score_index(db, fpq, corpus, limit)
+                        if fscored:
+                            scored, counted = fscored, fcounted
+                            fuzzy = True
+                            warnings.append(note)
+                            warnings.extend(more)
+                            pq = fpq
+                            if pending:
+                                scanned = self._score_files(db, pq, pending, corpus)
+                if stale:
+                    scored = [s for s in scored if s.info.key not in stale]
+                matched = len(scored) if counted is None else max(counted, len(scored))
+                mode = "index" if self.has_fts else "like"
+                if pending:
+                    mode += "+scan"
+                    matched += len(scanned)
+                    scored.extend(scanned)
+                    done, total = self.progress
+                    rest = f"the newest {len(pending)} of the rest" if unscanned else "the rest"
+                    warnings.append(f"indexing: {done} of {total} files done; {rest} were scanned")
+        except sqlite3.DatabaseError as exc:
+            self._on_db_error(exc)
+            if self.broken is not None or self._db is None:
+                return self._relevance(pq, limit, window, corpus)
+            return Relevance(warnings=[f"the index failed during this search: {exc}"])
+        except Broken:
+            return self._relevance(pq, limit, window, corpus)
+        cands = self._to_candidates(scored, pq, limit, window)
+        exact = counted is not None and not unscanned
+        return Relevance(cands, matched, exact, fuzzy, warnings, mode)
+
+    def _score_files(
+        self,
+        db: sqlite3.Connection,
+        pq: ParsedQuery,
+        names: Sequence[str],
+        corpus: CorpusStats | None = None,
+    ) -> list[Scored]:
+        """Score files the index does not hold yet (read and scored on the fly)."""
+        total, avg = self._corpus_stats(db)
+        dfs = [max(1, self._df(db, t)) if self.has_fts else 1 for t in pq.terms]
+        scorer = (
+            Scorer(pq, dfs, max(total, 1), avg)
+            if corpus is None or corpus.total <= 0
+            else self._scorer(db, pq, dfs, corpus)
+        )
+        out: list[Scored] = []
+        now = time.time()
+        for n, name in enumerate(names):
+            try:
+                scored = self._score_file(n, name, pq, scorer, now)
+            except Exception as exc:  # one file's content never fails the search
+                log.warning("%s: not scored: %s: %s", name, type(exc).__name__, exc)
+                continue
+            if scored is not None:
+                out.append(scored)
+        return out
+
+    def _score_file(
+        self, n: int, name: str, pq: ParsedQuery, scorer: Scorer, now: float
+    ) -> Scored | None:
+        """One not-yet-indexed file read and scored (see :meth:`_score_files`)."""
+        data = self._load_file(name)
+        if data is None:
+            return None
+        if not self._session_filters_ok(pq, data, name):
+            return None
+        messages = recall.project(data)
+        when = recall.when_of(data)
+        when_ts = stored_epoch(when)
+        msgs: list[Msg] = []
+        for idx, m in enumerate(messages):
+            text = content_text(m.get("content"))
+            if not text:
+                continue
+            role = str(m.get("role", ""))
+            archived = bool(m.get("archived"))
+            tsf = finite_float(m.get("timestamp"))
+            eff = tsf if tsf is not None else when_ts
+            if not recall.keeps_message(pq, role, archived, eff):
+                continue
+            msgs.append(Msg(-1 - n, idx, role, archived, tsf if pq.terms else eff, text))
+        tagged, machine = self._demotion_flags(data, messages)
+        info = SessionInfo(
+            -1 - n,
+            str(data.get("session_id")),
+            name,
+            when,
+            tagged,
+            machine,
+            recall.lineage_key(data),
+        )
+        if not pq.terms:
+            if not msgs or any(scorer.message(m.text)[0] < 0 for m in msgs):
+                return None
+            last = max(msgs, key=lambda m: (m.ts is not None, m.ts or 0.0, m.idx))
+            return recent_scored(info, recency(last.ts, now), last.idx, last.text, len(msgs))
+        return scorer.session(info, msgs)
+
+    def _session_filters_ok(self, pq: ParsedQuery, data: JSONDict, name: str) -> bool:
+        return recall.keeps_session(pq, data, file_name=name, source_kind=self.source_kind)

@@ -1,0 +1,158 @@
+"""What every session source offers: :class:`SessionSource`, and :class:`SourceKind`, one row
+of the table of source kinds (:data:`session_browser.core.sources.SOURCES`).
+
+A source reads one format from one root directory. It lists its session files with their
+identity, parses one file (from a saved parse state when the format allows it) into a
+:class:`SessionDoc` or a skip reason, loads one session for reading, says whether it is
+read-only, and gives its automation rule and default location. The index
+(:class:`~session_browser.core.index.SqliteSessionStore`) calls these and nothing else of a
+format, so a new format is one reader module plus one row in the table.
+
+Every session a source returns is a PraisonAI-shaped dict (``session_id``, ``messages``,
+``archived_messages``, ``metadata``...), so the shared recall code scores, projects and
+summarises it unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from ..model import JSONDict, SessionHit
+
+if TYPE_CHECKING:
+    from ..index import SqliteSessionStore
+    from ..multi import RecallStore
+
+#: A file's identity: (size, mtime_ns, inode). A file whose identity changed is read again.
+Identity = tuple[int, int, int]
+
+
+@dataclass
+class SessionDoc:
+    """One session file parsed.
+
+    ``data``: the PraisonAI-shaped session dict. ``automated``: the source's own automation
+    rule applied to it (None: the source has none, and the index's default rules apply: the
+    documented message rate and machine pacing). ``state``: what lets the next parse of the
+    same file resume where this one stopped (None: the format is read whole every time);
+    ``resumed``: whether this parse resumed (None when the source never resumes).
+    """
+
+    data: JSONDict
+    automated: bool | None = None
+    state: bytes | None = None
+    resumed: bool | None = None
+
+
+@dataclass
+class Skip:
+    """Why a file cannot be read as a session (``resumed`` as for :class:`SessionDoc`: a file
+    read whole that turned out not to be a session still counts as a read)."""
+
+    reason: str
+    resumed: bool | None = None
+
+
+class SessionSource(Protocol):
+    """The file-level reads of one format under one root directory (see the module doc)."""
+
+    #: The source kind (``praisonai``, ``pi``, ...): hits and summaries carry it, and the
+    #: query's ``source:`` filter names it.
+    kind: str
+    #: The directory the files are under (file names are relative to it, ``/``-separated).
+    root: Path
+    #: True when the files belong to another tool and are never written.
+    read_only: bool
+    #: True for a flat directory an inotify watch can follow (one reconcile after another
+    #: then stats only the names the watch reports).
+    watchable: bool
+    #: What the index file of this source is called: ``<prefix><dir key>.sqlite3``.
+    index_prefix: str
+    #: Where the index keeps each file's parse state (None: the format keeps none), and the
+    #: version of what ``parse`` produces (another value rebuilds the index; None: the
+    #: index's schema version says it all).
+    state_table: str | None
+    content_version: str | None
+
+    def list_files(self) -> dict[str, Identity]:
+        """Every session file now, by name relative to :attr:`root`, with its identity."""
+        ...
+
+    def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
+        """The identity of each of ``names`` now (None: not a session file of this source)."""
+        ...
+
+    def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
+        """File ``name`` as a session document, or why it cannot be read as one.
+
+        ``prior`` is the ``state`` of an earlier parse of the same file (None: none kept);
+        a source that resumes reads only what was appended when the file only grew."""
+        ...
+
+    def load(self, name: str) -> JSONDict | None:
+        """The session dict of file ``name`` for reading (None when it cannot be read)."""
+        ...
+
+    def file_order(self, names: set[str]) -> list[str]:
+        """``names`` in the order the source's scanning store reads them (equal scores then
+        tie the same way whether a search used the index or not)."""
+        ...
+
+    def automated(self, data: JSONDict) -> bool | None:
+        """The source's own automation rule (None: the default rules apply)."""
+        ...
+
+    def settle_hit(self, hit: SessionHit, data: JSONDict) -> None:
+        """Complete a hit read straight from the file with what the source knows (its
+        automation rule, its project)."""
+        ...
+
+
+@dataclass(frozen=True)
+class SourceKind:
+    """One row of the table of source kinds: how the CLI, the app, the tool and the
+    benchmark name, find and open stores of one format.
+
+    ``prefix``: how ``--store`` names a dir of this kind (``pi:DIR``; None for the default
+    kind, named by a bare ``DIR``). ``default_dirs(cwd)``: the dirs read when no store is
+    named; ``only_if_present``: whether those are used only when they exist.
+    ``source(root)``: the :class:`SessionSource` over a dir. ``describe``: what a missing
+    dir is called in an error. ``open_scan(root)`` and ``open_index(root, reconcile)``: the
+    scanning and the indexed store of a kind that has stores of its own (PraisonAI's writer,
+    Pi's viewer with branches); without them a read-only kind gets the generic ones
+    (:meth:`scan`, :meth:`index`).
+    """
+
+    name: str
+    prefix: str | None
+    read_only: bool
+    default_dirs: Callable[[Path | None], list[Path]]
+    only_if_present: bool
+    source: Callable[[Path], SessionSource]
+    describe: str
+    open_scan: Callable[[Path], RecallStore] | None = None
+    open_index: Callable[[Path, str], SqliteSessionStore] | None = None
+
+    def scan(self, path: Path) -> RecallStore:
+        """The scanning store over ``path`` (what ``--no-index`` reads)."""
+        if self.open_scan is not None:
+            return self.open_scan(path)
+        from .scan import SourceStore
+
+        return SourceStore(self.source(path))
+
+    def index(self, path: Path, reconcile: str = "sync") -> SqliteSessionStore:
+        """The indexed store over ``path`` (its index in our cache dir)."""
+        if self.open_index is not None:
+            return self.open_index(path, reconcile)
+        from ..index.sourced import SourceIndexStore
+
+        return SourceIndexStore(self.source(path), reconcile=reconcile)
+
+    def spec_text(self, path: str | os.PathLike[str]) -> str:
+        """How to name a dir of this kind on the command line."""
+        return f"{self.prefix}{os.fspath(path)}" if self.prefix else os.fspath(path)

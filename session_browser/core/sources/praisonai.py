@@ -1,0 +1,167 @@
+"""PraisonAI's session store as a source: one ``<id>.json`` file per session in a flat dir.
+
+The only format ever written, and only through
+:class:`~session_browser.core.store.DefaultSessionStore` (atomic, locked, backed up); the
+source itself only reads. Its files are the ``*.json`` regular files of the dir (not dotfiles);
+a file is read whole, capped at :data:`~session_browser.core.files.MAX_SESSION_BYTES`.
+Automation follows the shared rules (tagged, the documented message rate, machine pacing).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..files import MAX_SESSION_BYTES, read_json
+from ..model import JSONDict, SessionHit
+from ..paths import default_session_dir, project_session_dir, same_dir, spill_dir_for
+from .base import Identity, SessionDoc, Skip, SourceKind
+
+if TYPE_CHECKING:
+    from ..index import SqliteSessionStore
+    from ..store import DefaultSessionStore
+
+PRAISONAI_SOURCE = "praisonai"
+
+
+def scan_dir(session_dir: Path) -> dict[str, Identity]:
+    """(size, mtime_ns, inode) of every ``*.json`` regular file of ``session_dir`` (the files
+    :func:`~session_browser.core.files.iter_session_files` picks), by name; no ``Path``
+    objects, and every ``stat`` is relative to an open descriptor of the dir (no path walk per
+    file), so 30k files stay fast.
+    """
+    out: dict[str, Identity] = {}
+    try:
+        fd = os.open(session_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return out
+    try:
+        with os.scandir(fd if os.scandir in os.supports_fd else session_dir) as entries:
+            for entry in entries:
+                name = entry.name
+                if name[-5:] != ".json" or name[0] == ".":
+                    continue
+                try:
+                    st = entry.stat()
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    out[name] = (st.st_size, st.st_mtime_ns, st.st_ino)
+    except OSError:
+        return out
+    finally:
+        os.close(fd)
+    return out
+
+
+def stat_names(session_dir: Path, names: Iterable[str]) -> dict[str, Identity | None]:
+    """The :func:`scan_dir` identity of each of ``names`` (None: not a session file now)."""
+    out: dict[str, Identity | None] = {}
+    for name in names:
+        ident: Identity | None = None
+        if name.endswith(".json") and not name.startswith(".") and "/" not in name:
+            try:
+                st = os.stat(os.path.join(session_dir, name))
+            except (OSError, ValueError):
+                st = None
+            if st is not None and stat.S_ISREG(st.st_mode):
+                ident = (st.st_size, st.st_mtime_ns, st.st_ino)
+        out[name] = ident
+    return out
+
+
+class PraisonAISource:
+    """The ``*.json`` session files of one PraisonAI session dir."""
+
+    kind = PRAISONAI_SOURCE
+    read_only = False
+    watchable = True
+    index_prefix = ""
+    state_table: str | None = None
+    content_version: str | None = None
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def list_files(self) -> dict[str, Identity]:
+        return scan_dir(self.root)
+
+    def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
+        return stat_names(self.root, names)
+
+    def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
+        try:
+            # Capped: one huge file is skipped (with its size in the reason), never read whole.
+            data = read_json(self.root / name, max_bytes=MAX_SESSION_BYTES)
+        except OSError as exc:
+            return Skip(f"unreadable: {exc.strerror or exc}")
+        except (ValueError, RecursionError) as exc:
+            return Skip(f"not valid JSON: {str(exc)[:200]}")
+        if not isinstance(data, dict):
+            return Skip(f"root is {type(data).__name__}, not an object")
+        return SessionDoc(data)
+
+    def load(self, name: str) -> JSONDict | None:
+        path = self.root / name
+        try:
+            data = read_json(path, max_bytes=MAX_SESSION_BYTES)
+        except (OSError, ValueError, RecursionError):
+            return None
+        if not isinstance(data, dict):
+            return None
+        data.setdefault("session_id", path.stem)
+        return data
+
+    def file_order(self, names: set[str]) -> list[str]:
+        try:
+            return [n for n in os.listdir(self.root) if n in names]
+        except OSError:
+            return sorted(names)
+
+    def automated(self, data: JSONDict) -> bool | None:
+        return None
+
+    def settle_hit(self, hit: SessionHit, data: JSONDict) -> None:
+        return None
+
+
+def default_dirs(cwd: Path | None = None) -> list[Path]:
+    """The project store (if it exists) then the global store, without duplicates."""
+    dirs: list[Path] = []
+    project = project_session_dir(cwd)
+    if project.is_dir():
+        dirs.append(project)
+    glob = default_session_dir()
+    if not any(same_dir(glob, d) for d in dirs):
+        dirs.append(glob)
+    return dirs
+
+
+def open_scan(path: Path) -> DefaultSessionStore:
+    """The JSON store over ``path``; its spill dir follows PraisonAI's ``<home>/state``."""
+    from ..store import DefaultSessionStore
+
+    return DefaultSessionStore(path, spill_dir=spill_dir_for(path))
+
+
+def open_index(path: Path, reconcile: str) -> SqliteSessionStore:
+    """The indexed JSON store over ``path`` (its index in our cache dir)."""
+    from ..index import SqliteSessionStore
+
+    return SqliteSessionStore(path, spill_dir=spill_dir_for(path), reconcile=reconcile)
+
+
+KIND = SourceKind(
+    name=PRAISONAI_SOURCE,
+    prefix=None,
+    read_only=False,
+    default_dirs=default_dirs,
+    only_if_present=False,
+    source=PraisonAISource,
+    open_scan=open_scan,
+    open_index=open_index,
+    describe="store",
+)
