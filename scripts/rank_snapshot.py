@@ -23,8 +23,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from session_browser.bench import common_queries, corpus_stats, write_pi_corpus
-from session_browser.corpus import build_corpus, make_queries
+from session_browser.bench.corpus import build_corpus
+from session_browser.bench.layout import corpus_stats, write_pi_corpus
+from session_browser.bench.queries import common_queries, make_queries
 
 
 def _hits(result: Any) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 
 from ..query import (
@@ -70,19 +71,7 @@ class IndexFuzzy(IndexPlan):
             terms.append(Term(tuple(tokens), term.raw, term.quoted, term.prefix))
         if not changed:
             return None
-        fixed = ParsedQuery(
-            text=pq.text,
-            terms=terms,
-            excluded=pq.excluded,
-            role=pq.role,
-            since=pq.since,
-            until=pq.until,
-            session=pq.session,
-            source=pq.source,
-            agent=pq.agent,
-            archived=pq.archived,
-            project=pq.project,
-        )
+        fixed = dataclasses.replace(pq, terms=terms, warnings=[])
         return fixed, "no exact match; showing close spellings: " + ", ".join(changed)
 
     def _correct(self, db: sqlite3.Connection, tok: str) -> str | None:

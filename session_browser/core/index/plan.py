@@ -3,20 +3,19 @@ counts, filter-only listings and the look-ups that refine coverage."""
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .. import paths
 from ..query import (
     ParsedQuery,
     Term,
     fold,
     fts_expr,
     like_pattern,
+    sql_where,
     tokenize,
 )
 from .rank import (
@@ -97,35 +96,9 @@ class IndexPlan(IndexReconcile):
         return value
 
     def _filter_sql(self, pq: ParsedQuery) -> tuple[str, list[Any]]:
-        where: list[str] = []
-        params: list[Any] = []
-        if pq.role is not None:
-            where.append("m.role = ?")
-            params.append(pq.role)
-        if pq.archived is not None:
-            where.append("m.archived = ?")
-            params.append(1 if pq.archived else 0)
-        if pq.since is not None:
-            where.append("coalesce(m.ts, s.updated_ts) >= ?")
-            params.append(pq.since)
-        if pq.until is not None:
-            where.append("coalesce(m.ts, s.updated_ts) < ?")
-            params.append(pq.until)
-        if pq.session is not None:
-            where.append("(s.session_id = ? OR s.file = ?)")
-            params.extend([pq.session, paths.safe_id(pq.session) + ".json"])
-        if pq.source is not None and pq.source != self.source_kind:
-            # source: names the store's kind (every session) or a session's source tag.
-            where.append("s.source = ?")
-            params.append(pq.source)
-        if pq.agent is not None:
-            where.append("s.agent = ? COLLATE NOCASE")
-            params.append(pq.agent)
-        if pq.project is not None:
-            prefix = pq.project if pq.project.endswith(os.sep) else pq.project + os.sep
-            where.append("(s.project = ? OR substr(s.project, 1, ?) = ?)")
-            params.extend([pq.project, len(prefix), prefix])
-        return ("".join(f" AND {w}" for w in where), params)
+        """The query's filters as clauses over ``m`` (messages) and ``s`` (sessions), from
+        the one filter table (``source:`` naming this store's kind keeps every session)."""
+        return sql_where(pq.filter_values, self.source_kind)
 
     _CAND_COLS = (
         "m.sid, m.idx, m.role, m.archived, m.ts, m.text, s.session_id, s.file, s.when_, "
