@@ -318,8 +318,10 @@ class _Builder:
             text = item_text(payload.get("content"))
             if role == "assistant":
                 self.prose(text, stamp, _str(payload.get("phase")))
-            elif role == "user" and not self.typed_events and not is_injected(text):
-                if text.strip():
+            elif role == "user" and not is_injected(text):
+                if self.typed_events:  # the model's copy of a typed prompt: shown once
+                    self.count("message/user-copy")
+                elif text.strip():
                     self.add(Turn("user", stamp, texts=[text]))
             else:
                 self.count(f"message/{role}")
