@@ -46,7 +46,7 @@ from typing import Any
 
 from .. import recall
 from ..model import JSONDict, SessionData, iso_epoch, iso_of_epoch
-from .claude import Turn, read_json_lines, short, split_compaction
+from .claude.transcript import Turn, read_json_lines, short, split_compaction
 
 CODEX_SOURCE = "codex"
 

@@ -1,48 +1,5 @@
-"""Claude Code transcripts as a read-only source.
-
-Where they live
-    ``$CLAUDE_CONFIG_DIR`` (else ``~/.claude``) ``/projects/<dir>/<sessionId>.jsonl``, one
-    folder per working directory. Newer builds write each subagent run to
-    ``<sessionId>/subagents/agent-<agentId>.jsonl``; older ones write it inline in the main file
-    with ``isSidechain: true``. :func:`claude_session_files` lists the main files only.
-
-The format (not a stable contract: unknown record types and fields are skipped and counted)
-    One JSON object a line with a ``type``: ``user`` and ``assistant`` lines carry a
-    ``message`` whose ``content`` is a string or a list of blocks (``text``, ``thinking``,
-    ``tool_use``, ``tool_result``, ``image``); ``system`` lines carry a ``subtype``; the rest is
-    bookkeeping (``progress``, ``file-history-snapshot``, ``queue-operation``, ``attachment``,
-    titles ...). One API response is written as several ``assistant`` lines, one block each,
-    sharing ``message.id``.
-
-The mapping (one PraisonAI-shaped session dict per main file, as the Pi reader gives)
-    - ``user`` turns: what the person typed (text blocks of a user line that is not ``isMeta``,
-      not a compaction summary and not a tool result); a slash command is shown as the command
-      line the person typed (``/compact and continue``), not its XML.
-    - ``assistant`` turns: the text blocks of all lines sharing one ``message.id``; thinking and
-      tool calls of that response are hidden parts of the same turn.
-    - ``tool`` turns: one per ``tool_result`` block, with empty content (never searched); its
-      output is a hidden part.
-    - Everything else (``isMeta`` text, command output and caveats, interruption markers,
-      ``progress``, snapshots, queue operations, attachments, ``system`` lines) is no turn: it
-      is counted in ``hidden_records`` and, with ``include_hidden``, kept as a one-line hidden
-      part of the turn before it. Both modes give the SAME list of messages.
-    - The last ``system``/``compact_boundary`` splits the transcript: the turns before it are
-      ``archived_messages``; ``messages`` opens with the summary (the ``isCompactSummary``
-      line, as a ``system`` ``[Session Summary]`` message with ``compaction: true``), then the
-      rest. Earlier boundaries stay in place as ``superseded`` summary markers.
-    - Subagent runs belong to their parent: their turns (metadata ``subagent``) are placed just
-      before the result of the Task call that started them, so a search finds them in the
-      parent. The compaction summariser's run (``agent-acompact-*``) is left out.
-    - ``metadata.title``: the latest ``custom-title``, else ``ai-title``, else ``summary`` line;
-      without one the shared rule takes the first prompt. ``metadata.cwd`` / ``project``: the
-      session's cwd; ``git_branch``; ``resume_command``: ``claude --resume <sessionId>``.
-
-Reading
-    Lines are read one at a time from a file opened ``rb``. A line that is not a JSON object is
-    skipped and counted; a last line without its newline (a file being written) is never
-    consumed: it is used when it parses and counted as a partial tail when it does not, and
-    ``end_offset`` stays before it. Nothing here writes, locks, renames or creates anything.
-"""
+"""Claude Code transcripts: where they are and how one is read (the mapping is described in
+the package's docstring)."""
 
 from __future__ import annotations
 
@@ -50,16 +7,15 @@ import os
 import re
 import shlex
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import recall
-from ..files import loads
-from ..model import SUMMARY_PREFIX, JSONDict, SessionData, dumps_json, iso_epoch, iso_of_epoch
+from ... import recall
+from ...model import JSONDict, SessionData, iso_epoch, iso_of_epoch
+from .transcript import Turn, read_json_lines, short, split_compaction
 
 CLAUDE_SOURCE = "claude"
-HIDDEN_TEXT_CHARS = 2000  # of one bookkeeping record kept as a hidden part
 
 #: Record types this reader knows; any other type is counted in ``unknown_records``.
 CONVERSATION_TYPES = frozenset({"user", "assistant", "system"})
@@ -148,62 +104,11 @@ def resume_command(session_id: str) -> str:
     return f"claude --resume {shlex.quote(session_id)}"
 
 
-# ---------------------------------------------------------------------- lines
-
-
-@dataclass
-class JsonLines:
-    """The JSON objects of a JSONL file and what could not be used."""
-
-    records: list[JSONDict] = field(default_factory=list)
-    skipped_lines: int = 0
-    partial_tail: bool = False
-    end_offset: int = 0
-
-
-def read_json_lines(path: str | os.PathLike[str], start_offset: int = 0) -> JsonLines:
-    """Every JSON object line of ``path`` from ``start_offset`` (a line boundary) on.
-
-    Blank lines are ignored; a line that is not a JSON object is counted in ``skipped_lines``.
-    A last line without its newline is not consumed (``end_offset`` stays before it): it is
-    used when it parses, else counted as ``partial_tail``. Raises ``OSError``."""
-    out = JsonLines(end_offset=start_offset)
-    with open(path, "rb") as fh:
-        fh.seek(start_offset)
-        for raw in fh:
-            complete = raw.endswith(b"\n")
-            if complete:
-                out.end_offset += len(raw)
-            line = raw.strip()
-            if not line:
-                continue
-            try:
-                obj = loads(line)
-            except (ValueError, RecursionError):
-                obj = None
-            if isinstance(obj, dict):
-                out.records.append(obj)
-            elif complete:
-                out.skipped_lines += 1
-            else:
-                out.partial_tail = True
-    return out
+# ---------------------------------------------------------------------- building
 
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def short(value: Any, limit: int = HIDDEN_TEXT_CHARS) -> str:
-    """A hidden part's text: strings as they are, anything else as compact JSON, cut."""
-    if isinstance(value, str):
-        text = value
-    else:
-        try:
-            text = dumps_json(value)
-        except (TypeError, ValueError, RecursionError):
-            text = repr(type(value).__name__)
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def block_text(content: Any) -> str:
@@ -219,92 +124,6 @@ def block_text(content: Any) -> str:
             if text:
                 texts.append(text)
     return "\n".join(texts)
-
-
-# ---------------------------------------------------------------------- turns
-
-
-@dataclass
-class Turn:
-    """One message being built (``role`` None: a compaction boundary marker)."""
-
-    role: str | None
-    timestamp: float | None
-    texts: list[str] = field(default_factory=list)
-    meta: JSONDict = field(default_factory=dict)
-    hidden: list[JSONDict] = field(default_factory=list)
-    tool_call_id: str | None = None
-
-    @property
-    def text(self) -> str:
-        return "\n".join(t for t in self.texts if t).strip()
-
-
-def message_of(turn: Turn, include_hidden: bool) -> JSONDict:
-    """The PraisonAI message of a turn."""
-    meta = dict(turn.meta)
-    if include_hidden and turn.hidden:
-        meta["hidden"] = list(turn.hidden)
-    msg: JSONDict = {"role": turn.role, "content": turn.text}
-    if turn.timestamp is not None:
-        msg["timestamp"] = turn.timestamp
-    msg["metadata"] = meta
-    if turn.tool_call_id is not None:
-        msg["tool_call_id"] = turn.tool_call_id
-    return msg
-
-
-def summary_of_marker(marker: Turn, compacted: int, *, superseded: bool) -> JSONDict:
-    """The ``[Session Summary]`` system message of a compaction marker."""
-    meta: JSONDict = {"compaction": True, "compacted_count": compacted, **marker.meta}
-    if superseded:
-        meta["superseded"] = True
-    msg: JSONDict = {"role": "system", "content": f"{SUMMARY_PREFIX}\n{marker.text}"}
-    if marker.timestamp is not None:
-        msg["timestamp"] = marker.timestamp
-    msg["metadata"] = meta
-    return msg
-
-
-def split_compaction(
-    turns: list[Turn], include_hidden: bool, source_key: str
-) -> tuple[list[JSONDict], list[JSONDict], JSONDict | None]:
-    """(archived, active, last_compaction) of turns holding boundary markers (``role`` None)."""
-    markers = [i for i, t in enumerate(turns) if t.role is None]
-
-    def convert(part: list[Turn], offset: int) -> list[JSONDict]:
-        out: list[JSONDict] = []
-        for i, turn in enumerate(part):
-            if turn.role is None:
-                before = sum(1 for t in turns[: offset + i] if t.role is not None)
-                out.append(summary_of_marker(turn, before, superseded=True))
-            else:
-                out.append(message_of(turn, include_hidden))
-        return out
-
-    if not markers:
-        return [], convert(turns, 0), None
-    last = markers[-1]
-    marker = turns[last]
-    compacted = sum(1 for t in turns[:last] if t.role is not None)
-    archived = convert(turns[:last], 0)
-    active = [
-        summary_of_marker(marker, compacted, superseded=False),
-        *convert(turns[last + 1 :], last + 1),
-    ]
-    info: JSONDict = {
-        "summary": marker.text,
-        "message_index": 0,
-        "role": "system",
-        "tokens_before": marker.meta.get("tokens_before") or 0,
-        "tokens_after": 0,
-        "timestamp": marker.timestamp or 0.0,
-        "metadata": {source_key: True, "compacted_count": compacted},
-    }
-    return archived, active, info
-
-
-# ---------------------------------------------------------------------- building
 
 
 def _command_line(text: str) -> str | None:
