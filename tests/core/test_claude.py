@@ -13,8 +13,10 @@ from session_browser.core import recall
 from session_browser.core.model import SUMMARY_PREFIX, hidden_parts
 from session_browser.core.sources.claude import (
     claude_session_files,
+    claude_summaries,
     default_claude_dir,
     read_claude_session,
+    read_json_lines,
     resume_command,
     subagent_files,
 )
@@ -31,8 +33,9 @@ CWD = "/home/someone/project"
 class Transcript:
     """Lines of a Claude Code transcript, written the way Claude Code writes them."""
 
-    def __init__(self, session_id: str = SID, **extra: Any) -> None:
+    def __init__(self, session_id: str = SID, prefix: str = "u", **extra: Any) -> None:
         self.session_id = session_id
+        self.prefix = prefix
         self.extra = extra
         self.lines: list[dict[str, Any]] = []
         self.last: str | None = None
@@ -40,7 +43,7 @@ class Transcript:
 
     def _env(self, kind: str, **fields: Any) -> dict[str, Any]:
         self.clock += 1
-        uuid = f"u{len(self.lines):04d}"
+        uuid = f"{self.prefix}{len(self.lines):04d}"
         line = {
             "parentUuid": self.last,
             "isSidechain": False,
@@ -371,6 +374,40 @@ def test_title_rule(tmp_path: Path, lines: list[dict[str, Any]], title: str) -> 
         t.raw(line)
     session = read_claude_session(t.write(tmp_path / f"{SID}.jsonl"))
     assert session.title == title
+
+
+def test_summary_lines_title_the_session_whose_leaf_they_name(tmp_path: Path) -> None:
+    b = Transcript(session_id="b", prefix="b")
+    b.prompt("the prompt of b")
+    b.answer("mb", text("b answered"))
+    a = Transcript(session_id="a", prefix="a")
+    a.raw({"type": "summary", "summary": "About B", "leafUuid": "b0001"})
+    a.prompt("the prompt of a")
+    a.raw({"type": "summary", "summary": "Not a leaf anywhere", "leafUuid": "zzz"})
+    path_a, path_b = a.write(tmp_path / "a.jsonl"), b.write(tmp_path / "b.jsonl")
+    # Alone, a file's own summary line is the best guess ...
+    assert read_claude_session(path_a).title == "Not a leaf anywhere"
+    assert read_claude_session(path_b).title == "the prompt of b"
+    # ... with the folder's summaries, each titles the session holding its leaf.
+    summaries = claude_summaries(claude_session_files(tmp_path))
+    assert summaries == {"b0001": "About B", "zzz": "Not a leaf anywhere"}
+    assert read_claude_session(path_a, summaries=summaries).title == "the prompt of a"
+    assert read_claude_session(path_b, summaries=summaries).title == "About B"
+
+
+def test_overlong_lines_are_skipped_without_reading_them_whole(tmp_path: Path) -> None:
+    path = tmp_path / "long.jsonl"
+    good = b'{"type": "user"}\n'
+    huge = b'{"type": "user", "pad": "' + b"x" * 5000 + b'"}\n'
+    path.write_bytes(good + huge + good + huge[:-1])
+    lines = read_json_lines(path, max_line=100)
+    assert len(lines.records) == 2 and lines.tail is None
+    assert lines.skipped_lines == 1 and lines.long_lines == 1 and lines.partial_tail
+    assert lines.end_offset == len(good + huge + good)
+    assert len(read_json_lines(path).records) == 3  # the default limit is far larger
+    # Reading on from a saved offset gives only what came after it.
+    more = read_json_lines(path, lines.end_offset - len(good))
+    assert len(more.records) == 1 and more.end_offset == lines.end_offset
 
 
 def test_bad_lines_are_skipped_and_counted(tmp_path: Path) -> None:

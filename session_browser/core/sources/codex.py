@@ -134,7 +134,7 @@ def read_session_index(home: str | os.PathLike[str] | None = None) -> dict[str, 
     except OSError:
         return {}
     names: dict[str, str] = {}
-    for obj in lines.records:
+    for obj in lines.all_records:
         tid, name = obj.get("id"), obj.get("thread_name")
         if isinstance(tid, str) and isinstance(name, str) and name.strip():
             names[tid] = name.strip()
@@ -455,7 +455,7 @@ def read_codex_session(
     unknown: dict[str, int] = {}
     records: list[tuple[str | None, JSONDict, float | None]] = []
     stamps: list[float] = []
-    for n, obj in enumerate(lines.records):
+    for n, obj in enumerate(lines.all_records):
         kind, payload = _envelope(obj, n == 0)
         if kind not in KNOWN_TYPES and kind != "state":
             key = kind if kind is not None else "?"

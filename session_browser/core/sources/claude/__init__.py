@@ -53,6 +53,7 @@ from .reader import (
     block_text,
     claude_config_dir,
     claude_session_files,
+    claude_summaries,
     default_claude_dir,
     is_subagent_file,
     iter_claude_sessions,
@@ -60,17 +61,19 @@ from .reader import (
     resume_command,
     subagent_files,
 )
-from .transcript import JsonLines, Turn, read_json_lines, split_compaction
+from .transcript import MAX_LINE_BYTES, JsonLines, Turn, read_json_lines, split_compaction
 
 __all__ = [
     "CLAUDE_SOURCE",
     "KNOWN_TYPES",
+    "MAX_LINE_BYTES",
     "ClaudeSession",
     "JsonLines",
     "Turn",
     "block_text",
     "claude_config_dir",
     "claude_session_files",
+    "claude_summaries",
     "default_claude_dir",
     "is_subagent_file",
     "iter_claude_sessions",

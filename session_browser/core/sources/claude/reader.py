@@ -6,12 +6,13 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ... import recall
+from ...files import loads
 from ...model import JSONDict, SessionData, iso_epoch, iso_of_epoch
 from .transcript import Turn, read_json_lines, short, split_compaction
 
@@ -449,12 +450,45 @@ def _sub_turns(
     return turns, builder.hidden_records
 
 
+def claude_summaries(paths: Iterable[str | os.PathLike[str]]) -> dict[str, str]:
+    """``leafUuid -> summary`` of the ``summary`` lines of ``paths`` (a project folder's
+    transcripts): a summary line often names a leaf in another file of the folder. Lines
+    that do not mention ``"summary"`` are not parsed; unreadable files are left out."""
+    out: dict[str, str] = {}
+    for path in paths:
+        try:
+            with open(path, "rb") as fh:
+                for raw in fh:
+                    if b'"summary"' not in raw or not raw.endswith(b"\n"):
+                        continue
+                    try:
+                        obj = loads(raw)
+                    except (ValueError, RecursionError):
+                        continue
+                    if isinstance(obj, dict) and obj.get("type") == "summary":
+                        leaf, text = _str(obj.get("leafUuid")), _str(obj.get("summary"))
+                        if leaf and text and text.strip():
+                            out[leaf] = text.strip()
+        except OSError:
+            continue
+    return out
+
+
 def read_claude_session(
-    path: str | os.PathLike[str], *, include_hidden: bool = False, subagents: bool = True
+    path: str | os.PathLike[str],
+    *,
+    include_hidden: bool = False,
+    subagents: bool = True,
+    summaries: Mapping[str, str] | None = None,
 ) -> ClaudeSession:
     """Read one main transcript (and, with ``subagents``, its subagent files) without
     writing anything. Raises ``OSError`` when the main file cannot be read; an unreadable
-    subagent file is left out."""
+    subagent file is left out.
+
+    ``summaries`` (from :func:`claude_summaries` over the project folder) gives the title of
+    a session whose last turns a summary line elsewhere names: a summary whose ``leafUuid``
+    is in this file titles it; without ``summaries``, a summary line written in the file
+    does (it may name another session's leaf: the folder's summaries settle that)."""
     file_path = Path(path)
     lines = read_json_lines(file_path)
     skipped = lines.skipped_lines
@@ -462,7 +496,12 @@ def read_claude_session(
     titles: dict[str, str] = {}
     info: JSONDict = {}
     stamps: list[float] = []
-    for obj in lines.records:
+    uuids: list[str] = []
+    leaf_summaries: dict[str, str] = dict(summaries or {})
+    for obj in lines.all_records:
+        uuid = _str(obj.get("uuid"))
+        if uuid:
+            uuids.append(uuid)
         kind = obj.get("type")
         if kind not in KNOWN_TYPES:
             key = kind if isinstance(kind, str) else "?"
@@ -479,6 +518,9 @@ def read_claude_session(
             value = _str(obj.get(field_name)) if kind == key else None
             if value and value.strip():
                 titles[key] = value.strip()
+                leaf = _str(obj.get("leafUuid")) if kind == "summary" else None
+                if leaf:
+                    leaf_summaries.setdefault(leaf, value.strip())
         if kind in CONVERSATION_TYPES and obj.get("isSidechain") is not True:
             for key, src in (
                 ("session_id", "sessionId"),
@@ -490,7 +532,7 @@ def read_claude_session(
                 value = _str(obj.get(src))
                 if value and (key != "session_id" or key not in info):
                     info[key] = value  # the first session id; the latest of the rest
-    known = [r for r in lines.records if r.get("type") in KNOWN_TYPES]
+    known = [r for r in lines.all_records if r.get("type") in KNOWN_TYPES]
     main, inline = _chains(known)
     builder = _Builder(include_hidden)
     for obj in main:
@@ -520,7 +562,7 @@ def read_claude_session(
             except OSError:
                 continue
             skipped += sub_lines.skipped_lines
-            records = [r for r in sub_lines.records if r.get("type") in KNOWN_TYPES]
+            records = [r for r in sub_lines.all_records if r.get("type") in KNOWN_TYPES]
             call = call_of_agent.get(sub_agent) or call_of_prompt.get(_first_prompt(records))
             turns, counts = _sub_turns(
                 records, include_hidden, sub_agent, builder.tasks.get(call or "")
@@ -556,7 +598,15 @@ def read_claude_session(
     updated = max(activity) if activity else created
     model = next((t.meta["model"] for t in reversed(builder.turns) if t.meta.get("model")), None)
     meta: JSONDict = {"source": CLAUDE_SOURCE}
-    title = titles.get("custom-title") or titles.get("ai-title") or titles.get("summary")
+    # The summary of the latest turn of this file a summary line names, wherever it is.
+    own_summary = next((leaf_summaries[u] for u in reversed(uuids) if u in leaf_summaries), None)
+    title = (
+        titles.get("custom-title")
+        or titles.get("ai-title")
+        or own_summary
+        # Without the folder's summaries, a summary line written here is the best guess.
+        or (titles.get("summary") if summaries is None else None)
+    )
     if title:
         meta["title"] = title
     meta["cwd"] = cwd

@@ -19,27 +19,62 @@ HIDDEN_TEXT_CHARS = 2000  # of one bookkeeping record kept as a hidden part
 # ---------------------------------------------------------------------- lines
 
 
+#: A line longer than this is skipped without being held in memory whole.
+MAX_LINE_BYTES = 512 << 20
+_SKIP_CHUNK = 1 << 20
+
+
 @dataclass
 class JsonLines:
-    """The JSON objects of a JSONL file and what could not be used."""
+    """The JSON objects of a JSONL file and what could not be used.
+
+    ``records`` come from complete lines only; ``tail`` is the unterminated last line when it
+    parses (a line being written), never consumed: ``end_offset`` is the byte offset after the
+    last complete line, where a later read of the grown file goes on."""
 
     records: list[JSONDict] = field(default_factory=list)
+    tail: JSONDict | None = None
     skipped_lines: int = 0
+    long_lines: int = 0
     partial_tail: bool = False
     end_offset: int = 0
 
+    @property
+    def all_records(self) -> list[JSONDict]:
+        return self.records if self.tail is None else [*self.records, self.tail]
 
-def read_json_lines(path: str | os.PathLike[str], start_offset: int = 0) -> JsonLines:
+
+def read_json_lines(
+    path: str | os.PathLike[str], start_offset: int = 0, *, max_line: int = MAX_LINE_BYTES
+) -> JsonLines:
     """Every JSON object line of ``path`` from ``start_offset`` (a line boundary) on.
 
-    Blank lines are ignored; a line that is not a JSON object is counted in ``skipped_lines``.
-    A last line without its newline is not consumed (``end_offset`` stays before it): it is
-    used when it parses, else counted as ``partial_tail``. Raises ``OSError``."""
+    Blank lines are ignored; a line that is not a JSON object (bad JSON, invalid UTF-8, a
+    bare value) or is longer than ``max_line`` bytes is counted in ``skipped_lines`` (the long
+    ones also in ``long_lines``). Raises ``OSError``."""
     out = JsonLines(end_offset=start_offset)
     with open(path, "rb") as fh:
         fh.seek(start_offset)
-        for raw in fh:
+        while True:
+            raw = fh.readline(max_line + 1)
+            if not raw:
+                break
             complete = raw.endswith(b"\n")
+            if not complete and len(raw) > max_line:
+                size = len(raw)
+                while not complete:  # skip the rest of the long line, a chunk at a time
+                    chunk = fh.readline(_SKIP_CHUNK)
+                    if not chunk:
+                        break
+                    size += len(chunk)
+                    complete = chunk.endswith(b"\n")
+                if not complete:
+                    out.partial_tail = True
+                    break
+                out.end_offset += size
+                out.skipped_lines += 1
+                out.long_lines += 1
+                continue
             if complete:
                 out.end_offset += len(raw)
             line = raw.strip()
@@ -49,17 +84,14 @@ def read_json_lines(path: str | os.PathLike[str], start_offset: int = 0) -> Json
                 obj = loads(line)
             except (ValueError, RecursionError):
                 obj = None
-            if isinstance(obj, dict):
+            if not complete:
+                out.tail = obj if isinstance(obj, dict) else None
+                out.partial_tail = out.tail is None
+            elif isinstance(obj, dict):
                 out.records.append(obj)
-            elif complete:
-                out.skipped_lines += 1
             else:
-                out.partial_tail = True
+                out.skipped_lines += 1
     return out
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def short(value: Any, limit: int = HIDDEN_TEXT_CHARS) -> str:
