@@ -440,6 +440,56 @@ def test_bad_lines_are_skipped_and_counted(tmp_path: Path) -> None:
     assert read_claude_session(other).data["messages"] == []
 
 
+def test_a_grown_file_is_read_on_from_where_the_last_read_stopped(tmp_path: Path) -> None:
+    t = Transcript()
+    t.prompt("start the walrus job")
+    t.answer("m1", text("first half"))
+    path = t.write(tmp_path / f"{SID}.jsonl")
+    first = read_claude_session(path)
+    assert not first.resumed and first.end_offset == path.stat().st_size
+    # The same response goes on after the saved offset; a compaction and a line still
+    # being written follow.
+    t.answer("m1", text("second half"), tool_use("toolu_1", "Bash", command="ls"))
+    t.result("toolu_1", "listing")
+    t.system("compact_boundary", content="Conversation compacted")
+    t.prompt("walrus summary", isCompactSummary=True)
+    t.prompt("go on with the walrus job")
+    body = b"".join(json.dumps(line).encode() + b"\n" for line in t.lines)
+    unfinished = json.dumps(
+        {
+            "type": "assistant",
+            "uuid": "late",
+            "message": {"id": "m9", "role": "assistant", "content": [text("late answer")]},
+        }
+    ).encode()
+    with open(path, "ab") as fh:  # append, as Claude Code does
+        fh.write(body[path.stat().st_size :] + unfinished)
+    grown = read_claude_session(path, prior=first.state)
+    whole = read_claude_session(path)
+    assert grown.resumed and not whole.resumed
+    assert grown.data == whole.data
+    assert contents(grown.data)[-1] == ("assistant", "late answer")
+    assert grown.end_offset == len(body)
+    assert ("assistant", "first half\nsecond half") in contents(grown.data)
+    # The unfinished line was used but not kept: once whole, it is read once.
+    with open(path, "ab") as fh:
+        fh.write(b"\n")
+    done = read_claude_session(path, prior=grown.state)
+    assert done.resumed and done.data == read_claude_session(path).data
+    assert [c for _r, c in contents(done.data)].count("late answer") == 1
+    # A state is taken over by the read that resumes it: used again, the file is read whole.
+    again = read_claude_session(path, prior=grown.state)
+    assert not again.resumed and again.data == done.data
+    # A rewritten file (other first bytes) is read from the start.
+    t.lines[0]["message"]["content"] = "start the narwhal job"
+    t.write(path)
+    rewritten = read_claude_session(path, prior=done.state)
+    assert not rewritten.resumed
+    assert contents(rewritten.data)[0] == ("user", "start the narwhal job")
+    # Another include_hidden is another reading.
+    assert not read_claude_session(path, prior=rewritten.state, include_hidden=True).resumed
+
+
 def test_reading_changes_nothing(tmp_path: Path) -> None:
     t = Transcript()
     t.prompt("hello")

@@ -41,7 +41,10 @@ Reading
     Lines are read one at a time from a file opened ``rb``. A line that is not a JSON object is
     skipped and counted; a last line without its newline (a file being written) is never
     consumed: it is used when it parses and counted as a partial tail when it does not, and
-    ``end_offset`` stays before it. Nothing here writes, locks, renames or creates anything.
+    ``end_offset`` stays before it. The returned ``state`` lets the next read of a grown file
+    (Claude Code only appends) parse just the new lines (``prior=``); a file that changed
+    otherwise is read from the start. Nothing here writes, locks, renames or creates
+    anything.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from __future__ import annotations
 from .reader import (
     CLAUDE_SOURCE,
     KNOWN_TYPES,
+    ClaudeParseState,
     ClaudeSession,
     block_text,
     claude_config_dir,
@@ -67,6 +71,7 @@ __all__ = [
     "CLAUDE_SOURCE",
     "KNOWN_TYPES",
     "MAX_LINE_BYTES",
+    "ClaudeParseState",
     "ClaudeSession",
     "JsonLines",
     "Turn",

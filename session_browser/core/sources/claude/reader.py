@@ -3,11 +3,12 @@ the package's docstring)."""
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import shlex
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -382,6 +383,8 @@ class ClaudeSession:
     hidden_records: dict[str, int]
     end_offset: int
     subagents: list[JSONDict]
+    state: ClaudeParseState = field(repr=False)
+    resumed: bool = False
 
     @property
     def session_id(self) -> str:
@@ -407,23 +410,6 @@ class ClaudeSession:
         session = SessionData.from_dict(self.data)
         session.source_kind = CLAUDE_SOURCE
         return session
-
-
-def _chains(records: list[JSONDict]) -> tuple[list[JSONDict], list[list[JSONDict]]]:
-    """(main-thread records, inline sidechains in order) of one file's records."""
-    main: list[JSONDict] = []
-    chains: dict[str, list[JSONDict]] = {}
-    root_of: dict[str, str] = {}
-    for obj in records:
-        if obj.get("isSidechain") is not True:
-            main.append(obj)
-            continue
-        uuid = _str(obj.get("uuid")) or f"line-{id(obj)}"
-        parent = _str(obj.get("parentUuid"))
-        root = root_of.get(parent, uuid) if parent else uuid
-        root_of[uuid] = root
-        chains.setdefault(root, []).append(obj)
-    return main, list(chains.values())
 
 
 def _first_prompt(records: list[JSONDict]) -> str:
@@ -474,42 +460,47 @@ def claude_summaries(paths: Iterable[str | os.PathLike[str]]) -> dict[str, str]:
     return out
 
 
-def read_claude_session(
-    path: str | os.PathLike[str],
-    *,
-    include_hidden: bool = False,
-    subagents: bool = True,
-    summaries: Mapping[str, str] | None = None,
-) -> ClaudeSession:
-    """Read one main transcript (and, with ``subagents``, its subagent files) without
-    writing anything. Raises ``OSError`` when the main file cannot be read; an unreadable
-    subagent file is left out.
+FINGERPRINT_BYTES = 64
 
-    ``summaries`` (from :func:`claude_summaries` over the project folder) gives the title of
-    a session whose last turns a summary line elsewhere names: a summary whose ``leafUuid``
-    is in this file titles it; without ``summaries``, a summary line written in the file
-    does (it may name another session's leaf: the folder's summaries settle that)."""
-    file_path = Path(path)
-    lines = read_json_lines(file_path)
-    skipped = lines.skipped_lines
-    unknown: dict[str, int] = {}
-    titles: dict[str, str] = {}
-    info: JSONDict = {}
-    stamps: list[float] = []
-    uuids: list[str] = []
-    leaf_summaries: dict[str, str] = dict(summaries or {})
-    for obj in lines.all_records:
+
+@dataclass
+class ClaudeParseState:
+    """What a read of a main transcript has gathered so far, to go on from ``end_offset``
+    when the file only grew (Claude Code appends). Holds no raw JSON but that of inline
+    sidechains (older builds). A state is used once: a read that resumes it takes it over,
+    and a state already taken over makes the next read start from the beginning."""
+
+    include_hidden: bool
+    builder: _Builder
+    end_offset: int = 0
+    device: int = 0
+    inode: int = 0
+    head: bytes = b""
+    tail: bytes = b""
+    skipped_lines: int = 0
+    unknown: dict[str, int] = field(default_factory=dict)
+    titles: dict[str, str] = field(default_factory=dict)
+    info: JSONDict = field(default_factory=dict)
+    first_stamp: float | None = None
+    uuids: list[str] = field(default_factory=list)
+    file_summaries: dict[str, str] = field(default_factory=dict)
+    chains: dict[str, list[JSONDict]] = field(default_factory=dict)
+    root_of: dict[str, str] = field(default_factory=dict)
+    spent: bool = False
+
+    def ingest(self, obj: JSONDict) -> None:
+        """Add one record."""
         uuid = _str(obj.get("uuid"))
         if uuid:
-            uuids.append(uuid)
+            self.uuids.append(uuid)
         kind = obj.get("type")
         if kind not in KNOWN_TYPES:
             key = kind if isinstance(kind, str) else "?"
-            unknown[key] = unknown.get(key, 0) + 1
-            continue
+            self.unknown[key] = self.unknown.get(key, 0) + 1
+            return
         stamp = iso_epoch(obj.get("timestamp"))
-        if stamp is not None:
-            stamps.append(stamp)
+        if stamp is not None and (self.first_stamp is None or stamp < self.first_stamp):
+            self.first_stamp = stamp
         for key, field_name in (
             ("custom-title", "customTitle"),
             ("ai-title", "aiTitle"),
@@ -517,11 +508,18 @@ def read_claude_session(
         ):
             value = _str(obj.get(field_name)) if kind == key else None
             if value and value.strip():
-                titles[key] = value.strip()
+                self.titles[key] = value.strip()
                 leaf = _str(obj.get("leafUuid")) if kind == "summary" else None
                 if leaf:
-                    leaf_summaries.setdefault(leaf, value.strip())
-        if kind in CONVERSATION_TYPES and obj.get("isSidechain") is not True:
+                    self.file_summaries.setdefault(leaf, value.strip())
+        if obj.get("isSidechain") is True:
+            key = uuid or f"line-{len(self.uuids)}"
+            parent = _str(obj.get("parentUuid"))
+            root = self.root_of.get(parent, key) if parent else key
+            self.root_of[key] = root
+            self.chains.setdefault(root, []).append(obj)
+            return
+        if kind in CONVERSATION_TYPES:
             for key, src in (
                 ("session_id", "sessionId"),
                 ("cwd", "cwd"),
@@ -530,13 +528,87 @@ def read_claude_session(
                 ("slug", "slug"),
             ):
                 value = _str(obj.get(src))
-                if value and (key != "session_id" or key not in info):
-                    info[key] = value  # the first session id; the latest of the rest
-    known = [r for r in lines.all_records if r.get("type") in KNOWN_TYPES]
-    main, inline = _chains(known)
-    builder = _Builder(include_hidden)
-    for obj in main:
-        builder.record(obj)
+                if value and (key != "session_id" or key not in self.info):
+                    self.info[key] = value  # the first session id; the latest of the rest
+        self.builder.record(obj)
+
+
+def _fingerprint(path: Path, state: ClaudeParseState) -> None:
+    with open(path, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        state.device, state.inode = st.st_dev, st.st_ino
+        state.head = fh.read(min(FINGERPRINT_BYTES, state.end_offset))
+        lo = max(0, state.end_offset - FINGERPRINT_BYTES)
+        fh.seek(lo)
+        state.tail = fh.read(state.end_offset - lo)
+
+
+def _can_resume(path: Path, state: ClaudeParseState, include_hidden: bool) -> bool:
+    if state.spent or state.include_hidden != include_hidden:
+        return False
+    with open(path, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if (st.st_dev, st.st_ino) != (state.device, state.inode) or st.st_size < state.end_offset:
+            return False
+        if fh.read(len(state.head)) != state.head:
+            return False
+        fh.seek(state.end_offset - len(state.tail))
+        return fh.read(len(state.tail)) == state.tail
+
+
+def read_claude_session(
+    path: str | os.PathLike[str],
+    *,
+    include_hidden: bool = False,
+    subagents: bool = True,
+    summaries: Mapping[str, str] | None = None,
+    prior: ClaudeParseState | None = None,
+) -> ClaudeSession:
+    """Read one main transcript (and, with ``subagents``, its subagent files) without
+    writing anything. Raises ``OSError`` when the main file cannot be read; an unreadable
+    subagent file is left out.
+
+    With ``prior`` (the ``state`` of an earlier read) only the bytes after its
+    ``end_offset`` are read, provided the file only grew (same file, same first and last
+    bytes); otherwise the whole file is read and ``resumed`` is False. Subagent files are
+    small and read whole each time.
+
+    ``summaries`` (from :func:`claude_summaries` over the project folder) gives the title of
+    a session whose last turns a summary line elsewhere names: a summary whose ``leafUuid``
+    is in this file titles it; without ``summaries``, a summary line written in the file
+    does (it may name another session's leaf: the folder's summaries settle that)."""
+    file_path = Path(path)
+    resumed = prior is not None and _can_resume(file_path, prior, include_hidden)
+    if prior is not None and resumed:
+        state = replace(prior)
+        prior.spent = True
+    else:
+        state = ClaudeParseState(include_hidden, _Builder(include_hidden))
+    lines = read_json_lines(file_path, state.end_offset)
+    state.skipped_lines += lines.skipped_lines
+    for obj in lines.records:
+        state.ingest(obj)
+    state.end_offset = lines.end_offset
+    _fingerprint(file_path, state)
+    view = state
+    if lines.tail is not None:  # used now, read again once whole: the state never holds it
+        view = copy.deepcopy(state)
+        view.ingest(lines.tail)
+    return _assemble(file_path, view, state, lines.partial_tail, subagents, summaries, resumed)
+
+
+def _assemble(
+    file_path: Path,
+    view: ClaudeParseState,
+    state: ClaudeParseState,
+    partial_tail: bool,
+    subagents: bool,
+    summaries: Mapping[str, str] | None,
+    resumed: bool,
+) -> ClaudeSession:
+    include_hidden = view.include_hidden
+    builder = view.builder
+    skipped = view.skipped_lines
     hidden_records = dict(builder.hidden_records)
 
     # Subagents: (agent id, turns, the Task call id they answer or None).
@@ -544,14 +616,14 @@ def read_claude_session(
     call_of_agent = {agent: call for call, agent in builder.agent_of_call.items()}
     call_of_prompt = {str(task.get("prompt")).strip(): call for call, task in builder.tasks.items()}
     attached: list[JSONDict] = []
-    for n, chain in enumerate(inline):
+    for n, chain in enumerate(view.chains.values()):
         agent = _str(chain[0].get("agentId")) or f"sidechain-{n + 1}"
         call = call_of_agent.get(agent) or call_of_prompt.get(_first_prompt(chain))
         turns, counts = _sub_turns(chain, include_hidden, agent, builder.tasks.get(call or ""))
         runs.append((agent, turns, call))
         attached.append({"agent_id": agent, "inline": True, "turns": len(turns)})
-        for name, n in counts.items():
-            hidden_records[name] = hidden_records.get(name, 0) + n
+        for name, count in counts.items():
+            hidden_records[name] = hidden_records.get(name, 0) + count
     if subagents:
         for sub in subagent_files(file_path):
             sub_agent = sub.stem[len("agent-") :]
@@ -569,8 +641,8 @@ def read_claude_session(
             )
             runs.append((sub_agent, turns, call))
             attached.append({"agent_id": sub_agent, "path": str(sub), "turns": len(turns)})
-            for name, n in counts.items():
-                hidden_records[name] = hidden_records.get(name, 0) + n
+            for name, count in counts.items():
+                hidden_records[name] = hidden_records.get(name, 0) + count
 
     turns = list(builder.turns)
     for _agent, sub_turns, call in runs:
@@ -585,6 +657,7 @@ def read_claude_session(
         turns[at:at] = sub_turns
     archived, active, last_compaction = split_compaction(turns, include_hidden, "claude")
 
+    info = view.info
     session_id = _str(info.get("session_id")) or file_path.stem
     cwd = _str(info.get("cwd"))
     activity = [
@@ -594,12 +667,16 @@ def read_claude_session(
         mtime = os.stat(file_path).st_mtime
     except OSError:
         mtime = 0.0
-    created = min(stamps) if stamps else mtime
+    created = view.first_stamp if view.first_stamp is not None else mtime
     updated = max(activity) if activity else created
     model = next((t.meta["model"] for t in reversed(builder.turns) if t.meta.get("model")), None)
     meta: JSONDict = {"source": CLAUDE_SOURCE}
     # The summary of the latest turn of this file a summary line names, wherever it is.
-    own_summary = next((leaf_summaries[u] for u in reversed(uuids) if u in leaf_summaries), None)
+    leaf_summaries = {**view.file_summaries, **(summaries or {})}
+    own_summary = next(
+        (leaf_summaries[u] for u in reversed(view.uuids) if u in leaf_summaries), None
+    )
+    titles = view.titles
     title = (
         titles.get("custom-title")
         or titles.get("ai-title")
@@ -635,12 +712,14 @@ def read_claude_session(
     return ClaudeSession(
         path=file_path,
         data=data,
-        skipped_lines=skipped + (1 if lines.partial_tail else 0),
-        partial_tail=lines.partial_tail,
-        unknown_records=unknown,
+        skipped_lines=skipped + (1 if partial_tail else 0),
+        partial_tail=partial_tail,
+        unknown_records=dict(view.unknown),
         hidden_records=hidden_records,
-        end_offset=lines.end_offset,
+        end_offset=state.end_offset,
         subagents=attached,
+        state=state,
+        resumed=resumed,
     )
 
 
