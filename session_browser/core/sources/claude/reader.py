@@ -15,7 +15,7 @@ from typing import Any
 from ... import recall
 from ...files import loads
 from ...model import JSONDict, SessionData, iso_epoch, iso_of_epoch
-from .transcript import Turn, read_json_lines, short, split_compaction
+from .transcript import FileMark, Turn, read_json_lines, short, split_compaction
 
 CLAUDE_SOURCE = "claude"
 
@@ -460,9 +460,6 @@ def claude_summaries(paths: Iterable[str | os.PathLike[str]]) -> dict[str, str]:
     return out
 
 
-FINGERPRINT_BYTES = 64
-
-
 @dataclass
 class ClaudeParseState:
     """What a read of a main transcript has gathered so far, to go on from ``end_offset``
@@ -472,11 +469,7 @@ class ClaudeParseState:
 
     include_hidden: bool
     builder: _Builder
-    end_offset: int = 0
-    device: int = 0
-    inode: int = 0
-    head: bytes = b""
-    tail: bytes = b""
+    mark: FileMark = field(default_factory=FileMark)
     skipped_lines: int = 0
     unknown: dict[str, int] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=dict)
@@ -533,29 +526,6 @@ class ClaudeParseState:
         self.builder.record(obj)
 
 
-def _fingerprint(path: Path, state: ClaudeParseState) -> None:
-    with open(path, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        state.device, state.inode = st.st_dev, st.st_ino
-        state.head = fh.read(min(FINGERPRINT_BYTES, state.end_offset))
-        lo = max(0, state.end_offset - FINGERPRINT_BYTES)
-        fh.seek(lo)
-        state.tail = fh.read(state.end_offset - lo)
-
-
-def _can_resume(path: Path, state: ClaudeParseState, include_hidden: bool) -> bool:
-    if state.spent or state.include_hidden != include_hidden:
-        return False
-    with open(path, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if (st.st_dev, st.st_ino) != (state.device, state.inode) or st.st_size < state.end_offset:
-            return False
-        if fh.read(len(state.head)) != state.head:
-            return False
-        fh.seek(state.end_offset - len(state.tail))
-        return fh.read(len(state.tail)) == state.tail
-
-
 def read_claude_session(
     path: str | os.PathLike[str],
     *,
@@ -578,18 +548,22 @@ def read_claude_session(
     is in this file titles it; without ``summaries``, a summary line written in the file
     does (it may name another session's leaf: the folder's summaries settle that)."""
     file_path = Path(path)
-    resumed = prior is not None and _can_resume(file_path, prior, include_hidden)
+    resumed = (
+        prior is not None
+        and not prior.spent
+        and prior.include_hidden == include_hidden
+        and prior.mark.grown(file_path)
+    )
     if prior is not None and resumed:
         state = replace(prior)
         prior.spent = True
     else:
         state = ClaudeParseState(include_hidden, _Builder(include_hidden))
-    lines = read_json_lines(file_path, state.end_offset)
+    lines = read_json_lines(file_path, state.mark.end_offset)
     state.skipped_lines += lines.skipped_lines
     for obj in lines.records:
         state.ingest(obj)
-    state.end_offset = lines.end_offset
-    _fingerprint(file_path, state)
+    state.mark = FileMark.of(file_path, lines.end_offset)
     view = state
     if lines.tail is not None:  # used now, read again once whole: the state never holds it
         view = copy.deepcopy(state)
@@ -716,7 +690,7 @@ def _assemble(
         partial_tail=partial_tail,
         unknown_records=dict(view.unknown),
         hidden_records=hidden_records,
-        end_offset=state.end_offset,
+        end_offset=state.mark.end_offset,
         subagents=attached,
         state=state,
         resumed=resumed,

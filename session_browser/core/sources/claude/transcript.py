@@ -94,6 +94,47 @@ def read_json_lines(
     return out
 
 
+FINGERPRINT_BYTES = 64
+
+
+@dataclass
+class FileMark:
+    """Where a read of an append-only file stopped, and how to tell the file only grew since:
+    the same device and inode, at least ``end_offset`` bytes, the same first bytes and the
+    same bytes just before ``end_offset``."""
+
+    end_offset: int = 0
+    device: int = 0
+    inode: int = 0
+    head: bytes = b""
+    tail: bytes = b""
+
+    @classmethod
+    def of(cls, path: str | os.PathLike[str], end_offset: int) -> FileMark:
+        """The mark of ``path`` read up to ``end_offset`` (``OSError``)."""
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            head = fh.read(min(FINGERPRINT_BYTES, end_offset))
+            lo = max(0, end_offset - FINGERPRINT_BYTES)
+            fh.seek(lo)
+            tail = fh.read(end_offset - lo)
+        return cls(end_offset, st.st_dev, st.st_ino, head, tail)
+
+    def grown(self, path: str | os.PathLike[str]) -> bool:
+        """True when ``path`` is the marked file with bytes only added after the mark."""
+        try:
+            with open(path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                if (st.st_dev, st.st_ino) != (self.device, self.inode):
+                    return False
+                if st.st_size < self.end_offset or fh.read(len(self.head)) != self.head:
+                    return False
+                fh.seek(self.end_offset - len(self.tail))
+                return fh.read(len(self.tail)) == self.tail
+        except OSError:
+            return False
+
+
 def short(value: Any, limit: int = HIDDEN_TEXT_CHARS) -> str:
     """A hidden part's text: strings as they are, anything else as compact JSON, cut."""
     if isinstance(value, str):
