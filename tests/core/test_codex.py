@@ -302,6 +302,57 @@ def test_bad_lines_are_skipped_and_counted(tmp_path: Path) -> None:
     assert session.unknown_records == {"a_record_from_the_future": 1}
 
 
+def test_a_grown_rollout_is_read_on_from_where_the_last_read_stopped(tmp_path: Path) -> None:
+    r = Rollout()
+    r.prompt("start the ibex task")
+    r.item("function_call", name="shell", arguments="{}", call_id="c1")
+    path = r.write(rollout_path(tmp_path))
+    first = read_codex_session(path)
+    assert not first.resumed and first.end_offset == path.stat().st_size
+
+    def append(rollout: Rollout, unfinished: bytes = b"") -> bytes:
+        body = b"".join(json.dumps(line).encode() + b"\n" for line in rollout.lines)
+        with open(path, "ab") as fh:
+            fh.write(body[path.stat().st_size :] + unfinished)
+        return body
+
+    r.item("function_call_output", call_id="c1", output="ok")
+    r.answer("the ibex task is done")
+    r.add("mystery_record", x=1)
+    late = {
+        "timestamp": "2026-05-11T09:00:00.000Z",
+        "type": "event_msg",
+        "payload": {"type": "agent_message", "message": "a late word"},
+    }
+    body = append(r, json.dumps(late).encode())
+    grown = read_codex_session(path, prior=first.state)
+    assert grown.resumed and grown.end_offset == len(body)
+    assert grown.data == read_codex_session(path).data
+    assert contents(grown.data)[-2:] == [
+        ("assistant", "the ibex task is done"),
+        ("assistant", "a late word"),
+    ]
+    assert grown.unknown_records == {"mystery_record": 1}
+    with open(path, "ab") as fh:
+        fh.write(b"\n")
+    done = read_codex_session(path, prior=grown.state)
+    assert done.resumed and done.data == read_codex_session(path).data
+    assert [c for _r, c in contents(done.data)].count("a late word") == 1
+    assert done.unknown_records == {"mystery_record": 1}
+    # Used again, a taken-over state reads the file whole.
+    assert not read_codex_session(path, prior=grown.state).resumed
+    # A first compacted line changes how the earlier lines read: the file is read whole.
+    r.lines.append(late)
+    r.event("context_compacted")
+    r.add("compacted", message="ibex summary")
+    r.prompt("after the summary")
+    append(r)
+    compacted = read_codex_session(path, prior=done.state)
+    assert not compacted.resumed
+    assert compacted.data == read_codex_session(path).data
+    assert compacted.data["messages"][0]["content"] == f"{SUMMARY_PREFIX}\nibex summary"
+
+
 def test_files_defaults_and_read_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CODEX_HOME", raising=False)
     assert default_codex_dir() == Path.home() / ".codex" / "sessions"

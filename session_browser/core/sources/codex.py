@@ -36,17 +36,18 @@ Nothing here writes, locks, renames or creates anything.
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import shlex
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .. import recall
 from ..model import JSONDict, SessionData, iso_epoch, iso_of_epoch
-from .claude.transcript import Turn, read_json_lines, short, split_compaction
+from .claude.transcript import FileMark, Turn, read_json_lines, short, split_compaction
 
 CODEX_SOURCE = "codex"
 
@@ -400,6 +401,8 @@ class CodexSession:
     unknown_records: dict[str, int]
     hidden_records: dict[str, int]
     end_offset: int
+    state: CodexParseState = field(repr=False)
+    resumed: bool = False
 
     @property
     def session_id(self) -> str:
@@ -442,34 +445,95 @@ def _parent_of(meta: JSONDict) -> tuple[str | None, JSONDict | None]:
     return parent, spawn
 
 
+_Record = tuple[str | None, JSONDict, float | None]
+
+
+@dataclass
+class CodexParseState:
+    """What a read of a rollout has gathered, to go on from ``mark.end_offset`` when the
+    file only grew (Codex appends, also on resume). Used once, like the Claude state."""
+
+    include_hidden: bool
+    builder: _Builder | None = None
+    mark: FileMark = field(default_factory=FileMark)
+    lines_seen: int = 0
+    skipped_lines: int = 0
+    unknown: dict[str, int] = field(default_factory=dict)
+    first_stamp: float | None = None
+    spent: bool = False
+
+    def sort(self, objs: list[JSONDict]) -> list[_Record]:
+        """The known records of ``objs`` (lines after the ones seen), unknown ones counted."""
+        out: list[_Record] = []
+        for obj in objs:
+            kind, payload = _envelope(obj, self.lines_seen == 0)
+            self.lines_seen += 1
+            if kind not in KNOWN_TYPES and kind != "state":
+                key = kind if kind is not None else "?"
+                self.unknown[key] = self.unknown.get(key, 0) + 1
+                continue
+            stamp = iso_epoch(obj.get("timestamp"))
+            if stamp is not None and (self.first_stamp is None or stamp < self.first_stamp):
+                self.first_stamp = stamp
+            out.append((kind, payload, stamp))
+        return out
+
+
+def _typed(records: list[_Record]) -> bool:
+    return any(k == "event_msg" and p.get("type") == "user_message" for k, p, _s in records)
+
+
+def _compacted(records: list[_Record]) -> bool:
+    return any(k == "compacted" for k, _p, _s in records)
+
+
 def read_codex_session(
     path: str | os.PathLike[str],
     *,
     include_hidden: bool = False,
     names: Mapping[str, str] | None = None,
+    prior: CodexParseState | None = None,
 ) -> CodexSession:
     """Read one rollout without writing anything (``names``: thread names from
-    :func:`read_session_index`). Raises ``OSError`` when the file cannot be read."""
+    :func:`read_session_index`). Raises ``OSError`` when the file cannot be read.
+
+    With ``prior`` (the ``state`` of an earlier read) only the lines after its offset are
+    read when the file only grew, and when they do not change how the earlier lines read
+    (a first ``user_message`` event or ``compacted`` line does: the file is read whole)."""
     file_path = Path(path)
-    lines = read_json_lines(file_path)
-    unknown: dict[str, int] = {}
-    records: list[tuple[str | None, JSONDict, float | None]] = []
-    stamps: list[float] = []
-    for n, obj in enumerate(lines.all_records):
-        kind, payload = _envelope(obj, n == 0)
-        if kind not in KNOWN_TYPES and kind != "state":
-            key = kind if kind is not None else "?"
-            unknown[key] = unknown.get(key, 0) + 1
-            continue
-        stamp = iso_epoch(obj.get("timestamp"))
-        if stamp is not None:
-            stamps.append(stamp)
-        records.append((kind, payload, stamp))
-    typed = any(k == "event_msg" and p.get("type") == "user_message" for k, p, _ in records)
-    compacted = any(k == "compacted" for k, _p, _s in records)
-    builder = _Builder(include_hidden, typed, compacted)
+    resumed = (
+        prior is not None
+        and not prior.spent
+        and prior.include_hidden == include_hidden
+        and prior.builder is not None
+        and prior.mark.grown(file_path)
+    )
+    if prior is not None and resumed:
+        state = replace(prior, unknown=dict(prior.unknown))
+        prior.spent = True
+    else:
+        state = CodexParseState(include_hidden)
+    lines = read_json_lines(file_path, state.mark.end_offset)
+    records = state.sort(lines.records)
+    # The unfinished last line is sorted on a copy: the state never holds it.
+    view = replace(state, unknown=dict(state.unknown))
+    tail = view.sort([lines.tail]) if lines.tail is not None else []
+    if state.builder is None:
+        seen = records + tail
+        state.builder = _Builder(include_hidden, _typed(seen), _compacted(seen))
+    elif (_typed(records + tail) and not state.builder.typed_events) or (
+        _compacted(records + tail) and not state.builder.compacted_lines
+    ):
+        return read_codex_session(file_path, include_hidden=include_hidden, names=names)
+    state.skipped_lines += lines.skipped_lines
     for kind, payload, stamp in records:
-        builder.record(kind, payload, stamp)
+        state.builder.record(kind, payload, stamp)
+    state.mark = FileMark.of(file_path, lines.end_offset)
+    builder = state.builder
+    if tail:  # used now, read again once whole
+        builder = copy.deepcopy(builder)
+        for kind, payload, stamp in tail:
+            builder.record(kind, payload, stamp)
     archived, active, last_compaction = split_compaction(builder.turns, include_hidden, "codex")
 
     head = builder.meta or {}
@@ -484,7 +548,7 @@ def read_codex_session(
         mtime = os.stat(file_path).st_mtime
     except OSError:
         mtime = 0.0
-    created = min(stamps) if stamps else (iso_epoch(head.get("timestamp")) or mtime)
+    created = view.first_stamp or iso_epoch(head.get("timestamp")) or mtime
     updated = max(activity) if activity else created
 
     meta: JSONDict = {"source": CODEX_SOURCE}
@@ -541,11 +605,13 @@ def read_codex_session(
     return CodexSession(
         path=file_path,
         data=data,
-        skipped_lines=lines.skipped_lines + (1 if lines.partial_tail else 0),
+        skipped_lines=state.skipped_lines + (1 if lines.partial_tail else 0),
         partial_tail=lines.partial_tail,
-        unknown_records=unknown,
-        hidden_records=builder.hidden_records,
-        end_offset=lines.end_offset,
+        unknown_records=view.unknown,
+        hidden_records=dict(builder.hidden_records),
+        end_offset=state.mark.end_offset,
+        state=state,
+        resumed=resumed,
     )
 
 
