@@ -584,6 +584,10 @@ def test_spotter_session(shared_data: Path) -> None:
     assert meta["cwd"] == "/home/USER/projects/spotter-worktrees/spotter-4te" == meta["project"]
     assert session.title.startswith("Work on bead spotter-4te")
     assert claude_session_files(root) == [path, root / "tool_heavy.jsonl"]
+    # Shown with its hidden parts, the transcript keeps its coordinates.
+    full = read_claude_session(path, include_hidden=True)
+    assert contents(full.data) == contents(data)
+    assert sum(len(hidden_parts(m)) for m in recall.project(full.data)) > 1697 + 242 * 2
 
 
 def test_spotter_hidden_words_are_not_searched(shared_data: Path) -> None:

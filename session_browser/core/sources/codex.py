@@ -31,7 +31,11 @@ The mapping (one PraisonAI-shaped session dict per rollout, as the Pi reader giv
       shared rule takes the first prompt otherwise), ``cwd`` / ``project``, ``git_branch``,
       ``parent_session`` (fork or spawning thread), ``resume_command`` (``codex resume <id>``).
 
-Nothing here writes, locks, renames or creates anything.
+Reading
+    As for Claude Code (:mod:`.claude.transcript`): bad lines are skipped and counted, an
+    unfinished last line is used but never consumed, and the returned ``state`` lets the next
+    read of a grown rollout parse only the new lines (``prior=``). Nothing here writes,
+    locks, renames or creates anything.
 """
 
 from __future__ import annotations
