@@ -182,20 +182,24 @@ def test_bookkeeping_is_hidden_and_counted(tmp_path: Path) -> None:
     t.raw({"type": "attachment", "attachment": {"type": "todo_reminder"}})
     t.system("turn_duration", durationMs=5)
     t.prompt([text("look at this"), {"type": "image", "source": {"media_type": "image/png"}}])
+    t.prompt("<bash-input>git status</bash-input>")
+    t.prompt("<bash-stdout>nothing to commit, porcupine</bash-stdout><bash-stderr></bash-stderr>")
     path = t.write(tmp_path / f"{SID}.jsonl")
 
     session = read_claude_session(path)
     assert contents(session.data) == [
         ("user", "/compact keep the parsers"),
         ("user", "look at this"),
+        ("user", "!git status"),
     ]
+    assert finds(session.data, "porcupine") is None
     assert session.data["messages"][0]["metadata"]["command"] == "/compact"
     assert session.data["messages"][1]["metadata"]["images"] == 1
     assert session.hidden_records == {
         "file-history-snapshot": 1,
         "progress": 1,
         "user/meta": 1,
-        "user/command-output": 1,
+        "user/command-output": 2,
         "queue-operation": 1,
         "user/interrupted": 1,
         "attachment": 1,

@@ -17,7 +17,7 @@ The format (not a stable contract: unknown record types and fields are skipped a
 The mapping (one PraisonAI-shaped session dict per main file, as the Pi reader gives)
     - ``user`` turns: what the person typed (text blocks of a user line that is not ``isMeta``,
       not a compaction summary and not a tool result); a slash command is shown as the command
-      line the person typed (``/compact and continue``), not its XML.
+      line the person typed (``/compact and continue``, ``!git status``), not its XML.
     - ``assistant`` turns: the text blocks of all lines sharing one ``message.id``; thinking and
       tool calls of that response are hidden parts of the same turn.
     - ``tool`` turns: one per ``tool_result`` block, with empty content (never searched); its

@@ -47,8 +47,15 @@ TASK_TOOLS = frozenset({"Task", "Agent"})
 COMPACT_AGENT_PREFIX = "acompact"
 
 _COMMAND_RE = re.compile(r"<command-(name|args|message)>(.*?)</command-\1>", re.DOTALL)
-_COMMAND_OUTPUT = ("<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>")
-_TAG_RE = re.compile(r"</?local-command-(?:stdout|stderr|caveat)>")
+_COMMAND_OUTPUT = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+)
+_TAG_RE = re.compile(r"</?(?:local-command-(?:stdout|stderr|caveat)|bash-(?:stdout|stderr))>")
+_BASH_INPUT_RE = re.compile(r"^\s*<bash-input>(.*?)</bash-input>", re.DOTALL)
 _INTERRUPTED = "[Request interrupted by user"
 
 
@@ -277,7 +284,11 @@ class _Builder:
             return
         turn = Turn("user", stamp)
         command = _command_line(text)
-        if command is not None:
+        bash = _BASH_INPUT_RE.match(text)
+        if bash is not None:  # a shell command typed with "!"
+            turn.texts.append(f"!{bash.group(1).strip()}")
+            turn.meta["command"] = "!"
+        elif command is not None:
             turn.texts.append(command)
             turn.meta["command"] = command.split(" ", 1)[0]
         else:
