@@ -18,6 +18,7 @@ from session_browser.core.sources.claude import (
     read_claude_session,
     read_json_lines,
     resume_command,
+    sibling_subagents,
     subagent_files,
 )
 
@@ -314,6 +315,14 @@ def test_subagents_are_found_in_their_parent(tmp_path: Path) -> None:
     assert [s["agent_id"] for s in session.subagents] == ["abc123"]
     without = read_claude_session(path, subagents=False)
     assert finds(without.data, "nightjar") is None
+    # Older builds wrote the run beside the main file: found by the parent id it carries.
+    siblings = sibling_subagents(tmp_path / "proj")
+    assert siblings == {SID: [tmp_path / "proj" / "agent-old.jsonl"]}
+    both = read_claude_session(path, sibling_agents=siblings[SID])
+    assert [s["agent_id"] for s in both.subagents] == ["abc123", "old"]
+    assert [c for _r, c in contents(both.data)].count(
+        "The latest capybara release is nightjar-1.2"
+    ) == 2
 
 
 def test_inline_sidechains_attach_to_their_task_call(tmp_path: Path) -> None:

@@ -63,6 +63,7 @@ from .reader import (
     iter_claude_sessions,
     read_claude_session,
     resume_command,
+    sibling_subagents,
     subagent_files,
 )
 from .transcript import MAX_LINE_BYTES, JsonLines, Turn, read_json_lines, split_compaction
@@ -85,6 +86,7 @@ __all__ = [
     "read_claude_session",
     "read_json_lines",
     "resume_command",
+    "sibling_subagents",
     "split_compaction",
     "subagent_files",
 ]

@@ -7,7 +7,7 @@ import copy
 import os
 import re
 import shlex
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -106,6 +106,33 @@ def subagent_files(path: str | os.PathLike[str]) -> list[Path]:
     except OSError:
         return []
     return [folder / n for n in names if n.startswith("agent-") and n.endswith(".jsonl")]
+
+
+FIRST_LINE_LIMIT = 1 << 20
+
+
+def sibling_subagents(folder: str | os.PathLike[str]) -> dict[str, list[Path]]:
+    """Subagent files older builds wrote beside the main files (``agent-<id>.jsonl`` in the
+    project folder), by the parent's session id on their first line: pass a session's list
+    as ``sibling_agents`` to :func:`read_claude_session`."""
+    out: dict[str, list[Path]] = {}
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return out
+    for name in names:
+        if not (name.startswith("agent-") and name.endswith(".jsonl")):
+            continue
+        path = Path(folder) / name
+        try:
+            with open(path, "rb") as fh:
+                first = loads(fh.readline(FIRST_LINE_LIMIT))
+        except (OSError, ValueError, RecursionError):
+            continue
+        parent = _str(first.get("sessionId")) if isinstance(first, dict) else None
+        if parent:
+            out.setdefault(parent, []).append(path)
+    return out
 
 
 def resume_command(session_id: str) -> str:
@@ -544,6 +571,7 @@ def read_claude_session(
     subagents: bool = True,
     summaries: Mapping[str, str] | None = None,
     prior: ClaudeParseState | None = None,
+    sibling_agents: Sequence[str | os.PathLike[str]] = (),
 ) -> ClaudeSession:
     """Read one main transcript (and, with ``subagents``, its subagent files) without
     writing anything. Raises ``OSError`` when the main file cannot be read; an unreadable
@@ -552,7 +580,8 @@ def read_claude_session(
     With ``prior`` (the ``state`` of an earlier read) only the bytes after its
     ``end_offset`` are read, provided the file only grew (same file, same first and last
     bytes); otherwise the whole file is read and ``resumed`` is False. Subagent files are
-    small and read whole each time.
+    small and read whole each time: ``<stem>/subagents/agent-*.jsonl``, and the older
+    builds' files beside it given as ``sibling_agents`` (see :func:`sibling_subagents`).
 
     ``summaries`` (from :func:`claude_summaries` over the project folder) gives the title of
     a session whose last turns a summary line elsewhere names: a summary whose ``leafUuid``
@@ -579,7 +608,9 @@ def read_claude_session(
     if lines.tail is not None:  # used now, read again once whole: the state never holds it
         view = copy.deepcopy(state)
         view.ingest(lines.tail)
-    return _assemble(file_path, view, state, lines.partial_tail, subagents, summaries, resumed)
+    return _assemble(
+        file_path, view, state, lines.partial_tail, subagents, summaries, resumed, sibling_agents
+    )
 
 
 def _assemble(
@@ -590,6 +621,7 @@ def _assemble(
     subagents: bool,
     summaries: Mapping[str, str] | None,
     resumed: bool,
+    sibling_agents: Sequence[str | os.PathLike[str]],
 ) -> ClaudeSession:
     include_hidden = view.include_hidden
     builder = view.builder
@@ -610,7 +642,7 @@ def _assemble(
         for name, count in counts.items():
             hidden_records[name] = hidden_records.get(name, 0) + count
     if subagents:
-        for sub in subagent_files(file_path):
+        for sub in [*subagent_files(file_path), *map(Path, sibling_agents)]:
             sub_agent = sub.stem[len("agent-") :]
             if sub_agent.startswith(COMPACT_AGENT_PREFIX):
                 continue
