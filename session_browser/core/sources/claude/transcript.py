@@ -1,0 +1,230 @@
+"""What every JSONL transcript reader shares: reading lines, and turning turns into the
+PraisonAI session shape with the same archived / ``[Session Summary]`` / active split as Pi.
+
+Nothing here writes anything: files are opened ``rb`` and closed.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...files import loads
+from ...model import SUMMARY_PREFIX, JSONDict, dumps_json
+
+HIDDEN_TEXT_CHARS = 2000  # of one bookkeeping record kept as a hidden part
+
+
+# ---------------------------------------------------------------------- lines
+
+
+#: A line longer than this is skipped without being held in memory whole.
+MAX_LINE_BYTES = 512 << 20
+_SKIP_CHUNK = 1 << 20
+
+
+@dataclass
+class JsonLines:
+    """The JSON objects of a JSONL file and what could not be used.
+
+    ``records`` come from complete lines only; ``tail`` is the unterminated last line when it
+    parses (a line being written), never consumed: ``end_offset`` is the byte offset after the
+    last complete line, where a later read of the grown file goes on."""
+
+    records: list[JSONDict] = field(default_factory=list)
+    tail: JSONDict | None = None
+    skipped_lines: int = 0
+    long_lines: int = 0
+    partial_tail: bool = False
+    end_offset: int = 0
+
+    @property
+    def all_records(self) -> list[JSONDict]:
+        return self.records if self.tail is None else [*self.records, self.tail]
+
+
+def read_json_lines(
+    path: str | os.PathLike[str], start_offset: int = 0, *, max_line: int = MAX_LINE_BYTES
+) -> JsonLines:
+    """Every JSON object line of ``path`` from ``start_offset`` (a line boundary) on.
+
+    Blank lines are ignored; a line that is not a JSON object (bad JSON, invalid UTF-8, a
+    bare value) or is longer than ``max_line`` bytes is counted in ``skipped_lines`` (the long
+    ones also in ``long_lines``). Raises ``OSError``."""
+    out = JsonLines(end_offset=start_offset)
+    with open(path, "rb") as fh:
+        fh.seek(start_offset)
+        while True:
+            raw = fh.readline(max_line + 1)
+            if not raw:
+                break
+            complete = raw.endswith(b"\n")
+            if not complete and len(raw) > max_line:
+                size = len(raw)
+                while not complete:  # skip the rest of the long line, a chunk at a time
+                    chunk = fh.readline(_SKIP_CHUNK)
+                    if not chunk:
+                        break
+                    size += len(chunk)
+                    complete = chunk.endswith(b"\n")
+                if not complete:
+                    out.partial_tail = True
+                    break
+                out.end_offset += size
+                out.skipped_lines += 1
+                out.long_lines += 1
+                continue
+            if complete:
+                out.end_offset += len(raw)
+            line = raw.strip()
+            if not line:
+                continue
+            try:
+                obj = loads(line)
+            except (ValueError, RecursionError):
+                obj = None
+            if not complete:
+                out.tail = obj if isinstance(obj, dict) else None
+                out.partial_tail = out.tail is None
+            elif isinstance(obj, dict):
+                out.records.append(obj)
+            else:
+                out.skipped_lines += 1
+    return out
+
+
+FINGERPRINT_BYTES = 64
+
+
+@dataclass
+class FileMark:
+    """Where a read of an append-only file stopped, and how to tell the file only grew since:
+    the same device and inode, at least ``end_offset`` bytes, the same first bytes and the
+    same bytes just before ``end_offset``."""
+
+    end_offset: int = 0
+    device: int = 0
+    inode: int = 0
+    head: bytes = b""
+    tail: bytes = b""
+
+    @classmethod
+    def of(cls, path: str | os.PathLike[str], end_offset: int) -> FileMark:
+        """The mark of ``path`` read up to ``end_offset`` (``OSError``)."""
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            head = fh.read(min(FINGERPRINT_BYTES, end_offset))
+            lo = max(0, end_offset - FINGERPRINT_BYTES)
+            fh.seek(lo)
+            tail = fh.read(end_offset - lo)
+        return cls(end_offset, st.st_dev, st.st_ino, head, tail)
+
+    def grown(self, path: str | os.PathLike[str]) -> bool:
+        """True when ``path`` is the marked file with bytes only added after the mark."""
+        try:
+            with open(path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                if (st.st_dev, st.st_ino) != (self.device, self.inode):
+                    return False
+                if st.st_size < self.end_offset or fh.read(len(self.head)) != self.head:
+                    return False
+                fh.seek(self.end_offset - len(self.tail))
+                return fh.read(len(self.tail)) == self.tail
+        except OSError:
+            return False
+
+
+def short(value: Any, limit: int = HIDDEN_TEXT_CHARS) -> str:
+    """A hidden part's text: strings as they are, anything else as compact JSON, cut."""
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = dumps_json(value)
+        except (TypeError, ValueError, RecursionError):
+            text = repr(type(value).__name__)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+# ---------------------------------------------------------------------- turns
+
+
+@dataclass
+class Turn:
+    """One message being built (``role`` None: a compaction boundary marker)."""
+
+    role: str | None
+    timestamp: float | None
+    texts: list[str] = field(default_factory=list)
+    meta: JSONDict = field(default_factory=dict)
+    hidden: list[JSONDict] = field(default_factory=list)
+    tool_call_id: str | None = None
+
+    @property
+    def text(self) -> str:
+        return "\n".join(t for t in self.texts if t).strip()
+
+
+def message_of(turn: Turn, include_hidden: bool) -> JSONDict:
+    """The PraisonAI message of a turn."""
+    meta = dict(turn.meta)
+    if include_hidden and turn.hidden:
+        meta["hidden"] = list(turn.hidden)
+    msg: JSONDict = {"role": turn.role, "content": turn.text}
+    if turn.timestamp is not None:
+        msg["timestamp"] = turn.timestamp
+    msg["metadata"] = meta
+    if turn.tool_call_id is not None:
+        msg["tool_call_id"] = turn.tool_call_id
+    return msg
+
+
+def summary_of_marker(marker: Turn, compacted: int, *, superseded: bool) -> JSONDict:
+    """The ``[Session Summary]`` system message of a compaction marker."""
+    meta: JSONDict = {"compaction": True, "compacted_count": compacted, **marker.meta}
+    if superseded:
+        meta["superseded"] = True
+    msg: JSONDict = {"role": "system", "content": f"{SUMMARY_PREFIX}\n{marker.text}"}
+    if marker.timestamp is not None:
+        msg["timestamp"] = marker.timestamp
+    msg["metadata"] = meta
+    return msg
+
+
+def split_compaction(
+    turns: list[Turn], include_hidden: bool, source_key: str
+) -> tuple[list[JSONDict], list[JSONDict], JSONDict | None]:
+    """(archived, active, last_compaction) of turns holding boundary markers (``role`` None)."""
+    markers = [i for i, t in enumerate(turns) if t.role is None]
+
+    def convert(part: list[Turn], offset: int) -> list[JSONDict]:
+        out: list[JSONDict] = []
+        for i, turn in enumerate(part):
+            if turn.role is None:
+                before = sum(1 for t in turns[: offset + i] if t.role is not None)
+                out.append(summary_of_marker(turn, before, superseded=True))
+            else:
+                out.append(message_of(turn, include_hidden))
+        return out
+
+    if not markers:
+        return [], convert(turns, 0), None
+    last = markers[-1]
+    marker = turns[last]
+    compacted = sum(1 for t in turns[:last] if t.role is not None)
+    archived = convert(turns[:last], 0)
+    active = [
+        summary_of_marker(marker, compacted, superseded=False),
+        *convert(turns[last + 1 :], last + 1),
+    ]
+    info: JSONDict = {
+        "summary": marker.text,
+        "message_index": 0,
+        "role": "system",
+        "tokens_before": marker.meta.get("tokens_before") or 0,
+        "tokens_after": 0,
+        "timestamp": marker.timestamp or 0.0,
+        "metadata": {source_key: True, "compacted_count": compacted},
+    }
+    return archived, active, info
