@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import logging
 import os
-import stat
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
 from rich.text import Text
 
+from session_browser.core.actions.export import (
+    TARGET_EXISTS,
+    TARGET_NOT_REGULAR,
+    TARGET_SYMLINK,
+    ExportTargetError,
+    check_target,
+)
 from session_browser.core.files import atomic_write_bytes
 from session_browser.core.model import utc_datetime
 from session_browser.core.multi import StoreGroup
@@ -207,6 +212,16 @@ def confirm(question: str, details: str) -> None:
         fail("cancelled; nothing changed (use --yes to skip the question)")
 
 
+def target_refusal(exc: ExportTargetError) -> str:
+    """The one line that refuses an output file, with the option that changes it."""
+    hint = {
+        TARGET_EXISTS: " (use --force to replace it)",
+        TARGET_SYMLINK: " (or '-' for stdout)",
+        TARGET_NOT_REGULAR: "; use '-' for stdout",
+    }.get(exc.code, "")
+    return f"{exc}{hint}"
+
+
 def write_output(output: str, payload: bytes, *, force: bool) -> str:
     """Write ``payload`` to ``output`` atomically ('-': stdout); the path written.
 
@@ -217,32 +232,13 @@ def write_output(output: str, payload: bytes, *, force: bool) -> str:
         sys.stdout.buffer.write(payload)
         sys.stdout.buffer.flush()
         return "-"
-    if not output.strip():
-        fail("the output file name is empty")
-    path = Path(output).expanduser()
     try:
-        st: os.stat_result | None = os.lstat(path)
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        exc.filename = str(path)
-        fail(os_error_text(exc, "write"))
-    if st is not None and stat.S_ISLNK(st.st_mode):
-        # Replacing would turn the link into a file; writing through would reach a file
-        # the name does not show. Neither is what "-o NAME" says: name the real file.
-        fail(f"{path} is a symbolic link; give the file it points to (or '-' for stdout)")
-    if path.is_dir():
-        fail(f"{path} is a directory")
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        fail(f"{path} is not a regular file (a FIFO, device or socket); use '-' for stdout")
-    if st is not None and not force:
-        fail(f"{path} exists (use --force to replace it)")
-    if not path.parent.is_dir():
-        fail(f"no such directory: {path.parent}")
-    try:
+        path = check_target(output, (), replace=force)
         atomic_write_bytes(path, payload)
+    except ExportTargetError as exc:
+        fail(target_refusal(exc))
     except OSError as exc:
-        exc.filename = str(path)
+        exc.filename = output
         fail(os_error_text(exc, "write"))
     return str(path)
 

@@ -9,8 +9,7 @@ import click
 from rich.text import Text
 
 from session_browser.core.index import ReconcileReport, SqliteSessionStore
-from session_browser.core.paths import spill_dir_for
-from session_browser.core.stores import StoreNotFound, StoreSpec, store_specs
+from session_browser.core.stores import StoreNotFound, StoreSpec, open_spec, store_specs
 
 from .common import (
     chosen_stores,
@@ -29,12 +28,11 @@ def _dirs(ctx: click.Context, stores: tuple[str, ...]) -> list[StoreSpec]:
 
 
 def _open(spec: StoreSpec) -> SqliteSessionStore:
-    if spec.kind == "pi":
-        from session_browser.core.pi_index import PiIndexStore
-
-        return PiIndexStore(spec.path, reconcile="none")
-    path = spec.path
-    return SqliteSessionStore(path, spill_dir=spill_dir_for(path), reconcile="none")
+    """The indexed store of ``spec``, opened without reconciling (the command does that)."""
+    store = open_spec(spec, indexed=True, reconcile="none")
+    if not isinstance(store, SqliteSessionStore):  # pragma: no cover - open_spec's contract
+        raise TypeError(f"{spec.text} did not open as an indexed store")
+    return store
 
 
 def _print_report(store: SqliteSessionStore, report: ReconcileReport) -> None:

@@ -125,19 +125,6 @@ class Backend:
         self._cancel.set()
         self.group.close()
 
-    def protected_dirs(self) -> list[Path]:
-        """The open stores' session dirs and spill dirs: files there belong to the stores
-        (live sessions), so nothing but the stores writes into them."""
-        found: list[Path] = []
-        for store in self.stores:
-            for name in ("session_dir", "spill_dir"):
-                value = getattr(store, name, None)
-                if isinstance(value, str | Path) and str(value):
-                    path = Path(value).expanduser().resolve()
-                    if path not in found:
-                        found.append(path)
-        return found
-
     def _open(self, indexed: bool) -> StoreGroup:
         if self.dirs == []:
             return StoreGroup([])

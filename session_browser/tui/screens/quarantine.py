@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -25,8 +25,8 @@ from textual.worker import get_current_worker
 
 from session_browser.core import quarantine as q
 from session_browser.core import recall
+from session_browser.core.actions.rescue import store_holding, writable_stores
 from session_browser.core.model import JSONDict, content_text
-from session_browser.core.store import DefaultSessionStore
 
 from ..errors import ReportsWorkerErrors
 from ..render import human_size, one_line, printable, role_label, short_time, when_text
@@ -44,18 +44,6 @@ ACTIONS = ("restore", "merge", "fold", "discard")
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def json_stores(backend: Any) -> list[DefaultSessionStore]:
-    """The backend's JSON session stores (the only ones that can hold quarantined files)."""
-    return [s for s in getattr(backend, "stores", []) if isinstance(s, DefaultSessionStore)]
-
-
-def store_for(stores: list[DefaultSessionStore], item: q.QuarantineItem) -> DefaultSessionStore:
-    for store in stores:
-        if store.session_dir == item.session_dir:
-            return store
-    return DefaultSessionStore(item.session_dir, spill_dir=item.spill_dir)
 
 
 def shown_path(path: str | Path) -> str:
@@ -358,7 +346,7 @@ class QuarantineScreen(ContextScreen):
     @work(thread=True, exclusive=True, group="quarantine-list", exit_on_error=False)
     def load_items(self) -> None:
         try:
-            items = q.list_items(json_stores(self.context.backend))
+            items = q.list_items(writable_stores(self.context.backend.stores))
         except Exception as exc:  # shown, never fatal
             self.post_message(ItemsLoaded([], f"{type(exc).__name__}: {exc}"))
             return
@@ -411,7 +399,7 @@ class QuarantineScreen(ContextScreen):
             "No corrupt session files (*.json.corrupt-*), no damaged live session files and "
             "no spill files were found in:\n"
         )
-        for store in json_stores(self.context.backend):
+        for store in writable_stores(self.context.backend.stores):
             text.append(f"  {shown_path(store.session_dir)}\n")
             text.append(f"  {shown_path(store.spill_dir)}\n")
         text.append("\nu undoes the last quarantine action, if any. Esc goes back.")
@@ -438,7 +426,7 @@ class QuarantineScreen(ContextScreen):
     def load_preview(self, generation: int, item: q.QuarantineItem) -> None:
         preview = Preview(item)
         try:
-            store = store_for(json_stores(self.context.backend), item)
+            store = store_holding(self.context.backend.stores, item)
             preview.salvage = q.salvage(item)
             if get_current_worker().is_cancelled:
                 return
@@ -660,7 +648,7 @@ class QuarantineScreen(ContextScreen):
     def _run(
         self, action: str, item: q.QuarantineItem, *, dry_run: bool, new_id: str | None = None
     ) -> q.ActionResult:
-        store = store_for(json_stores(self.context.backend), item)
+        store = store_holding(self.context.backend.stores, item)
         if action == "restore":
             return q.restore(store, item, new_session_id=new_id, dry_run=dry_run)
         if action == "merge":
@@ -746,7 +734,7 @@ class QuarantineScreen(ContextScreen):
     @work(thread=True, exclusive=True, group="quarantine-action", exit_on_error=False)
     def plan_undo(self) -> None:
         try:
-            plan = q.undo(dry_run=True, stores=json_stores(self.context.backend))
+            plan = q.undo(dry_run=True, stores=writable_stores(self.context.backend.stores))
         except (q.QuarantineError, OSError) as exc:
             self.post_message(ActionPlanned("undo", None, None, str(exc)))
             return
@@ -775,7 +763,7 @@ class QuarantineScreen(ContextScreen):
     def do_undo(self, action_id: str) -> None:
         try:
             # The open stores hear of every file put back or removed: their indexes follow.
-            result = q.undo(action_id, stores=json_stores(self.context.backend))
+            result = q.undo(action_id, stores=writable_stores(self.context.backend.stores))
         except (q.QuarantineError, OSError) as exc:
             self.post_message(ActionFinished("undo", None, str(exc)))
             return
