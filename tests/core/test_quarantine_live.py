@@ -12,6 +12,7 @@ import pytest
 
 from session_browser.core import quarantine as q
 from session_browser.core.files import dumps_session
+from session_browser.core.quarantine import actions as q_actions
 from session_browser.core.store import DefaultSessionStore
 
 T0 = 1_700_000_000
@@ -190,14 +191,14 @@ def test_a_failed_in_place_write_leaves_the_damaged_file_and_no_journal(
     damaged = _truncated(store, "s1")
     path = _write(store, "s1", damaged)
     [item] = q.list_items([store])
-    real = q.atomic_write_bytes
+    real = q_actions.atomic_write_bytes
 
     def failing(target: Path, payload: bytes, **kw: Any) -> None:
         if target == path:
             raise OSError(28, "No space left on device")
         real(target, payload, **kw)
 
-    monkeypatch.setattr(q, "atomic_write_bytes", failing)
+    monkeypatch.setattr(q_actions, "atomic_write_bytes", failing)
     with pytest.raises(OSError):
         q.restore(store, item)
     assert path.read_bytes() == damaged
