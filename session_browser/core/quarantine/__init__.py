@@ -66,7 +66,6 @@ from .listing import (
     find_item,
     item_history,
     list_items,
-    looks_damaged,
     unavailable,
 )
 from .salvage import (
@@ -116,7 +115,6 @@ __all__ = [
     "journal_dir",
     "journal_entries",
     "list_items",
-    "looks_damaged",
     "merge",
     "merge_in_time_order",
     "recover_pending",

@@ -10,9 +10,7 @@ from pathlib import Path
 from ..files import (
     CORRUPT_RE,
     SPILL_RE,
-    SessionFileError,
     loads,
-    read_json_file,
     spill_belongs_to,
 )
 from ..model import JSONDict
@@ -27,22 +25,25 @@ from .items import (
     _read_capped,
 )
 from .journal import journal_entries
+from .live import HealthyFiles
 from .salvage import _live, _missing, salvage
 
 
 def _entries(directory: Path) -> Iterator[tuple[Path, os.stat_result]]:
+    """The regular files of ``directory`` (symbolic links followed) by name, with their
+    stat."""
     try:
-        names = sorted(os.listdir(directory))
+        with os.scandir(directory) as it:
+            entries = sorted(it, key=lambda e: e.name)
     except OSError:
         return
-    for name in names:
-        path = directory / name
+    for entry in entries:
         try:
-            st = path.stat()
+            st = entry.stat()
         except OSError:
             continue
-        if path.is_file():
-            yield path, st
+        if stat.S_ISREG(st.st_mode):
+            yield directory / entry.name, st
 
 
 def list_items(stores: Sequence[DefaultSessionStore]) -> list[QuarantineItem]:
@@ -63,75 +64,20 @@ def list_items(stores: Sequence[DefaultSessionStore]) -> list[QuarantineItem]:
                 continue
             seen_dirs.add(key)
             known = _index_skipped(store) if kind == KIND_CORRUPT else frozenset()
+            healthy = HealthyFiles(directory) if kind == KIND_CORRUPT else None
             for path, st in _entries(directory):
                 m = pattern.match(path.name)
                 if m and (kind != KIND_SPILL or _spill_offered(path, store, first=first)):
                     items.append(_item(kind, path, st, store, m.group("stem"), m.group("ms")))
-                elif kind == KIND_CORRUPT and _is_session_name(path.name):
-                    live = _damaged_live(store, path, st, known)
+                elif healthy is not None and _is_session_name(path.name):
+                    live = _damaged_live(store, path, st, known, healthy)
                     if live is not None:
                         items.append(live)
+            if healthy is not None:
+                healthy.save()
     items.sort(key=lambda it: (it.at_ms if it.at_ms is not None else it.mtime * 1000, it.name))
     _add_status(items, stores)
     return items
-
-
-# A live file is first looked at through its first and last bytes only (listing stays
-# cheap with thousands of sessions); only a file that fails that look is read whole.
-_PROBE_BYTES = 4096
-_JSON_WS = b" \t\n\r"
-
-
-def _utf8_ok(chunk: bytes, *, cut_start: bool, cut_end: bool) -> bool:
-    """Whether ``chunk`` is valid UTF-8, a character cut at a chunk edge aside."""
-    if cut_start:
-        n = 0
-        while n < 3 and n < len(chunk) and 0x80 <= chunk[n] <= 0xBF:
-            n += 1
-        chunk = chunk[n:]
-    try:
-        chunk.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return cut_end and exc.reason == "unexpected end of data" and exc.start >= len(chunk) - 3
-    return True
-
-
-def looks_damaged(path: Path, size: int) -> bool:
-    """A bounded look at a live session file: True when it may not be a session object.
-
-    A file up to twice :data:`_PROBE_BYTES` is parsed whole; a bigger one passes when it
-    starts with ``{`` and ends with ``}`` (JSON whitespace aside) and both ends are valid
-    UTF-8. Catches truncation, NUL padding, an empty file and a list root; damage only in
-    the middle of a big file shows when the file is read.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return False  # unreadable is not "damaged": nothing to salvage
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return False
-        if size <= 2 * _PROBE_BYTES:
-            raw = os.pread(fd, 2 * _PROBE_BYTES + 1, 0)
-            try:
-                return not isinstance(loads(raw), dict)
-            except (ValueError, RecursionError):
-                return True
-        head = os.pread(fd, _PROBE_BYTES, 0)
-        tail = os.pread(fd, _PROBE_BYTES, size - _PROBE_BYTES)
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    start, end = head.lstrip(_JSON_WS), tail.rstrip(_JSON_WS)
-    if not start or not end:
-        return True  # only whitespace at one end: read it whole
-    return not (
-        start[:1] == b"{"
-        and end[-1:] == b"}"
-        and _utf8_ok(head, cut_start=False, cut_end=True)
-        and _utf8_ok(tail, cut_start=True, cut_end=False)
-    )
 
 
 def _is_session_name(name: str) -> bool:
@@ -152,19 +98,17 @@ def _index_skipped(store: DefaultSessionStore) -> frozenset[str]:
 
 
 def _damaged_live(
-    store: DefaultSessionStore, path: Path, st: os.stat_result, known: frozenset[str]
+    store: DefaultSessionStore,
+    path: Path,
+    st: os.stat_result,
+    known: frozenset[str],
+    healthy: HealthyFiles,
 ) -> QuarantineItem | None:
     """An item for the live file ``path`` when the store's reading path cannot read it as a
-    session (looked at cheaply first unless the index already ``known`` it), else None."""
-    if path.name not in known and not looks_damaged(path, st.st_size):
+    session, else None (a file the index could not read, ``known``, is always read)."""
+    if not healthy.is_damaged(path, st, recheck=path.name in known):
         return None
-    try:
-        read_json_file(path)  # the store's reading path decides
-    except SessionFileError:
-        return _item(KIND_LIVE, path, st, store, path.name[: -len(".json")], "")
-    except OSError:
-        return None  # unreadable or over the size cap: nothing to salvage from here
-    return None
+    return _item(KIND_LIVE, path, st, store, path.name[: -len(".json")], "")
 
 
 def item_history(entries: Sequence[JSONDict], item_path: Path) -> list[JSONDict]:
