@@ -105,6 +105,14 @@ def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
 
 
+def config_dir() -> Path:
+    """Our config dir (keymap, remembered settings)."""
+    env = os.environ.get("SESSION_BROWSER_CONFIG_DIR")
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+
+
 def data_dir() -> Path:
     """Our data dir (undo journal, trash): durable, never inside a session dir."""
     env = os.environ.get("SESSION_BROWSER_DATA_HOME")
