@@ -47,8 +47,8 @@ from session_browser.core.store import DefaultSessionStore
 
 from ..render import human_size, one_line, printable
 from ..widgets.chrome import AppHeader, StatusLine
+from .base import ContextScreen, shown_path
 from .confirm import ConfirmScreen
-from .quarantine import ContextScreen, shown_path
 
 if TYPE_CHECKING:
     from ..app import ScreenContext
