@@ -411,7 +411,7 @@ def keeps_session(
     as the index's filter clauses read them."""
     if pq.session is not None and not (
         str(data.get("session_id")) == pq.session
-        or (file_name is not None and file_name == paths.safe_id(pq.session) + ".json")
+        or (file_name is not None and file_name == paths.session_file_name(pq.session))
     ):
         return False
     if pq.source is not None and pq.source != source_kind and source_of(data) != pq.source:

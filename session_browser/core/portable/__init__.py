@@ -57,7 +57,6 @@ from .errors import (
     SessionNotFound,
     UnexportableSession,
     UnreadableSession,
-    file_name_for,
     is_marked_redacted,
     redact_payload,
 )
@@ -109,7 +108,6 @@ __all__ = [
     "export_bytes",
     "export_session",
     "export_sessions",
-    "file_name_for",
     "import_file",
     "import_sessions",
     "is_marked_redacted",

@@ -8,7 +8,6 @@ from typing import Any, Protocol
 from ..model import (
     JSONDict,
 )
-from ..paths import safe_id
 from ..redact import Redactor
 
 PORTABLE_VERSION = 1
@@ -79,8 +78,3 @@ def redact_payload(payload: JSONDict) -> tuple[JSONDict, dict[str, int]]:
 def is_marked_redacted(payload: Any) -> bool:
     """Whether a payload says it was redacted (the ``redacted`` marker)."""
     return isinstance(payload, dict) and bool(payload.get(REDACTED_KEY))
-
-
-def file_name_for(session_id: str) -> str:
-    """The store's file name for ``session_id`` (for reports)."""
-    return f"{safe_id(session_id)}.json"
