@@ -158,3 +158,19 @@ def test_list_finds_damage_in_the_middle_of_a_big_live_file(tmp_path: Path) -> N
     assert res.exit_code == 0, res.stderr
     [item] = json.loads(res.stdout)["items"]
     assert item["kind"] == "live" and item["name"] == "big.json"
+
+
+def test_salvage_output_is_never_written_into_the_session_dir(tmp_path: Path) -> None:
+    sessions, corrupt = _setup(tmp_path)
+    before = _snap(sessions)
+    base = ["quarantine", "salvage", corrupt.name, "--store", str(sessions), "--force"]
+    for target in (sessions / "salvaged.json", sessions / "s1.json"):
+        res = CliRunner().invoke(main, [*base, "-o", str(target)])
+        assert res.exit_code == 1 and "inside the session store" in res.stderr, res.output
+    assert _snap(sessions) == before
+    elsewhere = tmp_path / "salvaged.json"
+    res = CliRunner().invoke(
+        main,
+        ["quarantine", "salvage", corrupt.name, "--store", str(sessions), "-o", str(elsewhere)],
+    )
+    assert res.exit_code == 0 and json.loads(elsewhere.read_bytes())["session_id"] == "s1"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, NoReturn, TypeVar
 
@@ -222,18 +222,20 @@ def target_refusal(exc: ExportTargetError) -> str:
     return f"{exc}{hint}"
 
 
-def write_output(output: str, payload: bytes, *, force: bool) -> str:
+def write_output(output: str, payload: bytes, *, force: bool, stores: Sequence[Any] = ()) -> str:
     """Write ``payload`` to ``output`` atomically ('-': stdout); the path written.
 
-    A directory, a missing parent dir or (without ``force``) an existing file is one clear
-    error, and a failed write leaves ``output`` as it was.
+    A directory, a missing parent dir, a path inside a session or spill dir of ``stores``
+    or (without ``force``) an existing file is one clear error (the export rules of
+    :func:`~session_browser.core.actions.export.check_target`), and a failed write leaves
+    ``output`` as it was.
     """
     if output == "-":
         sys.stdout.buffer.write(payload)
         sys.stdout.buffer.flush()
         return "-"
     try:
-        path = check_target(output, (), replace=force)
+        path = check_target(output, stores, replace=force)
         atomic_write_bytes(path, payload)
     except ExportTargetError as exc:
         fail(target_refusal(exc))

@@ -213,7 +213,8 @@ def salvage(
             payload = dumps_session(result.session_dict())
         except RecursionError:
             fail(f"{it.name}: the salvaged session is nested too deeply to write")
-        written = write_output(output, payload, force=force)
+        # Never into a session dir: a file there would be a live session no journal undoes.
+        written = write_output(output, payload, force=force, stores=_stores(ctx, stores))
     if as_json:
         echo_json(
             {
