@@ -186,11 +186,6 @@ def fail(message: str, *, code: int = 1) -> NoReturn:
     sys.exit(code)
 
 
-def shown_id(session_id: str, width: int = 120) -> str:
-    """A session id for a message: quoted, controls escaped, a huge one cut short."""
-    return repr(clip(session_id, width)) if session_id else "(empty)"
-
-
 def os_error_text(exc: OSError, action: str = "") -> str:
     """``cannot write PATH: No space left on device`` from an ``OSError``."""
     reason = exc.strerror or str(exc)

@@ -16,7 +16,7 @@ from session_browser.core.model import ImportReport
 from session_browser.core.paths import default_session_dir
 from session_browser.core.store import DefaultSessionStore
 from session_browser.core.stores import open_store, parse_store_spec
-from session_browser.core.text import printable
+from session_browser.core.text import printable, shown_id
 
 from .common import (
     chosen_stores,
@@ -27,7 +27,6 @@ from .common import (
     json_option,
     os_error_text,
     safe,
-    shown_id,
     store_option,
     target_refusal,
 )

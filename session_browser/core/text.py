@@ -133,3 +133,8 @@ def human_size(size: int) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{size} B"  # pragma: no cover
+
+
+def shown_id(session_id: str, width: int = 120) -> str:
+    """A session id for a message: quoted, controls escaped, a huge one cut short."""
+    return repr(clip(session_id, width)) if session_id else "(empty)"

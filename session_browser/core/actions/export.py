@@ -18,7 +18,7 @@ from typing import Any
 
 from .. import portable
 from ..files import atomic_write_bytes
-from ..text import clip
+from ..text import shown_id
 
 # Why a target path was refused (``ExportTargetError.code``).
 TARGET_EMPTY = "empty"
@@ -40,11 +40,6 @@ class ExportTargetError(portable.PortableError):
         super().__init__(message)
         self.code = code
         self.path = path
-
-
-def clip_id(session_id: str, width: int = 120) -> str:
-    """A session id for a message: quoted, a huge one cut short."""
-    return repr(clip(session_id, width)) if session_id else "(empty)"
 
 
 def format_for(name: str) -> str:
@@ -193,7 +188,7 @@ def build_export(
         return Built(b"", 0, {}, skipped)
     unexportable: list[str] | None = [] if skip_unreadable else None
     data, redactions = portable.export_bytes(sessions, fmt, redact=redact, skipped=unexportable)
-    skipped.extend(f"session {clip_id(sid)} (nested too deeply)" for sid in unexportable or [])
+    skipped.extend(f"session {shown_id(sid)} (nested too deeply)" for sid in unexportable or [])
     return Built(data, len(sessions) - len(unexportable or []), redactions, skipped)
 
 
