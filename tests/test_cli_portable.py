@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from session_browser.cli import main
+from session_browser.core.paths import spill_dir_for
 from session_browser.core.store import DefaultSessionStore
 
 
@@ -138,3 +140,34 @@ def test_import_prints_created_replaced_and_how_to_undo(tmp_path: Path) -> None:
     assert "Undo: session-browser quarantine undo " in res.stdout
     res = runner.invoke(main, ["import", str(out), "--store", str(dst), "--overwrite"])
     assert res.exit_code == 0 and "replaced 2:" in res.stdout and "created 2" not in res.stdout
+
+
+@pytest.mark.parametrize("where", ["new-in-sessions", "live", "spill", "dotdot"])
+def test_export_is_never_written_into_a_store(tmp_path: Path, where: str) -> None:
+    """The CLI holds the app's policy: no export lands in a session or spill dir, not even
+    with --force (a file there is a live session, or becomes one)."""
+    src = _store(tmp_path / "src")
+    spill = spill_dir_for(src.session_dir)  # the spill dir the CLI opens the store with
+    spill.mkdir(parents=True, exist_ok=True)
+    target = {
+        "new-in-sessions": src.session_dir / "export.json",
+        "live": src.session_path("s1"),
+        "spill": spill / "export.json",
+        "dotdot": src.session_dir / "sub" / ".." / "export.json",
+    }[where]
+    before = {
+        str(p): p.read_bytes()
+        for d in (src.session_dir, spill)
+        for p in d.rglob("*")
+        if p.is_file()
+    }
+    args = ["export", "--all", "--store", str(src.session_dir), "-o", str(target), "--force"]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 1 and "inside the session store" in res.stderr, res.output
+    after = {
+        str(p): p.read_bytes()
+        for d in (src.session_dir, spill)
+        for p in d.rglob("*")
+        if p.is_file()
+    }
+    assert after == before

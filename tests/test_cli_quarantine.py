@@ -139,3 +139,38 @@ def test_a_second_restore_warns_and_again_restores(tmp_path: Path) -> None:
     assert not (sessions / "s1-restored-2.json").exists()
     res = runner.invoke(main, ["quarantine", "restore", corrupt.name, *base, "-y", "--again"])
     assert res.exit_code == 0 and (sessions / "s1-restored-2.json").exists()
+
+
+def test_list_finds_damage_in_the_middle_of_a_big_live_file(tmp_path: Path) -> None:
+    """Without the index, `quarantine list` still reads every live file whole (once)."""
+    store = DefaultSessionStore(tmp_path / "home" / "sessions", retention="keep_all")
+    for i in range(40):
+        store.add_user_message("big", f"turn {i} " + "x" * 400)
+    store.add_user_message("ok", "healthy")
+    path = store.session_path("big")
+    raw = bytearray(path.read_bytes())
+    assert len(raw) > 3 * 4096
+    raw[len(raw) // 2 : len(raw) // 2 + 64] = b"\0" * 64
+    path.write_bytes(bytes(raw))
+    res = CliRunner().invoke(
+        main, ["quarantine", "list", "--store", str(store.session_dir), "--json"]
+    )
+    assert res.exit_code == 0, res.stderr
+    [item] = json.loads(res.stdout)["items"]
+    assert item["kind"] == "live" and item["name"] == "big.json"
+
+
+def test_salvage_output_is_never_written_into_the_session_dir(tmp_path: Path) -> None:
+    sessions, corrupt = _setup(tmp_path)
+    before = _snap(sessions)
+    base = ["quarantine", "salvage", corrupt.name, "--store", str(sessions), "--force"]
+    for target in (sessions / "salvaged.json", sessions / "s1.json"):
+        res = CliRunner().invoke(main, [*base, "-o", str(target)])
+        assert res.exit_code == 1 and "inside the session store" in res.stderr, res.output
+    assert _snap(sessions) == before
+    elsewhere = tmp_path / "salvaged.json"
+    res = CliRunner().invoke(
+        main,
+        ["quarantine", "salvage", corrupt.name, "--store", str(sessions), "-o", str(elsewhere)],
+    )
+    assert res.exit_code == 0 and json.loads(elsewhere.read_bytes())["session_id"] == "s1"

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import logging
 import os
-import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
 from rich.text import Text
 
+from session_browser.core.actions.export import (
+    TARGET_EXISTS,
+    TARGET_NOT_REGULAR,
+    TARGET_SYMLINK,
+    ExportTargetError,
+    check_target,
+)
 from session_browser.core.files import atomic_write_bytes
 from session_browser.core.model import utc_datetime
 from session_browser.core.multi import StoreGroup
@@ -181,11 +186,6 @@ def fail(message: str, *, code: int = 1) -> NoReturn:
     sys.exit(code)
 
 
-def shown_id(session_id: str, width: int = 120) -> str:
-    """A session id for a message: quoted, controls escaped, a huge one cut short."""
-    return repr(clip(session_id, width)) if session_id else "(empty)"
-
-
 def os_error_text(exc: OSError, action: str = "") -> str:
     """``cannot write PATH: No space left on device`` from an ``OSError``."""
     reason = exc.strerror or str(exc)
@@ -207,42 +207,35 @@ def confirm(question: str, details: str) -> None:
         fail("cancelled; nothing changed (use --yes to skip the question)")
 
 
-def write_output(output: str, payload: bytes, *, force: bool) -> str:
+def target_refusal(exc: ExportTargetError) -> str:
+    """The one line that refuses an output file, with the option that changes it."""
+    hint = {
+        TARGET_EXISTS: " (use --force to replace it)",
+        TARGET_SYMLINK: " (or '-' for stdout)",
+        TARGET_NOT_REGULAR: "; use '-' for stdout",
+    }.get(exc.code, "")
+    return f"{exc}{hint}"
+
+
+def write_output(output: str, payload: bytes, *, force: bool, stores: Sequence[Any] = ()) -> str:
     """Write ``payload`` to ``output`` atomically ('-': stdout); the path written.
 
-    A directory, a missing parent dir or (without ``force``) an existing file is one clear
-    error, and a failed write leaves ``output`` as it was.
+    A directory, a missing parent dir, a path inside a session or spill dir of ``stores``
+    or (without ``force``) an existing file is one clear error (the export rules of
+    :func:`~session_browser.core.actions.export.check_target`), and a failed write leaves
+    ``output`` as it was.
     """
     if output == "-":
         sys.stdout.buffer.write(payload)
         sys.stdout.buffer.flush()
         return "-"
-    if not output.strip():
-        fail("the output file name is empty")
-    path = Path(output).expanduser()
     try:
-        st: os.stat_result | None = os.lstat(path)
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        exc.filename = str(path)
-        fail(os_error_text(exc, "write"))
-    if st is not None and stat.S_ISLNK(st.st_mode):
-        # Replacing would turn the link into a file; writing through would reach a file
-        # the name does not show. Neither is what "-o NAME" says: name the real file.
-        fail(f"{path} is a symbolic link; give the file it points to (or '-' for stdout)")
-    if path.is_dir():
-        fail(f"{path} is a directory")
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        fail(f"{path} is not a regular file (a FIFO, device or socket); use '-' for stdout")
-    if st is not None and not force:
-        fail(f"{path} exists (use --force to replace it)")
-    if not path.parent.is_dir():
-        fail(f"no such directory: {path.parent}")
-    try:
+        path = check_target(output, stores, replace=force)
         atomic_write_bytes(path, payload)
+    except ExportTargetError as exc:
+        fail(target_refusal(exc))
     except OSError as exc:
-        exc.filename = str(path)
+        exc.filename = output
         fail(os_error_text(exc, "write"))
     return str(path)
 

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.text import Text
 
 from session_browser.core import portable
+from session_browser.core.actions import export as export_actions
+from session_browser.core.actions.import_ import CREATE, REPLACE, ImportRequest, run_import
 from session_browser.core.model import ImportReport
 from session_browser.core.paths import default_session_dir
 from session_browser.core.store import DefaultSessionStore
 from session_browser.core.stores import open_store, parse_store_spec
-from session_browser.core.text import printable
+from session_browser.core.text import printable, shown_id
 
 from .common import (
     chosen_stores,
@@ -23,10 +25,10 @@ from .common import (
     fail,
     group_from,
     json_option,
+    os_error_text,
     safe,
-    shown_id,
     store_option,
-    write_output,
+    target_refusal,
 )
 
 _SIZE_RE = re.compile(r"^\s*(\d+)\s*([kmgt]?)i?b?\s*$", re.I)
@@ -39,41 +41,6 @@ def parse_size(text: str) -> int:
     if not m:
         raise click.BadParameter(f"not a size: {text!r} (try 512M or 2G)")
     return int(m.group(1)) * _UNITS[m.group(2).lower()]
-
-
-def _build(
-    group: Any,
-    ids: tuple[str, ...],
-    all_: bool,
-    query: str | None,
-    limit: int,
-    fmt: str,
-    redact: bool,
-    lineage: bool,
-    skip_unreadable: bool,
-) -> tuple[bytes, int, dict[str, int], list[str]]:
-    """The export's bytes, how many sessions/hits it holds, redactions, skipped files."""
-    skipped: list[str] = []
-    if query is not None:
-        if not query.strip():
-            raise portable.PortableError("the query is empty")
-        hits = group.search(query, limit=limit)
-        if fmt != "json":
-            rendered = portable.render_hits(hits, fmt, query=query, redact=redact)
-            return rendered.text.encode("utf-8"), len(hits), rendered.redactions, skipped
-        ids, lineage = tuple(h.session_id for h in hits), False
-    sessions = portable.collect_sessions(
-        group,
-        ids,
-        all_sessions=all_,
-        include_lineage=lineage,
-        skip_unreadable=skip_unreadable,
-        skipped=skipped,
-    )
-    unexportable: list[str] | None = [] if skip_unreadable else None
-    data, redactions = portable.export_bytes(sessions, fmt, redact=redact, skipped=unexportable)
-    skipped.extend(f"session {shown_id(sid)} (nested too deeply)" for sid in unexportable or [])
-    return data, len(sessions) - len(unexportable or []), redactions, skipped
 
 
 @click.command()
@@ -128,24 +95,44 @@ def export(
     if chosen != 1:
         fail("give session ids, --all or --search QUERY (exactly one of them)")
     if fmt is None:
-        suffix = Path(output).suffix.lower().lstrip(".")
-        fmt = {"md": "md", "markdown": "md", "html": "html", "htm": "html"}.get(suffix, "json")
+        fmt = export_actions.format_for(output)
+    if as_json and output == "-":
+        fail("--json needs -o FILE (stdout holds the export)")
     group = group_from(ctx, stores)
+    target: Path | None = None
     try:
-        data, count, redactions, skipped = _build(
-            group, session_ids, all_, query, limit, fmt, redact, not no_lineage, skip_unreadable
+        if output != "-":  # refused before the work, and checked again at the write
+            target = export_actions.check_target(output, group.stores, replace=force)
+        built = export_actions.build_export(
+            group,
+            session_ids,
+            all_sessions=all_,
+            query=query,
+            limit=limit,
+            fmt=fmt,
+            redact=redact,
+            lineage=not no_lineage,
+            skip_unreadable=skip_unreadable,
         )
+        if target is None:
+            sys.stdout.buffer.write(built.data)
+            sys.stdout.buffer.flush()
+        else:
+            target = export_actions.write_export(target, built.data, group.stores, replace=force)
     except portable.SessionNotFound as exc:
         fail(f"unknown session id: {shown_id(str(exc.args[0]))}")
     except portable.UnreadableSession as exc:
         fail(f"{exc}; --skip-unreadable exports the rest")
+    except export_actions.ExportTargetError as exc:
+        fail(target_refusal(exc))
     except portable.PortableError as exc:
         fail(str(exc))
-    if as_json and output == "-":
-        fail("--json needs -o FILE (stdout holds the export)")
-    target = write_output(output, data, force=force)
+    except OSError as exc:
+        exc.filename = output
+        fail(os_error_text(exc, "write"))
+    data, count, redactions, skipped = built.data, built.count, built.redactions, built.skipped
     report = {
-        "output": target,
+        "output": "-" if target is None else str(target),
         "format": fmt,
         "sessions" if query is None else "hits": count,
         "bytes": len(data),
@@ -156,7 +143,7 @@ def export(
     if as_json:
         echo_json(report)
         return
-    if target == "-":
+    if target is None:
         for path in skipped:
             click.echo(
                 f"session-browser: skipped unreadable {printable(path, one_line=True)}", err=True
@@ -164,7 +151,7 @@ def export(
         return
     out = console()
     line = Text(f"Exported {count} {'session' if query is None else 'hit'}(s) as {fmt} to ")
-    line.append_text(safe(target))
+    line.append_text(safe(str(target)))
     line.append(f" ({len(data)} bytes)")
     out.print(line, overflow="fold")
     if redact:
@@ -260,17 +247,15 @@ def import_(
         fail(str(exc.message))
     store = _destination(ctx, stores)
     try:
-        report = portable.import_file(
-            store,
+        request = ImportRequest(
             file,
-            max_bytes=cap,
             overwrite=overwrite,
-            allow_redacted=allow_redacted,
-            reset_live_fields=not keep_live_fields,
-            max_sessions=max_sessions,
-            dry_run=dry_run,
+            keep_live=keep_live_fields,
             skip_invalid=skip_invalid,
+            max_bytes=cap,
+            max_sessions=max_sessions,
         )
+        report, changes = run_import(store, request, dry_run=dry_run, allow_redacted=allow_redacted)
     except portable.RedactedReplaceRefused as exc:
         fail(_refusal(exc.ids))
     except portable.PortableError as exc:
@@ -278,7 +263,7 @@ def import_(
     if as_json:
         echo_json(report.as_dict() | {"store": str(store.session_dir)})
     else:
-        _print_import(report, store, dry_run)
+        _print_import(report, changes, store, dry_run)
     if report.refused:
         fail(_refusal(report.refused, dry_run=True))
     failures = report.failures
@@ -297,7 +282,12 @@ def _refusal(ids: list[str], *, dry_run: bool = False) -> str:
     return printable(portable.redacted_refusal(ids, dry_run=dry_run, hint=hint), one_line=True)
 
 
-def _print_import(report: ImportReport, store: DefaultSessionStore, dry_run: bool) -> None:
+def _print_import(
+    report: ImportReport,
+    changes: list[tuple[str, str]],
+    store: DefaultSessionStore,
+    dry_run: bool,
+) -> None:
     out = console()
     verb = "Would import" if dry_run else "Imported"
     line = Text(f"{verb} {report.imported} session(s) into ")
@@ -308,10 +298,12 @@ def _print_import(report: ImportReport, store: DefaultSessionStore, dry_run: boo
     out.print(line, overflow="fold")
     if report.redacted:
         out.print(Text("  (a redacted export: its secrets are placeholders)", style="yellow"))
-    labels = ("would create", "would replace") if dry_run else ("created", "replaced")
-    for label, ids in zip(labels, (report.created_ids, report.replaced_ids), strict=True):
+    labels = {CREATE: "created", REPLACE: "replaced"}
+    for kind in (CREATE, REPLACE):
+        ids = [sid for change, sid in changes if change == kind]
         if not ids:
             continue
+        label = f"would {kind}" if dry_run else labels[kind]
         out.print(Text(f"  {label} {len(ids)}:"))
         for sid in ids:
             row = Text("    ")

@@ -12,9 +12,10 @@ from rich.table import Table
 from rich.text import Text
 
 from session_browser.core import quarantine as q
+from session_browser.core.actions.rescue import store_holding, writable_stores
 from session_browser.core.files import dumps_session
 from session_browser.core.store import DefaultSessionStore
-from session_browser.core.text import printable
+from session_browser.core.text import human_size, printable
 
 from .common import (
     confirm,
@@ -33,8 +34,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _stores(ctx: click.Context, stores: tuple[str, ...]) -> list[DefaultSessionStore]:
-    group = group_from(ctx, stores)
-    return [s for s in group.stores if isinstance(s, DefaultSessionStore)]
+    return writable_stores(group_from(ctx, stores).stores)
 
 
 def _item(ctx: click.Context, stores: tuple[str, ...], ref: str) -> q.QuarantineItem:
@@ -44,20 +44,10 @@ def _item(ctx: click.Context, stores: tuple[str, ...], ref: str) -> q.Quarantine
         fail(str(exc))
 
 
-def _store_of(ctx: click.Context, stores: tuple[str, ...], item: q.QuarantineItem) -> Any:
-    for store in _stores(ctx, stores):
-        if store.session_dir == item.session_dir:
-            return store
-    return DefaultSessionStore(item.session_dir, spill_dir=item.spill_dir)
-
-
-def _size(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"  # pragma: no cover
+def _store_of(
+    ctx: click.Context, stores: tuple[str, ...], item: q.QuarantineItem
+) -> DefaultSessionStore:
+    return store_holding(_stores(ctx, stores), item)
 
 
 def _age(seconds: float) -> str:
@@ -114,7 +104,7 @@ def list_(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
         table.add_row(
             it.kind,
             safe(it.name),
-            _size(it.size),
+            human_size(it.size),
             _age(it.age_seconds()),
             session,
             safe(error),
@@ -223,7 +213,8 @@ def salvage(
             payload = dumps_session(result.session_dict())
         except RecursionError:
             fail(f"{it.name}: the salvaged session is nested too deeply to write")
-        written = write_output(output, payload, force=force)
+        # Never into a session dir: a file there would be a live session no journal undoes.
+        written = write_output(output, payload, force=force, stores=_stores(ctx, stores))
     if as_json:
         echo_json(
             {

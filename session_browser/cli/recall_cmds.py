@@ -12,7 +12,7 @@ from session_browser.core import recall
 from session_browser.core.files import SessionFileError
 from session_browser.core.model import JSONDict, SessionData, SessionHit, content_text
 from session_browser.core.store import DefaultSessionStore
-from session_browser.core.text import printable
+from session_browser.core.text import printable, shown_id
 
 from .common import (
     console,
@@ -23,7 +23,6 @@ from .common import (
     json_option,
     os_error_text,
     safe,
-    shown_id,
     store_option,
     when_text,
 )

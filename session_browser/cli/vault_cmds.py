@@ -7,9 +7,10 @@ from pathlib import Path
 
 import click
 
+from session_browser.core.text import shown_id
 from session_browser.core.vault import Vault, VaultError, Version, default_vault_dir
 
-from .common import echo_json, fail, json_option, os_error_text, shown_id
+from .common import echo_json, fail, json_option, os_error_text
 
 
 def _open() -> Vault:

@@ -336,38 +336,25 @@ class StoreGroup:
         """A page of the merged session list (see ``SqliteSessionStore.browse``)."""
         if len(self.stores) == 1 and hasattr(self.stores[0], "browse"):
             return list(self.stores[0].browse(offset=offset, limit=limit, sort=sort, text=text))
-        key = _SORT_KEYS.get(sort)
-        if key is None:
-            raise ValueError(f"sort must be one of {tuple(_SORT_KEYS)}, not {sort!r}")
+        if sort not in recall.SORTS:
+            raise ValueError(f"sort must be one of {recall.SORTS}, not {sort!r}")
         if limit <= 0:
             return []
         offset = max(0, offset)
         rows: list[SessionSummary] = []
-        needle = (text or "").strip().lower()
         for store in self.stores:
             if hasattr(store, "browse"):
                 rows.extend(store.browse(offset=0, limit=offset + limit, sort=sort, text=text))
             else:
-                rows.extend(
-                    s
-                    for s in store.summaries()
-                    if not needle or needle in s.title.lower() or needle in s.session_id.lower()
-                )
-        rows = _unique(rows)
-        rows.sort(key=key, reverse=True)
-        return rows[offset : offset + limit]
+                rows.extend(s for s in store.summaries() if recall.title_or_id_matches(s, text))
+        return recall.sort_summaries(_unique(rows), sort)[offset : offset + limit]
 
     def count(self, *, text: str = "") -> int:
         """How many sessions :meth:`browse` pages through (ids held by two stores count once
         when the stores are plain; indexed stores are summed)."""
         if all(hasattr(s, "count") for s in self.stores):
             return sum(int(getattr(s, "count")(text=text)) for s in self.stores)  # noqa: B009
-        needle = (text or "").strip().lower()
-        return sum(
-            1
-            for s in self.summaries()
-            if not needle or needle in s.title.lower() or needle in s.session_id.lower()
-        )
+        return sum(1 for s in self.summaries() if recall.title_or_id_matches(s, text))
 
 
 def _unique(rows: Sequence[SessionSummary]) -> list[SessionSummary]:
@@ -378,10 +365,3 @@ def _unique(rows: Sequence[SessionSummary]) -> list[SessionSummary]:
             seen.add(row.session_id)
             out.append(row)
     return out
-
-
-_SORT_KEYS: dict[str, Any] = {
-    "updated": lambda s: s.when or "",
-    "created": lambda s: s.created_at or "",
-    "size": lambda s: s.size,
-}

@@ -62,6 +62,11 @@ def safe_id(session_id: str) -> str:
     return "".join(c if c.isalnum() or c in _SAFE_CHARS else "_" for c in session_id)
 
 
+def session_file_name(session_id: str) -> str:
+    """The name of ``session_id``'s file in a PraisonAI session dir: ``<safe_id>.json``."""
+    return f"{safe_id(session_id)}.json"
+
+
 def praisonai_home() -> Path:
     """``$PRAISONAI_HOME`` if set, else ``~/.praisonai``."""
     env = os.environ.get("PRAISONAI_HOME")
@@ -103,6 +108,14 @@ def cache_dir() -> Path:
     if env:
         return Path(env).expanduser()
     return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+
+
+def config_dir() -> Path:
+    """Our config dir (keymap, remembered settings)."""
+    env = os.environ.get("SESSION_BROWSER_CONFIG_DIR")
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
 
 
 def data_dir() -> Path:

@@ -16,7 +16,7 @@ Classic scoring (the documented heuristic, identical in every store)
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -584,4 +584,28 @@ def sort_recent(summaries: Iterable[SessionSummary], limit: int) -> list[Session
     """Most recently updated first."""
     if limit <= 0:
         return []
-    return sorted(summaries, key=lambda s: s.when or "", reverse=True)[:limit]
+    return sort_summaries(summaries, "updated")[:limit]
+
+
+# The orders of the session list: most recently updated, created, or biggest first.
+SORT_KEYS: dict[str, Callable[[SessionSummary], Any]] = {
+    "updated": lambda s: s.when or "",
+    "created": lambda s: s.created_at or "",
+    "size": lambda s: s.size,
+}
+SORTS = tuple(SORT_KEYS)
+
+
+def sort_summaries(summaries: Iterable[SessionSummary], sort: str) -> list[SessionSummary]:
+    """``summaries`` in the order ``sort`` names (raises ``ValueError`` for another)."""
+    key = SORT_KEYS.get(sort)
+    if key is None:
+        raise ValueError(f"sort must be one of {SORTS}, not {sort!r}")
+    return sorted(summaries, key=key, reverse=True)
+
+
+def title_or_id_matches(summary: SessionSummary, text: str) -> bool:
+    """The session list's filter: ``text`` (any case) in the title or the id; an empty
+    ``text`` keeps every session."""
+    needle = (text or "").strip().lower()
+    return not needle or needle in summary.title.lower() or needle in summary.session_id.lower()

@@ -45,7 +45,13 @@ from .model import (
     tail_turns,
     utc_now_iso,
 )
-from .paths import default_session_dir, default_spill_dir, ensure_private_dir, safe_id
+from .paths import (
+    default_session_dir,
+    default_spill_dir,
+    ensure_private_dir,
+    safe_id,
+    session_file_name,
+)
 
 log = logging.getLogger("session_browser.store")
 
@@ -198,7 +204,7 @@ class DefaultSessionStore(PraisonAICompat):
 
     def session_path(self, session_id: str) -> Path:
         """The file of ``session_id`` (a hostile id cannot leave the session dir)."""
-        return self.session_dir / f"{safe_id(session_id)}.json"
+        return self.session_dir / session_file_name(session_id)
 
     # ------------------------------------------------------------------ reads (never write)
 
@@ -289,7 +295,7 @@ class DefaultSessionStore(PraisonAICompat):
                 continue
             sid = stored_id(data, path)
             data["session_id"] = sid
-            if path.name != f"{safe_id(sid)}.json":
+            if path.name != session_file_name(sid):
                 misplaced.setdefault(sid, path)
             yield path, st, data
         if stamp is not None:

@@ -123,3 +123,18 @@ def strip_markdown(text: str) -> str:
     hashes, quote marks, fences, link targets): for one-line previews such as snippets."""
     text = _MD_LINE.sub("", text)
     return _MD_INLINE.sub(lambda m: next(g for g in m.groups() if g is not None), text)
+
+
+def human_size(size: int) -> str:
+    """A byte count for people, in binary units: ``512 B``, ``1.5 KiB``, ``2.0 GiB``."""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"  # pragma: no cover
+
+
+def shown_id(session_id: str, width: int = 120) -> str:
+    """A session id for a message: quoted, controls escaped, a huge one cut short."""
+    return repr(clip(session_id, width)) if session_id else "(empty)"

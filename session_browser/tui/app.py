@@ -22,10 +22,13 @@ from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
 
+from session_browser.core.paths import config_dir
+from session_browser.core.settings import load_settings, save_settings
+
 from .backend import Backend, IndexState, LiveChanges
 from .commands import ActionsProvider
 from .errors import ReportsWorkerErrors
-from .keymap import KeymapError, config_dir, keymap_path, keymap_problems, load_keymap
+from .keymap import KeymapError, keymap_path, keymap_problems, load_keymap
 from .messages import StoreStatus
 from .render import error_text, printable
 from .screens.confirm import ConfirmScreen
@@ -33,7 +36,6 @@ from .screens.explain import TextScreen
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
 from .screens.viewer import ViewerScreen
-from .settings import load_settings, save_settings
 from .widgets.hits import HitList
 from .widgets.recent import RecentList
 from .widgets.rowlist import RowList

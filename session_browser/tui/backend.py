@@ -22,7 +22,7 @@ from session_browser.core.multi import StoreGroup
 from session_browser.core.query import QueryError
 from session_browser.core.stores import open_stores
 
-SORTS = ("updated", "created", "size")
+SORTS = recall.SORTS  # the orders of the Recent list
 SEARCH_LIMIT = 50
 SEARCH_WINDOW = 2
 
@@ -124,19 +124,6 @@ class Backend:
         self.closed = True
         self._cancel.set()
         self.group.close()
-
-    def protected_dirs(self) -> list[Path]:
-        """The open stores' session dirs and spill dirs: files there belong to the stores
-        (live sessions), so nothing but the stores writes into them."""
-        found: list[Path] = []
-        for store in self.stores:
-            for name in ("session_dir", "spill_dir"):
-                value = getattr(store, name, None)
-                if isinstance(value, str | Path) and str(value):
-                    path = Path(value).expanduser().resolve()
-                    if path not in found:
-                        found.append(path)
-        return found
 
     def _open(self, indexed: bool) -> StoreGroup:
         if self.dirs == []:
@@ -381,15 +368,8 @@ class Backend:
         return self._summaries
 
     def _browse_fallback(self, sort: str, text: str) -> list[SessionSummary]:
-        rows = self._all_summaries()
-        needle = text.strip().lower()
-        if needle:
-            rows = [s for s in rows if needle in s.title.lower() or needle in s.session_id.lower()]
-        if sort == "created":
-            return sorted(rows, key=lambda s: s.created_at or "", reverse=True)
-        if sort == "size":
-            return sorted(rows, key=lambda s: s.size, reverse=True)
-        return sorted(rows, key=lambda s: s.when or "", reverse=True)
+        rows = [s for s in self._all_summaries() if recall.title_or_id_matches(s, text)]
+        return recall.sort_summaries(rows, sort if sort in recall.SORTS else "updated")
 
     def _browsable(self) -> list[Any]:
         return [s for s in self.stores if hasattr(s, "browse") and hasattr(s, "count")]

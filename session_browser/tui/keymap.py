@@ -11,21 +11,12 @@
 from __future__ import annotations
 
 import json
-import os
 import tomllib
 from pathlib import Path
 
-import platformdirs
 from textual.binding import Binding, BindingType
 
-from session_browser.core.paths import APP_NAME
-
-
-def config_dir() -> Path:
-    env = os.environ.get("SESSION_BROWSER_CONFIG_DIR")
-    if env:
-        return Path(env).expanduser()
-    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+from session_browser.core.paths import config_dir
 
 
 def keymap_path() -> Path | None:

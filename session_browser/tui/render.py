@@ -11,6 +11,7 @@ from rich.text import Text
 
 from session_browser.core.model import SessionHit, SessionSummary, utc_datetime
 from session_browser.core.text import clip
+from session_browser.core.text import human_size as human_size  # one size format
 from session_browser.core.text import printable as _core_printable
 
 ROLE_LABELS = {"user": "you", "assistant": "assistant", "system": "system", "tool": "tool"}
@@ -130,15 +131,6 @@ def short_time(ts: object) -> str:
                 pass
         return raw_value(ts)
     return ""
-
-
-def human_size(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"
 
 
 def highlight(text: Text, terms: Iterable[str], style: str | Style) -> Text:

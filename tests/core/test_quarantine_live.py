@@ -12,6 +12,7 @@ import pytest
 
 from session_browser.core import quarantine as q
 from session_browser.core.files import dumps_session
+from session_browser.core.quarantine import actions as q_actions
 from session_browser.core.store import DefaultSessionStore
 
 T0 = 1_700_000_000
@@ -190,14 +191,14 @@ def test_a_failed_in_place_write_leaves_the_damaged_file_and_no_journal(
     damaged = _truncated(store, "s1")
     path = _write(store, "s1", damaged)
     [item] = q.list_items([store])
-    real = q.atomic_write_bytes
+    real = q_actions.atomic_write_bytes
 
     def failing(target: Path, payload: bytes, **kw: Any) -> None:
         if target == path:
             raise OSError(28, "No space left on device")
         real(target, payload, **kw)
 
-    monkeypatch.setattr(q, "atomic_write_bytes", failing)
+    monkeypatch.setattr(q_actions, "atomic_write_bytes", failing)
     with pytest.raises(OSError):
         q.restore(store, item)
     assert path.read_bytes() == damaged
@@ -216,7 +217,7 @@ def test_discard_of_a_damaged_live_file_and_undo(tmp_path: Path) -> None:
     assert path.read_bytes() == damaged
 
 
-def test_damage_inside_a_big_file_is_listed_once_the_index_knows_it(tmp_path: Path) -> None:
+def test_damage_inside_a_big_file_is_listed_with_and_without_the_index(tmp_path: Path) -> None:
     from session_browser.core.index import SqliteSessionStore
 
     plain = _store(tmp_path)
@@ -224,9 +225,49 @@ def test_damage_inside_a_big_file_is_listed_once_the_index_knows_it(tmp_path: Pa
     middle = raw.index("ü".encode(), len(raw) // 2)
     damaged = raw[:middle] + b"\xff" + raw[middle + 2 :]  # its ends look fine
     _write(plain, "mid", damaged)
-    assert q.list_items([plain]) == []  # the cheap look alone cannot see it
+    [found] = q.list_items([plain])  # every file is read whole (once)
+    assert found.kind == q.KIND_LIVE and found.session_id == "mid"
     with SqliteSessionStore(plain.session_dir, db_path=tmp_path / "idx.sqlite3") as indexed:
         assert indexed.skipped_names() == ["mid.json"]
         [item] = q.list_items([indexed])
     assert item.kind == q.KIND_LIVE and item.problem is not None
     assert item.problem.message.startswith("invalid UTF-8") and item.problem.offset == middle
+
+
+def _damaged_in_the_middle(sid: str) -> bytes:
+    """A session file over 8 KiB whose first and last 4 KiB are intact: a run of NUL bytes
+    overwrote the middle (the size stays the same)."""
+    raw = bytearray(dumps_session(_session(sid, n=60, size=400)))
+    assert len(raw) > 4 * 4096
+    middle = len(raw) // 2
+    raw[middle : middle + 512] = b"\0" * 512
+    return bytes(raw)
+
+
+def test_damage_in_the_middle_of_a_big_live_file_is_listed(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _write(store, "ok", dumps_session(_session("ok", n=60, size=400)))
+    raw = _damaged_in_the_middle("mid")
+    _write(store, "mid", raw)
+    [item] = q.list_items([store])
+    assert item.kind == q.KIND_LIVE and item.session_id == "mid"
+    assert item.problem is not None and item.problem.offset == len(raw) // 2
+
+
+def test_a_healthy_file_damaged_later_is_listed_even_with_its_old_size_and_mtime(
+    tmp_path: Path,
+) -> None:
+    store = _store(tmp_path)
+    good = dumps_session(_session("s1", n=60, size=400))
+    path = _write(store, "s1", good)
+    os.utime(path, ns=(T0 * 10**9, T0 * 10**9))
+    assert q.list_items([store]) == []  # read whole once, remembered as healthy
+    assert q.list_items([store]) == []
+    raw = bytearray(good)
+    raw[len(raw) // 2] = 0xFF  # invalid UTF-8, same size, same mtime put back
+    path.write_bytes(bytes(raw))
+    os.utime(path, ns=(T0 * 10**9, T0 * 10**9))
+    [item] = q.list_items([store])
+    assert item.session_id == "s1" and item.kind == q.KIND_LIVE
+    # Listing leaves the session dir as it was: the memory is in our cache dir.
+    assert sorted(p.name for p in store.session_dir.iterdir()) == ["s1.json"]

@@ -154,13 +154,14 @@ def _crash_child(store: DefaultSessionStore, item_name: str) -> subprocess.Compl
         f"""
         import os, signal
         from session_browser.core import quarantine as q
+        from session_browser.core.quarantine import actions
         from session_browser.core.store import DefaultSessionStore
-        real = q.atomic_write_bytes
+        real = actions.atomic_write_bytes
         def write_then_die(path, payload, **kw):
             real(path, payload, **kw)
             if path.name.endswith(".json") and path.name != "entry.json":
                 os.kill(os.getpid(), signal.SIGKILL)
-        q.atomic_write_bytes = write_then_die
+        actions.atomic_write_bytes = write_then_die
         store = DefaultSessionStore({str(store.session_dir)!r}, spill_dir={str(store.spill_dir)!r},
                                     retention="keep_all")
         q.merge(store, q.find_item([store], {item_name!r}))

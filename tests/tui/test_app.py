@@ -23,7 +23,6 @@ from .stores import HOSTILE_ID, NOW, long_session, snapshot_files
 SIZE = (120, 36)
 
 
-
 async def test_search_open_hit_next_prev_and_back(store: Path) -> None:
     app = make_app(store)
     async with app.run_test(size=SIZE) as pilot:

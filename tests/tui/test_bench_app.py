@@ -18,8 +18,19 @@ def test_bench_app_report_structure() -> None:
     result = CliRunner().invoke(
         main,
         [
-            "bench-app", "--sessions", "50", "--queries", "3", "--big-messages", "300",
-            "--no-sgd", "--json", "--query", "since:someday", "--query", "zqxjvkbenchprobe",
+            "bench-app",
+            "--sessions",
+            "50",
+            "--queries",
+            "3",
+            "--big-messages",
+            "300",
+            "--no-sgd",
+            "--json",
+            "--query",
+            "since:someday",
+            "--query",
+            "zqxjvkbenchprobe",
         ],
     )
     assert result.exit_code == 0, result.output

@@ -9,13 +9,14 @@ import pytest
 from textual.widgets import Input
 from textual.widgets._toast import Toast
 
+from session_browser.core.actions.export import ExportJob, run_export
 from session_browser.core.paths import safe_id
 from session_browser.demo import DemoInfo, build_demo_store
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
 from session_browser.tui.screens.confirm import ConfirmScreen
 from session_browser.tui.screens.quarantine import QuarantineScreen
-from session_browser.tui.screens.transfer import ExportJob, ExportScreen, run_export_job
+from session_browser.tui.screens.transfer import ExportScreen
 
 from .conftest import make_app
 from .conftest import settle_workers as settle
@@ -94,7 +95,7 @@ async def test_export_error_toast_shows_a_markup_path_literally(tmp_path: Path, 
         await pilot.press("enter")
         await settle(pilot, app)
         assert app.is_running and app.return_code is None
-        failed = [n for n in app._notifications if n.title == "Export failed"]
+        failed = [n for n in app._notifications if n.title == "Export refused"]
         assert failed and not failed[-1].markup
         assert f"no such directory: {name}" in failed[-1].message
         assert any(f"no such directory: {name}" in text for text in toast_texts(app))
@@ -199,11 +200,11 @@ def test_export_job_refuses_a_store_dir_even_when_told_to_replace(demo: DemoInfo
         live = demo.sessions_dir / f"{demo.decision_id}.json"
         before = live.read_bytes()
         job = ExportJob("all", [], "json", False, False, live, replace=True)
-        out = run_export_job(backend, job)
+        out = run_export(backend.group, job)
         assert out.error is not None and "inside the session store" in out.error
         assert live.read_bytes() == before
         elsewhere = Path.cwd() / "fine.json"
-        ok = run_export_job(backend, ExportJob("all", [], "json", False, False, elsewhere))
+        ok = run_export(backend.group, ExportJob("all", [], "json", False, False, elsewhere))
         assert ok.error is None and elsewhere.is_file()
     finally:
         backend.close()

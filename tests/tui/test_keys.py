@@ -19,7 +19,6 @@ from .conftest import make_app, screen_text, settle
 SIZE = (120, 36)
 
 
-
 async def test_enter_in_the_query_opens_the_best_hit(store: Path) -> None:
     app = make_app(store)
     async with app.run_test(size=SIZE) as pilot:

@@ -29,7 +29,6 @@ def write(store: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
 
 
-
 def agent_store(root: Path) -> Path:
     store = root / "sessions"
     for i, question in enumerate(["How do I rotate a PDF?", "Plan a weekend in Porto"]):
@@ -150,19 +149,47 @@ def pi_store(root: Path) -> Path:
         message = {**message, "timestamp": t0 + n * 60_000}
         parent = f"e{n - 1}" if n > 1 else None
         stamp = f"2026-01-10T09:{n:02d}:00.000Z"
-        return {"id": f"e{n}", "parentId": parent, "timestamp": stamp, "type": "message",
-                "message": message}
+        return {
+            "id": f"e{n}",
+            "parentId": parent,
+            "timestamp": stamp,
+            "type": "message",
+            "message": message,
+        }
 
     lines = [
-        {"type": "session", "version": 3, "id": "pi-tools", "timestamp": "2026-01-10T09:00:00.000Z",
-         "cwd": "/work"},
+        {
+            "type": "session",
+            "version": 3,
+            "id": "pi-tools",
+            "timestamp": "2026-01-10T09:00:00.000Z",
+            "cwd": "/work",
+        },
         entry(1, {"role": "user", "content": "Which files are in the repo?"}),
-        entry(2, {"role": "assistant", "content": [
-            {"type": "thinking", "thinking": "I should list the directory first."},
-            {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "ls -la"}},
-        ]}),
-        entry(3, {"role": "toolResult", "toolCallId": "c1", "toolName": "bash",
-                  "content": [{"type": "text", "text": "README.md\nsetup.py\nsrc"}]}),
+        entry(
+            2,
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "I should list the directory first."},
+                    {
+                        "type": "toolCall",
+                        "id": "c1",
+                        "name": "bash",
+                        "arguments": {"command": "ls -la"},
+                    },
+                ],
+            },
+        ),
+        entry(
+            3,
+            {
+                "role": "toolResult",
+                "toolCallId": "c1",
+                "toolName": "bash",
+                "content": [{"type": "text", "text": "README.md\nsetup.py\nsrc"}],
+            },
+        ),
         entry(4, {"role": "assistant", "content": [{"type": "text", "text": "Three entries."}]}),
     ]
     path = pi_dir / "2026-01-10_pi-tools.jsonl"
@@ -298,8 +325,7 @@ def test_an_overtaken_find_stops() -> None:
 async def test_markdown_messages_still_show_escapes_and_markup_as_written(tmp_path: Path) -> None:
     store = tmp_path / "home" / "sessions"
     hostile = (
-        "## Title \x1b[2J\x1b]0;pwned\x07\n\n"
-        "**bold** \u202e rtl [@click=app.quit]q[/]\n\n<b>x</b>"
+        "## Title \x1b[2J\x1b]0;pwned\x07\n\n**bold** \u202e rtl [@click=app.quit]q[/]\n\n<b>x</b>"
     )
     write(store, _session("hostile-md", conversation(BASE, [("user", hostile)])))
     app = make_app(store)

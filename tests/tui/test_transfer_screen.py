@@ -9,15 +9,11 @@ from textual.pilot import Pilot
 from textual.widgets import Input, RadioSet
 
 from session_browser.core import portable
+from session_browser.core.actions.export import ExportJob, run_export
 from session_browser.demo import DemoInfo
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.screens.confirm import ConfirmScreen
-from session_browser.tui.screens.transfer import (
-    ExportJob,
-    ExportScreen,
-    ImportScreen,
-    run_export_job,
-)
+from session_browser.tui.screens.transfer import ExportScreen, ImportScreen
 
 from .conftest import make_app, screen_text
 from .conftest import settle_workers as settle
@@ -144,12 +140,15 @@ def test_export_cancelled_writes_nothing(demo: DemoInfo) -> None:
     seen: list[tuple[int, int, str]] = []
     target = Path.cwd() / "all.json"
     job = ExportJob("all", [], "json", False, False, target)
-    out = run_export_job(
-        backend, job, progress=lambda d, t, s: seen.append((d, t, s)), cancelled=lambda: bool(seen)
+    out = run_export(
+        backend.group,
+        job,
+        progress=lambda d, t, s: seen.append((d, t, s)),
+        cancelled=lambda: bool(seen),
     )
     assert out.cancelled and out.error is None
     assert not target.exists()
-    full = run_export_job(backend, job, progress=lambda d, t, s: seen.append((d, t, s)))
+    full = run_export(backend.group, job, progress=lambda d, t, s: seen.append((d, t, s)))
     assert full.sessions == len(demo.session_ids) and target.exists()
     assert (len(demo.session_ids), len(demo.session_ids), "reading") in seen
 

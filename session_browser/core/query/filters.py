@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from ..paths import safe_id
+from ..paths import session_file_name
 from .terms import QueryError
 
 ROLES = ("user", "assistant", "system", "tool", "developer", "function")
@@ -168,12 +168,8 @@ def _until(value: str, now: float) -> float:
     return _timestamp(end, "until", value)
 
 
-def _session_file(value: str) -> str:
-    return safe_id(value) + ".json"
-
-
 def _is_session(value: str, facts: SessionFacts) -> bool:
-    return facts.session_id == value or facts.file_name == _session_file(value)
+    return facts.session_id == value or facts.file_name == session_file_name(value)
 
 
 def _project_sql(value: str, _kind: str) -> Sql:
@@ -211,7 +207,7 @@ FILTERS: tuple[Filter, ...] = (
         "session:ID",
         "session",
         lambda v, _n: v,
-        lambda v, _k: ("(s.session_id = ? OR s.file = ?)", [v, _session_file(v)]),
+        lambda v, _k: ("(s.session_id = ? OR s.file = ?)", [v, session_file_name(v)]),
         _is_session,
     ),
     Filter(

@@ -10,32 +10,31 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
 from session_browser.core import quarantine as q
 from session_browser.core import recall
+from session_browser.core.actions.rescue import store_holding, writable_stores
 from session_browser.core.model import JSONDict, content_text
-from session_browser.core.store import DefaultSessionStore
 
-from ..errors import ReportsWorkerErrors
 from ..render import human_size, one_line, printable, role_label, short_time, when_text
 from ..widgets.chrome import AppHeader, StatusLine
 from ..widgets.rowlist import RowList
+from .base import ContextScreen, RestoreIdScreen, shown_path
 from .confirm import ConfirmScreen
 
 if TYPE_CHECKING:
-    from ..app import ScreenContext, SessionBrowserApp
+    from ..app import ScreenContext
 
 ROW_HEIGHT = 2
 LIST_ROWS = 8  # lines of the file list before it scrolls
@@ -44,27 +43,6 @@ ACTIONS = ("restore", "merge", "fold", "discard")
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def json_stores(backend: Any) -> list[DefaultSessionStore]:
-    """The backend's JSON session stores (the only ones that can hold quarantined files)."""
-    return [s for s in getattr(backend, "stores", []) if isinstance(s, DefaultSessionStore)]
-
-
-def store_for(stores: list[DefaultSessionStore], item: q.QuarantineItem) -> DefaultSessionStore:
-    for store in stores:
-        if store.session_dir == item.session_dir:
-            return store
-    return DefaultSessionStore(item.session_dir, spill_dir=item.spill_dir)
-
-
-def shown_path(path: str | Path) -> str:
-    """A path for display: the home dir as ``~``, controls escaped."""
-    text = str(path)
-    home = str(Path.home())
-    if home not in ("", "/") and (text == home or text.startswith(home + "/")):
-        text = "~" + text[len(home) :]
-    return printable(text, one_line=True)
 
 
 def message_line(msg: JSONDict, index: int | None = None) -> Text:
@@ -214,89 +192,6 @@ class QuarantineList(RowList):
         return [first, second]
 
 
-# --------------------------------------------------------------------------- restore as…
-
-
-class RestoreIdScreen(ModalScreen[str | None]):
-    """Asks for the id to restore an item under: Enter gives it, Esc cancels.
-
-    The id is prefilled with the session's own id when its live file is missing or is the
-    damaged item itself (restore in place), else with ``<id>-restored``. What the restore
-    would change is shown (and confirmed) next; nothing is written here.
-    """
-
-    DEFAULT_CSS = """
-    RestoreIdScreen { align: center middle; }
-    #restore-as {
-        width: 90%;
-        max-width: 100;
-        height: auto;
-        border: thick $primary;
-        background: $surface;
-        padding: 0 1;
-    }
-    #restore-as-title { text-style: bold; padding: 0 0 1 0; }
-    #restore-as-help { color: $text-muted; padding: 1 0 0 0; }
-    """
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel", id="restore_as.cancel"),
-    ]
-
-    def __init__(self, item: q.QuarantineItem, default: str) -> None:
-        super().__init__()
-        self.item = item
-        self.default = default
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="restore-as"):
-            title = Text("Restore ")
-            title.append(one_line(self.item.name))
-            title.append(" as session:")
-            yield Static(title, id="restore-as-title")
-            yield Input(value=self.default, id="restore-as-id")
-            help_text = Text(
-                "Enter: show what this would change (asked again before anything is written) · "
-                "Esc: cancel. The session's own id restores in place when its live file is "
-                "missing or is this damaged file."
-            )
-            yield Static(help_text, id="restore-as-help")
-
-    @on(Input.Submitted, "#restore-as-id")
-    def _submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-# --------------------------------------------------------------------------- the screen
-
-
-class ContextScreen(ReportsWorkerErrors, Screen[None]):
-    """A screen opened with the app's :class:`ScreenContext`; it refreshes the app after writes."""
-
-    def __init__(self, context: ScreenContext) -> None:
-        super().__init__()
-        self.context = context
-
-    @property
-    def browser(self) -> SessionBrowserApp:
-        from ..app import SessionBrowserApp
-
-        return cast(SessionBrowserApp, self.app)
-
-    def _refresh_app(self) -> None:
-        """Counts, status line and lists elsewhere in the app follow what changed."""
-        browser = self.browser
-        browser.refresh_status()
-        try:
-            browser.main.reload_recent()
-            browser.main.rerun_search()
-        except Exception:  # the main screen is not there (a bare test app)
-            return
-
-
 class QuarantineScreen(ContextScreen):
     """Corrupt and spill files: see what broke, how much can be saved, put it back, undo."""
 
@@ -358,7 +253,7 @@ class QuarantineScreen(ContextScreen):
     @work(thread=True, exclusive=True, group="quarantine-list", exit_on_error=False)
     def load_items(self) -> None:
         try:
-            items = q.list_items(json_stores(self.context.backend))
+            items = q.list_items(writable_stores(self.context.backend.stores))
         except Exception as exc:  # shown, never fatal
             self.post_message(ItemsLoaded([], f"{type(exc).__name__}: {exc}"))
             return
@@ -411,7 +306,7 @@ class QuarantineScreen(ContextScreen):
             "No corrupt session files (*.json.corrupt-*), no damaged live session files and "
             "no spill files were found in:\n"
         )
-        for store in json_stores(self.context.backend):
+        for store in writable_stores(self.context.backend.stores):
             text.append(f"  {shown_path(store.session_dir)}\n")
             text.append(f"  {shown_path(store.spill_dir)}\n")
         text.append("\nu undoes the last quarantine action, if any. Esc goes back.")
@@ -438,7 +333,7 @@ class QuarantineScreen(ContextScreen):
     def load_preview(self, generation: int, item: q.QuarantineItem) -> None:
         preview = Preview(item)
         try:
-            store = store_for(json_stores(self.context.backend), item)
+            store = store_holding(self.context.backend.stores, item)
             preview.salvage = q.salvage(item)
             if get_current_worker().is_cancelled:
                 return
@@ -660,7 +555,7 @@ class QuarantineScreen(ContextScreen):
     def _run(
         self, action: str, item: q.QuarantineItem, *, dry_run: bool, new_id: str | None = None
     ) -> q.ActionResult:
-        store = store_for(json_stores(self.context.backend), item)
+        store = store_holding(self.context.backend.stores, item)
         if action == "restore":
             return q.restore(store, item, new_session_id=new_id, dry_run=dry_run)
         if action == "merge":
@@ -746,7 +641,7 @@ class QuarantineScreen(ContextScreen):
     @work(thread=True, exclusive=True, group="quarantine-action", exit_on_error=False)
     def plan_undo(self) -> None:
         try:
-            plan = q.undo(dry_run=True, stores=json_stores(self.context.backend))
+            plan = q.undo(dry_run=True, stores=writable_stores(self.context.backend.stores))
         except (q.QuarantineError, OSError) as exc:
             self.post_message(ActionPlanned("undo", None, None, str(exc)))
             return
@@ -775,7 +670,7 @@ class QuarantineScreen(ContextScreen):
     def do_undo(self, action_id: str) -> None:
         try:
             # The open stores hear of every file put back or removed: their indexes follow.
-            result = q.undo(action_id, stores=json_stores(self.context.backend))
+            result = q.undo(action_id, stores=writable_stores(self.context.backend.stores))
         except (q.QuarantineError, OSError) as exc:
             self.post_message(ActionFinished("undo", None, str(exc)))
             return

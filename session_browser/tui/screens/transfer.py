@@ -9,11 +9,9 @@ An import is one journal entry: the quarantine workbench's undo puts it back.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -33,15 +31,24 @@ from textual.widgets import (
 from textual.worker import get_current_worker
 
 from session_browser.core import portable
-from session_browser.core.files import atomic_write_bytes
+from session_browser.core.actions import export as export_actions
+from session_browser.core.actions.export import (
+    TARGET_EXISTS,
+    ExportJob,
+    ExportOutcome,
+    ExportTargetError,
+    check_target,
+)
+from session_browser.core.actions.import_ import ImportRequest, run_import
+from session_browser.core.actions.rescue import writable_stores
 from session_browser.core.model import ImportReport
 from session_browser.core.paths import safe_id
 from session_browser.core.store import DefaultSessionStore
 
 from ..render import human_size, one_line, printable
 from ..widgets.chrome import AppHeader, StatusLine
+from .base import ContextScreen, shown_path
 from .confirm import ConfirmScreen
-from .quarantine import ContextScreen, json_stores, shown_path
 
 if TYPE_CHECKING:
     from ..app import ScreenContext
@@ -95,54 +102,6 @@ def _label(text: str) -> Static:
 # --------------------------------------------------------------------------- export: worker side
 
 
-def store_dir_holding(backend: Any, path: Path) -> Path | None:
-    """The open store's session or spill dir ``path`` lies in, if any (exports never go
-    there: a file in it is a live session, or becomes one)."""
-    protected = getattr(backend, "protected_dirs", None)
-    if not callable(protected):
-        return None
-    candidates = {path.expanduser().absolute()}
-    with contextlib.suppress(OSError, RuntimeError):  # a symlink loop: the plain path
-        candidates.add(path.expanduser().resolve())
-    for directory in protected():
-        for target in candidates:
-            if target == directory or directory in target.parents:
-                return Path(directory)
-    return None
-
-
-def store_dir_error(path: Path, directory: Path) -> str:
-    return (
-        f"{shown_path(path)} is inside the session store {shown_path(directory)}; "
-        "exports are never written into a store's session or spill dir: choose another path"
-    )
-
-
-@dataclass
-class ExportJob:
-    """One export, decided on the UI thread, run in a worker."""
-
-    scope: str  # "current" | "selected" | "all"
-    session_ids: list[str]
-    fmt: str
-    redact: bool
-    lineage: bool
-    path: Path
-    replace: bool = False
-
-
-@dataclass
-class ExportOutcome:
-    path: Path
-    fmt: str
-    sessions: int = 0
-    size: int = 0
-    redactions: dict[str, int] = field(default_factory=dict)
-    skipped: list[str] = field(default_factory=list)
-    cancelled: bool = False
-    error: str | None = None
-
-
 class ExportProgress(Message):
     def __init__(self, done: int, total: int, stage: str) -> None:
         super().__init__()
@@ -155,65 +114,6 @@ class ExportFinished(Message):
     def __init__(self, outcome: ExportOutcome) -> None:
         super().__init__()
         self.outcome = outcome
-
-
-def run_export_job(
-    backend: Any,
-    job: ExportJob,
-    *,
-    progress: Callable[[int, int, str], None] = lambda done, total, stage: None,
-    cancelled: Callable[[], bool] = lambda: False,
-) -> ExportOutcome:
-    """Collect, render and write one export (atomically); never raises for bad input."""
-    out = ExportOutcome(job.path, job.fmt)
-    try:
-        sessions = portable.collect_sessions(
-            backend.group,
-            job.session_ids,
-            all_sessions=job.scope == "all",
-            include_lineage=job.lineage,
-            skip_unreadable=True,
-            skipped=out.skipped,
-            progress=lambda done, total: progress(done, total, "reading"),
-            cancelled=cancelled,
-        )
-        if cancelled():
-            out.cancelled = True
-            return out
-        if not sessions:
-            out.error = "there is no session to export"
-            return out
-        progress(len(sessions), len(sessions), "rendering")
-        data, out.redactions = portable.export_bytes(sessions, job.fmt, redact=job.redact)
-        if cancelled():
-            out.cancelled = True
-            return out
-        path = job.path
-        directory = store_dir_holding(backend, path)
-        if directory is not None:
-            out.error = store_dir_error(path, directory)
-            return out
-        if path.is_dir():
-            out.error = f"{shown_path(path)} is a directory"
-            return out
-        if path.exists() and not job.replace:
-            out.error = f"{shown_path(path)} appeared meanwhile; not replaced"
-            return out
-        if not path.parent.is_dir():
-            out.error = f"no such directory: {shown_path(path.parent)}"
-            return out
-        progress(len(sessions), len(sessions), "writing")
-        atomic_write_bytes(path, data)
-        out.sessions, out.size = len(sessions), len(data)
-    except portable.SessionNotFound as exc:
-        out.error = str(exc)
-    except portable.PortableError as exc:
-        out.error = str(exc)
-    except OSError as exc:
-        out.error = f"cannot write {shown_path(job.path)}: {exc.strerror or exc}"
-    except (RecursionError, ValueError, TypeError) as exc:
-        out.error = f"{type(exc).__name__}: {exc}"
-    return out
 
 
 # --------------------------------------------------------------------------- export: screen
@@ -408,18 +308,16 @@ class ExportScreen(ContextScreen):
             lineage=self.query_one("#x-lineage", Checkbox).value,
             path=path,
         )
-        directory = store_dir_holding(self.context.backend, path)
-        if directory is not None:
-            message = store_dir_error(path, directory)
-            self.query_one("#x-report-body", Static).update(
-                Text.assemble(("Not exported: ", "bold red"), printable(message, one_line=True))
-            )
-            self.notify(message, title="Export refused", severity="error")
-            return
-        if path.is_dir():
-            self.notify(f"{shown_path(path)} is a directory.", severity="error")
-            return
-        if path.exists():
+        try:
+            check_target(path, self.context.backend.stores)
+        except ExportTargetError as exc:
+            if exc.code != TARGET_EXISTS:
+                message = printable(str(exc), one_line=True)
+                self.query_one("#x-report-body", Static).update(
+                    Text.assemble(("Not exported: ", "bold red"), message)
+                )
+                self.notify(message, title="Export refused", severity="error")
+                return
             body = Text(end="")
             body.append("This file exists and would be replaced:\n  ", style="bold")
             body.append(shown_path(path.absolute()))
@@ -455,8 +353,11 @@ class ExportScreen(ContextScreen):
         def progress(done: int, total: int, stage: str) -> None:
             self.post_message(ExportProgress(done, total, stage))
 
-        outcome = run_export_job(
-            self.context.backend, job, progress=progress, cancelled=lambda: worker.is_cancelled
+        outcome = export_actions.run_export(
+            self.context.backend.group,
+            job,
+            progress=progress,
+            cancelled=lambda: worker.is_cancelled,
         )
         self.post_message(ExportFinished(outcome))
 
@@ -513,15 +414,6 @@ class ExportScreen(ContextScreen):
 # --------------------------------------------------------------------------- import
 
 
-@dataclass(frozen=True)
-class ImportRequest:
-    path: str
-    store_index: int
-    overwrite: bool
-    keep_live: bool
-    skip_invalid: bool
-
-
 class ImportDone(Message):
     def __init__(
         self,
@@ -535,33 +427,6 @@ class ImportDone(Message):
         self.report = report
         self.changes = changes
         self.error = error
-
-
-def import_request(
-    store: DefaultSessionStore,
-    request: ImportRequest,
-    *,
-    dry_run: bool,
-    allow_redacted: bool = False,
-) -> tuple[ImportReport, list[tuple[str, str]]]:
-    """Run (or dry-run) an import; with it, what happens to each file: create or replace."""
-    report = portable.import_file(
-        store,
-        Path(request.path).expanduser(),
-        overwrite=request.overwrite,
-        allow_redacted=allow_redacted,
-        reset_live_fields=not request.keep_live,
-        skip_invalid=request.skip_invalid,
-        dry_run=dry_run,
-    )
-    return report, import_changes(report)
-
-
-def import_changes(report: ImportReport) -> list[tuple[str, str]]:
-    """``("create", id)`` for each session created, then ``("replace", id)`` for each replaced."""
-    return [("create", sid) for sid in report.created_ids] + [
-        ("replace", sid) for sid in report.replaced_ids
-    ]
 
 
 class ImportScreen(ContextScreen):
@@ -578,7 +443,7 @@ class ImportScreen(ContextScreen):
 
     def __init__(self, context: ScreenContext) -> None:
         super().__init__(context)
-        self.stores = json_stores(context.backend)
+        self.stores = writable_stores(context.backend.stores)
         self.running = False
         self.checked: ImportRequest | None = None
         self.changes: list[tuple[str, str]] = []
@@ -756,7 +621,7 @@ class ImportScreen(ContextScreen):
     ) -> None:
         store = self.stores[request.store_index]
         try:
-            report, changes = import_request(
+            report, changes = run_import(
                 store, request, dry_run=dry_run, allow_redacted=allow_redacted
             )
         except portable.PortableError as exc:

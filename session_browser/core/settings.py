@@ -1,6 +1,8 @@
 """The app's remembered choices (theme, Recent's sort, compact rows): ``settings.json`` in
 our config dir (next to ``keymap.toml``), 0600 in a 0700 dir, written atomically.
 
+Plain data kept in the core, so that the app itself writes no file.
+
 A file that cannot be read gives the defaults (the app starts as if it were absent); an
 unknown or ill-typed value is ignored on its own.
 """
@@ -11,10 +13,8 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from session_browser.core.files import atomic_write_bytes
-from session_browser.core.paths import ensure_private_dir
-
-from .keymap import config_dir
+from .files import atomic_write_bytes
+from .paths import config_dir, ensure_private_dir
 
 MAX_BYTES = 64 * 1024
 

@@ -1,0 +1,273 @@
+"""Export: the sessions an export holds, and the file it writes (JSON payload, md, html)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .. import recall
+from ..files import SessionFileError, iter_session_files, read_json_file
+from ..model import (
+    JSONDict,
+    dumps_json,
+)
+from ..store import DefaultSessionStore, stored_id
+from ..text import safe_json
+from .errors import (
+    PORTABLE_VERSION,
+    ExportSource,
+    PortableError,
+    SessionNotFound,
+    UnexportableSession,
+    UnreadableSession,
+    redact_payload,
+)
+from .human import render_sessions
+from .importing import _short
+
+# --------------------------------------------------------------------------- export
+
+
+def _read(store: DefaultSessionStore, session_id: str) -> JSONDict:
+    try:
+        data = store.read_raw(session_id)
+    except SessionFileError as exc:
+        raise PortableError(f"cannot read session {session_id!r}: {exc.reason}") from exc
+    except OSError as exc:
+        raise PortableError(f"cannot read session {session_id!r}: {exc.strerror or exc}") from exc
+    if data is None:
+        raise SessionNotFound(session_id)
+    if data.get("session_id") in (None, ""):
+        data["session_id"] = session_id
+    return data
+
+
+def _lineage_members(
+    store: DefaultSessionStore, data: JSONDict, *, exclude: set[str]
+) -> list[JSONDict]:
+    key = recall.lineage_key(data)
+    if not key:
+        return []
+    out = [
+        other
+        for _path, _st, other in store.iter_sessions()
+        if other["session_id"] not in exclude and recall.lineage_key(other) == key
+    ]
+    out.sort(key=lambda d: str(d.get("created_at") or ""))
+    return out
+
+
+def export_session(
+    store: DefaultSessionStore, session_id: str, *, include_lineage: bool = True
+) -> JSONDict:
+    """The portable payload of one session (plus its lineage members when asked).
+
+    Raises :class:`SessionNotFound` for an unknown id and :class:`PortableError` for an
+    unreadable file.
+    """
+    return export_sessions(store, [session_id], include_lineage=include_lineage)
+
+
+def export_sessions(
+    store: DefaultSessionStore, session_ids: Iterable[str], *, include_lineage: bool = False
+) -> JSONDict:
+    """The portable payload of several sessions, each once, in the order asked."""
+    sessions: list[JSONDict] = []
+    seen: set[str] = set()
+    for sid in session_ids:
+        if sid in seen:
+            continue
+        data = _read(store, sid)
+        seen.add(sid)
+        sessions.append(data)
+        if include_lineage:
+            for member in _lineage_members(store, data, exclude=seen):
+                seen.add(member["session_id"])
+                sessions.append(member)
+    return {"version": PORTABLE_VERSION, "sessions": sessions}
+
+
+def _session_files(store: DefaultSessionStore) -> list[Path]:
+    return sorted(path for path, _st in iter_session_files(store.session_dir.path))
+
+
+def _read_for_backup(
+    path: Path, skip_unreadable: bool, skipped: list[str] | None
+) -> JSONDict | None:
+    """One file of a whole-store export; its stem is the id when it stores none."""
+    try:
+        data = read_json_file(path)
+    except (OSError, SessionFileError) as exc:
+        if not skip_unreadable:
+            why = exc.reason if isinstance(exc, SessionFileError) else (exc.strerror or exc)
+            raise UnreadableSession(f"incomplete export: cannot read {path} ({why})") from exc
+        if skipped is not None:
+            skipped.append(str(path))
+        return None
+    data["session_id"] = stored_id(data, path)
+    return data
+
+
+def export_all(
+    store: DefaultSessionStore,
+    *,
+    skip_unreadable: bool = False,
+    skipped: list[str] | None = None,
+) -> JSONDict:
+    """Every session of the store, sorted by file name.
+
+    An unreadable or corrupt file makes the backup incomplete, so it raises
+    :class:`PortableError` unless ``skip_unreadable`` (then its path goes to ``skipped``).
+    A file that stores no ``session_id`` is exported under its file stem, the id the
+    store reads it as, so the payload imports again.
+    """
+    sessions: list[JSONDict] = []
+    for path in _session_files(store):
+        data = _read_for_backup(path, skip_unreadable, skipped)
+        if data is not None:
+            sessions.append(data)
+    return {"version": PORTABLE_VERSION, "sessions": sessions}
+
+
+Progress = Callable[[int, int], None]
+
+
+def collect_sessions(
+    group: ExportSource,
+    session_ids: Sequence[str] = (),
+    *,
+    all_sessions: bool = False,
+    include_lineage: bool = True,
+    skip_unreadable: bool = False,
+    skipped: list[str] | None = None,
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> list[JSONDict]:
+    """The stored session dicts an export of a group of stores holds, each id once.
+
+    ``all_sessions``: every session of every JSON store (first store wins an id; unreadable
+    files as in :func:`export_all`). Otherwise the sessions named, from whichever store holds
+    each (a read-only store such as Pi's gives its session in the stored shape), with their
+    lineage members when ``include_lineage``. Raises :class:`SessionNotFound` for an unknown
+    id. ``progress(done, total)`` is called as files/ids are done; when ``cancelled()`` turns
+    true the sessions collected so far are returned.
+    """
+    sessions: list[JSONDict] = []
+    seen: set[str] = set()
+
+    def add(data: JSONDict) -> None:
+        sid = str(data.get("session_id") or "")
+        if sid not in seen:
+            seen.add(sid)
+            sessions.append(data)
+
+    def step(done: int, total: int) -> bool:
+        if progress is not None and (done == total or done % max(1, total // 100) == 0):
+            progress(done, total)
+        return cancelled is not None and cancelled()
+
+    if all_sessions:
+        files = [
+            path
+            for store in group.stores
+            if isinstance(store, DefaultSessionStore)
+            for path in _session_files(store)
+        ]
+        if step(0, len(files)):
+            return sessions
+        for n, path in enumerate(files, 1):
+            data = _read_for_backup(path, skip_unreadable, skipped)
+            if data is not None:
+                add(data)
+            if step(n, len(files)):
+                break
+        return sessions
+    if step(0, len(session_ids)):
+        return sessions
+    for n, sid in enumerate(session_ids, 1):
+        store = group.store_of(sid)
+        if store is None:
+            raise SessionNotFound(sid)
+        if isinstance(store, DefaultSessionStore):
+            payload = export_sessions(store, [sid], include_lineage=include_lineage)
+            for data in payload["sessions"]:
+                add(data)
+        else:
+            add(store.get_session(sid).to_dict())
+        if step(n, len(session_ids)):
+            break
+    return sessions
+
+
+def _exportable(session: Any) -> bool:
+    """Whether one session serialises at the depth it has inside a payload."""
+    try:
+        dumps_json({"sessions": [session]}, indent=2)
+        return True
+    except (RecursionError, ValueError, TypeError):
+        return False
+
+
+def export_bytes(
+    sessions: Sequence[JSONDict],
+    fmt: str,
+    *,
+    redact: bool = False,
+    skipped: list[str] | None = None,
+) -> tuple[bytes, dict[str, int]]:
+    """The file an export writes (``json``, ``md`` or ``html``) and what redaction replaced.
+
+    A session that cannot be written (nested too deeply) raises
+    :class:`UnexportableSession` naming it; when ``skipped`` is given it is left out
+    instead and its id appended there.
+    """
+    try:
+        return _export_bytes(sessions, fmt, redact=redact)
+    except (UnexportableSession, RecursionError) as exc:
+        if skipped is None:
+            if isinstance(exc, UnexportableSession):
+                raise
+            raise _unexportable(sessions) from exc
+        kept = [s for s in sessions if _exportable(s)]
+        skipped.extend(str(s.get("session_id")) for s in sessions if not _exportable(s))
+        if len(kept) == len(sessions):
+            raise
+        return _export_bytes(kept, fmt, redact=redact)
+
+
+def _unexportable(sessions: Sequence[Any]) -> UnexportableSession:
+    bad = [str(s.get("session_id")) for s in sessions if not _exportable(s)]
+    names = ", ".join(_short(b) for b in bad[:3]) or "a session"
+    more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+    return UnexportableSession(
+        f"session {names}{more} is nested too deeply to export "
+        "(--skip-unreadable exports the rest)",
+        bad,
+    )
+
+
+def _export_bytes(
+    sessions: Sequence[JSONDict], fmt: str, *, redact: bool = False
+) -> tuple[bytes, dict[str, int]]:
+    if fmt == "json":
+        payload: JSONDict = {"version": PORTABLE_VERSION, "sessions": list(sessions)}
+        redactions: dict[str, int] = {}
+        if redact:
+            payload, redactions = redact_payload(payload)  # marked as redacted
+        return dumps_payload(payload), redactions
+    rendered = render_sessions(sessions, fmt, redact=redact)
+    return rendered.text.encode("utf-8"), dict(rendered.redactions)
+
+
+def dumps_payload(payload: JSONDict) -> bytes:
+    """A payload as file bytes (``indent=2``, UTF-8, like the session files).
+
+    C1 and bidi controls, U+2028/U+2029 and lone surrogates are written as JSON ``\\u``
+    escapes (:func:`~.text.safe_json`): the file parses to exactly the same data and no
+    raw control reaches a terminal with ``-o -``.
+    """
+    try:
+        return safe_json(payload).encode("utf-8")
+    except RecursionError as exc:
+        raise _unexportable(payload.get("sessions") or []) from exc
