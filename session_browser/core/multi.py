@@ -28,7 +28,7 @@ from . import recall
 from .model import JSONDict, SessionData, SessionHit, SessionSummary
 
 if TYPE_CHECKING:
-    from .index import CorpusStats, SearchResult
+    from .index import Cancelled, CorpusStats, SearchResult
     from .query import ParsedQuery
 
 
@@ -99,9 +99,12 @@ class StoreGroup:
         ranking: str,
         limit: int,
         result: SearchResult | None = None,
+        cancelled: Cancelled | None = None,
     ) -> tuple[list[recall.Candidate], list[Any]]:
         """Candidates of every store (first store wins an id) and the stores searched
         through their index; ``result`` collects matched counts, fuzzy and warnings."""
+        from .index import SearchCancelled
+
         per_store: list[list[recall.Candidate]] = []
         extras: list[Any] = []
         fuzzy: list[bool] = []
@@ -114,9 +117,13 @@ class StoreGroup:
                 pq = None
             corpus = self.shared_corpus(pq) if pq is not None else None
             for store in self.stores:
+                if cancelled is not None and cancelled():
+                    raise SearchCancelled
                 relevance = getattr(store, "relevance_candidates", None)
                 if pq is not None and callable(relevance):
-                    rel = relevance(pq, limit=limit, window=window, corpus=corpus)
+                    rel = relevance(
+                        pq, limit=limit, window=window, corpus=corpus, cancelled=cancelled
+                    )
                     cands, was_fuzzy = rel.candidates, rel.fuzzy
                     extras.append(store)
                     if result is not None:
@@ -169,10 +176,17 @@ class StoreGroup:
         return result.hits
 
     def search_ex(
-        self, query: str, *, limit: int = 5, window: int = 5, ranking: str | None = None
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        window: int = 5,
+        ranking: str | None = None,
+        cancelled: Cancelled | None = None,
     ) -> SearchResult:
-        """A :class:`~session_browser.core.index.SearchResult` over every store."""
-        from .index import RANKINGS, SearchResult
+        """A :class:`~session_browser.core.index.SearchResult` over every store; with
+        ``cancelled``, an interrupted search comes back ``cancelled`` (no hits)."""
+        from .index import RANKINGS, SearchCancelled, SearchResult
         from .query import QueryError, parse_query
 
         started = time.perf_counter()
@@ -189,9 +203,19 @@ class StoreGroup:
         except QueryError as exc:
             result.error = str(exc)
             return result
-        cands, _extras = self._candidates(
-            query, window=window, ranking=ranking, limit=limit, result=result
-        )
+        try:
+            cands, _extras = self._candidates(
+                query,
+                window=window,
+                ranking=ranking,
+                limit=limit,
+                result=result,
+                cancelled=cancelled,
+            )
+        except SearchCancelled:
+            result.cancelled, result.hits, result.warnings = True, [], []
+            result.elapsed_ms = (time.perf_counter() - started) * 1000
+            return result
         result.hits = recall.rank(cands, limit)
         result.mode = self._mode()
         if not cands and ranking == "relevance":

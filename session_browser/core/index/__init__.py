@@ -96,7 +96,7 @@ from __future__ import annotations
 
 from ..query import QueryError
 from .rank import CorpusStats
-from .results import ReconcileReport, Relevance, SearchResult
+from .results import Cancelled, ReconcileReport, Relevance, SearchCancelled, SearchResult
 from .rows import machine_paced
 from .schema import SCHEMA_VERSION, default_db_path
 from .store import _LOWERS_TO_ASCII, RANKINGS, SqliteSessionStore
@@ -106,11 +106,13 @@ __all__ = [
     "RANKINGS",
     "SCHEMA_VERSION",
     "_LOWERS_TO_ASCII",
+    "Cancelled",
     "CorpusStats",
     "DirWatch",
     "QueryError",
     "ReconcileReport",
     "Relevance",
+    "SearchCancelled",
     "SearchResult",
     "SqliteSessionStore",
     "default_db_path",

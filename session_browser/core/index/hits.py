@@ -23,6 +23,7 @@ from .rank import (
     explain,
     order,
 )
+from .results import Cancelled, SearchCancelled
 
 log = logging.getLogger("session_browser.index")
 
@@ -34,10 +35,16 @@ class IndexHits(IndexFuzzy):
     """Turns scored sessions into hits, reading only the sessions that will be shown."""
 
     def _to_candidates(
-        self, scored: list[Scored], pq: ParsedQuery, limit: int, window: int
+        self,
+        scored: list[Scored],
+        pq: ParsedQuery,
+        limit: int,
+        window: int,
+        cancelled: Cancelled | None = None,
     ) -> list[recall.Candidate]:
         """Order (:func:`~.rank.order`), fold lineage, and build full hits only for what
-        will be shown."""
+        will be shown (each read from its file: :class:`SearchCancelled` between two reads
+        when ``cancelled()`` turns true)."""
         out: list[recall.Candidate] = []
         shown: set[str] = set()
         kept = 0
@@ -48,6 +55,8 @@ class IndexHits(IndexFuzzy):
                 if key in shown:
                     out.append(recall.Candidate(self._light_hit(s), lineage))
                 continue
+            if cancelled is not None and cancelled():
+                raise SearchCancelled
             hit = self._full_hit(s, pq, window)
             if hit is None:
                 continue

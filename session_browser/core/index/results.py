@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .. import recall
@@ -41,6 +42,15 @@ class ReconcileReport:
         }
 
 
+class SearchCancelled(Exception):
+    """The caller cancelled a search while it ran (its SQLite statement was interrupted)."""
+
+
+#: A caller's "has this search been cancelled?": checked between the steps of a search, and
+#: by SQLite every few thousand instructions of a running statement, which it then stops.
+Cancelled = Callable[[], bool]
+
+
 @dataclass
 class SearchResult:
     """A search with everything the UI shows around the hits."""
@@ -56,6 +66,7 @@ class SearchResult:
     error: str | None = None
     query: str = ""
     ranking: str = "relevance"
+    cancelled: bool = False  # the caller cancelled it: no hits, nothing else to say
 
     def as_dict(self) -> JSONDict:
         return {

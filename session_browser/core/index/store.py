@@ -43,7 +43,7 @@ from .rank import (
 from .reconcile import (
     WATCH_MIN_FILES,
 )
-from .results import ReconcileReport, Relevance, SearchResult
+from .results import Cancelled, ReconcileReport, Relevance, SearchCancelled, SearchResult
 from .schema import (
     SCHEMA_VERSION,
     Broken,
@@ -187,10 +187,17 @@ class SqliteSessionStore(IndexBrowse):
         return self._relevance(pq, limit or 5, window, corpus).candidates
 
     def relevance_candidates(
-        self, pq: ParsedQuery, *, limit: int = 5, window: int = 5, corpus: CorpusStats | None = None
+        self,
+        pq: ParsedQuery,
+        *,
+        limit: int = 5,
+        window: int = 5,
+        corpus: CorpusStats | None = None,
+        cancelled: Cancelled | None = None,
     ) -> Relevance:
-        """Relevance candidates of a parsed query and how they were found."""
-        return self._relevance(pq, limit, window, corpus)
+        """Relevance candidates of a parsed query and how they were found
+        (:class:`SearchCancelled` when ``cancelled()`` turns true meanwhile)."""
+        return self._relevance(pq, limit, window, corpus, cancelled)
 
     def corpus_stats(self, pq: ParsedQuery) -> CorpusStats:
         """This index's statistics for ``pq``'s terms (empty when the index is unusable)."""
@@ -204,11 +211,19 @@ class SqliteSessionStore(IndexBrowse):
         return CorpusStats(total=total, avg_chars=avg, dfs=dfs)
 
     def search_ex(
-        self, query: str, *, limit: int = 5, window: int = 5, ranking: str = "relevance"
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        window: int = 5,
+        ranking: str = "relevance",
+        cancelled: Cancelled | None = None,
     ) -> SearchResult:
         """Search and say how: hits, matched sessions, mode, fuzzy, progress, warnings.
 
-        Never raises for user text: a bad filter value comes back in ``error``.
+        Never raises for user text: a bad filter value comes back in ``error``. When
+        ``cancelled()`` turns true while it runs, the running SQLite statement is interrupted
+        and the result says ``cancelled`` (no hits).
         """
         started = time.perf_counter()
         result = SearchResult(query=query or "", ranking=ranking, progress=self.progress)
@@ -234,7 +249,12 @@ class SqliteSessionStore(IndexBrowse):
         if pq.nothing_searchable:
             result.warnings.append(NOTHING_SEARCHABLE)
         elif limit > 0 and not pq.empty:
-            rel = self._relevance(pq, limit, window)
+            try:
+                rel = self._relevance(pq, limit, window, None, cancelled)
+            except SearchCancelled:
+                result.cancelled = True
+                result.elapsed_ms = (time.perf_counter() - started) * 1000
+                return result
             result.hits = recall.rank(rel.candidates, limit)
             result.matched_sessions = rel.matched
             result.matched_exact = rel.exact
@@ -314,7 +334,12 @@ class SqliteSessionStore(IndexBrowse):
     # ------------------------------------------------------------------ relevance
 
     def _relevance(
-        self, pq: ParsedQuery, limit: int, window: int, corpus: CorpusStats | None = None
+        self,
+        pq: ParsedQuery,
+        limit: int,
+        window: int,
+        corpus: CorpusStats | None = None,
+        cancelled: Cancelled | None = None,
     ) -> Relevance:
         if pq.nothing_searchable:  # never the newest sessions as if they matched
             mode = "scan" if self.broken else "index"
@@ -330,48 +355,80 @@ class SqliteSessionStore(IndexBrowse):
         try:
             with self._lock:
                 db = self._conn()
-                scored, warnings, counted = self._score_index(db, pq, corpus, limit)
-                with self._state_lock:
-                    pending, unscanned = self._pending_to_scan()
-                    stale = set(self._stale_keys)
-                # Files not indexed yet are read before any typo correction: a word that
-                # only they hold is no typo.
-                scanned = self._score_files(db, pq, pending, corpus) if pending else []
-                fuzzy = False
-                if not scored and not scanned and pq.terms and self.has_fts:
-                    fixed = self._fuzzy_query(db, pq)
-                    if fixed is not None:
-                        fpq, note = fixed
-                        fscored, more, fcounted = self._score_index(db, fpq, corpus, limit)
-                        if fscored:
-                            scored, counted = fscored, fcounted
-                            fuzzy = True
-                            warnings.append(note)
-                            warnings.extend(more)
-                            pq = fpq
-                            if pending:
-                                scanned = self._score_files(db, pq, pending, corpus)
-                if stale:
-                    scored = [s for s in scored if s.info.key not in stale]
-                matched = len(scored) if counted is None else max(counted, len(scored))
-                mode = "index" if self.has_fts else "like"
-                if pending:
-                    mode += "+scan"
-                    matched += len(scanned)
-                    scored.extend(scanned)
-                    done, total = self.progress
-                    rest = f"the newest {len(pending)} of the rest" if unscanned else "the rest"
-                    warnings.append(f"indexing: {done} of {total} files done; {rest} were scanned")
+                if cancelled is not None:  # SQLite asks every 1,000 instructions
+                    db.set_progress_handler(lambda: 1 if cancelled() else 0, 1000)
+                try:
+                    found = self._relevance_locked(db, pq, limit, corpus)
+                finally:
+                    if cancelled is not None:
+                        db.set_progress_handler(None, 0)
+        except sqlite3.OperationalError as exc:
+            if cancelled is not None and cancelled():
+                raise SearchCancelled from exc
+            return self._failed(exc, pq, limit, window, corpus, cancelled)
         except sqlite3.DatabaseError as exc:
-            self._on_db_error(exc)
-            if self.broken is not None or self._db is None:
-                return self._relevance(pq, limit, window, corpus)
-            return Relevance(warnings=[f"the index failed during this search: {exc}"])
+            return self._failed(exc, pq, limit, window, corpus, cancelled)
         except Broken:
-            return self._relevance(pq, limit, window, corpus)
-        cands = self._to_candidates(scored, pq, limit, window)
+            return self._relevance(pq, limit, window, corpus, cancelled)
+        if cancelled is not None and cancelled():
+            raise SearchCancelled
+        scored, pq, matched, counted, unscanned, fuzzy, warnings, mode = found
+        cands = self._to_candidates(scored, pq, limit, window, cancelled)
         exact = counted is not None and not unscanned
         return Relevance(cands, matched, exact, fuzzy, warnings, mode)
+
+    def _failed(
+        self,
+        exc: sqlite3.DatabaseError,
+        pq: ParsedQuery,
+        limit: int,
+        window: int,
+        corpus: CorpusStats | None,
+        cancelled: Cancelled | None,
+    ) -> Relevance:
+        """A search the database failed: again on the files when the index is unusable."""
+        self._on_db_error(exc)
+        if self.broken is not None or self._db is None:
+            return self._relevance(pq, limit, window, corpus, cancelled)
+        return Relevance(warnings=[f"the index failed during this search: {exc}"])
+
+    def _relevance_locked(
+        self, db: sqlite3.Connection, pq: ParsedQuery, limit: int, corpus: CorpusStats | None
+    ) -> tuple[list[Scored], ParsedQuery, int, int | None, int, bool, list[str], str]:
+        """The scored sessions (index, then files not indexed yet, then typo correction)."""
+        scored, warnings, counted = self._score_index(db, pq, corpus, limit)
+        with self._state_lock:
+            pending, unscanned = self._pending_to_scan()
+            stale = set(self._stale_keys)
+        # Files not indexed yet are read before any typo correction: a word that
+        # only they hold is no typo.
+        scanned = self._score_files(db, pq, pending, corpus) if pending else []
+        fuzzy = False
+        if not scored and not scanned and pq.terms and self.has_fts:
+            fixed = self._fuzzy_query(db, pq)
+            if fixed is not None:
+                fpq, note = fixed
+                fscored, more, fcounted = self._score_index(db, fpq, corpus, limit)
+                if fscored:
+                    scored, counted = fscored, fcounted
+                    fuzzy = True
+                    warnings.append(note)
+                    warnings.extend(more)
+                    pq = fpq
+                    if pending:
+                        scanned = self._score_files(db, pq, pending, corpus)
+        if stale:
+            scored = [s for s in scored if s.info.key not in stale]
+        matched = len(scored) if counted is None else max(counted, len(scored))
+        mode = "index" if self.has_fts else "like"
+        if pending:
+            mode += "+scan"
+            matched += len(scanned)
+            scored.extend(scanned)
+            done, total = self.progress
+            rest = f"the newest {len(pending)} of the rest" if unscanned else "the rest"
+            warnings.append(f"indexing: {done} of {total} files done; {rest} were scanned")
+        return scored, pq, matched, counted, unscanned, fuzzy, warnings, mode
 
     def _score_files(
         self,
