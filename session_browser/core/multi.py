@@ -28,7 +28,7 @@ from . import recall
 from .model import JSONDict, SessionData, SessionHit, SessionSummary
 
 if TYPE_CHECKING:
-    from .index import Cancelled, CorpusStats, SearchResult
+    from .index import Cancelled, CorpusStats, SearchResult, SqliteSessionStore
     from .query import ParsedQuery
 
 
@@ -52,6 +52,18 @@ class RecallStore(Protocol):
 
     def get_session(self, session_id: str) -> SessionData: ...
 
+    def recent(self, *, limit: int = 10) -> list[SessionSummary]: ...
+
+    def session_path(self, session_id: str) -> Path | None: ...
+
+
+def _index(store: RecallStore) -> SqliteSessionStore | None:
+    """``store`` as an indexed store (every index is a :class:`SqliteSessionStore`: the
+    PraisonAI one, Pi's and any read-only source's), else None: the one capability test."""
+    from .index import SqliteSessionStore
+
+    return store if isinstance(store, SqliteSessionStore) else None
+
 
 class StoreGroup:
     """A read-only union of stores with the recall API of one store."""
@@ -72,7 +84,7 @@ class StoreGroup:
     @property
     def indexed(self) -> bool:
         """True when every store has a search index."""
-        return bool(self.stores) and all(hasattr(s, "search_ex") for s in self.stores)
+        return bool(self.stores) and all(_index(s) is not None for s in self.stores)
 
     def default_ranking(self) -> str:
         """``relevance`` when every store is indexed, else ``classic``."""
@@ -82,11 +94,7 @@ class StoreGroup:
         """The collection statistics of every indexed store, summed (None for one store)."""
         from .index import CorpusStats
 
-        parts = [
-            s.corpus_stats(pq)
-            for s in self.stores
-            if hasattr(s, "corpus_stats") and hasattr(s, "relevance_candidates")
-        ]
+        parts = [i.corpus_stats(pq) for i in map(_index, self.stores) if i is not None]
         if len(parts) < 2:
             return None
         return CorpusStats.merge(parts)
@@ -119,9 +127,9 @@ class StoreGroup:
             for store in self.stores:
                 if cancelled is not None and cancelled():
                     raise SearchCancelled
-                relevance = getattr(store, "relevance_candidates", None)
-                if pq is not None and callable(relevance):
-                    rel = relevance(
+                index = _index(store)
+                if pq is not None and index is not None:
+                    rel = index.relevance_candidates(
                         pq, limit=limit, window=window, corpus=corpus, cancelled=cancelled
                     )
                     cands, was_fuzzy = rel.candidates, rel.fuzzy
@@ -229,8 +237,8 @@ class StoreGroup:
             why = why_empty(query, matched)
             if why is not None:
                 result.warnings.append(why)
-        for store in self.stores:
-            for warning in getattr(store, "warnings", []) or []:
+        for index in map(_index, self.stores):
+            for warning in [] if index is None else index.warnings:
                 if warning not in result.warnings:
                     result.warnings.append(str(warning))
         result.elapsed_ms = (time.perf_counter() - started) * 1000
@@ -238,12 +246,12 @@ class StoreGroup:
 
     def _mode(self) -> str:
         modes: list[str] = []
-        for store in self.stores:
-            if not hasattr(store, "search_ex") or getattr(store, "broken", None):
+        for index in map(_index, self.stores):
+            if index is None or index.broken:
                 modes.append("scan")
             else:
-                mode = "index" if getattr(store, "has_fts", True) else "like"
-                if getattr(store, "indexing", False):
+                mode = "index" if index.has_fts else "like"
+                if index.indexing:
                     mode += "+scan"
                 modes.append(mode)
         if not modes:
@@ -256,26 +264,21 @@ class StoreGroup:
     def progress(self) -> tuple[int, int]:
         """(done, total) files over every store being indexed."""
         done = total = 0
-        for store in self.stores:
-            value = getattr(store, "progress", None)
-            if isinstance(value, tuple) and len(value) == 2:
-                done += int(value[0])
-                total += int(value[1])
+        for index in map(_index, self.stores):
+            if index is not None:
+                one_done, one_total = index.progress
+                done += one_done
+                total += one_total
         return done, total
 
     @property
     def indexing(self) -> bool:
-        return any(bool(getattr(s, "indexing", False)) for s in self.stores)
+        return any(i is not None and i.indexing for i in map(_index, self.stores))
 
     def start_reconcile(self, *, cancel: threading.Event | None = None) -> list[Any]:
         """Start a background reconcile on every indexed store; returns the threads.
         Setting ``cancel`` stops them (what is indexed so far stays indexed)."""
-        threads = []
-        for store in self.stores:
-            start = getattr(store, "start_reconcile", None)
-            if callable(start):
-                threads.append(start() if cancel is None else start(cancel=cancel))
-        return threads
+        return [i.start_reconcile(cancel=cancel) for i in map(_index, self.stores) if i is not None]
 
     def close(self) -> None:
         for store in self.stores:
@@ -301,14 +304,13 @@ class StoreGroup:
     def session_file(self, session_id: str, store_label: str = "") -> Path | None:
         """The file that holds ``session_id`` (in the store labelled ``store_label`` when
         given, else the first that has it); None when no file does."""
-        store = next((s for s in self.stores if getattr(s, "label", "") == store_label), None)
+        store = next((s for s in self.stores if s.label == store_label), None)
         if store is None or not store.session_exists(session_id):
             store = self.store_of(session_id)
-        path_of = getattr(store, "session_path", None)
-        if not callable(path_of):
+        if store is None:
             return None
-        path = path_of(session_id)
-        return path if isinstance(path, Path) and path.is_file() else None
+        path = store.session_path(session_id)
+        return path if path is not None and path.is_file() else None
 
     def window(
         self, session_id: str, around_message_id: Any = None, *, window: int = 5
@@ -345,12 +347,12 @@ class StoreGroup:
             return recall.sort_recent(
                 (s for s in self.summaries() if project_matches(s.project, want)), limit
             )
-        if len(self.stores) == 1 and hasattr(self.stores[0], "recent"):
+        if len(self.stores) == 1:
             return list(self.stores[0].recent(limit=limit))
-        if self.stores and all(hasattr(s, "browse") for s in self.stores):
+        if self.indexed:
             rows: list[SessionSummary] = []
             for store in self.stores:
-                rows.extend(store.recent(limit=limit))  # type: ignore[attr-defined]
+                rows.extend(store.recent(limit=limit))
             return recall.sort_recent(_unique(rows), limit)
         return recall.sort_recent(self.summaries(), limit)
 
@@ -358,8 +360,9 @@ class StoreGroup:
         self, *, offset: int = 0, limit: int = 100, sort: str = "updated", text: str = ""
     ) -> list[SessionSummary]:
         """A page of the merged session list (see ``SqliteSessionStore.browse``)."""
-        if len(self.stores) == 1 and hasattr(self.stores[0], "browse"):
-            return list(self.stores[0].browse(offset=offset, limit=limit, sort=sort, text=text))
+        only = _index(self.stores[0]) if len(self.stores) == 1 else None
+        if only is not None:
+            return list(only.browse(offset=offset, limit=limit, sort=sort, text=text))
         if sort not in recall.SORTS:
             raise ValueError(f"sort must be one of {recall.SORTS}, not {sort!r}")
         if limit <= 0:
@@ -367,8 +370,9 @@ class StoreGroup:
         offset = max(0, offset)
         rows: list[SessionSummary] = []
         for store in self.stores:
-            if hasattr(store, "browse"):
-                rows.extend(store.browse(offset=0, limit=offset + limit, sort=sort, text=text))
+            index = _index(store)
+            if index is not None:
+                rows.extend(index.browse(offset=0, limit=offset + limit, sort=sort, text=text))
             else:
                 rows.extend(s for s in store.summaries() if recall.title_or_id_matches(s, text))
         return recall.sort_summaries(_unique(rows), sort)[offset : offset + limit]
@@ -376,8 +380,9 @@ class StoreGroup:
     def count(self, *, text: str = "") -> int:
         """How many sessions :meth:`browse` pages through (ids held by two stores count once
         when the stores are plain; indexed stores are summed)."""
-        if all(hasattr(s, "count") for s in self.stores):
-            return sum(int(getattr(s, "count")(text=text)) for s in self.stores)  # noqa: B009
+        indexes = [i for i in map(_index, self.stores) if i is not None]
+        if len(indexes) == len(self.stores):
+            return sum(i.count(text=text) for i in indexes)
         return sum(1 for s in self.summaries() if recall.title_or_id_matches(s, text))
 
 
