@@ -1,0 +1,118 @@
+"""Codex CLI rollouts as a :class:`~session_browser.core.sources.base.SessionSource`.
+
+Files: every ``rollout-*.jsonl`` under the root (``YYYY/MM/DD/``, see
+:func:`~.codex.codex_session_files`), named by their path relative to it. Thread names come
+from ``session_index.jsonl`` in the root or the folder above it (``~/.codex`` for
+``~/.codex/sessions``), else from the rollout's own ``thread_name_updated`` events; the
+session id is the thread id the rollout's ``session_meta`` carries.
+
+Every changed file is read whole (the index keeps no parse state for this source); the reader
+streams it line by line. Read-only: files are opened ``rb`` and closed; nothing is written,
+locked or created under the root. Automation: as for Claude Code (prompts an hour).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..model import JSONDict, SessionHit
+from .base import Identity, SessionDoc, Skip, SourceKind
+from .claude.source import empty_reason, file_ident, settle_agent_hit
+from .codex import CODEX_SOURCE, default_codex_dir, read_codex_session, read_session_index
+from .pi.store import pi_is_automated
+
+CODEX_CONTENT_VERSION = "1"  # what the Codex reader puts in the rows; another value rebuilds
+INDEX_NAME = "session_index.jsonl"
+
+
+def _is_rollout(name: str) -> bool:
+    return name.startswith("rollout-") and name.endswith(".jsonl")
+
+
+class CodexSource:
+    """The Codex rollouts under one root (see the module doc)."""
+
+    kind = CODEX_SOURCE
+    read_only = True
+    watchable = False  # a tree of dirs: every reconcile stats every file
+    index_prefix = f"{CODEX_SOURCE}-"
+    state_table: str | None = None
+    content_version: str | None = CODEX_CONTENT_VERSION
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._names: tuple[Identity | None, dict[str, str]] | None = None
+
+    def list_files(self) -> dict[str, Identity]:
+        out: dict[str, Identity] = {}
+        if not self.root.is_dir():
+            return out
+        base = str(self.root)
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames.sort()
+            rel_dir = os.path.relpath(dirpath, base)
+            for name in sorted(filenames):
+                if not _is_rollout(name):
+                    continue
+                ident = file_ident(os.path.join(dirpath, name))
+                if ident is not None:
+                    rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
+                    out[rel] = ident
+        return out
+
+    def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
+        return {
+            name: file_ident(self.root / name) if _is_rollout(os.path.basename(name)) else None
+            for name in names
+        }
+
+    def thread_names(self) -> dict[str, str]:
+        """Thread names from the session index beside the root (read again when it changed)."""
+        home = self.root if (self.root / INDEX_NAME).is_file() else self.root.parent
+        ident = file_ident(home / INDEX_NAME)
+        if self._names is None or self._names[0] != ident:
+            self._names = (ident, read_session_index(home) if ident is not None else {})
+        return self._names[1]
+
+    def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
+        try:
+            session = read_codex_session(self.root / name, names=self.thread_names())
+        except OSError as exc:
+            return Skip(f"unreadable: {exc.strerror or exc}")
+        except (ValueError, RecursionError) as exc:  # pragma: no cover - defensive
+            return Skip(f"unusable Codex rollout: {exc}")
+        data = session.data
+        if not data.get("messages") and not data.get("archived_messages"):
+            return Skip(empty_reason(session.skipped_lines, session.unknown_records))
+        return SessionDoc(data, automated=pi_is_automated(data))
+
+    def load(self, name: str) -> JSONDict | None:
+        doc = self.parse(name, (0, 0, 0), None)
+        return doc.data if isinstance(doc, SessionDoc) else None
+
+    def file_order(self, names: set[str]) -> list[str]:
+        return sorted(names)
+
+    def automated(self, data: JSONDict) -> bool | None:
+        return pi_is_automated(data)
+
+    def settle_hit(self, hit: SessionHit, data: JSONDict) -> None:
+        settle_agent_hit(hit, data, self.kind)
+
+
+def default_dirs(cwd: Path | None = None) -> list[Path]:
+    """Codex's rollouts dir (:func:`~.codex.default_codex_dir`)."""
+    return [default_codex_dir()]
+
+
+KIND = SourceKind(
+    name=CODEX_SOURCE,
+    prefix=f"{CODEX_SOURCE}:",
+    read_only=True,
+    default_dirs=default_dirs,
+    only_if_present=True,
+    source=CodexSource,
+    describe="Codex rollouts dir",
+)
