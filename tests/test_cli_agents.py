@@ -179,7 +179,7 @@ def test_index_status_lists_skipped_files(written: tuple[Path, Path]) -> None:
 
 
 def test_a_new_subagent_run_is_indexed_into_its_parent(written: tuple[Path, Path]) -> None:
-    claude, codex = written
+    claude, _codex = written
     args = ["--store", f"claude:{claude}"]
     assert ids(run_json("search", "wombatreport", *args)) == []
     sub = Transcript(SID, agentId="a2", isSidechain=True)
