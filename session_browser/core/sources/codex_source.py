@@ -21,6 +21,7 @@ from ..model import JSONDict, SessionHit
 from .base import Identity, SessionDoc, Skip, SourceKind
 from .claude.source import empty_reason, file_ident, settle_agent_hit
 from .codex import CODEX_SOURCE, default_codex_dir, read_codex_session, read_session_index
+from .named import named_kind_stores
 from .pi.store import pi_is_automated
 
 CODEX_CONTENT_VERSION = "1"  # what the Codex reader puts in the rows; another value rebuilds
@@ -95,6 +96,10 @@ class CodexSource:
     def file_order(self, names: set[str]) -> list[str]:
         return sorted(names)
 
+    def named_files(self, session_id: str, names: set[str]) -> list[str]:
+        want = f"-{session_id}.jsonl"
+        return [n for n in self.file_order(names) if n.endswith(want)]
+
     def automated(self, data: JSONDict) -> bool | None:
         return pi_is_automated(data)
 
@@ -107,6 +112,8 @@ def default_dirs(cwd: Path | None = None) -> list[Path]:
     return [default_codex_dir()]
 
 
+open_scan, open_index = named_kind_stores(CodexSource)
+
 KIND = SourceKind(
     name=CODEX_SOURCE,
     prefix=f"{CODEX_SOURCE}:",
@@ -114,5 +121,7 @@ KIND = SourceKind(
     default_dirs=default_dirs,
     only_if_present=True,
     source=CodexSource,
+    open_scan=open_scan,
+    open_index=open_index,
     describe="Codex rollouts dir",
 )

@@ -24,6 +24,7 @@ from pathlib import Path
 from ...files import loads
 from ...model import JSONDict, SessionHit
 from ..base import Identity, SessionDoc, Skip, SourceKind
+from ..named import named_kind_stores
 from ..pi.store import pi_is_automated, settle_automation
 from .reader import (
     CLAUDE_SOURCE,
@@ -222,6 +223,10 @@ class ClaudeSource:
     def file_order(self, names: set[str]) -> list[str]:
         return sorted(names)
 
+    def named_files(self, session_id: str, names: set[str]) -> list[str]:
+        want = f"{session_id}.jsonl"
+        return [n for n in self.file_order(names) if n.rsplit("/", 1)[-1] == want]
+
     def automated(self, data: JSONDict) -> bool | None:
         return pi_is_automated(data)
 
@@ -279,6 +284,8 @@ def default_dirs(cwd: Path | None = None) -> list[Path]:
     return [default_claude_dir()]
 
 
+open_scan, open_index = named_kind_stores(ClaudeSource)
+
 KIND = SourceKind(
     name=CLAUDE_SOURCE,
     prefix=f"{CLAUDE_SOURCE}:",
@@ -286,5 +293,7 @@ KIND = SourceKind(
     default_dirs=default_dirs,
     only_if_present=True,
     source=ClaudeSource,
+    open_scan=open_scan,
+    open_index=open_index,
     describe="Claude Code transcripts dir",
 )
