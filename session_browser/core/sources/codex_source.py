@@ -6,9 +6,10 @@ from ``session_index.jsonl`` in the root or the folder above it (``~/.codex`` fo
 ``~/.codex/sessions``), else from the rollout's own ``thread_name_updated`` events; the
 session id is the thread id the rollout's ``session_meta`` carries.
 
-Every changed file is read whole (the index keeps no parse state for this source); the reader
-streams it line by line. Read-only: files are opened ``rb`` and closed; nothing is written,
-locked or created under the root. Automation: as for Claude Code (prompts an hour).
+A grown rollout is read on from where the last read stopped when this source still holds
+that read's state (as for Claude Code, :mod:`.resume`); otherwise it is read whole.
+Read-only: files are opened ``rb`` and closed; nothing is written, locked or created under
+the root. Automation: as for Claude Code (prompts an hour).
 """
 
 from __future__ import annotations
@@ -20,9 +21,17 @@ from pathlib import Path
 from ..model import JSONDict, SessionHit
 from .base import Identity, SessionDoc, Skip, SourceKind
 from .claude.source import empty_reason, file_ident, settle_agent_hit
-from .codex import CODEX_SOURCE, default_codex_dir, read_codex_session, read_session_index
+from .codex import (
+    CODEX_SOURCE,
+    CodexParseState,
+    CodexSession,
+    default_codex_dir,
+    read_codex_session,
+    read_session_index,
+)
 from .named import named_kind_stores
 from .pi.store import pi_is_automated
+from .resume import ResumeStates
 
 CODEX_CONTENT_VERSION = "1"  # what the Codex reader puts in the rows; another value rebuilds
 INDEX_NAME = "session_index.jsonl"
@@ -39,12 +48,13 @@ class CodexSource:
     read_only = True
     watchable = False  # a tree of dirs: every reconcile stats every file
     index_prefix = f"{CODEX_SOURCE}-"
-    state_table: str | None = None
+    state_table: str | None = "codex_state"
     content_version: str | None = CODEX_CONTENT_VERSION
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._names: tuple[Identity | None, dict[str, str]] | None = None
+        self._resume: ResumeStates[CodexParseState] = ResumeStates()
 
     def list_files(self) -> dict[str, Identity]:
         out: dict[str, Identity] = {}
@@ -78,20 +88,34 @@ class CodexSource:
         return self._names[1]
 
     def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
+        session = self._read(name, self._resume.take(name, prior))
+        if isinstance(session, Skip):
+            return session
+        data = session.data
+        if not data.get("messages") and not data.get("archived_messages"):
+            reason = empty_reason(session.skipped_lines, session.unknown_records)
+            return Skip(reason, resumed=session.resumed)
+        return SessionDoc(
+            data,
+            automated=pi_is_automated(data),
+            state=self._resume.keep(name, session.state),
+            resumed=session.resumed,
+        )
+
+    def _read(self, name: str, prior: CodexParseState | None) -> CodexSession | Skip:
         try:
-            session = read_codex_session(self.root / name, names=self.thread_names())
+            return read_codex_session(self.root / name, names=self.thread_names(), prior=prior)
         except OSError as exc:
             return Skip(f"unreadable: {exc.strerror or exc}")
         except (ValueError, RecursionError) as exc:  # pragma: no cover - defensive
             return Skip(f"unusable Codex rollout: {exc}")
-        data = session.data
-        if not data.get("messages") and not data.get("archived_messages"):
-            return Skip(empty_reason(session.skipped_lines, session.unknown_records))
-        return SessionDoc(data, automated=pi_is_automated(data))
 
     def load(self, name: str) -> JSONDict | None:
-        doc = self.parse(name, (0, 0, 0), None)
-        return doc.data if isinstance(doc, SessionDoc) else None
+        session = self._read(name, None)
+        if isinstance(session, Skip):
+            return None
+        data = session.data
+        return data if data.get("messages") or data.get("archived_messages") else None
 
     def file_order(self, names: set[str]) -> list[str]:
         return sorted(names)

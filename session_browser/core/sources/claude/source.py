@@ -8,8 +8,10 @@ so a subagent run written or grown makes the index read the parent again, which 
 main files, found by the parent's session id on their first line). Titles a ``summary`` line
 gives across files are taken from the whole project folder (:func:`claude_summaries`).
 
-Every changed file is read whole (the index keeps no parse state for this source); the reader
-streams it line by line. The session id is the one written in the file, not its name.
+A file that only grew is read on from where the last read stopped when this source still holds
+that read's state (the app, indexing the transcripts being written: :mod:`..resume`);
+otherwise it is read whole, streamed line by line. The session id is the one written in the
+file, not its name.
 Read-only: files are opened ``rb`` and closed; nothing is written, locked or created under
 the root. Automation: Pi's rule (:func:`pi_is_automated`: more than 60 prompts an hour;
 the shared rule counts every message, which any session with tool calls exceeds).
@@ -26,10 +28,13 @@ from ...model import JSONDict, SessionHit
 from ..base import Identity, SessionDoc, Skip, SourceKind
 from ..named import named_kind_stores
 from ..pi.store import pi_is_automated, settle_automation
+from ..resume import ResumeStates
 from .reader import (
     CLAUDE_SOURCE,
     CONVERSATION_TYPES,
     FIRST_LINE_LIMIT,
+    ClaudeParseState,
+    ClaudeSession,
     claude_summaries,
     default_claude_dir,
     read_claude_session,
@@ -77,7 +82,7 @@ class ClaudeSource:
     read_only = True
     watchable = False  # a tree of dirs: every reconcile stats every file
     index_prefix = f"{CLAUDE_SOURCE}-"
-    state_table: str | None = None
+    state_table: str | None = "claude_state"
     content_version: str | None = CLAUDE_CONTENT_VERSION
 
     def __init__(self, root: Path) -> None:
@@ -88,6 +93,7 @@ class ClaudeSource:
         self._summaries: dict[str, tuple[Identity, dict[str, str]]] = {}
         # main file path -> session id written in it (cached by identity)
         self._sids: dict[str, tuple[Identity, str | None]] = {}
+        self._resume: ResumeStates[ClaudeParseState] = ResumeStates()
 
     # ------------------------------------------------------------------ listing
 
@@ -196,29 +202,44 @@ class ClaudeSource:
     # ------------------------------------------------------------------ reading
 
     def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
+        session = self._read(name, self._resume.take(name, prior))
+        if isinstance(session, Skip):
+            return session
+        data = session.data
+        if not data.get("messages") and not data.get("archived_messages"):
+            reason = empty_reason(session.skipped_lines, session.unknown_records)
+            return Skip(reason, resumed=session.resumed)
+        return SessionDoc(
+            data,
+            automated=pi_is_automated(data),
+            state=self._resume.keep(name, session.state),
+            resumed=session.resumed,
+        )
+
+    def _read(self, name: str, prior: ClaudeParseState | None) -> ClaudeSession | Skip:
         path = self.root / name
         own = file_ident(path)
         if own is None:
             return Skip("unreadable: not a regular file")
         siblings = [p for p, _i in self._subagents(path, own) if p.parent == path.parent]
         try:
-            session = read_claude_session(
+            return read_claude_session(
                 path,
                 summaries=self._folder_summaries(path.parent),
                 sibling_agents=siblings,
+                prior=prior,
             )
         except OSError as exc:
             return Skip(f"unreadable: {exc.strerror or exc}")
         except (ValueError, RecursionError) as exc:  # pragma: no cover - defensive
             return Skip(f"unusable Claude Code transcript: {exc}")
-        data = session.data
-        if not data.get("messages") and not data.get("archived_messages"):
-            return Skip(empty_reason(session.skipped_lines, session.unknown_records))
-        return SessionDoc(data, automated=pi_is_automated(data))
 
     def load(self, name: str) -> JSONDict | None:
-        doc = self.parse(name, (0, 0, 0), None)
-        return doc.data if isinstance(doc, SessionDoc) else None
+        session = self._read(name, None)
+        if isinstance(session, Skip):
+            return None
+        data = session.data
+        return data if data.get("messages") or data.get("archived_messages") else None
 
     def file_order(self, names: set[str]) -> list[str]:
         return sorted(names)
