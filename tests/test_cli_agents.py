@@ -17,8 +17,10 @@ from session_browser.cli import main
 from session_browser.core import recall
 from session_browser.core.model import hidden_parts
 from session_browser.core.sources.claude import read_claude_session
+from session_browser.core.store import DefaultSessionStore
 from tests.core.test_claude import Transcript, text, tool_use
 from tests.core.test_codex import Rollout
+from tests.core.test_pi import assistant, header, user, write_lines
 from tests.core.test_readonly import Snapshot, snapshot
 
 SID = "11111111-2222-3333-4444-555555555555"  # written in the file, not its name
@@ -210,6 +212,37 @@ def test_bare_prefixes_and_the_default_store_list(
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude.parent / "nowhere"))
     monkeypatch.setenv("CODEX_HOME", str(codex / "nowhere"))
     assert ids(run_json("search", "migration")) == []
+
+
+@pytest.mark.parametrize("index", [True, False])
+def test_one_query_over_every_kind_of_store(
+    written: tuple[Path, Path], tmp_path: Path, index: bool
+) -> None:
+    """PraisonAI + Pi + Claude Code + Codex: one query, hits from each, ``source:`` narrows."""
+    claude, codex = written
+    praison = tmp_path / "praisonai"
+    DefaultSessionStore(praison).add_user_message("p1", "the migration of the praisonai notes")
+    pi = tmp_path / "pi"
+    write_lines(
+        pi / "--work--" / "2025-01-02_pi1.jsonl",
+        [header("pi1"), user("a migration plan for pi"), assistant("migration steps listed")],
+    )
+    before = snapshot(claude.parent, codex, pi)
+    args = [
+        "--store",
+        os.fspath(praison),
+        "--store",
+        f"pi:{pi}",
+        *stores(claude, codex),
+        *([] if index else ["--no-index"]),
+    ]
+    hits = run_json("search", "migration", "--limit", "10", *args)["results"]
+    assert sorted((h["source"], h["session_id"]) for h in hits) == sorted(
+        [("praisonai", "p1"), ("pi", "pi1"), ("claude", SID), ("codex", TID)]
+    )
+    for kind, sid in (("praisonai", "p1"), ("pi", "pi1"), ("claude", SID), ("codex", TID)):
+        assert ids(run_json("search", f"source:{kind}", "migration", *args)) == [sid]
+    assert snapshot(claude.parent, codex, pi) == before
 
 
 # ---------------------------------------------------------------------- real transcripts
