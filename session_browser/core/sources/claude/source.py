@@ -93,6 +93,12 @@ class ClaudeSource:
         self._summaries: dict[str, tuple[Identity, dict[str, str]]] = {}
         # main file path -> session id written in it (cached by identity)
         self._sids: dict[str, tuple[Identity, str | None]] = {}
+        # folder -> its main files and identities, as the last list_files found them
+        self._listed: dict[str, list[tuple[Path, Identity]]] = {}
+        # folder -> (that listing, the summaries of all its main files)
+        self._merged: dict[str, tuple[list[tuple[Path, Identity]], dict[str, str]]] = {}
+        # folder -> its older subagent files by parent id, as the last list_files found them
+        self._listed_siblings: dict[str, dict[str, list[Path]]] = {}
         self._resume: ResumeStates[ClaudeParseState] = ResumeStates()
 
     # ------------------------------------------------------------------ listing
@@ -103,16 +109,30 @@ class ClaudeSource:
         if not root.is_dir():
             return out
         base = str(root)
+        self._listed.clear()
+        self._listed_siblings.clear()
         for dirpath, dirnames, filenames in os.walk(base):
+            subdirs = set(dirnames)
             dirnames[:] = sorted(d for d in dirnames if d not in _SIDE_DIRS)
             rel_dir = os.path.relpath(dirpath, base)
-            for name in sorted(filenames):
-                if not _is_main(name):
+            folder = Path(dirpath)
+            mains = sorted(n for n in filenames if _is_main(n))
+            if not mains:
+                continue
+            agents = sorted(n for n in filenames if _agent_file(n))
+            siblings = self._sibling_map(folder, agents)
+            listed: list[tuple[Path, Identity]] = []
+            for name in mains:
+                path = folder / name
+                own = file_ident(path)
+                if own is None:
                     continue
+                listed.append((path, own))
+                subs = self._subagents(path, own, name[:-6] in subdirs, siblings)
                 rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
-                ident = self.identity(rel)
-                if ident is not None:
-                    out[rel] = ident
+                out[rel] = fold(own, (ident for _p, ident in subs))
+            self._listed[dirpath] = listed
+            self._listed_siblings[dirpath] = siblings
         return out
 
     def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
@@ -127,22 +147,26 @@ class ClaudeSource:
         own = file_ident(path)
         if own is None:
             return None
-        return fold(own, (ident for _p, ident in self._subagents(path, own)))
+        subs = self._subagents(path, own, True, self._sibling_map(path.parent))
+        return fold(own, (ident for _p, ident in subs))
 
-    def _subagents(self, path: Path, own: Identity) -> list[tuple[Path, Identity]]:
-        """The subagent files of main file ``path`` with their identities."""
+    def _subagents(
+        self, path: Path, own: Identity, has_folder: bool, siblings: dict[str, list[Path]]
+    ) -> list[tuple[Path, Identity]]:
+        """The subagent files of main file ``path`` with their identities: those in
+        ``<stem>/subagents/`` (looked for when ``has_folder``) and its ``siblings``."""
         out: list[tuple[Path, Identity]] = []
-        folder = path.with_suffix("") / "subagents"
-        try:
-            names = sorted(os.listdir(folder))
-        except OSError:
-            names = []
-        for n in names:
-            if _agent_file(n):
-                ident = file_ident(folder / n)
-                if ident is not None:
-                    out.append((folder / n, ident))
-        siblings = self._sibling_map(path.parent)
+        if has_folder:
+            folder = path.with_suffix("") / "subagents"
+            try:
+                names = sorted(os.listdir(folder))
+            except OSError:
+                names = []
+            for n in names:
+                if _agent_file(n):
+                    ident = file_ident(folder / n)
+                    if ident is not None:
+                        out.append((folder / n, ident))
         if siblings:
             sid = self._session_id(path, own)
             for sub in siblings.get(sid or "", []):
@@ -151,13 +175,15 @@ class ClaudeSource:
                     out.append((sub, ident))
         return out
 
-    def _sibling_map(self, folder: Path) -> dict[str, list[Path]]:
-        """Older builds' ``agent-*.jsonl`` files of ``folder`` by parent session id; their
-        first lines are read again only when the folder's agent files changed."""
-        try:
-            names = sorted(n for n in os.listdir(folder) if _agent_file(n))
-        except OSError:
-            return {}
+    def _sibling_map(self, folder: Path, names: list[str] | None = None) -> dict[str, list[Path]]:
+        """Older builds' ``agent-*.jsonl`` files of ``folder`` (``names``: those files, when
+        known) by parent session id; their first lines are read again only when the folder's
+        agent files changed."""
+        if names is None:
+            try:
+                names = sorted(n for n in os.listdir(folder) if _agent_file(n))
+            except OSError:
+                return {}
         if not names:
             return {}
         listing = tuple((n, i) for n in names if (i := file_ident(folder / n)) is not None)
@@ -180,23 +206,29 @@ class ClaudeSource:
         return sid
 
     def _folder_summaries(self, folder: Path) -> dict[str, str]:
-        """``leafUuid -> summary`` over the main files of ``folder`` (each file's summary
-        lines read again only when it changed)."""
+        """``leafUuid -> summary`` over the main files of ``folder`` (as the last
+        :meth:`list_files` found them, else as they are now); each file's summary lines are
+        read again only when it changed."""
+        listed = self._listed.get(str(folder))
+        if listed is not None:
+            merged = self._merged.get(str(folder))
+            if merged is not None and merged[0] is listed:
+                return merged[1]
+        else:
+            try:
+                names = sorted(n for n in os.listdir(folder) if _is_main(n))
+            except OSError:
+                return {}
+            listed = [(folder / n, i) for n in names if (i := file_ident(folder / n)) is not None]
         out: dict[str, str] = {}
-        try:
-            names = sorted(n for n in os.listdir(folder) if _is_main(n))
-        except OSError:
-            return out
-        for n in names:
-            path = folder / n
-            ident = file_ident(path)
-            if ident is None:
-                continue
+        for path, ident in listed:
             cached = self._summaries.get(str(path))
             if cached is None or cached[0] != ident:
                 cached = (ident, claude_summaries([path]))
                 self._summaries[str(path)] = cached
             out.update(cached[1])
+        if str(folder) in self._listed:
+            self._merged[str(folder)] = (listed, out)
         return out
 
     # ------------------------------------------------------------------ reading
@@ -221,12 +253,15 @@ class ClaudeSource:
         own = file_ident(path)
         if own is None:
             return Skip("unreadable: not a regular file")
-        siblings = [p for p, _i in self._subagents(path, own) if p.parent == path.parent]
+        siblings = self._listed_siblings.get(str(path.parent))
+        if siblings is None:
+            siblings = self._sibling_map(path.parent)
+        mine = siblings.get(self._session_id(path, own) or "", []) if siblings else []
         try:
             return read_claude_session(
                 path,
                 summaries=self._folder_summaries(path.parent),
-                sibling_agents=siblings,
+                sibling_agents=mine,
                 prior=prior,
             )
         except OSError as exc:
