@@ -160,3 +160,34 @@ def test_codex_titles_follow_the_session_index(tmp_path: Path) -> None:
         json.dumps({"id": TID, "thread_name": "Named thread"}) + "\n", encoding="utf-8"
     )
     assert source.load(name)["metadata"]["title"] == "Named thread"  # type: ignore[index]
+
+
+def test_summary_lines_title_the_file_whose_turn_they_name(tmp_path: Path) -> None:
+    root = tmp_path / "projects"
+    named = Transcript("aaaaaaaa-0000-0000-0000-000000000001", prefix="a")
+    named.prompt("set up the aviary")
+    named.answer("m1", text("The aviary is set up."))
+    named.write(root / "proj" / "a.jsonl")
+    leaf = named.lines[-1]["uuid"]
+    later = Transcript("bbbbbbbb-0000-0000-0000-000000000002", prefix="b")
+    later.raw({"type": "summary", "summary": "Aviary setup", "leafUuid": leaf})
+    later.prompt("go on with the aviary")
+    later.answer("m2", text("Going on."))
+    later.write(root / "proj" / "b.jsonl")
+    titled = Transcript("cccccccc-0000-0000-0000-000000000003", prefix="c")
+    titled.raw({"type": "summary", "summary": "Aviary setup", "leafUuid": "c0000"})
+    titled.prompt("a third look")
+    titled.answer("m3", text("Looked."))
+    titled.raw({"type": "ai-title", "aiTitle": "Third look", "sessionId": titled.session_id})
+    titled.write(root / "proj" / "c.jsonl")
+    source = ClaudeSource(root)
+    files = source.list_files()
+    titles = {}
+    for name, ident in files.items():
+        doc = source.parse(name, ident, None)
+        titles[name] = recall.session_title(doc.data)  # type: ignore[union-attr]
+    assert titles == {
+        "proj/a.jsonl": "Aviary setup",  # named by a summary line of another file
+        "proj/b.jsonl": "go on with the aviary",  # its summary line names another file's turn
+        "proj/c.jsonl": "Third look",  # an ai-title comes first
+    }

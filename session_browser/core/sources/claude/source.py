@@ -258,12 +258,19 @@ class ClaudeSource:
             siblings = self._sibling_map(path.parent)
         mine = siblings.get(self._session_id(path, own) or "", []) if siblings else []
         try:
-            return read_claude_session(
+            session = read_claude_session(path, sibling_agents=mine, prior=prior)
+            if {"custom-title", "ai-title"} & session.state.titles.keys():
+                return session  # titled: the folder's summary lines cannot change it
+            # Untitled: a summary line anywhere in the folder may name one of its turns.
+            # Assembled again from the state just read (nothing read twice but subagents).
+            again = read_claude_session(
                 path,
                 summaries=self._folder_summaries(path.parent),
                 sibling_agents=mine,
-                prior=prior,
+                prior=session.state,
             )
+            again.resumed = session.resumed
+            return again
         except OSError as exc:
             return Skip(f"unreadable: {exc.strerror or exc}")
         except (ValueError, RecursionError) as exc:  # pragma: no cover - defensive
