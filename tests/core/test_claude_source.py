@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from session_browser.core import recall
+from session_browser.core.model import hidden_parts
 from session_browser.core.sources import SOURCES
 from session_browser.core.sources.claude import read_claude_session
 from session_browser.core.sources.claude.source import ClaudeSource
 from session_browser.core.sources.codex import read_codex_session
 from session_browser.core.sources.codex_source import CodexSource
 from session_browser.core.sources.resume import ResumeStates
-from tests.core.test_claude import Transcript, text
+from tests.core.test_claude import Transcript, text, tool_use
 from tests.core.test_codex import Rollout, rollout_path
 from tests.core.test_readonly import snapshot
 
@@ -191,3 +192,35 @@ def test_summary_lines_title_the_file_whose_turn_they_name(tmp_path: Path) -> No
         "proj/b.jsonl": "go on with the aviary",  # its summary line names another file's turn
         "proj/c.jsonl": "Third look",  # an ai-title comes first
     }
+
+
+def test_the_viewer_gets_hidden_parts_on_request(tmp_path: Path) -> None:
+    root = tmp_path / "projects"
+    t = Transcript(SID)
+    t.prompt("list the files")
+    t.answer("m1", tool_use("toolu_ls", "Bash", command="ls"))
+    t.result("toolu_ls", "zanzibarquux.txt")
+    t.answer("m2", text("One file."))
+    t.write(root / "proj" / f"{SID}.jsonl")
+    home = tmp_path / "codex"
+    r = Rollout(TID)
+    r.prompt("run it")
+    r.item("function_call", name="shell", arguments="{}", call_id="c1")
+    r.item("function_call_output", call_id="c1", output="marmalizer.log")
+    r.answer("Done.")
+    r.write(rollout_path(home / "sessions"))
+    for kind, root_dir, sid, word in (
+        ("claude", root, SID, "zanzibarquux"),
+        ("codex", home / "sessions", TID, "marmalizer"),
+    ):
+        kind_row = SOURCES[kind]
+        for store in (kind_row.scan(root_dir), kind_row.index(root_dir)):
+            plain = store.projection(sid)  # type: ignore[attr-defined]
+            full = store.projection(sid, include_hidden=True)  # type: ignore[attr-defined]
+            assert [m["content"] for m in full] == [m["content"] for m in plain]
+            assert not any(hidden_parts(m) for m in plain)
+            shown = " ".join(text for m in full for _label, text in hidden_parts(m))
+            assert word in shown, (kind, type(store).__name__)
+            close = getattr(store, "close", None)
+            if close is not None:
+                close()

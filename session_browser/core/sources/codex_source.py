@@ -102,16 +102,25 @@ class CodexSource:
             resumed=session.resumed,
         )
 
-    def _read(self, name: str, prior: CodexParseState | None) -> CodexSession | Skip:
+    def _read(
+        self, name: str, prior: CodexParseState | None, include_hidden: bool = False
+    ) -> CodexSession | Skip:
         try:
-            return read_codex_session(self.root / name, names=self.thread_names(), prior=prior)
+            return read_codex_session(
+                self.root / name,
+                names=self.thread_names(),
+                prior=prior,
+                include_hidden=include_hidden,
+            )
         except OSError as exc:
             return Skip(f"unreadable: {exc.strerror or exc}")
         except (ValueError, RecursionError) as exc:  # pragma: no cover - defensive
             return Skip(f"unusable Codex rollout: {exc}")
 
-    def load(self, name: str) -> JSONDict | None:
-        session = self._read(name, None)
+    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
+        """The session of file ``name`` (``include_hidden``: with tool calls and results,
+        reasoning and bookkeeping as hidden parts of the same turns, for the viewer)."""
+        session = self._read(name, None, include_hidden)
         if isinstance(session, Skip):
             return None
         data = session.data

@@ -10,15 +10,18 @@ and the full scan is left for the rest (a file renamed, or an id that is not in 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from .. import recall
 from ..model import JSONDict
 from .base import SessionSource
 from .scan import SourceStore
 
 if TYPE_CHECKING:
     from ..index import SqliteSessionStore
+    from ..index.sourced import SourceIndexStore
 
 
 class NamedSource(SessionSource, Protocol):
@@ -26,6 +29,10 @@ class NamedSource(SessionSource, Protocol):
 
     def named_files(self, session_id: str, names: set[str]) -> list[str]:
         """Those of ``names`` whose name carries ``session_id``, in file order."""
+        ...
+
+    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
+        """The session of file ``name``, with its hidden parts when ``include_hidden``."""
         ...
 
 
@@ -48,6 +55,38 @@ class NamedScanStore(SourceStore):
                 return name, data
         return super()._find(session_id)
 
+    def projection(self, session_id: str, *, include_hidden: bool = False) -> list[JSONDict]:
+        """The whole archived+active projection of a session (``KeyError`` when missing);
+        ``include_hidden`` adds tool calls and results, reasoning and bookkeeping as hidden
+        parts of the same messages, for the viewer to show on request."""
+        found = self._find(session_id)
+        if found is None:
+            raise KeyError(session_id)
+        name, data = found
+        if include_hidden:
+            full = self.source.load(name, include_hidden=True)
+            if full is not None:
+                data = full
+        return recall.full_view(recall.project(data))
+
+
+@cache
+def _index_class() -> type[SourceIndexStore]:
+    """The index store of a named source: :class:`SourceIndexStore` with the viewer's
+    projection (defined on first use: the index imports the sources)."""
+    from ..index.sourced import SourceIndexStore
+
+    class NamedIndexStore(SourceIndexStore):
+        """A :class:`SourceIndexStore` whose session reads go through a
+        :class:`NamedScanStore`."""
+
+        reader: NamedScanStore
+
+        def projection(self, session_id: str, *, include_hidden: bool = False) -> list[JSONDict]:
+            return self.reader.projection(session_id, include_hidden=include_hidden)
+
+    return NamedIndexStore
+
 
 def named_kind_stores(
     make: Callable[[Path], NamedSource],
@@ -58,10 +97,9 @@ def named_kind_stores(
         return NamedScanStore(make(path))
 
     def open_index(path: Path, reconcile: str) -> SqliteSessionStore:
-        from ..index.sourced import SourceIndexStore
 
         source = make(path)
-        store = SourceIndexStore(source, reconcile=reconcile)
+        store = _index_class()(source, reconcile=reconcile)
         store.reader = NamedScanStore(source)
         return store
 

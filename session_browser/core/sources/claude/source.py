@@ -248,7 +248,9 @@ class ClaudeSource:
             resumed=session.resumed,
         )
 
-    def _read(self, name: str, prior: ClaudeParseState | None) -> ClaudeSession | Skip:
+    def _read(
+        self, name: str, prior: ClaudeParseState | None, include_hidden: bool = False
+    ) -> ClaudeSession | Skip:
         path = self.root / name
         own = file_ident(path)
         if own is None:
@@ -258,7 +260,9 @@ class ClaudeSource:
             siblings = self._sibling_map(path.parent)
         mine = siblings.get(self._session_id(path, own) or "", []) if siblings else []
         try:
-            session = read_claude_session(path, sibling_agents=mine, prior=prior)
+            session = read_claude_session(
+                path, sibling_agents=mine, prior=prior, include_hidden=include_hidden
+            )
             if {"custom-title", "ai-title"} & session.state.titles.keys():
                 return session  # titled: the folder's summary lines cannot change it
             # Untitled: a summary line anywhere in the folder may name one of its turns.
@@ -268,6 +272,7 @@ class ClaudeSource:
                 summaries=self._folder_summaries(path.parent),
                 sibling_agents=mine,
                 prior=session.state,
+                include_hidden=include_hidden,
             )
             again.resumed = session.resumed
             return again
@@ -276,8 +281,10 @@ class ClaudeSource:
         except (ValueError, RecursionError) as exc:  # pragma: no cover - defensive
             return Skip(f"unusable Claude Code transcript: {exc}")
 
-    def load(self, name: str) -> JSONDict | None:
-        session = self._read(name, None)
+    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
+        """The session of file ``name`` (``include_hidden``: with tool calls and results,
+        reasoning and bookkeeping as hidden parts of the same turns, for the viewer)."""
+        session = self._read(name, None, include_hidden)
         if isinstance(session, Skip):
             return None
         data = session.data
