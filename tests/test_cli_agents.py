@@ -209,6 +209,10 @@ def test_bare_prefixes_and_the_default_store_list(
     assert ids(run_json("search", "migration", "--store", "codex:")) == [TID]
     assert sorted(ids(run_json("search", "migration"))) == sorted([SID, TID])
     assert snapshot(claude.parent, codex) == before
+    for args in (["--help"], ["search", "--help"]):
+        usage = " ".join(run(*args).output.split())
+        assert "'claude:DIR' (Claude Code transcripts" in usage
+        assert "'codex:DIR' (Codex CLI rollouts" in usage
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude.parent / "nowhere"))
     monkeypatch.setenv("CODEX_HOME", str(codex / "nowhere"))
     assert ids(run_json("search", "migration")) == []
