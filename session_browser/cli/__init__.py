@@ -112,9 +112,11 @@ class LazyGroup(click.Group):
     "stores",
     multiple=True,
     metavar="DIR",
-    help="Session dir to use, for every command (repeatable; 'pi:DIR' for a Pi session "
-    "dir, read-only). Default: ./.praisonai/sessions (if present), the global store and "
-    "Pi's sessions.",
+    help="Session dir to use, for every command (repeatable). Read-only sources by prefix: "
+    "'pi:DIR' (Pi), 'claude:DIR' (Claude Code transcripts; 'claude:' alone: "
+    "~/.claude/projects), 'codex:DIR' (Codex CLI rollouts; 'codex:' alone: "
+    "~/.codex/sessions). Default: ./.praisonai/sessions (if present), the global store, "
+    "and Pi's, Claude Code's and Codex's sessions when present.",
 )
 @click.option("--demo", is_flag=True, help="Open the app on a generated demo store.")
 @click.version_option(package_name="session-browser")

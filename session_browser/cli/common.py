@@ -36,8 +36,11 @@ def store_option(func: F) -> F:
         "stores",
         multiple=True,
         metavar="DIR",
-        help="Session dir to use (repeatable; 'pi:DIR' for a Pi session dir, read-only). "
-        "Default: ./.praisonai/sessions (if present), the global store and Pi's sessions.",
+        help="Session dir to use (repeatable). Read-only sources by prefix: 'pi:DIR' (Pi), "
+        "'claude:DIR' (Claude Code transcripts; 'claude:' alone: ~/.claude/projects), "
+        "'codex:DIR' (Codex CLI rollouts; 'codex:' alone: ~/.codex/sessions). Default: "
+        "./.praisonai/sessions (if present), the global store, and Pi's, Claude Code's and "
+        "Codex's sessions when present.",
     )(func)
 
 

@@ -197,8 +197,12 @@ def show(
     projection = recall.project(data)
     anchor = recall.parse_anchor(around, len(projection))
     messages = recall.window_slice(projection, anchor, window)
+    resume = _resume_of(data)
     if as_json:
-        echo_json({"session_id": session_id, "around": around, "messages": messages})
+        payload: JSONDict = {"session_id": session_id, "around": around, "messages": messages}
+        if resume is not None:
+            payload["resume"] = {"command": resume[0], "cwd": resume[1]}
+        echo_json(payload)
         return
     out = console()
     archived = sum(1 for m in projection if m.get("archived"))
@@ -210,6 +214,13 @@ def show(
     if source != "praisonai":
         head.append(f"  [{printable(str(source), one_line=True)}]", style="magenta")
     out.print(head, overflow="fold")
+    if resume is not None:
+        line = Text("resume: ", style="dim")
+        line.append_text(safe(resume[0]))
+        if resume[1]:
+            line.append("  in ", style="dim")
+            line.append_text(safe(resume[1]))
+        out.print(line, overflow="fold")
     for msg in messages:
         mark = msg.get("index") == anchor
         text = content_text(msg.get("content")).rstrip("\n")
@@ -220,6 +231,18 @@ def show(
         out.print(_message_line(msg, mark=mark, body=False), end="")
         out.file.flush()
         click.echo(printable(text))
+
+
+def _resume_of(data: JSONDict) -> tuple[str, str | None] | None:
+    """(the command that resumes a coding agent's session, the cwd to run it in), when the
+    session's source gives one."""
+    meta = data.get("metadata")
+    if not isinstance(meta, dict):
+        return None
+    command, cwd = meta.get("resume_command"), meta.get("cwd")
+    if not isinstance(command, str) or not command:
+        return None
+    return command, cwd if isinstance(cwd, str) and cwd else None
 
 
 def _read_session(store: Any, session_id: str) -> JSONDict:

@@ -8,6 +8,8 @@ and summarises them unchanged (see :mod:`.base` for what a source offers).
 
 - :mod:`.praisonai`: PraisonAI's JSON sessions (``~/.praisonai/sessions/*.json``).
 - :mod:`.pi`: Pi coding-agent sessions (``~/.pi/agent/sessions/**/*.jsonl``).
+- :mod:`.claude`: Claude Code transcripts (``~/.claude/projects/<dir>/*.jsonl``).
+- :mod:`.codex`: Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``).
 
 :data:`SOURCES` is the one table of source kinds: ``--store KIND:DIR``, the default store
 list, the agent tool and the benchmark learn from it which sources exist. A new format is one
@@ -16,8 +18,9 @@ reader module plus one row here.
 
 from __future__ import annotations
 
-from . import praisonai
+from . import codex_source, praisonai
 from .base import SessionDoc, SessionSource, Skip, SourceKind
+from .claude import source as claude_source
 from .pi import (
     PI_SOURCE,
     PiBranch,
@@ -38,6 +41,8 @@ from .readonly import ReadOnlyStore
 SOURCES: dict[str, SourceKind] = {
     praisonai.KIND.name: praisonai.KIND,
     pi_source.KIND.name: pi_source.KIND,
+    claude_source.KIND.name: claude_source.KIND,
+    codex_source.KIND.name: codex_source.KIND,
 }
 #: The kind of a store named without a prefix.
 DEFAULT_KIND = praisonai.PRAISONAI_SOURCE

@@ -1,0 +1,369 @@
+"""Claude Code transcripts as a :class:`~session_browser.core.sources.base.SessionSource`.
+
+Files: the main transcripts under the root (``<project dir>/<file>.jsonl``, see
+:func:`claude_session_files`), named by their path relative to it. A subagent file is no
+session of its own: its identity is folded into its parent's (:meth:`ClaudeSource.identity`),
+so a subagent run written or grown makes the index read the parent again, which attaches it
+(newer builds' ``<stem>/subagents/agent-*.jsonl``, older builds' ``agent-*.jsonl`` beside the
+main files, found by the parent's session id on their first line). Titles a ``summary`` line
+gives across files are taken from the whole project folder (:func:`claude_summaries`).
+
+A file that only grew is read on from where the last read stopped when this source still holds
+that read's state (the app, indexing the transcripts being written: :mod:`..resume`);
+otherwise it is read whole, streamed line by line. The session id is the one written in the
+file, not its name.
+Read-only: files are opened ``rb`` and closed; nothing is written, locked or created under
+the root. Automation: Pi's rule (:func:`pi_is_automated`: more than 60 prompts an hour;
+the shared rule counts every message, which any session with tool calls exceeds).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from ...files import loads
+from ...model import JSONDict, SessionHit
+from ..base import Identity, SessionDoc, Skip, SourceKind
+from ..named import named_kind_stores
+from ..pi.store import pi_is_automated, settle_automation
+from ..resume import ResumeStates
+from .reader import (
+    CLAUDE_SOURCE,
+    CONVERSATION_TYPES,
+    FIRST_LINE_LIMIT,
+    ClaudeParseState,
+    ClaudeSession,
+    claude_summaries,
+    default_claude_dir,
+    read_claude_session,
+    sibling_subagents,
+)
+
+CLAUDE_CONTENT_VERSION = "1"  # what the Claude reader puts in the rows; another value rebuilds
+_SIDE_DIRS = ("subagents", "tool-results")
+
+_Listing = tuple[tuple[str, Identity], ...]
+
+
+def file_ident(path: str | os.PathLike[str]) -> Identity | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not os.path.isfile(path):
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _is_main(name: str) -> bool:
+    return name.endswith(".jsonl") and not name.startswith((".", "agent-"))
+
+
+def _agent_file(name: str) -> bool:
+    return name.startswith("agent-") and name.endswith(".jsonl")
+
+
+def fold(own: Identity, parts: Iterable[Identity]) -> Identity:
+    """The identity of a main file with its subagent files: it changes when any of them is
+    written, added or removed (sizes summed, the latest mtime, the main file's inode)."""
+    size, mtime, inode = own
+    for part in parts:
+        size += part[0]
+        mtime = max(mtime, part[1])
+    return (size, mtime, inode)
+
+
+class ClaudeSource:
+    """The Claude Code transcripts under one root (see the module doc)."""
+
+    kind = CLAUDE_SOURCE
+    read_only = True
+    watchable = False  # a tree of dirs: every reconcile stats every file
+    index_prefix = f"{CLAUDE_SOURCE}-"
+    state_table: str | None = "claude_state"
+    content_version: str | None = CLAUDE_CONTENT_VERSION
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        # folder -> (its agent-* files with identities, parent session id -> those files)
+        self._siblings: dict[str, tuple[_Listing, dict[str, list[Path]]]] = {}
+        # main file path -> (identity, leafUuid -> summary of its summary lines)
+        self._summaries: dict[str, tuple[Identity, dict[str, str]]] = {}
+        # main file path -> session id written in it (cached by identity)
+        self._sids: dict[str, tuple[Identity, str | None]] = {}
+        # folder -> its main files and identities, as the last list_files found them
+        self._listed: dict[str, list[tuple[Path, Identity]]] = {}
+        # folder -> (that listing, the summaries of all its main files)
+        self._merged: dict[str, tuple[list[tuple[Path, Identity]], dict[str, str]]] = {}
+        # folder -> its older subagent files by parent id, as the last list_files found them
+        self._listed_siblings: dict[str, dict[str, list[Path]]] = {}
+        self._resume: ResumeStates[ClaudeParseState] = ResumeStates()
+
+    # ------------------------------------------------------------------ listing
+
+    def list_files(self) -> dict[str, Identity]:
+        out: dict[str, Identity] = {}
+        root = self.root
+        if not root.is_dir():
+            return out
+        base = str(root)
+        self._listed.clear()
+        self._listed_siblings.clear()
+        for dirpath, dirnames, filenames in os.walk(base):
+            subdirs = set(dirnames)
+            dirnames[:] = sorted(d for d in dirnames if d not in _SIDE_DIRS)
+            rel_dir = os.path.relpath(dirpath, base)
+            folder = Path(dirpath)
+            mains = sorted(n for n in filenames if _is_main(n))
+            if not mains:
+                continue
+            agents = sorted(n for n in filenames if _agent_file(n))
+            siblings = self._sibling_map(folder, agents)
+            listed: list[tuple[Path, Identity]] = []
+            for name in mains:
+                path = folder / name
+                own = file_ident(path)
+                if own is None:
+                    continue
+                listed.append((path, own))
+                subs = self._subagents(path, own, name[:-6] in subdirs, siblings)
+                rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
+                out[rel] = fold(own, (ident for _p, ident in subs))
+            self._listed[dirpath] = listed
+            self._listed_siblings[dirpath] = siblings
+        return out
+
+    def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
+        return {name: self.identity(name) for name in names}
+
+    def identity(self, name: str) -> Identity | None:
+        """The identity of main file ``name`` with its subagent files folded in (None: not a
+        main transcript)."""
+        if not _is_main(os.path.basename(name)) or "subagents" in name.split("/")[:-1]:
+            return None
+        path = self.root / name
+        own = file_ident(path)
+        if own is None:
+            return None
+        subs = self._subagents(path, own, True, self._sibling_map(path.parent))
+        return fold(own, (ident for _p, ident in subs))
+
+    def _subagents(
+        self, path: Path, own: Identity, has_folder: bool, siblings: dict[str, list[Path]]
+    ) -> list[tuple[Path, Identity]]:
+        """The subagent files of main file ``path`` with their identities: those in
+        ``<stem>/subagents/`` (looked for when ``has_folder``) and its ``siblings``."""
+        out: list[tuple[Path, Identity]] = []
+        if has_folder:
+            folder = path.with_suffix("") / "subagents"
+            try:
+                names = sorted(os.listdir(folder))
+            except OSError:
+                names = []
+            for n in names:
+                if _agent_file(n):
+                    ident = file_ident(folder / n)
+                    if ident is not None:
+                        out.append((folder / n, ident))
+        if siblings:
+            sid = self._session_id(path, own)
+            for sub in siblings.get(sid or "", []):
+                ident = file_ident(sub)
+                if ident is not None:
+                    out.append((sub, ident))
+        return out
+
+    def _sibling_map(self, folder: Path, names: list[str] | None = None) -> dict[str, list[Path]]:
+        """Older builds' ``agent-*.jsonl`` files of ``folder`` (``names``: those files, when
+        known) by parent session id; their first lines are read again only when the folder's
+        agent files changed."""
+        if names is None:
+            try:
+                names = sorted(n for n in os.listdir(folder) if _agent_file(n))
+            except OSError:
+                return {}
+        if not names:
+            return {}
+        listing = tuple((n, i) for n in names if (i := file_ident(folder / n)) is not None)
+        key = str(folder)
+        cached = self._siblings.get(key)
+        if cached is not None and cached[0] == listing:
+            return cached[1]
+        found = sibling_subagents(folder)
+        self._siblings[key] = (listing, found)
+        return found
+
+    def _session_id(self, path: Path, own: Identity) -> str | None:
+        """The session id a main file's lines carry (for matching older subagent files)."""
+        key = str(path)
+        cached = self._sids.get(key)
+        if cached is not None and cached[0] == own:
+            return cached[1]
+        sid = first_session_id(path)
+        self._sids[key] = (own, sid)
+        return sid
+
+    def _folder_summaries(self, folder: Path) -> dict[str, str]:
+        """``leafUuid -> summary`` over the main files of ``folder`` (as the last
+        :meth:`list_files` found them, else as they are now); each file's summary lines are
+        read again only when it changed."""
+        listed = self._listed.get(str(folder))
+        if listed is not None:
+            merged = self._merged.get(str(folder))
+            if merged is not None and merged[0] is listed:
+                return merged[1]
+        else:
+            try:
+                names = sorted(n for n in os.listdir(folder) if _is_main(n))
+            except OSError:
+                return {}
+            listed = [(folder / n, i) for n in names if (i := file_ident(folder / n)) is not None]
+        out: dict[str, str] = {}
+        for path, ident in listed:
+            cached = self._summaries.get(str(path))
+            if cached is None or cached[0] != ident:
+                cached = (ident, claude_summaries([path]))
+                self._summaries[str(path)] = cached
+            out.update(cached[1])
+        if str(folder) in self._listed:
+            self._merged[str(folder)] = (listed, out)
+        return out
+
+    # ------------------------------------------------------------------ reading
+
+    def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
+        session = self._read(name, self._resume.take(name, prior))
+        if isinstance(session, Skip):
+            return session
+        data = session.data
+        if not data.get("messages") and not data.get("archived_messages"):
+            reason = empty_reason(session.skipped_lines, session.unknown_records)
+            return Skip(reason, resumed=session.resumed)
+        return SessionDoc(
+            data,
+            automated=pi_is_automated(data),
+            state=self._resume.keep(name, session.state),
+            resumed=session.resumed,
+        )
+
+    def _read(
+        self, name: str, prior: ClaudeParseState | None, include_hidden: bool = False
+    ) -> ClaudeSession | Skip:
+        path = self.root / name
+        own = file_ident(path)
+        if own is None:
+            return Skip("unreadable: not a regular file")
+        siblings = self._listed_siblings.get(str(path.parent))
+        if siblings is None:
+            siblings = self._sibling_map(path.parent)
+        mine = siblings.get(self._session_id(path, own) or "", []) if siblings else []
+        try:
+            session = read_claude_session(
+                path, sibling_agents=mine, prior=prior, include_hidden=include_hidden
+            )
+            if {"custom-title", "ai-title"} & session.state.titles.keys():
+                return session  # titled: the folder's summary lines cannot change it
+            # Untitled: a summary line anywhere in the folder may name one of its turns.
+            # Assembled again from the state just read (nothing read twice but subagents).
+            again = read_claude_session(
+                path,
+                summaries=self._folder_summaries(path.parent),
+                sibling_agents=mine,
+                prior=session.state,
+                include_hidden=include_hidden,
+            )
+            again.resumed = session.resumed
+            return again
+        except OSError as exc:
+            return Skip(f"unreadable: {exc.strerror or exc}")
+        except (ValueError, RecursionError) as exc:  # pragma: no cover - defensive
+            return Skip(f"unusable Claude Code transcript: {exc}")
+
+    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
+        """The session of file ``name`` (``include_hidden``: with tool calls and results,
+        reasoning and bookkeeping as hidden parts of the same turns, for the viewer)."""
+        session = self._read(name, None, include_hidden)
+        if isinstance(session, Skip):
+            return None
+        data = session.data
+        return data if data.get("messages") or data.get("archived_messages") else None
+
+    def file_order(self, names: set[str]) -> list[str]:
+        return sorted(names)
+
+    def named_files(self, session_id: str, names: set[str]) -> list[str]:
+        want = f"{session_id}.jsonl"
+        return [n for n in self.file_order(names) if n.rsplit("/", 1)[-1] == want]
+
+    def automated(self, data: JSONDict) -> bool | None:
+        return pi_is_automated(data)
+
+    def settle_hit(self, hit: SessionHit, data: JSONDict) -> None:
+        settle_agent_hit(hit, data, self.kind)
+
+
+def first_session_id(path: Path, lines: int = 64) -> str | None:
+    """The ``sessionId`` of the first conversation line among the first ``lines`` lines of
+    a main transcript (the id its lines carry; the reader takes the same one)."""
+    try:
+        with open(path, "rb") as fh:
+            for _ in range(lines):
+                raw = fh.readline(FIRST_LINE_LIMIT)
+                if not raw:
+                    break
+                try:
+                    obj = loads(raw)
+                except (ValueError, RecursionError):
+                    continue
+                if isinstance(obj, dict) and obj.get("type") in CONVERSATION_TYPES:
+                    sid = obj.get("sessionId")
+                    if isinstance(sid, str) and sid:
+                        return sid
+    except OSError:
+        return None
+    return None
+
+
+def settle_agent_hit(hit: SessionHit, data: JSONDict, kind: str) -> None:
+    """Complete a hit on a coding agent's session read straight from its file: its project
+    (the session's cwd), and the coding agents' automation rule (user turns an hour, as for
+    Pi: the shared rule counts every message, which tool loops exceed)."""
+    demoted = hit.automated
+    settle_automation(hit, data)
+    if demoted and not hit.automated:
+        hit.explain["automation_rule"] = f"{kind}: user turns per hour"
+    meta = data.get("metadata")
+    cwd = meta.get("cwd") if isinstance(meta, dict) else None
+    hit.project = cwd if isinstance(cwd, str) else None
+
+
+def empty_reason(skipped_lines: int, unknown: dict[str, int]) -> str:
+    """Why a transcript with no turn is no session."""
+    if skipped_lines and not unknown:
+        return f"no conversation: {skipped_lines} line(s) are not JSON records"
+    parts = [f"{count} {kind}" for kind, count in sorted(unknown.items())]
+    extra = f" ({', '.join(parts)} record(s) of unknown types)" if parts else ""
+    bad = f", {skipped_lines} unreadable line(s)" if skipped_lines else ""
+    return f"no conversation (no prompt or answer){extra}{bad}"
+
+
+def default_dirs(cwd: Path | None = None) -> list[Path]:
+    """Claude Code's transcripts dir (:func:`default_claude_dir`)."""
+    return [default_claude_dir()]
+
+
+open_scan, open_index = named_kind_stores(ClaudeSource)
+
+KIND = SourceKind(
+    name=CLAUDE_SOURCE,
+    prefix=f"{CLAUDE_SOURCE}:",
+    read_only=True,
+    default_dirs=default_dirs,
+    only_if_present=True,
+    source=ClaudeSource,
+    open_scan=open_scan,
+    open_index=open_index,
+    describe="Claude Code transcripts dir",
+)

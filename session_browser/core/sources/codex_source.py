@@ -1,0 +1,160 @@
+"""Codex CLI rollouts as a :class:`~session_browser.core.sources.base.SessionSource`.
+
+Files: every ``rollout-*.jsonl`` under the root (``YYYY/MM/DD/``, see
+:func:`~.codex.codex_session_files`), named by their path relative to it. Thread names come
+from ``session_index.jsonl`` in the root or the folder above it (``~/.codex`` for
+``~/.codex/sessions``), else from the rollout's own ``thread_name_updated`` events; the
+session id is the thread id the rollout's ``session_meta`` carries.
+
+A grown rollout is read on from where the last read stopped when this source still holds
+that read's state (as for Claude Code, :mod:`.resume`); otherwise it is read whole.
+Read-only: files are opened ``rb`` and closed; nothing is written, locked or created under
+the root. Automation: as for Claude Code (prompts an hour).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..model import JSONDict, SessionHit
+from .base import Identity, SessionDoc, Skip, SourceKind
+from .claude.source import empty_reason, file_ident, settle_agent_hit
+from .codex import (
+    CODEX_SOURCE,
+    CodexParseState,
+    CodexSession,
+    default_codex_dir,
+    read_codex_session,
+    read_session_index,
+)
+from .named import named_kind_stores
+from .pi.store import pi_is_automated
+from .resume import ResumeStates
+
+CODEX_CONTENT_VERSION = "1"  # what the Codex reader puts in the rows; another value rebuilds
+INDEX_NAME = "session_index.jsonl"
+
+
+def _is_rollout(name: str) -> bool:
+    return name.startswith("rollout-") and name.endswith(".jsonl")
+
+
+class CodexSource:
+    """The Codex rollouts under one root (see the module doc)."""
+
+    kind = CODEX_SOURCE
+    read_only = True
+    watchable = False  # a tree of dirs: every reconcile stats every file
+    index_prefix = f"{CODEX_SOURCE}-"
+    state_table: str | None = "codex_state"
+    content_version: str | None = CODEX_CONTENT_VERSION
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._names: tuple[Identity | None, dict[str, str]] | None = None
+        self._resume: ResumeStates[CodexParseState] = ResumeStates()
+
+    def list_files(self) -> dict[str, Identity]:
+        out: dict[str, Identity] = {}
+        if not self.root.is_dir():
+            return out
+        base = str(self.root)
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames.sort()
+            rel_dir = os.path.relpath(dirpath, base)
+            for name in sorted(filenames):
+                if not _is_rollout(name):
+                    continue
+                ident = file_ident(os.path.join(dirpath, name))
+                if ident is not None:
+                    rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
+                    out[rel] = ident
+        return out
+
+    def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
+        return {
+            name: file_ident(self.root / name) if _is_rollout(os.path.basename(name)) else None
+            for name in names
+        }
+
+    def thread_names(self) -> dict[str, str]:
+        """Thread names from the session index beside the root (read again when it changed)."""
+        home = self.root if (self.root / INDEX_NAME).is_file() else self.root.parent
+        ident = file_ident(home / INDEX_NAME)
+        if self._names is None or self._names[0] != ident:
+            self._names = (ident, read_session_index(home) if ident is not None else {})
+        return self._names[1]
+
+    def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
+        session = self._read(name, self._resume.take(name, prior))
+        if isinstance(session, Skip):
+            return session
+        data = session.data
+        if not data.get("messages") and not data.get("archived_messages"):
+            reason = empty_reason(session.skipped_lines, session.unknown_records)
+            return Skip(reason, resumed=session.resumed)
+        return SessionDoc(
+            data,
+            automated=pi_is_automated(data),
+            state=self._resume.keep(name, session.state),
+            resumed=session.resumed,
+        )
+
+    def _read(
+        self, name: str, prior: CodexParseState | None, include_hidden: bool = False
+    ) -> CodexSession | Skip:
+        try:
+            return read_codex_session(
+                self.root / name,
+                names=self.thread_names(),
+                prior=prior,
+                include_hidden=include_hidden,
+            )
+        except OSError as exc:
+            return Skip(f"unreadable: {exc.strerror or exc}")
+        except (ValueError, RecursionError) as exc:  # pragma: no cover - defensive
+            return Skip(f"unusable Codex rollout: {exc}")
+
+    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
+        """The session of file ``name`` (``include_hidden``: with tool calls and results,
+        reasoning and bookkeeping as hidden parts of the same turns, for the viewer)."""
+        session = self._read(name, None, include_hidden)
+        if isinstance(session, Skip):
+            return None
+        data = session.data
+        return data if data.get("messages") or data.get("archived_messages") else None
+
+    def file_order(self, names: set[str]) -> list[str]:
+        return sorted(names)
+
+    def named_files(self, session_id: str, names: set[str]) -> list[str]:
+        want = f"-{session_id}.jsonl"
+        return [n for n in self.file_order(names) if n.endswith(want)]
+
+    def automated(self, data: JSONDict) -> bool | None:
+        return pi_is_automated(data)
+
+    def settle_hit(self, hit: SessionHit, data: JSONDict) -> None:
+        settle_agent_hit(hit, data, self.kind)
+
+
+def default_dirs(cwd: Path | None = None) -> list[Path]:
+    """Codex's rollouts dir (:func:`~.codex.default_codex_dir`)."""
+    return [default_codex_dir()]
+
+
+open_scan, open_index = named_kind_stores(CodexSource)
+
+KIND = SourceKind(
+    name=CODEX_SOURCE,
+    prefix=f"{CODEX_SOURCE}:",
+    read_only=True,
+    default_dirs=default_dirs,
+    only_if_present=True,
+    source=CodexSource,
+    open_scan=open_scan,
+    open_index=open_index,
+    describe="Codex rollouts dir",
+)

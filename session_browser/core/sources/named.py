@@ -1,0 +1,106 @@
+"""Stores over sources whose file names usually carry the session id (Claude Code's
+``<sessionId>.jsonl``, Codex's ``rollout-<time>-<thread id>.jsonl``).
+
+:class:`~.scan.SourceStore` finds a session by loading file after file until one carries its
+id: every file of a big dir read to show one session. Here the files a source names after the
+id are tried first (the id read from the file must match; the file's name is only a hint),
+and the full scan is left for the rest (a file renamed, or an id that is not in its name).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from .. import recall
+from ..model import JSONDict
+from .base import SessionSource
+from .scan import SourceStore
+
+if TYPE_CHECKING:
+    from ..index import SqliteSessionStore
+    from ..index.sourced import SourceIndexStore
+
+
+class NamedSource(SessionSource, Protocol):
+    """A source that can say which of its files are likely to hold a session id."""
+
+    def named_files(self, session_id: str, names: set[str]) -> list[str]:
+        """Those of ``names`` whose name carries ``session_id``, in file order."""
+        ...
+
+    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
+        """The session of file ``name``, with its hidden parts when ``include_hidden``."""
+        ...
+
+
+class NamedScanStore(SourceStore):
+    """A :class:`~.scan.SourceStore` that reads the files named after an id first."""
+
+    source: NamedSource
+
+    def __init__(self, source: NamedSource) -> None:
+        super().__init__(source)
+        self.source = source
+
+    def _find(self, session_id: str) -> tuple[str, JSONDict] | None:
+        if not isinstance(session_id, str) or not session_id:
+            return None
+        names = set(self.source.list_files())
+        for name in self.source.named_files(session_id, names):
+            data = self.source.load(name)
+            if data is not None and data.get("session_id") == session_id:
+                return name, data
+        return super()._find(session_id)
+
+    def projection(self, session_id: str, *, include_hidden: bool = False) -> list[JSONDict]:
+        """The whole archived+active projection of a session (``KeyError`` when missing);
+        ``include_hidden`` adds tool calls and results, reasoning and bookkeeping as hidden
+        parts of the same messages, for the viewer to show on request."""
+        found = self._find(session_id)
+        if found is None:
+            raise KeyError(session_id)
+        name, data = found
+        if include_hidden:
+            full = self.source.load(name, include_hidden=True)
+            if full is not None:
+                data = full
+        return recall.full_view(recall.project(data))
+
+
+@cache
+def _index_class() -> type[SourceIndexStore]:
+    """The index store of a named source: :class:`SourceIndexStore` with the viewer's
+    projection (defined on first use: the index imports the sources)."""
+    from ..index.sourced import SourceIndexStore
+
+    class NamedIndexStore(SourceIndexStore):
+        """A :class:`SourceIndexStore` whose session reads go through a
+        :class:`NamedScanStore`."""
+
+        reader: NamedScanStore
+
+        def projection(self, session_id: str, *, include_hidden: bool = False) -> list[JSONDict]:
+            return self.reader.projection(session_id, include_hidden=include_hidden)
+
+    return NamedIndexStore
+
+
+def named_kind_stores(
+    make: Callable[[Path], NamedSource],
+) -> tuple[Callable[[Path], SourceStore], Callable[[Path, str], SqliteSessionStore]]:
+    """``(open_scan, open_index)`` of a source kind whose files are named after their ids."""
+
+    def open_scan(path: Path) -> SourceStore:
+        return NamedScanStore(make(path))
+
+    def open_index(path: Path, reconcile: str) -> SqliteSessionStore:
+
+        source = make(path)
+        store = _index_class()(source, reconcile=reconcile)
+        store.reader = NamedScanStore(source)
+        return store
+
+    return open_scan, open_index
