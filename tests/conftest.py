@@ -29,6 +29,8 @@ def isolated_home(
     monkeypatch.delenv("PRAISONAI_SESSION_RETENTION", raising=False)
     monkeypatch.delenv("PRAISONAI_SESSION_ACTIVE_WINDOW", raising=False)
     monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
     work = root / "work"
     work.mkdir()
     monkeypatch.chdir(work)
