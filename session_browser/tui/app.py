@@ -137,6 +137,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self.skipped_files: int | None = None  # files the index could not take
         self._errors_shown: set[str] = set()  # each worker error is told once
         self._keymap_error: str | None = None
+        self._binding_keys: dict[str, str] | None = None  # binding id -> its default keys
         self._index_timer: Any = None
         self._live_timer: Any = None
         self._live_worker: Any = None
@@ -554,6 +555,20 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
 
         out.append(("Confirmations", [*ConfirmScreen.BINDINGS]))
         return out
+
+    def key_for(self, binding_id: str) -> str:
+        """The first key of binding ``binding_id`` as shown (the keymap applied): what the
+        app's own texts name, so they follow a remapped key."""
+        if self._binding_keys is None:
+            self._binding_keys = {
+                b.id: b.key
+                for _section, bindings in self.help_sections()
+                for b in bindings
+                if isinstance(b, Binding) and b.id
+            }
+        keys = self._keymap.get(binding_id, self._binding_keys.get(binding_id, ""))
+        first = keys.split(",")[0].strip()
+        return str(self.get_key_display(Binding(first, ""))) if first else binding_id
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):

@@ -360,13 +360,8 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         self._info()
 
     def _key_of(self, binding_id: str) -> str:
-        """The first key (as shown) of binding ``binding_id`` of this screen, keymap applied."""
-        default = next(
-            (b.key for b in self.BINDINGS if isinstance(b, Binding) and b.id == binding_id), ""
-        )
-        keymap: dict[str, str] = getattr(self.app, "_keymap", None) or {}
-        first = keymap.get(binding_id, default).split(",")[0].strip()
-        return str(self.app.get_key_display(Binding(first, ""))) if first else binding_id
+        """The first key (as shown) of binding ``binding_id``, keymap applied."""
+        return self.browser.key_for(binding_id)
 
     def action_full_message(self) -> None:
         """Show the long message under the cursor whole (again: cut it again)."""
