@@ -271,14 +271,39 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             self.post_message(StoreStatus(count, state, waiting, skipped_now))
 
     def _look_for_changes(self) -> None:
-        """Every :data:`LIVE_POLL` seconds, outside a build: what changed on disk. Not after
-        a build was stopped or failed (a look would finish it here, unasked)."""
+        """Every :data:`LIVE_POLL` seconds: whether the session the viewer shows changed,
+        and, outside a build, what changed on disk. An index is not looked at after its
+        build was stopped or failed (a look would finish it here, unasked)."""
+        viewer = self.open_viewer()
+        if viewer is not None and viewer.loaded and not viewer.reloading:
+            self.check_viewer(viewer, viewer.identity)
         state = self.index_state
-        if state.mode != "ready" or state.error or not self.backend.indexed:
+        if self.backend.indexed and (state.mode != "ready" or state.error):
             return
         if self._live_worker is not None and self._live_worker.is_running:
             return  # the last look is still on (a full pass over a large dir): no pile-up
         self._live_worker = self.check_changes()
+
+    def open_viewer(self) -> ViewerScreen | None:
+        """The viewer nearest the top of the screen stack (under an added screen, too)."""
+        for screen in reversed(self.screen_stack):
+            if isinstance(screen, ViewerScreen):
+                return screen
+        return None
+
+    @work(thread=True, exclusive=True, group="live-viewer", exit_on_error=False)
+    def check_viewer(self, viewer: ViewerScreen, known: tuple[int, ...] | None) -> None:
+        """One ``stat`` of the viewer's session file: a turn appended (or any rewrite)
+        reloads the viewer."""
+        now = self.backend.session_identity(viewer.session_id, viewer.store_label)
+        if now is not None and now != known:
+            self.call_from_thread(self._session_changed, viewer)
+
+    def _session_changed(self, viewer: ViewerScreen) -> None:
+        if viewer.is_attached and not viewer.reloading:
+            viewer.reload()
+            if viewer.session_id in self.backend.fresh:  # the reader is looking at it
+                self.mark_seen(viewer.session_id)
 
     @work(thread=True, exclusive=True, group="live", exit_on_error=False)
     def check_changes(self) -> None:
@@ -290,6 +315,9 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         """New or changed sessions: marked in both lists, which are asked again (the
         cursor stays on its session), and the counts refreshed."""
         main = self.main
+        viewer = self.open_viewer()
+        if viewer is not None and viewer.session_id in changes.fresh:
+            self.mark_seen(viewer.session_id)  # the reader is looking at it
         main.set_fresh(changes.fresh)
         self.refresh_status()
         self._refresh_lists(recent=True)

@@ -113,6 +113,8 @@ class Backend:
         self._seen: dict[str, int] = {}
         self._fresh: frozenset[str] = frozenset()
         self._live_lock = threading.Lock()
+        # Per store without an index: the identity of its files at the last look.
+        self._identities: dict[int, dict[str, tuple[int, int, int]]] = {}
         self._search_lock = threading.Lock()
         self.closed = False
 
@@ -252,19 +254,71 @@ class Backend:
             and callable(getattr(s, "changed_since", None))
         ]
 
+    def _plain_stores(self) -> list[Any]:
+        """The stores without an index: their files are compared at each look."""
+        live = self._live_stores()
+        return [s for s in self.stores if s not in live]
+
+    @staticmethod
+    def file_identities(store: Any) -> dict[str, tuple[int, int, int]]:
+        """(size, mtime_ns, inode) of every session file of a store without an index, by
+        name: one ``stat`` a file, no reading."""
+        files = getattr(store, "session_files", None)
+        if callable(files):
+            return {
+                str(path): (st.st_size, st.st_mtime_ns, st.st_ino) for path, st in files()
+            }
+        session_dir = getattr(store, "session_dir", None)
+        if isinstance(session_dir, str | Path) and str(session_dir):
+            from session_browser.core.index import scan_dir
+
+            return scan_dir(Path(session_dir))
+        return {}
+
+    def _plain_changed(self) -> bool:
+        """Whether the files of a store without an index were added, changed or removed
+        since the last look (the first look only records them)."""
+        changed = False
+        for store in self._plain_stores():
+            now = self.file_identities(store)
+            before = self._identities.get(id(store))
+            self._identities[id(store)] = now
+            if before is not None and before != now:
+                changed = True
+        if changed:
+            self._summaries = None
+        return changed
+
+    def session_identity(self, session_id: str, store_label: str = "") -> tuple[int, ...] | None:
+        """(size, mtime_ns, inode) of the file holding ``session_id`` (None when none does):
+        what the viewer compares to see its session changed."""
+        try:
+            path = self.group.session_file(session_id, store_label)
+            if path is None:
+                return None
+            st = path.stat()
+        except (OSError, ValueError):
+            return None
+        return (st.st_size, st.st_mtime_ns, st.st_ino)
+
     def check_changes(self) -> LiveChanges:
         """Bring the indexes in line with their files (the index's own reconcile: its
         inotify watch names what changed, with a full pass now and then) and say what
-        changed. Nothing while a build runs (it picks the changes up itself). Call it from a
-        worker: it stats files and reads the index."""
-        if self.closed or not self._live_stores():
+        changed; for stores without an index, compare the identities of their files.
+        Nothing for an index while a build runs (it picks the changes up itself). Call it
+        from a worker: it stats files and reads the index."""
+        if self.closed:
             return LiveChanges(fresh=self._fresh)
         with self._live_lock:
-            changed = False
+            plain = self._plain_changed()
+        if not self._live_stores():
+            return LiveChanges(plain, self._fresh)
+        with self._live_lock:
+            changed = plain
             fresh: set[str] = set()
             for store in self._live_stores():
                 if getattr(store, "indexing", False):
-                    return LiveChanges(fresh=self._fresh)
+                    return LiveChanges(plain, self._fresh)
                 key = id(store)
                 if key not in self._baseline:  # the first look: what is there is not new
                     self._baseline[key] = int(store.generation())

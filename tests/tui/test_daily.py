@@ -4,10 +4,17 @@ searches, one key map."""
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from pathlib import Path
 
+from textual.pilot import Pilot
+
 from session_browser.tui.backend import SEARCH_LIMIT
+from session_browser.tui.screens.viewer import ViewerScreen
 from session_browser.tui.widgets.hits import HitList
+from session_browser.tui.widgets.recent import RecentList
+from session_browser.tui.widgets.transcript import TranscriptView
 
 from .conftest import make_app, screen_text, settle
 from .stores import BASE, HOUR, _msg, _session
@@ -59,3 +66,61 @@ async def test_more_hits_past_the_first_page_keep_the_cursor(tmp_path: Path) -> 
         assert len(hits.hits) == SEARCH_LIMIT + 12
         assert hits.cursor == SEARCH_LIMIT  # on the first hit of the new page
         assert {h.session_id for h in hits.hits} == {f"s{i:03d}" for i in range(62)}
+
+
+def _append_turn(store: Path, session_id: str, text: str) -> int:
+    """Append a turn to a session file as an agent saves it (one rename); its new length."""
+    path = store / f"{session_id}.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    last = data["messages"][-1]["timestamp"]
+    data["messages"].append(_msg("user", text, last + 60))
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    tmp.replace(path)
+    return len(data["messages"]) + len(data.get("archived_messages") or [])
+
+
+async def _until(pilot: Pilot[int], check: Callable[[], bool], seconds: float) -> None:
+    started = time.monotonic()
+    while time.monotonic() - started < seconds:
+        if check():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"not within {seconds} s")
+
+
+async def test_the_viewer_follows_appended_turns_and_keeps_a_readers_place(
+    store: Path,
+) -> None:
+    """A store without an index: the open viewer and the lists follow the files."""
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f3")
+        await settle(pilot, app)
+        recent = app.screen.query_one(RecentList)
+        total = recent.total
+        app.open_session("billing-plan", store="", anchor=-1, terms=[], title="Billing")
+        await settle(pilot, app)
+        viewer = app.screen
+        assert isinstance(viewer, ViewerScreen)
+        view = viewer.query_one(TranscriptView)
+        assert view.at_end()  # opened at the end: it follows, like tail -f
+        n = _append_turn(store, "billing-plan", "zebracorn appended while reading")
+        await _until(pilot, lambda: len(view.messages) == n, 3)
+        await settle(pilot, app)
+        assert view.cursor == n - 1 and view.at_end()
+        assert "zebracorn appended" in screen_text(app)
+
+        await pilot.press("g")  # the reader goes to the start: the next turn leaves them there
+        await settle(pilot, app)
+        n = _append_turn(store, "billing-plan", "another appended turn")
+        await _until(pilot, lambda: len(view.messages) == n, 3)
+        await settle(pilot, app)
+        assert view.cursor == 0 and view.scroll_y == 0
+        assert any("1 new turn below" in str(m.message) for m in app._notifications)
+
+        # A new session file: Recent (under the viewer) lists it without a restart.
+        (store / "late.json").write_text(
+            (store / "billing-plan.json").read_text().replace("billing-plan", "late")
+        )
+        await _until(pilot, lambda: recent.total == total + 1, 3)

@@ -129,6 +129,10 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         self._find_origin = 0  # the cursor when / was pressed: typing finds from there
         self._find_timer: Timer | None = None
         self.loaded = False
+        # The session file's (size, mtime_ns, inode) when it was read: the app compares it
+        # every second and calls :meth:`reload` when it changed (a turn was appended).
+        self.identity: tuple[int, ...] | None = None
+        self.reloading = False
         self._matches_pending = False
         self._painted = threading.Event()  # set once the loaded transcript is on screen
 
@@ -172,8 +176,16 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
 
     # ------------------------------------------------------------------ loading
 
+    def reload(self) -> None:
+        """Read the session again (its file changed): the reader keeps their place, unless
+        they were at the end, which then follows the new turns (as ``tail -f``)."""
+        self.reloading = True
+        self.load(self._view().body_width())
+
     @work(thread=True, exclusive=True, group="projection", exit_on_error=False)
     def load(self, width: int) -> None:
+        # Before the read: a change while it reads is seen at the next look.
+        self.identity = self.browser.backend.session_identity(self.session_id, self.store_label)
         try:
             messages = self.browser.backend.projection(self.session_id, self.store_label)
         except KeyError:
@@ -203,6 +215,11 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
                 self.post_message(FindFinished("", found, initial=True))
 
     def on_projection_loaded(self, message: ProjectionLoaded) -> None:
+        if self.reloading:
+            self.reloading = False
+            if not message.error:
+                self._reloaded(message)
+                return
         self.call_after_refresh(self._painted.set)
         view = self.query_one(TranscriptView)
         view.loading = False
@@ -231,6 +248,22 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         if anchor < 0 and message.messages:
             view.set_cursor(len(message.messages) - 1, top=False)
             view.scroll_end(animate=False, immediate=True)
+        self._info()
+
+    def _reloaded(self, message: ProjectionLoaded) -> None:
+        view = self._view()
+        before = len(view.messages)
+        follow = view.at_end()
+        view.replace_messages(message.messages, message.heights, message.width, follow=follow)
+        found = set(message.matches) if message.matches else set(self.matches)
+        anchor = view.anchor_index
+        self.matches = sorted(found | ({anchor} if anchor >= 0 and self.terms else set()))
+        view.matches = set(self.matches)
+        added = len(message.messages) - before
+        if added > 0 and not follow:
+            plural = "s" if added != 1 else ""
+            key = self._key_of("viewer.last")
+            self.notify(f"{added} new turn{plural} below ({key} goes to the end).", timeout=3)
         self._info()
 
     # ------------------------------------------------------------------ info line

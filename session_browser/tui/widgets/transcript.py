@@ -343,6 +343,48 @@ class TranscriptView(ScrollView, can_focus=True):
         start = max(0, self.anchor_index)
         self.set_cursor(start, top=self.anchor_index >= 0)
 
+    def at_end(self) -> bool:
+        """Whether the reader is at the end: the cursor on the last message, or scrolled to
+        the last line of a session longer than the view (or no messages)."""
+        if not self.messages or self.cursor == len(self.messages) - 1:
+            return True
+        return 0 < self.max_scroll_y <= self.scroll_y
+
+    def replace_messages(
+        self,
+        messages: list[dict[str, Any]],
+        heights: list[int],
+        heights_width: int,
+        *,
+        follow: bool,
+    ) -> None:
+        """The same session read again (turns were appended, or it was rewritten): the
+        cursor, scroll position, context and whole-shown messages stay; with ``follow``,
+        the view moves to the new end instead."""
+        cursor, top, focus = self.cursor, self.scroll_y, self.focus_index
+        full = self.full
+        self.load(
+            messages,
+            anchor=self.anchor_index,
+            terms=self.terms,
+            heights=heights,
+            heights_width=heights_width,
+        )
+        if not messages:
+            return
+        self.focus_index = min(focus, len(messages) - 1)
+        self.full = {i for i in full if i < len(messages)}
+        for i in self.full:
+            self._full_heights[i] = 2 + count_lines(self._text(i), self._heights_width)
+        self._layout()
+        if follow:
+            self.set_cursor(len(messages) - 1, top=False)
+            self.scroll_end(animate=False, immediate=True)
+        else:
+            self.cursor = min(cursor, len(messages) - 1)
+            self.scroll_to(y=top, animate=False, immediate=True)
+            self._measure_visible()
+
     def body_width(self) -> int:
         width = self.scrollable_content_region.width
         if width <= 0:  # not laid out yet: the screen's width less the scrollbar
