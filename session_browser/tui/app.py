@@ -97,6 +97,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         Binding("f7", "open_import", "Import", show=False, id="app.import"),
         Binding("ctrl+t", "toggle_theme", "Theme", id="app.theme"),
         Binding("f8", "toggle_compact", "Compact", show=False, id="app.compact"),
+        Binding("f9", "saved_searches", "Saved searches", show=False, id="app.saved"),
         Binding("ctrl+o", "open_in_pager", "Open in $PAGER", show=False, id="app.pager"),
         Binding("ctrl+y", "copy_session_id", "Copy session id", show=False, id="app.copy_id"),
         Binding("ctrl+g", "cancel_index", "Cancel index build", id="app.cancel_index"),
@@ -517,6 +518,32 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
 
     def action_show_recent(self) -> None:
         self._to_main().show_pane("recent")
+
+    def action_saved_searches(self) -> None:
+        """F9: the saved searches; Enter runs one in the search pane."""
+        from .saved import SavedSearchesError, load_saved
+        from .screens.saved import SavedSearchesScreen
+
+        if isinstance(self.screen, SavedSearchesScreen):
+            return
+        try:
+            searches = load_saved()
+        except SavedSearchesError as exc:
+            self.notify(f"{exc}: fix or remove it to use saved searches.", severity="warning")
+            return
+        if not searches:
+            key = self.key_for("main.save_search")
+            self.notify(f"No saved searches yet: {key} in the search pane saves the query.")
+            return
+
+        def chosen(query: str | None) -> None:
+            if query:
+                self.run_saved_query(query)
+
+        self.push_screen(SavedSearchesScreen(searches), chosen)
+
+    def run_saved_query(self, query: str) -> None:
+        self._to_main().run_query(query)
 
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT_THEME if self.current_theme.dark else DARK_THEME

@@ -707,7 +707,7 @@ async def test_created_sort_shows_created_dates_and_ctrl_g_without_a_build(store
         await settle(pilot, app)
         recent = app.main.query_one(RecentList)
         assert "created" not in recent.row_lines(0, 100)[1].plain
-        await pilot.press("ctrl+s")  # sort by created
+        await pilot.press("down", "s")  # sort by created
         await settle(pilot, app)
         first = recent.summary(0)
         assert first is not None and first.created_at

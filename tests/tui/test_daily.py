@@ -9,12 +9,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from session_browser.tui.backend import SEARCH_LIMIT
+from session_browser.tui.saved import SavedSearch, load_saved, saved_path
+from session_browser.tui.screens.main import MainScreen
+from session_browser.tui.screens.saved import SavedSearchesScreen, SaveSearchScreen
 from session_browser.tui.screens.viewer import ViewerScreen
 from session_browser.tui.widgets.hits import HitList
 from session_browser.tui.widgets.recent import RecentList
-from session_browser.tui.widgets.transcript import TranscriptView
+from session_browser.tui.widgets.transcript import CONTEXT_LEVELS, TranscriptView
 
 from .conftest import make_app, screen_text, settle
 from .stores import BASE, HOUR, _msg, _session
@@ -124,3 +128,61 @@ async def test_the_viewer_follows_appended_turns_and_keeps_a_readers_place(
             (store / "billing-plan.json").read_text().replace("billing-plan", "late")
         )
         await _until(pilot, lambda: recent.total == total + 1, 3)
+
+
+async def test_saved_searches_save_list_run_and_survive_a_bad_file(
+    store: Path, tmp_path: Path
+) -> None:
+    path = saved_path()
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"chargefox")
+        await settle(pilot, app)
+        await pilot.press("ctrl+s")  # asks for a name (the query, selected)
+        await settle(pilot, app)
+        assert isinstance(app.screen, SaveSearchScreen)
+        await pilot.press(*"billing move", "enter")
+        await settle(pilot, app)
+        assert isinstance(app.screen, MainScreen)
+        assert path.stat().st_mode & 0o777 == 0o600
+        assert load_saved() == [SavedSearch("billing move", "chargefox")]
+
+        await pilot.press("ctrl+a", "ctrl+k", *"postgres")  # another query...
+        await settle(pilot, app)
+        await pilot.press("f9")  # ...then the saved one, run from the list
+        await settle(pilot, app)
+        assert isinstance(app.screen, SavedSearchesScreen)
+        await pilot.press("enter")
+        await settle(pilot, app)
+        assert app.main.query_one("#query", Input).value == "chargefox"
+        hits = app.main.query_one(HitList)
+        assert [h.session_id for h in hits.hits] == ["billing-plan"]
+
+    path.write_text('{"searches": [oops')  # a bad file: told, never written over
+    again = make_app(store)
+    async with again.run_test(size=SIZE) as pilot:
+        await pilot.press("f9")
+        await settle(pilot, again)
+        await pilot.press(*"x", "ctrl+s")
+        await settle(pilot, again)
+        assert isinstance(again.screen, MainScreen)
+        warnings = [str(n.message) for n in again._notifications if n.severity == "warning"]
+        assert len(warnings) == 2 and all("cannot read" in w for w in warnings), warnings
+    assert path.read_text() == '{"searches": [oops'
+
+
+async def test_the_viewer_context_level_is_remembered(store: Path, config_dir: Path) -> None:
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_session("billing-plan", store="", anchor=2, terms=[], title="Billing")
+        await settle(pilot, app)
+        await pilot.press("minus", "minus")
+        await settle(pilot, app)
+        level = app.screen.query_one(TranscriptView).context_level
+        assert level == len(CONTEXT_LEVELS) - 3
+    assert json.loads((config_dir / "settings.json").read_bytes())["context"] == level
+    again = make_app(store)
+    async with again.run_test(size=SIZE) as pilot:
+        again.open_session("billing-plan", store="", anchor=2, terms=[], title="Billing")
+        await settle(pilot, again)
+        assert again.screen.query_one(TranscriptView).context_level == level

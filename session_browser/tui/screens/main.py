@@ -23,6 +23,7 @@ from ..backend import SEARCH_LIMIT, SORTS, SearchOutcome
 from ..errors import ReportsWorkerErrors
 from ..messages import AllIdsLoaded, RecentCounted, RecentPageLoaded, SearchFinished
 from ..render import error_text, printable
+from ..saved import SavedSearchesError, load_saved, save_search
 from ..widgets.chrome import AppHeader, IndexBar, StatusLine
 from ..widgets.hits import HitList
 from ..widgets.recent import PAGE_SIZE, RecentList
@@ -45,7 +46,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         Binding("down", "into_list", "Into the list", show=False, id="main.into_list"),
         Binding("escape", "to_input", "Back to input", show=False, id="main.to_input"),
         Binding("slash", "to_input", "Back to input", show=False, id="main.slash"),
-        Binding("ctrl+s", "cycle_sort", "Sort recent", show=False, id="main.sort"),
+        Binding("ctrl+s", "save_search", "Save search", id="main.save_search"),
         Binding("up,ctrl+r", "history_older", "Earlier query", show=False, id="main.history"),
         Binding("ctrl+n", "more_hits", "More hits", show=False, id="main.more_hits"),
     ]
@@ -345,6 +346,48 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     def _more_wanted(self) -> None:
         self.action_more_hits()
 
+    def action_save_search(self) -> None:
+        """Ctrl+S: save the query under a name (asked for); F9 lists the saved ones."""
+        if self.pane != "search-pane":
+            self.notify("Ctrl+S saves the query of the search pane (F2).", timeout=3)
+            return
+        query = self.query_one("#query", Input).value
+        if not query.strip():
+            self.notify("Type a query first: Ctrl+S saves it under a name.", timeout=3)
+            return
+        try:
+            names = [s.name for s in load_saved()]
+        except SavedSearchesError as exc:
+            self.notify(f"{exc}: fix or remove it to save searches.", severity="warning")
+            return
+        from .saved import SaveSearchScreen
+
+        def named(name: str | None) -> None:
+            if not name:
+                return
+            try:
+                save_search(name, query)
+            except ValueError as exc:
+                self.notify(str(exc), severity="warning")
+                return
+            except SavedSearchesError as exc:
+                self.notify(f"{exc}: fix or remove it to save searches.", severity="warning")
+                return
+            except OSError as exc:
+                self.browser.report_error(exc, where="saving the search")
+                return
+            key = self.browser.key_for("app.saved")
+            self.notify(f"Saved as {name!r} ({key} lists the saved searches).", timeout=3)
+
+        self.app.push_screen(SaveSearchScreen(query, names), named)
+
+    def run_query(self, query: str) -> None:
+        """Show the search pane with ``query`` in the field (it is searched at once)."""
+        self.show_pane("search")
+        field = self.query_one("#query", Input)
+        field.value = query
+        field.cursor_position = len(query)
+
     def _mode_text(self, out: SearchOutcome) -> str:
         state = self.browser.index_state.describe()
         text = f"{out.mode}" if out.mode not in ("scan",) else "scanned the files"
@@ -467,13 +510,16 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         info.append(f"{n} session{'s' if n != 1 else ''}", style="bold")
         if text.strip():
             info.append(" matching the filter")
-        info.append(f" · by {self.sort} (Ctrl+S) · type to filter · ↓/Enter into the list")
+        sort_key = self.browser.key_for("recent.sort")
+        info.append(f" · by {self.sort} · type to filter · ↓/Enter into the list")
         marked = len(recent.marked)
         if marked:
             info.append(f" · {marked} marked", style="bold")
             info.append(" (F6 exports them)")
         else:
-            info.append(" (Enter opens, Space marks, a all, s sorts)")
+            mark = self.browser.key_for("recent.mark")
+            mark_all = self.browser.key_for("recent.mark_all")
+            info.append(f" (Enter opens, {mark} marks, {mark_all} all, {sort_key} sorts)")
         self.query_one("#recent-info", Static).update(info)
 
     @on(Input.Changed, "#filter")

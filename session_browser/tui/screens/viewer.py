@@ -168,6 +168,9 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
     def on_mount(self) -> None:
         view = self.query_one(TranscriptView)
         view.full_key = self._key_of("viewer.full_message")
+        level = self.browser.settings.context
+        if level is not None and 0 <= level < len(CONTEXT_LEVELS):
+            view.context_level = level  # the reader's last choice (+/-)
         view.focus()
         # Heights are computed in the worker for the width the view will have (the screen's,
         # less the vertical scrollbar, which is always shown): started now, not after the
@@ -383,13 +386,18 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
             view.scroll_end(animate=False, immediate=True)
 
     def action_widen(self) -> None:
-        view = self._view()
-        view.set_context(view.context_level + 1)
-        self._info()
+        self._set_context(self._view().context_level + 1)
 
     def action_narrow(self) -> None:
+        self._set_context(self._view().context_level - 1)
+
+    def _set_context(self, level: int) -> None:
+        """Show ``level``'s turns around the cursor in full; the choice is remembered."""
         view = self._view()
-        view.set_context(view.context_level - 1)
+        view.set_context(level)
+        if self.browser.settings.context != view.context_level:
+            self.browser.settings.context = view.context_level
+            self.browser.save_settings()
         self._info()
 
     def _key_of(self, binding_id: str) -> str:
