@@ -32,6 +32,7 @@ from .screens.confirm import ConfirmScreen
 from .screens.explain import TextScreen
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
+from .screens.saved import SavedSearchesScreen, SaveSearchScreen
 from .screens.viewer import ViewerScreen
 from .settings import load_settings, save_settings
 from .widgets.hits import HitList
@@ -522,7 +523,6 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
     def action_saved_searches(self) -> None:
         """F9: the saved searches; Enter runs one in the search pane."""
         from .saved import SavedSearchesError, load_saved
-        from .screens.saved import SavedSearchesScreen
 
         if isinstance(self.screen, SavedSearchesScreen):
             return
@@ -585,6 +585,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             ("Viewer", [*ViewerScreen.BINDINGS]),
             ("Transcript", [*TranscriptView.BINDINGS]),
             ("Dialogs", [*TextScreen.BINDINGS]),
+            ("Saved searches", [*SavedSearchesScreen.BINDINGS, *SaveSearchScreen.BINDINGS]),
             *self._extra_help_sections(),
         ]
 

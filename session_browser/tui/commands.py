@@ -67,7 +67,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("Widen context", "+", "screen.widen", "ViewerScreen"),
     Command("Narrow context", "-", "screen.narrow", "ViewerScreen"),
     Command("Copy message", "y", "screen.copy", "ViewerScreen"),
-    Command("Message metadata", "m", "screen.metadata", "ViewerScreen"),
+    Command("Message metadata", "i", "screen.metadata", "ViewerScreen"),
+    Command("Show the long message whole", "w", "screen.full_message", "ViewerScreen"),
+    Command("Raw text / rendered Markdown", "v", "screen.toggle_raw", "ViewerScreen"),
+    Command("Copy code block", "c", "screen.copy_code", "ViewerScreen"),
+    Command("Tool calls and thinking", "t", "screen.toggle_hidden", "ViewerScreen"),
     Command("Back", "Close the viewer (Esc)", "screen.back", "ViewerScreen"),
     Command(
         "Restore",

@@ -208,7 +208,7 @@ async def test_markup_injection_renders_literally_and_app_survives(store: Path) 
         assert "\x1b" not in text and "\u200f" not in text
         # clicking the would-be link does nothing: the app is still running
         await pilot.click(TranscriptView, offset=(6, 2))
-        await pilot.press("m")  # metadata of a hostile message: shown, not obeyed
+        await pilot.press("i")  # metadata of a hostile message: shown, not obeyed
         assert isinstance(app.screen, TextScreen)
         await pilot.press("escape")
         assert app.is_running

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from textual.binding import Binding
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -186,3 +187,29 @@ async def test_the_viewer_context_level_is_remembered(store: Path, config_dir: P
         again.open_session("billing-plan", store="", anchor=2, terms=[], title="Billing")
         await settle(pilot, again)
         assert again.screen.query_one(TranscriptView).context_level == level
+
+
+def test_one_key_one_meaning_across_screens(store: Path) -> None:
+    """A letter (or Space) is the same action on every screen that binds it, and Ctrl+S
+    runs or saves what the screen is for. Answers to a yes/no question are apart."""
+    app = make_app(store)
+    same = {"back": "back", "close": "back", "cancel": "back", "delete": "act('discard')"}
+    meanings: dict[str, set[str]] = {}
+    for section, bindings in app.help_sections():
+        if section == "Confirmations":
+            continue
+        for binding in bindings:
+            if not isinstance(binding, Binding):
+                continue
+            action = binding.action.rpartition(".")[2]
+            for key in binding.key.split(","):
+                meanings.setdefault(key.strip(), set()).add(same.get(action, action))
+    letters = {k: v for k, v in meanings.items() if len(k) == 1 or k == "space"}
+    assert {k: v for k, v in letters.items() if len(v) > 1} == {}
+    assert letters["space"] == {"toggle_mark"}
+    assert letters["m"] == {"act('merge')"} and letters["i"] == {"metadata"}
+    assert meanings["ctrl+s"] == {"export", "run_import", "save_search"}
+    # The texts name the keys as bound (a keymap moves them too).
+    assert app.key_for("viewer.metadata") == "i"
+    remapped = make_app(store, keymap={"viewer.metadata": "ctrl+i"})
+    assert remapped.key_for("viewer.metadata") == remapped.get_key_display(Binding("ctrl+i", ""))

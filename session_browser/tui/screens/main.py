@@ -162,12 +162,14 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     # ------------------------------------------------------------------ search
 
     def _search_hint(self) -> None:
+        key = self.browser.key_for
         info = self.query_one("#search-info", Static)
         info.update(
             Text(
                 "Type to search titles and every turn, archived ones too. "
-                "Enter opens the best hit, ↓ moves into the hits, ↑/Ctrl+R recalls"
-                " earlier queries, e explains a score.",
+                f"Enter opens the best hit, ↓ moves into the hits, {key('main.history')} recalls"
+                f" earlier queries, {key('main.save_search')} saves one,"
+                f" {key('hits.explain')} explains a score.",
                 style="italic",
             )
         )

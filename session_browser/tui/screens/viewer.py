@@ -78,8 +78,8 @@ def _search_text(message: dict[str, Any]) -> str:
 
 
 class ViewerScreen(ReportsWorkerErrors, Screen[None]):
-    """Keys: n/N hits, [/] user turns, g/G ends, / find, +/- context, y copy, m metadata,
-    r raw text, c copy a code block, t tool calls and thinking."""
+    """Keys: n/N hits, [/] user turns, g/G ends, / find, +/- context, y copy, i metadata,
+    w a long message whole, v raw text, c copy a code block, t tool calls and thinking."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,backspace", "back", "Back", id="viewer.back"),
@@ -97,11 +97,11 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         Binding("plus,equals_sign", "widen", "Widen", id="viewer.widen"),
         Binding("minus", "narrow", "Narrow", id="viewer.narrow"),
         Binding("y", "copy", "Copy msg", id="viewer.copy"),
-        Binding("m", "metadata", "Metadata", id="viewer.metadata"),
-        Binding("f", "full_message", "Whole message", show=False, id="viewer.full_message"),
+        Binding("i", "metadata", "Metadata", id="viewer.metadata"),
+        Binding("w", "full_message", "Whole message", show=False, id="viewer.full_message"),
         Binding("J", "next_message", "Next message", show=False, id="viewer.next_message"),
         Binding("K", "prev_message", "Prev message", show=False, id="viewer.prev_message"),
-        Binding("r", "toggle_raw", "Raw text", show=False, id="viewer.raw"),
+        Binding("v", "toggle_raw", "Raw text", show=False, id="viewer.raw"),
         Binding("c", "copy_code", "Copy code", show=False, id="viewer.copy_code"),
         Binding("t", "toggle_hidden", "Tools/thinking", show=False, id="viewer.hidden"),
     ]

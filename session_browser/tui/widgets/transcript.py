@@ -41,7 +41,7 @@ COLLAPSED_HEIGHT = 3
 # A longer message shows its first this-many characters and a line saying how many more
 # there are (wrapping and laying out 50 MB of one message is not what a reader wants first).
 SHOWN_CHARS = 20_000
-FULL_KEY = "f"  # the default key that shows a cut message whole (viewer.full_message)
+FULL_KEY = "w"  # the default key that shows a cut message whole (viewer.full_message)
 # A message shown whole and longer than this is shown as plain text, not rendered Markdown.
 MARKDOWN_CHARS = 100_000
 CODE_THEME = "monokai"
@@ -271,8 +271,9 @@ class TranscriptView(ScrollView, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "scroll_up", "Scroll up", show=False, id="viewer.scroll_up"),
         Binding("down,j", "scroll_down", "Scroll down", show=False, id="viewer.scroll_down"),
-        Binding("pageup", "page_up", "Page up", show=False, id="viewer.page_up"),
-        Binding("pagedown,space", "page_down", "Page down", show=False, id="viewer.page_down"),
+        # Space marks rows in lists: here it would mean something else, so it is not bound.
+        Binding("pageup,ctrl+b", "page_up", "Page up", show=False, id="viewer.page_up"),
+        Binding("pagedown,ctrl+f", "page_down", "Page down", show=False, id="viewer.page_down"),
     ]
 
     cursor: reactive[int] = reactive(0, always_update=True, init=False)
