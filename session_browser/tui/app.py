@@ -22,7 +22,7 @@ from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
 
-from .backend import Backend, IndexState, LiveChanges
+from .backend import Backend, IndexState, LiveChanges, release_free_memory
 from .commands import ActionsProvider
 from .errors import ReportsWorkerErrors
 from .keymap import KeymapError, config_dir, keymap_path, keymap_problems, load_keymap
@@ -363,6 +363,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
                 self.refresh_status(attention=False)
                 self._refresh_lists(recent=True)
             elif self._polls % COUNT_EVERY == 0:
+                release_free_memory()  # what the last batches freed (the build's peak)
                 self.refresh_status(attention=False)
                 if state.done != self._done_at_refresh:  # more is searchable: ask again
                     self._done_at_refresh = state.done
@@ -372,6 +373,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             self._index_timer.stop()
             self._index_timer = None
         if was_building:
+            release_free_memory()
             self.refresh_status(skipped=True)
             self._refresh_lists(recent=True)
 

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from session_browser.core import recall
 from session_browser.core.model import JSONDict, SessionHit, SessionSummary
@@ -86,6 +86,34 @@ class LiveChanges:
     fresh: frozenset[str] = frozenset()
 
 
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim`` (None elsewhere: musl, macOS, Windows)."""
+    try:
+        import ctypes
+        import ctypes.util
+
+        name = ctypes.util.find_library("c")
+        if not name:
+            return None
+        fn = ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError, ImportError):
+        return None
+    fn.argtypes = [ctypes.c_size_t]
+    fn.restype = ctypes.c_int
+    return cast("Callable[[int], int]", fn)
+
+
+_TRIM = _malloc_trim()
+
+
+def release_free_memory() -> None:
+    """Give the memory Python has freed back to the system (glibc keeps freed heap pages
+    otherwise: after an index build or a closed 20,000-message session the process kept
+    tens of MB it no longer used). Results never change; a few ms at most."""
+    if _TRIM is not None:
+        _TRIM(0)
+
+
 def _done_total(value: Any) -> tuple[int, int] | None:
     """A store's ``progress``: the (done, total) tuple of the index API."""
     if isinstance(value, tuple) and len(value) == 2:
@@ -113,8 +141,9 @@ class Backend:
         self._seen: dict[str, int] = {}
         self._fresh: frozenset[str] = frozenset()
         self._live_lock = threading.Lock()
-        # Per store without an index: the identity of its files at the last look.
-        self._identities: dict[int, dict[str, tuple[int, int, int]]] = {}
+        # Per store without an index: a hash of its files' identities at the last look (not
+        # the identities: 30,000 files would keep megabytes for one comparison).
+        self._identities: dict[int, int] = {}
         self._search_lock = threading.Lock()
         self.closed = False
 
@@ -265,9 +294,7 @@ class Backend:
         name: one ``stat`` a file, no reading."""
         files = getattr(store, "session_files", None)
         if callable(files):
-            return {
-                str(path): (st.st_size, st.st_mtime_ns, st.st_ino) for path, st in files()
-            }
+            return {str(path): (st.st_size, st.st_mtime_ns, st.st_ino) for path, st in files()}
         session_dir = getattr(store, "session_dir", None)
         if isinstance(session_dir, str | Path) and str(session_dir):
             from session_browser.core.index import scan_dir
@@ -280,7 +307,7 @@ class Backend:
         since the last look (the first look only records them)."""
         changed = False
         for store in self._plain_stores():
-            now = self.file_identities(store)
+            now = hash(frozenset(self.file_identities(store).items()))
             before = self._identities.get(id(store))
             self._identities[id(store)] = now
             if before is not None and before != now:

@@ -8,10 +8,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from textual.binding import Binding
 from textual.pilot import Pilot
 from textual.widgets import Input
 
+from session_browser.tui import backend as backend_module
 from session_browser.tui.backend import SEARCH_LIMIT
 from session_browser.tui.saved import SavedSearch, load_saved, saved_path
 from session_browser.tui.screens.main import MainScreen
@@ -213,3 +215,24 @@ def test_one_key_one_meaning_across_screens(store: Path) -> None:
     assert app.key_for("viewer.metadata") == "i"
     remapped = make_app(store, keymap={"viewer.metadata": "ctrl+i"})
     assert remapped.key_for("viewer.metadata") == remapped.get_key_display(Binding("ctrl+i", ""))
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def test_freed_memory_goes_back_to_the_system() -> None:
+    """What an index build or a closed big session frees is returned, not kept (glibc)."""
+    if backend_module._TRIM is None or not Path("/proc/self/status").exists():
+        pytest.skip("glibc malloc_trim and /proc are needed")
+    backend_module.release_free_memory()
+    kept = [bytearray(1000) for _ in range(80_000)]  # ~80 MB of glibc heap (not pymalloc's)
+    last = kept[-1]  # the top of the heap stays used: freeing the rest trims nothing itself
+    del kept
+    before = _rss_mb()
+    backend_module.release_free_memory()
+    assert before - _rss_mb() > 40, (before, _rss_mb())
+    assert len(last) == 1000

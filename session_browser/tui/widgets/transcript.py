@@ -30,6 +30,7 @@ from textual.strip import Strip
 
 from session_browser.core.model import SUMMARY_PREFIX, called_tools, content_text, hidden_parts
 
+from ..backend import release_free_memory
 from ..render import error_text, highlight, printable, raw_value, role_label, short_time
 from .rowlist import component_style
 
@@ -343,6 +344,17 @@ class TranscriptView(ScrollView, can_focus=True):
         self._layout()
         start = max(0, self.anchor_index)
         self.set_cursor(start, top=self.anchor_index >= 0)
+
+    def on_unmount(self) -> None:
+        """The viewer closed: drop the messages and all laid out or cached for them, and
+        give the memory back (a 20,000-message session is tens of MB)."""
+        self.messages = []
+        self._blocks, self._block_of, self._offsets = [], [], [0]
+        self._full_heights = []
+        self._wrap_cache.clear()
+        self._strips.clear()
+        self._measured = set()
+        release_free_memory()
 
     def at_end(self) -> bool:
         """Whether the reader is at the end: the cursor on the last message, or scrolled to
