@@ -15,6 +15,7 @@ from textual.widgets import Input
 
 from session_browser.tui import backend as backend_module
 from session_browser.tui.backend import SEARCH_LIMIT
+from session_browser.tui.keymap import keymap_problems, load_keymap
 from session_browser.tui.saved import SavedSearch, load_saved, saved_path
 from session_browser.tui.screens.main import MainScreen
 from session_browser.tui.screens.saved import SavedSearchesScreen, SaveSearchScreen
@@ -236,3 +237,14 @@ def test_freed_memory_goes_back_to_the_system() -> None:
     backend_module.release_free_memory()
     assert before - _rss_mb() > 40, (before, _rss_mb())
     assert len(last) == 1000
+
+
+def test_a_keymap_naming_the_old_sort_id_still_moves_the_sort(
+    store: Path, config_dir: Path
+) -> None:
+    config_dir.mkdir(parents=True)
+    (config_dir / "keymap.toml").write_text('"main.sort" = "o"\n')
+    assert load_keymap() == {"recent.sort": "o"}
+    app = make_app(store)
+    assert app.key_for("recent.sort") == "o"
+    assert keymap_problems(load_keymap(), app.help_sections()) == []
