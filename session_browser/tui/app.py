@@ -524,7 +524,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
 
     def action_saved_searches(self) -> None:
         """F9: the saved searches; Enter runs one in the search pane."""
-        from .saved import SavedSearchesError, load_saved
+        from session_browser.core.saved_searches import SavedSearchesError, load_saved
 
         if isinstance(self.screen, SavedSearchesScreen):
             return

@@ -7,8 +7,10 @@ The app holds no session logic: this adapter only picks the richest API the stor
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -289,25 +291,37 @@ class Backend:
         return [s for s in self.stores if s not in live]
 
     @staticmethod
-    def file_identities(store: Any) -> dict[str, tuple[int, int, int]]:
-        """(size, mtime_ns, inode) of every session file of a store without an index, by
-        name: one ``stat`` a file, no reading."""
+    def files_hash(store: Any) -> int:
+        """One number for the (name, size, mtime_ns, inode) of every session file of a store
+        without an index: it changes when a file is added, changed or removed. One ``stat``
+        a file, no reading."""
         files = getattr(store, "session_files", None)
         if callable(files):
-            return {str(path): (st.st_size, st.st_mtime_ns, st.st_ino) for path, st in files()}
+            return hash(
+                frozenset((str(p), st.st_size, st.st_mtime_ns, st.st_ino) for p, st in files())
+            )
         session_dir = getattr(store, "session_dir", None)
-        if isinstance(session_dir, str | Path) and str(session_dir):
-            from session_browser.core.index import scan_dir
-
-            return scan_dir(Path(session_dir))
-        return {}
+        if not isinstance(session_dir, str | Path) or not str(session_dir):
+            return 0
+        found: set[tuple[str, int, int, int]] = set()
+        try:
+            with os.scandir(session_dir) as entries:
+                for entry in entries:
+                    if entry.name.startswith(".") or not entry.name.endswith(".json"):
+                        continue
+                    with contextlib.suppress(OSError):
+                        st = entry.stat()
+                        found.add((entry.name, st.st_size, st.st_mtime_ns, st.st_ino))
+        except OSError:
+            return 0
+        return hash(frozenset(found))
 
     def _plain_changed(self) -> bool:
         """Whether the files of a store without an index were added, changed or removed
         since the last look (the first look only records them)."""
         changed = False
         for store in self._plain_stores():
-            now = hash(frozenset(self.file_identities(store).items()))
+            now = self.files_hash(store)
             before = self._identities.get(id(store))
             self._identities[id(store)] = now
             if before is not None and before != now:

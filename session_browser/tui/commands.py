@@ -129,7 +129,7 @@ class ActionsProvider(Provider):
 
     def _saved(self) -> list[tuple[str, str]]:
         """(name, query) of every saved search ([] when the file cannot be read: F9 says why)."""
-        from .saved import SavedSearchesError, load_saved
+        from session_browser.core.saved_searches import SavedSearchesError, load_saved
 
         try:
             return [(s.name, s.query) for s in load_saved()]

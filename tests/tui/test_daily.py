@@ -13,10 +13,10 @@ from textual.binding import Binding
 from textual.pilot import Pilot
 from textual.widgets import Input
 
+from session_browser.core.saved_searches import SavedSearch, load_saved, saved_path
 from session_browser.tui import backend as backend_module
 from session_browser.tui.backend import SEARCH_LIMIT
 from session_browser.tui.keymap import keymap_problems, load_keymap
-from session_browser.tui.saved import SavedSearch, load_saved, saved_path
 from session_browser.tui.screens.main import MainScreen
 from session_browser.tui.screens.saved import SavedSearchesScreen, SaveSearchScreen
 from session_browser.tui.screens.viewer import ViewerScreen

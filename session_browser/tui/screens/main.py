@@ -18,12 +18,12 @@ from textual.worker import get_current_worker
 from session_browser.core.history import HistoryWalk, load_history, remember
 from session_browser.core.model import SessionHit
 from session_browser.core.query import highlight_terms
+from session_browser.core.saved_searches import SavedSearchesError, load_saved, save_search
 
 from ..backend import SEARCH_LIMIT, SORTS, SearchOutcome
 from ..errors import ReportsWorkerErrors
 from ..messages import AllIdsLoaded, RecentCounted, RecentPageLoaded, SearchFinished
 from ..render import error_text, printable
-from ..saved import SavedSearchesError, load_saved, save_search
 from ..widgets.chrome import AppHeader, IndexBar, StatusLine
 from ..widgets.hits import HitList
 from ..widgets.recent import PAGE_SIZE, RecentList

@@ -13,8 +13,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from session_browser.core.saved_searches import SavedSearch, SavedSearchesError, delete_search
+
 from ..render import printable
-from ..saved import SavedSearch, SavedSearchesError, delete_search
 
 
 class SaveSearchScreen(ModalScreen[str | None]):

@@ -1,4 +1,4 @@
-"""Saved searches: named queries, run again from a list (F9) or the command palette.
+"""Saved searches: named queries the app runs again from a list (F9) or its palette.
 
 One JSON file in our data dir, next to the query history (``saved-searches.json``, 0600 in
 a 0700 dir), in the order they were saved, written atomically. A file that cannot be read
@@ -12,8 +12,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from session_browser.core.files import atomic_write_bytes
-from session_browser.core.paths import data_dir, ensure_private_dir
+from .files import atomic_write_bytes
+from .paths import data_dir, ensure_private_dir
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_NAME_CHARS = 80
