@@ -1,4 +1,5 @@
-"""The app's remembered choices (theme, Recent's sort, compact rows): ``settings.json`` in
+"""The app's remembered choices (theme, Recent's sort, compact rows, the viewer's context
+level): ``settings.json`` in
 our config dir (next to ``keymap.toml``), 0600 in a 0700 dir, written atomically.
 
 Plain data kept in the core, so that the app itself writes no file.
@@ -24,6 +25,7 @@ class Settings:
     theme: str | None = None
     sort: str | None = None
     compact: bool = False
+    context: int | None = None  # the viewer's context level (an index of its levels)
 
 
 def settings_path() -> Path:
@@ -47,6 +49,9 @@ def load_settings(path: Path | None = None) -> Settings:
         out.sort = data["sort"]
     if isinstance(data.get("compact"), bool):
         out.compact = data["compact"]
+    context = data.get("context")
+    if isinstance(context, int) and not isinstance(context, bool) and 0 <= context < 100:
+        out.context = context
     return out
 
 

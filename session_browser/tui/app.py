@@ -25,7 +25,7 @@ from textual.screen import Screen
 from session_browser.core.paths import config_dir
 from session_browser.core.settings import load_settings, save_settings
 
-from .backend import Backend, IndexState, LiveChanges
+from .backend import Backend, IndexState, LiveChanges, release_free_memory
 from .commands import ActionsProvider
 from .errors import ReportsWorkerErrors
 from .keymap import KeymapError, keymap_path, keymap_problems, load_keymap
@@ -35,6 +35,7 @@ from .screens.confirm import ConfirmScreen
 from .screens.explain import TextScreen
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
+from .screens.saved import SavedSearchesScreen, SaveSearchScreen
 from .screens.viewer import ViewerScreen
 from .widgets.hits import HitList
 from .widgets.recent import RecentList
@@ -99,6 +100,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         Binding("f7", "open_import", "Import", show=False, id="app.import"),
         Binding("ctrl+t", "toggle_theme", "Theme", id="app.theme"),
         Binding("f8", "toggle_compact", "Compact", show=False, id="app.compact"),
+        Binding("f9", "saved_searches", "Saved searches", show=False, id="app.saved"),
         Binding("ctrl+o", "open_in_pager", "Open in $PAGER", show=False, id="app.pager"),
         Binding("ctrl+y", "copy_session_id", "Copy session id", show=False, id="app.copy_id"),
         Binding("ctrl+g", "cancel_index", "Cancel index build", id="app.cancel_index"),
@@ -139,6 +141,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self.skipped_files: int | None = None  # files the index could not take
         self._errors_shown: set[str] = set()  # each worker error is told once
         self._keymap_error: str | None = None
+        self._binding_keys: dict[str, str] | None = None  # binding id -> its default keys
         self._index_timer: Any = None
         self._live_timer: Any = None
         self._live_worker: Any = None
@@ -272,14 +275,39 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             self.post_message(StoreStatus(count, state, waiting, skipped_now))
 
     def _look_for_changes(self) -> None:
-        """Every :data:`LIVE_POLL` seconds, outside a build: what changed on disk. Not after
-        a build was stopped or failed (a look would finish it here, unasked)."""
+        """Every :data:`LIVE_POLL` seconds: whether the session the viewer shows changed,
+        and, outside a build, what changed on disk. An index is not looked at after its
+        build was stopped or failed (a look would finish it here, unasked)."""
+        viewer = self.open_viewer()
+        if viewer is not None and viewer.loaded and not viewer.reloading:
+            self.check_viewer(viewer, viewer.identity)
         state = self.index_state
-        if state.mode != "ready" or state.error or not self.backend.indexed:
+        if self.backend.indexed and (state.mode != "ready" or state.error):
             return
         if self._live_worker is not None and self._live_worker.is_running:
             return  # the last look is still on (a full pass over a large dir): no pile-up
         self._live_worker = self.check_changes()
+
+    def open_viewer(self) -> ViewerScreen | None:
+        """The viewer nearest the top of the screen stack (under an added screen, too)."""
+        for screen in reversed(self.screen_stack):
+            if isinstance(screen, ViewerScreen):
+                return screen
+        return None
+
+    @work(thread=True, exclusive=True, group="live-viewer", exit_on_error=False)
+    def check_viewer(self, viewer: ViewerScreen, known: tuple[int, ...] | None) -> None:
+        """One ``stat`` of the viewer's session file: a turn appended (or any rewrite)
+        reloads the viewer."""
+        now = self.backend.session_identity(viewer.session_id, viewer.store_label)
+        if now is not None and now != known:
+            self.call_from_thread(self._session_changed, viewer)
+
+    def _session_changed(self, viewer: ViewerScreen) -> None:
+        if viewer.is_attached and not viewer.reloading:
+            viewer.reload()
+            if viewer.session_id in self.backend.fresh:  # the reader is looking at it
+                self.mark_seen(viewer.session_id)
 
     @work(thread=True, exclusive=True, group="live", exit_on_error=False)
     def check_changes(self) -> None:
@@ -291,6 +319,9 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         """New or changed sessions: marked in both lists, which are asked again (the
         cursor stays on its session), and the counts refreshed."""
         main = self.main
+        viewer = self.open_viewer()
+        if viewer is not None and viewer.session_id in changes.fresh:
+            self.mark_seen(viewer.session_id)  # the reader is looking at it
         main.set_fresh(changes.fresh)
         self.refresh_status()
         self._refresh_lists(recent=True)
@@ -334,6 +365,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
                 self.refresh_status(attention=False)
                 self._refresh_lists(recent=True)
             elif self._polls % COUNT_EVERY == 0:
+                release_free_memory()  # what the last batches freed (the build's peak)
                 self.refresh_status(attention=False)
                 if state.done != self._done_at_refresh:  # more is searchable: ask again
                     self._done_at_refresh = state.done
@@ -343,6 +375,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             self._index_timer.stop()
             self._index_timer = None
         if was_building:
+            release_free_memory()
             self.refresh_status(skipped=True)
             self._refresh_lists(recent=True)
 
@@ -491,6 +524,31 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
     def action_show_recent(self) -> None:
         self._to_main().show_pane("recent")
 
+    def action_saved_searches(self) -> None:
+        """F9: the saved searches; Enter runs one in the search pane."""
+        from session_browser.core.saved_searches import SavedSearchesError, load_saved
+
+        if isinstance(self.screen, SavedSearchesScreen):
+            return
+        try:
+            searches = load_saved()
+        except SavedSearchesError as exc:
+            self.notify(f"{exc}: fix or remove it to use saved searches.", severity="warning")
+            return
+        if not searches:
+            key = self.key_for("main.save_search")
+            self.notify(f"No saved searches yet: {key} in the search pane saves the query.")
+            return
+
+        def chosen(query: str | None) -> None:
+            if query:
+                self.run_saved_query(query)
+
+        self.push_screen(SavedSearchesScreen(searches), chosen)
+
+    def run_saved_query(self, query: str) -> None:
+        self._to_main().run_query(query)
+
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT_THEME if self.current_theme.dark else DARK_THEME
         self.notify(f"Theme: {self.theme}", timeout=2)
@@ -531,6 +589,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             ("Viewer", [*ViewerScreen.BINDINGS]),
             ("Transcript", [*TranscriptView.BINDINGS]),
             ("Dialogs", [*TextScreen.BINDINGS]),
+            ("Saved searches", [*SavedSearchesScreen.BINDINGS, *SaveSearchScreen.BINDINGS]),
             *self._extra_help_sections(),
         ]
 
@@ -556,6 +615,20 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
 
         out.append(("Confirmations", [*ConfirmScreen.BINDINGS]))
         return out
+
+    def key_for(self, binding_id: str) -> str:
+        """The first key of binding ``binding_id`` as shown (the keymap applied): what the
+        app's own texts name, so they follow a remapped key."""
+        if self._binding_keys is None:
+            self._binding_keys = {
+                b.id: b.key
+                for _section, bindings in self.help_sections()
+                for b in bindings
+                if isinstance(b, Binding) and b.id
+            }
+        keys = self._keymap.get(binding_id, self._binding_keys.get(binding_id, ""))
+        first = keys.split(",")[0].strip()
+        return str(self.get_key_display(Binding(first, ""))) if first else binding_id
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):

@@ -7,6 +7,8 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from .render import printable
+
 
 @dataclass(frozen=True)
 class Command:
@@ -32,13 +34,22 @@ COMMANDS: tuple[Command, ...] = (
         "app.resume_index",
     ),
     Command("Quit", "Leave the app (Ctrl+Q)", "app.quit"),
+    Command("Saved searches", "List and run the saved searches (F9)", "app.saved_searches"),
+    Command(
+        "Save search", "Save the query under a name (Ctrl+S)", "screen.save_search", "MainScreen"
+    ),
     Command("Compact rows", "One line a hit and a recent session (F8)", "app.toggle_compact"),
     Command("Open session in $PAGER", "The session's file (Ctrl+O)", "app.open_in_pager"),
     Command("Open session in $EDITOR", "The session's file", "app.open_in_editor"),
     Command("Copy session id", "The session in hand (Ctrl+Y)", "app.copy_session_id"),
     Command("Copy session file path", "The session's file", "app.copy_session_path"),
     Command("Explain hit score", "Why the hit scored so (e)", "screen.explain_hit", "MainScreen"),
-    Command("Sort recent sessions", "updated/created/size", "screen.cycle_sort", "MainScreen"),
+    Command(
+        "Sort recent sessions",
+        "updated/created/size (s in the list)",
+        "screen.cycle_sort",
+        "MainScreen",
+    ),
     Command(
         "Mark all recent sessions",
         "Mark every listed session, or unmark them all (a)",
@@ -56,7 +67,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("Widen context", "+", "screen.widen", "ViewerScreen"),
     Command("Narrow context", "-", "screen.narrow", "ViewerScreen"),
     Command("Copy message", "y", "screen.copy", "ViewerScreen"),
-    Command("Message metadata", "m", "screen.metadata", "ViewerScreen"),
+    Command("Message metadata", "i", "screen.metadata", "ViewerScreen"),
+    Command("Show the long message whole", "w", "screen.full_message", "ViewerScreen"),
+    Command("Raw text / rendered Markdown", "v", "screen.toggle_raw", "ViewerScreen"),
+    Command("Copy code block", "c", "screen.copy_code", "ViewerScreen"),
+    Command("Tool calls and thinking", "t", "screen.toggle_hidden", "ViewerScreen"),
     Command("Back", "Close the viewer (Esc)", "screen.back", "ViewerScreen"),
     Command(
         "Restore",
@@ -112,9 +127,29 @@ class ActionsProvider(Provider):
         else:
             await self.app.run_action(action)
 
+    def _saved(self) -> list[tuple[str, str]]:
+        """(name, query) of every saved search ([] when the file cannot be read: F9 says why)."""
+        from session_browser.core.saved_searches import SavedSearchesError, load_saved
+
+        try:
+            return [(s.name, s.query) for s in load_saved()]
+        except SavedSearchesError:
+            return []
+
+    async def _run_saved(self, query: str) -> None:
+        run = getattr(self.app, "run_saved_query", None)
+        if callable(run):
+            run(query)
+
     async def discover(self) -> Hits:
         for command in self._commands():
             yield DiscoveryHit(command.name, partial(self._run, command.action), help=command.help)
+        for name, query in self._saved():
+            yield DiscoveryHit(
+                printable(f"Saved search: {name}", one_line=True),
+                partial(self._run_saved, query),
+                help=printable(query, one_line=True),
+            )
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
@@ -126,4 +161,14 @@ class ActionsProvider(Provider):
                     matcher.highlight(command.name),
                     partial(self._run, command.action),
                     help=command.help,
+                )
+        for name, saved_query in self._saved():
+            title = printable(f"Saved search: {name}", one_line=True)
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(
+                    score,
+                    matcher.highlight(title),
+                    partial(self._run_saved, saved_query),
+                    help=printable(saved_query, one_line=True),
                 )

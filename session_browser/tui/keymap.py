@@ -27,6 +27,10 @@ def keymap_path() -> Path | None:
     return None
 
 
+# Binding ids that were renamed: a keymap naming the old id moves the new one.
+RENAMED_IDS = {"main.sort": "recent.sort"}
+
+
 class KeymapError(Exception):
     pass
 
@@ -51,7 +55,7 @@ def load_keymap(path: Path | None = None) -> dict[str, str]:
             value = ",".join(str(v) for v in value)
         if not isinstance(value, str):
             raise KeymapError(f"keymap {path}: {key!r} must be a string of keys")
-        out[str(key)] = value
+        out[RENAMED_IDS.get(str(key), str(key))] = value
     return out
 
 

@@ -207,7 +207,7 @@ async def test_markup_injection_renders_literally_and_app_survives(store: Path) 
         assert "\x1b" not in text and "\u200f" not in text
         # clicking the would-be link does nothing: the app is still running
         await pilot.click(TranscriptView, offset=(6, 2))
-        await pilot.press("m")  # metadata of a hostile message: shown, not obeyed
+        await pilot.press("i")  # metadata of a hostile message: shown, not obeyed
         assert isinstance(app.screen, TextScreen)
         await pilot.press("escape")
         assert app.is_running
@@ -706,7 +706,7 @@ async def test_created_sort_shows_created_dates_and_ctrl_g_without_a_build(store
         await settle(pilot, app)
         recent = app.main.query_one(RecentList)
         assert "created" not in recent.row_lines(0, 100)[1].plain
-        await pilot.press("ctrl+s")  # sort by created
+        await pilot.press("down", "s")  # sort by created
         await settle(pilot, app)
         first = recent.summary(0)
         assert first is not None and first.created_at

@@ -130,7 +130,7 @@ async def test_hostile_store_lists_finds_and_opens_every_session(
                 assert view.messages or info.startswith("Cannot open this session"), (sid, text)
             no_raw_characters(app)
             if sid not in good:
-                await pilot.press("m")  # its metadata, whatever it holds
+                await pilot.press("i")  # its metadata, whatever it holds
                 await settle(pilot, app, rounds=0)
                 no_raw_characters(app)
                 await pilot.press("escape")
@@ -199,7 +199,7 @@ async def test_viewer_shows_hostile_turns_literally(store: Path) -> None:
         assert "\\ud800\\ud800\\ud800" in screen_text(app)
         no_raw_characters(app)
         for _ in range(len(view.messages)):  # metadata of each, deep nesting included
-            await pilot.press("m")
+            await pilot.press("i")
             await pilot.pause()
             no_raw_characters(app)
             await pilot.press("escape", "J")

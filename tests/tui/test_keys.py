@@ -173,7 +173,7 @@ async def test_compact_rows_and_settings_persist_across_restart(
         await settle(pilot, app)
         assert hits.virtual_size.height == len(hits.hits)  # one line a hit
         assert "Billing migration" in screen_text(app)
-        await pilot.press("ctrl+t", "f3", "ctrl+s")  # light theme, sort by created
+        await pilot.press("ctrl+t", "f3", "down", "s")  # light theme, sort by created
         await settle(pilot, app)
         recent = app.screen.query_one(RecentList)
         assert recent.virtual_size.height == recent.total == 6
@@ -181,6 +181,7 @@ async def test_compact_rows_and_settings_persist_across_restart(
     assert path.stat().st_mode & 0o777 == 0o600
     assert json.loads(path.read_bytes()) == {
         "compact": True,
+        "context": None,
         "sort": "created",
         "theme": "textual-light",
     }

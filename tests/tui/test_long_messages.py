@@ -71,7 +71,7 @@ def test_message_text_cuts_and_says_how_much_more() -> None:
     text = message_text({"role": "user", "content": body})
     head, marker = text.rsplit("\n", 1)
     assert head == body[:SHOWN_CHARS]
-    assert marker == f"… {50_000 - SHOWN_CHARS:,} more characters — press f to show all"
+    assert marker == f"… {50_000 - SHOWN_CHARS:,} more characters — press w to show all"
     assert message_text({"content": body}, None) == body
     assert message_text({"content": "short"}) == "short"
 
@@ -93,7 +93,7 @@ async def test_an_8mb_message_opens_cut_and_f_shows_all(tmp_path: Path) -> None:
         assert view.messages and view.cursor == 0
         # Laid out: the first 20,000 characters (a few hundred lines) and the marker.
         more = len(view.messages[0]["content"]) - SHOWN_CHARS
-        marker = f"… {more:,} more characters — press f to show all"
+        marker = f"… {more:,} more characters — press w to show all"
         height = view._offsets[1] - view._offsets[0]
         assert height < SHOWN_CHARS // 50, height
         assert opened < 20.0, opened  # was minutes (quadratic wrap); about 1 s here
@@ -103,7 +103,7 @@ async def test_an_8mb_message_opens_cut_and_f_shows_all(tmp_path: Path) -> None:
         assert view.cursor == 0
         # f: the whole message (laid out once, linearly), the marker gone.
         started = time.perf_counter()
-        await pilot.press("f")
+        await pilot.press("w")
         await pilot.pause()
         shown_all = time.perf_counter() - started
         assert 0 in view.full
@@ -119,7 +119,7 @@ async def test_an_8mb_message_opens_cut_and_f_shows_all(tmp_path: Path) -> None:
         assert "ab ab ab" in screen_text(app)
         assert len(view._strips) <= 4000
         # f again: cut again.
-        await pilot.press("f")
+        await pilot.press("w")
         await pilot.pause()
         assert 0 not in view.full and view._offsets[1] < SHOWN_CHARS // 50
         print(
@@ -128,7 +128,7 @@ async def test_an_8mb_message_opens_cut_and_f_shows_all(tmp_path: Path) -> None:
         )
         # f on a short message says it is whole already.
         await pilot.press("G")
-        await pilot.press("f")
+        await pilot.press("w")
         await pilot.pause()
         assert 1 not in view.full
         # The key is in help (with its id, for the keymap file).
@@ -157,7 +157,7 @@ async def test_a_50mb_message_opens_with_bounded_memory(tmp_path: Path) -> None:
         assert view.messages and view._offsets[1] - view._offsets[0] < SHOWN_CHARS // 50
         view.scroll_to(y=view._offsets[1] - 10, animate=False, immediate=True)
         await pilot.pause()
-        assert "more characters — press f to show all" in screen_text(app)
+        assert "more characters — press w to show all" in screen_text(app)
         grown = peak_mb() - before
         print(f"50 MB message: peak RSS {before:.0f} -> {peak_mb():.0f} MB while opening")
         # The file is read (50 MB of JSON, one string): a small multiple of it, not the GBs
@@ -172,7 +172,7 @@ async def test_the_cut_marker_names_the_key_as_mapped(tmp_path: Path) -> None:
         Backend([store], indexed=False),
         now=NOW,
         animate=False,
-        keymap={"viewer.full_message": "w,ctrl+w"},
+        keymap={"viewer.full_message": "x,ctrl+w"},
     )
     async with app.run_test(size=SIZE) as pilot:
         await settle_workers(pilot, app)
@@ -181,7 +181,7 @@ async def test_the_cut_marker_names_the_key_as_mapped(tmp_path: Path) -> None:
         view = app.screen.query_one(TranscriptView)
         view.scroll_to(y=view._offsets[1] - 10, animate=False, immediate=True)
         await pilot.pause()
-        assert "more characters — press w to show all" in screen_text(app)
-        await pilot.press("w")
+        assert "more characters — press x to show all" in screen_text(app)
+        await pilot.press("x")
         await pilot.pause()
         assert 0 in view.full

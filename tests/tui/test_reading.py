@@ -111,13 +111,13 @@ async def test_markdown_renders_and_r_shows_the_raw_text(tmp_path: Path) -> None
         assert "step" in text and "owner" in text and "|------|" not in text
         assert "How should we plan the release?" in text  # the title, markup taken out
         rendered_height = view.virtual_size.height
-        await pilot.press("r")
+        await pilot.press("v")
         await pilot.pause()
         raw = screen_text(app)
         assert "## Plan" in raw and "**bold**" in raw and "```python" in raw
         assert "| build | ci |" in raw
         assert "raw text" in raw
-        await pilot.press("r")
+        await pilot.press("v")
         await pilot.pause()
         assert "## Plan" not in screen_text(app)
         assert view.virtual_size.height == rendered_height

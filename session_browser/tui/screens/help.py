@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from rich.table import Table
@@ -13,23 +14,44 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+# ⟨binding id⟩ stands for the first key of that binding, as the keymap gives it.
+KEY_RULES = """\
+One key, one meaning: Enter opens or runs, Esc (or q) goes back, Ctrl+S runs or saves what the
+screen is for (the search: save the query; Export, Import: run), the F-keys switch screens,
+Space marks a row, and a letter is the same action wherever it is bound (the rescue letters
+r/R/m/f/d/u belong to the quarantine, so the viewer uses ⟨viewer.metadata⟩ for metadata, \
+⟨viewer.full_message⟩ for a whole message and ⟨viewer.raw⟩ for raw text)."""
+
 CONTEXT_HELP = """\
-Search: type to search (debounced); Enter or ↓ moves into the hits; Enter opens a hit at the
-matching message; e explains its score; Esc or / goes back to the query.
+Search: type to search (debounced); Enter opens the best hit, ↓ moves into the hits; \
+⟨hits.explain⟩ explains a score; Esc or / goes back to the query; ⟨main.history⟩ recalls an \
+earlier query; ⟨main.more_hits⟩ (or moving onto the last row) shows the next page of hits; \
+⟨main.save_search⟩ saves the query under a name, ⟨app.saved⟩ lists the saved searches.
 Query language: words find sessions with any of them, those with more of them (and rarer
 ones) first; case and accents do not matter. "a phrase": the words next to each other, in
 order. -word leaves out sessions that contain it. migrat*: any word starting with it.
 role:user, archived:yes: only user turns, only archived turns. since:2026-01-31 and
-until:2026-02-28: by the message's time. session:ID, agent:NAME, source:pi, project:. narrow
-to one session, an agent, a store kind or source tag, this working dir. When nothing matches,
-a typo-tolerant pass runs and says which word it replaced.
-Recent (F3): type to filter by title or id; ↓ or Enter moves into the list; there s sorts,
-Space marks, a marks all (or none); other letters go back to the filter.
+until:2026-02-28 (or since:7d, since:yesterday): by the message's time. session:ID,
+agent:NAME, source:pi, project:. narrow to one session, an agent, a store kind or source tag,
+this working dir. When nothing matches, a typo-tolerant pass runs and says which word it
+replaced.
+Recent (⟨app.recent⟩): type to filter by title or id; ↓ or Enter moves into the list; there \
+⟨recent.sort⟩ sorts, ⟨recent.mark⟩ marks, ⟨recent.mark_all⟩ marks all (or none); other \
+letters go back to the filter.
 Viewer: the archived turns (before compaction) are marked ┆ and labelled "archived"; a rule
-marks where compaction happened; the [Session Summary] message is labelled SUMMARY.
-Context (+/-): how many turns around the current match are shown in full: ±0, ±1, ±3, ±10,
-±30 or all (the default); the others collapse to their first line.
+marks where compaction happened; the [Session Summary] message is labelled SUMMARY. It
+follows the session: turns appended while it is open appear (at the end, it moves with them).
+Context (⟨viewer.widen⟩/⟨viewer.narrow⟩): how many turns around the current match are shown \
+in full: ±0, ±1, ±3, ±10, ±30 or all (the default); the others collapse to their first line. \
+The level is remembered.
 Keys can be remapped in keymap.toml (binding id = "keys") in the config dir shown below."""
+
+_KEY_REF = re.compile(r"⟨([a-z_.]+)⟩")
+
+
+def with_keys(text: str, key_for: Callable[[str], str]) -> str:
+    """``text`` with every ⟨binding id⟩ replaced by that binding's key."""
+    return _KEY_REF.sub(lambda m: key_for(m.group(1)), text)
 
 
 def binding_rows(sections: Iterable[tuple[str, Iterable[BindingType]]], app: Any) -> Table:
@@ -73,7 +95,8 @@ class HelpScreen(ModalScreen[None]):
             yield Static(Text("Keys", style="bold"), id="help-title")
             with VerticalScroll(id="help-body"):
                 yield Static(binding_rows(self.sections, self.app))
-                yield Static(Text("\n" + CONTEXT_HELP))
+                key_for = getattr(self.app, "key_for", lambda binding_id: binding_id)
+                yield Static(Text("\n" + with_keys(KEY_RULES + "\n" + CONTEXT_HELP, key_for)))
                 yield Static(Text(self.config_hint, style="dim"))
             yield Static(Text("Esc closes · Ctrl+P offers every action by name", style="dim"))
 

@@ -18,8 +18,9 @@ from textual.worker import get_current_worker
 from session_browser.core.history import HistoryWalk, load_history, remember
 from session_browser.core.model import SessionHit
 from session_browser.core.query import highlight_terms
+from session_browser.core.saved_searches import SavedSearchesError, load_saved, save_search
 
-from ..backend import SORTS, SearchOutcome
+from ..backend import SEARCH_LIMIT, SORTS, SearchOutcome
 from ..errors import ReportsWorkerErrors
 from ..messages import AllIdsLoaded, RecentCounted, RecentPageLoaded, SearchFinished
 from ..render import error_text, printable
@@ -45,8 +46,9 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         Binding("down", "into_list", "Into the list", show=False, id="main.into_list"),
         Binding("escape", "to_input", "Back to input", show=False, id="main.to_input"),
         Binding("slash", "to_input", "Back to input", show=False, id="main.slash"),
-        Binding("ctrl+s", "cycle_sort", "Sort recent", show=False, id="main.sort"),
+        Binding("ctrl+s", "save_search", "Save search", id="main.save_search"),
         Binding("up,ctrl+r", "history_older", "Earlier query", show=False, id="main.history"),
+        Binding("ctrl+n", "more_hits", "More hits", show=False, id="main.more_hits"),
     ]
 
     def __init__(self) -> None:
@@ -60,6 +62,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self.sort = SORTS[0]
         self.last_query = ""
         self._keep_cursor = False
+        self._limit = SEARCH_LIMIT  # hits asked for: one more page each time more are wanted
+        self._paging_from = -1  # the cursor when the next page was asked for
         self._open_when_answered = False  # Enter came before the hits of the query
         self._history: HistoryWalk | None = None
         self._recalled: str | None = None  # the text the history walk put in the field
@@ -158,12 +162,14 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     # ------------------------------------------------------------------ search
 
     def _search_hint(self) -> None:
+        key = self.browser.key_for
         info = self.query_one("#search-info", Static)
         info.update(
             Text(
                 "Type to search titles and every turn, archived ones too. "
-                "Enter opens the best hit, ↓ moves into the hits, ↑/Ctrl+R recalls"
-                " earlier queries, e explains a score.",
+                f"Enter opens the best hit, ↓ moves into the hits, {key('main.history')} recalls"
+                f" earlier queries, {key('main.save_search')} saves one,"
+                f" {key('hits.explain')} explains a score.",
                 style="italic",
             )
         )
@@ -174,6 +180,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             self._history = None  # typing starts a new walk from what is typed
         self._open_when_answered = False
         self._search_gen += 1
+        self._limit = SEARCH_LIMIT
+        self._paging_from = -1
         if self._search_timer is not None:
             self._search_timer.stop()
         query = event.value
@@ -237,7 +245,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             self.query_one("#search-info", Static).update(Text("searching…", style="italic"))
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
-    def run_search(self, query: str, generation: int) -> None:
+    def run_search(self, query: str, generation: int, limit: int = SEARCH_LIMIT) -> None:
         self.app.call_from_thread(
             self.set_timer, SEARCHING_HINT, lambda: self._searching(generation)
         )
@@ -245,7 +253,9 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         if worker.is_cancelled or generation != self._search_gen:
             return
         try:
-            outcome = self.browser.backend.search(query, is_cancelled=lambda: worker.is_cancelled)
+            outcome = self.browser.backend.search(
+                query, limit=limit, is_cancelled=lambda: worker.is_cancelled
+            )
         except Exception as exc:  # shown, never fatal
             outcome = SearchOutcome(query, error=error_text(exc))
         if not worker.is_cancelled:
@@ -261,9 +271,13 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         # the query field, Enter opens the best hit, so the cursor stays on it.
         same = self._keep_cursor and out.query == self.last_query and hits.has_focus
         keep = hits.current() if same else None
+        paging, self._paging_from = self._paging_from, -1
         self._keep_cursor = False
+        before = len(hits.hits) if out.query == self.last_query else 0
         self.last_query = out.query
-        hits.set_hits(out.hits, highlight_terms(out.query))
+        more = "" if out.error else self._more_text(out, before if paging >= 0 else 0)
+        cursor = paging if paging >= 0 else 0
+        hits.set_hits(out.hits, highlight_terms(out.query), more=more, cursor=cursor)
         if keep is not None:
             ids = [h.session_id for h in out.hits]
             if keep.session_id in ids:
@@ -299,6 +313,82 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         if self._open_when_answered:
             self._open_when_answered = False
             self._open_current()
+
+    def _more_text(self, out: SearchOutcome, before: int) -> str:
+        """The hit list's last row when more sessions matched than are shown ("" when all
+        are); a page that brought nothing new (``before``: the hits shown until now) ends it."""
+        shown = len(out.hits)
+        folded = sum(len(h.folded) for h in out.hits)
+        if shown < self._limit or shown <= before:
+            return ""
+        if out.matched_exact and out.matched - folded <= shown:
+            return ""
+        key = self.browser.key_for("main.more_hits")
+        left = out.matched - folded - shown
+        count = f"{left:,} more" if out.matched_exact else "more"
+        return f"{count} — the next {SEARCH_LIMIT} hits ({key}, or move here)"
+
+    def action_more_hits(self) -> None:
+        """The next page of hits: the query asked again for one page more, the cursor
+        staying where it was (the first new hit when it was on the "more" row)."""
+        hits = self.query_one("#hits", HitList)
+        query = self.query_one("#query", Input).value
+        if not hits.more or not query.strip() or self._answered != self._search_gen:
+            if query.strip() and self._answered == self._search_gen:
+                self.notify("Every matching session is shown.", timeout=2)
+            return
+        hits.more_loading = True
+        hits.invalidate()
+        self._limit += SEARCH_LIMIT
+        self._paging_from = hits.cursor
+        self._search_gen += 1
+        self.run_search(query, self._search_gen, self._limit)
+
+    @on(HitList.MoreWanted, "#hits")
+    def _more_wanted(self) -> None:
+        self.action_more_hits()
+
+    def action_save_search(self) -> None:
+        """Ctrl+S: save the query under a name (asked for); F9 lists the saved ones."""
+        if self.pane != "search-pane":
+            self.notify("Ctrl+S saves the query of the search pane (F2).", timeout=3)
+            return
+        query = self.query_one("#query", Input).value
+        if not query.strip():
+            self.notify("Type a query first: Ctrl+S saves it under a name.", timeout=3)
+            return
+        try:
+            names = [s.name for s in load_saved()]
+        except SavedSearchesError as exc:
+            self.notify(f"{exc}: fix or remove it to save searches.", severity="warning")
+            return
+        from .saved import SaveSearchScreen
+
+        def named(name: str | None) -> None:
+            if not name:
+                return
+            try:
+                save_search(name, query)
+            except ValueError as exc:
+                self.notify(str(exc), severity="warning")
+                return
+            except SavedSearchesError as exc:
+                self.notify(f"{exc}: fix or remove it to save searches.", severity="warning")
+                return
+            except OSError as exc:
+                self.browser.report_error(exc, where="saving the search")
+                return
+            key = self.browser.key_for("app.saved")
+            self.notify(f"Saved as {name!r} ({key} lists the saved searches).", timeout=3)
+
+        self.app.push_screen(SaveSearchScreen(query, names), named)
+
+    def run_query(self, query: str) -> None:
+        """Show the search pane with ``query`` in the field (it is searched at once)."""
+        self.show_pane("search")
+        field = self.query_one("#query", Input)
+        field.value = query
+        field.cursor_position = len(query)
 
     def _mode_text(self, out: SearchOutcome) -> str:
         state = self.browser.index_state.describe()
@@ -340,7 +430,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         if query.strip():
             self._search_gen += 1
             self._keep_cursor = keep_cursor
-            self.run_search(query, self._search_gen)
+            self.run_search(query, self._search_gen, self._limit)
 
     # ------------------------------------------------------------------ recent
 
@@ -422,13 +512,16 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         info.append(f"{n} session{'s' if n != 1 else ''}", style="bold")
         if text.strip():
             info.append(" matching the filter")
-        info.append(f" · by {self.sort} (Ctrl+S) · type to filter · ↓/Enter into the list")
+        sort_key = self.browser.key_for("recent.sort")
+        info.append(f" · by {self.sort} · type to filter · ↓/Enter into the list")
         marked = len(recent.marked)
         if marked:
             info.append(f" · {marked} marked", style="bold")
             info.append(" (F6 exports them)")
         else:
-            info.append(" (Enter opens, Space marks, a all, s sorts)")
+            mark = self.browser.key_for("recent.mark")
+            mark_all = self.browser.key_for("recent.mark_all")
+            info.append(f" (Enter opens, {mark} marks, {mark_all} all, {sort_key} sorts)")
         self.query_one("#recent-info", Static).update(info)
 
     @on(Input.Changed, "#filter")

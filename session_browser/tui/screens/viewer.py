@@ -78,8 +78,8 @@ def _search_text(message: dict[str, Any]) -> str:
 
 
 class ViewerScreen(ReportsWorkerErrors, Screen[None]):
-    """Keys: n/N hits, [/] user turns, g/G ends, / find, +/- context, y copy, m metadata,
-    r raw text, c copy a code block, t tool calls and thinking."""
+    """Keys: n/N hits, [/] user turns, g/G ends, / find, +/- context, y copy, i metadata,
+    w a long message whole, v raw text, c copy a code block, t tool calls and thinking."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,backspace", "back", "Back", id="viewer.back"),
@@ -97,11 +97,11 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         Binding("plus,equals_sign", "widen", "Widen", id="viewer.widen"),
         Binding("minus", "narrow", "Narrow", id="viewer.narrow"),
         Binding("y", "copy", "Copy msg", id="viewer.copy"),
-        Binding("m", "metadata", "Metadata", id="viewer.metadata"),
-        Binding("f", "full_message", "Whole message", show=False, id="viewer.full_message"),
+        Binding("i", "metadata", "Metadata", id="viewer.metadata"),
+        Binding("w", "full_message", "Whole message", show=False, id="viewer.full_message"),
         Binding("J", "next_message", "Next message", show=False, id="viewer.next_message"),
         Binding("K", "prev_message", "Prev message", show=False, id="viewer.prev_message"),
-        Binding("r", "toggle_raw", "Raw text", show=False, id="viewer.raw"),
+        Binding("v", "toggle_raw", "Raw text", show=False, id="viewer.raw"),
         Binding("c", "copy_code", "Copy code", show=False, id="viewer.copy_code"),
         Binding("t", "toggle_hidden", "Tools/thinking", show=False, id="viewer.hidden"),
     ]
@@ -129,6 +129,10 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         self._find_origin = 0  # the cursor when / was pressed: typing finds from there
         self._find_timer: Timer | None = None
         self.loaded = False
+        # The session file's (size, mtime_ns, inode) when it was read: the app compares it
+        # every second and calls :meth:`reload` when it changed (a turn was appended).
+        self.identity: tuple[int, ...] | None = None
+        self.reloading = False
         self._matches_pending = False
         self._painted = threading.Event()  # set once the loaded transcript is on screen
 
@@ -164,6 +168,9 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
     def on_mount(self) -> None:
         view = self.query_one(TranscriptView)
         view.full_key = self._key_of("viewer.full_message")
+        level = self.browser.settings.context
+        if level is not None and 0 <= level < len(CONTEXT_LEVELS):
+            view.context_level = level  # the reader's last choice (+/-)
         view.focus()
         # Heights are computed in the worker for the width the view will have (the screen's,
         # less the vertical scrollbar, which is always shown): started now, not after the
@@ -172,8 +179,16 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
 
     # ------------------------------------------------------------------ loading
 
+    def reload(self) -> None:
+        """Read the session again (its file changed): the reader keeps their place, unless
+        they were at the end, which then follows the new turns (as ``tail -f``)."""
+        self.reloading = True
+        self.load(self._view().body_width())
+
     @work(thread=True, exclusive=True, group="projection", exit_on_error=False)
     def load(self, width: int) -> None:
+        # Before the read: a change while it reads is seen at the next look.
+        self.identity = self.browser.backend.session_identity(self.session_id, self.store_label)
         try:
             messages = self.browser.backend.projection(self.session_id, self.store_label)
         except KeyError:
@@ -203,6 +218,11 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
                 self.post_message(FindFinished("", found, initial=True))
 
     def on_projection_loaded(self, message: ProjectionLoaded) -> None:
+        if self.reloading:
+            self.reloading = False
+            if not message.error:
+                self._reloaded(message)
+                return
         self.call_after_refresh(self._painted.set)
         view = self.query_one(TranscriptView)
         view.loading = False
@@ -231,6 +251,22 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         if anchor < 0 and message.messages:
             view.set_cursor(len(message.messages) - 1, top=False)
             view.scroll_end(animate=False, immediate=True)
+        self._info()
+
+    def _reloaded(self, message: ProjectionLoaded) -> None:
+        view = self._view()
+        before = len(view.messages)
+        follow = view.at_end()
+        view.replace_messages(message.messages, message.heights, message.width, follow=follow)
+        found = set(message.matches) if message.matches else set(self.matches)
+        anchor = view.anchor_index
+        self.matches = sorted(found | ({anchor} if anchor >= 0 and self.terms else set()))
+        view.matches = set(self.matches)
+        added = len(message.messages) - before
+        if added > 0 and not follow:
+            plural = "s" if added != 1 else ""
+            key = self._key_of("viewer.last")
+            self.notify(f"{added} new turn{plural} below ({key} goes to the end).", timeout=3)
         self._info()
 
     # ------------------------------------------------------------------ info line
@@ -350,23 +386,23 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
             view.scroll_end(animate=False, immediate=True)
 
     def action_widen(self) -> None:
-        view = self._view()
-        view.set_context(view.context_level + 1)
-        self._info()
+        self._set_context(self._view().context_level + 1)
 
     def action_narrow(self) -> None:
+        self._set_context(self._view().context_level - 1)
+
+    def _set_context(self, level: int) -> None:
+        """Show ``level``'s turns around the cursor in full; the choice is remembered."""
         view = self._view()
-        view.set_context(view.context_level - 1)
+        view.set_context(level)
+        if self.browser.settings.context != view.context_level:
+            self.browser.settings.context = view.context_level
+            self.browser.save_settings()
         self._info()
 
     def _key_of(self, binding_id: str) -> str:
-        """The first key (as shown) of binding ``binding_id`` of this screen, keymap applied."""
-        default = next(
-            (b.key for b in self.BINDINGS if isinstance(b, Binding) and b.id == binding_id), ""
-        )
-        keymap: dict[str, str] = getattr(self.app, "_keymap", None) or {}
-        first = keymap.get(binding_id, default).split(",")[0].strip()
-        return str(self.app.get_key_display(Binding(first, ""))) if first else binding_id
+        """The first key (as shown) of binding ``binding_id``, keymap applied."""
+        return self.browser.key_for(binding_id)
 
     def action_full_message(self) -> None:
         """Show the long message under the cursor whole (again: cut it again)."""

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
+from textual.message import Message
 
 from session_browser.core.model import SessionHit
 from session_browser.core.text import clip, strip_markdown
@@ -36,7 +37,20 @@ def _turn_text(message: dict[str, Any]) -> str:
 
 
 class HitList(RowList):
-    """Search results; Enter opens, ``e`` explains the score."""
+    """Search results; Enter opens, ``e`` explains the score. When more sessions matched
+    than are shown, a last row says so: the cursor reaching it (or Enter on it) asks for
+    the next page (:class:`MoreWanted`)."""
+
+    class MoreWanted(Message):
+        """The cursor reached the "more" row (or Enter was pressed on it)."""
+
+        def __init__(self, sender: HitList) -> None:
+            super().__init__()
+            self.list = sender
+
+        @property
+        def control(self) -> HitList:
+            return self.list
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("e", "screen.explain_hit", "Why this score", id="hits.explain"),
@@ -48,21 +62,50 @@ class HitList(RowList):
         self.hits: list[SessionHit] = []
         self.terms: list[str] = []
         self.fresh: frozenset[str] = frozenset()  # new or changed since the user looked
+        # The last row's text when more hits can be had ("" when all are shown).
+        self.more = ""
+        self.more_loading = False
 
     @property
     def now(self) -> datetime:
         """What ages are measured against: the live clock unless one was given (tests)."""
         return self._fixed_now or datetime.now(UTC)
 
-    def set_hits(self, hits: list[SessionHit], terms: list[str]) -> None:
+    def set_hits(
+        self, hits: list[SessionHit], terms: list[str], *, more: str = "", cursor: int = 0
+    ) -> None:
+        """Show ``hits`` with the cursor on row ``cursor``; ``more``: the text of a last row
+        offering the next page ("" when every hit is shown)."""
         self.hits = hits
         self.terms = terms
+        self.more = more
+        self.more_loading = False
         self.cursor = 0
         self.set_heights(self.row_heights())
-        self.scroll_to(0, 0, animate=False)
+        if cursor:
+            self.move_cursor(cursor)
+        else:
+            self.scroll_to(0, 0, animate=False)
 
     def row_heights(self) -> list[int]:
-        return [self._height(h) for h in self.hits]
+        heights = [self._height(h) for h in self.hits]
+        return [*heights, 1] if self.more else heights
+
+    def on_row_list_cursor_moved(self, event: RowList.CursorMoved) -> None:
+        if event.list is self and self.more and event.index == len(self.hits):
+            self._want_more()
+
+    def action_open(self) -> None:
+        if self.more and self.cursor == len(self.hits):
+            self._want_more()
+        else:
+            super().action_open()
+
+    def _want_more(self) -> None:
+        if not self.more_loading:
+            self.more_loading = True
+            self.invalidate()
+            self.post_message(self.MoreWanted(self))
 
     def set_fresh(self, fresh: frozenset[str]) -> None:
         if fresh != self.fresh:
@@ -103,6 +146,9 @@ class HitList(RowList):
         return self.hits[self.cursor] if 0 <= self.cursor < len(self.hits) else None
 
     def row_lines(self, index: int, width: int) -> list[Text]:
+        if index >= len(self.hits):  # the "more" row
+            text = "loading more hits…" if self.more_loading else self.more
+            return [Text(f" ↓ {text}", style=self.style_of("dim"))]
         hit = self.hits[index]
         dim = self.style_of("dim")
         match = self.style_of("match")

@@ -30,6 +30,7 @@ from textual.strip import Strip
 
 from session_browser.core.model import SUMMARY_PREFIX, called_tools, content_text, hidden_parts
 
+from ..backend import release_free_memory
 from ..render import error_text, highlight, printable, raw_value, role_label, short_time
 from .rowlist import component_style
 
@@ -41,7 +42,7 @@ COLLAPSED_HEIGHT = 3
 # A longer message shows its first this-many characters and a line saying how many more
 # there are (wrapping and laying out 50 MB of one message is not what a reader wants first).
 SHOWN_CHARS = 20_000
-FULL_KEY = "f"  # the default key that shows a cut message whole (viewer.full_message)
+FULL_KEY = "w"  # the default key that shows a cut message whole (viewer.full_message)
 # A message shown whole and longer than this is shown as plain text, not rendered Markdown.
 MARKDOWN_CHARS = 100_000
 CODE_THEME = "monokai"
@@ -271,8 +272,9 @@ class TranscriptView(ScrollView, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "scroll_up", "Scroll up", show=False, id="viewer.scroll_up"),
         Binding("down,j", "scroll_down", "Scroll down", show=False, id="viewer.scroll_down"),
-        Binding("pageup", "page_up", "Page up", show=False, id="viewer.page_up"),
-        Binding("pagedown,space", "page_down", "Page down", show=False, id="viewer.page_down"),
+        # Space marks rows in lists: here it would mean something else, so it is not bound.
+        Binding("pageup,ctrl+b", "page_up", "Page up", show=False, id="viewer.page_up"),
+        Binding("pagedown,ctrl+f", "page_down", "Page down", show=False, id="viewer.page_down"),
     ]
 
     cursor: reactive[int] = reactive(0, always_update=True, init=False)
@@ -342,6 +344,59 @@ class TranscriptView(ScrollView, can_focus=True):
         self._layout()
         start = max(0, self.anchor_index)
         self.set_cursor(start, top=self.anchor_index >= 0)
+
+    def on_unmount(self) -> None:
+        """The viewer closed: drop the messages and all laid out or cached for them, and
+        give the memory back (a 20,000-message session is tens of MB)."""
+        self.messages = []
+        self._blocks, self._block_of, self._offsets = [], [], [0]
+        self._full_heights = []
+        self._wrap_cache.clear()
+        self._strips.clear()
+        self._measured = set()
+        release_free_memory()
+
+    def at_end(self) -> bool:
+        """Whether the reader is at the end: the cursor on the last message, or scrolled to
+        the last line of a session longer than the view (or no messages)."""
+        if not self.messages or self.cursor == len(self.messages) - 1:
+            return True
+        return 0 < self.max_scroll_y <= self.scroll_y
+
+    def replace_messages(
+        self,
+        messages: list[dict[str, Any]],
+        heights: list[int],
+        heights_width: int,
+        *,
+        follow: bool,
+    ) -> None:
+        """The same session read again (turns were appended, or it was rewritten): the
+        cursor, scroll position, context and whole-shown messages stay; with ``follow``,
+        the view moves to the new end instead."""
+        cursor, top, focus = self.cursor, self.scroll_y, self.focus_index
+        full = self.full
+        self.load(
+            messages,
+            anchor=self.anchor_index,
+            terms=self.terms,
+            heights=heights,
+            heights_width=heights_width,
+        )
+        if not messages:
+            return
+        self.focus_index = min(focus, len(messages) - 1)
+        self.full = {i for i in full if i < len(messages)}
+        for i in self.full:
+            self._full_heights[i] = 2 + count_lines(self._text(i), self._heights_width)
+        self._layout()
+        if follow:
+            self.set_cursor(len(messages) - 1, top=False)
+            self.scroll_end(animate=False, immediate=True)
+        else:
+            self.cursor = min(cursor, len(messages) - 1)
+            self.scroll_to(y=top, animate=False, immediate=True)
+            self._measure_visible()
 
     def body_width(self) -> int:
         width = self.scrollable_content_region.width
