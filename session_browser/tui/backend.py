@@ -419,41 +419,21 @@ class Backend:
     def _search_indexed(
         self, query: str, limit: int, window: int, is_cancelled: Callable[[], bool]
     ) -> SearchOutcome:
-        group_search = getattr(self.group, "search_ex", None)
-        results = []
-        if callable(group_search):
-            results.append(group_search(query, limit=limit, window=window))
-        else:
-            for store in self.stores:
-                if is_cancelled():
-                    break
-                fn = getattr(store, "search_ex", None)
-                if callable(fn):
-                    results.append(fn(query, limit=limit, window=window))
-                else:
-                    plain = store.search(query, limit=limit, window=window)
-                    results.append(SearchOutcome(query, hits=plain, matched=len(plain)))
-        out = SearchOutcome(query, mode="index")
-        seen: set[str] = set()
-        hits: list[SessionHit] = []
-        for res in results:
-            for hit in getattr(res, "hits", []) or []:
-                if hit.session_id not in seen:
-                    seen.add(hit.session_id)
-                    hits.append(hit)
-            out.matched += int(getattr(res, "matched_sessions", getattr(res, "matched", 0)) or 0)
-            out.matched_exact = out.matched_exact and bool(getattr(res, "matched_exact", True))
-            out.elapsed_ms = max(out.elapsed_ms, float(getattr(res, "elapsed_ms", 0.0) or 0.0))
-            out.fuzzy = out.fuzzy or bool(getattr(res, "fuzzy", False))
-            out.mode = str(getattr(res, "mode", out.mode) or out.mode)
-            out.warnings.extend(str(w) for w in getattr(res, "warnings", []) or [])
-            err = getattr(res, "error", None)
-            if err:
-                out.error = str(err)
-        if len(results) > 1:
-            hits.sort(key=lambda h: (h.score, h.when or ""), reverse=True)
-        out.hits = hits[:limit]
-        return out
+        # A search superseded by the next keystroke stops inside its SQLite statement.
+        res = self.group.search_ex(query, limit=limit, window=window, cancelled=is_cancelled)
+        if res.cancelled:
+            return SearchOutcome(query, mode=res.mode, error="superseded")
+        return SearchOutcome(
+            query,
+            hits=res.hits[:limit],
+            matched=res.matched_sessions,
+            matched_exact=res.matched_exact,
+            elapsed_ms=res.elapsed_ms,
+            mode=res.mode,
+            fuzzy=res.fuzzy,
+            warnings=list(res.warnings),
+            error=res.error,
+        )
 
     # ------------------------------------------------------------------ browse
 

@@ -31,7 +31,7 @@ def store(tmp_path: Path) -> SqliteSessionStore:
 
 class Flip:
     """Not cancelled for the first ``after`` questions, cancelled from then on; counts the
-    questions SQLite's progress handler asked (through the index's handler lambda) while a
+    questions SQLite's progress handler asked (through the index's handler) while a
     statement ran."""
 
     def __init__(self, after: int) -> None:
@@ -41,7 +41,7 @@ class Flip:
 
     def __call__(self) -> bool:
         self.asked += 1
-        if sys._getframe(1).f_code.co_name == "<lambda>":
+        if sys._getframe(1).f_code.co_name == "handler":
             self.by_sqlite += 1
         return self.asked > self.after
 

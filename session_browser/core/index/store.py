@@ -352,18 +352,26 @@ class SqliteSessionStore(IndexBrowse):
             except QueryError as exc:
                 return Relevance(warnings=[str(exc)], mode="scan")
             return Relevance(cands, len(cands), mode="scan")
+        stopped = [False]  # set when our handler told SQLite to stop
+
+        def handler() -> int:
+            if cancelled is not None and cancelled():
+                stopped[0] = True
+                return 1
+            return 0
+
         try:
             with self._lock:
                 db = self._conn()
                 if cancelled is not None:  # SQLite asks every 1,000 instructions
-                    db.set_progress_handler(lambda: 1 if cancelled() else 0, 1000)
+                    db.set_progress_handler(handler, 1000)
                 try:
                     found = self._relevance_locked(db, pq, limit, corpus)
                 finally:
                     if cancelled is not None:
                         db.set_progress_handler(None, 0)
         except sqlite3.OperationalError as exc:
-            if cancelled is not None and cancelled():
+            if stopped[0]:  # interrupted by us, not a failing index
                 raise SearchCancelled from exc
             return self._failed(exc, pq, limit, window, corpus, cancelled)
         except sqlite3.DatabaseError as exc:
