@@ -43,15 +43,21 @@ from __future__ import annotations
 import copy
 import os
 import re
-import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .. import recall
-from ..model import JSONDict, SessionData, iso_epoch, iso_of_epoch
-from .claude.transcript import FileMark, Turn, read_json_lines, short, split_compaction
+from ..model import JSONDict, iso_epoch, iso_of_epoch
+from .claude.transcript import (
+    FileMark,
+    SessionView,
+    Turn,
+    read_json_lines,
+    resume_line,
+    short,
+    split_compaction,
+)
 
 CODEX_SOURCE = "codex"
 
@@ -148,7 +154,7 @@ def read_session_index(home: str | os.PathLike[str] | None = None) -> dict[str, 
 
 def resume_command(session_id: str) -> str:
     """The shell command that resumes a thread."""
-    return f"codex resume {shlex.quote(session_id)}"
+    return resume_line(CodexSession.RESUME, session_id)
 
 
 # ---------------------------------------------------------------------- helpers
@@ -395,8 +401,11 @@ class _Builder:
 
 
 @dataclass
-class CodexSession:
+class CodexSession(SessionView):
     """A Codex rollout read as one session (``data``: the PraisonAI-shaped dict)."""
+
+    KIND = CODEX_SOURCE
+    RESUME = "codex resume"
 
     path: Path
     data: JSONDict
@@ -407,30 +416,6 @@ class CodexSession:
     end_offset: int
     state: CodexParseState = field(repr=False)
     resumed: bool = False
-
-    @property
-    def session_id(self) -> str:
-        return str(self.data.get("session_id", ""))
-
-    @property
-    def cwd(self) -> str | None:
-        return _str(self.data["metadata"].get("cwd"))
-
-    @property
-    def title(self) -> str:
-        return recall.session_title(self.data)
-
-    @property
-    def resume_command(self) -> str:
-        return resume_command(self.session_id)
-
-    def projection(self) -> list[JSONDict]:
-        return recall.project(self.data)
-
-    def to_session_data(self) -> SessionData:
-        session = SessionData.from_dict(self.data)
-        session.source_kind = CODEX_SOURCE
-        return session
 
 
 def _parent_of(meta: JSONDict) -> tuple[str | None, JSONDict | None]:

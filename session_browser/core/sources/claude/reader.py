@@ -6,16 +6,22 @@ from __future__ import annotations
 import copy
 import os
 import re
-import shlex
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ... import recall
 from ...files import loads
-from ...model import JSONDict, SessionData, iso_epoch, iso_of_epoch
-from .transcript import FileMark, Turn, read_json_lines, short, split_compaction
+from ...model import JSONDict, iso_epoch, iso_of_epoch
+from .transcript import (
+    FileMark,
+    SessionView,
+    Turn,
+    read_json_lines,
+    resume_line,
+    short,
+    split_compaction,
+)
 
 CLAUDE_SOURCE = "claude"
 
@@ -137,7 +143,7 @@ def sibling_subagents(folder: str | os.PathLike[str]) -> dict[str, list[Path]]:
 
 def resume_command(session_id: str) -> str:
     """The shell command that resumes a session (run it in the session's cwd)."""
-    return f"claude --resume {shlex.quote(session_id)}"
+    return resume_line(ClaudeSession.RESUME, session_id)
 
 
 # ---------------------------------------------------------------------- building
@@ -410,8 +416,11 @@ def _mime(block: JSONDict) -> str | None:
 
 
 @dataclass
-class ClaudeSession:
+class ClaudeSession(SessionView):
     """A Claude Code transcript read as one session (``data``: the PraisonAI-shaped dict)."""
+
+    KIND = CLAUDE_SOURCE
+    RESUME = "claude --resume"
 
     path: Path
     data: JSONDict
@@ -423,31 +432,6 @@ class ClaudeSession:
     subagents: list[JSONDict]
     state: ClaudeParseState = field(repr=False)
     resumed: bool = False
-
-    @property
-    def session_id(self) -> str:
-        return str(self.data.get("session_id", ""))
-
-    @property
-    def cwd(self) -> str | None:
-        return _str(self.data["metadata"].get("cwd"))
-
-    @property
-    def title(self) -> str:
-        return recall.session_title(self.data)
-
-    @property
-    def resume_command(self) -> str:
-        return resume_command(self.session_id)
-
-    def projection(self) -> list[JSONDict]:
-        """The archived+active projection (archived entries flagged ``archived: true``)."""
-        return recall.project(self.data)
-
-    def to_session_data(self) -> SessionData:
-        session = SessionData.from_dict(self.data)
-        session.source_kind = CLAUDE_SOURCE
-        return session
 
 
 def _first_prompt(records: list[JSONDict]) -> str:
