@@ -18,9 +18,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..model import JSONDict, SessionHit
-from .base import Identity, SessionDoc, Skip, SourceKind
-from .claude.source import empty_reason, file_ident, settle_agent_hit
+from .base import Identity, Skip, SourceKind
+from .claude.source import AgentSource, file_ident
 from .codex import (
     CODEX_SOURCE,
     CodexParseState,
@@ -30,7 +29,6 @@ from .codex import (
     read_session_index,
 )
 from .named import named_kind_stores
-from .pi.store import pi_is_automated
 from .resume import ResumeStates
 
 CODEX_CONTENT_VERSION = "1"  # what the Codex reader puts in the rows; another value rebuilds
@@ -41,12 +39,10 @@ def _is_rollout(name: str) -> bool:
     return name.startswith("rollout-") and name.endswith(".jsonl")
 
 
-class CodexSource:
+class CodexSource(AgentSource[CodexParseState]):
     """The Codex rollouts under one root (see the module doc)."""
 
     kind = CODEX_SOURCE
-    read_only = True
-    watchable = False  # a tree of dirs: every reconcile stats every file
     index_prefix = f"{CODEX_SOURCE}-"
     state_table: str | None = "codex_state"
     content_version: str | None = CODEX_CONTENT_VERSION
@@ -87,21 +83,6 @@ class CodexSource:
             self._names = (ident, read_session_index(home) if ident is not None else {})
         return self._names[1]
 
-    def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
-        session = self._read(name, self._resume.take(name, prior))
-        if isinstance(session, Skip):
-            return session
-        data = session.data
-        if not data.get("messages") and not data.get("archived_messages"):
-            reason = empty_reason(session.skipped_lines, session.unknown_records)
-            return Skip(reason, resumed=session.resumed)
-        return SessionDoc(
-            data,
-            automated=pi_is_automated(data),
-            state=self._resume.keep(name, session.state),
-            resumed=session.resumed,
-        )
-
     def _read(
         self, name: str, prior: CodexParseState | None, include_hidden: bool = False
     ) -> CodexSession | Skip:
@@ -117,27 +98,9 @@ class CodexSource:
         except (ValueError, RecursionError) as exc:  # pragma: no cover - defensive
             return Skip(f"unusable Codex rollout: {exc}")
 
-    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
-        """The session of file ``name`` (``include_hidden``: with tool calls and results,
-        reasoning and bookkeeping as hidden parts of the same turns, for the viewer)."""
-        session = self._read(name, None, include_hidden)
-        if isinstance(session, Skip):
-            return None
-        data = session.data
-        return data if data.get("messages") or data.get("archived_messages") else None
-
-    def file_order(self, names: set[str]) -> list[str]:
-        return sorted(names)
-
     def named_files(self, session_id: str, names: set[str]) -> list[str]:
         want = f"-{session_id}.jsonl"
         return [n for n in self.file_order(names) if n.endswith(want)]
-
-    def automated(self, data: JSONDict) -> bool | None:
-        return pi_is_automated(data)
-
-    def settle_hit(self, hit: SessionHit, data: JSONDict) -> None:
-        settle_agent_hit(hit, data, self.kind)
 
 
 def default_dirs(cwd: Path | None = None) -> list[Path]:

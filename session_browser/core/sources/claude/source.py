@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Generic, Protocol, TypeVar
 
 from ...files import loads
 from ...model import JSONDict, SessionHit
@@ -75,12 +76,71 @@ def fold(own: Identity, parts: Iterable[Identity]) -> Identity:
     return (size, mtime, inode)
 
 
-class ClaudeSource:
+S = TypeVar("S")
+
+
+class _Read(Protocol[S]):
+    """What a reader's session record gives the source (Claude Code's and Codex's)."""
+
+    data: JSONDict
+    skipped_lines: int
+    unknown_records: dict[str, int]
+    resumed: bool
+    state: S
+
+
+class AgentSource(Generic[S]):
+    """What the Claude Code and Codex sources share: read-only JSONL transcripts under a
+    tree of dirs, read on from a kept parse state when a file grew (:mod:`..resume`), the
+    coding agents' automation rule, and a hit's project from the session's cwd. A subclass
+    lists its files and reads one (:meth:`_read`)."""
+
+    kind: str
+    read_only = True
+    watchable = False  # a tree of dirs: every reconcile stats every file
+    _resume: ResumeStates[S]
+
+    def _read(self, name: str, prior: S | None, include_hidden: bool = False) -> _Read[S] | Skip:
+        raise NotImplementedError
+
+    def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
+        session = self._read(name, self._resume.take(name, prior))
+        if isinstance(session, Skip):
+            return session
+        data = session.data
+        if not data.get("messages") and not data.get("archived_messages"):
+            reason = empty_reason(session.skipped_lines, session.unknown_records)
+            return Skip(reason, resumed=session.resumed)
+        return SessionDoc(
+            data,
+            automated=pi_is_automated(data),
+            state=self._resume.keep(name, session.state),
+            resumed=session.resumed,
+        )
+
+    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
+        """The session of file ``name`` (``include_hidden``: with tool calls and results,
+        reasoning and bookkeeping as hidden parts of the same turns, for the viewer)."""
+        session = self._read(name, None, include_hidden)
+        if isinstance(session, Skip):
+            return None
+        data = session.data
+        return data if data.get("messages") or data.get("archived_messages") else None
+
+    def file_order(self, names: set[str]) -> list[str]:
+        return sorted(names)
+
+    def automated(self, data: JSONDict) -> bool | None:
+        return pi_is_automated(data)
+
+    def settle_hit(self, hit: SessionHit, data: JSONDict) -> None:
+        settle_agent_hit(hit, data, self.kind)
+
+
+class ClaudeSource(AgentSource[ClaudeParseState]):
     """The Claude Code transcripts under one root (see the module doc)."""
 
     kind = CLAUDE_SOURCE
-    read_only = True
-    watchable = False  # a tree of dirs: every reconcile stats every file
     index_prefix = f"{CLAUDE_SOURCE}-"
     state_table: str | None = "claude_state"
     content_version: str | None = CLAUDE_CONTENT_VERSION
@@ -233,21 +293,6 @@ class ClaudeSource:
 
     # ------------------------------------------------------------------ reading
 
-    def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
-        session = self._read(name, self._resume.take(name, prior))
-        if isinstance(session, Skip):
-            return session
-        data = session.data
-        if not data.get("messages") and not data.get("archived_messages"):
-            reason = empty_reason(session.skipped_lines, session.unknown_records)
-            return Skip(reason, resumed=session.resumed)
-        return SessionDoc(
-            data,
-            automated=pi_is_automated(data),
-            state=self._resume.keep(name, session.state),
-            resumed=session.resumed,
-        )
-
     def _read(
         self, name: str, prior: ClaudeParseState | None, include_hidden: bool = False
     ) -> ClaudeSession | Skip:
@@ -281,27 +326,9 @@ class ClaudeSource:
         except (ValueError, RecursionError) as exc:  # pragma: no cover - defensive
             return Skip(f"unusable Claude Code transcript: {exc}")
 
-    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
-        """The session of file ``name`` (``include_hidden``: with tool calls and results,
-        reasoning and bookkeeping as hidden parts of the same turns, for the viewer)."""
-        session = self._read(name, None, include_hidden)
-        if isinstance(session, Skip):
-            return None
-        data = session.data
-        return data if data.get("messages") or data.get("archived_messages") else None
-
-    def file_order(self, names: set[str]) -> list[str]:
-        return sorted(names)
-
     def named_files(self, session_id: str, names: set[str]) -> list[str]:
         want = f"{session_id}.jsonl"
         return [n for n in self.file_order(names) if n.rsplit("/", 1)[-1] == want]
-
-    def automated(self, data: JSONDict) -> bool | None:
-        return pi_is_automated(data)
-
-    def settle_hit(self, hit: SessionHit, data: JSONDict) -> None:
-        settle_agent_hit(hit, data, self.kind)
 
 
 def first_session_id(path: Path, lines: int = 64) -> str | None:
