@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from . import recall
 from .model import JSONDict, SessionData, SessionHit, SessionSummary
+from .notes import FUZZY, code_of
 
 if TYPE_CHECKING:
     from .index import Cancelled, CorpusStats, SearchResult, SqliteSessionStore
@@ -139,7 +140,7 @@ class StoreGroup:
                         result.matched_exact = result.matched_exact and rel.exact
                         for w in rel.warnings:
                             if w not in result.warnings:
-                                result.warnings.append(str(w))
+                                result.warnings.append(w)
                 else:
                     cands = store.search_candidates(query, window=window, language=True)
                     was_fuzzy = False
@@ -152,7 +153,7 @@ class StoreGroup:
                 per_store = [[] if f else c for f, c in zip(fuzzy, per_store, strict=True)]
                 if result is not None:
                     result.warnings = [
-                        w for w in result.warnings if not w.startswith("no exact match")
+                        w for w in result.warnings if code_of(w) != FUZZY
                     ]
             elif any(fuzzy) and result is not None:
                 result.fuzzy = True
@@ -240,7 +241,7 @@ class StoreGroup:
         for index in map(_index, self.stores):
             for warning in [] if index is None else index.warnings:
                 if warning not in result.warnings:
-                    result.warnings.append(str(warning))
+                    result.warnings.append(warning)
         result.elapsed_ms = (time.perf_counter() - started) * 1000
         return result
 

@@ -21,6 +21,7 @@ from typing import Any, cast
 from session_browser.core import recall
 from session_browser.core.model import JSONDict, SessionHit, SessionSummary
 from session_browser.core.multi import StoreGroup
+from session_browser.core.notes import INDEX_FAILED, code_of
 from session_browser.core.query import QueryError
 from session_browser.core.stores import open_stores
 
@@ -208,9 +209,8 @@ class Backend:
                 continue
             seen = self._warnings_seen.get(id(store), 0)
             for warning in warnings[seen if seen <= len(warnings) else 0 :]:
-                text = str(warning)
-                if text.startswith("indexing failed"):
-                    return text.partition(":")[2].strip() or text
+                if code_of(warning) == INDEX_FAILED:
+                    return warning.partition(":")[2].strip() or str(warning)
         return None
 
     def skipped_files(self) -> int | None:

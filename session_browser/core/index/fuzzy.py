@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import sqlite3
 
+from ..notes import FUZZY, Note
 from ..query import (
     ParsedQuery,
     Term,
@@ -72,7 +73,7 @@ class IndexFuzzy(IndexPlan):
         if not changed:
             return None
         fixed = dataclasses.replace(pq, terms=terms, warnings=[])
-        return fixed, "no exact match; showing close spellings: " + ", ".join(changed)
+        return fixed, Note(FUZZY, "no exact match; showing close spellings: " + ", ".join(changed))
 
     def _correct(self, db: sqlite3.Connection, tok: str) -> str | None:
         if len(tok) < 3 or len(tok) > 40:

@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..notes import COMMON_WORDS, Note
 from ..query import (
     ParsedQuery,
     Term,
@@ -43,6 +44,9 @@ SMALL_SESSION_CHARS = 20_000  # a session this short is read whole to look for m
 PER_SESSION = 8  # candidate messages taken at most from one session (per candidate read)
 COUNT_BUDGET = 3_000  # postings read at most to count the matched sessions exactly
 _READS_SESSIONS = re.compile(r"\bs\.")  # a filter clause reading a sessions column
+
+
+COMMON_NOTE = Note(COMMON_WORDS, "very common words: the newest matching messages were ranked")
 
 
 class IndexPlan(IndexReconcile):
@@ -157,10 +161,10 @@ class IndexPlan(IndexReconcile):
             add(fts_expr([pq.terms[i] for _df, i in live], excluded=ex), common_limit)
             used.update(i for _df, i in live)
             if len(rows) >= common_limit:
-                warnings.append("very common words: the newest matching messages were ranked")
+                warnings.append(COMMON_NOTE)
             return rows
         elif len(rows) >= ALL_TERMS_LIMIT:
-            warnings.append("very common words: the newest matching messages were ranked")
+            warnings.append(COMMON_NOTE)
         rest = [pq.terms[i] for _df, i in live if i not in used and (not rare or i in rare)]
         if rest and len({r[0] for r in rows}) < max(limit, 1):
             add(fts_expr(rest, excluded=ex), max(FILL_LIMIT, PER_SESSION * limit))

@@ -18,6 +18,7 @@ from ..files import FileIdentity
 from ..model import (
     JSONDict,
 )
+from ..notes import INDEX_FAILED, Note
 from ..sources.base import Skip
 from .results import ReconcileReport
 from .rows import (
@@ -86,7 +87,7 @@ class IndexReconcile(IndexDatabase):
                     self.last_report = self.reconcile(cancel=stop)
                 except Exception as exc:  # pragma: no cover - reported, never raised
                     log.exception("background reconcile failed: %s", exc)
-                    self.warnings.append(f"indexing failed: {exc}")
+                    self.warnings.append(Note(INDEX_FAILED, f"indexing failed: {exc}"))
                     self._indexing = False
 
             thread = threading.Thread(target=run, name="session-index", daemon=True)

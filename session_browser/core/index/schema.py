@@ -25,6 +25,7 @@ from .. import paths
 from ..model import (
     JSONDict,
 )
+from ..notes import INDEX_BROKEN, INDEX_BUSY, Note
 from ..sources.base import SessionSource
 from ..store import DefaultSessionStore
 from .results import ReconcileReport
@@ -170,7 +171,7 @@ class IndexDatabase(DefaultSessionStore):
     def _set_broken(self, message: str) -> None:
         self.broken = message
         if message not in self.warnings:
-            self.warnings.append(message)
+            self.warnings.append(Note(INDEX_BROKEN, message))
         log.warning("%s: %s", self.db_path, message)
 
     def _file_ino(self) -> int | None:
@@ -462,7 +463,8 @@ class IndexDatabase(DefaultSessionStore):
                     )
             return
         if isinstance(exc, sqlite3.OperationalError) and "locked" in text:
-            self.warnings.append(f"the index is busy ({exc}); results may be stale")
+            busy = f"the index is busy ({exc}); results may be stale"
+            self.warnings.append(Note(INDEX_BUSY, busy))
             return
         self._set_broken(f"the search index failed ({exc}); searching the files")
 

@@ -20,6 +20,7 @@ from ..model import (
     finite_float,
     stored_epoch,
 )
+from ..notes import INDEXING, SEARCH_FAILED, Note
 from ..query import (
     NOTHING_SEARCHABLE,
     ParsedQuery,
@@ -398,7 +399,8 @@ class SqliteSessionStore(IndexBrowse):
         self._on_db_error(exc)
         if self.broken is not None or self._db is None:
             return self._relevance(pq, limit, window, corpus, cancelled)
-        return Relevance(warnings=[f"the index failed during this search: {exc}"])
+        failed = Note(SEARCH_FAILED, f"the index failed during this search: {exc}")
+        return Relevance(warnings=[failed])
 
     def _relevance_locked(
         self, db: sqlite3.Connection, pq: ParsedQuery, limit: int, corpus: CorpusStats | None
@@ -435,7 +437,8 @@ class SqliteSessionStore(IndexBrowse):
             scored.extend(scanned)
             done, total = self.progress
             rest = f"the newest {len(pending)} of the rest" if unscanned else "the rest"
-            warnings.append(f"indexing: {done} of {total} files done; {rest} were scanned")
+            progress = f"indexing: {done} of {total} files done; {rest} were scanned"
+            warnings.append(Note(INDEXING, progress))
         return scored, pq, matched, counted, unscanned, fuzzy, warnings, mode
 
     def _score_files(

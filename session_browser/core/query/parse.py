@@ -31,12 +31,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import notes
+from ..notes import Note
 from .filters import FILTER_KEYS, FILTERS, Filter, active, parse_value
 from .terms import MIN_PREFIX, QueryError, Term, tokenize
 
 MAX_TERMS = 32
 
-NOTHING_SEARCHABLE = "nothing searchable was typed (no letters or digits)"
+NOTHING_SEARCHABLE = Note(
+    notes.NOTHING_SEARCHABLE, "nothing searchable was typed (no letters or digits)"
+)
 
 
 @dataclass
@@ -213,7 +217,8 @@ def parse_query(text: str, *, now: float | None = None) -> ParsedQuery:
         if term in target:
             continue
         if len(pq.terms) + len(pq.excluded) >= MAX_TERMS:
-            pq.warnings.append(f"only the first {MAX_TERMS} terms are used")
+            capped = f"only the first {MAX_TERMS} terms are used"
+            pq.warnings.append(Note(notes.TERMS_CAPPED, capped))
             break
         target.append(term)
     if pq.since is not None and pq.until is not None and pq.since >= pq.until:
@@ -239,7 +244,7 @@ def why_empty(text: str, matched: Callable[[str], int]) -> str | None:
         n = matched(rest)
         if n > 0:
             some = "1 session matches" if n == 1 else f"{n:,} sessions match"
-            return f"nothing matches with {dropped}; without it, {some}"
+            return Note(notes.WHY_EMPTY, f"nothing matches with {dropped}; without it, {some}")
     return None
 
 

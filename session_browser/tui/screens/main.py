@@ -17,6 +17,7 @@ from textual.worker import get_current_worker
 
 from session_browser.core.history import HistoryWalk, load_history, remember
 from session_browser.core.model import SessionHit
+from session_browser.core.notes import INDEXING, code_of
 from session_browser.core.query import highlight_terms
 from session_browser.core.saved_searches import SavedSearchesError, load_saved, save_search
 
@@ -306,7 +307,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             info.append(" · ")
             info.append(self._mode_text(out))
             for warning in out.warnings:
-                if warning.startswith("indexing:"):  # the index state says it already
+                if code_of(warning) == INDEXING:  # the index state says it already
                     continue
                 info.append(f" · {printable(warning, one_line=True)}", style="yellow")
         self.query_one("#search-info", Static).update(info)
