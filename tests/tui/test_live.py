@@ -234,11 +234,11 @@ async def test_while_the_index_builds_a_search_waits_for_a_pause_in_typing(
             await pilot.pause()
             driver = app._driver
             assert driver is not None
-            for char in "walrus1190":  # a fast typist: a key every 80 ms
+            for char in "walrus1190":  # a fast typist: a key every 20 ms (the pause is 200 ms)
                 key = events.Key(char, char)
                 key.set_sender(app)
                 driver.send_message(key)  # as the terminal sends it (no wait for idle)
-                await asyncio.sleep(0.08)
+                await asyncio.sleep(0.02)
             hits = app.main.query_one(HitList)
             await _until(pilot, lambda: [h.session_id for h in hits.hits] == ["s01190"], 5)
             assert backend.asked == ["walrus1190"]  # no search per keystroke
