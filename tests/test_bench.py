@@ -472,3 +472,40 @@ def test_bench_modules_are_small_and_free_of_import_cycles() -> None:
 
     for name in graph:
         visit(name, ())
+
+
+PROSE = ("user", "assistant")
+
+
+@pytest.mark.parametrize("fmt", ["claude", "codex"])
+def test_agent_corpus_reads_back_as_written(tmp_path: Path, fmt: str) -> None:
+    """The corpus written as Claude Code transcripts / Codex rollouts reads back, through the
+    agent's own reader, with every session, its prose turns and its archived/active split."""
+    from session_browser.bench.agents import (
+        agent_readback,
+        agent_sessions,
+        write_claude_corpus,
+        write_codex_corpus,
+    )
+    from session_browser.bench.corpus import build_corpus
+    from session_browser.core import recall
+
+    info = build_corpus(tmp_path / "home", sessions=30, seed=7, include_sgd=False,
+                        include_chitchat=False)
+    write = write_claude_corpus if fmt == "claude" else write_codex_corpus
+    root = tmp_path / fmt
+    assert write(info.sessions_dir, info.spill_dir, root) == 30
+    read = {sid: data for _path, sid, data in agent_sessions(fmt, root)}
+    assert len(read) == 30
+    archived = 0
+    for path in sorted(info.sessions_dir.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        back = read[data["session_id"]]
+        for key in ("archived_messages", "messages"):
+            want = [(m["role"], m["content"]) for m in data[key] if m["role"] in PROSE]
+            got = [(m["role"], m["content"]) for m in back[key] if m["role"] in PROSE]
+            assert got[: len(want)] == want, (fmt, key, path.name)
+        archived += len(data["archived_messages"])
+        assert recall.project(back)
+    assert archived > 0  # the compaction boundary was exercised
+    assert agent_readback(fmt, root, tmp_path / "back") == 30
