@@ -401,7 +401,11 @@ def test_pi_store_and_flags_are_checked(tmp_path: Path) -> None:
     assert "no Pi session dir" in result.stderr
     assert result.stderr.strip().count("\n") == 0
     result = CliRunner().invoke(main, ["bench", "--pi", "--mixed"])
-    assert result.exit_code == 1 and "not both" in result.stderr
+    assert result.exit_code == 1 and "give one of" in result.stderr
+    result = CliRunner().invoke(main, ["bench", "--claude", "--codex"])
+    assert result.exit_code == 1 and "give one of" in result.stderr
+    result = CliRunner().invoke(main, ["bench", "--store", f"codex:{tmp_path / 'nope'}"])
+    assert result.exit_code == 1 and "no codex session dir" in result.stderr
     result = CliRunner().invoke(main, ["bench", "--store", str(tmp_path), "--pi"])
     assert result.exit_code == 1 and "--store/--home" in result.stderr
     result = CliRunner().invoke(main, ["bench", "--sessions", "50", "--only", "pi"])
@@ -472,3 +476,68 @@ def test_bench_modules_are_small_and_free_of_import_cycles() -> None:
 
     for name in graph:
         visit(name, ())
+
+
+PROSE = ("user", "assistant")
+
+
+@pytest.mark.parametrize("fmt", ["claude", "codex"])
+def test_agent_corpus_reads_back_as_written(tmp_path: Path, fmt: str) -> None:
+    """The corpus written as Claude Code transcripts / Codex rollouts reads back, through the
+    agent's own reader, with every session, its prose turns and its archived/active split."""
+    from session_browser.bench.agents import (
+        agent_readback,
+        agent_sessions,
+        write_claude_corpus,
+        write_codex_corpus,
+    )
+    from session_browser.bench.corpus import build_corpus
+    from session_browser.core import recall
+
+    info = build_corpus(tmp_path / "home", sessions=30, seed=7, include_sgd=False,
+                        include_chitchat=False)
+    write = write_claude_corpus if fmt == "claude" else write_codex_corpus
+    root = tmp_path / fmt
+    assert write(info.sessions_dir, info.spill_dir, root) == 30
+    read = {sid: data for _path, sid, data in agent_sessions(fmt, root)}
+    assert len(read) == 30
+    archived = 0
+    for path in sorted(info.sessions_dir.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        back = read[data["session_id"]]
+        for key in ("archived_messages", "messages"):
+            want = [(m["role"], m["content"]) for m in data[key] if m["role"] in PROSE]
+            got = [(m["role"], m["content"]) for m in back[key] if m["role"] in PROSE]
+            assert got[: len(want)] == want, (fmt, key, path.name)
+        archived += len(data["archived_messages"])
+        assert recall.project(back)
+    assert archived > 0  # the compaction boundary was exercised
+    assert agent_readback(fmt, root, tmp_path / "back") == 30
+
+
+@pytest.mark.parametrize("fmt", ["claude", "codex"])
+def test_claude_and_codex_corpora_are_measured(tmp_path: Path, fmt: str) -> None:
+    """``--claude`` / ``--codex``: the corpus written as that agent's files, the same queries
+    (relevant sets recomputed on the text read back), our index and scan of that source,
+    judged by the same targets."""
+    args = ["--sessions", "60", "--queries", "12", "--peer-queries", "4", f"--{fmt}",
+            "--no-big-message", "--no-contention"]
+    report, _ = _run_bench(tmp_path, args)
+    assert report["corpus"]["format"] == fmt
+    assert list(report["stores"]) == [fmt, f"{fmt}-scan"]
+    stats = report["corpus"]["stats"]
+    assert stats["files"] == 60 and stats["sessions"] > 50 and stats["archived_messages"] > 0
+    assert any("text read back" in note for note in report["notes"])
+    index = report["stores"][fmt]
+    assert index["status"] == "ok", index
+    assert index["build"]["messages_per_s"] > 0
+    quality = index["search"]["quality"]
+    assert quality["n"] == len(report["queries"]["items"]) >= 10
+    assert quality["rank1"] >= 0.7 and quality["recall10"] >= 0.9
+    assert index["update"]["outside_found"] == 1.0
+    assert index["update"]["outside_resumed"]["of"] == 5  # re-reads counted (resumed or whole)
+    scan = report["stores"][f"{fmt}-scan"]
+    assert scan["status"] == "ok" and scan["search"]["quality"]["recall10"] >= 0.9
+    assert {t["name"] for t in report["targets"]} >= {"build_rate", "rank1", "recall10"}
+    text = format_report(report)
+    assert ("Claude Code JSONL" if fmt == "claude" else "Codex JSONL") in text

@@ -27,21 +27,35 @@ PI_SCAN = "pi-scan"
 GROUP = "group"
 PI_KINDS = (PI, PI_SCAN)
 MIXED_KINDS = (GROUP,)
-ALL_KINDS = (*STORE_KINDS, *PI_KINDS, *MIXED_KINDS)
+CLAUDE = "claude"
+CLAUDE_SCAN = "claude-scan"
+CODEX = "codex"
+CODEX_SCAN = "codex-scan"
+#: The Claude Code and Codex stores measured, by the source kind they read.
+AGENT_KINDS = {CLAUDE: (CLAUDE, CLAUDE_SCAN), CODEX: (CODEX, CODEX_SCAN)}
+#: The source kind each of those stores reads.
+AGENT_OF = {kind: fmt for fmt, kinds in AGENT_KINDS.items() for kind in kinds}
+ALL_KINDS = (*STORE_KINDS, *PI_KINDS, *MIXED_KINDS, *AGENT_OF)
 STORE_LABELS |= {
     PI: "ours (Pi index)",
     PI_SCAN: "ours (Pi scan)",
     GROUP: "ours (JSON + Pi)",
+    CLAUDE: "ours (Claude index)",
+    CLAUDE_SCAN: "ours (Claude scan)",
+    CODEX: "ours (Codex index)",
+    CODEX_SCAN: "ours (Codex scan)",
 }
 #: Which stores measure which corpus format.
-FORMAT_KINDS = {"json": STORE_KINDS, "pi": PI_KINDS, "mixed": MIXED_KINDS}
+FORMAT_KINDS = {"json": STORE_KINDS, "pi": PI_KINDS, "mixed": MIXED_KINDS, **AGENT_KINDS}
 #: Our indexed stores, brought up to date by ``reconcile()`` (the targets judge the first
 #: one measured).
-OUR_INDEXES = (OURS, PI, GROUP)
+OUR_INDEXES = (OURS, PI, GROUP, CLAUDE, CODEX)
 #: Indexed stores (a cold build, a reopen, a reconcile after an outside change).
-INDEXED_KINDS = (OURS, PRAISON_SQLITE, PI, GROUP)
+INDEXED_KINDS = (OURS, PRAISON_SQLITE, PI, GROUP, CLAUDE, CODEX)
 #: Stores that cannot be written to (no write-through phase).
-READ_ONLY_KINDS = (PI, PI_SCAN)
+READ_ONLY_KINDS = (PI, PI_SCAN, *AGENT_OF)
+#: Scanning stores (they answer a round-robin subset of the queries).
+SCAN_KINDS = (SCAN, PI_SCAN, CLAUDE_SCAN, CODEX_SCAN)
 
 SEARCH_LIMIT = 10
 UPDATE_REPEATS = 5
@@ -75,6 +89,8 @@ class BenchOptions:
     pi_store: Path | None = None  # an existing Pi session dir
     pi: bool = False  # build the corpus as Pi JSONL files
     mixed: bool = False  # build half the corpus as PraisonAI JSON, half as Pi JSONL
+    agent: str | None = None  # claude | codex: build the corpus as that agent's files
+    agent_store: Path | None = None  # an existing dir of that agent's files
     big_message: bool = True  # the one-message file and the big show
     big_message_mb: float = 50.0
     show_message_mb: float = 8.0
@@ -87,4 +103,6 @@ class BenchOptions:
         """``json``, ``pi`` or ``mixed``: how the measured sessions are stored."""
         if self.pi or self.pi_store is not None:
             return "pi"
+        if self.agent is not None:
+            return self.agent
         return "mixed" if self.mixed else "json"

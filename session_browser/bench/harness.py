@@ -14,6 +14,8 @@ from pathlib import Path
 import orjson
 
 from session_browser.bench.config import (
+    AGENT_KINDS,
+    AGENT_OF,
     FORMAT_KINDS,
     GROUP,
     INDEXED_KINDS,
@@ -24,11 +26,11 @@ from session_browser.bench.config import (
     PEERS,
     PI,
     PI_KINDS,
-    PI_SCAN,
     PRAISON_JSON,
     PRAISON_SQLITE,
     READ_ONLY_KINDS,
     SCAN,
+    SCAN_KINDS,
     SCAN_RECENT_REPEATS,
     SCHEMA,
     SEARCH_LIMIT,
@@ -138,7 +140,7 @@ class Harness:
         is_peer = kind in PEERS
         timeout = opt.peer_timeout if is_peer else None
         # the slow stores answer a round-robin subset
-        capped = is_peer or kind in (SCAN, PI_SCAN)
+        capped = is_peer or kind in SCAN_KINDS
         result: JSONDict = {"label": STORE_LABELS[kind], "status": "ok", "capped": capped}
         indexed = kind in INDEXED_KINDS
 
@@ -196,7 +198,7 @@ class Harness:
             )
         chosen = peer_subset(queries, opt.peer_queries) if capped else queries
         chosen_common = peer_common_subset(common, opt.peer_queries) if capped else common
-        scan_like = kind in (SCAN, PRAISON_JSON, PI_SCAN)
+        scan_like = kind in (*SCAN_KINDS, PRAISON_JSON)
         search = phase(
             "search",
             {
@@ -295,8 +297,11 @@ class Harness:
             )
         layout = prepare(opt, work, self.say)
         self.say("counting messages and words")
-        stats = corpus_stats(layout.sessions, pi_dir=layout.pi)
-        where = ", ".join(str(p) for p in (layout.sessions, layout.pi) if p is not None)
+        agent = (layout.format, layout.agent) if layout.agent is not None else None
+        stats = corpus_stats(layout.sessions, pi_dir=layout.pi, agent=agent)
+        where = ", ".join(
+            str(p) for p in (layout.sessions, layout.pi, layout.agent) if p is not None
+        )
         if not stats.sessions:
             raise BenchError(f"no readable session in {where}")
         self.say(f"generating {opt.queries} known-item queries (seed {opt.seed})")
@@ -309,7 +314,8 @@ class Harness:
 
         if layout.format != "json":
             self.notes.append(
-                "PraisonAI's own stores and our JSON-only stores do not read Pi files: "
+                "PraisonAI's own stores and our JSON-only stores do not read "
+                f"{'Pi' if layout.format in ('pi', 'mixed') else layout.format} files: "
                 "not measured on this corpus"
             )
         stores: JSONDict = {}
@@ -320,11 +326,21 @@ class Harness:
                 stores[kind] = {"label": STORE_LABELS[kind], "status": "unavailable"}
                 self.notes.append(f"{STORE_LABELS[kind]}: not measured ({why})")
                 continue
-            group = "ours" if kind in (OURS, SCAN) else PI if kind in PI_KINDS else kind
+            group = (
+                "ours"
+                if kind in (OURS, SCAN)
+                else PI
+                if kind in PI_KINDS
+                else AGENT_OF.get(kind, kind)
+            )
             if group not in copies:
                 self.say(f"copying the store for {group}")
                 home = work / f"copy-{group}"
-                if group == PI:
+                if group in AGENT_KINDS:
+                    assert layout.agent is not None
+                    shutil.copytree(layout.agent, home / group, symlinks=False)
+                    copies[group] = (home, home / group, None)
+                elif group == PI:
                     assert layout.pi is not None
                     shutil.copytree(layout.pi, home / "pi", symlinks=False)
                     copies[group] = (home, home / "pi", None)
@@ -352,7 +368,7 @@ class Harness:
             )
         corpus = layout.info | {"format": layout.format}
         slow = [
-            STORE_LABELS[k] for k in kinds if k in (SCAN, PI_SCAN) or (opt.peers and k in PEERS)
+            STORE_LABELS[k] for k in kinds if k in SCAN_KINDS or (opt.peers and k in PEERS)
         ]
         if slow:
             n_common = len(peer_common_subset(common, opt.peer_queries))

@@ -16,6 +16,12 @@ from typing import Any
 
 import orjson
 
+from session_browser.bench.agents import (
+    AGENT_FORMATS,
+    agent_readback,
+    write_claude_corpus,
+    write_codex_corpus,
+)
 from session_browser.bench.config import BenchError, BenchOptions, Progress
 from session_browser.bench.corpus import build_corpus, corpus_sources
 from session_browser.bench.queries import KnownItem, MessageIndex, Query, make_queries
@@ -74,7 +80,11 @@ def _count_session(stats: CorpusStats, words: Counter[str], data: JSONDict) -> N
 
 
 def corpus_stats(
-    session_dir: Path | None, *, pi_dir: Path | None = None, top: int = COMMON_WORDS
+    session_dir: Path | None,
+    *,
+    pi_dir: Path | None = None,
+    agent: tuple[str, Path] | None = None,
+    top: int = COMMON_WORDS,
 ) -> CorpusStats:
     """Count sessions, messages and bytes of a session dir and/or a Pi session dir (its
     ``*.jsonl`` files, read as the index reads them) and find their most frequent words."""
@@ -122,6 +132,18 @@ def corpus_stats(
                 stats.unreadable += 1
                 continue
             _count_session(stats, words, session.data)
+    if agent is not None:
+        from session_browser.bench.agents import agent_sessions
+
+        fmt, root = agent
+        readable = 0
+        for path, _sid, data in agent_sessions(fmt, root):
+            readable += 1
+            stats.json_bytes += path.stat().st_size
+            _count_session(stats, words, data)
+        written = sum(1 for _ in root.rglob("*.jsonl"))
+        stats.files += written
+        stats.unreadable += max(0, written - readable)
     stats.top_words = [w for w, _ in words.most_common(top)]
     return stats
 
@@ -211,6 +233,7 @@ class Layout:
     info: JSONDict = field(default_factory=dict)
     truth: Path | None = None  # a PraisonAI-shaped dir whose text decides relevance
     truth_spill: Path | None = None
+    agent: Path | None = None  # the Claude Code / Codex dir measured (format claude, codex)
 
 
 def prepare(opt: BenchOptions, work: Path, say: Progress) -> Layout:
@@ -225,6 +248,16 @@ def prepare(opt: BenchOptions, work: Path, say: Progress) -> Layout:
         if not pi_readback(root, readback):
             raise BenchError(f"no readable Pi session in {root}")
         return Layout("pi", None, None, root, readback, {"source": "store", "path": str(root)})
+    if opt.agent_store is not None and opt.agent is not None:
+        root = Path(opt.agent_store).expanduser()
+        if not root.is_dir():
+            raise BenchError(f"no {opt.agent} session dir at {root}")
+        say(f"reading the {opt.agent} sessions of {root} back for the queries")
+        readback = work / f"{opt.agent}-readback" / "sessions"
+        if not agent_readback(opt.agent, root, readback):
+            raise BenchError(f"no readable {opt.agent} session in {root}")
+        given_agent: JSONDict = {"source": "store", "path": str(root)}
+        return Layout(opt.agent, None, None, None, readback, given_agent, agent=root)
     if opt.store is not None or opt.home is not None:
         if opt.store is not None:
             sessions = Path(opt.store).expanduser()
@@ -272,6 +305,16 @@ def prepare(opt: BenchOptions, work: Path, say: Progress) -> Layout:
         built["path"] = str(pi_root)
         built["build_seconds"] = time.perf_counter() - t0
         return Layout("pi", None, None, pi_root, sessions, built, truth)
+    if fmt in AGENT_FORMATS:
+        root = work / fmt
+        say(f"writing the corpus as {fmt} JSONL files in {root}")
+        write = write_claude_corpus if fmt == "claude" else write_codex_corpus
+        write(sessions, spill, root)
+        truth = work / f"{fmt}-truth" / "sessions"
+        agent_readback(fmt, root, truth)
+        built["path"] = str(root)
+        built["build_seconds"] = time.perf_counter() - t0
+        return Layout(fmt, None, None, None, sessions, built, truth, agent=root)
     # mixed: every other session file (sorted by name) goes to the Pi half
     names = sorted(p.name for p in sessions.glob("*.json"))
     json_names, pi_names = names[0::2], names[1::2]
@@ -344,7 +387,11 @@ def _recheck(items: list[KnownItem], layout: Layout, notes: list[str]) -> list[K
             changed += 1
             item.relevant = relevant
         kept.append(item)
-    where = "the Pi text read back" if layout.format == "pi" else "both stores' text"
+    where = (
+        "both stores' text"
+        if layout.format == "mixed"
+        else f"the {'Pi' if layout.format == 'pi' else layout.format} text read back"
+    )
     notes.append(
         f"the queries are those of the JSON corpus; their relevant sets were recomputed on "
         f"{where}: {changed} changed (lineage chains: Pi files have none), {dropped} dropped"

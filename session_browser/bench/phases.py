@@ -14,12 +14,12 @@ from typing import Any
 import orjson
 
 from session_browser.bench.config import (
+    AGENT_OF,
     GROUP,
+    INDEXED_KINDS,
     MISSING_WORD,
     OUR_INDEXES,
     OUR_RECENT_REPEATS,
-    OURS,
-    PI,
     PI_KINDS,
     PRAISON_SQLITE,
     READ_ONLY_KINDS,
@@ -65,7 +65,7 @@ def _open_up_to_date(kind: str, args: JSONDict, out: JSONDict) -> Any:
 def phase_build(args: JSONDict) -> JSONDict:
     """Cold build: no index file, open the store and index everything."""
     kind = args["kind"]
-    if kind not in (OURS, PI, GROUP, PRAISON_SQLITE):
+    if kind not in INDEXED_KINDS:
         raise ValueError(f"{kind} has no index to build")
     db_path = Path(args["db_path"])
     import_store(kind)
@@ -199,6 +199,46 @@ def _pi_target_sessions(pi_dir: Path, n: int) -> list[tuple[str, Path]]:
     return out
 
 
+def _agent_target_sessions(fmt: str, root: Path, n: int) -> list[tuple[str, Path]]:
+    """``n`` readable Claude Code / Codex sessions with turns, picked deterministically."""
+    from session_browser.bench.agents import agent_sessions
+
+    out: list[tuple[str, Path]] = []
+    seen: set[str] = set()
+    for path, sid, data in agent_sessions(fmt, root):
+        if not data.get("messages") or sid in seen:
+            continue
+        seen.add(sid)
+        out.append((sid, path))
+        if len(out) >= n:
+            break
+    return out
+
+
+def _agent_outside_edit(fmt: str, sid: str, path: Path, text: str) -> None:
+    """Append a user turn the way Claude Code / Codex do: one more JSON line at the end."""
+    stamp = iso_utc(time.time())
+    if fmt == "codex":
+        line: JSONDict = {
+            "timestamp": stamp,
+            "type": "event_msg",
+            "payload": {"type": "user_message", "message": text, "images": []},
+        }
+    else:
+        last = orjson.loads(path.read_bytes().rstrip(b"\n").rsplit(b"\n", 1)[-1])
+        line = {
+            "parentUuid": last.get("uuid"),
+            "isSidechain": False,
+            "sessionId": sid,
+            "type": "user",
+            "uuid": f"bench-outside-{time.time_ns()}",
+            "timestamp": stamp,
+            "message": {"role": "user", "content": text},
+        }
+    with open(path, "ab") as fh:
+        fh.write(orjson.dumps(line) + b"\n")
+
+
 def _outside_edit(path: Path, text: str) -> None:
     """Append a user turn the way another process would: rewrite and replace the file."""
     data = orjson.loads(path.read_bytes())
@@ -246,6 +286,8 @@ def phase_update(args: JSONDict) -> JSONDict:
     pi_targets: list[tuple[str, Path]] = []
     if kind in PI_KINDS:
         pi_targets = _pi_target_sessions(session_dir, repeats)
+    elif kind in AGENT_OF:
+        pi_targets = _agent_target_sessions(AGENT_OF[kind], session_dir, repeats)
     elif kind == GROUP:
         assert pi_dir is not None
         json_targets = _target_sessions(session_dir, 2 * repeats)
@@ -253,7 +295,7 @@ def phase_update(args: JSONDict) -> JSONDict:
     else:
         json_targets = _target_sessions(session_dir, 2 * repeats)
     outside_plan: list[tuple[str, Path, bool]] = []
-    if kind in PI_KINDS:
+    if kind in PI_KINDS or kind in AGENT_OF:
         outside_plan = [(sid, path, True) for sid, path in pi_targets]
     elif kind == GROUP:
         for i in range(repeats):
@@ -271,7 +313,9 @@ def phase_update(args: JSONDict) -> JSONDict:
     write_found: list[bool] = []
     for i, (sid, path, is_pi) in enumerate(outside_plan):
         marker = f"benchoutside{i}marker"
-        if is_pi:
+        if kind in AGENT_OF:
+            _agent_outside_edit(AGENT_OF[kind], sid, path, f"note {marker} for the benchmark")
+        elif is_pi:
             _pi_outside_edit(path, f"note {marker} for the benchmark")
         else:
             _outside_edit(path, f"note {marker} for the benchmark")

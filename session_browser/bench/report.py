@@ -30,6 +30,11 @@ PI_LEGEND = (
     "alternate between them, writes go through the JSON store; hits are ranked together.",
 )
 
+AGENT_LEGEND = (
+    "Claude Code / Codex: an outside change appends one user line to the session's JSONL "
+    "file, as the agent does; reads resumed: re-reads that started where the index stopped."
+)
+
 
 def _secs(value: Any) -> str:
     if value is None:
@@ -96,8 +101,16 @@ def format_report(report: JSONDict) -> str:
     st = c["stats"]
     q = report["queries"]
     fmt = c.get("format", "json")
-    data_word = {"json": "JSON", "pi": "Pi JSONL", "mixed": "JSON + Pi JSONL"}.get(fmt, "JSON")
-    size_word = {"pi": "JSONL", "mixed": "data"}.get(fmt, "JSON")
+    data_word = {
+        "json": "JSON",
+        "pi": "Pi JSONL",
+        "mixed": "JSON + Pi JSONL",
+        "claude": "Claude Code JSONL",
+        "codex": "Codex JSONL",
+    }.get(fmt, "JSON")
+    size_word = {"pi": "JSONL", "mixed": "data", "claude": "JSONL", "codex": "JSONL"}.get(
+        fmt, "JSON"
+    )
     lines = [
         "session-browser bench",
         f"machine: {m['cpu_count']} x {m['cpu_model']}, {m.get('memory_gb')} GB, "
@@ -322,8 +335,10 @@ def format_report(report: JSONDict) -> str:
         ]
     lines += _heavy_lines(report)
     legend = list(LEGEND)
-    if fmt != "json":
+    if fmt in ("pi", "mixed"):
         legend.append(PI_LEGEND[0])
+    if fmt in ("claude", "codex"):
+        legend.append(AGENT_LEGEND)
     if fmt == "mixed":
         legend.append(PI_LEGEND[1])
     lines += ["", *legend, ""]

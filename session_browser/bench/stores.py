@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from session_browser.bench.config import (
+    AGENT_KINDS,
+    AGENT_OF,
     GROUP,
     OUR_INDEXES,
     OURS,
@@ -69,6 +71,16 @@ def open_store(
         return open_stores(
             [str(session_dir), f"{PI_PREFIX}{pi_dir}"], indexed=True, reconcile=reconcile
         )
+    if kind in AGENT_OF:
+        from session_browser.core.sources import SOURCES
+
+        source = SOURCES[AGENT_OF[kind]]
+        if kind not in AGENT_KINDS:  # the scan
+            return source.scan(session_dir)
+        from session_browser.core.index.sourced import SourceIndexStore
+
+        # the index the source kind opens, at the measured path
+        return SourceIndexStore(source.source(session_dir), db_path=db_path, reconcile=reconcile)
     if kind == PRAISON_JSON:
         from praisonaiagents.session.store import DefaultSessionStore as PraisonDefault
 
@@ -140,7 +152,10 @@ def import_store(kind: str) -> None:
         import session_browser.core.pi_index
         import session_browser.core.stores
     elif kind == PI_SCAN:
-        import session_browser.core.sources.pi  # noqa: F401
+        import session_browser.core.sources.pi
+    elif kind in AGENT_OF:
+        import session_browser.core.index.sourced
+        import session_browser.core.sources  # noqa: F401
     else:
         import praisonaiagents.session.sqlite_store
         import praisonaiagents.session.store  # noqa: F401
@@ -214,6 +229,7 @@ def store_available(kind: str) -> str | None:
         PI: "session_browser.core.pi_index",
         PI_SCAN: "session_browser.core.sources.pi",
         GROUP: "session_browser.core.pi_index",
+        **{k: "session_browser.core.sources" for k in AGENT_OF},
     }
     if kind in modules:
         try:

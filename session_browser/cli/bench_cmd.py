@@ -8,10 +8,11 @@ from pathlib import Path
 
 import click
 
-from session_browser.bench.config import ALL_KINDS, BenchError, BenchOptions
+from session_browser.bench.config import AGENT_KINDS, ALL_KINDS, BenchError, BenchOptions
 from session_browser.bench.harness import run_benchmark
 from session_browser.bench.report import format_report
 from session_browser.cli.common import fail
+from session_browser.core.sources import SOURCES
 from session_browser.core.sources.pi import default_pi_dir
 from session_browser.core.stores import PI_PREFIX
 from session_browser.core.text import printable
@@ -21,9 +22,9 @@ from session_browser.core.text import printable
 @click.option(
     "--store",
     "store_dir",
-    metavar="DIR|pi:DIR",
-    help="Measure an existing session dir, or a Pi session dir as pi:DIR (copied first; "
-    "never changed).",
+    metavar="DIR|pi:DIR|claude:DIR|codex:DIR",
+    help="Measure an existing session dir, or a Pi, Claude Code or Codex session dir as "
+    "pi:DIR, claude:DIR, codex:DIR (copied first; never changed).",
 )
 @click.option(
     "--home",
@@ -43,6 +44,20 @@ from session_browser.core.text import printable
     is_flag=True,
     help="Build the corpus as Pi JSONL files (same conversations, same queries) and measure "
     "our Pi index and Pi scan.",
+)
+@click.option(
+    "--claude",
+    "as_claude",
+    is_flag=True,
+    help="Build the corpus as Claude Code transcripts (same conversations, same queries) and "
+    "measure our Claude Code index and scan.",
+)
+@click.option(
+    "--codex",
+    "as_codex",
+    is_flag=True,
+    help="Build the corpus as Codex rollouts (same conversations, same queries) and measure "
+    "our Codex index and scan.",
 )
 @click.option(
     "--mixed",
@@ -140,6 +155,8 @@ def bench(
     home: Path | None,
     sessions: int | None,
     as_pi: bool,
+    as_claude: bool,
+    as_codex: bool,
     mixed: bool,
     seed: int,
     queries: int,
@@ -161,9 +178,11 @@ def bench(
     """Measure build speed, freshness, latency and ranking quality, side by side.
 
     Without --store/--home it builds a seeded corpus of real conversations into a
-    temporary PraisonAI home (--pi: Pi JSONL files; --mixed: half and half), deleted
+    temporary PraisonAI home (--pi: Pi JSONL files; --claude, --codex: Claude Code
+    transcripts, Codex rollouts; --mixed: half and half), deleted
     afterwards unless --keep. Every store works on its own copy, and every phase runs in a
-    fresh process. Targets are checked on our index (JSON, else Pi, else the group).
+    fresh process. Targets are checked on our index (JSON, else Pi, else the group,
+    else the Claude Code or Codex index).
 
     Corpus: the Schema-Guided Dialogue set plus the chitchat-dataset package when the SGD
     file is found (../shared/data, or $SESSION_BROWSER_DATA_DIR); otherwise, or with
@@ -173,16 +192,31 @@ def bench(
     given = store_dir is not None or home is not None
     if store_dir is not None and home is not None:
         fail("give --store or --home, not both")
-    if as_pi and mixed:
-        fail("give --pi or --mixed, not both")
-    if given and (as_pi or mixed):
-        fail("--pi and --mixed build a corpus; they do not apply to --store/--home")
+    if sum((as_pi, as_claude, as_codex, mixed)) > 1:
+        fail("give one of --pi, --claude, --codex, --mixed")
+    if given and (as_pi or as_claude or as_codex or mixed):
+        fail("--pi, --claude, --codex and --mixed build a corpus; they do not apply to "
+             "--store/--home")
     if given and sessions is not None:
         fail("--sessions builds a corpus; it does not apply to --store/--home")
     store_path: Path | None = None
     pi_store: Path | None = None
+    agent: str | None = "claude" if as_claude else "codex" if as_codex else None
+    agent_store: Path | None = None
     if store_dir is not None:
-        if store_dir.startswith(PI_PREFIX):
+        agent_kind = next(
+            (
+                SOURCES[name]
+                for name in AGENT_KINDS
+                if store_dir.startswith(SOURCES[name].prefix or "\0")
+            ),
+            None,
+        )
+        if agent_kind is not None:
+            rest = store_dir[len(agent_kind.prefix or "") :].strip()
+            agent = agent_kind.name
+            agent_store = Path(rest).expanduser() if rest else agent_kind.default_dirs(None)[0]
+        elif store_dir.startswith(PI_PREFIX):
             rest = store_dir[len(PI_PREFIX) :].strip()
             pi_store = Path(rest).expanduser() if rest else default_pi_dir()
         elif not store_dir.strip():
@@ -194,6 +228,8 @@ def bench(
         home=home,
         pi_store=pi_store,
         pi=as_pi,
+        agent=agent,
+        agent_store=agent_store,
         mixed=mixed,
         sessions=sessions,
         seed=seed,

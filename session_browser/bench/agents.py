@@ -1,0 +1,263 @@
+"""The benchmark corpus written as Claude Code transcripts or Codex rollouts, and read back.
+
+The same conversations as the PraisonAI JSON corpus, in the files those agents write:
+Claude Code ``<project>/<id>.jsonl`` (one user line per prompt, one assistant line per answer
+with its ``message.id``, a ``compact_boundary`` line and an ``isCompactSummary`` summary after
+the archived turns) and Codex ``YYYY/MM/DD/rollout-<time>-<id>.jsonl`` (``session_meta``,
+``event_msg`` ``user_message``, assistant ``response_item`` messages, a ``compacted`` line after
+the archived turns). Reading a written file back gives the same prose turns and the same
+archived/active split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from session_browser.bench.sessions import JSONDict, read_spills
+from session_browser.core.paths import safe_id
+
+AGENT_FORMATS = ("claude", "codex")
+AGENT_PROJECT_CWD = "/proj"
+CLAUDE_PROJECT_DIR = "-proj"
+
+
+def _stamp(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _epoch(value: Any) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return 0.0
+    return 0.0
+
+
+def _turns(data: JSONDict, key: str, created: float) -> list[tuple[str, str, float]]:
+    """(role, text, epoch) of the user and assistant turns of ``data[key]``."""
+    out: list[tuple[str, str, float]] = []
+    items = data.get(key)
+    for msg in items if isinstance(items, list) else []:
+        if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant"):
+            continue
+        content = msg.get("content")
+        text = content if isinstance(content, str) else ""
+        out.append((str(msg["role"]), text, _epoch(msg.get("timestamp")) or created))
+    return out
+
+
+def _title(data: JSONDict) -> str | None:
+    meta = data.get("metadata")
+    title = meta.get("title") if isinstance(meta, dict) else None
+    return title if isinstance(title, str) and title else None
+
+
+def _lines(lines: list[JSONDict]) -> bytes:
+    return b"".join(orjson.dumps(line) + b"\n" for line in lines)
+
+
+def claude_jsonl(data: JSONDict, *, cwd: str = AGENT_PROJECT_CWD) -> bytes:
+    """A PraisonAI-shaped session dict as the bytes of a Claude Code transcript."""
+    sid = str(data.get("session_id") or "session")
+    created = _epoch(data.get("created_at"))
+    lines: list[JSONDict] = []
+    parent: str | None = None
+
+    def add(kind: str, ts: float, **fields: Any) -> None:
+        nonlocal parent
+        uuid = f"bench-{sid}-{len(lines):07d}"
+        lines.append(
+            {
+                "parentUuid": parent,
+                "isSidechain": False,
+                "cwd": cwd,
+                "sessionId": sid,
+                "version": "2.1.39",
+                "type": kind,
+                "uuid": uuid,
+                "timestamp": _stamp(ts),
+                **fields,
+            }
+        )
+        parent = uuid
+
+    def turn(role: str, text: str, ts: float) -> None:
+        if role == "user":
+            add("user", ts, message={"role": "user", "content": text})
+        else:
+            message = {
+                "id": f"msg_bench_{len(lines):07d}",
+                "role": "assistant",
+                "model": "bench",
+                "content": [{"type": "text", "text": text}],
+            }
+            add("assistant", ts, message=message)
+
+    archived = _turns(data, "archived_messages", created)
+    active = _turns(data, "messages", created)
+    for role, text, ts in archived:
+        turn(role, text, ts)
+    if archived:
+        ts = archived[-1][2]
+        add("system", ts, subtype="compact_boundary", content="Conversation compacted",
+            compactMetadata={"trigger": "auto", "preTokens": 0})
+        summary = f"{len(archived)} earlier turns"
+        add("user", ts, isCompactSummary=True, message={"role": "user", "content": summary})
+    for role, text, ts in active:
+        turn(role, text, ts)
+    title = _title(data)
+    if title is not None:
+        lines.append({"type": "custom-title", "customTitle": title, "sessionId": sid})
+    return _lines(lines)
+
+
+def codex_jsonl(data: JSONDict, *, cwd: str = AGENT_PROJECT_CWD) -> bytes:
+    """A PraisonAI-shaped session dict as the bytes of a Codex rollout."""
+    sid = str(data.get("session_id") or "session")
+    created = _epoch(data.get("created_at"))
+    lines: list[JSONDict] = []
+
+    def add(kind: str, ts: float, **payload: Any) -> None:
+        lines.append({"timestamp": _stamp(ts), "type": kind, "payload": payload})
+
+    def turn(role: str, text: str, ts: float) -> None:
+        if role == "user":
+            add("event_msg", ts, type="user_message", message=text, images=[])
+        else:
+            add("response_item", ts, type="message", role="assistant",
+                content=[{"type": "output_text", "text": text}])
+
+    add("session_meta", created, id=sid, timestamp=_stamp(created), cwd=cwd,
+        originator="codex_cli_rs", cli_version="0.125.0", source="cli")
+    title = _title(data)
+    if title is not None:
+        add("event_msg", created, type="thread_name_updated", thread_id=sid, thread_name=title)
+    archived = _turns(data, "archived_messages", created)
+    active = _turns(data, "messages", created)
+    for role, text, ts in archived:
+        turn(role, text, ts)
+    if archived:
+        add("compacted", archived[-1][2], message=f"{len(archived)} earlier turns",
+            replacement_history=[])
+    for role, text, ts in active:
+        turn(role, text, ts)
+    return _lines(lines)
+
+
+def codex_rollout_name(sid: str, created: float) -> str:
+    """``YYYY/MM/DD/rollout-YYYY-MM-DDThh-mm-ss-<id>.jsonl`` of a session."""
+    when = datetime.fromtimestamp(created, UTC)
+    return f"{when:%Y/%m/%d}/rollout-{when:%Y-%m-%dT%H-%M-%S}-{sid}.jsonl"
+
+
+def _write_corpus(
+    fmt: str,
+    session_dir: Path,
+    spill_dir: Path | None,
+    root: Path,
+    names: Iterable[str] | None,
+) -> int:
+    spilled = read_spills(spill_dir)
+    chosen = (
+        sorted(names) if names is not None else sorted(p.name for p in session_dir.glob("*.json"))
+    )
+    for name in chosen:
+        stem = name[: -len(".json")]
+        raw = (session_dir / name).read_bytes()
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            data = None
+        ok = isinstance(data, dict) and isinstance(data.get("messages"), list)
+        if ok:
+            assert isinstance(data, dict)
+            extra = spilled.get(str(data.get("session_id")))
+            if extra:
+                data = data | {"messages": [*data["messages"], *extra]}
+        if fmt == "claude":
+            target = root / CLAUDE_PROJECT_DIR / f"{stem}.jsonl"
+            body = claude_jsonl(data) if ok and isinstance(data, dict) else raw
+        else:
+            created = _epoch(data.get("created_at")) if isinstance(data, dict) else 0.0
+            target = root / codex_rollout_name(stem, created)
+            body = codex_jsonl(data) if ok and isinstance(data, dict) else raw
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(body)  # a corrupt file is copied as it is: the reader skips it
+    return len(chosen)
+
+
+def write_claude_corpus(
+    session_dir: Path, spill_dir: Path | None, root: Path, *, names: Iterable[str] | None = None
+) -> int:
+    """Write the PraisonAI session files ``names`` (default: every ``*.json``) of
+    ``session_dir`` as Claude Code transcripts under ``root/-proj/`` (spilled turns appended,
+    corrupt files copied as they are). Returns the number of files written."""
+    return _write_corpus("claude", session_dir, spill_dir, root, names)
+
+
+def write_codex_corpus(
+    session_dir: Path, spill_dir: Path | None, root: Path, *, names: Iterable[str] | None = None
+) -> int:
+    """Write the PraisonAI session files ``names`` of ``session_dir`` as Codex rollouts under
+    ``root/YYYY/MM/DD/``. Returns the number of files written."""
+    return _write_corpus("codex", session_dir, spill_dir, root, names)
+
+
+def agent_sessions(fmt: str, root: Path) -> Iterator[tuple[Path, str, JSONDict]]:
+    """(file, session id, PraisonAI-shaped dict) of every readable session of a Claude Code
+    projects dir or a Codex sessions dir, as the agent's reader gives them."""
+    if fmt == "claude":
+        from session_browser.core.sources.claude.reader import (
+            claude_session_files,
+            read_claude_session,
+        )
+
+        files, read = claude_session_files(root), read_claude_session
+    else:
+        from session_browser.core.sources.codex import codex_session_files, read_codex_session
+
+        files, read = codex_session_files(root), read_codex_session  # type: ignore[assignment]
+    for path in files:
+        try:
+            session = read(path)
+        except (OSError, ValueError):
+            continue
+        data = session.data
+        sid = session.session_id
+        if not sid or not (data.get("messages") or data.get("archived_messages")):
+            continue
+        yield path, str(sid), data
+
+
+def agent_readback(fmt: str, root: Path, dest: Path) -> int:
+    """As :func:`~session_browser.bench.layout.pi_readback`, for a Claude Code or Codex dir:
+    every session as read back, into ``dest/<safe id>.json`` (automated sessions tagged by
+    Pi's rule, which both sources use; the others without message timestamps). Returns the
+    count."""
+    from session_browser.core.sources import pi_is_automated
+
+    dest.mkdir(parents=True, exist_ok=True)
+    seen: set[str] = set()
+    for _path, sid, data in agent_sessions(fmt, root):
+        if sid in seen:
+            continue
+        seen.add(sid)
+        meta = data.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        if pi_is_automated(data):
+            data = data | {"metadata": meta | {"automated": True}}
+        else:
+            data = data | {
+                key: [{k: v for k, v in m.items() if k != "timestamp"} for m in data.get(key) or []]
+                for key in ("archived_messages", "messages")
+            }
+        (dest / f"{safe_id(sid)}.json").write_bytes(orjson.dumps(data))
+    return len(seen)
