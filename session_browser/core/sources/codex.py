@@ -48,16 +48,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..model import JSONDict, iso_epoch, iso_of_epoch
+from ..model import JSONDict, iso_epoch
 from .claude.transcript import (
+    AgentSessionView,
     FileMark,
-    SessionView,
     Turn,
     read_json_lines,
     resume_line,
     short,
     split_compaction,
 )
+from .view import session_dict
 
 CODEX_SOURCE = "codex"
 
@@ -401,7 +402,7 @@ class _Builder:
 
 
 @dataclass
-class CodexSession(SessionView):
+class CodexSession(AgentSessionView):
     """A Codex rollout read as one session (``data``: the PraisonAI-shaped dict)."""
 
     KIND = CODEX_SOURCE
@@ -579,18 +580,15 @@ def read_codex_session(
         meta["child_sessions"] = list(builder.children)
     meta["codex_path"] = str(file_path)
     meta["resume_command"] = resume_command(session_id)
-    data: JSONDict = {
-        "session_id": session_id,
-        "messages": active,
-        "created_at": iso_of_epoch(created) or "",
-        "updated_at": iso_of_epoch(updated) or "",
-        "agent_name": None,
-        "user_id": None,
-        "metadata": meta,
-        "archived_messages": archived,
-    }
-    if last_compaction is not None:
-        data["last_compaction"] = last_compaction
+    data = session_dict(
+        session_id,
+        active=active,
+        archived=archived,
+        created=created,
+        updated=updated,
+        meta=meta,
+        last_compaction=last_compaction,
+    )
     return CodexSession(
         path=file_path,
         data=data,

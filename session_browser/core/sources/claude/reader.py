@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from ...files import loads
-from ...model import JSONDict, iso_epoch, iso_of_epoch
+from ...model import JSONDict, iso_epoch
+from ..view import session_dict
 from .transcript import (
+    AgentSessionView,
     FileMark,
-    SessionView,
     Turn,
     read_json_lines,
     resume_line,
@@ -416,7 +417,7 @@ def _mime(block: JSONDict) -> str | None:
 
 
 @dataclass
-class ClaudeSession(SessionView):
+class ClaudeSession(AgentSessionView):
     """A Claude Code transcript read as one session (``data``: the PraisonAI-shaped dict)."""
 
     KIND = CLAUDE_SOURCE
@@ -698,18 +699,15 @@ def _assemble(
     meta["resume_command"] = resume_command(session_id)
     if attached:
         meta["subagents"] = attached
-    data: JSONDict = {
-        "session_id": session_id,
-        "messages": active,
-        "created_at": iso_of_epoch(created) or "",
-        "updated_at": iso_of_epoch(updated) or "",
-        "agent_name": None,
-        "user_id": None,
-        "metadata": meta,
-        "archived_messages": archived,
-    }
-    if last_compaction is not None:
-        data["last_compaction"] = last_compaction
+    data = session_dict(
+        session_id,
+        active=active,
+        archived=archived,
+        created=created,
+        updated=updated,
+        meta=meta,
+        last_compaction=last_compaction,
+    )
     return ClaudeSession(
         path=file_path,
         data=data,

@@ -11,9 +11,9 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ... import recall
 from ...files import loads
-from ...model import SUMMARY_PREFIX, JSONDict, SessionData, dumps_json
+from ...model import SUMMARY_PREFIX, JSONDict, dumps_json
+from ..view import SessionView
 
 HIDDEN_TEXT_CHARS = 2000  # of one bookkeeping record kept as a hidden part
 
@@ -232,39 +232,15 @@ def split_compaction(
     return archived, active, info
 
 
-class SessionView:
-    """What a transcript read as one session answers, from its PraisonAI-shaped ``data``
-    (a base of the Claude Code and Codex session records)."""
+class AgentSessionView(SessionView):
+    """A Claude Code or Codex session record: a :class:`SessionView` with the command that
+    resumes the session."""
 
-    data: JSONDict
-    KIND: ClassVar[str]  # the source kind (``claude``, ``codex``)
     RESUME: ClassVar[str]  # the command that resumes a session, before its id
-
-    @property
-    def session_id(self) -> str:
-        return str(self.data.get("session_id", ""))
-
-    @property
-    def cwd(self) -> str | None:
-        value = self.data["metadata"].get("cwd")
-        return value if isinstance(value, str) else None
-
-    @property
-    def title(self) -> str:
-        return recall.session_title(self.data)
 
     @property
     def resume_command(self) -> str:
         return resume_line(self.RESUME, self.session_id)
-
-    def projection(self) -> list[JSONDict]:
-        """The archived+active projection (archived entries flagged ``archived: true``)."""
-        return recall.project(self.data)
-
-    def to_session_data(self) -> SessionData:
-        session = SessionData.from_dict(self.data)
-        session.source_kind = self.KIND
-        return session
 
 
 def resume_line(command: str, session_id: str) -> str:

@@ -11,8 +11,8 @@ from ... import recall
 from ...model import (
     SUMMARY_PREFIX,
     JSONDict,
-    SessionData,
 )
+from ..view import SessionView, session_dict
 from .entries import (
     KNOWN_TYPES,
     PI_SOURCE,
@@ -57,8 +57,10 @@ class PiBranch:
 
 
 @dataclass
-class PiSession:
+class PiSession(SessionView):
     """A Pi file read as one session: ``data`` is the PraisonAI-shaped dict of one branch."""
+
+    KIND = PI_SOURCE
 
     path: Path
     data: JSONDict
@@ -77,30 +79,8 @@ class PiSession:
     tail: _Tail = field(default_factory=_Tail, repr=False)
 
     @property
-    def session_id(self) -> str:
-        return str(self.data.get("session_id", ""))
-
-    @property
-    def cwd(self) -> str | None:
-        value = self.data["metadata"].get("cwd")
-        return value if isinstance(value, str) else None
-
-    @property
-    def title(self) -> str:
-        return recall.session_title(self.data)
-
-    @property
     def is_active_branch(self) -> bool:
         return self.leaf_id == self.active_leaf_id
-
-    def projection(self) -> list[JSONDict]:
-        """The archived+active projection (archived entries flagged ``archived: true``)."""
-        return recall.project(self.data)
-
-    def to_session_data(self) -> SessionData:
-        session = SessionData.from_dict(self.data)
-        session.source_kind = PI_SOURCE
-        return session
 
     def branch(self, leaf_id: str) -> PiSession:
         """The same file read along another branch (``KeyError`` for an unknown entry id)."""
@@ -467,18 +447,15 @@ def _assemble(
     if parent:
         meta["parent_session"] = parent
 
-    data: JSONDict = {
-        "session_id": session_id,
-        "messages": active,
-        "created_at": _iso(created_ts) or "",
-        "updated_at": _iso(updated_ts) or "",
-        "agent_name": None,
-        "user_id": None,
-        "metadata": meta,
-        "archived_messages": archived,
-    }
-    if last_compaction is not None:
-        data["last_compaction"] = last_compaction
+    data = session_dict(
+        session_id,
+        active=active,
+        archived=archived,
+        created=created_ts,
+        updated=updated_ts,
+        meta=meta,
+        last_compaction=last_compaction,
+    )
     return PiSession(
         path=path,
         data=data,
