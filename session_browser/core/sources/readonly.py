@@ -29,15 +29,19 @@ class ReadOnlyStore(PermissionError):
     """A write was asked of a store that is only ever read (e.g. a Pi store)."""
 
 
+def refuse(label: str, action: str) -> NoReturn:
+    """Raise the :class:`ReadOnlyStore` of a write (``action``) asked of store ``label``."""
+    raise ReadOnlyStore(
+        f"{label} is read-only: cannot {action} (its sessions belong to another tool "
+        "and are never modified)"
+    )
+
+
 class ReadOnlyWrites:
     """Mixin: every write of the store API raises :class:`ReadOnlyStore`."""
 
     def _refuse(self, action: str) -> NoReturn:
-        label = getattr(self, "label", type(self).__name__)
-        raise ReadOnlyStore(
-            f"{label} is read-only: cannot {action} (its sessions belong to another tool "
-            "and are never modified)"
-        )
+        refuse(getattr(self, "label", type(self).__name__), action)
 
     def add_message(self, *args: Any, **kwargs: Any) -> NoReturn:
         self._refuse("add a message")
