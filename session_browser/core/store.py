@@ -340,9 +340,7 @@ class DefaultSessionStore(PraisonAICompat):
 
     def search(self, query: str, *, limit: int = 5, window: int = 5) -> list[SessionHit]:
         """Full-text recall across every session (archived and active turns)."""
-        if limit <= 0 or not (query or "").strip():
-            return []
-        return recall.rank(self.search_candidates(query, window=window), limit)
+        return recall.search(query, limit, lambda: self.search_candidates(query, window=window))
 
     def window(
         self,
@@ -622,7 +620,7 @@ class DefaultSessionStore(PraisonAICompat):
         self._mirror_append(session_id, built)
         return True
 
-    def update_session_metadata(self, session_id: str, **fields: Any) -> bool:
+    def update_session_metadata(self, /, session_id: str, **fields: Any) -> bool:
         """Merge ``fields`` into ``metadata`` (None values are skipped)."""
         if not fields:
             return True

@@ -12,50 +12,48 @@ without a writer refuses every write with :class:`~..sources.readonly.ReadOnlySt
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NoReturn, Protocol
+from typing import Any, Concatenate, NoReturn, ParamSpec, Protocol, TypeVar
 
 from .. import paths, recall
 from ..compat import CompatReads
 from ..files import FileIdentity
-from ..model import JSONDict, SessionData, SessionSummary
+from ..model import JSONDict, SessionData
+from ..multi import RecallStore
 from ..sources.base import SessionSource
 from ..sources.readonly import refuse
 from ..store import DEFAULT_MAX_MESSAGES, DefaultSessionStore
 
 
-class SessionReader(Protocol):
+class SessionReader(RecallStore, Protocol):
     """What an index reads sessions through (the viewer, export, and the scan it falls back
-    to when the index cannot be used)."""
-
-    @property
-    def label(self) -> str: ...
+    to when the index cannot be used): the recall API of a scanning store, plus the JSON
+    store's raw reads."""
 
     def read_raw(self, session_id: str) -> JSONDict | None: ...
 
-    def get_session(self, session_id: str) -> SessionData: ...
-
-    def session_exists(self, session_id: str) -> bool: ...
-
     def iter_sessions(self) -> Iterator[tuple[Path, os.stat_result, JSONDict]]: ...
-
-    def summaries(self) -> list[SessionSummary]: ...
-
-    def recent(self, *, limit: int = 10) -> list[SessionSummary]: ...
-
-    def search_candidates(
-        self, query: str, *, window: int = 5, language: bool = False
-    ) -> list[recall.Candidate]: ...
-
-    def window(
-        self, session_id: str, around_message_id: Any = None, *, window: int = 5
-    ) -> list[JSONDict]: ...
 
     def file_identity(self, session_id: str) -> FileIdentity | None: ...
 
-    def session_path(self, session_id: str) -> Path | None: ...
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _written(
+    method: Callable[Concatenate[DefaultSessionStore, P], R], action: str
+) -> Callable[Concatenate[IndexStoreAPI, P], R]:
+    """A write of the store API made by the index's writer (``action``: what a read-only
+    store says it cannot do). Keeps the writer's name, signature and docstring."""
+
+    def write(self: IndexStoreAPI, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return method(self._writes(action), *args, **kwargs)
+
+    return functools.wraps(method)(write)
 
 
 class IndexStoreAPI(CompatReads):
@@ -170,121 +168,36 @@ class IndexStoreAPI(CompatReads):
 
     # ------------------------------------------------------------------ writes
 
-    def add_message(
-        self,
-        session_id: str,
-        role: str,
-        content: str,
-        metadata: dict[str, Any] | None = None,
-        tool_calls: list[dict[str, Any]] | None = None,
-        tool_call_id: str | None = None,
-    ) -> bool:
-        return self._writes("add a message").add_message(
-            session_id, role, content, metadata, tool_calls, tool_call_id
-        )
-
-    def add_user_message(
-        self, session_id: str, content: str, metadata: dict[str, Any] | None = None
-    ) -> bool:
-        return self._writes("add a message").add_user_message(session_id, content, metadata)
-
-    def add_assistant_message(
-        self, session_id: str, content: str, metadata: dict[str, Any] | None = None
-    ) -> bool:
-        return self._writes("add a message").add_assistant_message(session_id, content, metadata)
-
-    def set_chat_history(self, session_id: str, messages: Sequence[dict[str, Any]]) -> bool:
-        return self._writes("replace a chat history").set_chat_history(session_id, messages)
-
-    def update_session_metadata(self, session_id: str, **fields: Any) -> bool:
-        writer = self._writes("change session metadata")
-        return writer.update_session_metadata(session_id, **fields)
-
-    def set_agent_info(
-        self, session_id: str, agent_name: str | None = None, user_id: str | None = None
-    ) -> bool:
-        writer = self._writes("change session metadata")
-        return writer.set_agent_info(session_id, agent_name, user_id)
-
-    def set_gateway_info(
-        self,
-        session_id: str,
-        gateway_session_id: str | None = None,
-        agent_id: str | None = None,
-    ) -> bool:
-        writer = self._writes("change session metadata")
-        return writer.set_gateway_info(session_id, gateway_session_id, agent_id)
-
-    def rename_session(self, session_id: str, title: str) -> bool:
-        return self._writes("rename a session").rename_session(session_id, title)
-
-    def clear_session(self, session_id: str) -> bool:
-        return self._writes("clear a session").clear_session(session_id)
-
-    def delete_session(self, session_id: str) -> bool:
-        return self._writes("delete a session").delete_session(session_id)
-
-    def write_session(self, session: SessionData, *, overwrite: bool = False) -> bool:
-        return self._writes("write a session").write_session(session, overwrite=overwrite)
-
-    def enforce_window(self, session: SessionData) -> None:
-        """Apply the writer's retention policy to the active window."""
-        self._writes("apply a retention policy").enforce_window(session)
-
-    def append_compaction_checkpoint(
-        self,
-        session_id: str,
-        summary: str,
-        *,
-        role: str = "system",
-        tokens_before: int = 0,
-        tokens_after: int = 0,
-        metadata: dict[str, Any] | None = None,
-    ) -> bool:
-        return self._writes("add a message").append_compaction_checkpoint(
-            session_id,
-            summary,
-            role=role,
-            tokens_before=tokens_before,
-            tokens_after=tokens_after,
-            metadata=metadata,
-        )
-
-    def merge_session_metadata_map(
-        self,
-        session_id: str,
-        key: str,
-        updates: dict[str, Any],
-        *,
-        defaults: dict[str, Any] | None = None,
-    ) -> bool:
-        writer = self._writes("change session metadata")
-        return writer.merge_session_metadata_map(session_id, key, updates, defaults=defaults)
-
-    def set_runtime_state(
-        self,
-        session_id: str,
-        runtime_id: str,
-        turn_id: str,
-        state: dict[str, Any],
-        mirror_enabled: bool = True,
-    ) -> bool:
-        writer = self._writes("change session metadata")
-        return writer.set_runtime_state(session_id, runtime_id, turn_id, state, mirror_enabled)
-
-    def clear_runtime_state(self, session_id: str, runtime_id: str | None = None) -> bool:
-        writer = self._writes("change session metadata")
-        return writer.clear_runtime_state(session_id, runtime_id)
-
-    def upsert_partial_assistant_message(
-        self, session_id: str, content: str, *, finalize: bool = False
-    ) -> bool:
-        writer = self._writes("add a message")
-        return writer.upsert_partial_assistant_message(session_id, content, finalize=finalize)
-
-    def discard_partial_assistant_message(self, session_id: str) -> bool:
-        writer = self._writes("change a message")
-        return writer.discard_partial_assistant_message(session_id)
+    add_message = _written(DefaultSessionStore.add_message, "add a message")
+    add_user_message = _written(DefaultSessionStore.add_user_message, "add a message")
+    add_assistant_message = _written(DefaultSessionStore.add_assistant_message, "add a message")
+    set_chat_history = _written(DefaultSessionStore.set_chat_history, "replace a chat history")
+    update_session_metadata = _written(
+        DefaultSessionStore.update_session_metadata, "change session metadata"
+    )
+    set_agent_info = _written(DefaultSessionStore.set_agent_info, "change session metadata")
+    set_gateway_info = _written(DefaultSessionStore.set_gateway_info, "change session metadata")
+    rename_session = _written(DefaultSessionStore.rename_session, "rename a session")
+    clear_session = _written(DefaultSessionStore.clear_session, "clear a session")
+    delete_session = _written(DefaultSessionStore.delete_session, "delete a session")
+    write_session = _written(DefaultSessionStore.write_session, "write a session")
+    enforce_window = _written(DefaultSessionStore.enforce_window, "apply a retention policy")
+    append_compaction_checkpoint = _written(
+        DefaultSessionStore.append_compaction_checkpoint, "add a message"
+    )
+    merge_session_metadata_map = _written(
+        DefaultSessionStore.merge_session_metadata_map, "change session metadata"
+    )
+    set_runtime_state = _written(DefaultSessionStore.set_runtime_state, "change session metadata")
+    clear_runtime_state = _written(
+        DefaultSessionStore.clear_runtime_state, "change session metadata"
+    )
+    upsert_partial_assistant_message = _written(
+        DefaultSessionStore.upsert_partial_assistant_message, "add a message"
+    )
+    discard_partial_assistant_message = _written(
+        DefaultSessionStore.discard_partial_assistant_message, "change a message"
+    )
 
     def flush_mirror(self, timeout: float | None = None) -> bool:
         """Wait until queued mirror records are delivered (True at once without a mirror)."""

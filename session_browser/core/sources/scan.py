@@ -135,9 +135,7 @@ class SourceStore(ReadOnlyWrites):
         return out
 
     def search(self, query: str, *, limit: int = 5, window: int = 5) -> list[SessionHit]:
-        if limit <= 0 or not (query or "").strip():
-            return []
-        return recall.rank(self.search_candidates(query, window=window), limit)
+        return recall.search(query, limit, lambda: self.search_candidates(query, window=window))
 
     def to_json(self) -> JSONDict:
         return {"source": self.source.kind, "root": str(self.root), "label": self.label}
