@@ -418,6 +418,14 @@ class FileIdentity:
     def of(cls, st: os.stat_result) -> FileIdentity:
         return cls(st.st_size, st.st_mtime_ns, st.st_ino)
 
+    @classmethod
+    def at(cls, path: Path | None) -> FileIdentity | None:
+        """The identity of the file at ``path``; None without a path or a file there."""
+        try:
+            return None if path is None else cls.of(path.stat())
+        except OSError:
+            return None
+
 
 def iter_session_files(session_dir: Path) -> Iterator[tuple[Path, os.stat_result]]:
     """Every ``*.json`` regular file in ``session_dir`` (not locks, temp files, quarantines)."""

@@ -109,11 +109,7 @@ class _PiReader:
         return self.pi.window(session_id, around_message_id, window=window)
 
     def file_identity(self, session_id: str) -> FileIdentity | None:
-        path = self._locate(session_id)
-        try:
-            return None if path is None else FileIdentity.of(path.stat())
-        except OSError:
-            return None
+        return FileIdentity.at(self._locate(session_id))
 
 
 class PiIndexStore(SqliteSessionStore):

@@ -760,7 +760,4 @@ class DefaultSessionStore(PraisonAICompat):
             raise OSError(f"{path} holds session {stored!r}; not overwritten")
 
     def file_identity(self, session_id: str) -> FileIdentity | None:
-        try:
-            return FileIdentity.of(self.session_path(session_id).stat())
-        except OSError:
-            return None
+        return FileIdentity.at(self.session_path(session_id))

@@ -9,8 +9,8 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from .. import recall
 from ..compat import StoreDir
@@ -67,6 +67,24 @@ PENDING_SCAN_FILES = 100  # newest not-yet-indexed files a search reads while a 
 # capital I with dot above -> "i" + U+0307): SQLite's LIKE does not fold them, so the classic
 # pre-filter admits the messages holding them separately.
 _LOWERS_TO_ASCII: tuple[tuple[str, str], ...] = (("\u0130", "i"), ("\u212a", "k"))
+
+
+T = TypeVar("T")
+
+
+def _each_file(names: Iterable[str], read: Callable[[str], T | None]) -> list[T]:
+    """What ``read`` makes of each file, in order, where it makes something; a file whose
+    content fails to read or score is logged and left out (it never fails the search)."""
+    out: list[T] = []
+    for name in names:
+        try:
+            got = read(name)
+        except Exception as exc:
+            log.warning("%s: not scored: %s: %s", name, type(exc).__name__, exc)
+            continue
+        if got is not None:
+            out.append(got)
+    return out
 
 
 class SqliteSessionStore(IndexBrowse, IndexStoreAPI):
@@ -340,19 +358,12 @@ class SqliteSessionStore(IndexBrowse, IndexStoreAPI):
             return self.reader.search_candidates(query, window=window, language=language)
         names = {r[0] for r in rows} | pending
         # The directory's own order, as the core scans it, so equal scores tie the same way.
-        out: list[recall.Candidate] = []
-        for name in self._classic_order(names):
+
+        def candidate(name: str) -> recall.Candidate | None:
             data = self._load_file(name)
-            if data is None:
-                continue
-            try:
-                cand = self._classic_candidate(data, parsed, window, name)
-            except Exception as exc:  # one file's content never fails the search
-                log.warning("%s: not scored: %s: %s", name, type(exc).__name__, exc)
-                continue
-            if cand is not None:
-                out.append(cand)
-        return out
+            return None if data is None else self._classic_candidate(data, parsed, window, name)
+
+        return _each_file(self._classic_order(names), candidate)
 
     # ------------------------------------------------------------------ relevance
 
@@ -478,17 +489,9 @@ class SqliteSessionStore(IndexBrowse, IndexStoreAPI):
             if corpus is None or corpus.total <= 0
             else self._scorer(db, pq, dfs, corpus)
         )
-        out: list[Scored] = []
         now = time.time()
-        for n, name in enumerate(names):
-            try:
-                scored = self._score_file(n, name, pq, scorer, now)
-            except Exception as exc:  # one file's content never fails the search
-                log.warning("%s: not scored: %s: %s", name, type(exc).__name__, exc)
-                continue
-            if scored is not None:
-                out.append(scored)
-        return out
+        order = {name: n for n, name in enumerate(names)}
+        return _each_file(names, lambda name: self._score_file(order[name], name, pq, scorer, now))
 
     def _score_file(
         self, n: int, name: str, pq: ParsedQuery, scorer: Scorer, now: float

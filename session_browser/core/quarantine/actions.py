@@ -345,6 +345,24 @@ def _salvaged_for(
     return result, sid, store.session_path(sid), _target(store, sid)
 
 
+def _journaled_write(
+    store: DefaultSessionStore,
+    action: str,
+    item: QuarantineItem,
+    sid: str,
+    changes: Sequence[_FileChange],
+    build: Callable[[JSONDict | None], JSONDict],
+) -> ActionResult:
+    """Write session ``sid`` as ``build`` makes it from the file read under the lock, with
+    the journal entry of ``action`` on ``item`` that lets :func:`undo` take it back."""
+    journal = _Journal(action, item, sid)
+    _, notes = _write_session_bytes(store, sid, journal, changes, build, must_not_exist=False)
+    res = _changes_result(action, item, sid, changes)
+    res.dry_run, res.action_id = False, journal.id
+    res.notes.extend(notes)
+    return res
+
+
 def merge(
     store: DefaultSessionStore, item: QuarantineItem, *, dry_run: bool = False
 ) -> ActionResult:
@@ -377,11 +395,8 @@ def merge(
         added = len(fresh)
         return _merge_into(current, fresh)
 
-    journal = _Journal("merge", item, sid)
-    _, notes = _write_session_bytes(store, sid, journal, changes, build, must_not_exist=False)
-    res = _changes_result("merge", item, sid, changes)
-    res.dry_run, res.action_id, res.added = False, journal.id, added
-    res.notes.extend(notes)
+    res = _journaled_write(store, "merge", item, sid, changes, build)
+    res.added = added
     return res
 
 
@@ -417,11 +432,8 @@ def fold(
             return result.session_dict(sid)
         return _merge_into(current, fresh)
 
-    journal = _Journal("fold", item, sid)
-    _, notes = _write_session_bytes(store, sid, journal, changes, build, must_not_exist=False)
-    res = _changes_result("fold", item, sid, changes)
-    res.dry_run, res.action_id, res.added = False, journal.id, added
-    res.notes.extend(notes)
+    res = _journaled_write(store, "fold", item, sid, changes, build)
+    res.added = added
     return res
 
 

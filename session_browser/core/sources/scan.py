@@ -69,11 +69,7 @@ class SourceStore(ReadOnlyWrites):
         return None if found is None else found[1]
 
     def file_identity(self, session_id: str) -> FileIdentity | None:
-        path = self.session_path(session_id)
-        try:
-            return None if path is None else FileIdentity.of(path.stat())
-        except OSError:
-            return None
+        return FileIdentity.at(self.session_path(session_id))
 
     def iter_sessions(self) -> Iterator[tuple[Path, os.stat_result, JSONDict]]:
         for _sid, name, _size, data in self._sessions():
