@@ -24,7 +24,7 @@ from ..files import FileIdentity
 from ..model import JSONDict, SessionData
 from ..multi import RecallStore
 from ..sources.base import SessionSource
-from ..sources.readonly import refuse
+from ..sources.readonly import WRITE_ACTIONS, refuse
 from ..store import DEFAULT_MAX_MESSAGES, DefaultSessionStore
 
 
@@ -45,10 +45,12 @@ R = TypeVar("R")
 
 
 def _written(
-    method: Callable[Concatenate[DefaultSessionStore, P], R], action: str
+    method: Callable[Concatenate[DefaultSessionStore, P], R], action: str | None = None
 ) -> Callable[Concatenate[IndexStoreAPI, P], R]:
     """A write of the store API made by the index's writer (``action``: what a read-only
-    store says it cannot do). Keeps the writer's name, signature and docstring."""
+    store says it cannot do, by default as :data:`WRITE_ACTIONS` says). Keeps the writer's
+    name, signature and docstring."""
+    action = action or WRITE_ACTIONS[method.__name__]
 
     def write(self: IndexStoreAPI, /, *args: P.args, **kwargs: P.kwargs) -> R:
         return method(self._writes(action), *args, **kwargs)
@@ -168,19 +170,17 @@ class IndexStoreAPI(CompatReads):
 
     # ------------------------------------------------------------------ writes
 
-    add_message = _written(DefaultSessionStore.add_message, "add a message")
-    add_user_message = _written(DefaultSessionStore.add_user_message, "add a message")
-    add_assistant_message = _written(DefaultSessionStore.add_assistant_message, "add a message")
-    set_chat_history = _written(DefaultSessionStore.set_chat_history, "replace a chat history")
-    update_session_metadata = _written(
-        DefaultSessionStore.update_session_metadata, "change session metadata"
-    )
-    set_agent_info = _written(DefaultSessionStore.set_agent_info, "change session metadata")
-    set_gateway_info = _written(DefaultSessionStore.set_gateway_info, "change session metadata")
-    rename_session = _written(DefaultSessionStore.rename_session, "rename a session")
-    clear_session = _written(DefaultSessionStore.clear_session, "clear a session")
-    delete_session = _written(DefaultSessionStore.delete_session, "delete a session")
-    write_session = _written(DefaultSessionStore.write_session, "write a session")
+    add_message = _written(DefaultSessionStore.add_message)
+    add_user_message = _written(DefaultSessionStore.add_user_message)
+    add_assistant_message = _written(DefaultSessionStore.add_assistant_message)
+    set_chat_history = _written(DefaultSessionStore.set_chat_history)
+    update_session_metadata = _written(DefaultSessionStore.update_session_metadata)
+    set_agent_info = _written(DefaultSessionStore.set_agent_info)
+    set_gateway_info = _written(DefaultSessionStore.set_gateway_info)
+    rename_session = _written(DefaultSessionStore.rename_session)
+    clear_session = _written(DefaultSessionStore.clear_session)
+    delete_session = _written(DefaultSessionStore.delete_session)
+    write_session = _written(DefaultSessionStore.write_session)
     enforce_window = _written(DefaultSessionStore.enforce_window, "apply a retention policy")
     append_compaction_checkpoint = _written(
         DefaultSessionStore.append_compaction_checkpoint, "add a message"
