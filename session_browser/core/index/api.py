@@ -16,7 +16,16 @@ import functools
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Concatenate, NoReturn, ParamSpec, Protocol, TypeVar
+from typing import (
+    Any,
+    Concatenate,
+    Generic,
+    ParamSpec,
+    Protocol,
+    TypeVar,
+    cast,
+    overload,
+)
 
 from .. import paths, recall
 from ..compat import CompatReads
@@ -42,6 +51,7 @@ class SessionReader(RecallStore, Protocol):
 
 P = ParamSpec("P")
 R = TypeVar("R")
+T = TypeVar("T")
 
 
 def _written(
@@ -56,6 +66,38 @@ def _written(
         return method(self._writes(action), *args, **kwargs)
 
     return functools.wraps(method)(write)
+
+
+class _WriterSetting(Generic[T]):
+    """A setting of the index's writer, read and set through the index. Without a writer
+    there is none (``AttributeError``), except ``max_messages``: PraisonAI's default, which
+    the working-history read uses."""
+
+    name: str
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, store: None, owner: type | None = None) -> _WriterSetting[T]: ...
+
+    @overload
+    def __get__(self, store: IndexStoreAPI, owner: type | None = None) -> T: ...
+
+    def __get__(
+        self, store: IndexStoreAPI | None, owner: type | None = None
+    ) -> T | _WriterSetting[T]:
+        if store is None:  # read on the class: the setting itself, as a property would be
+            return self
+        if store.writer is not None:
+            value: T = getattr(store.writer, self.name)
+            return value
+        if self.name == "max_messages":
+            return cast(T, DEFAULT_MAX_MESSAGES)
+        raise AttributeError(f"{store.label} is read-only: it has no {self.name}")
+
+    def __set__(self, store: IndexStoreAPI, value: T) -> None:
+        setattr(store._writes("change its settings"), self.name, value)
 
 
 class IndexStoreAPI(CompatReads):
@@ -117,52 +159,11 @@ class IndexStoreAPI(CompatReads):
 
     # ------------------------------------------------------------------ the writer's settings
 
-    def _no_writer(self, name: str) -> NoReturn:
-        raise AttributeError(f"{self.label} is read-only: it has no {name}")
-
-    @property
-    def max_messages(self) -> int:
-        return DEFAULT_MAX_MESSAGES if self.writer is None else self.writer.max_messages
-
-    @max_messages.setter
-    def max_messages(self, value: int) -> None:
-        self._writes("change its settings").max_messages = value
-
-    @property
-    def active_window(self) -> int:
-        if self.writer is None:
-            self._no_writer("active_window")
-        return self.writer.active_window
-
-    @active_window.setter
-    def active_window(self, value: int) -> None:
-        self._writes("change its settings").active_window = value
-
-    @property
-    def retention(self) -> str:
-        if self.writer is None:
-            self._no_writer("retention")
-        return self.writer.retention
-
-    @retention.setter
-    def retention(self, value: str) -> None:
-        self._writes("change its settings").retention = value
-
-    @property
-    def lock_timeout(self) -> float:
-        if self.writer is None:
-            self._no_writer("lock_timeout")
-        return self.writer.lock_timeout
-
-    @lock_timeout.setter
-    def lock_timeout(self, value: float) -> None:
-        self._writes("change its settings").lock_timeout = value
-
-    @property
-    def spill_dir(self) -> Path:
-        if self.writer is None:
-            self._no_writer("spill_dir")
-        return self.writer.spill_dir
+    max_messages = _WriterSetting[int]()  # PraisonAI's default without a writer
+    active_window = _WriterSetting[int]()
+    retention = _WriterSetting[str]()
+    lock_timeout = _WriterSetting[float]()
+    spill_dir = _WriterSetting[Path]()
 
     @property
     def read_side_effects(self) -> bool:
