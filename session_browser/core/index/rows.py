@@ -150,6 +150,7 @@ class Parsed:
     messages: list[MessageRow]
     chars: int
     state: bytes | None = None  # the source's parse state, kept to resume the next parse
+    hidden: list[MessageRow] | None = None  # its hidden parts (see .hidden), for in:tools
 
 
 _SESSION_COLS = (

@@ -87,14 +87,17 @@ class SessionSource(Protocol):
         ...
 
     def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
-        """File ``name`` as a session document, or why it cannot be read as one.
+        """File ``name`` as a session document, or why it cannot be read as one (with its
+        hidden parts in ``metadata.hidden``, which the index keeps apart for ``in:tools``).
 
         ``prior`` is the ``state`` of an earlier parse of the same file (None: none kept);
         a source that resumes reads only what was appended when the file only grew."""
         ...
 
-    def load(self, name: str) -> JSONDict | None:
-        """The session dict of file ``name`` for reading (None when it cannot be read)."""
+    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
+        """The session dict of file ``name`` for reading (None when it cannot be read);
+        ``include_hidden``: with the parts a reader does not see by default (tool calls and
+        results, reasoning) in ``metadata.hidden``, for ``in:tools`` and the viewer."""
         ...
 
     def file_order(self, names: set[str]) -> list[str]:

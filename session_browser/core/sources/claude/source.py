@@ -104,7 +104,8 @@ class AgentSource(Generic[S]):
         raise NotImplementedError
 
     def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
-        session = self._read(name, self._resume.take(name, prior))
+        # With the hidden parts: the index keeps them apart, for in:tools.
+        session = self._read(name, self._resume.take(name, prior), include_hidden=True)
         if isinstance(session, Skip):
             return session
         data = session.data
