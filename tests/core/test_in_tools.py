@@ -144,3 +144,34 @@ def test_real_transcripts(
     data = source.load(name)
     assert data is not None
     check(kind, root, sid or str(data["session_id"]), phrase)
+
+
+def test_codex_forks_and_subagents_fold_into_their_parent(tmp_path: Path) -> None:
+    home = tmp_path / "sessions"
+    parent = Rollout(TID)
+    parent.prompt("plan the pelican rollout")
+    parent.answer("The pelican rollout has three steps.")
+    parent.write(rollout_path(home))
+    fork_id = "019e1625-789d-76c0-80ab-000000000002"
+    fork = Rollout(fork_id, forked_from_id=TID)
+    fork.prompt("plan the pelican rollout again, faster")
+    fork.answer("A faster pelican rollout.")
+    fork.write(home / "2026" / "05" / "11" / f"rollout-2026-05-11T08-30-00-{fork_id}.jsonl")
+    sub_id = "019e1625-789d-76c0-80ab-000000000003"
+    spawn = {"parent_thread_id": TID, "depth": 1}
+    sub = Rollout(sub_id, source={"subagent": {"thread_spawn": spawn}})
+    sub.prompt("check the pelican rollout steps")
+    sub.answer("The pelican steps check out.")
+    sub.write(home / "2026" / "05" / "11" / f"rollout-2026-05-11T08-40-00-{sub_id}.jsonl")
+    other = Rollout("019e1625-789d-76c0-80ab-000000000004")
+    other.prompt("the pelican mascot colours")
+    other.answer("Pelican white.")
+    other.write(home / "2026" / "05" / "11" / "rollout-2026-05-11T09-00-00-other.jsonl")
+    for store in stores("codex", home):
+        try:
+            ids = [h.session_id for h in hits(store, "pelican")]
+            # One hit for the thread with its fork and subagent, one for the other thread.
+            assert len(ids) == 2, (type(store).__name__, ids)
+            assert "019e1625-789d-76c0-80ab-000000000004" in ids
+        finally:
+            close(store)

@@ -29,7 +29,9 @@ The mapping (one PraisonAI-shaped session dict per rollout, as the Pi reader giv
       as for Pi; earlier ones stay in place as superseded markers.
     - ``metadata``: ``title`` (session index, else the latest ``thread_name_updated``; the
       shared rule takes the first prompt otherwise), ``cwd`` / ``project``, ``git_branch``,
-      ``parent_session`` (fork or spawning thread), ``resume_command`` (``codex resume <id>``).
+      ``parent_session`` (fork or spawning thread), ``lineage_id`` (the parent's id, else the
+      thread's own: a thread, its forks and subagents fold into one hit), ``resume_command``
+      (``codex resume <id>``).
 
 Reading
     As for Claude Code (:mod:`.claude.transcript`): bad lines are skipped and counted, an
@@ -578,6 +580,10 @@ def read_codex_session(
         }
     if builder.children:
         meta["child_sessions"] = list(builder.children)
+    # A fork or a subagent thread continues its parent's work: they share a lineage (one hit
+    # for them all, as PraisonAI's continuations), keyed by the parent's id (a thread that
+    # has none keys its own: its forks and subagents join it).
+    meta["lineage_id"] = parent or session_id
     meta["codex_path"] = str(file_path)
     meta["resume_command"] = resume_command(session_id)
     data = session_dict(
