@@ -20,7 +20,7 @@ from ..model import (
 )
 from ..notes import INDEX_FAILED, Note
 from ..sources.base import Skip
-from . import hidden
+from . import hidden, partly
 from .results import ReconcileReport
 from .rows import (
     IN_CHUNK,
@@ -139,6 +139,7 @@ class IndexReconcile(IndexDatabase):
             parsed.row.settle_automation(doc.automated)
         parsed.state = doc.state
         parsed.hidden = safely([], hidden.hidden_rows, doc.data, folded)
+        parsed.partly = doc.skipped
         return parsed
 
     def _load_file(self, name: str) -> JSONDict | None:
@@ -599,6 +600,7 @@ class IndexReconcile(IndexDatabase):
         """After ``items`` were inserted, in the same transaction: keep their parse states
         and write their hidden parts."""
         hidden.insert(db, items, fts=self.has_fts)
+        partly.insert(db, items)
         table = self.source.state_table
         if table is not None:
             db.executemany(
@@ -611,6 +613,7 @@ class IndexReconcile(IndexDatabase):
         if table is not None:
             db.execute(f"DELETE FROM {table} WHERE file=?", (name,))
         hidden.delete(db, name, fts=self.has_fts)
+        partly.delete(db, name)
         return delete_rows(db, name, fts=self.has_fts)
 
     def _after_write(self, session_id: str, path: Path, data: JSONDict | None) -> None:

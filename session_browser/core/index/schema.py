@@ -28,7 +28,7 @@ from ..model import (
 from ..notes import INDEX_BROKEN, INDEX_BUSY, Note
 from ..sources.base import SessionSource
 from ..store import DefaultSessionStore
-from . import hidden
+from . import hidden, partly
 from .results import ReconcileReport
 from .watch import DirWatch
 
@@ -36,10 +36,15 @@ log = logging.getLogger("session_browser.index")
 
 # PRAGMA user_version; any other value rebuilds the index. 6: titles are the first user
 # message before the agent name, and the agent is stored as recall.agent_of says. 7: the
-# hidden parts of transcripts in their own tables (``hidden``, ``hidden_fts``: in:tools).
+# hidden parts of transcripts in their own tables (``hidden``, ``hidden_fts``: in:tools),
+# and what was skipped inside indexed files (``partly``).
 SCHEMA_VERSION = 7
 OPEN_BUSY_SECONDS = 30.0  # how long opening retries while other processes set the index up
-_TABLES = frozenset({"meta", "sessions", "messages", "skipped", "common_terms"}) | hidden.TABLES
+_TABLES = (
+    frozenset({"meta", "sessions", "messages", "skipped", "common_terms"})
+    | hidden.TABLES
+    | partly.TABLES
+)
 
 
 def default_db_path(session_dir: Path, prefix: str = "") -> Path:
@@ -399,6 +404,7 @@ class IndexDatabase(DefaultSessionStore):
             )
             db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, 'row')")
         hidden.create(db, use_fts)
+        partly.create(db)
         db.executemany(
             "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
             [

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -32,6 +32,29 @@ Identity = tuple[int, int, int]
 
 
 @dataclass
+class LinesSkipped:
+    """What was left out inside a file that is still a session: unreadable lines (not JSON,
+    invalid UTF-8, too long), an unfinished last line that does not parse (a line being
+    written), and records of types the reader does not know, by type."""
+
+    bad: int = 0
+    tail: bool = False
+    unknown: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def unknown_count(self) -> int:
+        return sum(self.unknown.values())
+
+    @property
+    def kinds(self) -> str:
+        """The unknown record types, comma-separated."""
+        return ",".join(sorted(k.replace(",", " ") for k in self.unknown))
+
+    def __bool__(self) -> bool:
+        return bool(self.bad or self.tail or self.unknown)
+
+
+@dataclass
 class SessionDoc:
     """One session file parsed.
 
@@ -40,12 +63,14 @@ class SessionDoc:
     documented message rate and machine pacing). ``state``: what lets the next parse of the
     same file resume where this one stopped (None: the format is read whole every time);
     ``resumed``: whether this parse resumed (None when the source never resumes).
+    ``skipped``: what was left out inside the file (``index status`` says it).
     """
 
     data: JSONDict
     automated: bool | None = None
     state: bytes | None = None
     resumed: bool | None = None
+    skipped: LinesSkipped | None = None
 
 
 @dataclass

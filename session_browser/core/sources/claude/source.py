@@ -26,7 +26,7 @@ from typing import Generic, Protocol, TypeVar
 
 from ...files import loads
 from ...model import JSONDict, SessionHit
-from ..base import Identity, SessionDoc, Skip, SourceKind
+from ..base import Identity, LinesSkipped, SessionDoc, Skip, SourceKind
 from ..named import named_kind_stores
 from ..pi.store import pi_is_automated, settle_automation
 from ..resume import ResumeStates
@@ -84,6 +84,7 @@ class _Read(Protocol[S]):
 
     data: JSONDict
     skipped_lines: int
+    partial_tail: bool
     unknown_records: dict[str, int]
     resumed: bool
     state: S
@@ -117,6 +118,11 @@ class AgentSource(Generic[S]):
             automated=pi_is_automated(data),
             state=self._resume.keep(name, session.state),
             resumed=session.resumed,
+            skipped=LinesSkipped(
+                bad=session.skipped_lines - (1 if session.partial_tail else 0),
+                tail=session.partial_tail,
+                unknown=dict(session.unknown_records),
+            ),
         )
 
     def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
