@@ -218,9 +218,11 @@ class _Builder:
 
     # -------------------------------------------------------------- records
 
-    def record(self, obj: JSONDict) -> None:
+    def record(self, obj: JSONDict, stamp: float | None = None) -> None:
+        """Add one record (``stamp``: its time, when the caller has it already)."""
         kind = obj.get("type")
-        stamp = iso_epoch(obj.get("timestamp"))
+        if stamp is None:
+            stamp = iso_epoch(obj.get("timestamp"))
         if kind == "assistant":
             self.assistant(obj, stamp)
         elif kind == "user":
@@ -517,14 +519,11 @@ class ClaudeParseState:
         stamp = iso_epoch(obj.get("timestamp"))
         if stamp is not None and (self.first_stamp is None or stamp < self.first_stamp):
             self.first_stamp = stamp
-        for key, field_name in (
-            ("custom-title", "customTitle"),
-            ("ai-title", "aiTitle"),
-            ("summary", "summary"),
-        ):
-            value = _str(obj.get(field_name)) if kind == key else None
+        if kind in TITLE_TYPES:
+            field_name = _TITLE_FIELDS[str(kind)]
+            value = _str(obj.get(field_name))
             if value and value.strip():
-                self.titles[key] = value.strip()
+                self.titles[str(kind)] = value.strip()
                 leaf = _str(obj.get("leafUuid")) if kind == "summary" else None
                 if leaf:
                     self.file_summaries.setdefault(leaf, value.strip())
@@ -546,7 +545,10 @@ class ClaudeParseState:
                 value = _str(obj.get(src))
                 if value and (key != "session_id" or key not in self.info):
                     self.info[key] = value  # the first session id; the latest of the rest
-        self.builder.record(obj)
+        self.builder.record(obj, stamp)
+
+
+_TITLE_FIELDS = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}
 
 
 def read_claude_session(

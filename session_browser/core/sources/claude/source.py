@@ -315,13 +315,17 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
             session = read_claude_session(
                 path, sibling_agents=mine, prior=prior, include_hidden=include_hidden
             )
-            if {"custom-title", "ai-title"} & session.state.titles.keys():
+            titles = session.state.titles
+            if {"custom-title", "ai-title"} & titles.keys():
                 return session  # titled: the folder's summary lines cannot change it
             # Untitled: a summary line anywhere in the folder may name one of its turns.
+            folder = self._folder_summaries(path.parent)
+            if "summary" not in titles and not any(u in folder for u in session.state.uuids):
+                return session  # none does, and it has none of its own: the same title
             # Assembled again from the state just read (nothing read twice but subagents).
             again = read_claude_session(
                 path,
-                summaries=self._folder_summaries(path.parent),
+                summaries=folder,
                 sibling_agents=mine,
                 prior=session.state,
                 include_hidden=include_hidden,
