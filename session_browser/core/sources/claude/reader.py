@@ -18,11 +18,14 @@ from .transcript import (
     AgentSessionView,
     FileMark,
     Turn,
+    TurnBuilder,
+    blocks_text,
     read_json_lines,
     resume_line,
     short,
     split_compaction,
 )
+from .transcript import text_or_none as _str
 
 CLAUDE_SOURCE = "claude"
 
@@ -150,23 +153,12 @@ def resume_command(session_id: str) -> str:
 # ---------------------------------------------------------------------- building
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+_TEXT = frozenset({"text"})
 
 
 def block_text(content: Any) -> str:
-    """The text of a string or of the ``text`` blocks of a block list."""
-    if isinstance(content, str):
-        return content
-    texts: list[str] = []
-    for block in content if isinstance(content, list) else []:
-        if isinstance(block, str):
-            texts.append(block)
-        elif isinstance(block, dict) and block.get("type") == "text":
-            text = _str(block.get("text"))
-            if text:
-                texts.append(text)
-    return "\n".join(texts)
+    """The text of a string or of the ``text`` blocks (and strings) of a block list."""
+    return blocks_text(content, _TEXT, bare=True)
 
 
 def _command_line(text: str) -> str | None:
@@ -180,41 +172,16 @@ def _command_line(text: str) -> str | None:
     return f"{name} {parts.get('args', '')}".strip()
 
 
-class _Builder:
+class _Builder(TurnBuilder):
     """Turns of one transcript (a main file, a subagent file or an inline sidechain)."""
 
     def __init__(self, include_hidden: bool) -> None:
-        self.include_hidden = include_hidden
-        self.turns: list[Turn] = []
+        super().__init__(include_hidden)
         self.by_message_id: dict[str, Turn] = {}
-        self.pending: list[JSONDict] = []  # hidden parts seen before the first turn
         self.tool_names: dict[str, str] = {}
         self.tasks: dict[str, JSONDict] = {}  # Task tool_use id -> its input
         self.agent_of_call: dict[str, str] = {}  # Task tool_use id -> agentId
-        self.hidden_records: dict[str, int] = {}
         self.open_boundary: Turn | None = None
-
-    # -------------------------------------------------------------- helpers
-
-    def count(self, key: str) -> None:
-        self.hidden_records[key] = self.hidden_records.get(key, 0) + 1
-
-    def hide(self, part: JSONDict) -> None:
-        """Attach a hidden part to the latest turn (or the first one to come)."""
-        if not self.include_hidden:
-            return
-        target = next((t for t in reversed(self.turns) if t.role is not None), None)
-        if target is None:
-            self.pending.append(part)
-        else:
-            target.hidden.append(part)
-
-    def add(self, turn: Turn) -> Turn:
-        if self.pending and turn.role is not None:
-            turn.hidden[:0] = self.pending
-            self.pending = []
-        self.turns.append(turn)
-        return turn
 
     # -------------------------------------------------------------- records
 

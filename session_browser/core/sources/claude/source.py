@@ -26,8 +26,8 @@ from typing import Generic, Protocol, TypeVar
 
 from ...files import loads
 from ...model import JSONDict, SessionHit
-from ..base import Identity, LinesSkipped, SessionDoc, Skip, SourceKind
-from ..named import named_kind_stores
+from ..base import Identity, LinesSkipped, SessionDoc, Skip
+from ..named import agent_kind
 from ..pi.store import pi_is_automated, settle_automation
 from ..resume import ResumeStates
 from .reader import (
@@ -387,21 +387,4 @@ def empty_reason(skipped_lines: int, unknown: dict[str, int]) -> str:
     return f"no conversation (no prompt or answer){extra}{bad}"
 
 
-def default_dirs(cwd: Path | None = None) -> list[Path]:
-    """Claude Code's transcripts dir (:func:`default_claude_dir`)."""
-    return [default_claude_dir()]
-
-
-open_scan, open_index = named_kind_stores(ClaudeSource)
-
-KIND = SourceKind(
-    name=CLAUDE_SOURCE,
-    prefix=f"{CLAUDE_SOURCE}:",
-    read_only=True,
-    default_dirs=default_dirs,
-    only_if_present=True,
-    source=ClaudeSource,
-    open_scan=open_scan,
-    open_index=open_index,
-    describe="Claude Code transcripts dir",
-)
+KIND = agent_kind(CLAUDE_SOURCE, ClaudeSource, default_claude_dir, "Claude Code transcripts dir")
