@@ -55,10 +55,18 @@ class Filter:
 
     key: str
     example: str
-    scope: Literal["session", "message"]
+    # ``option``: says what is searched rather than narrowing it (never a clause, never
+    # drops a session or a message, and alone it is no query).
+    scope: Literal["session", "message", "option"]
     parse: Callable[[str, float], Any]  # the value as typed, now -> the value (QueryError)
     sql: Callable[[Any, str], Sql | None]  # value, store kind -> clause and params, or None
     keeps: Callable[[Any, Any], bool]  # value, facts of the scope -> kept
+    attr: str = ""  # the ParsedQuery attribute holding the value (default: the key)
+
+    @property
+    def name(self) -> str:
+        """The ParsedQuery attribute holding this filter's value."""
+        return self.attr or self.key
 
 
 _AGE_RE = re.compile(r"(\d{1,6})\s*(m|min|h|d|w)", re.IGNORECASE)
@@ -168,6 +176,19 @@ def _until(value: str, now: float) -> float:
     return _timestamp(end, "until", value)
 
 
+#: What ``in:`` opts into: the parts of a transcript a reader does not see by default
+#: (tool calls and their results, reasoning, bookkeeping records).
+IN_VALUES = frozenset({"tools", "tool", "hidden"})
+
+
+def _in(value: str, _now: float) -> str:
+    if value.lower() not in IN_VALUES:
+        raise QueryError(
+            f"in: expects tools (tool calls and results, reasoning searched too), not {value!r}"
+        )
+    return "tools"
+
+
 def _is_session(value: str, facts: SessionFacts) -> bool:
     return facts.session_id == value or facts.file_name == session_file_name(value)
 
@@ -242,6 +263,15 @@ FILTERS: tuple[Filter, ...] = (
         lambda v, _n: normalize_project(v),
         _project_sql,
         lambda v, s: project_matches(s.project, v),
+    ),
+    Filter(
+        "in",
+        "in:tools",
+        "option",
+        _in,
+        lambda _v, _k: None,  # the index reads its hidden rows too (see index.hidden)
+        lambda _v, _f: True,
+        attr="in_",
     ),
 )
 BY_KEY: dict[str, Filter] = {f.key: f for f in FILTERS}
