@@ -20,6 +20,7 @@ import orjson
 
 from session_browser.bench.sessions import JSONDict, read_spills
 from session_browser.core.paths import safe_id
+from session_browser.core.sources.pi.build import chat_turns
 
 AGENT_FORMATS = ("claude", "codex")
 AGENT_PROJECT_CWD = "/proj"
@@ -43,15 +44,7 @@ def _epoch(value: Any) -> float:
 
 def _turns(data: JSONDict, key: str, created: float) -> list[tuple[str, str, float]]:
     """(role, text, epoch) of the user and assistant turns of ``data[key]``."""
-    out: list[tuple[str, str, float]] = []
-    items = data.get(key)
-    for msg in items if isinstance(items, list) else []:
-        if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant"):
-            continue
-        content = msg.get("content")
-        text = content if isinstance(content, str) else ""
-        out.append((str(msg["role"]), text, _epoch(msg.get("timestamp")) or created))
-    return out
+    return [(role, text, _epoch(ts) or created) for role, text, ts in chat_turns(data, key)]
 
 
 def _title(data: JSONDict) -> str | None:

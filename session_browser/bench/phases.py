@@ -7,7 +7,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -181,32 +181,34 @@ def _pi_target_sessions(pi_dir: Path, n: int) -> list[tuple[str, Path]]:
     from session_browser.core.pi_index import scan_pi_dir
     from session_browser.core.sources.pi import read_pi_session
 
-    out: list[tuple[str, Path]] = []
-    seen: set[str] = set()
-    for rel in sorted(scan_pi_dir(pi_dir)):
-        path = pi_dir / rel
-        try:
-            session = read_pi_session(path)
-        except (OSError, ValueError):
-            continue
-        sid = session.session_id
-        if session.header is None or not session.data["messages"] or sid in seen:
-            continue
-        seen.add(sid)
-        out.append((sid, path))
-        if len(out) >= n:
-            break
-    return out
+    def sessions() -> Iterator[tuple[str, Path]]:
+        for rel in sorted(scan_pi_dir(pi_dir)):
+            path = pi_dir / rel
+            try:
+                session = read_pi_session(path)
+            except (OSError, ValueError):
+                continue
+            if session.header is not None and session.data["messages"]:
+                yield session.session_id, path
+
+    return _first_sessions(sessions(), n)
 
 
 def _agent_target_sessions(fmt: str, root: Path, n: int) -> list[tuple[str, Path]]:
     """``n`` readable Claude Code / Codex sessions with turns, picked deterministically."""
     from session_browser.bench.agents import agent_sessions
 
+    return _first_sessions(
+        ((sid, path) for path, sid, data in agent_sessions(fmt, root) if data.get("messages")), n
+    )
+
+
+def _first_sessions(found: Iterable[tuple[str, Path]], n: int) -> list[tuple[str, Path]]:
+    """The first ``n`` of ``found`` (session id, file), each id once."""
     out: list[tuple[str, Path]] = []
     seen: set[str] = set()
-    for path, sid, data in agent_sessions(fmt, root):
-        if not data.get("messages") or sid in seen:
+    for sid, path in found:
+        if sid in seen:
             continue
         seen.add(sid)
         out.append((sid, path))

@@ -10,44 +10,42 @@ from pathlib import Path
 import click
 
 from session_browser.bench.app import BenchAppError, BenchAppOptions, format_report, run_bench_app
+from session_browser.cli.bench_options import (
+    amount_option,
+    count_option,
+    dir_option,
+    no_sgd_option,
+)
 from session_browser.cli.common import fail
 from session_browser.core.text import printable
 
 
 @click.command("bench-app")
-@click.option(
+@dir_option(
     "--store",
     "store_dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    metavar="DIR",
     help="Measure a copy of this session dir (never changed) instead of a generated corpus.",
 )
-@click.option(
+@count_option(
     "--sessions",
-    type=click.IntRange(min=1),
     default=30000,
-    show_default=True,
     help="Size of the generated corpus (without --store).",
 )
-@click.option(
+@count_option(
     "--queries",
-    type=click.IntRange(min=1),
     default=20,
-    show_default=True,
     help="Known-item queries typed into the app.",
 )
-@click.option(
+@count_option(
     "--big-messages",
-    type=click.IntRange(min=10),
+    minimum=10,
     default=20000,
-    show_default=True,
     help="Messages in the big session that is opened.",
 )
-@click.option(
+@amount_option(
     "--key-delay",
-    type=click.FloatRange(min=0.0),
+    minimum=0.0,
     default=0.08,
-    show_default=True,
     help="Seconds between typed keys.",
 )
 @click.option(
@@ -58,12 +56,7 @@ from session_browser.core.text import printable
     help="Also type this query after the known-item ones (repeatable); one that errors or "
     "finds nothing fails the search target.",
 )
-@click.option(
-    "--no-sgd",
-    is_flag=True,
-    help="Generate the corpus from the pip-installable data only (chitchat + demo), even "
-    "when the SGD data is present.",
-)
+@no_sgd_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def bench_app(
     store_dir: Path | None,

@@ -11,6 +11,13 @@ import click
 from session_browser.bench.config import AGENT_KINDS, ALL_KINDS, BenchError, BenchOptions
 from session_browser.bench.harness import run_benchmark
 from session_browser.bench.report import format_report
+from session_browser.cli.bench_options import (
+    amount_option,
+    count_option,
+    dir_option,
+    no_sgd_option,
+    switch_option,
+)
 from session_browser.cli.common import fail
 from session_browser.core.sources import SOURCES
 from session_browser.core.sources.pi import default_pi_dir
@@ -26,15 +33,12 @@ from session_browser.core.text import printable
     help="Measure an existing session dir, or a Pi, Claude Code or Codex session dir as "
     "pi:DIR, claude:DIR, codex:DIR (copied first; never changed).",
 )
-@click.option(
+@dir_option(
     "--home",
-    type=click.Path(path_type=Path, file_okay=False),
-    metavar="DIR",
     help="Measure an existing PraisonAI home (DIR/sessions; copied first; never changed).",
 )
-@click.option(
+@count_option(
     "--sessions",
-    type=click.IntRange(min=1),
     default=None,
     help="Corpus size (default: every source conversation once; more copies with new ids).",
 )
@@ -66,31 +70,24 @@ from session_browser.core.text import printable
     "opened as one group (hits ranked together).",
 )
 @click.option("--seed", type=int, default=7, show_default=True, help="Corpus and query seed.")
-@click.option(
+@count_option(
     "--queries",
-    type=click.IntRange(min=1),
     default=200,
-    show_default=True,
     help="Known-item queries to generate.",
 )
-@click.option(
+@switch_option(
     "--peers/--no-peers",
-    default=True,
-    show_default=True,
     help="Also measure PraisonAI's own stores (when praisonaiagents is installed).",
 )
-@click.option(
+@count_option(
     "--peer-queries",
-    type=click.IntRange(min=1),
     default=20,
-    show_default=True,
     help="Queries PraisonAI's stores answer (each is slow on a large store).",
 )
-@click.option(
+@amount_option(
     "--peer-timeout",
-    type=click.FloatRange(min=1),
+    minimum=1,
     default=300.0,
-    show_default=True,
     help="Seconds after which a phase of a PraisonAI store is stopped.",
 )
 @click.option(
@@ -100,53 +97,40 @@ from session_browser.core.text import printable
     type=click.Choice(ALL_KINDS),
     help="Measure only these stores (repeatable).",
 )
-@click.option(
+@dir_option(
     "--workdir",
-    type=click.Path(path_type=Path, file_okay=False, exists=True),
-    default=None,
+    exists=True,
+    metavar=None,
     help="Where the temporary copies and indexes go (default: the system temp dir).",
 )
-@click.option(
+@switch_option(
     "--big-message/--no-big-message",
-    default=True,
-    show_default=True,
     help="Measure one session holding a single huge message: peak RSS of search + recent + "
     "show on it, and the time of show on a smaller one.",
 )
-@click.option(
+@amount_option(
     "--big-message-mb",
-    type=click.FloatRange(min=0.01),
+    minimum=0.01,
     default=50.0,
-    show_default=True,
     help="Size of the one-message file (its peak-RSS target is 4x this).",
 )
-@click.option(
+@amount_option(
     "--show-message-mb",
-    type=click.FloatRange(min=0.01),
+    minimum=0.01,
     default=8.0,
-    show_default=True,
     help="Size of the message whose show is timed (target under 2 s).",
 )
-@click.option(
+@switch_option(
     "--contention/--no-contention",
-    default=True,
-    show_default=True,
     help="Measure 1, 4 and 8 writer processes adding messages to 4 sessions while 2 "
     "processes search (writes/s, p95, lost and duplicated messages).",
 )
-@click.option(
+@count_option(
     "--write-messages",
-    type=click.IntRange(min=1),
     default=100,
-    show_default=True,
     help="add_message calls per writer process.",
 )
-@click.option(
-    "--no-sgd",
-    is_flag=True,
-    help="Build the corpus from the pip-installable data only (chitchat + demo), even when "
-    "the SGD data (../shared/data or $SESSION_BROWSER_DATA_DIR) is present.",
-)
+@no_sgd_option
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
 @click.option("--keep", is_flag=True, help="Keep the work dir (corpus, copies, indexes, logs).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")

@@ -9,9 +9,9 @@ from rich.table import Table
 from rich.text import Text
 
 from session_browser.core import recall
+from session_browser.core.compat import CompatReads
 from session_browser.core.files import SessionFileError
 from session_browser.core.model import JSONDict, SessionData, SessionHit, content_text
-from session_browser.core.store import DefaultSessionStore
 from session_browser.core.text import printable, shown_id
 
 from .common import (
@@ -247,7 +247,7 @@ def _resume_of(data: JSONDict) -> tuple[str, str | None] | None:
 
 def _read_session(store: Any, session_id: str) -> JSONDict:
     """The stored dict of a session; one clear error when its file cannot be read."""
-    if isinstance(store, DefaultSessionStore):
+    if isinstance(store, CompatReads):  # the JSON store's reads (an index's too)
         try:
             data = store.read_raw(session_id)
         except SessionFileError as exc:

@@ -1,11 +1,13 @@
 """The rest of ``praisonaiagents`` 1.7.17's session-store API, for a true drop-in.
 
-:class:`PraisonAICompat` is a base class of :class:`~session_browser.core.store.DefaultSessionStore`
-(and so of the SQLite store): compaction checkpoints, runtime state, agent and gateway
-lookups, partial assistant turns, the background mirror, portable export/import as store
-methods, and the ``SESSION_PERSIST_FAILED`` hook. Every write goes through the store's one
-locked, atomic read-modify-write (``_modify``); every read goes through ``get_session`` /
-``iter_sessions`` and writes nothing unless the store was opened with
+:class:`CompatReads` holds what is built on a store's own reads (agent and gateway lookups,
+the listing, runtime state, the model, portable export/import as store methods): a base of
+the JSON store and of the index, which reads through whatever source it indexes.
+:class:`PraisonAICompat` (a base class of :class:`~session_browser.core.store.DefaultSessionStore`,
+the writer) adds the writes: compaction checkpoints, runtime state, partial assistant turns,
+the background mirror and the ``SESSION_PERSIST_FAILED`` hook. Every write goes through the
+store's one locked, atomic read-modify-write (``_modify``); every read goes through
+``get_session`` / ``iter_sessions`` and writes nothing unless the store was opened with
 ``read_side_effects=True`` (PraisonAI's behaviour: a read folds spill files into the session
 file and renames a corrupt file aside).
 
@@ -169,8 +171,10 @@ def _recorded(session: SessionData, key: str, *fallbacks: str) -> str | None:
     return None
 
 
-class PraisonAICompat:
-    """praisonaiagents 1.7.17's store methods that browsing itself does not need."""
+class CompatReads:
+    """praisonaiagents 1.7.17's store methods built on a store's own session reads
+    (``get_session``, ``iter_sessions``) and, for the import, its ``write_session``: shared by
+    the JSON store and the index, whatever the index reads."""
 
     # Recall heuristics PraisonAI exposes as class constants (our ``recall`` uses the same).
     BOOKEND_SIZE = 2
@@ -178,6 +182,201 @@ class PraisonAICompat:
     AUTOMATED_DEMOTION = 0.25
     # Version of the portable export payload.
     PORTABLE_VERSION = 1
+
+    if TYPE_CHECKING:
+        max_messages: int
+
+        def get_session(self, session_id: str) -> SessionData: ...
+        def read_raw(self, session_id: str) -> JSONDict | None: ...
+        def iter_sessions(self) -> Iterator[tuple[Path, os.stat_result, JSONDict]]: ...
+        def write_session(self, session: SessionData, *, overwrite: bool = False) -> bool: ...
+        def session_path(self, session_id: str) -> Path: ...
+
+    # ------------------------------------------------------------------ reads
+
+    def get_chat_history(
+        self, session_id: str, max_messages: int | None = None
+    ) -> list[dict[str, Any]]:
+        return self.get_session(session_id).get_chat_history(max_messages)
+
+    def list_sessions(self, limit: int | None = 50) -> list[dict[str, Any]]:
+        """PraisonAI's listing dicts, most recently updated first."""
+        rows: list[dict[str, Any]] = []
+        for _path, _st, data in self.iter_sessions():
+            meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+            assert isinstance(meta, dict)
+            messages = data.get("messages")
+            sid = data["session_id"]
+            rows.append(
+                {
+                    "session_id": sid,
+                    "id": sid,
+                    "agent_name": data.get("agent_name"),
+                    "title": meta.get("title"),
+                    "agent_id": data.get("agent_id") or meta.get("agent_id"),
+                    "source": data.get("source") or meta.get("source"),
+                    "parent_id": data.get("parent_id") or meta.get("parent_id"),
+                    "parent_session_id": data.get("parent_session_id")
+                    or meta.get("parent_session_id"),
+                    "agent_key": data.get("agent_key") or meta.get("agent_key"),
+                    "created_at": data.get("created_at"),
+                    "updated_at": data.get("updated_at"),
+                    "message_count": len(messages) if isinstance(messages, list) else 0,
+                    "model": data.get("model") or data.get("llm") or meta.get("model"),
+                    "total_tokens": data.get("total_tokens")
+                    or data.get("token_count")
+                    or meta.get("total_tokens"),
+                    "cost": data.get("cost") or meta.get("cost"),
+                }
+            )
+        rows.sort(key=lambda r: str(r.get("updated_at") or ""), reverse=True)
+        return rows if limit is None else rows[: max(0, limit)]
+
+    def get_working_history(
+        self, session_id: str, max_messages: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The compacted working history: checkpoint summary + the turns after it."""
+        session = self.get_session(session_id)
+        return session.get_working_history(max_messages or self.max_messages)
+
+    def get_session_model(self, session_id: str) -> str | None:
+        """The model the session recorded (metadata, else the latest turn's)."""
+        try:
+            return _recorded(self.get_session(session_id), "model", "llm")
+        except Exception:
+            return None
+
+    def get_session_reasoning_effort(self, session_id: str) -> str | None:
+        """The reasoning effort the session recorded (metadata, else the latest turn's)."""
+        try:
+            return _recorded(self.get_session(session_id), "reasoning_effort")
+        except Exception:
+            return None
+
+    def get_runtime_state(
+        self, session_id: str, runtime_id: str, turn_id: str | None = None
+    ) -> dict[str, Any]:
+        state = self.get_session(session_id).runtime_state.get(runtime_id, {})
+        if not isinstance(state, dict):
+            return {}
+        copied: JSONDict = copy_json(state if turn_id is None else state.get(turn_id, {}))
+        return copied
+
+    def _scan(self, key: str, value: str) -> Iterator[JSONDict]:
+        for _path, _st, data in self.iter_sessions():
+            if data.get(key) == value:
+                yield data
+
+    def list_sessions_by_agent(self, agent_name: str, limit: int = 50) -> list[str]:
+        """Ids of the sessions whose ``agent_name`` is ``agent_name`` (directory order)."""
+        return [d["session_id"] for d in self._scan("agent_name", agent_name)][:limit]
+
+    def get_sessions_by_agent(self, agent_name: str, limit: int = 10) -> list[SessionData]:
+        return [self.get_session(sid) for sid in self.list_sessions_by_agent(agent_name, limit)]
+
+    def get_agent_chat_history(
+        self, agent_name: str, max_messages: int | None = None, max_sessions: int = 5
+    ) -> list[dict[str, Any]]:
+        """Every turn of an agent's sessions, each tagged with its session and agent."""
+        out: list[dict[str, Any]] = []
+        for session in self.get_sessions_by_agent(agent_name, max_sessions):
+            for msg in session.get_chat_history(max_messages):
+                out.append({**msg, "session_id": session.session_id, "agent_name": agent_name})
+        return out
+
+    def get_by_gateway_session(self, gateway_session_id: str) -> SessionData | None:
+        for data in self._scan("gateway_session_id", gateway_session_id):
+            return SessionData.from_dict(data)
+        return None
+
+    def list_sessions_by_gateway_agent(self, agent_id: str, limit: int = 50) -> list[str]:
+        return [d["session_id"] for d in self._scan("agent_id", agent_id)][:limit]
+
+    # ------------------------------------------------------------------ portable
+
+    def export_session(self, session_id: str, *, include_lineage: bool = True) -> JSONDict:
+        """The portable payload of a session; an unknown or unreadable id gives no sessions."""
+        from . import portable
+
+        try:
+            return portable.export_session(self, session_id, include_lineage=include_lineage)
+        except portable.SessionNotFound:
+            pass
+        except portable.PortableError as exc:
+            log.warning("not exporting session %r: %s", session_id, exc)
+        return {"version": self.PORTABLE_VERSION, "sessions": []}
+
+    def export_all(self) -> JSONDict:
+        """Every session; ``OSError`` when a file is unreadable (the backup would be incomplete)."""
+        from . import portable
+
+        try:
+            return portable.export_all(self)  # type: ignore[arg-type]
+        except portable.PortableError as exc:
+            raise OSError(f"Incomplete session export: {exc}") from exc
+
+    def import_sessions(
+        self,
+        payload: Any,
+        *,
+        max_sessions: int = DEFAULT_IMPORT_MAX_SESSIONS,
+        reset_live_fields: bool = True,
+        overwrite: bool = False,
+    ) -> ImportReport:
+        """Import a portable payload; malformed entries are skipped and reported.
+
+        A payload that is not an object or has no ``sessions`` list imports nothing; one
+        from a newer format version is refused with a reason (PraisonAI's rules).
+        """
+        from . import portable
+
+        report = ImportReport(version=self.PORTABLE_VERSION)
+        if not isinstance(payload, dict) or not isinstance(payload.get("sessions"), list):
+            return report
+        version = payload.get("version")
+        if isinstance(version, int) and version > self.PORTABLE_VERSION:
+            report.skipped.append(
+                {
+                    "session_id": "",
+                    "reason": f"unsupported payload version {version} "
+                    f"(supported <= {self.PORTABLE_VERSION})",
+                }
+            )
+            return report
+        # PraisonAI's own reasons for entries it cannot even name; the rest go through our
+        # one import path (which writes each session under its lock, verbatim).
+        entries: list[Any] = []
+        for index, raw in enumerate(payload["sessions"]):
+            if not isinstance(raw, dict):
+                reason = f"malformed record at index {index}"
+            elif not isinstance(raw.get("session_id"), str) or not raw["session_id"].strip():
+                reason = f"missing session_id at index {index}"
+            else:
+                entries.append(raw)
+                continue
+            report.skipped.append({"session_id": "", "reason": reason})
+        try:
+            done = portable.import_sessions(
+                self,  # type: ignore[arg-type]
+                {"version": self.PORTABLE_VERSION, "sessions": entries},
+                overwrite=overwrite,
+                # PraisonAI's semantics: a library call, not a user's restore (no journal,
+                # no second opinion on redacted copies).
+                allow_redacted=True,
+                reset_live_fields=reset_live_fields,
+                max_sessions=max_sessions,
+                skip_invalid=True,
+                journal=False,
+            )
+        except portable.PortableError as exc:
+            report.skipped.append({"session_id": "", "reason": str(exc)})
+            return report
+        done.skipped[:0] = report.skipped
+        return done
+
+
+class PraisonAICompat(CompatReads):
+    """praisonaiagents 1.7.17's store methods that browsing itself does not need."""
 
     _mirror_writer: _MirrorWriter | None = None
     read_side_effects: bool = False
@@ -256,69 +455,9 @@ class PraisonAICompat:
             session.messages.extend(turns)
         return session
 
-    def get_working_history(
-        self, session_id: str, max_messages: int | None = None
-    ) -> list[dict[str, Any]]:
-        """The compacted working history: checkpoint summary + the turns after it."""
-        session = self.get_session(session_id)
-        return session.get_working_history(max_messages or self.max_messages)
-
-    def get_session_model(self, session_id: str) -> str | None:
-        """The model the session recorded (metadata, else the latest turn's)."""
-        try:
-            return _recorded(self.get_session(session_id), "model", "llm")
-        except Exception:
-            return None
-
-    def get_session_reasoning_effort(self, session_id: str) -> str | None:
-        """The reasoning effort the session recorded (metadata, else the latest turn's)."""
-        try:
-            return _recorded(self.get_session(session_id), "reasoning_effort")
-        except Exception:
-            return None
-
-    def get_runtime_state(
-        self, session_id: str, runtime_id: str, turn_id: str | None = None
-    ) -> dict[str, Any]:
-        state = self.get_session(session_id).runtime_state.get(runtime_id, {})
-        if not isinstance(state, dict):
-            return {}
-        copied: JSONDict = copy_json(state if turn_id is None else state.get(turn_id, {}))
-        return copied
-
     def invalidate_cache(self, session_id: str | None = None) -> None:
         """Forget cached lookups. Reads always go to disk, so only the renamed-file map."""
         self._misplaced_cache = None
-
-    def _scan(self, key: str, value: str) -> Iterator[JSONDict]:
-        for _path, _st, data in self.iter_sessions():
-            if data.get(key) == value:
-                yield data
-
-    def list_sessions_by_agent(self, agent_name: str, limit: int = 50) -> list[str]:
-        """Ids of the sessions whose ``agent_name`` is ``agent_name`` (directory order)."""
-        return [d["session_id"] for d in self._scan("agent_name", agent_name)][:limit]
-
-    def get_sessions_by_agent(self, agent_name: str, limit: int = 10) -> list[SessionData]:
-        return [self.get_session(sid) for sid in self.list_sessions_by_agent(agent_name, limit)]
-
-    def get_agent_chat_history(
-        self, agent_name: str, max_messages: int | None = None, max_sessions: int = 5
-    ) -> list[dict[str, Any]]:
-        """Every turn of an agent's sessions, each tagged with its session and agent."""
-        out: list[dict[str, Any]] = []
-        for session in self.get_sessions_by_agent(agent_name, max_sessions):
-            for msg in session.get_chat_history(max_messages):
-                out.append({**msg, "session_id": session.session_id, "agent_name": agent_name})
-        return out
-
-    def get_by_gateway_session(self, gateway_session_id: str) -> SessionData | None:
-        for data in self._scan("gateway_session_id", gateway_session_id):
-            return SessionData.from_dict(data)
-        return None
-
-    def list_sessions_by_gateway_agent(self, agent_id: str, limit: int = 50) -> list[str]:
-        return [d["session_id"] for d in self._scan("agent_id", agent_id)][:limit]
 
     # ------------------------------------------------------------------ writes
 
@@ -526,89 +665,3 @@ class PraisonAICompat:
             HookRunner(registry).execute_sync(HookEvent.SESSION_PERSIST_FAILED, event)
         except Exception:
             log.debug("SESSION_PERSIST_FAILED hook failed", exc_info=True)
-
-    # ------------------------------------------------------------------ portable
-
-    def export_session(self, session_id: str, *, include_lineage: bool = True) -> JSONDict:
-        """The portable payload of a session; an unknown or unreadable id gives no sessions."""
-        from . import portable
-
-        try:
-            return portable.export_session(
-                self,  # type: ignore[arg-type]
-                session_id,
-                include_lineage=include_lineage,
-            )
-        except portable.SessionNotFound:
-            pass
-        except portable.PortableError as exc:
-            log.warning("not exporting session %r: %s", session_id, exc)
-        return {"version": self.PORTABLE_VERSION, "sessions": []}
-
-    def export_all(self) -> JSONDict:
-        """Every session; ``OSError`` when a file is unreadable (the backup would be incomplete)."""
-        from . import portable
-
-        try:
-            return portable.export_all(self)  # type: ignore[arg-type]
-        except portable.PortableError as exc:
-            raise OSError(f"Incomplete session export: {exc}") from exc
-
-    def import_sessions(
-        self,
-        payload: Any,
-        *,
-        max_sessions: int = DEFAULT_IMPORT_MAX_SESSIONS,
-        reset_live_fields: bool = True,
-        overwrite: bool = False,
-    ) -> ImportReport:
-        """Import a portable payload; malformed entries are skipped and reported.
-
-        A payload that is not an object or has no ``sessions`` list imports nothing; one
-        from a newer format version is refused with a reason (PraisonAI's rules).
-        """
-        from . import portable
-
-        report = ImportReport(version=self.PORTABLE_VERSION)
-        if not isinstance(payload, dict) or not isinstance(payload.get("sessions"), list):
-            return report
-        version = payload.get("version")
-        if isinstance(version, int) and version > self.PORTABLE_VERSION:
-            report.skipped.append(
-                {
-                    "session_id": "",
-                    "reason": f"unsupported payload version {version} "
-                    f"(supported <= {self.PORTABLE_VERSION})",
-                }
-            )
-            return report
-        # PraisonAI's own reasons for entries it cannot even name; the rest go through our
-        # one import path (which writes each session under its lock, verbatim).
-        entries: list[Any] = []
-        for index, raw in enumerate(payload["sessions"]):
-            if not isinstance(raw, dict):
-                reason = f"malformed record at index {index}"
-            elif not isinstance(raw.get("session_id"), str) or not raw["session_id"].strip():
-                reason = f"missing session_id at index {index}"
-            else:
-                entries.append(raw)
-                continue
-            report.skipped.append({"session_id": "", "reason": reason})
-        try:
-            done = portable.import_sessions(
-                self,  # type: ignore[arg-type]
-                {"version": self.PORTABLE_VERSION, "sessions": entries},
-                overwrite=overwrite,
-                # PraisonAI's semantics: a library call, not a user's restore (no journal,
-                # no second opinion on redacted copies).
-                allow_redacted=True,
-                reset_live_fields=reset_live_fields,
-                max_sessions=max_sessions,
-                skip_invalid=True,
-                journal=False,
-            )
-        except portable.PortableError as exc:
-            report.skipped.append({"session_id": "", "reason": str(exc)})
-            return report
-        done.skipped[:0] = report.skipped
-        return done

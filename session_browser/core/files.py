@@ -172,6 +172,23 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def synced_temp(directory: Path, name: str, payload: bytes, mode: int) -> str:
+    """A new temp file in ``directory`` (named after ``name``) holding ``payload``, synced to
+    disk, with ``mode``: to be renamed or linked into place. Removed again when that fails."""
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp
+
+
 def atomic_write_bytes(path: Path, payload: bytes, *, mode: int = FILE_MODE) -> None:
     """Write ``payload`` to ``path`` atomically (raises ``OSError`` on failure).
 
@@ -180,15 +197,10 @@ def atomic_write_bytes(path: Path, payload: bytes, *, mode: int = FILE_MODE) -> 
     directory = path.parent
     with _interrupts_deferred():
         try:
-            fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+            tmp = synced_temp(directory, path.name, payload, mode)
         except OSError as exc:
             raise _about(exc, path) from exc
         try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(payload)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, mode)
             os.replace(tmp, path)
         except BaseException as exc:
             with contextlib.suppress(OSError):
@@ -417,6 +429,14 @@ class FileIdentity:
     @classmethod
     def of(cls, st: os.stat_result) -> FileIdentity:
         return cls(st.st_size, st.st_mtime_ns, st.st_ino)
+
+    @classmethod
+    def at(cls, path: Path | None) -> FileIdentity | None:
+        """The identity of the file at ``path``; None without a path or a file there."""
+        try:
+            return None if path is None else cls.of(path.stat())
+        except OSError:
+            return None
 
 
 def iter_session_files(session_dir: Path) -> Iterator[tuple[Path, os.stat_result]]:

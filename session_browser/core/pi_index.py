@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +49,6 @@ from .model import JSONDict, SessionData, SessionSummary
 from .query import normalize_project, project_matches
 from .sources.pi import PI_SOURCE, PiBranch, PiStore, default_pi_dir
 from .sources.pi.source import PiSource, scan_pi_dir
-from .sources.readonly import ReadOnlyWrites
-from .store import DefaultSessionStore
 
 __all__ = ["PiIndexStore", "default_pi_db_path", "scan_pi_dir"]
 
@@ -60,32 +58,34 @@ def default_pi_db_path(root: Path) -> Path:
     return default_db_path(root, PiSource.index_prefix)
 
 
-class _PiReads(DefaultSessionStore):
-    """The file-level reads of the JSON store, answered from Pi files.
+class _PiReader:
+    """The session reads of a Pi dir, each finding its file through ``locate`` (the index's
+    lookup, a scan when the index does not know the id)."""
 
-    Sits between :class:`SqliteSessionStore` and :class:`DefaultSessionStore` in the method
-    order, so the index's own fallbacks (``super().summaries()``, the classic scan) read Pi
-    files too.
-    """
+    def __init__(self, pi: PiStore, locate: Callable[[str], Path | None]) -> None:
+        self.pi = pi
+        self._locate = locate
 
-    pi: PiStore
+    @property
+    def label(self) -> str:
+        return self.pi.label
 
-    def _pi_path(self, session_id: str) -> Path | None:
-        raise NotImplementedError
+    def session_path(self, session_id: str) -> Path | None:
+        return self._locate(session_id)
 
     def read_raw(self, session_id: str) -> JSONDict | None:
-        path = self._pi_path(session_id)
+        path = self._locate(session_id)
         session = None if path is None else self.pi.load(path)
         return None if session is None else dict(session.data)
 
     def get_session(self, session_id: str) -> SessionData:
-        self._pi_path(session_id)
+        self._locate(session_id)
         return self.pi.get_session(session_id)
 
     def session_exists(self, session_id: str) -> bool:
         if not isinstance(session_id, str) or not session_id:
             return False
-        return self._pi_path(session_id) is not None
+        return self._locate(session_id) is not None
 
     def iter_sessions(self) -> Iterator[tuple[Path, os.stat_result, JSONDict]]:
         for path, st, session in self.pi.iter_sessions():
@@ -94,28 +94,25 @@ class _PiReads(DefaultSessionStore):
     def summaries(self) -> list[SessionSummary]:
         return self.pi.summaries()
 
+    def recent(self, *, limit: int = 10) -> list[SessionSummary]:
+        return self.pi.recent(limit=limit)
+
     def search_candidates(
-        self, query: str, *, window: int = 5, **kwargs: Any
+        self, query: str, *, window: int = 5, language: bool = False
     ) -> list[recall.Candidate]:
-        return self.pi.search_candidates(
-            query, window=window, language=bool(kwargs.get("language"))
-        )
+        return self.pi.search_candidates(query, window=window, language=language)
 
     def window(
         self, session_id: str, around_message_id: Any = None, *, window: int = 5
     ) -> list[JSONDict]:
-        self._pi_path(session_id)
+        self._locate(session_id)
         return self.pi.window(session_id, around_message_id, window=window)
 
     def file_identity(self, session_id: str) -> FileIdentity | None:
-        path = self._pi_path(session_id)
-        try:
-            return None if path is None else FileIdentity.of(path.stat())
-        except OSError:
-            return None
+        return FileIdentity.at(self._locate(session_id))
 
 
-class PiIndexStore(ReadOnlyWrites, SqliteSessionStore, _PiReads):  # type: ignore[misc]
+class PiIndexStore(SqliteSessionStore):
     """A searchable, read-only index over a Pi session dir (see the module docstring)."""
 
     source_kind = PI_SOURCE
@@ -137,13 +134,8 @@ class PiIndexStore(ReadOnlyWrites, SqliteSessionStore, _PiReads):  # type: ignor
             reconcile=reconcile,
             fts=fts,
             source=PiSource(root_path, self.pi),
-            # Never used (writes are refused); named so nothing defaults to PraisonAI's.
-            spill_dir=paths.cache_dir() / "pi-no-spill",
+            reader=_PiReader(self.pi, self._pi_path),
         )
-
-    @property
-    def label(self) -> str:
-        return f"{PI_SOURCE}:{self.root}"
 
     def __enter__(self) -> PiIndexStore:
         return self

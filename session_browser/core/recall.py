@@ -529,6 +529,16 @@ def classic_candidate(
     return Candidate(hit, lineage_key(data))
 
 
+def search(
+    query: str, limit: int, candidates: Callable[[], Iterable[Candidate]]
+) -> list[SessionHit]:
+    """The best ``limit`` hits of a scanning store's ``candidates()`` (none asked for an
+    empty query or no hits: then nothing is read)."""
+    if limit <= 0 or not (query or "").strip():
+        return []
+    return rank(candidates(), limit)
+
+
 def rank(candidates: Iterable[Candidate], limit: int) -> list[SessionHit]:
     """Sort by score then ``when`` (newest first) and fold lineage continuations.
 

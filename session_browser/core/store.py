@@ -63,6 +63,8 @@ RETENTION_KEEP_ALL = "keep_all"
 RETENTIONS = (RETENTION_COMPACT, RETENTION_TRUNCATE, RETENTION_KEEP_ALL)
 
 Mutator = Callable[[SessionData], None]
+#: Told of a write that landed: (session id, its file, the dict written or None when deleted).
+WriteObserver = Callable[[str, Path, JSONDict | None], None]
 
 
 def _env_retention() -> str | None:
@@ -176,7 +178,11 @@ class DefaultSessionStore(PraisonAICompat):
         *,
         spill_dir: str | os.PathLike[str] | None = None,
         read_side_effects: bool = False,
+        observer: WriteObserver | None = None,
     ) -> None:
+        """``observer`` is told of every write that landed, after the :meth:`_after_write`
+        hook (``data`` None for a deletion): the index follows the writes it does not make."""
+        self._observer = observer
         self.session_dir = StoreDir(session_dir or default_session_dir())
         self._init_compat(mirror=mirror, read_side_effects=read_side_effects)
         self.spill_dir = Path(spill_dir) if spill_dir else default_spill_dir()
@@ -260,11 +266,6 @@ class DefaultSessionStore(PraisonAICompat):
         session.session_id = session.session_id or session_id
         return self._with_spills(session)
 
-    def get_chat_history(
-        self, session_id: str, max_messages: int | None = None
-    ) -> list[dict[str, Any]]:
-        return self.get_session(session_id).get_chat_history(max_messages)
-
     def session_exists(self, session_id: str) -> bool:
         """True when a file holds ``session_id`` (its own file, or a renamed copy)."""
         if not isinstance(session_id, str) or not session_id:
@@ -300,39 +301,6 @@ class DefaultSessionStore(PraisonAICompat):
             yield path, st, data
         if stamp is not None:
             self._misplaced_cache = (stamp, misplaced)
-
-    def list_sessions(self, limit: int | None = 50) -> list[dict[str, Any]]:
-        """PraisonAI's listing dicts, most recently updated first."""
-        rows: list[dict[str, Any]] = []
-        for _path, _st, data in self.iter_sessions():
-            meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-            assert isinstance(meta, dict)
-            messages = data.get("messages")
-            sid = data["session_id"]
-            rows.append(
-                {
-                    "session_id": sid,
-                    "id": sid,
-                    "agent_name": data.get("agent_name"),
-                    "title": meta.get("title"),
-                    "agent_id": data.get("agent_id") or meta.get("agent_id"),
-                    "source": data.get("source") or meta.get("source"),
-                    "parent_id": data.get("parent_id") or meta.get("parent_id"),
-                    "parent_session_id": data.get("parent_session_id")
-                    or meta.get("parent_session_id"),
-                    "agent_key": data.get("agent_key") or meta.get("agent_key"),
-                    "created_at": data.get("created_at"),
-                    "updated_at": data.get("updated_at"),
-                    "message_count": len(messages) if isinstance(messages, list) else 0,
-                    "model": data.get("model") or data.get("llm") or meta.get("model"),
-                    "total_tokens": data.get("total_tokens")
-                    or data.get("token_count")
-                    or meta.get("total_tokens"),
-                    "cost": data.get("cost") or meta.get("cost"),
-                }
-            )
-        rows.sort(key=lambda r: str(r.get("updated_at") or ""), reverse=True)
-        return rows if limit is None else rows[: max(0, limit)]
 
     def summaries(self) -> list[SessionSummary]:
         """A summary of every readable session (unsorted)."""
@@ -372,9 +340,7 @@ class DefaultSessionStore(PraisonAICompat):
 
     def search(self, query: str, *, limit: int = 5, window: int = 5) -> list[SessionHit]:
         """Full-text recall across every session (archived and active turns)."""
-        if limit <= 0 or not (query or "").strip():
-            return []
-        return recall.rank(self.search_candidates(query, window=window), limit)
+        return recall.search(query, limit, lambda: self.search_candidates(query, window=window))
 
     def window(
         self,
@@ -526,11 +492,15 @@ class DefaultSessionStore(PraisonAICompat):
             return False
 
     def _notify(self, session_id: str, path: Path, data: JSONDict | None) -> None:
-        """Run the :meth:`_after_write` hook; its failure never fails a landed write."""
-        try:
-            self._after_write(session_id, path, data)
-        except Exception:
-            log.exception("after-write hook failed for session %s", session_id)
+        """Run the :meth:`_after_write` hook, then tell the observer; neither failing ever
+        fails a landed write."""
+        for hook in (self._after_write, self._observer):
+            if hook is None:
+                continue
+            try:
+                hook(session_id, path, data)
+            except Exception:
+                log.exception("after-write hook failed for session %s", session_id)
 
     def enforce_window(self, session: SessionData) -> None:
         """Apply the retention policy to the active window (PraisonAI's exact rules)."""
@@ -650,7 +620,7 @@ class DefaultSessionStore(PraisonAICompat):
         self._mirror_append(session_id, built)
         return True
 
-    def update_session_metadata(self, session_id: str, **fields: Any) -> bool:
+    def update_session_metadata(self, /, session_id: str, **fields: Any) -> bool:
         """Merge ``fields`` into ``metadata`` (None values are skipped)."""
         if not fields:
             return True
@@ -790,7 +760,4 @@ class DefaultSessionStore(PraisonAICompat):
             raise OSError(f"{path} holds session {stored!r}; not overwritten")
 
     def file_identity(self, session_id: str) -> FileIdentity | None:
-        try:
-            return FileIdentity.of(self.session_path(session_id).stat())
-        except OSError:
-            return None
+        return FileIdentity.at(self.session_path(session_id))

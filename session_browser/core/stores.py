@@ -16,7 +16,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, overload
 
 from .multi import RecallStore, StoreGroup
 from .paths import same_dir, spill_dir_for
@@ -101,9 +101,21 @@ def default_store_dirs(cwd: Path | None = None) -> list[Path]:
     return default_dirs(cwd)
 
 
+@overload
+def open_store(
+    path: Path, *, indexed: Literal[False] = False, reconcile: str = "sync"
+) -> DefaultSessionStore: ...
+
+
+@overload
+def open_store(
+    path: Path, *, indexed: bool, reconcile: str = "sync"
+) -> DefaultSessionStore | SqliteSessionStore: ...
+
+
 def open_store(
     path: Path, *, indexed: bool = False, reconcile: str = "sync"
-) -> DefaultSessionStore:
+) -> DefaultSessionStore | SqliteSessionStore:
     """A store over one dir; its spill dir follows PraisonAI's ``<home>/state`` layout.
 
     With ``indexed`` it is a :class:`~session_browser.core.index.SqliteSessionStore` (its

@@ -26,7 +26,6 @@ import hashlib
 import json
 import os
 import sqlite3
-import tempfile
 import time
 import zlib
 from collections.abc import Iterator, Sequence
@@ -34,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .files import FILE_MODE, atomic_write_bytes, fsync_dir
+from .files import FILE_MODE, atomic_write_bytes, fsync_dir, synced_temp
 from .paths import data_dir, ensure_private_dir
 
 SCHEMA_VERSION = 1
@@ -331,13 +330,8 @@ class Vault:
             raise VaultError(f"cannot restore to {target}: {target.parent} is not a directory")
         if os.path.lexists(target):
             raise VaultError(f"{target} exists: restore never writes over a file")
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        tmp = synced_temp(target.parent, target.name, data, FILE_MODE)
         try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, FILE_MODE)
             try:
                 os.link(tmp, target)  # fails when the target appeared meanwhile
             except FileExistsError:

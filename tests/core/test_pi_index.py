@@ -270,7 +270,7 @@ def test_nothing_is_written_beside_the_pi_files(
     assert snapshot(pi_dir) == before
     db = Path(store.db_path)
     assert db == default_pi_db_path(pi_dir) and db.is_relative_to(isolated_home / "cache")
-    assert not store.spill_dir.exists()
+    assert store.writer is None and not hasattr(store, "spill_dir")  # nothing to spill into
     assert not (isolated_home / ".praisonai").exists()
 
 

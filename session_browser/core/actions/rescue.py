@@ -9,10 +9,20 @@ from ..quarantine import QuarantineItem
 from ..store import DefaultSessionStore
 
 
+def writer_of(store: Any) -> DefaultSessionStore | None:
+    """The JSON session store that makes ``store``'s writes: the store itself, the writer
+    an index holds over PraisonAI's files, or None for a read-only store."""
+    from ..index import SqliteSessionStore
+
+    if isinstance(store, DefaultSessionStore):
+        return store
+    return store.writer if isinstance(store, SqliteSessionStore) else None
+
+
 def writable_stores(stores: Iterable[Any]) -> list[DefaultSessionStore]:
-    """The JSON session stores among ``stores`` (the only ones that hold quarantined files
-    and that rescue actions write into)."""
-    return [s for s in stores if isinstance(s, DefaultSessionStore)]
+    """The JSON session stores among ``stores``, an index's writer for the index (the only
+    ones that hold quarantined files and that rescue actions write into)."""
+    return [w for w in map(writer_of, stores) if w is not None]
 
 
 def store_holding(stores: Iterable[Any], item: QuarantineItem) -> DefaultSessionStore:

@@ -1,4 +1,4 @@
-"""The search index: ``SqliteSessionStore``, the JSON store with an SQLite FTS5 index for its reads.
+"""The search index: ``SqliteSessionStore``, the store API with an SQLite FTS5 index for its reads.
 
 The JSON files stay the only truth; the index is derived data in our cache dir
 (``paths.cache_dir()/index/<dir_key>.sqlite3``), never in the session dir, and deleting it loses
@@ -88,8 +88,10 @@ Modules (each imports only those above it)
     :mod:`.rows` a session turned into index rows; :mod:`.schema` the database file,
     connection and schema; :mod:`.reconcile` bringing the index in line with the files;
     :mod:`.plan` candidate reads, document frequencies and counts; :mod:`.fuzzy` typo
-    correction; :mod:`.hits` hits with their context; :mod:`.browse` lists, status and live
-    changes; :mod:`.store` :class:`SqliteSessionStore`, the search API.
+    correction; :mod:`.hits` hits with their context; :mod:`.api` the store API by composition
+    (reads to a reader, writes to the JSON store it holds, which tells the index of each);
+    :mod:`.browse` lists, status and live changes; :mod:`.store` :class:`SqliteSessionStore`,
+    the search API.
 """
 
 from __future__ import annotations

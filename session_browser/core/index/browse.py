@@ -18,6 +18,7 @@ from ..model import (
     stored_epoch,
 )
 from . import partly
+from .api import SessionReader
 from .hits import IndexHits
 from .schema import (
     Broken,
@@ -28,6 +29,8 @@ SORTS = ("updated", "created", "size")
 
 class IndexBrowse(IndexHits):
     """Lists, status and live changes, read from the index."""
+
+    reader: SessionReader  # what lists the sessions when the index cannot be used
 
     # ------------------------------------------------------------------ status
 
@@ -200,7 +203,7 @@ class IndexBrowse(IndexHits):
         try:
             return [self._summary(r) for r in self._rows(self._SUMMARY_SQL)]
         except (Broken, sqlite3.Error):
-            return super().summaries()
+            return self.reader.summaries()
 
     def recent(self, *, limit: int = 10) -> list[SessionSummary]:
         """The most recently updated sessions, from the index."""
@@ -209,7 +212,7 @@ class IndexBrowse(IndexHits):
         try:
             rows = self._rows(self._SUMMARY_SQL + " ORDER BY when_ DESC, sid LIMIT ?", (limit,))
         except (Broken, sqlite3.Error):
-            return super().recent(limit=limit)
+            return self.reader.recent(limit=limit)
         return [self._summary(r) for r in rows]
 
     @staticmethod
@@ -250,7 +253,7 @@ class IndexBrowse(IndexHits):
                 [*params, limit, max(0, offset)],
             )
         except (Broken, sqlite3.Error):
-            items = super().summaries()
+            items = self.reader.summaries()
             needle = (text or "").strip().lower()
             if needle:
                 items = [
@@ -276,7 +279,7 @@ class IndexBrowse(IndexHits):
             needle = (text or "").strip().lower()
             return sum(
                 1
-                for s in super().summaries()
+                for s in self.reader.summaries()
                 if not needle or needle in s.title.lower() or needle in s.session_id.lower()
             )
 

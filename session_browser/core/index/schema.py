@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 try:
     import fcntl
@@ -22,12 +22,12 @@ except ImportError:  # pragma: no cover - not on Linux/macOS
     fcntl = None  # type: ignore[assignment]
 
 from .. import paths
+from ..compat import StoreDir
 from ..model import (
     JSONDict,
 )
 from ..notes import INDEX_BROKEN, INDEX_BUSY, Note
 from ..sources.base import SessionSource
-from ..store import DefaultSessionStore
 from . import hidden, partly
 from .results import ReconcileReport
 from .watch import DirWatch
@@ -94,7 +94,7 @@ class Broken(Exception):
     """The index cannot be used (sqlite missing or the database unusable)."""
 
 
-class IndexDatabase(DefaultSessionStore):
+class IndexDatabase:
     """The index database of one session dir: its file, connection and schema.
 
     The layers above add, one concern each: :class:`~.reconcile.IndexReconcile` (bringing
@@ -106,6 +106,8 @@ class IndexDatabase(DefaultSessionStore):
     """
 
     source: SessionSource
+    source_kind: str
+    session_dir: StoreDir
     last_reads: dict[str, int]  # files the last reconcile read: resumed from a state, or whole
     _priors: dict[str, bytes]  # the saved parse states of the files about to be parsed
     db_path: str
@@ -144,6 +146,11 @@ class IndexDatabase(DefaultSessionStore):
     _hit_bytes: int
     watch_min_files: int
     last_report: ReconcileReport | None
+
+    if TYPE_CHECKING:  # given by the store API (``.api.IndexStoreAPI``)
+
+        @property
+        def label(self) -> str: ...
 
     def _connect(self) -> sqlite3.Connection:
         if not self.memory:

@@ -9,10 +9,11 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from .. import recall
+from ..compat import StoreDir
 from ..model import (
     JSONDict,
     SessionHit,
@@ -21,6 +22,7 @@ from ..model import (
     stored_epoch,
 )
 from ..notes import INDEXING, SEARCH_FAILED, Note
+from ..paths import default_session_dir
 from ..query import (
     NOTHING_SEARCHABLE,
     ParsedQuery,
@@ -31,6 +33,8 @@ from ..query import (
 )
 from ..sources.base import SessionSource
 from ..sources.praisonai import PraisonAISource
+from ..store import DefaultSessionStore
+from .api import IndexStoreAPI, SessionReader
 from .browse import IndexBrowse
 from .rank import (
     CorpusStats,
@@ -65,11 +69,36 @@ PENDING_SCAN_FILES = 100  # newest not-yet-indexed files a search reads while a 
 _LOWERS_TO_ASCII: tuple[tuple[str, str], ...] = (("\u0130", "i"), ("\u212a", "k"))
 
 
-class SqliteSessionStore(IndexBrowse):
-    """A :class:`DefaultSessionStore` whose reads go through an SQLite FTS5 index."""
+T = TypeVar("T")
+
+
+def _each_file(names: Iterable[str], read: Callable[[str], T | None]) -> list[T]:
+    """What ``read`` makes of each file, in order, where it makes something; a file whose
+    content fails to read or score is logged and left out (it never fails the search)."""
+    out: list[T] = []
+    for name in names:
+        try:
+            got = read(name)
+        except Exception as exc:
+            log.warning("%s: not scored: %s: %s", name, type(exc).__name__, exc)
+            continue
+        if got is not None:
+            out.append(got)
+    return out
+
+
+class SqliteSessionStore(IndexBrowse, IndexStoreAPI):
+    """The session-store API with its searches and lists read from an SQLite FTS5 index.
+
+    A drop-in for PraisonAI's stores: over PraisonAI's JSON files (no ``reader``) it writes
+    through a :class:`DefaultSessionStore` it holds (:attr:`writer`) and indexes each
+    written session again after the write; over any other source (``reader`` given) it
+    refuses writes (see :mod:`.api`).
+    """
 
     # PraisonAI's name for the version of what the index holds; ours is the schema version.
     INDEX_CONTENT_VERSION = SCHEMA_VERSION
+    source_kind = DefaultSessionStore.source_kind  # the source's kind, once open
 
     def __init__(
         self,
@@ -79,13 +108,24 @@ class SqliteSessionStore(IndexBrowse):
         reconcile: str = "sync",
         fts: bool = True,
         source: SessionSource | None = None,
+        reader: SessionReader | None = None,
         **store_kwargs: Any,
     ) -> None:
         """``source``: what the files of ``session_dir`` are (default: PraisonAI's JSON files
-        of ``session_dir``); every file-level read of the index goes to it."""
-        super().__init__(session_dir, **store_kwargs)
+        of ``session_dir``); every file-level read of the index goes to it. ``reader``: what
+        reads the source's sessions, for a read-only source (default: the JSON store over
+        ``session_dir``, built with ``store_kwargs``, which then makes every write)."""
         if reconcile not in RECONCILE_MODES:
             raise ValueError(f"reconcile must be one of {RECONCILE_MODES}, not {reconcile!r}")
+        if reader is None:
+            writer = DefaultSessionStore(session_dir, observer=self._after_write, **store_kwargs)
+            self.writer = writer
+            self.reader = writer
+            self.session_dir = writer.session_dir
+        else:
+            self.writer = None
+            self.reader = reader
+            self.session_dir = StoreDir(session_dir or default_session_dir())
         self.source = source if source is not None else PraisonAISource(self.session_dir.path)
         self.source_kind = self.source.kind
         self.last_reads = {"resumed": 0, "full": 0}
@@ -288,7 +328,7 @@ class SqliteSessionStore(IndexBrowse):
             or (pq is None and not parsed.needle.isascii())
             or (pq is not None and not pq.terms)
         ):
-            return super().search_candidates(query, window=window, language=language)
+            return self.reader.search_candidates(query, window=window, language=language)
         with self._state_lock:
             pending = set(self._pending)
         try:
@@ -315,22 +355,15 @@ class SqliteSessionStore(IndexBrowse):
                 params,
             )
         except (Broken, sqlite3.Error):
-            return super().search_candidates(query, window=window, language=language)
+            return self.reader.search_candidates(query, window=window, language=language)
         names = {r[0] for r in rows} | pending
         # The directory's own order, as the core scans it, so equal scores tie the same way.
-        out: list[recall.Candidate] = []
-        for name in self._classic_order(names):
+
+        def candidate(name: str) -> recall.Candidate | None:
             data = self._load_file(name)
-            if data is None:
-                continue
-            try:
-                cand = self._classic_candidate(data, parsed, window, name)
-            except Exception as exc:  # one file's content never fails the search
-                log.warning("%s: not scored: %s: %s", name, type(exc).__name__, exc)
-                continue
-            if cand is not None:
-                out.append(cand)
-        return out
+            return None if data is None else self._classic_candidate(data, parsed, window, name)
+
+        return _each_file(self._classic_order(names), candidate)
 
     # ------------------------------------------------------------------ relevance
 
@@ -349,7 +382,7 @@ class SqliteSessionStore(IndexBrowse):
             if not pq.words and not pq.has_filters:
                 return Relevance(mode="scan")
             try:
-                cands = super().search_candidates(pq.text, window=window, language=True)
+                cands = self.reader.search_candidates(pq.text, window=window, language=True)
             except QueryError as exc:
                 return Relevance(warnings=[str(exc)], mode="scan")
             return Relevance(cands, len(cands), mode="scan")
@@ -456,17 +489,9 @@ class SqliteSessionStore(IndexBrowse):
             if corpus is None or corpus.total <= 0
             else self._scorer(db, pq, dfs, corpus)
         )
-        out: list[Scored] = []
         now = time.time()
-        for n, name in enumerate(names):
-            try:
-                scored = self._score_file(n, name, pq, scorer, now)
-            except Exception as exc:  # one file's content never fails the search
-                log.warning("%s: not scored: %s: %s", name, type(exc).__name__, exc)
-                continue
-            if scored is not None:
-                out.append(scored)
-        return out
+        order = {name: n for n, name in enumerate(names)}
+        return _each_file(names, lambda name: self._score_file(order[name], name, pq, scorer, now))
 
     def _score_file(
         self, n: int, name: str, pq: ParsedQuery, scorer: Scorer, now: float

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import recall
+from ..actions.rescue import writer_of
+from ..compat import CompatReads
 from ..files import SessionFileError, iter_session_files, read_json_file
 from ..model import (
     JSONDict,
@@ -29,7 +31,7 @@ from .importing import _short
 # --------------------------------------------------------------------------- export
 
 
-def _read(store: DefaultSessionStore, session_id: str) -> JSONDict:
+def _read(store: CompatReads, session_id: str) -> JSONDict:
     try:
         data = store.read_raw(session_id)
     except SessionFileError as exc:
@@ -44,7 +46,7 @@ def _read(store: DefaultSessionStore, session_id: str) -> JSONDict:
 
 
 def _lineage_members(
-    store: DefaultSessionStore, data: JSONDict, *, exclude: set[str]
+    store: CompatReads, data: JSONDict, *, exclude: set[str]
 ) -> list[JSONDict]:
     key = recall.lineage_key(data)
     if not key:
@@ -59,7 +61,7 @@ def _lineage_members(
 
 
 def export_session(
-    store: DefaultSessionStore, session_id: str, *, include_lineage: bool = True
+    store: CompatReads, session_id: str, *, include_lineage: bool = True
 ) -> JSONDict:
     """The portable payload of one session (plus its lineage members when asked).
 
@@ -70,7 +72,7 @@ def export_session(
 
 
 def export_sessions(
-    store: DefaultSessionStore, session_ids: Iterable[str], *, include_lineage: bool = False
+    store: CompatReads, session_ids: Iterable[str], *, include_lineage: bool = False
 ) -> JSONDict:
     """The portable payload of several sessions, each once, in the order asked."""
     sessions: list[JSONDict] = []
@@ -170,9 +172,9 @@ def collect_sessions(
     if all_sessions:
         files = [
             path
-            for store in group.stores
-            if isinstance(store, DefaultSessionStore)
-            for path in _session_files(store)
+            for writer in map(writer_of, group.stores)
+            if writer is not None
+            for path in _session_files(writer)
         ]
         if step(0, len(files)):
             return sessions
@@ -189,7 +191,7 @@ def collect_sessions(
         store = group.store_of(sid)
         if store is None:
             raise SessionNotFound(sid)
-        if isinstance(store, DefaultSessionStore):
+        if isinstance(store, CompatReads):  # the JSON store's reads (an index's too)
             payload = export_sessions(store, [sid], include_lineage=include_lineage)
             for data in payload["sessions"]:
                 add(data)

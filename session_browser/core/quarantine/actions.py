@@ -332,19 +332,44 @@ def _merge_into(live: JSONDict, missing: Sequence[tuple[str, JSONDict]]) -> JSON
     return data
 
 
+def _salvaged_for(
+    store: DefaultSessionStore, item: QuarantineItem, no_id: str
+) -> tuple[Salvage, str, Path, JSONDict | None]:
+    """``item`` checked and salvaged, the session it names (``no_id``: the error when it names
+    none), that session's file, and the live session the file holds (checked to be it)."""
+    _usable(item)
+    result = salvage(item)
+    sid = result.session_id
+    if not sid:
+        raise QuarantineError(f"{item.name}: {no_id}")
+    return result, sid, store.session_path(sid), _target(store, sid)
+
+
+def _journaled_write(
+    store: DefaultSessionStore,
+    action: str,
+    item: QuarantineItem,
+    sid: str,
+    changes: Sequence[_FileChange],
+    build: Callable[[JSONDict | None], JSONDict],
+) -> ActionResult:
+    """Write session ``sid`` as ``build`` makes it from the file read under the lock, with
+    the journal entry of ``action`` on ``item`` that lets :func:`undo` take it back."""
+    journal = _Journal(action, item, sid)
+    _, notes = _write_session_bytes(store, sid, journal, changes, build, must_not_exist=False)
+    res = _changes_result(action, item, sid, changes)
+    res.dry_run, res.action_id = False, journal.id
+    res.notes.extend(notes)
+    return res
+
+
 def merge(
     store: DefaultSessionStore, item: QuarantineItem, *, dry_run: bool = False
 ) -> ActionResult:
     """Merge the salvaged messages the live session lacks into it (time order kept)."""
     if item.kind == KIND_LIVE:
         raise QuarantineError(str(unavailable(item, "merge")))
-    _usable(item)
-    result = salvage(item)
-    sid = result.session_id
-    if not sid:
-        raise QuarantineError(f"{item.name}: no session id found to merge into")
-    path = store.session_path(sid)
-    live = _target(store, sid)  # the file that would change, checked to hold this session
+    result, sid, path, live = _salvaged_for(store, item, "no session id found to merge into")
     if live is None:
         raise _no_own_file(store, sid) or QuarantineError(
             f"{item.name}: no live session {sid!r} to merge into (use restore instead)"
@@ -370,11 +395,8 @@ def merge(
         added = len(fresh)
         return _merge_into(current, fresh)
 
-    journal = _Journal("merge", item, sid)
-    _, notes = _write_session_bytes(store, sid, journal, changes, build, must_not_exist=False)
-    res = _changes_result("merge", item, sid, changes)
-    res.dry_run, res.action_id, res.added = False, journal.id, added
-    res.notes.extend(notes)
+    res = _journaled_write(store, "merge", item, sid, changes, build)
+    res.added = added
     return res
 
 
@@ -387,13 +409,7 @@ def fold(
     """
     if item.kind != KIND_SPILL:
         raise QuarantineError(f"{item.name} is not a spill file (use merge or restore)")
-    _usable(item)
-    result = salvage(item)
-    sid = result.session_id
-    if not sid:
-        raise QuarantineError(f"{item.name}: the spill names no session")
-    path = store.session_path(sid)
-    live = _target(store, sid)  # the file that would change, checked to hold this session
+    result, sid, path, live = _salvaged_for(store, item, "the spill names no session")
     if live is None:
         elsewhere = _no_own_file(store, sid)
         if elsewhere is not None:
@@ -416,11 +432,8 @@ def fold(
             return result.session_dict(sid)
         return _merge_into(current, fresh)
 
-    journal = _Journal("fold", item, sid)
-    _, notes = _write_session_bytes(store, sid, journal, changes, build, must_not_exist=False)
-    res = _changes_result("fold", item, sid, changes)
-    res.dry_run, res.action_id, res.added = False, journal.id, added
-    res.notes.extend(notes)
+    res = _journaled_write(store, "fold", item, sid, changes, build)
+    res.added = added
     return res
 
 

@@ -70,11 +70,7 @@ class SourceStore(ReadOnlyWrites):
         return None if found is None else found[1]
 
     def file_identity(self, session_id: str) -> FileIdentity | None:
-        path = self.session_path(session_id)
-        try:
-            return None if path is None else FileIdentity.of(path.stat())
-        except OSError:
-            return None
+        return FileIdentity.at(self.session_path(session_id))
 
     def iter_sessions(self) -> Iterator[tuple[Path, os.stat_result, JSONDict]]:
         for _sid, name, _size, data in self._sessions():
@@ -137,9 +133,7 @@ class SourceStore(ReadOnlyWrites):
         return out
 
     def search(self, query: str, *, limit: int = 5, window: int = 5) -> list[SessionHit]:
-        if limit <= 0 or not (query or "").strip():
-            return []
-        return recall.rank(self.search_candidates(query, window=window), limit)
+        return recall.search(query, limit, lambda: self.search_candidates(query, window=window))
 
     def to_json(self) -> JSONDict:
         return {"source": self.source.kind, "root": str(self.root), "label": self.label}

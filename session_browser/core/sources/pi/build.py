@@ -17,6 +17,21 @@ from .entries import (
 # ---------------------------------------------------------------------- building Pi files
 
 
+def chat_turns(data: JSONDict, key: str) -> list[tuple[str, str, Any]]:
+    """(role, text, stored timestamp) of the user and assistant turns of the PraisonAI-shaped
+    ``data[key]`` (text: the content when it is a string, else empty)."""
+    out: list[tuple[str, str, Any]] = []
+    items = data.get(key)
+    for msg in items if isinstance(items, list) else []:
+        if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant"):
+            continue
+        content = msg.get("content")
+        out.append(
+            (str(msg["role"]), content if isinstance(content, str) else "", msg.get("timestamp"))
+        )
+    return out
+
+
 def pi_jsonl(data: JSONDict, *, cwd: str = "/work") -> bytes:
     """A PraisonAI-shaped session dict as the bytes of a Pi v3 session file.
 
@@ -55,15 +70,9 @@ def pi_jsonl(data: JSONDict, *, cwd: str = "/work") -> bytes:
 
     def turns(key: str) -> list[tuple[str, str, float]]:
         out: list[tuple[str, str, float]] = []
-        items = data.get(key)
-        for msg in items if isinstance(items, list) else []:
-            if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant"):
-                continue
-            content = msg.get("content")
-            text = content if isinstance(content, str) else ""
-            ts = msg.get("timestamp")
+        for role, text, ts in chat_turns(data, key):
             stamp = float(ts) if isinstance(ts, (int, float)) and not isinstance(ts, bool) else 0.0
-            out.append((str(msg["role"]), text, stamp or created))
+            out.append((role, text, stamp or created))
         return out
 
     def message(role: str, text: str, ts: float) -> str:

@@ -299,9 +299,9 @@ class PiStore(ReadOnlyWrites):
         window: int = 5,
         project: str | os.PathLike[str] | None = None,
     ) -> list[SessionHit]:
-        if limit <= 0 or not (query or "").strip():
-            return []
-        return recall.rank(self.search_candidates(query, window=window, project=project), limit)
+        return recall.search(
+            query, limit, lambda: self.search_candidates(query, window=window, project=project)
+        )
 
     def get_session(self, session_id: str) -> SessionData:
         session = self.read(session_id)
