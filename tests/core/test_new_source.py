@@ -55,7 +55,8 @@ class TextSource:
         data = self.load(name)
         return Skip("not a text session") if data is None else SessionDoc(data)
 
-    def load(self, name: str) -> JSONDict | None:
+    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
+        # This format has no hidden parts (tool calls, reasoning): the flag changes nothing.
         try:
             lines = (self.root / name).read_text(encoding="utf-8").splitlines()
         except OSError:
