@@ -14,7 +14,9 @@ A query is a list of space-separated parts:
   store) or a session's own source tag (``cli``, ``scheduled``, ...). ``project:`` keeps
   sessions whose working dir (a Pi session's ``cwd``, a PraisonAI session's
   ``metadata.cwd``/``project``) is PATH or inside it; ``~`` and relative paths are
-  resolved against the current dir (``project:.`` is "this project").
+  resolved against the current dir (``project:.`` is "this project"). ``machine:NAME`` and
+  ``user:NAME`` keep the sessions written on that machine / by that user (a local store's
+  are this machine's and this user's; the team index records each session's origin).
 
 Any text parses: an unknown ``key:value`` is just words, a lone ``"`` closes at the end, a lone
 ``-`` or ``*`` is ignored. Only a bad *filter value* is an error (:class:`QueryError`, with a
@@ -58,6 +60,8 @@ class ParsedQuery:
     agent: str | None = None
     archived: bool | None = None
     project: str | None = None
+    machine: str | None = None
+    user: str | None = None
     warnings: list[str] = field(default_factory=list)
 
     @property
