@@ -116,8 +116,17 @@ def _start() -> tuple[Cluster | None, str]:
 
 
 def _stop(cluster: Cluster) -> None:
-    stop = _as_owner([str(cluster.bindir / "pg_ctl"), "-D", str(cluster.datadir), "-m", "immediate",
-                      "-w", "stop"])
+    stop = _as_owner(
+        [
+            str(cluster.bindir / "pg_ctl"),
+            "-D",
+            str(cluster.datadir),
+            "-m",
+            "immediate",
+            "-w",
+            "stop",
+        ]
+    )
     subprocess.run(stop, capture_output=True, cwd=cluster.datadir.parent)
     shutil.rmtree(cluster.datadir.parent, ignore_errors=True)
 
@@ -153,7 +162,8 @@ def pg_url(pg_cluster: Cluster) -> Iterator[str]:
     try:
         yield pg_cluster.url(name)
     finally:
-        with psycopg.connect(pg_cluster.url(), autocommit=True) as conn, contextlib.suppress(
-            psycopg.Error
+        with (
+            psycopg.connect(pg_cluster.url(), autocommit=True) as conn,
+            contextlib.suppress(psycopg.Error),
         ):
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

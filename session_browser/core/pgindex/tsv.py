@@ -1,0 +1,58 @@
+"""Words as PostgreSQL full-text search holds them: the same folded tokens as the SQLite index
+(:func:`~session_browser.core.query.tokenize`: lowercased, accents removed, runs of letters and
+digits), written as ``tsvector`` / ``tsquery`` literals. Tokenising here rather than with a
+server text-search configuration makes both engines see exactly the same words whatever the
+server's locale (a ``simple`` configuration would split ``café`` in a C-locale database)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..query import Term, tokenize
+
+MAX_POSITION = 16383  # PostgreSQL's largest lexeme position
+MAX_POSITIONS = 256  # ... and how many positions it keeps per lexeme
+MAX_LEXEME_BYTES = 2000  # a longer token is left out (PostgreSQL's limit is 2047 bytes)
+MAX_VECTOR_TOKENS = 150_000  # tokens of one message put in its vector (far below 1 MB)
+
+
+def tsvector_literal(text: str) -> tuple[str, list[str]]:
+    """The ``tsvector`` literal of ``text`` (positions 1.., as PostgreSQL numbers them) and
+    its distinct tokens."""
+    positions: dict[str, list[int]] = {}
+    for n, tok in enumerate(tokenize(text)[:MAX_VECTOR_TOKENS], 1):
+        have = positions.get(tok)
+        if have is None:
+            if len(tok) * 4 > MAX_LEXEME_BYTES and len(tok.encode()) > MAX_LEXEME_BYTES:
+                continue
+            positions[tok] = [min(n, MAX_POSITION)]
+        elif len(have) < MAX_POSITIONS and have[-1] < MAX_POSITION:
+            have.append(min(n, MAX_POSITION))
+    literal = " ".join(f"{tok}:{','.join(map(str, pos))}" for tok, pos in positions.items())
+    return literal, list(positions)
+
+
+def term_query(term: Term) -> str:
+    """One term as a ``tsquery``: a word, a phrase (``<->``), a prefix (``:*`` on its last
+    word). Tokens are letters and digits only, so they need no quoting."""
+    parts = list(term.tokens)
+    if term.prefix and parts:
+        parts[-1] += ":*"
+    return " <-> ".join(parts) if len(parts) > 1 else (parts[0] if parts else "")
+
+
+def any_query(terms: Sequence[Term], excluded: Sequence[Term] = ()) -> str:
+    """Messages holding any of ``terms`` (and none of ``excluded``)."""
+    return _with_excluded(" | ".join(f"({term_query(t)})" for t in terms if t.tokens), excluded)
+
+
+def all_query(terms: Sequence[Term], excluded: Sequence[Term] = ()) -> str:
+    """Messages holding every one of ``terms`` (and none of ``excluded``)."""
+    return _with_excluded(" & ".join(f"({term_query(t)})" for t in terms if t.tokens), excluded)
+
+
+def _with_excluded(body: str, excluded: Sequence[Term]) -> str:
+    if not body:
+        return ""
+    nots = [f"!({term_query(t)})" for t in excluded if t.tokens]
+    return " & ".join([f"({body})", *nots]) if nots else body
