@@ -277,53 +277,47 @@ class Pusher:
                 rows.append((idx, _no_nul(role), archived, ts, text, literal))
             vectors.append(rows)
         sent = 0
+        params = [
+            (
+                origin.machine,
+                origin.user,
+                origin.kind,
+                origin.root,
+                parsed.file,
+                fp,
+                _no_nul(parsed.session_id),
+                *(_no_nul(v) if isinstance(v, str) else v for v in parsed.row.values()[1:]),
+                len(parsed.messages),
+                parsed.chars,
+                self.redact,
+                _no_nul(blob),
+            )
+            for parsed, fp, blob in batch
+        ]
         with conn.transaction():
-            for key in keys:  # one order for every pusher: no deadlock between them
-                conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
-            for (parsed, fp, blob), rows in zip(batch, vectors, strict=True):
-                r = parsed.row
-                sid = conn.execute(
-                    "INSERT INTO sb_sessions(machine, os_user, kind, root, file, fingerprint, "
-                    "session_id, title, when_, created, updated_ts, message_count, "
-                    "archived_count, source, agent, tagged, rate_auto, machine_paced, lineage, "
-                    "project, nmsg, chars, redacted, data) VALUES (%s, %s, %s, %s, %s, %s, %s, "
-                    "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-                    "ON CONFLICT (machine, os_user, kind, root, file) DO UPDATE SET "
-                    "fingerprint = EXCLUDED.fingerprint, session_id = EXCLUDED.session_id, "
-                    "title = EXCLUDED.title, when_ = EXCLUDED.when_, "
-                    "created = EXCLUDED.created, updated_ts = EXCLUDED.updated_ts, "
-                    "message_count = EXCLUDED.message_count, "
-                    "archived_count = EXCLUDED.archived_count, source = EXCLUDED.source, "
-                    "agent = EXCLUDED.agent, tagged = EXCLUDED.tagged, "
-                    "rate_auto = EXCLUDED.rate_auto, machine_paced = EXCLUDED.machine_paced, "
-                    "lineage = EXCLUDED.lineage, project = EXCLUDED.project, "
-                    "nmsg = EXCLUDED.nmsg, chars = EXCLUDED.chars, "
-                    "redacted = EXCLUDED.redacted, data = EXCLUDED.data, pushed_at = now() "
-                    "RETURNING sid",
-                    (
-                        origin.machine,
-                        origin.user,
-                        origin.kind,
-                        origin.root,
-                        parsed.file,
-                        fp,
-                        _no_nul(parsed.session_id),
-                        *(_no_nul(v) if isinstance(v, str) else v for v in r.values()[1:11]),
-                        *(_no_nul(v) if isinstance(v, str) else v for v in r.values()[11:]),
-                        len(parsed.messages),
-                        parsed.chars,
-                        self.redact,
-                        _no_nul(blob),
-                    ),
-                ).fetchone()
-                assert sid is not None
-                conn.execute("DELETE FROM sb_messages WHERE sid = %s", (sid[0],))
-                with conn.cursor().copy(
+            # every session's lock, in one order for every pusher: no deadlock between them
+            conn.execute(
+                "SELECT count(pg_advisory_xact_lock(h)) FROM (SELECT hashtextextended(k, 0) "
+                "AS h FROM unnest(%s::text[]) AS u(k) ORDER BY 1) AS locks",
+                (keys,),
+            )
+            sids: list[int] = []
+            with conn.cursor() as cur:
+                cur.executemany(_UPSERT, params, returning=True)
+                while True:
+                    row = cur.fetchone()
+                    assert row is not None
+                    sids.append(int(row[0]))
+                    if not cur.nextset():
+                        break
+                cur.execute("DELETE FROM sb_messages WHERE sid = ANY(%s)", (sids,))
+                with cur.copy(
                     "COPY sb_messages(sid, idx, role, archived, ts, text, tsv) FROM STDIN"
                 ) as copy:
-                    for row in rows:
-                        copy.write_row((sid[0], *row))
-                sent += len(rows)
+                    for sid, rows in zip(sids, vectors, strict=True):
+                        for msg in rows:
+                            copy.write_row((sid, *msg))
+                        sent += len(rows)
             if new_terms:
                 conn.execute(
                     "INSERT INTO sb_terms(term) SELECT t FROM unnest(%s::text[]) AS u(t) "
@@ -333,6 +327,27 @@ class Pusher:
         self._terms |= new_terms
         self.report.sent += len(batch)
         self.report.messages += sent
+
+
+_UPSERT = (
+    "INSERT INTO sb_sessions(machine, os_user, kind, root, file, fingerprint, "
+    "session_id, title, when_, created, updated_ts, message_count, "
+    "archived_count, source, agent, tagged, rate_auto, machine_paced, lineage, "
+    "project, nmsg, chars, redacted, data) VALUES (%s, %s, %s, %s, %s, %s, %s, "
+    "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+    "ON CONFLICT (machine, os_user, kind, root, file) DO UPDATE SET "
+    "fingerprint = EXCLUDED.fingerprint, session_id = EXCLUDED.session_id, "
+    "title = EXCLUDED.title, when_ = EXCLUDED.when_, "
+    "created = EXCLUDED.created, updated_ts = EXCLUDED.updated_ts, "
+    "message_count = EXCLUDED.message_count, "
+    "archived_count = EXCLUDED.archived_count, source = EXCLUDED.source, "
+    "agent = EXCLUDED.agent, tagged = EXCLUDED.tagged, "
+    "rate_auto = EXCLUDED.rate_auto, machine_paced = EXCLUDED.machine_paced, "
+    "lineage = EXCLUDED.lineage, project = EXCLUDED.project, "
+    "nmsg = EXCLUDED.nmsg, chars = EXCLUDED.chars, "
+    "redacted = EXCLUDED.redacted, data = EXCLUDED.data, pushed_at = now() "
+    "RETURNING sid"
+)
 
 
 def push_stores(
