@@ -150,6 +150,16 @@ class Pusher:
     def close(self) -> None:
         self.conn.close()
 
+    def analyze(self) -> None:
+        """Refresh PostgreSQL's statistics of the messages (the query planner's estimates,
+        and the frequent words' counts the search reads)."""
+        try:
+            self.conn.execute("ANALYZE sb_messages")
+        except self._errors as exc:
+            raise PgIndexError(
+                f"push to the team index failed: {error_line(exc, self.url)}"
+            ) from exc
+
     def __enter__(self) -> Pusher:
         return self
 
@@ -370,4 +380,6 @@ def push_stores(
                     progress(label, done, total)
 
             pusher.push_source(source, kind, step)
+        if pusher.report.sent or pusher.report.removed:
+            pusher.analyze()
         return pusher.report

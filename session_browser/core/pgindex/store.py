@@ -40,6 +40,7 @@ from ..index.plan import (
 )
 from ..index.rank import (
     COMMON_SHARE,
+    COVERAGE_CHECK,
     CorpusStats,
     Msg,
     Scored,
@@ -61,7 +62,7 @@ from .tsv import all_query, any_query, term_query
 
 _SORTS = {"updated": "updated_ts", "created": "created", "size": "chars"}  # browse order
 STATS_SECONDS = 10.0  # collection statistics are read again after this long
-SCAN_FACTOR = 20  # newest matching messages read to pick the per-session-capped candidates
+SCAN_FACTOR = 4  # newest matching messages read to pick the per-session-capped candidates
 _CAND_COLS = (
     "m.sid, m.idx, m.role, m.archived, m.ts, m.text, s.session_id, s.file, s.when_, "
     "s.tagged, s.machine_paced, s.lineage, s.chars, m.id"
@@ -106,6 +107,7 @@ class PgIndexStore:
         )
         self._stats: tuple[float, int, float] | None = None
         self._df_cache: dict[str, int] = {}
+        self._common: dict[str, int] = {}
         self._lock = threading.Lock()
         self.warnings: list[str] = []
         self.broken: str | None = None
@@ -150,10 +152,31 @@ class PgIndexStore:
             "SELECT coalesce(sum(nmsg), 0), coalesce(sum(chars), 0) FROM sb_sessions"
         )
         total, avg = int(n), (float(chars) / int(n)) if n else 1.0
+        common = self._common_words(total)
         with self._lock:
             self._stats = (now, total, avg)
             self._df_cache.clear()
+            self._common = common
         return total, avg
+
+    def _common_words(self, total: int) -> dict[str, int]:
+        """The frequent words' message counts, from PostgreSQL's own statistics of the
+        ``tsvector`` column (taken by ``ANALYZE``, which ``push`` runs): counting a common
+        word's messages would read its whole posting list, as FTS5 would (the SQLite index
+        keeps ``common_terms`` for the same reason)."""
+        row = self._one(
+            "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+            "WHERE tablename = 'sb_messages' AND attname = 'tsv' "
+            "AND schemaname = current_schema()"
+        )
+        if row is None or row[0] is None or row[1] is None:
+            return {}
+        out: dict[str, int] = {}
+        for word, freq in zip(row[0], row[1], strict=False):
+            n = round(float(freq) * total)
+            if n > RARE_DF:
+                out[str(word)] = n
+        return out
 
     def _count(self, query: str, cap: int) -> int:
         row = self._one(
@@ -173,9 +196,13 @@ class PgIndexStore:
         total, _avg = self._corpus()
         cap = max(int(COMMON_SHARE * total) + 2, RARE_DF * 10)
         dfs: list[int] = []
+        common = self._common
         for i, tok in enumerate(term.tokens):
             prefix = term.prefix and i == len(term.tokens) - 1
-            dfs.append(self._count(f"{tok}:*" if prefix else tok, cap))
+            known = None if prefix else common.get(tok)
+            dfs.append(
+                known if known is not None else self._count(f"{tok}:*" if prefix else tok, cap)
+            )
         value = min(dfs) if dfs else 0
         with self._lock:
             self._df_cache[key] = value
@@ -321,8 +348,30 @@ class PgIndexStore:
             g[1].append(Msg(sid, idx, role or "", bool(archived), ts, text))
         scored = [s for info, msgs in groups.values() if (s := scorer.session(info, msgs))]
         if (pq.excluded or len(pq.terms) > 1) and scored:
-            scored = refine(scorer, pq, scored, limit, self._holds)
+            texts = self._small_texts(scored)
+
+            def holds(terms: Sequence[Term], which: Iterable[int], info: SessionInfo) -> set[int]:
+                return self._holds(terms, which, info, texts.get(info.key))
+
+            scored = refine(scorer, pq, scored, limit, holds)
         return scored
+
+    def _small_texts(self, scored: list[Scored]) -> dict[int, list[str]]:
+        """The texts of the short sessions among the best :data:`COVERAGE_CHECK` (those
+        :func:`refine` may look in), read in one query."""
+        best = sorted(scored, key=lambda s: s.score, reverse=True)[:COVERAGE_CHECK]
+        sids = [
+            s.info.key
+            for s in best
+            if s.info.chars is not None and s.info.chars <= SMALL_SESSION_CHARS
+        ]
+        out: dict[int, list[str]] = {sid: [] for sid in sids}
+        if sids:
+            for sid, text in self._all(
+                "SELECT sid, text FROM sb_messages WHERE sid = ANY(%s) ORDER BY sid, id", (sids,)
+            ):
+                out[int(sid)].append(text)
+        return out
 
     def _candidates(
         self,
@@ -390,18 +439,27 @@ class PgIndexStore:
             "FROM hit) "
             f"SELECT {_CAND_COLS} FROM capped c JOIN sb_messages m ON m.id = c.id "
             "JOIN sb_sessions s ON s.sid = m.sid WHERE c.rn <= %s ORDER BY m.id DESC LIMIT %s",
-            [query, *fparams, max(SCAN_FACTOR * limit, 2000), PER_SESSION, limit],
+            [query, *fparams, max(SCAN_FACTOR * limit, 500), PER_SESSION, limit],
         )
 
-    def _holds(self, terms: Sequence[Term], which: Iterable[int], info: SessionInfo) -> set[int]:
-        """Which of ``terms`` (numbers in ``which``) some message of the session holds."""
+    def _holds(
+        self,
+        terms: Sequence[Term],
+        which: Iterable[int],
+        info: SessionInfo,
+        texts: list[str] | None = None,
+    ) -> set[int]:
+        """Which of ``terms`` (numbers in ``which``) some message of the session holds
+        (``texts``: the session's message texts, when already read)."""
         wanted = list(which)
         if not wanted:
             return set()
         if info.chars is not None and info.chars <= SMALL_SESSION_CHARS:
-            texts = [
-                r[0] for r in self._all("SELECT text FROM sb_messages WHERE sid = %s", (info.key,))
-            ]
+            if texts is None:
+                texts = [
+                    r[0]
+                    for r in self._all("SELECT text FROM sb_messages WHERE sid = %s", (info.key,))
+                ]
             whole = fold("\n".join(texts))
             return {
                 i
@@ -529,21 +587,35 @@ class PgIndexStore:
     def _to_candidates(
         self, scored: list[Scored], pq: ParsedQuery, limit: int, window: int
     ) -> list[recall.Candidate]:
-        out: list[recall.Candidate] = []
+        plan: list[tuple[Scored, bool]] = []  # (scored, full hit)
         shown: set[str] = set()
-        kept = 0
         for s in order(scored, pq):
             lineage = s.info.lineage
             key = lineage if lineage is not None else "\x00" + s.info.file
-            if key in shown or kept >= limit:
-                if key in shown:
-                    out.append(recall.Candidate(self._light_hit(s), lineage))
-                continue
-            hit = self._full_hit(s, pq, window)
-            shown.add(key)
-            kept += 1
-            out.append(recall.Candidate(hit, lineage))
-        return out
+            if key in shown:
+                plan.append((s, False))
+            elif len(shown) < limit:
+                shown.add(key)
+                plan.append((s, True))
+        wanted = [s.info.key for s, full in plan if full]
+        rows = (
+            {
+                int(r[0]): r[1:]
+                for r in self._all(
+                    "SELECT sid, data, kind, machine, os_user FROM sb_sessions WHERE sid = ANY(%s)",
+                    (wanted,),
+                )
+            }
+            if wanted
+            else {}
+        )
+        return [
+            recall.Candidate(
+                self._full_hit(s, pq, window, rows.get(s.info.key)) if full else self._light_hit(s),
+                s.info.lineage,
+            )
+            for s, full in plan
+        ]
 
     def _light_hit(self, s: Scored) -> SessionHit:
         return SessionHit(
@@ -555,10 +627,9 @@ class PgIndexStore:
             store=self.label,
         )
 
-    def _full_hit(self, s: Scored, pq: ParsedQuery, window: int) -> SessionHit:
-        row = self._one(
-            "SELECT data, kind, machine, os_user FROM sb_sessions WHERE sid = %s", (s.info.key,)
-        )
+    def _full_hit(
+        self, s: Scored, pq: ParsedQuery, window: int, row: Sequence[Any] | None
+    ) -> SessionHit:
         if row is None:  # replaced by a push meanwhile
             return self._light_hit(s)
         data = orjson.loads(row[0])
