@@ -147,6 +147,13 @@ def main(ctx: click.Context, stores: tuple[str, ...], index: str | None, demo: b
         ctx.obj["stores"] = stores
         ctx.obj["index"] = index
         return
+    if index is not None:
+        from .common import fail
+
+        fail(
+            "the app does not open the team index yet: use 'session-browser --index URL "
+            "search|recent|show'"
+        )
     try:
         from session_browser.tui.launch import run_app
     except ModuleNotFoundError as exc:  # pragma: no cover - the app is part of the package
