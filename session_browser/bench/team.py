@@ -94,6 +94,7 @@ def run_team_bench(
     workdir: Path | None = None,
     keep: bool = False,
     progress: Progress | None = None,
+    include_sgd: bool = True,
 ) -> JSONDict:
     say = progress or (lambda _line: None)
     work = Path(tempfile.mkdtemp(prefix="sb-team-bench-", dir=workdir))
@@ -101,7 +102,7 @@ def run_team_bench(
     psycopg = psycopg_module()
     try:
         say("building the corpus")
-        info = build_corpus(work / "home", sessions=sessions, seed=seed)
+        info = build_corpus(work / "home", sessions=sessions, seed=seed, include_sgd=include_sgd)
         items = make_queries(info, n=queries, seed=seed)
         out: JSONDict = {
             "index": mask_url(url),

@@ -209,7 +209,7 @@ def bench(
     """
     given = store_dir is not None or home is not None
     if index_url is not None:
-        _team(index_url, sessions, seed, queries, pushers, workdir, keep, quiet, as_json)
+        _team(index_url, sessions, seed, queries, pushers, workdir, keep, quiet, as_json, no_sgd)
         return
     if store_dir is not None and home is not None:
         fail("give --store or --home, not both")
@@ -297,6 +297,7 @@ def _team(
     keep: bool,
     quiet: bool,
     as_json: bool,
+    no_sgd: bool,
 ) -> None:
     """``bench --index URL``: the team index beside SQLite (see :mod:`..bench.team`)."""
     from session_browser.bench.team import format_team, run_team_bench
@@ -319,6 +320,7 @@ def _team(
             workdir=workdir,
             keep=keep,
             progress=say,
+            include_sgd=not no_sgd,
         )
     except PgIndexError as exc:
         fail(str(exc))

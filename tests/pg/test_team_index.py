@@ -268,3 +268,32 @@ def test_a_schema_from_a_newer_version_is_refused(pg_url: str) -> None:
         conn.execute("UPDATE sb_schema SET version = version + 1")
     with pytest.raises(PgIndexError, match="newer than this version"):
         PgIndexStore(pg_url)
+
+
+def test_bench_index_prints_both_engines_and_leaves_no_schema(pg_url: str) -> None:
+    res = CliRunner().invoke(
+        main,
+        [
+            "bench",
+            "--index",
+            pg_url,
+            "--sessions",
+            "40",
+            "--queries",
+            "6",
+            "--pushers",
+            "2",
+            "--json",
+            "-q",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert report["team"]["push_messages"] == report["corpus"]["messages"] > 0
+    assert report["team"]["quality"]["n"] == report["sqlite"]["quality"]["n"] == 6
+    assert abs(report["team"]["quality"]["rank1"] - report["sqlite"]["quality"]["rank1"]) <= 0.01
+    with psycopg.connect(pg_url) as conn:
+        left = conn.execute(
+            "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'sb_bench_%%'"
+        ).fetchone()
+    assert left == (0,)

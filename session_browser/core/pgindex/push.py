@@ -328,12 +328,13 @@ class Pusher:
                         for msg in rows:
                             copy.write_row((sid, *msg))
                         sent += len(rows)
-            if new_terms:
-                conn.execute(
-                    "INSERT INTO sb_terms(term) SELECT t FROM unnest(%s::text[]) AS u(t) "
-                    "ORDER BY t ON CONFLICT DO NOTHING",
-                    (sorted(new_terms),),
-                )
+        if new_terms:  # the typo pass's vocabulary: its own short transaction, so pushers
+            # adding the same new words wait on each other for this statement only
+            conn.execute(
+                "INSERT INTO sb_terms(term) SELECT t FROM unnest(%s::text[]) AS u(t) "
+                "ORDER BY t ON CONFLICT DO NOTHING",
+                (sorted(new_terms),),
+            )
         self._terms |= new_terms
         self.report.sent += len(batch)
         self.report.messages += sent
