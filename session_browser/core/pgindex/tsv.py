@@ -18,18 +18,21 @@ MAX_VECTOR_TOKENS = 150_000  # tokens of one message put in its vector (far belo
 
 def tsvector_literal(text: str) -> tuple[str, list[str]]:
     """The ``tsvector`` literal of ``text`` (positions 1.., as PostgreSQL numbers them) and
-    its distinct tokens."""
+    its distinct tokens. PostgreSQL itself clamps positions to 16383 and keeps 256 of them
+    per word; a token too long to be a lexeme is left out."""
     positions: dict[str, list[int]] = {}
     for n, tok in enumerate(tokenize(text)[:MAX_VECTOR_TOKENS], 1):
         have = positions.get(tok)
         if have is None:
-            if len(tok) * 4 > MAX_LEXEME_BYTES and len(tok.encode()) > MAX_LEXEME_BYTES:
-                continue
-            positions[tok] = [min(n, MAX_POSITION)]
-        elif len(have) < MAX_POSITIONS and have[-1] < MAX_POSITION:
-            have.append(min(n, MAX_POSITION))
-    literal = " ".join(f"{tok}:{','.join(map(str, pos))}" for tok, pos in positions.items())
-    return literal, list(positions)
+            positions[tok] = [n]
+        elif len(have) < MAX_POSITIONS:
+            have.append(n)
+    parts = [
+        f"{tok}:{','.join(map(str, pos))}" if len(pos) > 1 else f"{tok}:{pos[0]}"
+        for tok, pos in positions.items()
+        if len(tok) * 4 <= MAX_LEXEME_BYTES or len(tok.encode()) <= MAX_LEXEME_BYTES
+    ]
+    return " ".join(parts), list(positions)
 
 
 def term_query(term: Term) -> str:
