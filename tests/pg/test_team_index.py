@@ -255,6 +255,8 @@ def test_cli_search_recent_show_read_the_team_index(
     assert [h["session_id"] for h in json.loads(res.stdout)["results"]] == ["cafe"]
     res = CliRunner().invoke(main, ["search", "machine:lab2", "cafe", "--json"])
     assert json.loads(res.stdout)["results"] == []
+    res = CliRunner().invoke(main, ["search", "résumé"])
+    assert f"from {local_user()}@lab1" in res.stdout
     res = CliRunner().invoke(main, ["show", "cafe", "--json"])
     assert res.exit_code == 0, res.output
     assert "CRF" in json.dumps(json.loads(res.stdout)["messages"])

@@ -78,9 +78,11 @@ def _trigrams(conn: Any) -> bool:
                 conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
         except Exception:  # not installed, or not allowed: no typo pass
             return False
-    with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
-        conn.execute(
-            "CREATE INDEX IF NOT EXISTS sb_terms_trgm ON sb_terms USING gin(term gin_trgm_ops)"
-        )
+    if conn.execute("SELECT to_regclass('sb_terms_trgm')").fetchone() == (None,):
+        with conn.transaction():  # (looked up first: creating takes a lock pushers wait on)
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+            conn.execute(
+                "CREATE INDEX IF NOT EXISTS sb_terms_trgm ON sb_terms "
+                "USING gin(term gin_trgm_ops)"
+            )
     return True
