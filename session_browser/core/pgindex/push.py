@@ -20,6 +20,7 @@ first (the index then holds only the redacted copy).
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import socket
 import time
@@ -151,8 +152,13 @@ class Pusher:
         self.conn.close()
 
     def analyze(self) -> None:
-        """Refresh PostgreSQL's statistics of the messages (the query planner's estimates,
-        and the frequent words' counts the search reads)."""
+        """Merge the words index's pending entries (which every search would otherwise read
+        one by one) and refresh PostgreSQL's statistics of the messages (the planner's
+        estimates, and the frequent words' counts the search reads)."""
+        psycopg = psycopg_module()
+        # the index's owner (or a superuser) only; autovacuum merges them otherwise
+        with contextlib.suppress(psycopg.errors.InsufficientPrivilege):
+            self.conn.execute("SELECT gin_clean_pending_list('sb_messages_tsv'::regclass)")
         try:
             self.conn.execute("ANALYZE sb_messages")
         except self._errors as exc:

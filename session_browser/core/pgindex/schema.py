@@ -39,7 +39,10 @@ _DDL = (
         idx integer NOT NULL, role text, archived smallint, ts double precision,
         text text NOT NULL, tsv tsvector NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS sb_messages_sid ON sb_messages(sid, idx)",
-    "CREATE INDEX IF NOT EXISTS sb_messages_tsv ON sb_messages USING gin(tsv)",
+    # new entries wait in a pending list every search reads: kept small (1 MB), and
+    # merged at the end of each push (gin_clean_pending_list)
+    "CREATE INDEX IF NOT EXISTS sb_messages_tsv ON sb_messages USING gin(tsv) "
+    "WITH (gin_pending_list_limit = 1024)",
     # ANALYZE then keeps the counts of the 10,000 most frequent words (the common words)
     "ALTER TABLE sb_messages ALTER COLUMN tsv SET STATISTICS 1000",
     "CREATE TABLE IF NOT EXISTS sb_terms(term text PRIMARY KEY)",
@@ -82,7 +85,6 @@ def _trigrams(conn: Any) -> bool:
         with conn.transaction():  # (looked up first: creating takes a lock pushers wait on)
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
             conn.execute(
-                "CREATE INDEX IF NOT EXISTS sb_terms_trgm ON sb_terms "
-                "USING gin(term gin_trgm_ops)"
+                "CREATE INDEX IF NOT EXISTS sb_terms_trgm ON sb_terms USING gin(term gin_trgm_ops)"
             )
     return True

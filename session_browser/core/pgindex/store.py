@@ -389,8 +389,8 @@ class PgIndexStore:
         rows: list[tuple[Any, ...]] = []
         seen: set[int] = set()
 
-        def add(query: str, n: int) -> None:
-            for row in self._fetch(pq, query, n):
+        def add(query: str, n: int, check: str | None = None) -> None:
+            for row in self._fetch(pq, query, n, check):
                 if row[-1] not in seen:
                     seen.add(row[-1])
                     rows.append(row)
@@ -398,7 +398,14 @@ class PgIndexStore:
         used: set[int] = set()
         drivers_limit = max(CANDIDATE_LIMIT, PER_SESSION * limit)
         if len(live) == len(pq.terms) and len(live) > 1:
-            add(all_query(pq.terms, ex), max(ALL_TERMS_LIMIT, limit))
+            # GIN reads every posting of each word it is given: the messages holding every
+            # term are looked up by the rarer terms and checked for the common ones.
+            rarer = [pq.terms[i] for df, i in live if df <= RARE_DF] or [pq.terms[live[0][1]]]
+            full = all_query(pq.terms, ex)
+            if len(rarer) < len(pq.terms):
+                add(all_query(rarer, ex), max(ALL_TERMS_LIMIT, limit), full)
+            else:
+                add(full, max(ALL_TERMS_LIMIT, limit))
             shown = {r[11] if r[11] is not None else f"\x00{r[0]}" for r in rows}
             if shown:
                 drivers_limit = max(FILL_LIMIT, PER_SESSION * (limit - len(shown)))
@@ -425,12 +432,18 @@ class PgIndexStore:
             add(any_query(rest, ex), max(FILL_LIMIT, PER_SESSION * limit))
         return rows
 
-    def _fetch(self, pq: ParsedQuery, query: str, limit: int) -> list[tuple[Any, ...]]:
-        """The newest messages matching ``query`` and the filters, at most
-        :data:`PER_SESSION` of one session."""
+    def _fetch(
+        self, pq: ParsedQuery, query: str, limit: int, check: str | None = None
+    ) -> list[tuple[Any, ...]]:
+        """The newest messages matching ``query`` (looked up in the GIN index) and
+        ``check`` (tested on those rows only) and the filters, at most :data:`PER_SESSION`
+        of one session."""
         if not query:
             return []
         fsql, fparams = pg_where(pq.filter_values)
+        if check is not None:
+            fsql = " AND ts_match_vq(m.tsv, %s::tsquery)" + fsql
+            fparams = [check, *fparams]
         join = " JOIN sb_sessions s ON s.sid = m.sid" if "s." in fsql else ""
         return self._all(
             f"WITH hit AS (SELECT m.id, m.sid FROM sb_messages m{join} "
