@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+import time
+from collections.abc import Callable
 
 import click
 
@@ -13,6 +15,7 @@ from session_browser.core.pgindex.conn import (
     is_index_url,
     mask_url,
 )
+from session_browser.core.pgindex.push import PushReport
 from session_browser.core.stores import StoreNotFound, store_specs
 from session_browser.core.text import printable
 
@@ -50,6 +53,19 @@ def team_url(ctx: click.Context, explicit: str | None = None) -> str | None:
     help="Also send the hidden parts of Pi, Claude Code and Codex sessions (thinking, tool "
     "calls and results); not sent by default.",
 )
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Keep pushing what changes (each pass reads only new or changed files) until "
+    "interrupted; a failed pass is reported and tried again.",
+)
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0.05),
+    default=5.0,
+    show_default=True,
+    help="Seconds between two passes of --watch.",
+)
 @click.option("--machine", default=None, help="The machine name to push as (default: hostname).")
 @click.option("--user", default=None, help="The user name to push as (default: this user).")
 @store_option
@@ -60,6 +76,8 @@ def push(
     url: str | None,
     redact: bool,
     hidden: bool,
+    watch: bool,
+    interval: float,
     machine: str | None,
     user: str | None,
     stores: tuple[str, ...],
@@ -90,8 +108,8 @@ def push(
             if done >= total:
                 click.echo("", err=True)
 
-    try:
-        report = push_stores(
+    def once() -> PushReport:
+        return push_stores(
             target,
             [(spec.source.source(spec.path), spec.kind) for spec in specs],
             redact=redact,
@@ -100,8 +118,18 @@ def push(
             user=user,
             progress=progress,
         )
+
+    if watch:
+        _watch(once, interval, as_json, redact, target)
+        return
+    try:
+        report = once()
     except PgIndexError as exc:
         fail(str(exc))
+    _print_report(report, as_json, redact, target)
+
+
+def _print_report(report: PushReport, as_json: bool, redact: bool, target: str) -> None:
     if as_json:
         echo_json({"to": mask_url(target), **report.to_json()})
         return
@@ -114,3 +142,25 @@ def push(
     if redact:
         line += f"; redacted {sum(report.redactions.values())} secrets"
     click.echo(line)
+
+
+def _watch(
+    once: Callable[[], PushReport], interval: float, as_json: bool, redact: bool, target: str
+) -> None:
+    """Push, then push again what changed every ``interval`` seconds, until Ctrl-C (exit 0):
+    a pass that sent or removed something prints its line; a failed one prints why and the
+    next pass tries again (what it had committed stays)."""
+    first = True
+    try:
+        while True:
+            try:
+                report = once()
+            except PgIndexError as exc:
+                click.echo(f"session-browser: {exc}; trying again in {interval:g} s", err=True)
+            else:
+                if first or report.sent or report.removed:
+                    _print_report(report, as_json, redact, target)
+                first = False
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        return

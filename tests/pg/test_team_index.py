@@ -299,3 +299,43 @@ def test_bench_index_prints_both_engines_and_leaves_no_schema(pg_url: str) -> No
             "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'sb_bench_%%'"
         ).fetchone()
     assert left == (0,)
+
+
+def _wait_count(url: str, want: int, proc: subprocess.Popen[bytes]) -> int:
+    deadline = time.monotonic() + 60
+    got = -1
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with psycopg.connect(url) as conn:
+                row = conn.execute("SELECT count(*) FROM sb_sessions").fetchone()
+        except psycopg.errors.UndefinedTable:  # the pusher has not made its tables yet
+            row = None
+        got = -1 if row is None else int(row[0])
+        if got == want:
+            return got
+        time.sleep(0.05)
+    return got
+
+
+def test_push_watch_follows_new_and_deleted_sessions_until_interrupted(
+    tmp_path: Path, pg_url: str
+) -> None:
+    d = write_store(tmp_path / "store", only=["cafe", "billing"])
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        [*_push_cmd(pg_url, d), "--watch", "--interval", "0.1"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert _wait_count(pg_url, 2, proc) == 2
+        put(d, "late", ["a session written while watching"])
+        assert _wait_count(pg_url, 3, proc) == 3
+        (d / "cafe.json").unlink()
+        assert _wait_count(pg_url, 2, proc) == 2
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert out.decode().count("pushed to") == 3  # the first pass and the two changes
