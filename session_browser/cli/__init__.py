@@ -147,13 +147,16 @@ def main(ctx: click.Context, stores: tuple[str, ...], index: str | None, demo: b
         ctx.obj["stores"] = stores
         ctx.obj["index"] = index
         return
-    if index is not None:
+    if index is not None:  # the app on the team index
+        from session_browser.core.pgindex.conn import is_index_url
+
         from .common import fail
 
-        fail(
-            "the app does not open the team index yet: use 'session-browser --index URL "
-            "search|recent|show'"
-        )
+        if stores or demo:
+            fail("--index opens the app on the team index: no --store or --demo with it")
+        if not is_index_url(index):
+            fail("--index must be a postgresql:// URL")
+        stores = (index,)
     try:
         from session_browser.tui.launch import run_app
     except ModuleNotFoundError as exc:  # pragma: no cover - the app is part of the package
