@@ -339,3 +339,73 @@ def test_push_watch_follows_new_and_deleted_sessions_until_interrupted(
         out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert out.decode().count("pushed to") == 3  # the first pass and the two changes
+
+
+def _pi_store(root: Path) -> Path:
+    folder = root / "--home-u-zephyr--"
+    folder.mkdir(parents=True)
+
+    def msg(eid: str, parent: str | None, ts: str, message: dict[str, object]) -> str:
+        return json.dumps(
+            {
+                "type": "message",
+                "id": eid,
+                "parentId": parent,
+                "timestamp": f"2025-03-04T{ts}.000Z",
+                "message": message,
+            }
+        )
+
+    lines = [
+        json.dumps(
+            {
+                "type": "session",
+                "version": 3,
+                "id": "pi-zephyr",
+                "timestamp": "2025-03-04T10:00:00.000Z",
+                "cwd": "/home/u/zephyr",
+            }
+        ),
+        msg("a1", None, "10:00:01", {"role": "user", "content": "plan the zephyr migration"}),
+        msg(
+            "a2",
+            "a1",
+            "10:01:00",
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "secretthoughtword"},
+                    {"type": "text", "text": "we will use quokka adapters"},
+                ],
+            },
+        ),
+    ]
+    (folder / "2025-03-04T10-00-00-000Z_pi-zephyr.jsonl").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def test_a_pi_store_is_pushed_without_its_hidden_parts_unless_asked(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pi = _pi_store(tmp_path / "pi")
+    praison = write_store(tmp_path / "store", only=["cafe"])
+    args = ["push", "--to", pg_url, "--store", f"pi:{pi}", "--store", str(praison)]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    assert "2 sessions sent" in res.stdout
+
+    def stored() -> str:
+        with psycopg.connect(pg_url) as conn:
+            rows = conn.execute("SELECT kind, data FROM sb_sessions ORDER BY kind").fetchall()
+        assert [r[0] for r in rows] == ["pi", "praisonai"]
+        return rows[0][1]
+
+    assert "quokka" in stored() and "secretthoughtword" not in stored()
+    monkeypatch.setenv("SESSION_BROWSER_INDEX_URL", pg_url)
+    res = CliRunner().invoke(main, ["search", "source:pi", "zephyr", "--json"])
+    assert [h["session_id"] for h in json.loads(res.stdout)["results"]] == ["pi-zephyr"]
+    res = CliRunner().invoke(main, ["search", "source:pi", "cafe", "--json"])
+    assert json.loads(res.stdout)["results"] == []
+    res = CliRunner().invoke(main, [*args, "--include-hidden"])
+    assert res.exit_code == 0, res.output
+    assert "secretthoughtword" in stored()

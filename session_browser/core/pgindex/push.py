@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import getpass
+import inspect
 import socket
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -35,6 +36,8 @@ from ..index.rows import Parsed, cleaned, extract
 from ..model import JSONDict
 from ..redact import Redactor
 from ..sources.base import Skip
+from ..sources.pi.session import read_pi_session
+from ..sources.pi.source import PiSource
 from .conn import PgIndexError, error_line, psycopg_module
 from .schema import SCHEMA_VERSION, ensure_schema
 from .tsv import tsvector_literal
@@ -110,6 +113,21 @@ def strip_hidden(data: JSONDict) -> JSONDict:
             kept.append(m)
         out[key] = kept
     return out
+
+
+def _with_hidden(source: Any, name: str) -> JSONDict | None:
+    """Session file ``name`` read with its hidden parts (``metadata.hidden``), as the viewer
+    reads it; None when the source has no such read."""
+    try:
+        if isinstance(source, PiSource):
+            data: Any = read_pi_session(source.root / name, include_hidden=True).data
+        elif "include_hidden" in inspect.signature(source.load).parameters:
+            data = source.load(name, include_hidden=True)
+        else:
+            return None
+    except Exception:  # unreadable now: the parsed copy (without them) is sent
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _no_nul(text: str) -> str:
@@ -253,6 +271,9 @@ class Pusher:
         if isinstance(doc, Skip):
             return None
         data: JSONDict = doc.data if self.hidden else strip_hidden(doc.data)
+        if self.hidden:  # a parse leaves hidden parts out; the viewer's read has them
+            full = _with_hidden(source, name)
+            data = full if full is not None else data
         if self.redact:
             data = self._redactor.value(data)
         try:
