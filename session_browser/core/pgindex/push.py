@@ -40,7 +40,7 @@ from ..sources.pi.session import read_pi_session
 from ..sources.pi.source import PiSource
 from .conn import PgIndexError, error_line, psycopg_module
 from .schema import SCHEMA_VERSION, ensure_schema
-from .tsv import tsvector_literal
+from .tsv import message_vector
 
 BATCH_SESSIONS = 200  # sessions per transaction at most
 BATCH_MESSAGES = 4000  # ... and messages
@@ -163,6 +163,11 @@ class Pusher:
         try:
             self.conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
             ensure_schema(self.conn)
+            self.conn.execute(
+                "CREATE TEMP TABLE IF NOT EXISTS sb_incoming(sid bigint, idx integer, "
+                "role text, archived smallint, ts double precision, text text, words text, "
+                "vector tsvector) ON COMMIT DELETE ROWS"
+            )
         except psycopg.Error as exc:
             raise PgIndexError(f"cannot use the team index: {error_line(exc, url)}") from exc
 
@@ -309,9 +314,9 @@ class Pusher:
             rows: list[tuple[Any, ...]] = []
             for idx, role, archived, ts, text in parsed.messages:
                 text = _no_nul(text)
-                literal, toks = tsvector_literal(text)
+                words, literal, toks = message_vector(text)
                 new_terms.update(t for t in toks if t not in self._terms)
-                rows.append((idx, _no_nul(role), archived, ts, text, literal))
+                rows.append((idx, _no_nul(role), archived, ts, text, words, literal))
             vectors.append(rows)
         sent = 0
         params = [
@@ -349,12 +354,19 @@ class Pusher:
                         break
                 cur.execute("DELETE FROM sb_messages WHERE sid = ANY(%s)", (sids,))
                 with cur.copy(
-                    "COPY sb_messages(sid, idx, role, archived, ts, text, tsv) FROM STDIN"
+                    "COPY sb_incoming(sid, idx, role, archived, ts, text, words, vector) "
+                    "FROM STDIN"
                 ) as copy:
                     for sid, rows in zip(sids, vectors, strict=True):
                         for msg in rows:
                             copy.write_row((sid, *msg))
                         sent += len(rows)
+                # the words' vectors made by the server where that gives the same vector
+                cur.execute(
+                    "INSERT INTO sb_messages(sid, idx, role, archived, ts, text, tsv) "
+                    "SELECT sid, idx, role, archived, ts, text, "
+                    "coalesce(vector, to_tsvector('pg_catalog.simple', words)) FROM sb_incoming"
+                )
         if new_terms:  # the typo pass's vocabulary: its own short transaction, so pushers
             # adding the same new words wait on each other for this statement only
             conn.execute(
