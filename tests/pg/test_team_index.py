@@ -185,26 +185,26 @@ def _wait_for_sessions(url: str, proc: subprocess.Popen[bytes], at_least: int) -
 def test_a_push_killed_midway_leaves_no_partial_session_and_the_next_resumes(
     tmp_path: Path, pg_url: str
 ) -> None:
-    store = _big_store(tmp_path / "big", 450)
+    store = _big_store(tmp_path / "big", 650)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(_push_cmd(pg_url, store), env=env, stderr=subprocess.PIPE)
     _wait_for_sessions(pg_url, proc, 200)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     rows = _messages_per_session(pg_url)
-    assert 0 < len(rows) < 450, "the push was not stopped midway"
+    assert 0 < len(rows) < 650, "the push was not stopped midway"
     assert all(n == c == 6 for _sid, n, c in rows)
     done = subprocess.run(_push_cmd(pg_url, store), env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert f"{len(rows)} unchanged" in done.stdout
     rows = _messages_per_session(pg_url)
-    assert len(rows) == 450 and all(n == c == 6 for _sid, n, c in rows)
+    assert len(rows) == 650 and all(n == c == 6 for _sid, n, c in rows)
 
 
 def test_a_connection_cut_mid_push_fails_in_one_line_and_the_next_push_resumes(
     tmp_path: Path, pg_url: str
 ) -> None:
-    store = _big_store(tmp_path / "big", 450)
+    store = _big_store(tmp_path / "big", 650)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(_push_cmd(pg_url, store), env=env, stderr=subprocess.PIPE)
     _wait_for_sessions(pg_url, proc, 200)
@@ -218,11 +218,11 @@ def test_a_connection_cut_mid_push_fails_in_one_line_and_the_next_push_resumes(
     lines = err.decode().strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("session-browser: push to the team index")
     rows = _messages_per_session(pg_url)
-    assert len(rows) < 450 and all(n == c == 6 for _sid, n, c in rows)
+    assert len(rows) < 650 and all(n == c == 6 for _sid, n, c in rows)
     done = subprocess.run(_push_cmd(pg_url, store), env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     rows = _messages_per_session(pg_url)
-    assert len(rows) == 450 and all(n == c == 6 for _sid, n, c in rows)
+    assert len(rows) == 650 and all(n == c == 6 for _sid, n, c in rows)
 
 
 def test_unreachable_index_is_one_line_without_the_password(tmp_path: Path) -> None:
