@@ -332,3 +332,37 @@ def test_real_transcripts_show_and_export(real: tuple[Path, Path], tmp_path: Pat
         run("export", sid, "-o", os.fspath(out), *args)
         assert sid in out.read_text(encoding="utf-8")
     assert snapshot(claude, codex) == before
+
+
+@pytest.mark.parametrize("index", [True, False])
+def test_in_tools_opts_into_tool_output(written: tuple[Path, Path], index: bool) -> None:
+    claude, codex = written
+    args = [*stores(claude, codex), *([] if index else ["--no-index"])]
+    assert ids(run_json("search", "zanzibarquux", *args)) == []
+    assert ids(run_json("search", "zanzibarquux in:tools", *args)) == [SID]
+    assert ids(run_json("search", "marmalizer in:tools", *args)) == [TID]
+    (hit,) = run_json("search", "marmalizer in:tools", *args)["results"]
+    assert "marmalizer" in hit["snippet"]
+
+
+def test_index_status_says_what_was_skipped_inside_files(tmp_path: Path) -> None:
+    root = tmp_path / "projects"
+    t = Transcript(SID)
+    t.prompt("where does the heron config live")
+    t.answer("m1", text("The heron config lives in etc."))
+    t.raw({"type": "future-record", "sessionId": SID})
+    path = t.write(root / "proj" / f"{SID}.jsonl")
+    with open(path, "ab") as fh:  # a bad line, invalid UTF-8, then a line being written
+        fh.write(b"{not json\n" + b'{"type": "user", "x": "\xff\xfe"}\n' + b'{"type": "assi')
+    args = ["--store", f"claude:{root}"]
+    run("index", "update", *args)
+    assert ids(run_json("search", "heron", *args)) == [SID]  # the rest is searchable
+    status = run("index", "status", *args).output
+    assert status.count("lines:") == 1
+    line = " ".join(status.split("lines:")[1].split())  # (folded at the terminal's width)
+    assert "in 1 indexed file(s)" in line
+    assert "2 unreadable line(s)" in line
+    assert "1 unfinished last line(s)" in line
+    assert "1 record(s) of unknown types (future-record)" in line
+    info = run_json("index", "status", *args)
+    assert json.dumps(info).count("future-record") == 1

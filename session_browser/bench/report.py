@@ -32,7 +32,10 @@ PI_LEGEND = (
 
 AGENT_LEGEND = (
     "Claude Code / Codex: an outside change appends one user line to the session's JSONL "
-    "file, as the agent does; reads resumed: re-reads that started where the index stopped."
+    "file, as the agent does; reads resumed: re-reads that started where the index stopped "
+    "(a Claude Code or Codex file is read on only by the process that read it last, as the "
+    "app does with the transcripts being written; this phase's fresh process reads each "
+    "changed file whole the first time)."
 )
 
 

@@ -9,6 +9,7 @@ import click
 from rich.text import Text
 
 from session_browser.core.index import ReconcileReport, SqliteSessionStore
+from session_browser.core.index.partly import describe as describe_lines_skipped
 from session_browser.core.stores import StoreNotFound, StoreSpec, open_index, store_specs
 
 from .common import (
@@ -123,6 +124,9 @@ def _print_status(info: dict[str, Any]) -> None:
         out.print(
             Text("    ") + safe(item["file"]) + Text(": ") + safe(item["reason"]), overflow="fold"
         )
+    inside = describe_lines_skipped(info.get("lines_skipped") or {})
+    if inside:
+        out.print(Text("  lines:    skipped ") + safe(inside), overflow="fold")
     if "sessions" in info and info["files"] != info["sessions"] + len(skipped):
         out.print(Text("  stale:    run 'session-browser index update'", style="yellow"))
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .hidden import hidden_snippet, with_hidden
 from .model import JSONDict, SessionHit, SessionSummary, content_text, finite_float, stored_epoch
 from .query import (
     MessageFacts,
@@ -474,8 +475,11 @@ def classic_candidate(
     best_index = -1
     best_score = 0.0
     total = 0.0
+    tools = pq is not None and pq.tools
     for idx, msg in enumerate(messages):
         text = content_text(msg.get("content"))
+        if tools:  # in:tools: its hidden parts as the index keeps them
+            text = with_hidden(text, msg)
         if not text:
             continue
         if pq is not None:
@@ -501,6 +505,8 @@ def classic_candidate(
     if automated:
         total *= AUTOMATED_DEMOTION
     anchor_text = content_text(messages[best_index].get("content"))
+    if tools and pq is not None:
+        anchor_text = hidden_snippet(pq, anchor_text, messages[best_index])
     hit = build_hit(
         data,
         messages,

@@ -6,6 +6,7 @@ reason."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from session_browser.core.sources.claude import read_claude_session
 from session_browser.core.sources.claude.source import ClaudeSource
 from session_browser.core.sources.codex import read_codex_session
 from session_browser.core.sources.codex_source import CodexSource
-from session_browser.core.sources.resume import ResumeStates
+from session_browser.core.sources.resume import KEEP_STATES, ResumeStates
 from tests.core.test_claude import Transcript, text, tool_use
 from tests.core.test_codex import Rollout, rollout_path
 from tests.core.test_readonly import snapshot
@@ -224,3 +225,38 @@ def test_the_viewer_gets_hidden_parts_on_request(tmp_path: Path) -> None:
             close = getattr(store, "close", None)
             if close is not None:
                 close()
+
+
+def test_read_on_states_outlive_a_larger_reconcile(tmp_path: Path) -> None:
+    """A reconcile that reads more files than states are kept keeps those read last (the
+    newest: files are read oldest first); a file whose state went is read whole once, and
+    read on from then on. A fresh process has no state: its first read of a file is whole
+    (what the benchmark's update phase sees)."""
+    root = tmp_path / "projects"
+    paths: list[tuple[Transcript, Path]] = []
+    for i in range(KEEP_STATES + 4):
+        sid = f"11111111-2222-3333-4444-{i:012d}"
+        t = Transcript(sid)
+        t.prompt(f"question number {i}")
+        t.answer(f"m{i}", text(f"answer number {i}"))
+        path = t.write(root / "proj" / f"{sid}.jsonl")
+        os.utime(path, ns=(10**18 + i * 10**9, 10**18 + i * 10**9))  # oldest first
+        paths.append((t, path))
+    store = SOURCES["claude"].index(root)
+    try:
+        assert store.last_reads == {"resumed": 0, "full": len(paths)}
+
+        def grow(k: int, word: str) -> dict[str, int]:
+            t, path = paths[k]
+            n = len(t.lines)
+            t.prompt(f"and the {word}")
+            append(path, t.lines[n:])
+            store.reconcile()
+            assert found(store, word) == [t.session_id]
+            return dict(store.last_reads)
+
+        assert grow(-1, "kestrel") == {"resumed": 1, "full": 0}  # read last: kept
+        assert grow(0, "merlin") == {"resumed": 0, "full": 1}  # read first: its state went
+        assert grow(0, "hobby") == {"resumed": 1, "full": 0}  # ... and is kept again
+    finally:
+        store.close()

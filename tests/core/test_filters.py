@@ -58,6 +58,7 @@ QUERIES = [
     "project:/home/a",
     f"machine:{local_machine()}",
     f"user:{local_user()}",
+    "in:tools",  # widens what is searched: no clause, keeps every row
 ]
 
 
@@ -84,7 +85,7 @@ def _db() -> sqlite3.Connection:
 @pytest.mark.parametrize("query", QUERIES)
 def test_sql_and_predicate_keep_the_same_rows(query: str) -> None:
     pq = parse_query(query, now=NOW)
-    assert pq.has_filters and not pq.terms
+    assert (pq.has_filters or pq.tools) and not pq.terms
     db = _db()
     kept_any = False
     for kind in ("praisonai", "pi"):
@@ -118,9 +119,9 @@ def test_every_filter_is_compared() -> None:
 def test_every_filter_is_a_query_field_parses_its_example_and_is_never_highlighted() -> None:
     fields = {f.name for f in dataclasses.fields(ParsedQuery)}
     for f in FILTERS:
-        assert f.key in fields
+        assert f.name in fields
         pq = parse_query(f"{f.example} word", now=NOW)
-        value: Any = getattr(pq, f.key)
+        value: Any = getattr(pq, f.name)
         assert value is not None, f.key
         assert [k for k, v in pq.filter_values.items() if v is not None] == [f.key]
         assert highlight_terms(f"{f.example} word") == ["word"]

@@ -17,6 +17,7 @@ from ..model import (
     SessionSummary,
     stored_epoch,
 )
+from . import partly
 from .hits import IndexHits
 from .schema import (
     Broken,
@@ -47,11 +48,13 @@ class IndexBrowse(IndexHits):
                     "SELECT count(*), coalesce(sum(nmsg), 0) FROM sessions"
                 ).fetchone()
                 skipped = db.execute("SELECT file, reason FROM skipped ORDER BY file").fetchall()
+                inside = partly.summary(db)
             out.update(
                 {
                     "sessions": sessions,
                     "messages": messages,
                     "skipped": [{"file": f, "reason": r} for f, r in skipped],
+                    "lines_skipped": inside,
                 }
             )
         size = 0

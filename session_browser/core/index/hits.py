@@ -17,6 +17,7 @@ from ..model import (
 from ..query import (
     ParsedQuery,
 )
+from . import hidden
 from .fuzzy import IndexFuzzy
 from .rank import (
     Scored,
@@ -124,6 +125,7 @@ class IndexHits(IndexFuzzy):
             return None
         anchor = max(0, min(s.anchor, len(messages) - 1))
         text = content_text(messages[anchor].get("content"))
+        text = hidden.snippet_source(pq, text, s.anchor_text)
         hit = recall.build_hit(
             data,
             messages,

@@ -19,6 +19,7 @@ from ..query import (
     sql_where,
     tokenize,
 )
+from . import hidden
 from .rank import (
     CorpusStats,
     Msg,
@@ -282,6 +283,11 @@ class IndexPlan(IndexReconcile):
             rows = self._fetch(db, pq, None, like, CANDIDATE_LIMIT)
         else:
             rows = self._fts_candidates(db, pq, dfs, limit, warnings, scorer.rare)
+        if pq.tools:  # in:tools: the hidden parts' matches too, at their turns
+            found = hidden.candidates(
+                db, pq, self._filter_sql(pq), self._CAND_COLS, fts=self.has_fts, limit=limit
+            )
+            rows = [*rows, *found]
         groups: dict[int, tuple[SessionInfo, list[Msg]]] = {}
         for (
             sid,
@@ -324,7 +330,8 @@ class IndexPlan(IndexReconcile):
                 scored.append(s)
         if (pq.excluded or len(pq.terms) > 1) and scored:
             scored = self._refine(db, scorer, pq, scored, limit)
-        counted = self._count_matches(db, pq, dfs, scorer.rare) if self.has_fts else None
+        counting = self.has_fts and not pq.tools  # (in:tools: the scored sessions are counted)
+        counted = self._count_matches(db, pq, dfs, scorer.rare) if counting else None
         return scored, warnings, counted
 
     def _count_matches(

@@ -20,6 +20,7 @@ from ..model import (
 )
 from ..notes import INDEX_FAILED, Note
 from ..sources.base import Skip
+from . import hidden, partly
 from .results import ReconcileReport
 from .rows import (
     IN_CHUNK,
@@ -29,6 +30,7 @@ from .rows import (
     extract,
     insert_rows,
     machine_paced,
+    safely,
     skip_reason,
 )
 from .schema import (
@@ -136,6 +138,8 @@ class IndexReconcile(IndexDatabase):
         if doc.automated is not None:
             parsed.row.settle_automation(doc.automated)
         parsed.state = doc.state
+        parsed.hidden = safely([], hidden.hidden_rows, doc.data, folded)
+        parsed.partly = doc.skipped
         return parsed
 
     def _load_file(self, name: str) -> JSONDict | None:
@@ -286,6 +290,7 @@ class IndexReconcile(IndexDatabase):
             db.execute("PRAGMA synchronous=OFF")
             if self.has_fts:
                 db.execute(f"INSERT INTO fts(fts, rank) VALUES('automerge', {BULK_AUTOMERGE})")
+                hidden.automerge(db, BULK_AUTOMERGE)
         try:
             done = 0
             for parsed in self._parsed_batches(todo, cancel):
@@ -307,12 +312,14 @@ class IndexReconcile(IndexDatabase):
                 if self.has_fts:
                     with self._write_lock:
                         db.execute("INSERT INTO fts(fts, rank) VALUES('automerge', 4)")
+                        hidden.automerge(db, 4)
                 db.execute("PRAGMA synchronous=NORMAL")
         if bulk and not report.cancelled and self.has_fts:
             # One segment: a term's rows in one place makes every later lookup several
             # times faster than over the many segments a bulk load leaves.
             with self._write_lock:
                 db.execute("INSERT INTO fts(fts) VALUES('optimize')")
+                hidden.optimize(db)
             self._note_common_terms(db)
 
     def _changing(self, db: sqlite3.Connection) -> None:
@@ -590,7 +597,10 @@ class IndexReconcile(IndexDatabase):
         return next_id
 
     def _inserted(self, db: sqlite3.Connection, items: Sequence[Parsed]) -> None:
-        """After ``items`` were inserted, in the same transaction: keep their parse states."""
+        """After ``items`` were inserted, in the same transaction: keep their parse states
+        and write their hidden parts."""
+        hidden.insert(db, items, fts=self.has_fts)
+        partly.insert(db, items)
         table = self.source.state_table
         if table is not None:
             db.executemany(
@@ -602,6 +612,8 @@ class IndexReconcile(IndexDatabase):
         table = self.source.state_table
         if table is not None:
             db.execute(f"DELETE FROM {table} WHERE file=?", (name,))
+        hidden.delete(db, name, fts=self.has_fts)
+        partly.delete(db, name)
         return delete_rows(db, name, fts=self.has_fts)
 
     def _after_write(self, session_id: str, path: Path, data: JSONDict | None) -> None:
@@ -627,6 +639,10 @@ class IndexReconcile(IndexDatabase):
                             )
                         except Exception as exc:  # the content: skipped, as a reconcile would
                             item = skip_reason(exc)
+                        if not isinstance(item, str):
+                            item.hidden = safely(
+                                [], hidden.hidden_rows, dict(data), not self.has_fts
+                            )
                         if isinstance(item, str):
                             db.execute(
                                 "INSERT OR REPLACE INTO skipped(file, size, mtime_ns, inode, "

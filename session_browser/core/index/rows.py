@@ -22,6 +22,7 @@ from ..model import (
 from ..query import (
     fold,
 )
+from ..sources.base import LinesSkipped
 from .rank import cuts
 
 MACHINE_MIN_MESSAGES = 8
@@ -150,6 +151,8 @@ class Parsed:
     messages: list[MessageRow]
     chars: int
     state: bytes | None = None  # the source's parse state, kept to resume the next parse
+    hidden: list[MessageRow] | None = None  # its hidden parts (see .hidden), for in:tools
+    partly: LinesSkipped | None = None  # what was skipped inside the file (see .partly)
 
 
 _SESSION_COLS = (

@@ -28,16 +28,23 @@ from ..model import (
 from ..notes import INDEX_BROKEN, INDEX_BUSY, Note
 from ..sources.base import SessionSource
 from ..store import DefaultSessionStore
+from . import hidden, partly
 from .results import ReconcileReport
 from .watch import DirWatch
 
 log = logging.getLogger("session_browser.index")
 
 # PRAGMA user_version; any other value rebuilds the index. 6: titles are the first user
-# message before the agent name, and the agent is stored as recall.agent_of says.
-SCHEMA_VERSION = 6
+# message before the agent name, and the agent is stored as recall.agent_of says. 7: the
+# hidden parts of transcripts in their own tables (``hidden``, ``hidden_fts``: in:tools),
+# and what was skipped inside indexed files (``partly``).
+SCHEMA_VERSION = 7
 OPEN_BUSY_SECONDS = 30.0  # how long opening retries while other processes set the index up
-_TABLES = frozenset({"meta", "sessions", "messages", "skipped", "common_terms"})
+_TABLES = (
+    frozenset({"meta", "sessions", "messages", "skipped", "common_terms"})
+    | hidden.TABLES
+    | partly.TABLES
+)
 
 
 def default_db_path(session_dir: Path, prefix: str = "") -> Path:
@@ -342,7 +349,7 @@ class IndexDatabase(DefaultSessionStore):
         built_fts = meta.get("fts") == "1"
         if built_fts != (self.want_fts and self._fts_available(db)):
             return False
-        if built_fts and not {"fts", "fts_vocab"} <= tables:
+        if built_fts and not {"fts", "fts_vocab", "hidden_fts"} <= tables:
             return False
         self.has_fts = built_fts
         db.execute("SELECT count(*) FROM sessions WHERE sid < 0").fetchone()
@@ -396,6 +403,8 @@ class IndexDatabase(DefaultSessionStore):
                 "content_rowid='id', tokenize='unicode61 remove_diacritics 2', columnsize=0)"
             )
             db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, 'row')")
+        hidden.create(db, use_fts)
+        partly.create(db)
         db.executemany(
             "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
             [

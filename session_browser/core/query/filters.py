@@ -59,12 +59,20 @@ class Filter:
 
     key: str
     example: str
-    scope: Literal["session", "message"]
+    # ``option``: says what is searched rather than narrowing it (never a clause, never
+    # drops a session or a message, and alone it is no query).
+    scope: Literal["session", "message", "option"]
     parse: Callable[[str, float], Any]  # the value as typed, now -> the value (QueryError)
     sql: Callable[[Any, str], Sql | None]  # value, store kind -> clause and params, or None
     keeps: Callable[[Any, Any], bool]  # value, facts of the scope -> kept
     # The clause for the PostgreSQL team index (same placeholders), when it differs.
     pg: Callable[[Any, str], Sql | None] | None = None
+    attr: str = ""  # the ParsedQuery attribute holding the value (default: the key)
+
+    @property
+    def name(self) -> str:
+        """The ParsedQuery attribute holding this filter's value."""
+        return self.attr or self.key
 
 
 _AGE_RE = re.compile(r"(\d{1,6})\s*(m|min|h|d|w)", re.IGNORECASE)
@@ -172,6 +180,19 @@ def _until(value: str, now: float) -> float:
     # A bare date means the whole day.
     end = _end_of_day(day) if len(value) == 10 else day
     return _timestamp(end, "until", value)
+
+
+#: What ``in:`` opts into: the parts of a transcript a reader does not see by default
+#: (tool calls and their results, reasoning, bookkeeping records).
+IN_VALUES = frozenset({"tools", "tool", "hidden"})
+
+
+def _in(value: str, _now: float) -> str:
+    if value.lower() not in IN_VALUES:
+        raise QueryError(
+            f"in: expects tools (tool calls and results, reasoning searched too), not {value!r}"
+        )
+    return "tools"
 
 
 def _is_session(value: str, facts: SessionFacts) -> bool:
@@ -286,6 +307,15 @@ FILTERS: tuple[Filter, ...] = (
         lambda v, _k: _local_sql(v, local_user()),
         lambda v, s: (s.user or local_user()).lower() == v,
         lambda v, _k: ("lower(s.os_user) = ?", [v]),
+    ),
+    Filter(
+        "in",
+        "in:tools",
+        "option",
+        _in,
+        lambda _v, _k: None,  # the index reads its hidden rows too (see index.hidden)
+        lambda _v, _f: True,
+        attr="in_",
     ),
 )
 BY_KEY: dict[str, Filter] = {f.key: f for f in FILTERS}

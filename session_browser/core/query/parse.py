@@ -10,13 +10,15 @@ A query is a list of space-separated parts:
   (``since:``/``until:`` also take ``today``, ``yesterday`` (whole UTC days, like a bare
   date) and an age such as ``30m``, ``12h``, ``7d``, ``2w``: that long before now),
   ``source:NAME``, ``agent:NAME``, ``archived:yes|no``, ``project:PATH`` (values may be
-  quoted). ``source:`` names a store's kind (``praisonai``, ``pi``: every session of such a
-  store) or a session's own source tag (``cli``, ``scheduled``, ...). ``project:`` keeps
-  sessions whose working dir (a Pi session's ``cwd``, a PraisonAI session's
-  ``metadata.cwd``/``project``) is PATH or inside it; ``~`` and relative paths are
-  resolved against the current dir (``project:.`` is "this project"). ``machine:NAME`` and
-  ``user:NAME`` keep the sessions written on that machine / by that user (a local store's
-  are this machine's and this user's; the team index records each session's origin).
+  quoted), and ``in:tools`` (search the tool calls and results, reasoning and bookkeeping of
+  Claude Code, Codex and Pi transcripts too: not searched by default). ``source:`` names a
+  store's kind (``praisonai``, ``pi``: every session of such a store) or a session's own
+  source tag (``cli``, ``scheduled``, ...). ``project:`` keeps sessions whose working dir
+  (a Pi session's ``cwd``, a PraisonAI session's ``metadata.cwd``/``project``) is PATH or
+  inside it; ``~`` and relative paths are resolved against the current dir (``project:.``
+  is "this project"). ``machine:NAME`` and ``user:NAME`` keep the sessions written on that
+  machine / by that user (a local store's are this machine's and this user's; the team index
+  records each session's origin).
 
 Any text parses: an unknown ``key:value`` is just words, a lone ``"`` closes at the end, a lone
 ``-`` or ``*`` is ignored. Only a bad *filter value* is an error (:class:`QueryError`, with a
@@ -35,7 +37,7 @@ from typing import Any
 
 from .. import notes
 from ..notes import Note
-from .filters import FILTER_KEYS, FILTERS, Filter, active, parse_value
+from .filters import BY_KEY, FILTER_KEYS, FILTERS, Filter, active, parse_value
 from .terms import MIN_PREFIX, QueryError, Term, tokenize
 
 MAX_TERMS = 32
@@ -62,6 +64,7 @@ class ParsedQuery:
     project: str | None = None
     machine: str | None = None
     user: str | None = None
+    in_: str | None = None  # ``in:tools``: tool calls and results, reasoning searched too
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -72,7 +75,7 @@ class ParsedQuery:
     @property
     def filter_values(self) -> dict[str, Any]:
         """Every filter of the language (see :data:`~.filters.FILTERS`) -> its value or None."""
-        return {f.key: getattr(self, f.key) for f in FILTERS}
+        return {f.key: getattr(self, f.name) for f in FILTERS}
 
     @functools.cached_property
     def session_filters(self) -> list[tuple[Filter, Any]]:
@@ -86,7 +89,14 @@ class ParsedQuery:
 
     @property
     def has_filters(self) -> bool:
-        return any(getattr(self, f.key) is not None for f in FILTERS)
+        """Whether a filter narrows the query (``in:tools`` widens it: not one)."""
+        return any(getattr(self, f.name) is not None for f in FILTERS if f.scope != "option")
+
+    @property
+    def tools(self) -> bool:
+        """``in:tools``: the hidden parts of transcripts (tool calls and results, reasoning,
+        bookkeeping) are searched too, not only the prose."""
+        return self.in_ is not None
 
     @property
     def empty(self) -> bool:
@@ -212,7 +222,7 @@ def parse_query(text: str, *, now: float | None = None) -> ParsedQuery:
     for head, body, quoted, _span in _split(text):
         kind, key, body = _classify(head, body, quoted)
         if kind == "filter":
-            setattr(pq, key, parse_value(key, body, clock))
+            setattr(pq, BY_KEY[key].name, parse_value(key, body, clock))
             continue
         term = _make_term(body, quoted)
         if term is None:

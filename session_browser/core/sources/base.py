@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -32,6 +32,29 @@ Identity = tuple[int, int, int]
 
 
 @dataclass
+class LinesSkipped:
+    """What was left out inside a file that is still a session: unreadable lines (not JSON,
+    invalid UTF-8, too long), an unfinished last line that does not parse (a line being
+    written), and records of types the reader does not know, by type."""
+
+    bad: int = 0
+    tail: bool = False
+    unknown: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def unknown_count(self) -> int:
+        return sum(self.unknown.values())
+
+    @property
+    def kinds(self) -> str:
+        """The unknown record types, comma-separated."""
+        return ",".join(sorted(k.replace(",", " ") for k in self.unknown))
+
+    def __bool__(self) -> bool:
+        return bool(self.bad or self.tail or self.unknown)
+
+
+@dataclass
 class SessionDoc:
     """One session file parsed.
 
@@ -40,12 +63,14 @@ class SessionDoc:
     documented message rate and machine pacing). ``state``: what lets the next parse of the
     same file resume where this one stopped (None: the format is read whole every time);
     ``resumed``: whether this parse resumed (None when the source never resumes).
+    ``skipped``: what was left out inside the file (``index status`` says it).
     """
 
     data: JSONDict
     automated: bool | None = None
     state: bytes | None = None
     resumed: bool | None = None
+    skipped: LinesSkipped | None = None
 
 
 @dataclass
@@ -87,14 +112,17 @@ class SessionSource(Protocol):
         ...
 
     def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
-        """File ``name`` as a session document, or why it cannot be read as one.
+        """File ``name`` as a session document, or why it cannot be read as one (with its
+        hidden parts in ``metadata.hidden``, which the index keeps apart for ``in:tools``).
 
         ``prior`` is the ``state`` of an earlier parse of the same file (None: none kept);
         a source that resumes reads only what was appended when the file only grew."""
         ...
 
-    def load(self, name: str) -> JSONDict | None:
-        """The session dict of file ``name`` for reading (None when it cannot be read)."""
+    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
+        """The session dict of file ``name`` for reading (None when it cannot be read);
+        ``include_hidden``: with the parts a reader does not see by default (tool calls and
+        results, reasoning) in ``metadata.hidden``, for ``in:tools`` and the viewer."""
         ...
 
     def file_order(self, names: set[str]) -> list[str]:

@@ -29,7 +29,9 @@ The mapping (one PraisonAI-shaped session dict per rollout, as the Pi reader giv
       as for Pi; earlier ones stay in place as superseded markers.
     - ``metadata``: ``title`` (session index, else the latest ``thread_name_updated``; the
       shared rule takes the first prompt otherwise), ``cwd`` / ``project``, ``git_branch``,
-      ``parent_session`` (fork or spawning thread), ``resume_command`` (``codex resume <id>``).
+      ``parent_session`` (fork or spawning thread), ``lineage_id`` (the parent's id, else the
+      thread's own: a thread, its forks and subagents fold into one hit), ``resume_command``
+      (``codex resume <id>``).
 
 Reading
     As for Claude Code (:mod:`.claude.transcript`): bad lines are skipped and counted, an
@@ -53,11 +55,14 @@ from .claude.transcript import (
     AgentSessionView,
     FileMark,
     Turn,
+    TurnBuilder,
+    blocks_text,
     read_json_lines,
     resume_line,
     short,
     split_compaction,
 )
+from .claude.transcript import text_or_none as _str
 from .view import session_dict
 
 CODEX_SOURCE = "codex"
@@ -161,23 +166,12 @@ def resume_command(session_id: str) -> str:
 # ---------------------------------------------------------------------- helpers
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+_TEXTS = frozenset({"input_text", "output_text", "text"})
 
 
 def item_text(content: Any) -> str:
     """The text of a message's content (``input_text`` / ``output_text`` / ``text`` blocks)."""
-    if isinstance(content, str):
-        return content
-    texts: list[str] = []
-    for block in content if isinstance(content, list) else []:
-        if (
-            isinstance(block, dict)
-            and isinstance(block.get("text"), str)
-            and block.get("type") in ("input_text", "output_text", "text")
-        ):
-            texts.append(block["text"])
-    return "\n".join(texts)
+    return blocks_text(content, _TEXTS)
 
 
 def is_injected(text: str) -> bool:
@@ -203,39 +197,17 @@ def _envelope(obj: JSONDict, first: bool) -> tuple[str | None, JSONDict]:
 # ---------------------------------------------------------------------- building
 
 
-class _Builder:
+class _Builder(TurnBuilder):
     def __init__(self, include_hidden: bool, typed_events: bool, compacted_lines: bool) -> None:
-        self.include_hidden = include_hidden
+        super().__init__(include_hidden)
         self.typed_events = typed_events  # user_message events exist: prompts come from them
         self.compacted_lines = compacted_lines  # compacted lines exist: they mark boundaries
-        self.turns: list[Turn] = []
-        self.pending: list[JSONDict] = []
         self.call_names: dict[str, str] = {}
-        self.hidden_records: dict[str, int] = {}
         self.meta: JSONDict | None = None
         self.thread_name: str | None = None
         self.model: str | None = None
         self.turn_cwd: str | None = None
         self.children: list[str] = []
-
-    def count(self, key: str) -> None:
-        self.hidden_records[key] = self.hidden_records.get(key, 0) + 1
-
-    def hide(self, part: JSONDict) -> None:
-        if not self.include_hidden:
-            return
-        target = next((t for t in reversed(self.turns) if t.role is not None), None)
-        if target is None:
-            self.pending.append(part)
-        else:
-            target.hidden.append(part)
-
-    def add(self, turn: Turn) -> Turn:
-        if self.pending and turn.role is not None:
-            turn.hidden[:0] = self.pending
-            self.pending = []
-        self.turns.append(turn)
-        return turn
 
     def answering(self, stamp: float | None) -> Turn:
         """The assistant turn calls and reasoning belong to (a new empty one when the
@@ -578,6 +550,10 @@ def read_codex_session(
         }
     if builder.children:
         meta["child_sessions"] = list(builder.children)
+    # A fork or a subagent thread continues its parent's work: they share a lineage (one hit
+    # for them all, as PraisonAI's continuations), keyed by the parent's id (a thread that
+    # has none keys its own: its forks and subagents join it).
+    meta["lineage_id"] = parent or session_id
     meta["codex_path"] = str(file_path)
     meta["resume_command"] = resume_command(session_id)
     data = session_dict(

@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from .base import Identity, Skip, SourceKind
+from .base import Identity, Skip
 from .claude.source import AgentSource, file_ident
 from .codex import (
     CODEX_SOURCE,
@@ -28,7 +28,7 @@ from .codex import (
     read_codex_session,
     read_session_index,
 )
-from .named import named_kind_stores
+from .named import agent_kind
 from .resume import ResumeStates
 
 CODEX_CONTENT_VERSION = "1"  # what the Codex reader puts in the rows; another value rebuilds
@@ -103,21 +103,4 @@ class CodexSource(AgentSource[CodexParseState]):
         return [n for n in self.file_order(names) if n.endswith(want)]
 
 
-def default_dirs(cwd: Path | None = None) -> list[Path]:
-    """Codex's rollouts dir (:func:`~.codex.default_codex_dir`)."""
-    return [default_codex_dir()]
-
-
-open_scan, open_index = named_kind_stores(CodexSource)
-
-KIND = SourceKind(
-    name=CODEX_SOURCE,
-    prefix=f"{CODEX_SOURCE}:",
-    read_only=True,
-    default_dirs=default_dirs,
-    only_if_present=True,
-    source=CodexSource,
-    open_scan=open_scan,
-    open_index=open_index,
-    describe="Codex rollouts dir",
-)
+KIND = agent_kind(CODEX_SOURCE, CodexSource, default_codex_dir, "Codex rollouts dir")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from .. import recall
 from ..model import JSONDict
-from .base import SessionSource
+from .base import SessionSource, SourceKind
 from .scan import SourceStore
 
 if TYPE_CHECKING:
@@ -104,3 +104,23 @@ def named_kind_stores(
         return store
 
     return open_scan, open_index
+
+
+def agent_kind(
+    name: str, make: Callable[[Path], NamedSource], default_dir: Callable[[], Path], describe: str
+) -> SourceKind:
+    """The row of the table of source kinds for a coding agent's transcripts (Claude Code,
+    Codex): read-only, ``NAME:DIR`` on the command line, its default dir used when it
+    exists, stores that find a session by the id in its file name."""
+    open_scan, open_index = named_kind_stores(make)
+    return SourceKind(
+        name=name,
+        prefix=f"{name}:",
+        read_only=True,
+        default_dirs=lambda _cwd: [default_dir()],
+        only_if_present=True,
+        source=make,
+        open_scan=open_scan,
+        open_index=open_index,
+        describe=describe,
+    )

@@ -104,7 +104,7 @@ class PraisonAISource:
             return Skip(f"root is {type(data).__name__}, not an object")
         return SessionDoc(data)
 
-    def load(self, name: str) -> JSONDict | None:
+    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
         path = self.root / name
         try:
             data = read_json(path, max_bytes=MAX_SESSION_BYTES)

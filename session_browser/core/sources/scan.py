@@ -33,13 +33,14 @@ class SourceStore(ReadOnlyWrites):
     def label(self) -> str:
         return f"{self.source.kind}:{self.root}"
 
-    def _sessions(self) -> Iterator[tuple[str, str, int, JSONDict]]:
+    def _sessions(self, include_hidden: bool = False) -> Iterator[tuple[str, str, int, JSONDict]]:
         """(session id, file name, size, session dict) of every readable file, in the
-        source's file order; the first file of an id wins."""
+        source's file order; the first file of an id wins (``include_hidden``: with the
+        hidden parts, for ``in:tools``)."""
         files = self.source.list_files()
         seen: set[str] = set()
         for name in self.source.file_order(set(files)):
-            data = self.source.load(name)
+            data = self.source.load(name, include_hidden=include_hidden)
             if data is None:
                 continue
             data.setdefault("session_id", Path(name).stem)
@@ -120,7 +121,8 @@ class SourceStore(ReadOnlyWrites):
         if not parsed.searchable:
             return []
         out: list[recall.Candidate] = []
-        for _sid, name, _size, data in self._sessions():
+        tools = parsed.filters is not None and parsed.filters.tools
+        for _sid, name, _size, data in self._sessions(include_hidden=tools):
             cand = recall.classic_candidate(
                 data,
                 parsed,

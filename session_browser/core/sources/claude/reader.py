@@ -18,11 +18,14 @@ from .transcript import (
     AgentSessionView,
     FileMark,
     Turn,
+    TurnBuilder,
+    blocks_text,
     read_json_lines,
     resume_line,
     short,
     split_compaction,
 )
+from .transcript import text_or_none as _str
 
 CLAUDE_SOURCE = "claude"
 
@@ -150,23 +153,12 @@ def resume_command(session_id: str) -> str:
 # ---------------------------------------------------------------------- building
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+_TEXT = frozenset({"text"})
 
 
 def block_text(content: Any) -> str:
-    """The text of a string or of the ``text`` blocks of a block list."""
-    if isinstance(content, str):
-        return content
-    texts: list[str] = []
-    for block in content if isinstance(content, list) else []:
-        if isinstance(block, str):
-            texts.append(block)
-        elif isinstance(block, dict) and block.get("type") == "text":
-            text = _str(block.get("text"))
-            if text:
-                texts.append(text)
-    return "\n".join(texts)
+    """The text of a string or of the ``text`` blocks (and strings) of a block list."""
+    return blocks_text(content, _TEXT, bare=True)
 
 
 def _command_line(text: str) -> str | None:
@@ -180,47 +172,24 @@ def _command_line(text: str) -> str | None:
     return f"{name} {parts.get('args', '')}".strip()
 
 
-class _Builder:
+class _Builder(TurnBuilder):
     """Turns of one transcript (a main file, a subagent file or an inline sidechain)."""
 
     def __init__(self, include_hidden: bool) -> None:
-        self.include_hidden = include_hidden
-        self.turns: list[Turn] = []
+        super().__init__(include_hidden)
         self.by_message_id: dict[str, Turn] = {}
-        self.pending: list[JSONDict] = []  # hidden parts seen before the first turn
         self.tool_names: dict[str, str] = {}
         self.tasks: dict[str, JSONDict] = {}  # Task tool_use id -> its input
         self.agent_of_call: dict[str, str] = {}  # Task tool_use id -> agentId
-        self.hidden_records: dict[str, int] = {}
         self.open_boundary: Turn | None = None
-
-    # -------------------------------------------------------------- helpers
-
-    def count(self, key: str) -> None:
-        self.hidden_records[key] = self.hidden_records.get(key, 0) + 1
-
-    def hide(self, part: JSONDict) -> None:
-        """Attach a hidden part to the latest turn (or the first one to come)."""
-        if not self.include_hidden:
-            return
-        target = next((t for t in reversed(self.turns) if t.role is not None), None)
-        if target is None:
-            self.pending.append(part)
-        else:
-            target.hidden.append(part)
-
-    def add(self, turn: Turn) -> Turn:
-        if self.pending and turn.role is not None:
-            turn.hidden[:0] = self.pending
-            self.pending = []
-        self.turns.append(turn)
-        return turn
 
     # -------------------------------------------------------------- records
 
-    def record(self, obj: JSONDict) -> None:
+    def record(self, obj: JSONDict, stamp: float | None = None) -> None:
+        """Add one record (``stamp``: its time, when the caller has it already)."""
         kind = obj.get("type")
-        stamp = iso_epoch(obj.get("timestamp"))
+        if stamp is None:
+            stamp = iso_epoch(obj.get("timestamp"))
         if kind == "assistant":
             self.assistant(obj, stamp)
         elif kind == "user":
@@ -517,14 +486,11 @@ class ClaudeParseState:
         stamp = iso_epoch(obj.get("timestamp"))
         if stamp is not None and (self.first_stamp is None or stamp < self.first_stamp):
             self.first_stamp = stamp
-        for key, field_name in (
-            ("custom-title", "customTitle"),
-            ("ai-title", "aiTitle"),
-            ("summary", "summary"),
-        ):
-            value = _str(obj.get(field_name)) if kind == key else None
+        if kind in TITLE_TYPES:
+            field_name = _TITLE_FIELDS[str(kind)]
+            value = _str(obj.get(field_name))
             if value and value.strip():
-                self.titles[key] = value.strip()
+                self.titles[str(kind)] = value.strip()
                 leaf = _str(obj.get("leafUuid")) if kind == "summary" else None
                 if leaf:
                     self.file_summaries.setdefault(leaf, value.strip())
@@ -546,7 +512,10 @@ class ClaudeParseState:
                 value = _str(obj.get(src))
                 if value and (key != "session_id" or key not in self.info):
                     self.info[key] = value  # the first session id; the latest of the rest
-        self.builder.record(obj)
+        self.builder.record(obj, stamp)
+
+
+_TITLE_FIELDS = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}
 
 
 def read_claude_session(

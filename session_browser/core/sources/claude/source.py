@@ -26,8 +26,8 @@ from typing import Generic, Protocol, TypeVar
 
 from ...files import loads
 from ...model import JSONDict, SessionHit
-from ..base import Identity, SessionDoc, Skip, SourceKind
-from ..named import named_kind_stores
+from ..base import Identity, LinesSkipped, SessionDoc, Skip
+from ..named import agent_kind
 from ..pi.store import pi_is_automated, settle_automation
 from ..resume import ResumeStates
 from .reader import (
@@ -84,6 +84,7 @@ class _Read(Protocol[S]):
 
     data: JSONDict
     skipped_lines: int
+    partial_tail: bool
     unknown_records: dict[str, int]
     resumed: bool
     state: S
@@ -104,7 +105,8 @@ class AgentSource(Generic[S]):
         raise NotImplementedError
 
     def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
-        session = self._read(name, self._resume.take(name, prior))
+        # With the hidden parts: the index keeps them apart, for in:tools.
+        session = self._read(name, self._resume.take(name, prior), include_hidden=True)
         if isinstance(session, Skip):
             return session
         data = session.data
@@ -116,6 +118,11 @@ class AgentSource(Generic[S]):
             automated=pi_is_automated(data),
             state=self._resume.keep(name, session.state),
             resumed=session.resumed,
+            skipped=LinesSkipped(
+                bad=session.skipped_lines - (1 if session.partial_tail else 0),
+                tail=session.partial_tail,
+                unknown=dict(session.unknown_records),
+            ),
         )
 
     def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
@@ -308,13 +315,17 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
             session = read_claude_session(
                 path, sibling_agents=mine, prior=prior, include_hidden=include_hidden
             )
-            if {"custom-title", "ai-title"} & session.state.titles.keys():
+            titles = session.state.titles
+            if {"custom-title", "ai-title"} & titles.keys():
                 return session  # titled: the folder's summary lines cannot change it
             # Untitled: a summary line anywhere in the folder may name one of its turns.
+            folder = self._folder_summaries(path.parent)
+            if "summary" not in titles and not any(u in folder for u in session.state.uuids):
+                return session  # none does, and it has none of its own: the same title
             # Assembled again from the state just read (nothing read twice but subagents).
             again = read_claude_session(
                 path,
-                summaries=self._folder_summaries(path.parent),
+                summaries=folder,
                 sibling_agents=mine,
                 prior=session.state,
                 include_hidden=include_hidden,
@@ -376,21 +387,4 @@ def empty_reason(skipped_lines: int, unknown: dict[str, int]) -> str:
     return f"no conversation (no prompt or answer){extra}{bad}"
 
 
-def default_dirs(cwd: Path | None = None) -> list[Path]:
-    """Claude Code's transcripts dir (:func:`default_claude_dir`)."""
-    return [default_claude_dir()]
-
-
-open_scan, open_index = named_kind_stores(ClaudeSource)
-
-KIND = SourceKind(
-    name=CLAUDE_SOURCE,
-    prefix=f"{CLAUDE_SOURCE}:",
-    read_only=True,
-    default_dirs=default_dirs,
-    only_if_present=True,
-    source=ClaudeSource,
-    open_scan=open_scan,
-    open_index=open_index,
-    describe="Claude Code transcripts dir",
-)
+KIND = agent_kind(CLAUDE_SOURCE, ClaudeSource, default_claude_dir, "Claude Code transcripts dir")

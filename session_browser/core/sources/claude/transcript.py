@@ -168,6 +168,62 @@ class Turn:
         return "\n".join(t for t in self.texts if t).strip()
 
 
+def text_or_none(value: Any) -> str | None:
+    """``value`` when it is a string, else None."""
+    return value if isinstance(value, str) else None
+
+
+def blocks_text(content: Any, types: frozenset[str], *, bare: bool = False) -> str:
+    """The text of a string, or of the blocks of a block list whose ``type`` is one of
+    ``types`` (``bare``: plain strings in the list count too; Claude Code writes them,
+    Codex does not), one per line."""
+    if isinstance(content, str):
+        return content
+    texts: list[str] = []
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, str):
+            if bare:
+                texts.append(block)
+        elif isinstance(block, dict) and block.get("type") in types:
+            text = block.get("text")
+            if isinstance(text, str) and (text or not bare):
+                texts.append(text)
+    return "\n".join(texts)
+
+
+class TurnBuilder:
+    """The turns of one transcript as they are built, and where its hidden parts go: a
+    Claude Code and a Codex reader each add their records' meaning on top."""
+
+    def __init__(self, include_hidden: bool) -> None:
+        self.include_hidden = include_hidden
+        self.turns: list[Turn] = []
+        self.pending: list[JSONDict] = []  # hidden parts seen before the first turn
+        self.hidden_records: dict[str, int] = {}
+
+    def count(self, key: str) -> None:
+        """Count one record that is not prose, by kind."""
+        self.hidden_records[key] = self.hidden_records.get(key, 0) + 1
+
+    def hide(self, part: JSONDict) -> None:
+        """Attach a hidden part to the latest turn (or the first one to come)."""
+        if not self.include_hidden:
+            return
+        target = next((t for t in reversed(self.turns) if t.role is not None), None)
+        if target is None:
+            self.pending.append(part)
+        else:
+            target.hidden.append(part)
+
+    def add(self, turn: Turn) -> Turn:
+        """Append ``turn``, with the hidden parts that came before any turn."""
+        if self.pending and turn.role is not None:
+            turn.hidden[:0] = self.pending
+            self.pending = []
+        self.turns.append(turn)
+        return turn
+
+
 def message_of(turn: Turn, include_hidden: bool) -> JSONDict:
     """The PraisonAI message of a turn."""
     meta = dict(turn.meta)

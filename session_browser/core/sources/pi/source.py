@@ -98,7 +98,7 @@ class PiSource:
             size = os.stat(path).st_size
             if size > MAX_SESSION_BYTES:
                 return Skip(f"file is {size} bytes, over the {MAX_SESSION_BYTES}-byte limit")
-            session = read_pi_session(path, prior=state)
+            session = read_pi_session(path, prior=state, include_hidden=True)
         except OSError as exc:
             return Skip(f"unreadable: {exc.strerror or exc}")
         except (ValueError, RecursionError) as exc:  # pragma: no cover - defensive
@@ -112,8 +112,8 @@ class PiSource:
             resumed=session.resumed,
         )
 
-    def load(self, name: str) -> JSONDict | None:
-        session = self.reader.load(self.root / name)
+    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
+        session = self.reader.load(self.root / name, include_hidden=include_hidden)
         if session is None or session.header is None:
             return None
         return session.data

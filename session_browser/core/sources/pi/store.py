@@ -222,11 +222,12 @@ class PiStore(ReadOnlyWrites):
         return None if path is None else self.load(path, include_hidden=include_hidden)
 
     def iter_sessions(
-        self, *, project: str | os.PathLike[str] | None = None
+        self, *, project: str | os.PathLike[str] | None = None, include_hidden: bool = False
     ) -> Iterator[tuple[Path, os.stat_result, PiSession]]:
-        """Every readable session (optionally only those whose cwd is in ``project``)."""
+        """Every readable session (optionally only those whose cwd is in ``project``;
+        ``include_hidden``: with thinking, tool calls and results in ``metadata.hidden``)."""
         for _sid, path, st in self._scan():
-            session = self.load(path)
+            session = self.load(path, include_hidden=include_hidden)
             if session is None:
                 continue
             if project is not None and not cwd_matches(session.cwd, project):
@@ -274,7 +275,8 @@ class PiStore(ReadOnlyWrites):
         if not parsed.searchable:
             return []
         out: list[recall.Candidate] = []
-        for path, _st, session in self.iter_sessions(project=project):
+        tools = parsed.filters is not None and parsed.filters.tools
+        for path, _st, session in self.iter_sessions(project=project, include_hidden=tools):
             cand = recall.classic_candidate(
                 session.data,
                 parsed,
