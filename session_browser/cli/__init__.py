@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "import": "session_browser.cli.portable_cmds:import_",
     "quarantine": "session_browser.cli.quarantine_cmds:quarantine",
     "vault": "session_browser.cli.vault_cmds:vault",
+    "push": "session_browser.cli.team_cmds:push",
 }
 
 
@@ -49,6 +50,8 @@ class LazyGroup(click.Group):
     ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        from session_browser.core.pgindex.conn import PgIndexError
+
         from .common import BROKEN_PIPE_STATUS, fail, silence_stdout
 
         try:
@@ -62,6 +65,8 @@ class LazyGroup(click.Group):
             fail(f"{where}{exc.format_message()}{hint}", code=exc.exit_code)
         except click.ClickException as exc:
             fail(exc.format_message(), code=exc.exit_code)
+        except PgIndexError as exc:  # the team index unreachable or failing: one line
+            fail(str(exc))
         except click.Abort:
             fail("interrupted; every write that finished is complete, none is half-done", code=130)
         except OSError as exc:
@@ -118,10 +123,18 @@ class LazyGroup(click.Group):
     "~/.codex/sessions). Default: ./.praisonai/sessions (if present), the global store, "
     "and Pi's, Claude Code's and Codex's sessions when present.",
 )
+@click.option(
+    "--index",
+    "index",
+    metavar="URL",
+    default=None,
+    help="Search and read the team index at URL (postgresql://...) instead of the local "
+    "stores (default: $SESSION_BROWSER_INDEX_URL). 'push --to URL' fills it.",
+)
 @click.option("--demo", is_flag=True, help="Open the app on a generated demo store.")
 @click.version_option(package_name="session-browser")
 @click.pass_context
-def main(ctx: click.Context, stores: tuple[str, ...], demo: bool) -> None:
+def main(ctx: click.Context, stores: tuple[str, ...], index: str | None, demo: bool) -> None:
     """Find, read and rescue AI-agent conversation transcripts.
 
     With no command, opens the keyboard-driven browser.
@@ -132,7 +145,18 @@ def main(ctx: click.Context, stores: tuple[str, ...], demo: bool) -> None:
         ctx.call_on_close(setup_logging())
         ctx.ensure_object(dict)
         ctx.obj["stores"] = stores
+        ctx.obj["index"] = index
         return
+    if index is not None:  # the app on the team index
+        from session_browser.core.pgindex.conn import is_index_url
+
+        from .common import fail
+
+        if stores or demo:
+            fail("--index opens the app on the team index: no --store or --demo with it")
+        if not is_index_url(index):
+            fail("--index must be a postgresql:// URL")
+        stores = (index,)
     try:
         from session_browser.tui.launch import run_app
     except ModuleNotFoundError as exc:  # pragma: no cover - the app is part of the package

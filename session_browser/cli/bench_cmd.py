@@ -131,6 +131,22 @@ from session_browser.core.text import printable
     help="add_message calls per writer process.",
 )
 @no_sgd_option
+@click.option(
+    "--index",
+    "index_url",
+    metavar="URL",
+    default=None,
+    help="Measure the team index at URL (postgresql://...; a private schema, dropped after) "
+    "beside the SQLite index on the same corpus: push rate, search p50/p95, Rank@1, "
+    "Recall@10.",
+)
+@click.option(
+    "--pushers",
+    type=click.IntRange(min=1, max=16),
+    default=4,
+    show_default=True,
+    help="Concurrent pushers for --index.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
 @click.option("--keep", is_flag=True, help="Keep the work dir (corpus, copies, indexes, logs).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
@@ -155,6 +171,8 @@ def bench(
     contention: bool,
     write_messages: int,
     no_sgd: bool,
+    index_url: str | None,
+    pushers: int,
     as_json: bool,
     keep: bool,
     quiet: bool,
@@ -174,6 +192,9 @@ def bench(
     'session-browser[bench]').
     """
     given = store_dir is not None or home is not None
+    if index_url is not None:
+        _team(index_url, sessions, seed, queries, pushers, workdir, keep, quiet, as_json, no_sgd)
+        return
     if store_dir is not None and home is not None:
         fail("give --store or --home, not both")
     if sum((as_pi, as_claude, as_codex, mixed)) > 1:
@@ -248,3 +269,47 @@ def bench(
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
     else:
         click.echo(printable(format_report(report)))
+
+
+def _team(
+    url: str,
+    sessions: int | None,
+    seed: int,
+    queries: int,
+    pushers: int,
+    workdir: Path | None,
+    keep: bool,
+    quiet: bool,
+    as_json: bool,
+    no_sgd: bool,
+) -> None:
+    """``bench --index URL``: the team index beside SQLite (see :mod:`..bench.team`)."""
+    from session_browser.bench.team import format_team, run_team_bench
+    from session_browser.core.pgindex.conn import PgIndexError, error_line, is_index_url
+
+    if not is_index_url(url):
+        fail("--index must be a postgresql:// URL")
+
+    def say(line: str) -> None:
+        if not quiet:
+            click.echo(f"bench: {line}", err=True)
+
+    try:
+        report = run_team_bench(
+            url,
+            sessions=sessions or 2000,
+            seed=seed,
+            queries=queries,
+            pushers=pushers,
+            workdir=workdir,
+            keep=keep,
+            progress=say,
+            include_sgd=not no_sgd,
+        )
+    except PgIndexError as exc:
+        fail(str(exc))
+    except Exception as exc:
+        if type(exc).__module__.startswith("psycopg"):
+            fail(f"the team index failed: {error_line(exc, url)}")
+        raise
+    click.echo(json.dumps(report, indent=2) if as_json else format_team(report))

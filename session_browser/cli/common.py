@@ -62,6 +62,9 @@ def group_from(ctx: click.Context, stores: tuple[str, ...], *, indexed: bool = F
     With ``indexed`` each store is opened through its search index (in our cache dir) and
     brought up to date first, with progress on stderr when that is a terminal.
     """
+    team = _team_group(ctx, stores)
+    if team is not None:
+        return team
     try:
         group = open_stores(
             list(chosen_stores(ctx, stores)) or None,
@@ -77,6 +80,27 @@ def group_from(ctx: click.Context, stores: tuple[str, ...], *, indexed: bool = F
             if reconcile is not None:
                 reconcile(progress=progress_printer(f"indexing {store.label}", show))
     return group
+
+
+def _team_group(ctx: click.Context, stores: tuple[str, ...]) -> StoreGroup | None:
+    """The team index (``--index URL`` or ``SESSION_BROWSER_INDEX_URL``) as a group of one
+    store, unless this command names local stores with ``--store``."""
+    from session_browser.core.pgindex.conn import PgIndexError, index_url, is_index_url
+
+    if stores:
+        return None
+    obj = ctx.find_root().obj
+    url = index_url(obj.get("index") if isinstance(obj, dict) else None)
+    if url is None or not is_index_url(url):
+        return None
+    from session_browser.core.pgindex.store import PgIndexStore
+
+    try:
+        store = PgIndexStore(url)
+    except PgIndexError as exc:
+        fail(str(exc))
+    ctx.call_on_close(store.close)
+    return StoreGroup([store])
 
 
 def progress_printer(label: str, enabled: bool) -> Callable[[int, int], None] | None:

@@ -60,7 +60,7 @@ def _message_line(
     return line
 
 
-def _print_hit(n: int, hit: SessionHit) -> None:
+def _print_hit(n: int, hit: SessionHit, *, origin: bool = False) -> None:
     out = console()
     head = Text()
     head.append(f"{n}. ", style="bold")
@@ -82,6 +82,9 @@ def _print_hit(n: int, hit: SessionHit) -> None:
     idline = Text("   id: ", style="dim")
     idline.append_text(safe(hit.session_id))
     idline.append(f"  anchor #{hit.anchor_index}", style="dim")
+    if origin and hit.store:  # the team index: the user@machine that pushed it
+        idline.append("  from ", style="dim")
+        idline.append_text(safe(hit.store))
     out.print(idline, overflow="fold")
     out.print(Text("   ") + safe(hit.snippet), overflow="ellipsis", crop=True)
     out.print()
@@ -154,8 +157,9 @@ def search(
             Text("No session matches ") + safe(query) + Text(f" (searched {group.label}).")
         )
         return
+    origin = any(getattr(s, "team_index", False) for s in group.stores)
     for n, hit in enumerate(hits, 1):
-        _print_hit(n, hit)
+        _print_hit(n, hit, origin=origin)
 
 
 @click.command()

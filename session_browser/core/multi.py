@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from . import recall
 from .model import JSONDict, SessionData, SessionHit, SessionSummary
@@ -63,6 +63,8 @@ def _index(store: RecallStore) -> SqliteSessionStore | None:
     PraisonAI one, Pi's and any read-only source's), else None: the one capability test."""
     from .index import SqliteSessionStore
 
+    if getattr(store, "team_index", False):  # the team index (PostgreSQL) has the same API
+        return cast("SqliteSessionStore", store)
     return store if isinstance(store, SqliteSessionStore) else None
 
 

@@ -22,6 +22,7 @@ from session_browser.core import recall
 from session_browser.core.model import JSONDict, SessionHit, SessionSummary
 from session_browser.core.multi import StoreGroup
 from session_browser.core.notes import INDEX_FAILED, code_of
+from session_browser.core.pgindex.conn import is_index_url
 from session_browser.core.query import QueryError
 from session_browser.core.stores import open_stores
 
@@ -162,6 +163,11 @@ class Backend:
     def _open(self, indexed: bool) -> StoreGroup:
         if self.dirs == []:
             return StoreGroup([])
+        if self.dirs is not None and len(self.dirs) == 1 and is_index_url(self.dirs[0]):
+            # the team index (PostgreSQL): read-only, searched and read like an index
+            from session_browser.core.pgindex.store import PgIndexStore
+
+            return StoreGroup([PgIndexStore(self.dirs[0])])
         if indexed:
             # No build here: the app starts it in the background (start_index), so the
             # first paint never waits for it.

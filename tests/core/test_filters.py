@@ -16,6 +16,8 @@ from session_browser.core.query import (
     ParsedQuery,
     SessionFacts,
     highlight_terms,
+    local_machine,
+    local_user,
     parse_query,
     sql_where,
 )
@@ -54,6 +56,8 @@ QUERIES = [
     "agent:coder",
     "project:/home/a/app",
     "project:/home/a",
+    f"machine:{local_machine()}",
+    f"user:{local_user()}",
     "in:tools",  # widens what is searched: no clause, keeps every row
 ]
 

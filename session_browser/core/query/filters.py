@@ -9,8 +9,10 @@ index, every scan and the highlighter (filter values are never highlighted) all 
 
 from __future__ import annotations
 
+import getpass
 import os
 import re
+import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -34,6 +36,8 @@ class SessionFacts:
     source: str  # its own source tag, lowercased ('' when none)
     project: str | None
     agent: str | None
+    machine: str = ""  # where it was written ('' for a local store: this machine)
+    user: str = ""  # ... and by whom ('' for a local store: this user)
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,8 @@ class Filter:
     parse: Callable[[str, float], Any]  # the value as typed, now -> the value (QueryError)
     sql: Callable[[Any, str], Sql | None]  # value, store kind -> clause and params, or None
     keeps: Callable[[Any, Any], bool]  # value, facts of the scope -> kept
+    # The clause for the PostgreSQL team index (same placeholders), when it differs.
+    pg: Callable[[Any, str], Sql | None] | None = None
     attr: str = ""  # the ParsedQuery attribute holding the value (default: the key)
 
     @property
@@ -193,6 +199,24 @@ def _is_session(value: str, facts: SessionFacts) -> bool:
     return facts.session_id == value or facts.file_name == session_file_name(value)
 
 
+def local_machine() -> str:
+    """This machine's name, as ``machine:`` and the team index know it."""
+    return socket.gethostname() or "unknown"
+
+
+def local_user() -> str:
+    """This user's name, as ``user:`` and the team index know it."""
+    try:
+        return getpass.getuser()
+    except Exception:  # no user name (a container without one)
+        return "unknown"
+
+
+def _local_sql(value: str, local: str) -> Sql | None:
+    """A local index holds only this machine's (this user's) sessions: all or none."""
+    return None if value == local.lower() else ("0 = 1", [])
+
+
 def _project_sql(value: str, _kind: str) -> Sql:
     prefix = value if value.endswith(os.sep) else value + os.sep
     return "(s.project = ? OR substr(s.project, 1, ?) = ?)", [value, len(prefix), prefix]
@@ -239,6 +263,7 @@ FILTERS: tuple[Filter, ...] = (
         # source: names a store's kind (every session of it) or a session's source tag.
         lambda v, k: None if v == k else ("s.source = ?", [v]),
         lambda v, s: v == s.store_kind or v == s.source,
+        lambda v, _k: ("(s.kind = ? OR s.source = ?)", [v, v]),
     ),
     Filter(
         "agent",
@@ -247,6 +272,7 @@ FILTERS: tuple[Filter, ...] = (
         lambda v, _n: v,
         lambda v, _k: ("s.agent = ? COLLATE NOCASE", [v]),
         lambda v, s: s.agent is not None and s.agent.lower() == v.lower(),
+        lambda v, _k: ("lower(s.agent) = lower(?)", [v]),
     ),
     Filter(
         "archived",
@@ -263,6 +289,24 @@ FILTERS: tuple[Filter, ...] = (
         lambda v, _n: normalize_project(v),
         _project_sql,
         lambda v, s: project_matches(s.project, v),
+    ),
+    Filter(
+        "machine",
+        "machine:NAME",
+        "session",
+        lambda v, _n: v.lower(),
+        lambda v, _k: _local_sql(v, local_machine()),
+        lambda v, s: (s.machine or local_machine()).lower() == v,
+        lambda v, _k: ("lower(s.machine) = ?", [v]),
+    ),
+    Filter(
+        "user",
+        "user:NAME",
+        "session",
+        lambda v, _n: v.lower(),
+        lambda v, _k: _local_sql(v, local_user()),
+        lambda v, s: (s.user or local_user()).lower() == v,
+        lambda v, _k: ("lower(s.os_user) = ?", [v]),
     ),
     Filter(
         "in",
@@ -308,6 +352,19 @@ def sql_where(values: dict[str, Any], store_kind: str) -> Sql:
     return "".join(f" AND {w}" for w in where), params
 
 
+def pg_where(values: dict[str, Any]) -> Sql:
+    """`` AND ...`` clauses for the PostgreSQL team index (``%s`` placeholders): each row's
+    ``pg`` clause, else its SQLite one (the same SQL there)."""
+    where: list[str] = []
+    params: list[Any] = []
+    for f, value in active(values):
+        clause = (f.pg or f.sql)(value, "")
+        if clause is not None:
+            where.append(clause[0].replace("?", "%s"))
+            params.extend(clause[1])
+    return "".join(f" AND {w}" for w in where), params
+
+
 def keeps(values: dict[str, Any], facts: Facts, scope: str) -> bool:
     """Whether ``facts`` (of a session or a message) pass every filter of that scope."""
     return all(f.keeps(value, facts) for f, value in active(values, scope))
@@ -323,8 +380,11 @@ __all__: Sequence[str] = (
     "SessionFacts",
     "active",
     "keeps",
+    "local_machine",
+    "local_user",
     "normalize_project",
     "parse_value",
+    "pg_where",
     "project_matches",
     "sql_where",
 )

@@ -16,7 +16,9 @@ A query is a list of space-separated parts:
   source tag (``cli``, ``scheduled``, ...). ``project:`` keeps sessions whose working dir
   (a Pi session's ``cwd``, a PraisonAI session's ``metadata.cwd``/``project``) is PATH or
   inside it; ``~`` and relative paths are resolved against the current dir (``project:.``
-  is "this project").
+  is "this project"). ``machine:NAME`` and ``user:NAME`` keep the sessions written on that
+  machine / by that user (a local store's are this machine's and this user's; the team index
+  records each session's origin).
 
 Any text parses: an unknown ``key:value`` is just words, a lone ``"`` closes at the end, a lone
 ``-`` or ``*`` is ignored. Only a bad *filter value* is an error (:class:`QueryError`, with a
@@ -60,6 +62,8 @@ class ParsedQuery:
     agent: str | None = None
     archived: bool | None = None
     project: str | None = None
+    machine: str | None = None
+    user: str | None = None
     in_: str | None = None  # ``in:tools``: tool calls and results, reasoning searched too
     warnings: list[str] = field(default_factory=list)
 

@@ -1,0 +1,425 @@
+"""``push``: the sessions of local stores sent to the team index.
+
+Every session file of every store (all sources) goes with its origin: machine, user, source
+kind, store dir and file name. A file whose identity (size, mtime, inode) and redaction are
+what the index already holds is not read again, so pushing again is cheap and idempotent;
+files gone from the store are removed from the index. Sessions are written in batches, each
+one transaction: a session's row and all its messages appear together or not at all
+(searches never see half a session), and a push stopped anywhere (killed, the connection
+dropped, the disk full) leaves every session either as it was or complete; the next push
+resumes with what is missing. Each session is taken under an advisory lock of its own (all
+locks of a batch in one order), so pushers working at once never interleave one session's
+rows.
+
+What is sent: each session as the source reads it (the PraisonAI-shaped dict, titles,
+times, roles, message text), without the hidden parts (thinking, tool calls and results that
+a Pi, Claude Code or Codex file keeps in ``metadata.hidden``) unless asked; with ``redact``,
+every string is passed through the export's :class:`~session_browser.core.redact.Redactor`
+first (the index then holds only the redacted copy).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import inspect
+import socket
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from ..files import FileIdentity
+from ..index.rows import Parsed, cleaned, extract
+from ..model import JSONDict
+from ..redact import Redactor
+from ..sources.base import Skip
+from ..sources.pi.session import read_pi_session
+from ..sources.pi.source import PiSource
+from .conn import PgIndexError, error_line, psycopg_module
+from .schema import SCHEMA_VERSION, ensure_schema
+from .tsv import message_vector
+
+BATCH_SESSIONS = 200  # sessions per transaction at most
+BATCH_MESSAGES = 4000  # ... and messages
+RETRIES = 5  # a batch that lost a deadlock or a serialisation race is tried again
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where pushed sessions come from."""
+
+    machine: str
+    user: str
+    kind: str
+    root: str
+
+
+def local_machine() -> str:
+    return socket.gethostname() or "unknown"
+
+
+def local_user() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # no user name (a container without one)
+        return "unknown"
+
+
+@dataclass
+class PushReport:
+    """What a push did."""
+
+    stores: int = 0
+    files: int = 0
+    sent: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    skipped: int = 0
+    messages: int = 0
+    seconds: float = 0.0
+    redactions: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> JSONDict:
+        return {
+            "stores": self.stores,
+            "files": self.files,
+            "sent": self.sent,
+            "unchanged": self.unchanged,
+            "removed": self.removed,
+            "skipped": self.skipped,
+            "messages": self.messages,
+            "seconds": round(self.seconds, 3),
+            "redactions": dict(sorted(self.redactions.items())),
+        }
+
+
+def strip_hidden(data: JSONDict) -> JSONDict:
+    """``data`` without its messages' hidden parts (``metadata.hidden``): a shallow copy
+    where anything is removed."""
+    out = dict(data)
+    for key in ("messages", "archived_messages"):
+        msgs = data.get(key)
+        if not isinstance(msgs, list):
+            continue
+        kept: list[Any] = []
+        for m in msgs:
+            meta = m.get("metadata") if isinstance(m, dict) else None
+            if isinstance(meta, dict) and "hidden" in meta:
+                m = dict(m)
+                m["metadata"] = {k: v for k, v in meta.items() if k != "hidden"}
+            kept.append(m)
+        out[key] = kept
+    return out
+
+
+def _with_hidden(source: Any, name: str) -> JSONDict | None:
+    """Session file ``name`` read with its hidden parts (``metadata.hidden``), as the viewer
+    reads it; None when the source has no such read."""
+    try:
+        if isinstance(source, PiSource):
+            data: Any = read_pi_session(source.root / name, include_hidden=True).data
+        elif "include_hidden" in inspect.signature(source.load).parameters:
+            data = source.load(name, include_hidden=True)
+        else:
+            return None
+    except Exception:  # unreadable now: the parsed copy (without them) is sent
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _no_nul(text: str) -> str:
+    return text.replace("\x00", "\ufffd") if "\x00" in text else text
+
+
+def fingerprint(ident: Sequence[int], redact: bool, hidden: bool) -> str:
+    return f"v{SCHEMA_VERSION}:{ident[0]}:{ident[1]}:{ident[2]}:{int(redact)}{int(hidden)}"
+
+
+class Pusher:
+    """Pushes stores into one team index over one connection."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        redact: bool = False,
+        hidden: bool = False,
+        machine: str | None = None,
+        user: str | None = None,
+    ) -> None:
+        self.url = url
+        self.redact = redact
+        self.hidden = hidden
+        self.machine = machine or local_machine()
+        self.user = user or local_user()
+        self.report = PushReport()
+        self._redactor = Redactor()
+        self._terms: set[str] = set()
+        psycopg = psycopg_module()
+        self._errors = psycopg.Error
+        try:
+            self.conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+            ensure_schema(self.conn)
+            self.conn.execute(
+                "CREATE TEMP TABLE IF NOT EXISTS sb_incoming(sid bigint, idx integer, "
+                "role text, archived smallint, ts double precision, text text, words text, "
+                "vector tsvector) ON COMMIT DELETE ROWS"
+            )
+        except psycopg.Error as exc:
+            raise PgIndexError(f"cannot use the team index: {error_line(exc, url)}") from exc
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def analyze(self) -> None:
+        """Merge the words index's pending entries (which every search would otherwise read
+        one by one) and refresh PostgreSQL's statistics of the messages (the planner's
+        estimates, and the frequent words' counts the search reads)."""
+        psycopg = psycopg_module()
+        # the index's owner (or a superuser) only; autovacuum merges them otherwise
+        with contextlib.suppress(psycopg.errors.InsufficientPrivilege):
+            self.conn.execute("SELECT gin_clean_pending_list('sb_messages_tsv'::regclass)")
+        try:
+            self.conn.execute("ANALYZE sb_messages")
+        except self._errors as exc:
+            raise PgIndexError(
+                f"push to the team index failed: {error_line(exc, self.url)}"
+            ) from exc
+
+    def __enter__(self) -> Pusher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def push_source(
+        self,
+        source: Any,
+        kind: str,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        """Push every session file of one source (a
+        :class:`~session_browser.core.sources.base.SessionSource`)."""
+        origin = Origin(self.machine, self.user, kind, str(source.root))
+        try:
+            self._push_source(source, origin, progress)
+        except self._errors as exc:
+            raise PgIndexError(
+                f"push to the team index failed: {error_line(exc, self.url)}"
+            ) from exc
+
+    def _push_source(
+        self, source: Any, origin: Origin, progress: Callable[[int, int], None] | None
+    ) -> None:
+        started = time.perf_counter()
+        self.report.stores += 1
+        files: dict[str, tuple[int, int, int]] = dict(source.list_files())
+        have = dict(
+            self.conn.execute(
+                "SELECT file, fingerprint FROM sb_sessions WHERE machine = %s AND os_user = %s "
+                "AND kind = %s AND root = %s",
+                (origin.machine, origin.user, origin.kind, origin.root),
+            ).fetchall()
+        )
+        self.report.files += len(files)
+        todo: list[tuple[str, str, tuple[int, int, int]]] = []
+        for name in sorted(files):
+            fp = fingerprint(files[name], self.redact, self.hidden)
+            if have.get(name) == fp:
+                self.report.unchanged += 1
+            else:
+                todo.append((name, fp, files[name]))
+        gone = sorted(set(have) - set(files))
+        if gone:
+            with self.conn.transaction():
+                cur = self.conn.execute(
+                    "DELETE FROM sb_sessions WHERE machine = %s AND os_user = %s AND kind = %s "
+                    "AND root = %s AND file = ANY(%s)",
+                    (origin.machine, origin.user, origin.kind, origin.root, gone),
+                )
+                self.report.removed += cur.rowcount
+        batch: list[tuple[Parsed, str, str]] = []
+        count = 0
+        done = 0
+        for name, fp, ident in todo:
+            item = self._read(source, name, ident)
+            done += 1
+            if item is None:
+                self.report.skipped += 1
+                continue
+            batch.append((item[0], fp, item[1]))
+            count += len(item[0].messages)
+            if len(batch) >= BATCH_SESSIONS or count >= BATCH_MESSAGES:
+                self._write(origin, batch)
+                batch, count = [], 0
+                if progress is not None:
+                    progress(done, len(todo))
+        if batch:
+            self._write(origin, batch)
+        if progress is not None:
+            progress(len(todo), len(todo))
+        self.report.seconds += time.perf_counter() - started
+        for kind, n in self._redactor.counts.items():
+            self.report.redactions[kind] = n
+
+    def _read(
+        self, source: Any, name: str, ident: tuple[int, int, int]
+    ) -> tuple[Parsed, str] | None:
+        """(index rows, the JSON sent) of one file, or None when it is no session."""
+        try:
+            doc = source.parse(name, ident, None)
+        except Exception:  # one file's content never stops the others
+            return None
+        if isinstance(doc, Skip):
+            return None
+        data: JSONDict = doc.data if self.hidden else strip_hidden(doc.data)
+        if self.hidden:  # a parse leaves hidden parts out; the viewer's read has them
+            full = _with_hidden(source, name)
+            data = full if full is not None else data
+        if self.redact:
+            data = self._redactor.value(data)
+        try:
+            parsed = cleaned(extract(name, FileIdentity(*ident), data, folded=False))
+            blob = orjson.dumps(data, default=str).decode()
+        except Exception:
+            return None
+        if doc.automated is not None:
+            parsed.row.settle_automation(doc.automated)
+        return parsed, blob
+
+    def _write(self, origin: Origin, batch: list[tuple[Parsed, str, str]]) -> None:
+        psycopg = psycopg_module()
+        retryable = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
+        for attempt in range(RETRIES):
+            try:
+                self._write_once(origin, batch)
+                return
+            except retryable:
+                if attempt == RETRIES - 1:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+
+    def _write_once(self, origin: Origin, batch: list[tuple[Parsed, str, str]]) -> None:
+        conn = self.conn
+        keys = sorted(
+            f"{origin.machine}\x1f{origin.user}\x1f{origin.kind}\x1f{origin.root}\x1f{p.file}"
+            for p, _fp, _blob in batch
+        )
+        vectors: list[list[tuple[Any, ...]]] = []
+        new_terms: set[str] = set()
+        for parsed, _fp, _blob in batch:
+            rows: list[tuple[Any, ...]] = []
+            for idx, role, archived, ts, text in parsed.messages:
+                text = _no_nul(text)
+                words, literal, toks = message_vector(text)
+                new_terms.update(t for t in toks if t not in self._terms)
+                rows.append((idx, _no_nul(role), archived, ts, text, words, literal))
+            vectors.append(rows)
+        sent = 0
+        params = [
+            (
+                origin.machine,
+                origin.user,
+                origin.kind,
+                origin.root,
+                parsed.file,
+                fp,
+                _no_nul(parsed.session_id),
+                *(_no_nul(v) if isinstance(v, str) else v for v in parsed.row.values()[1:]),
+                len(parsed.messages),
+                parsed.chars,
+                self.redact,
+                _no_nul(blob),
+            )
+            for parsed, fp, blob in batch
+        ]
+        with conn.transaction():
+            # every session's lock, in one order for every pusher: no deadlock between them
+            conn.execute(
+                "SELECT count(pg_advisory_xact_lock(h)) FROM (SELECT hashtextextended(k, 0) "
+                "AS h FROM unnest(%s::text[]) AS u(k) ORDER BY 1) AS locks",
+                (keys,),
+            )
+            sids: list[int] = []
+            with conn.cursor() as cur:
+                cur.executemany(_UPSERT, params, returning=True)
+                while True:
+                    row = cur.fetchone()
+                    assert row is not None
+                    sids.append(int(row[0]))
+                    if not cur.nextset():
+                        break
+                cur.execute("DELETE FROM sb_messages WHERE sid = ANY(%s)", (sids,))
+                with cur.copy(
+                    "COPY sb_incoming(sid, idx, role, archived, ts, text, words, vector) "
+                    "FROM STDIN"
+                ) as copy:
+                    for sid, rows in zip(sids, vectors, strict=True):
+                        for msg in rows:
+                            copy.write_row((sid, *msg))
+                        sent += len(rows)
+                # the words' vectors made by the server where that gives the same vector
+                cur.execute(
+                    "INSERT INTO sb_messages(sid, idx, role, archived, ts, text, tsv) "
+                    "SELECT sid, idx, role, archived, ts, text, "
+                    "coalesce(vector, to_tsvector('pg_catalog.simple', words)) FROM sb_incoming"
+                )
+        if new_terms:  # the typo pass's vocabulary: its own short transaction, so pushers
+            # adding the same new words wait on each other for this statement only
+            conn.execute(
+                "INSERT INTO sb_terms(term) SELECT t FROM unnest(%s::text[]) AS u(t) "
+                "ORDER BY t ON CONFLICT DO NOTHING",
+                (sorted(new_terms),),
+            )
+        self._terms |= new_terms
+        self.report.sent += len(batch)
+        self.report.messages += sent
+
+
+_UPSERT = (
+    "INSERT INTO sb_sessions(machine, os_user, kind, root, file, fingerprint, "
+    "session_id, title, when_, created, updated_ts, message_count, "
+    "archived_count, source, agent, tagged, rate_auto, machine_paced, lineage, "
+    "project, nmsg, chars, redacted, data) VALUES (%s, %s, %s, %s, %s, %s, %s, "
+    "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+    "ON CONFLICT (machine, os_user, kind, root, file) DO UPDATE SET "
+    "fingerprint = EXCLUDED.fingerprint, session_id = EXCLUDED.session_id, "
+    "title = EXCLUDED.title, when_ = EXCLUDED.when_, "
+    "created = EXCLUDED.created, updated_ts = EXCLUDED.updated_ts, "
+    "message_count = EXCLUDED.message_count, "
+    "archived_count = EXCLUDED.archived_count, source = EXCLUDED.source, "
+    "agent = EXCLUDED.agent, tagged = EXCLUDED.tagged, "
+    "rate_auto = EXCLUDED.rate_auto, machine_paced = EXCLUDED.machine_paced, "
+    "lineage = EXCLUDED.lineage, project = EXCLUDED.project, "
+    "nmsg = EXCLUDED.nmsg, chars = EXCLUDED.chars, "
+    "redacted = EXCLUDED.redacted, data = EXCLUDED.data, pushed_at = now() "
+    "RETURNING sid"
+)
+
+
+def push_stores(
+    url: str,
+    sources: Iterable[tuple[Any, str]],
+    *,
+    redact: bool = False,
+    hidden: bool = False,
+    machine: str | None = None,
+    user: str | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> PushReport:
+    """Push every ``(source, kind)`` into the team index at ``url``."""
+    with Pusher(url, redact=redact, hidden=hidden, machine=machine, user=user) as pusher:
+        for source, kind in sources:
+            label = f"{kind}:{source.root}"
+
+            def step(done: int, total: int, label: str = label) -> None:
+                if progress is not None:
+                    progress(label, done, total)
+
+            pusher.push_source(source, kind, step)
+        if pusher.report.sent or pusher.report.removed:
+            pusher.analyze()
+        return pusher.report

@@ -1,0 +1,90 @@
+"""The team index's tables in PostgreSQL, created and migrated by the tool.
+
+``sb_schema`` holds the schema version; a database made by a newer version is refused (one
+line), an older one is migrated. ``sb_sessions`` has one row per pushed session file with its
+origin (machine, user, source kind, store dir, file), the columns the filters and the ranking
+read (named as in the SQLite index, so the filter table's clauses apply to both) and the
+session itself (JSON, redacted when the push was), so the team index can show a session whose
+file lives on another machine. ``sb_messages`` holds the searchable messages, each with a
+``tsvector`` of the same folded tokens the SQLite index holds (GIN indexed). ``sb_terms`` is the
+vocabulary for the typo pass (a trigram index, when ``pg_trgm`` is available).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .conn import PgIndexError
+
+SCHEMA_VERSION = 1
+_LOCK_KEY = 0x5B5C0001  # the advisory lock that serialises schema changes
+
+_DDL = (
+    """CREATE TABLE IF NOT EXISTS sb_sessions(
+        sid bigserial PRIMARY KEY,
+        machine text NOT NULL, os_user text NOT NULL, kind text NOT NULL,
+        root text NOT NULL, file text NOT NULL, fingerprint text NOT NULL,
+        session_id text NOT NULL, title text, when_ text, created text,
+        updated_ts double precision, message_count integer, archived_count integer,
+        source text, agent text, tagged smallint, rate_auto smallint, machine_paced smallint,
+        lineage text, project text, nmsg integer NOT NULL, chars bigint NOT NULL,
+        redacted boolean NOT NULL DEFAULT false, data text NOT NULL,
+        pushed_at timestamptz NOT NULL DEFAULT now(),
+        UNIQUE (machine, os_user, kind, root, file))""",
+    "CREATE INDEX IF NOT EXISTS sb_sessions_id ON sb_sessions(session_id)",
+    "CREATE INDEX IF NOT EXISTS sb_sessions_updated ON sb_sessions(updated_ts)",
+    """CREATE TABLE IF NOT EXISTS sb_messages(
+        id bigserial PRIMARY KEY,
+        sid bigint NOT NULL REFERENCES sb_sessions(sid) ON DELETE CASCADE,
+        idx integer NOT NULL, role text, archived smallint, ts double precision,
+        text text NOT NULL, tsv tsvector NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS sb_messages_sid ON sb_messages(sid, idx)",
+    # new entries wait in a pending list every search reads: kept small (1 MB), and
+    # merged at the end of each push (gin_clean_pending_list)
+    "CREATE INDEX IF NOT EXISTS sb_messages_tsv ON sb_messages USING gin(tsv) "
+    "WITH (gin_pending_list_limit = 1024)",
+    # ANALYZE then keeps the counts of the 10,000 most frequent words (the common words)
+    "ALTER TABLE sb_messages ALTER COLUMN tsv SET STATISTICS 1000",
+    "CREATE TABLE IF NOT EXISTS sb_terms(term text PRIMARY KEY)",
+)
+
+
+def ensure_schema(conn: Any) -> bool:
+    """Create or migrate the schema (once, whoever else connects at the same time);
+    True when ``pg_trgm`` is there for the typo pass. Raises :class:`PgIndexError` for a
+    schema made by a newer version."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+        conn.execute("CREATE TABLE IF NOT EXISTS sb_schema(version integer NOT NULL)")
+        row = conn.execute("SELECT max(version) FROM sb_schema").fetchone()
+        have = row[0] if row else None
+        if have is not None and have > SCHEMA_VERSION:
+            raise PgIndexError(
+                f"the team index has schema version {have}, newer than this version's "
+                f"{SCHEMA_VERSION}: upgrade session-browser"
+            )
+        if have != SCHEMA_VERSION:
+            for statement in _DDL:
+                conn.execute(statement)
+            conn.execute("DELETE FROM sb_schema")
+            conn.execute("INSERT INTO sb_schema(version) VALUES (%s)", (SCHEMA_VERSION,))
+    return _trigrams(conn)
+
+
+def _trigrams(conn: Any) -> bool:
+    """Set up the trigram index of the vocabulary when ``pg_trgm`` can be had."""
+    row = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'").fetchone()
+    if row is None:
+        try:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+        except Exception:  # not installed, or not allowed: no typo pass
+            return False
+    if conn.execute("SELECT to_regclass('sb_terms_trgm')").fetchone() == (None,):
+        with conn.transaction():  # (looked up first: creating takes a lock pushers wait on)
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+            conn.execute(
+                "CREATE INDEX IF NOT EXISTS sb_terms_trgm ON sb_terms USING gin(term gin_trgm_ops)"
+            )
+    return True

@@ -1,0 +1,791 @@
+"""``PgIndexStore``: searching and reading the team index (PostgreSQL) with the recall API of a
+store, so a :class:`~session_browser.core.multi.StoreGroup`, the CLI and the benchmark use it
+as they use a local store.
+
+Candidates come from PostgreSQL full-text search over the messages' ``tsvector`` (the same
+folded tokens as the SQLite index), bounded as the SQLite engine bounds them: the newest
+messages holding every term, the rarest terms' messages, then any term, at most
+:data:`~session_browser.core.index.plan.PER_SESSION` messages of one session. The ranking is
+the SQLite engine's own code (:mod:`session_browser.core.index.rank`: BM25 per message,
+phrase and all-words boosts, common words, coverage, demotion, lineage folding), so both
+engines put the same sessions on top. Filters come from the one filter table
+(:func:`~session_browser.core.query.pg_where`). With no exact match, unknown words are
+corrected from the index's vocabulary (``pg_trgm`` similarity, then edit distance).
+Hits and ``show`` read the pushed session from the database: the files are on other machines.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .. import recall
+from ..index.fuzzy import levenshtein
+from ..index.plan import (
+    ALL_TERMS_LIMIT,
+    CANDIDATE_LIMIT,
+    COMMON_LIMIT,
+    COMMON_NOTE,
+    DRIVER_BUDGET,
+    FILL_LIMIT,
+    PER_SESSION,
+    RARE_DF,
+    SMALL_SESSION_CHARS,
+)
+from ..index.rank import (
+    COMMON_SHARE,
+    COVERAGE_CHECK,
+    CorpusStats,
+    Msg,
+    Scored,
+    Scorer,
+    SessionInfo,
+    explain,
+    order,
+    recency,
+    recent_scored,
+    refine,
+)
+from ..index.results import Cancelled, Relevance, SearchCancelled, SearchResult
+from ..model import JSONDict, SessionData, SessionHit, SessionSummary, content_text
+from ..notes import FUZZY, NOTHING_SEARCHABLE, Note
+from ..query import ParsedQuery, QueryError, Term, fold, parse_query, pg_where, why_empty
+from .conn import PgIndexError, error_line, mask_url, psycopg_module
+from .schema import ensure_schema
+from .tsv import all_query, any_query, term_query
+
+_SORTS = {"updated": "updated_ts", "created": "created", "size": "chars"}  # browse order
+STATS_SECONDS = 10.0  # collection statistics are read again after this long
+SCAN_FACTOR = 4  # newest matching messages read to pick the per-session-capped candidates
+_CAND_COLS = (
+    "m.sid, m.idx, m.role, m.archived, m.ts, m.text, s.session_id, s.file, s.when_, "
+    "s.tagged, s.machine_paced, s.lineage, s.chars, m.id"
+)
+_SUMMARY_COLS = (
+    "session_id, title, when_, message_count, archived_count, created, kind, machine, "
+    "os_user, tagged, rate_auto, lineage, project, agent"
+)
+
+
+def origin_label(machine: str, user: str) -> str:
+    return f"{user}@{machine}"
+
+
+class PgIndexStore:
+    """The team index, read through a small connection pool."""
+
+    source_kind = "team"
+    team_index = True  # a StoreGroup treats it as an indexed store (same search API)
+
+    def __init__(self, url: str, *, pool_size: int = 4) -> None:
+        psycopg = psycopg_module()
+        from psycopg_pool import ConnectionPool
+
+        self.url = url
+        self.masked = mask_url(url)
+        self._errors = psycopg.Error
+        try:
+            with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+                self.has_trgm = ensure_schema(conn)
+                info = conn.info
+                self._label = f"team index {info.dbname}@{info.host or 'localhost'}"
+        except psycopg.Error as exc:
+            raise PgIndexError(f"cannot open the team index: {error_line(exc, url)}") from exc
+        self.pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True},
+            open=True,
+            name="session-browser",
+        )
+        self._stats: tuple[float, int, float] | None = None
+        self._df_cache: dict[str, int] = {}
+        self._common: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.warnings: list[str] = []
+        self.broken: str | None = None
+        self.has_fts = True
+        self.indexing = False
+        self.progress = (0, 0)
+
+    # ------------------------------------------------------------------ plumbing
+
+    @property
+    def label(self) -> str:
+        return self._label
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def __enter__(self) -> PgIndexStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        try:
+            with self.pool.connection() as conn:
+                return list(conn.execute(sql, params).fetchall())
+        except self._errors as exc:
+            raise PgIndexError(f"the team index failed: {error_line(exc, self.url)}") from exc
+
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        rows = self._all(sql, params)
+        return rows[0] if rows else None
+
+    # ------------------------------------------------------------------ statistics
+
+    def _corpus(self) -> tuple[int, float]:
+        now = time.monotonic()
+        with self._lock:
+            if self._stats is not None and now - self._stats[0] < STATS_SECONDS:
+                return self._stats[1], self._stats[2]
+        n, chars = self._one(
+            "SELECT coalesce(sum(nmsg), 0), coalesce(sum(chars), 0) FROM sb_sessions"
+        )
+        total, avg = int(n), (float(chars) / int(n)) if n else 1.0
+        common = self._common_words(total)
+        with self._lock:
+            self._stats = (now, total, avg)
+            self._df_cache.clear()
+            self._common = common
+        return total, avg
+
+    def _common_words(self, total: int) -> dict[str, int]:
+        """The frequent words' message counts, from PostgreSQL's own statistics of the
+        ``tsvector`` column (taken by ``ANALYZE``, which ``push`` runs): counting a common
+        word's messages would read its whole posting list, as FTS5 would (the SQLite index
+        keeps ``common_terms`` for the same reason)."""
+        row = self._one(
+            "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+            "WHERE tablename = 'sb_messages' AND attname = 'tsv' "
+            "AND schemaname = current_schema()"
+        )
+        if row is None or row[0] is None or row[1] is None:
+            return {}
+        out: dict[str, int] = {}
+        for word, freq in zip(row[0], row[1], strict=False):
+            n = round(float(freq) * total)
+            if n > RARE_DF:
+                out[str(word)] = n
+        return out
+
+    def _count(self, query: str, cap: int) -> int:
+        row = self._one(
+            "SELECT count(*) FROM (SELECT 1 FROM sb_messages WHERE tsv @@ %s::tsquery LIMIT %s) c",
+            (query, cap),
+        )
+        return int(row[0])
+
+    def _df(self, term: Term) -> int:
+        """Messages holding ``term`` (as the SQLite engine counts: the least frequent of a
+        phrase's words; counted up to just past the common-word share)."""
+        key = term.fts()
+        with self._lock:
+            cached = self._df_cache.get(key)
+        if cached is not None:
+            return cached
+        total, _avg = self._corpus()
+        cap = max(int(COMMON_SHARE * total) + 2, RARE_DF * 10)
+        dfs: list[int] = []
+        common = self._common
+        for i, tok in enumerate(term.tokens):
+            prefix = term.prefix and i == len(term.tokens) - 1
+            known = None if prefix else common.get(tok)
+            dfs.append(
+                known if known is not None else self._count(f"{tok}:*" if prefix else tok, cap)
+            )
+        value = min(dfs) if dfs else 0
+        with self._lock:
+            self._df_cache[key] = value
+        return value
+
+    def corpus_stats(self, pq: ParsedQuery) -> CorpusStats:
+        total, avg = self._corpus()
+        return CorpusStats(total=total, avg_chars=avg, dfs={t.fts(): self._df(t) for t in pq.terms})
+
+    # ------------------------------------------------------------------ search
+
+    def search(
+        self, query: str, *, limit: int = 5, window: int = 5, ranking: str = "relevance"
+    ) -> list[SessionHit]:
+        result = self.search_ex(query, limit=limit, window=window, ranking=ranking)
+        if result.error is not None:
+            raise QueryError(result.error)
+        return result.hits
+
+    def search_candidates(
+        self, query: str, *, window: int = 5, language: bool = False, limit: int = 20
+    ) -> list[recall.Candidate]:
+        """Relevance candidates (the team index always ranks by relevance)."""
+        try:
+            pq = parse_query(query)
+        except QueryError:
+            return []
+        return self.relevance_candidates(pq, limit=limit, window=window).candidates
+
+    def search_ex(
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        window: int = 5,
+        ranking: str = "relevance",
+        cancelled: Cancelled | None = None,
+    ) -> SearchResult:
+        started = time.perf_counter()
+        result = SearchResult(query=query or "", ranking="relevance")
+        try:
+            pq = parse_query(query)
+        except QueryError as exc:
+            result.error = str(exc)
+            return result
+        result.warnings.extend(pq.warnings)
+        if pq.nothing_searchable:
+            result.warnings.append(NOTHING_SEARCHABLE)
+        elif limit > 0 and not pq.empty:
+            try:
+                rel = self.relevance_candidates(pq, limit=limit, window=window, cancelled=cancelled)
+            except SearchCancelled:
+                result.cancelled = True
+                return result
+            result.hits = recall.rank(rel.candidates, limit)
+            result.matched_sessions = rel.matched
+            result.matched_exact = rel.exact
+            result.fuzzy = rel.fuzzy
+            result.warnings.extend(rel.warnings)
+            if not rel.candidates:
+                why = why_empty(
+                    query, lambda q: self.relevance_candidates(parse_query(q), limit=1).matched
+                )
+                if why is not None:
+                    result.warnings.append(why)
+        result.elapsed_ms = (time.perf_counter() - started) * 1000
+        return result
+
+    def relevance_candidates(
+        self,
+        pq: ParsedQuery,
+        *,
+        limit: int = 5,
+        window: int = 5,
+        corpus: CorpusStats | None = None,
+        cancelled: Cancelled | None = None,
+    ) -> Relevance:
+        if pq.nothing_searchable:
+            return Relevance(warnings=[NOTHING_SEARCHABLE])
+        warnings: list[str] = []
+        fuzzy = False
+        if not pq.terms:
+            scored = self._recent(pq, limit)
+        else:
+            scored = self._score(pq, corpus, limit, warnings)
+            if not scored and self.has_trgm:
+                fixed = self._fuzzy_query(pq)
+                if fixed is not None:
+                    fpq, note = fixed
+                    more: list[str] = []
+                    fscored = self._score(fpq, corpus, limit, more)
+                    if fscored:
+                        scored, pq, fuzzy = fscored, fpq, True
+                        warnings.extend([note, *more])
+        if cancelled is not None and cancelled():
+            raise SearchCancelled
+        cands = self._to_candidates(scored, pq, limit, window)
+        return Relevance(cands, len(scored), False, fuzzy, warnings, "index")
+
+    def _scorer(self, pq: ParsedQuery, dfs: Sequence[int], corpus: CorpusStats | None) -> Scorer:
+        if corpus is None or corpus.total <= 0:
+            total, avg = self._corpus()
+            return Scorer(pq, dfs, total, avg)
+        shared = [corpus.dfs.get(t.fts(), df) for t, df in zip(pq.terms, dfs, strict=True)]
+        return Scorer(pq, shared, corpus.total, corpus.avg_chars)
+
+    def _score(
+        self, pq: ParsedQuery, corpus: CorpusStats | None, limit: int, warnings: list[str]
+    ) -> list[Scored]:
+        dfs = [self._df(t) for t in pq.terms]
+        scorer = self._scorer(pq, dfs, corpus)
+        rows = self._candidates(pq, dfs, limit, warnings, scorer.rare)
+        groups: dict[int, tuple[SessionInfo, list[Msg]]] = {}
+        for (
+            sid,
+            idx,
+            role,
+            archived,
+            ts,
+            text,
+            session_id,
+            file,
+            when,
+            tagged,
+            paced,
+            lineage,
+            chars,
+            _mid,
+        ) in rows:
+            g = groups.get(sid)
+            if g is None:
+                info = SessionInfo(
+                    sid,
+                    session_id,
+                    f"{sid}/{file}",
+                    when,
+                    bool(tagged),
+                    bool(paced),
+                    lineage,
+                    chars=chars,
+                )
+                g = groups[sid] = (info, [])
+            g[1].append(Msg(sid, idx, role or "", bool(archived), ts, text))
+        scored = [s for info, msgs in groups.values() if (s := scorer.session(info, msgs))]
+        if (pq.excluded or len(pq.terms) > 1) and scored:
+            texts = self._small_texts(scored)
+
+            def holds(terms: Sequence[Term], which: Iterable[int], info: SessionInfo) -> set[int]:
+                return self._holds(terms, which, info, texts.get(info.key))
+
+            scored = refine(scorer, pq, scored, limit, holds)
+        return scored
+
+    def _small_texts(self, scored: list[Scored]) -> dict[int, list[str]]:
+        """The texts of the short sessions among the best :data:`COVERAGE_CHECK` (those
+        :func:`refine` may look in), read in one query."""
+        best = sorted(scored, key=lambda s: s.score, reverse=True)[:COVERAGE_CHECK]
+        sids = [
+            s.info.key
+            for s in best
+            if s.info.chars is not None and s.info.chars <= SMALL_SESSION_CHARS
+        ]
+        out: dict[int, list[str]] = {sid: [] for sid in sids}
+        if sids:
+            for sid, text in self._all(
+                "SELECT sid, text FROM sb_messages WHERE sid = ANY(%s) ORDER BY sid, id", (sids,)
+            ):
+                out[int(sid)].append(text)
+        return out
+
+    def _candidates(
+        self,
+        pq: ParsedQuery,
+        dfs: Sequence[int],
+        limit: int,
+        warnings: list[str],
+        rare: set[int],
+    ) -> list[tuple[Any, ...]]:
+        """The SQLite engine's bounded candidate plan (see ``IndexPlan._fts_candidates``)."""
+        live = sorted((df, i) for i, df in enumerate(dfs) if df > 0)
+        if not live:
+            return []
+        ex = pq.excluded
+        rows: list[tuple[Any, ...]] = []
+        seen: set[int] = set()
+
+        def add(query: str, n: int, check: str | None = None) -> None:
+            for row in self._fetch(pq, query, n, check):
+                if row[-1] not in seen:
+                    seen.add(row[-1])
+                    rows.append(row)
+
+        used: set[int] = set()
+        drivers_limit = max(CANDIDATE_LIMIT, PER_SESSION * limit)
+        if len(live) == len(pq.terms) and len(live) > 1:
+            # GIN reads every posting of each word it is given: the messages holding every
+            # term are looked up by the rarer terms and checked for the common ones.
+            rarer = [pq.terms[i] for df, i in live if df <= RARE_DF] or [pq.terms[live[0][1]]]
+            full = all_query(pq.terms, ex)
+            if len(rarer) < len(pq.terms):
+                add(all_query(rarer, ex), max(ALL_TERMS_LIMIT, limit), full)
+            else:
+                add(full, max(ALL_TERMS_LIMIT, limit))
+            shown = {r[11] if r[11] is not None else f"\x00{r[0]}" for r in rows}
+            if shown:
+                drivers_limit = max(FILL_LIMIT, PER_SESSION * (limit - len(shown)))
+        if live[0][0] <= RARE_DF:
+            drivers: list[Term] = []
+            budget = 0
+            for df, i in live:
+                if drivers and budget + df > DRIVER_BUDGET:
+                    break
+                drivers.append(pq.terms[i])
+                used.add(i)
+                budget += df
+            add(any_query(drivers, ex), drivers_limit)
+        elif not rows:
+            common_limit = max(COMMON_LIMIT, PER_SESSION * limit)
+            add(any_query([pq.terms[i] for _df, i in live], ex), common_limit)
+            if len(rows) >= common_limit:
+                warnings.append(COMMON_NOTE)
+            return rows
+        elif len(rows) >= ALL_TERMS_LIMIT:
+            warnings.append(COMMON_NOTE)
+        rest = [pq.terms[i] for _df, i in live if i not in used and (not rare or i in rare)]
+        if rest and len({r[0] for r in rows}) < max(limit, 1):
+            add(any_query(rest, ex), max(FILL_LIMIT, PER_SESSION * limit))
+        return rows
+
+    def _fetch(
+        self, pq: ParsedQuery, query: str, limit: int, check: str | None = None
+    ) -> list[tuple[Any, ...]]:
+        """The newest messages matching ``query`` (looked up in the GIN index) and
+        ``check`` (tested on those rows only) and the filters, at most :data:`PER_SESSION`
+        of one session."""
+        if not query:
+            return []
+        fsql, fparams = pg_where(pq.filter_values)
+        if check is not None:
+            fsql = " AND ts_match_vq(m.tsv, %s::tsquery)" + fsql
+            fparams = [check, *fparams]
+        join = " JOIN sb_sessions s ON s.sid = m.sid" if "s." in fsql else ""
+        return self._all(
+            f"WITH hit AS (SELECT m.id, m.sid FROM sb_messages m{join} "
+            f"WHERE m.tsv @@ %s::tsquery{fsql} ORDER BY m.id DESC LIMIT %s), "
+            "capped AS (SELECT id, row_number() OVER (PARTITION BY sid ORDER BY id DESC) AS rn "
+            "FROM hit) "
+            f"SELECT {_CAND_COLS} FROM capped c JOIN sb_messages m ON m.id = c.id "
+            "JOIN sb_sessions s ON s.sid = m.sid WHERE c.rn <= %s ORDER BY m.id DESC LIMIT %s",
+            [query, *fparams, max(SCAN_FACTOR * limit, 500), PER_SESSION, limit],
+        )
+
+    def _holds(
+        self,
+        terms: Sequence[Term],
+        which: Iterable[int],
+        info: SessionInfo,
+        texts: list[str] | None = None,
+    ) -> set[int]:
+        """Which of ``terms`` (numbers in ``which``) some message of the session holds
+        (``texts``: the session's message texts, when already read)."""
+        wanted = list(which)
+        if not wanted:
+            return set()
+        if info.chars is not None and info.chars <= SMALL_SESSION_CHARS:
+            if texts is None:
+                texts = [
+                    r[0]
+                    for r in self._all("SELECT text FROM sb_messages WHERE sid = %s", (info.key,))
+                ]
+            whole = fold("\n".join(texts))
+            return {
+                i
+                for i in wanted
+                if (
+                    terms[i].count_in(whole, 1)
+                    if len(terms[i].tokens) == 1
+                    else any(terms[i].count_in(fold(t), 1) for t in texts)
+                )
+            }
+        out: set[int] = set()
+        for i in wanted:
+            row = self._one(
+                "SELECT 1 FROM sb_messages WHERE sid = %s AND tsv @@ %s::tsquery LIMIT 1",
+                (info.key, term_query(terms[i])),
+            )
+            if row is not None:
+                out.add(i)
+        return out
+
+    def _recent(self, pq: ParsedQuery, limit: int) -> list[Scored]:
+        """A filter-only query: every session with a message passing the filters, newest
+        first, anchored at its latest matching message."""
+        fsql, fparams = pg_where(pq.filter_values)
+        rows = self._all(
+            "SELECT m.sid, max(coalesce(m.ts, s.updated_ts)), count(*) FROM sb_messages m "
+            f"JOIN sb_sessions s ON s.sid = m.sid WHERE true{fsql} GROUP BY m.sid",
+            fparams,
+        )
+        if pq.excluded and rows:
+            gone = {
+                r[0]
+                for r in self._all(
+                    "SELECT DISTINCT sid FROM sb_messages WHERE tsv @@ %s::tsquery",
+                    (any_query(pq.excluded),),
+                )
+            }
+            rows = [r for r in rows if r[0] not in gone]
+        if not rows:
+            return []
+        latest = {int(sid): (t, int(n)) for sid, t, n in rows}
+        infos = [
+            SessionInfo(sid, session_id, f"{sid}/{file}", when, bool(tagged), bool(paced), lineage)
+            for sid, session_id, file, when, tagged, paced, lineage in self._all(
+                "SELECT sid, session_id, file, when_, tagged, machine_paced, lineage "
+                "FROM sb_sessions WHERE sid = ANY(%s)",
+                (list(latest),),
+            )
+        ]
+        infos.sort(
+            key=lambda i: (latest[i.key][0] is not None, latest[i.key][0] or 0.0, i.when or ""),
+            reverse=True,
+        )
+        shown: set[str] = set()
+        for info in infos:
+            if len(shown) >= max(limit, 1):
+                break
+            shown.add(info.lineage if info.lineage is not None else "\x00" + info.file)
+        now = time.time()
+        out: list[Scored] = []
+        for info in infos:
+            key = info.lineage if info.lineage is not None else "\x00" + info.file
+            if key not in shown:
+                continue
+            anchor = self._one(
+                "SELECT m.idx, m.text FROM sb_messages m JOIN sb_sessions s ON s.sid = m.sid "
+                f"WHERE m.sid = %s{fsql} ORDER BY coalesce(m.ts, s.updated_ts) DESC, m.id DESC "
+                "LIMIT 1",
+                [info.key, *fparams],
+            )
+            if anchor is None:
+                continue
+            t, n = latest[info.key]
+            out.append(recent_scored(info, recency(t, now), int(anchor[0]), str(anchor[1]), n))
+        return out
+
+    # ------------------------------------------------------------------ typo pass
+
+    def _fuzzy_query(self, pq: ParsedQuery) -> tuple[ParsedQuery, str] | None:
+        changed: list[str] = []
+        terms: list[Term] = []
+        for term in pq.terms:
+            tokens: list[str] = []
+            for i, tok in enumerate(term.tokens):
+                last_prefix = term.prefix and i == len(term.tokens) - 1
+                if last_prefix or self._df(Term((tok,), tok)) > 0:
+                    tokens.append(tok)
+                    continue
+                fix = self._correct(tok)
+                tokens.append(fix or tok)
+                if fix is not None:
+                    changed.append(f"{tok} → {fix}")
+            terms.append(Term(tuple(tokens), term.raw, term.quoted, term.prefix))
+        if not changed:
+            return None
+        fixed = dataclasses.replace(pq, terms=terms, warnings=[])
+        return fixed, Note(FUZZY, "no exact match; showing close spellings: " + ", ".join(changed))
+
+    def _correct(self, tok: str) -> str | None:
+        """The most frequent vocabulary word one edit away (two for long words), found
+        among the words of similar trigrams."""
+        if len(tok) < 3 or len(tok) > 40:
+            return None
+        limit = 1 if len(tok) < 6 else 2
+        close = [
+            r[0]
+            for r in self._all(
+                "SELECT term FROM sb_terms WHERE term %% %s "
+                "ORDER BY similarity(term, %s) DESC LIMIT 50",
+                (tok, tok),
+            )
+        ]
+        best: tuple[int, int, str] | None = None
+        for word in close:
+            d = levenshtein(tok, word, limit)
+            if d > limit:
+                continue
+            key = (d, -self._df(Term((word,), word)), word)
+            if best is None or key < best:
+                best = key
+        return None if best is None else best[2]
+
+    # ------------------------------------------------------------------ hits
+
+    def _to_candidates(
+        self, scored: list[Scored], pq: ParsedQuery, limit: int, window: int
+    ) -> list[recall.Candidate]:
+        plan: list[tuple[Scored, bool]] = []  # (scored, full hit)
+        shown: set[str] = set()
+        for s in order(scored, pq):
+            lineage = s.info.lineage
+            key = lineage if lineage is not None else "\x00" + s.info.file
+            if key in shown:
+                plan.append((s, False))
+            elif len(shown) < limit:
+                shown.add(key)
+                plan.append((s, True))
+        wanted = [s.info.key for s, full in plan if full]
+        rows = (
+            {
+                int(r[0]): r[1:]
+                for r in self._all(
+                    "SELECT sid, data, kind, machine, os_user FROM sb_sessions WHERE sid = ANY(%s)",
+                    (wanted,),
+                )
+            }
+            if wanted
+            else {}
+        )
+        return [
+            recall.Candidate(
+                self._full_hit(s, pq, window, rows.get(s.info.key)) if full else self._light_hit(s),
+                s.info.lineage,
+            )
+            for s, full in plan
+        ]
+
+    def _light_hit(self, s: Scored) -> SessionHit:
+        return SessionHit(
+            session_id=s.info.session_id,
+            when=s.info.when,
+            score=s.score,
+            anchor_index=s.anchor,
+            source=self.source_kind,
+            store=self.label,
+        )
+
+    def _full_hit(
+        self, s: Scored, pq: ParsedQuery, window: int, row: Sequence[Any] | None
+    ) -> SessionHit:
+        if row is None:  # replaced by a push meanwhile
+            return self._light_hit(s)
+        data = orjson.loads(row[0])
+        messages = recall.project(data)
+        if not messages:
+            return self._light_hit(s)
+        anchor = max(0, min(s.anchor, len(messages) - 1))
+        text = content_text(messages[anchor].get("content"))
+        hit = recall.build_hit(
+            data,
+            messages,
+            anchor=anchor,
+            score=s.score,
+            snippet=recall.make_snippet(text, pq.words, pq.all_tokens),
+            window=window,
+            automated=s.info.tagged or s.info.machine,
+            source=str(row[1]),
+            store=origin_label(row[2], row[3]),
+            explain=explain(s, pq),
+        )
+        hit.project = recall.project_of(data)
+        return hit
+
+    # ------------------------------------------------------------------ reading
+
+    def _summary(self, row: Sequence[Any]) -> SessionSummary:
+        (
+            sid_,
+            title,
+            when,
+            mc,
+            ac,
+            created,
+            kind,
+            machine,
+            user,
+            tagged,
+            rate,
+            lineage,
+            project,
+            agent,
+        ) = row
+        return SessionSummary(
+            session_id=sid_,
+            title=title or "",
+            when=when,
+            message_count=mc or 0,
+            archived_count=ac or 0,
+            created_at=created,
+            source=kind,
+            store=origin_label(machine, user),
+            automated=bool(tagged or rate),
+            lineage=lineage,
+            project=project,
+            agent=agent,
+        )
+
+    def recent(self, *, limit: int = 10) -> list[SessionSummary]:
+        rows = self._all(
+            f"SELECT {_SUMMARY_COLS} FROM sb_sessions "
+            "ORDER BY updated_ts DESC NULLS LAST, sid DESC LIMIT %s",
+            (limit,),
+        )
+        return [self._summary(r) for r in rows]
+
+    def summaries(self) -> list[SessionSummary]:
+        rows = self._all(
+            f"SELECT {_SUMMARY_COLS} FROM sb_sessions ORDER BY updated_ts DESC NULLS LAST, sid DESC"
+        )
+        return [self._summary(r) for r in rows]
+
+    def browse(
+        self, *, offset: int = 0, limit: int = 100, sort: str = "updated", text: str = ""
+    ) -> list[SessionSummary]:
+        """One page of the team's session list (``text``: title or id contains it)."""
+        column = _SORTS.get(sort)
+        if column is None:
+            raise ValueError(f"sort must be one of {tuple(_SORTS)}, not {sort!r}")
+        if limit <= 0:
+            return []
+        where, params = self._text_where(text)
+        rows = self._all(
+            f"SELECT {_SUMMARY_COLS} FROM sb_sessions{where} "
+            f"ORDER BY {column} DESC NULLS LAST, sid DESC OFFSET %s LIMIT %s",
+            [*params, max(0, offset), limit],
+        )
+        return [self._summary(r) for r in rows]
+
+    @staticmethod
+    def _text_where(text: str) -> tuple[str, list[Any]]:
+        if not text:
+            return "", []
+        like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        return " WHERE (title ILIKE %s OR session_id ILIKE %s)", [like, like]
+
+    def count(self, *, text: str = "") -> int:
+        where, params = self._text_where(text)
+        return int(self._one(f"SELECT count(*) FROM sb_sessions{where}", params)[0])
+
+    def reconcile(self, **_kwargs: Any) -> None:
+        """Nothing to bring up to date here: machines push into the team index."""
+
+    def start_reconcile(self, *, cancel: threading.Event | None = None) -> threading.Thread:
+        thread = threading.Thread(target=lambda: None, daemon=True)
+        thread.start()
+        return thread
+
+    def _data(self, session_id: str) -> JSONDict | None:
+        row = self._one(
+            "SELECT data FROM sb_sessions WHERE session_id = %s "
+            "ORDER BY updated_ts DESC NULLS LAST, pushed_at DESC LIMIT 1",
+            (session_id,),
+        )
+        if row is None:
+            return None
+        data = orjson.loads(row[0])
+        return data if isinstance(data, dict) else None
+
+    def session_exists(self, session_id: str) -> bool:
+        return (
+            self._one("SELECT 1 FROM sb_sessions WHERE session_id = %s LIMIT 1", (session_id,))
+            is not None
+        )
+
+    def get_session(self, session_id: str) -> SessionData:
+        data = self._data(session_id)
+        if data is None:
+            return SessionData(session_id=session_id)
+        return SessionData.from_dict(data)
+
+    def read_raw(self, session_id: str) -> JSONDict | None:
+        """The pushed session dict (as the source read it, redacted when pushed so)."""
+        return self._data(session_id)
+
+    def window(
+        self, session_id: str, around_message_id: Any = None, *, window: int = 5
+    ) -> list[JSONDict]:
+        data = self._data(session_id)
+        if data is None:
+            return []
+        messages = recall.project(data)
+        anchor = recall.parse_anchor(around_message_id, len(messages))
+        return recall.window_slice(messages, anchor, window)
+
+    def session_path(self, session_id: str) -> Path | None:
+        return None  # the file is on the machine that pushed it

@@ -1,0 +1,411 @@
+"""The team index on a real PostgreSQL: the same query-language table gives the same sessions
+as the SQLite index, pushes are idempotent, atomic per session, safe when run at once, and
+survive being killed or cut off; failures are one line without the password."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+from click.testing import CliRunner
+
+from session_browser.cli import main
+from session_browser.core.index import SqliteSessionStore
+from session_browser.core.pgindex import PgIndexError, PgIndexStore, mask_url, push_stores
+from session_browser.core.query import local_machine, local_user
+from session_browser.core.sources import SOURCES
+
+from .corpus import HOUR, T0, put, write_store
+
+REPO = Path(__file__).resolve().parents[2]
+
+QUERIES = [
+    "billing",
+    "billing migration",
+    '"billing migration"',
+    "migration billing",
+    "BILLING",
+    "cafe",
+    "café",
+    "RESUME",
+    "partition*",
+    "cert*",
+    "billing -deploy",
+    "deploy -staging",
+    "the billing",
+    "role:user",
+    "role:assistant billing",
+    "archived:yes",
+    "archived:no billing",
+    "since:2025-10-12 until:2025-10-15",
+    "since:2025-10-13",
+    "session:cafe",
+    "source:praisonai partition*",
+    "source:scheduled",
+    "agent:PLANNER billing",
+    "agent:coder",
+    "project:/home/a",
+    "project:/home/a/app deploy",
+    f"machine:{local_machine()} billing",
+    f"user:{local_user()}",
+    "machine:elsewhere billing",
+    "kuberntes ingress",
+    "nothingmatcheshere",
+]
+
+
+def _pushed(d: Path, url: str, **kw: object) -> None:
+    push_stores(url, [(SOURCES["praisonai"].source(d), "praisonai")], **kw)  # type: ignore[arg-type]
+
+
+def _top(hits: list[object]) -> list[tuple[str, float]]:
+    return [(h.session_id, round(h.score, 4)) for h in hits]  # type: ignore[attr-defined]
+
+
+def test_the_query_table_gives_the_same_sessions_on_both_engines(
+    tmp_path: Path, pg_url: str
+) -> None:
+    d = write_store(tmp_path / "store")
+    _pushed(d, pg_url)
+    local = SqliteSessionStore(d)
+    team = PgIndexStore(pg_url)
+    try:
+        compared = 0
+        for query in QUERIES:
+            want = _top(local.search(query, limit=10))
+            got = _top(team.search(query, limit=10))
+            assert got == want, query
+            compared += bool(want)
+        assert compared >= len(QUERIES) - 3  # nearly every query finds something
+        # a typo is corrected on both engines the same way
+        assert team.search_ex("kuberntes").fuzzy and local.search_ex("kuberntes").fuzzy
+    finally:
+        team.close()
+        local.close()
+
+
+def _messages_per_session(url: str) -> list[tuple[str, int, int]]:
+    with psycopg.connect(url) as conn:
+        return conn.execute(
+            "SELECT s.session_id, s.nmsg, count(m.id) FROM sb_sessions s "
+            "LEFT JOIN sb_messages m ON m.sid = s.sid GROUP BY s.sid ORDER BY 1"
+        ).fetchall()
+
+
+def test_push_again_sends_only_changes_and_replaces_a_session_whole(
+    tmp_path: Path, pg_url: str
+) -> None:
+    d = write_store(tmp_path / "store")
+    src = [(SOURCES["praisonai"].source(d), "praisonai")]
+    first = push_stores(pg_url, src)
+    assert (first.sent, first.unchanged) == (10, 0)
+    again = push_stores(pg_url, src)
+    assert (again.sent, again.unchanged, again.messages) == (0, 10, 0)
+    put(d, "deploy", ["A brand new deploy conversation"] * 4, start=T0 + HOUR)
+    (d / "kafka.json").unlink()
+    third = push_stores(pg_url, src)
+    assert (third.sent, third.removed) == (1, 1)
+    rows = _messages_per_session(pg_url)
+    assert [r[0] for r in rows] == sorted(s for s in (p.stem for p in d.glob("*.json")))
+    assert all(n == c for _sid, n, c in rows)
+    assert ("deploy", 4, 4) in rows
+    with PgIndexStore(pg_url) as team:
+        assert [h.session_id for h in team.search('"brand new"')] == ["deploy"]
+        assert team.search("kafka") == []
+
+
+def test_redact_sends_no_secret_and_hidden_parts_stay_home(tmp_path: Path, pg_url: str) -> None:
+    d = write_store(tmp_path / "store", only=["secret"])
+    data = json.loads((d / "secret.json").read_text())
+    data["messages"][1]["metadata"] = {"hidden": [{"type": "thinking", "text": "innerthought"}]}
+    (d / "secret.json").write_text(json.dumps(data))
+    _pushed(d, pg_url, redact=True)
+    with psycopg.connect(pg_url) as conn:
+        blob = " ".join(str(r) for r in conn.execute("SELECT * FROM sb_sessions").fetchall())
+        blob += " ".join(str(r) for r in conn.execute("SELECT text FROM sb_messages").fetchall())
+    assert "sk-abcdefghijklmnopqrstuvwx1234" not in blob and "bob@example.com" not in blob
+    assert "[REDACTED:api_key]" in blob and "[REDACTED:email]" in blob
+    assert "innerthought" not in blob
+
+
+def _big_store(root: Path, n: int, tag: str = "") -> Path:
+    root.mkdir(parents=True)
+    for i in range(n):
+        texts = [f"session {tag}{i} talks about topic{i % 17} and word{i % 101} here"] * 6
+        put(root, f"{tag}s{i:05d}", texts, start=T0 + i)
+    return root
+
+
+def _push_cmd(url: str, *stores: Path, machine: str = "m1") -> list[str]:
+    args = [sys.executable, "-m", "session_browser", "push", "--to", url, "--machine", machine]
+    for s in stores:
+        args += ["--store", str(s)]
+    return args
+
+
+def test_two_pushers_at_once_lose_and_duplicate_nothing(tmp_path: Path, pg_url: str) -> None:
+    shared = _big_store(tmp_path / "shared", 250, "a")
+    own1 = _big_store(tmp_path / "own1", 100, "b")
+    own2 = _big_store(tmp_path / "own2", 100, "c")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    procs = [
+        subprocess.Popen(_push_cmd(pg_url, shared, own1), env=env, stderr=subprocess.PIPE),
+        subprocess.Popen(_push_cmd(pg_url, own2, shared), env=env, stderr=subprocess.PIPE),
+    ]
+    for p in procs:
+        _out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    rows = _messages_per_session(pg_url)
+    assert len(rows) == 450  # the shared store once: same machine, user, dir and file
+    assert all(n == c == 6 for _sid, n, c in rows)
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT count(*) FROM sb_messages").fetchone() == (2700,)
+
+
+def _wait_for_sessions(url: str, proc: subprocess.Popen[bytes], at_least: int) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with psycopg.connect(url) as conn:
+                row = conn.execute("SELECT count(*) FROM sb_sessions").fetchone()
+            if row is not None and row[0] >= at_least:
+                return
+        except psycopg.Error:
+            pass
+        time.sleep(0.01)
+
+
+def test_a_push_killed_midway_leaves_no_partial_session_and_the_next_resumes(
+    tmp_path: Path, pg_url: str
+) -> None:
+    store = _big_store(tmp_path / "big", 650)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(_push_cmd(pg_url, store), env=env, stderr=subprocess.PIPE)
+    _wait_for_sessions(pg_url, proc, 200)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    rows = _messages_per_session(pg_url)
+    assert 0 < len(rows) < 650, "the push was not stopped midway"
+    assert all(n == c == 6 for _sid, n, c in rows)
+    done = subprocess.run(_push_cmd(pg_url, store), env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert f"{len(rows)} unchanged" in done.stdout
+    rows = _messages_per_session(pg_url)
+    assert len(rows) == 650 and all(n == c == 6 for _sid, n, c in rows)
+
+
+def test_a_connection_cut_mid_push_fails_in_one_line_and_the_next_push_resumes(
+    tmp_path: Path, pg_url: str
+) -> None:
+    store = _big_store(tmp_path / "big", 650)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(_push_cmd(pg_url, store), env=env, stderr=subprocess.PIPE)
+    _wait_for_sessions(pg_url, proc, 200)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        cut = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchall()
+    _out, err = proc.communicate(timeout=60)
+    assert cut and proc.returncode == 1
+    lines = err.decode().strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("session-browser: push to the team index")
+    rows = _messages_per_session(pg_url)
+    assert len(rows) < 650 and all(n == c == 6 for _sid, n, c in rows)
+    done = subprocess.run(_push_cmd(pg_url, store), env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    rows = _messages_per_session(pg_url)
+    assert len(rows) == 650 and all(n == c == 6 for _sid, n, c in rows)
+
+
+def test_unreachable_index_is_one_line_without_the_password(tmp_path: Path) -> None:
+    url = f"postgresql://team:s3cretpw@/nodb?host={tmp_path}/nowhere"
+    store = write_store(tmp_path / "store", only=["cafe"])
+    for args in (["push", "--to", url, "--store", str(store)], ["--index", url, "search", "x"]):
+        res = CliRunner().invoke(main, args)
+        assert res.exit_code == 1
+        err = res.stderr.strip()
+        assert len(err.splitlines()) == 1 and "team index" in err, err
+        assert "s3cretpw" not in err
+    assert mask_url(url) == f"postgresql://team:***@/nodb?host={tmp_path}/nowhere"
+    assert mask_url("host=h password='x y' user=u") == "host=h password=*** user=u"
+
+
+def test_cli_search_recent_show_read_the_team_index(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = write_store(tmp_path / "store")
+    res = CliRunner().invoke(main, ["push", "--to", pg_url, "--store", str(d), "--machine", "lab1"])
+    assert res.exit_code == 0, res.output
+    assert "10 sessions sent" in res.output
+    (d / "cafe.json").unlink()  # the team index shows what was pushed, not the local files
+    monkeypatch.setenv("SESSION_BROWSER_INDEX_URL", pg_url)
+    res = CliRunner().invoke(main, ["search", "résumé", "--json"])
+    assert res.exit_code == 0, res.output
+    hits = json.loads(res.stdout)["results"]
+    assert [(h["session_id"], h["store"]) for h in hits] == [("cafe", f"{local_user()}@lab1")]
+    res = CliRunner().invoke(main, ["search", "machine:lab1", "cafe", "--json"])
+    assert [h["session_id"] for h in json.loads(res.stdout)["results"]] == ["cafe"]
+    res = CliRunner().invoke(main, ["search", "machine:lab2", "cafe", "--json"])
+    assert json.loads(res.stdout)["results"] == []
+    res = CliRunner().invoke(main, ["search", "résumé"])
+    assert f"from {local_user()}@lab1" in res.stdout
+    res = CliRunner().invoke(main, ["show", "cafe", "--json"])
+    assert res.exit_code == 0, res.output
+    assert "CRF" in json.dumps(json.loads(res.stdout)["messages"])
+    res = CliRunner().invoke(main, ["recent", "--limit", "3", "--json"])
+    assert json.loads(res.stdout)["total_found"] == 3
+
+
+def test_a_schema_from_a_newer_version_is_refused(pg_url: str) -> None:
+    PgIndexStore(pg_url).close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE sb_schema SET version = version + 1")
+    with pytest.raises(PgIndexError, match="newer than this version"):
+        PgIndexStore(pg_url)
+
+
+def test_bench_index_prints_both_engines_and_leaves_no_schema(pg_url: str) -> None:
+    res = CliRunner().invoke(
+        main,
+        [
+            "bench",
+            "--index",
+            pg_url,
+            "--sessions",
+            "40",
+            "--queries",
+            "6",
+            "--pushers",
+            "2",
+            "--json",
+            "-q",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert report["team"]["push_messages"] == report["corpus"]["messages"] > 0
+    assert report["team"]["quality"]["n"] == report["sqlite"]["quality"]["n"] == 6
+    assert abs(report["team"]["quality"]["rank1"] - report["sqlite"]["quality"]["rank1"]) <= 0.01
+    with psycopg.connect(pg_url) as conn:
+        left = conn.execute(
+            "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'sb_bench_%%'"
+        ).fetchone()
+    assert left == (0,)
+
+
+def _wait_count(url: str, want: int, proc: subprocess.Popen[bytes]) -> int:
+    deadline = time.monotonic() + 60
+    got = -1
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with psycopg.connect(url) as conn:
+                row = conn.execute("SELECT count(*) FROM sb_sessions").fetchone()
+        except psycopg.errors.UndefinedTable:  # the pusher has not made its tables yet
+            row = None
+        got = -1 if row is None else int(row[0])
+        if got == want:
+            return got
+        time.sleep(0.05)
+    return got
+
+
+def test_push_watch_follows_new_and_deleted_sessions_until_interrupted(
+    tmp_path: Path, pg_url: str
+) -> None:
+    d = write_store(tmp_path / "store", only=["cafe", "billing"])
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        [*_push_cmd(pg_url, d), "--watch", "--interval", "0.1"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert _wait_count(pg_url, 2, proc) == 2
+        put(d, "late", ["a session written while watching"])
+        assert _wait_count(pg_url, 3, proc) == 3
+        (d / "cafe.json").unlink()
+        assert _wait_count(pg_url, 2, proc) == 2
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert out.decode().count("pushed to") == 3  # the first pass and the two changes
+
+
+def _pi_store(root: Path) -> Path:
+    folder = root / "--home-u-zephyr--"
+    folder.mkdir(parents=True)
+
+    def msg(eid: str, parent: str | None, ts: str, message: dict[str, object]) -> str:
+        return json.dumps(
+            {
+                "type": "message",
+                "id": eid,
+                "parentId": parent,
+                "timestamp": f"2025-03-04T{ts}.000Z",
+                "message": message,
+            }
+        )
+
+    lines = [
+        json.dumps(
+            {
+                "type": "session",
+                "version": 3,
+                "id": "pi-zephyr",
+                "timestamp": "2025-03-04T10:00:00.000Z",
+                "cwd": "/home/u/zephyr",
+            }
+        ),
+        msg("a1", None, "10:00:01", {"role": "user", "content": "plan the zephyr migration"}),
+        msg(
+            "a2",
+            "a1",
+            "10:01:00",
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "secretthoughtword"},
+                    {"type": "text", "text": "we will use quokka adapters"},
+                ],
+            },
+        ),
+    ]
+    (folder / "2025-03-04T10-00-00-000Z_pi-zephyr.jsonl").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def test_a_pi_store_is_pushed_without_its_hidden_parts_unless_asked(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pi = _pi_store(tmp_path / "pi")
+    praison = write_store(tmp_path / "store", only=["cafe"])
+    args = ["push", "--to", pg_url, "--store", f"pi:{pi}", "--store", str(praison)]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    assert "2 sessions sent" in res.stdout
+
+    def stored() -> str:
+        with psycopg.connect(pg_url) as conn:
+            rows = conn.execute("SELECT kind, data FROM sb_sessions ORDER BY kind").fetchall()
+        assert [r[0] for r in rows] == ["pi", "praisonai"]
+        return rows[0][1]
+
+    assert "quokka" in stored() and "secretthoughtword" not in stored()
+    monkeypatch.setenv("SESSION_BROWSER_INDEX_URL", pg_url)
+    res = CliRunner().invoke(main, ["search", "source:pi", "zephyr", "--json"])
+    assert [h["session_id"] for h in json.loads(res.stdout)["results"]] == ["pi-zephyr"]
+    res = CliRunner().invoke(main, ["search", "source:pi", "cafe", "--json"])
+    assert json.loads(res.stdout)["results"] == []
+    res = CliRunner().invoke(main, [*args, "--include-hidden"])
+    assert res.exit_code == 0, res.output
+    assert "secretthoughtword" in stored()
