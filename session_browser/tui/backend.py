@@ -8,6 +8,7 @@ The app holds no session logic: this adapter only picks the richest API the stor
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import inspect
 import os
@@ -115,6 +116,14 @@ def release_free_memory() -> None:
     tens of MB it no longer used). Results never change; a few ms at most."""
     if _TRIM is not None:
         _TRIM(0)
+
+
+def collect_and_release() -> None:
+    """After a screen with much data closed (a big session, an export): collect the cycles
+    it left (a widget tree refers to itself, so it waits for the cycle collector), then
+    give what that freed back to the system (:func:`release_free_memory`)."""
+    gc.collect()
+    release_free_memory()
 
 
 def _done_total(value: Any) -> tuple[int, int] | None:
@@ -474,8 +483,8 @@ class Backend:
 
     # ------------------------------------------------------------------ one session
 
-    def projection(self, session_id: str, store_label: str = "") -> list[JSONDict]:
-        """The whole archived+active projection of ``session_id`` (raises KeyError if gone)."""
+    def _store_holding(self, session_id: str, store_label: str) -> Any:
+        """The store of ``session_id`` (the one labelled ``store_label`` first); KeyError."""
         store = None
         if store_label:
             store = next((s for s in self.stores if getattr(s, "label", "") == store_label), None)
@@ -483,6 +492,24 @@ class Backend:
             store = self.group.store_of(session_id)
         if store is None:
             raise KeyError(session_id)
+        return store
+
+    def resume_of(self, session_id: str, store_label: str = "") -> tuple[str, str | None] | None:
+        """(the shell command that resumes ``session_id`` in the coding agent that wrote it,
+        the dir to run it in) for the sources that give one (Claude Code, Codex); None for
+        the others. Raises KeyError when the session is gone."""
+        store = self._store_holding(session_id, store_label)
+        if getattr(store, "source_kind", "praisonai") == "praisonai":
+            return None  # PraisonAI's sessions have no resume command: not read again
+        meta = store.get_session(session_id).metadata
+        command, cwd = meta.get("resume_command"), meta.get("cwd")
+        if not isinstance(command, str) or not command:
+            return None
+        return command, cwd if isinstance(cwd, str) and cwd else None
+
+    def projection(self, session_id: str, store_label: str = "") -> list[JSONDict]:
+        """The whole archived+active projection of ``session_id`` (raises KeyError if gone)."""
+        store = self._store_holding(session_id, store_label)
         fn = getattr(store, "projection", None)
         if callable(fn):
             # Tool calls and results, thinking: the viewer shows them on request.

@@ -72,6 +72,16 @@ class ProjectionLoaded(Message):
         self.error = error
 
 
+class ResumeKnown(Message):
+    """The shell command that resumes the open session in the agent that wrote it."""
+
+    def __init__(self, session_id: str, command: str, cwd: str | None) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.command = command
+        self.cwd = cwd
+
+
 class FindFinished(Message):
     """Matching messages: of a find (``/``), or (``initial``) of the search that opened it."""
 

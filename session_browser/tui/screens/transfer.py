@@ -45,6 +45,7 @@ from session_browser.core.model import ImportReport
 from session_browser.core.paths import safe_id
 from session_browser.core.store import DefaultSessionStore
 
+from ..backend import collect_and_release
 from ..render import human_size, one_line, printable
 from ..widgets.chrome import AppHeader, StatusLine
 from .base import ContextScreen, shown_path
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
 
 FORMAT_NAMES = {"json": "JSON", "md": "Markdown", "html": "HTML"}
 MAX_CONFIRM_LINES = 25
+COLLECT_AFTER = 0.3  # seconds after an export finished: its memory is given back
 
 SCREEN_CSS = """
 .xfer-intro { height: auto; padding: 0 1 1 1; color: $text-muted; }
@@ -409,6 +411,9 @@ class ExportScreen(ContextScreen):
             )
         self.query_one("#x-report-body", Static).update(report)
         self._summary()
+        # What the export read and rendered (every session, for "All") is garbage now: give
+        # it back once the worker has let go of it.
+        self.set_timer(COLLECT_AFTER, collect_and_release)
 
 
 # --------------------------------------------------------------------------- import
