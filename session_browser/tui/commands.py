@@ -74,7 +74,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("Tool calls and thinking", "t", "screen.toggle_hidden", "ViewerScreen"),
     Command(
         "Copy resume command",
-        "Claude Code / Codex: the command that resumes this session (r)",
+        "Claude Code / Codex: the command that resumes this session (C)",
         "screen.copy_resume",
         "ViewerScreen",
     ),

@@ -59,8 +59,8 @@ async def test_resume_command_shown_and_copied_with_one_key(tmp_path: Path) -> N
         assert viewer.session_id == SID
         line = f"cd {CLAUDE_CWD} && claude --resume {SID}"
         assert viewer.query_one("#viewer-resume", Static).display
-        assert f"resume: {line}  (r copies it)" in screen_text(app)
-        await pilot.press("r")
+        assert f"resume: {line}  (C copies it)" in screen_text(app)
+        await pilot.press("C")
         assert app.clipboard == line
         toast = list(app._notifications)[-1]
         assert (toast.title, toast.message) == ("Copied the resume command", line)
@@ -69,13 +69,13 @@ async def test_resume_command_shown_and_copied_with_one_key(tmp_path: Path) -> N
         await settle(pilot, app)
         viewer = await open_best(pilot, app, "cormorantword")
         assert viewer.session_id == TID
-        await pilot.press("r")
+        await pilot.press("C")
         assert app.clipboard == f"cd {CODEX_CWD} && codex resume {TID}"
 
         await pilot.press("escape")
         await settle(pilot, app)
         viewer = await open_best(pilot, app, "chargefox")  # a PraisonAI session
         assert not viewer.query_one("#viewer-resume", Static).display
-        await pilot.press("r")
+        await pilot.press("C")
         assert app.clipboard == f"cd {CODEX_CWD} && codex resume {TID}"  # unchanged
         assert "has no resume command" in list(app._notifications)[-1].message

@@ -83,7 +83,7 @@ def _search_text(message: dict[str, Any]) -> str:
 class ViewerScreen(ReportsWorkerErrors, Screen[None]):
     """Keys: n/N hits, [/] user turns, g/G ends, / find, +/- context, y copy, i metadata,
     w a long message whole, v raw text, c copy a code block, t tool calls and thinking,
-    r the command that resumes a Claude Code or Codex session."""
+    C copy the command that resumes a Claude Code or Codex session."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,backspace", "back", "Back", id="viewer.back"),
@@ -108,7 +108,7 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         Binding("v", "toggle_raw", "Raw text", show=False, id="viewer.raw"),
         Binding("c", "copy_code", "Copy code", show=False, id="viewer.copy_code"),
         Binding("t", "toggle_hidden", "Tools/thinking", show=False, id="viewer.hidden"),
-        Binding("r", "copy_resume", "Copy resume command", show=False, id="viewer.resume"),
+        Binding("C", "copy_resume", "Copy resume command", show=False, id="viewer.resume"),
     ]
 
     def __init__(
