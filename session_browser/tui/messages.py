@@ -6,13 +6,14 @@ from typing import Any
 
 from textual.message import Message
 
+from session_browser.core.index.results import SearchResult
 from session_browser.core.model import SessionSummary
 
-from .backend import IndexState, SearchOutcome
+from .backend import IndexState
 
 
 class SearchFinished(Message):
-    def __init__(self, generation: int, outcome: SearchOutcome) -> None:
+    def __init__(self, generation: int, outcome: SearchResult) -> None:
         super().__init__()
         self.generation = generation
         self.outcome = outcome
