@@ -262,11 +262,11 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
 
     from session_browser.tui.app import SessionBrowserApp
     from session_browser.tui.backend import Backend
-    from session_browser.tui.screens.transfer import ExportScreen
-    from session_browser.tui.screens.viewer import ViewerScreen
-    from session_browser.tui.widgets.hits import HitList
-    from session_browser.tui.widgets.recent import RecentList
-    from session_browser.tui.widgets.transcript import TranscriptView
+    from session_browser.tui.recent.listing import RecentList
+    from session_browser.tui.search.hits import HitList
+    from session_browser.tui.transfer.screen import ExportScreen
+    from session_browser.tui.viewer.screen import ViewerScreen
+    from session_browser.tui.viewer.transcript import TranscriptView
 
     painted: dict[str, float] = {}
     errors: dict[str, str] = {}

@@ -7,7 +7,7 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from .render import printable
+from session_browser.tui.common.render import printable
 
 
 @dataclass(frozen=True)

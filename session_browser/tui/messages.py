@@ -8,8 +8,7 @@ from textual.message import Message
 
 from session_browser.core.index.results import SearchResult
 from session_browser.core.model import SessionSummary
-
-from .backend import IndexState
+from session_browser.tui.backend import IndexState
 
 
 class SearchFinished(Message):

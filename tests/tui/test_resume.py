@@ -10,7 +10,7 @@ from textual.widgets import Input, Static
 
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
-from session_browser.tui.screens.viewer import ViewerScreen
+from session_browser.tui.viewer.screen import ViewerScreen
 from tests.core.test_claude import CWD as CLAUDE_CWD
 from tests.core.test_claude import Transcript, text
 from tests.core.test_codex import CWD as CODEX_CWD

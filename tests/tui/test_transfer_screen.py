@@ -12,10 +12,10 @@ from session_browser.core import portable
 from session_browser.core.actions.export import ExportJob, run_export
 from session_browser.demo import DemoInfo
 from session_browser.tui.app import SessionBrowserApp
-from session_browser.tui.screens.confirm import ConfirmScreen
-from session_browser.tui.screens.transfer import ExportScreen, ImportScreen
-from session_browser.tui.screens.viewer import ViewerScreen
-from session_browser.tui.widgets.hits import HitList
+from session_browser.tui.common.confirm import ConfirmScreen
+from session_browser.tui.search.hits import HitList
+from session_browser.tui.transfer.screen import ExportScreen, ImportScreen
+from session_browser.tui.viewer.screen import ViewerScreen
 
 from .conftest import make_app, screen_text
 from .conftest import settle_workers as settle

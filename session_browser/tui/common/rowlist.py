@@ -23,7 +23,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
-from ..render import error_text
+from session_browser.tui.common.render import error_text
 
 CACHE_LINES = 2000
 

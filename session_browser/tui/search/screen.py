@@ -21,17 +21,21 @@ from session_browser.core.model import SessionHit
 from session_browser.core.notes import INDEXING, code_of
 from session_browser.core.query import highlight_terms
 from session_browser.core.saved_searches import SavedSearchesError, load_saved, save_search
-
-from ..backend import SEARCH_LIMIT, SORTS
-from ..errors import ReportsWorkerErrors
-from ..messages import AllIdsLoaded, RecentCounted, RecentPageLoaded, SearchFinished
-from ..render import error_text, printable
-from ..widgets.chrome import AppHeader, IndexBar, StatusLine
-from ..widgets.hits import HitList
-from ..widgets.recent import PAGE_SIZE, RecentList
+from session_browser.tui.backend import SEARCH_LIMIT, SORTS
+from session_browser.tui.common.chrome import AppHeader, IndexBar, StatusLine
+from session_browser.tui.common.errors import ReportsWorkerErrors
+from session_browser.tui.common.render import error_text, printable
+from session_browser.tui.messages import (
+    AllIdsLoaded,
+    RecentCounted,
+    RecentPageLoaded,
+    SearchFinished,
+)
+from session_browser.tui.recent.listing import PAGE_SIZE, RecentList
+from session_browser.tui.search.hits import HitList
 
 if TYPE_CHECKING:
-    from ..app import SessionBrowserApp
+    from session_browser.tui.app import SessionBrowserApp
 
 SEARCH_DEBOUNCE = 0.04  # seconds of quiet typing before a search starts
 # ... while the index builds: a search then reads files and cannot stop half way, so one
@@ -73,7 +77,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
     @property
     def browser(self) -> SessionBrowserApp:
-        from ..app import SessionBrowserApp
+        from session_browser.tui.app import SessionBrowserApp
 
         return cast(SessionBrowserApp, self.app)
 
@@ -364,7 +368,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         except SavedSearchesError as exc:
             self.notify(f"{exc}: fix or remove it to save searches.", severity="warning")
             return
-        from .saved import SaveSearchScreen
+        from session_browser.tui.search.saved import SaveSearchScreen
 
         def named(name: str | None) -> None:
             if not name:
@@ -421,7 +425,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     def action_explain_hit(self) -> None:
         hit = self.current_hit()
         if hit is not None:
-            from .explain import ExplainScreen
+            from session_browser.tui.common.explain import ExplainScreen
 
             self.app.push_screen(ExplainScreen(hit))
 

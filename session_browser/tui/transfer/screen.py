@@ -44,15 +44,14 @@ from session_browser.core.actions.rescue import writable_stores
 from session_browser.core.model import ImportReport
 from session_browser.core.paths import safe_id
 from session_browser.core.store import DefaultSessionStore
-
-from ..backend import collect_and_release
-from ..render import human_size, one_line, printable
-from ..widgets.chrome import AppHeader, StatusLine
-from .base import ContextScreen, shown_path
-from .confirm import ConfirmScreen
+from session_browser.tui.backend import collect_and_release
+from session_browser.tui.common.base import ContextScreen, shown_path
+from session_browser.tui.common.chrome import AppHeader, StatusLine
+from session_browser.tui.common.confirm import ConfirmScreen
+from session_browser.tui.common.render import human_size, one_line, printable
 
 if TYPE_CHECKING:
-    from ..app import ScreenContext
+    from session_browser.tui.app import ScreenContext
 
 FORMAT_NAMES = {"json": "JSON", "md": "Markdown", "html": "HTML"}
 MAX_CONFIRM_LINES = 25

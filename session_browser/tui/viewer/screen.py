@@ -21,13 +21,12 @@ from textual.worker import get_current_worker
 from session_browser.core.model import content_text
 from session_browser.core.query import highlight_terms
 from session_browser.core.text import clip, code_blocks
-
-from ..backend import collect_and_release
-from ..errors import ReportsWorkerErrors
-from ..messages import FindFinished, ProjectionLoaded, ResumeKnown
-from ..render import error_text, one_line, printable, raw_value, with_agent
-from ..widgets.chrome import AppHeader, IndexBar, StatusLine
-from ..widgets.transcript import (
+from session_browser.tui.backend import collect_and_release
+from session_browser.tui.common.chrome import AppHeader, IndexBar, StatusLine
+from session_browser.tui.common.errors import ReportsWorkerErrors
+from session_browser.tui.common.render import error_text, one_line, printable, raw_value, with_agent
+from session_browser.tui.messages import FindFinished, ProjectionLoaded, ResumeKnown
+from session_browser.tui.viewer.transcript import (
     CONTEXT_LEVELS,
     HIDDEN_LINES,
     HIDDEN_OFF,
@@ -38,7 +37,7 @@ from ..widgets.transcript import (
 )
 
 if TYPE_CHECKING:
-    from ..app import SessionBrowserApp
+    from session_browser.tui.app import SessionBrowserApp
 
 
 TITLE_CHARS = 80  # of a session's title in the viewer's top line
@@ -145,7 +144,7 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
 
     @property
     def browser(self) -> SessionBrowserApp:
-        from ..app import SessionBrowserApp
+        from session_browser.tui.app import SessionBrowserApp
 
         return cast(SessionBrowserApp, self.app)
 
@@ -527,7 +526,7 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         view = self._view()
         if not view.messages:
             return
-        from .explain import TextScreen
+        from session_browser.tui.common.explain import TextScreen
 
         m = view.messages[view.cursor]
         details = {k: v for k, v in m.items() if k != "content"}

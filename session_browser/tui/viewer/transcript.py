@@ -29,10 +29,16 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from session_browser.core.model import SUMMARY_PREFIX, called_tools, content_text, hidden_parts
-
-from ..backend import release_free_memory
-from ..render import error_text, highlight, printable, raw_value, role_label, short_time
-from .rowlist import component_style
+from session_browser.tui.backend import release_free_memory
+from session_browser.tui.common.render import (
+    error_text,
+    highlight,
+    printable,
+    raw_value,
+    role_label,
+    short_time,
+)
+from session_browser.tui.common.rowlist import component_style
 
 GUTTER = 3  # "▌  " before every body line
 CONTEXT_LEVELS: tuple[int | None, ...] = (0, 1, 3, 10, 30, None)
