@@ -9,6 +9,7 @@ An import is one journal entry: the quarantine workbench's undo puts it back.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 FORMAT_NAMES = {"json": "JSON", "md": "Markdown", "html": "HTML"}
 MAX_CONFIRM_LINES = 25
 COLLECT_AFTER = 0.3  # seconds after an export finished: its memory is given back
+PROGRESS_EVERY = 0.1  # seconds between two progress updates of an export
 
 SCREEN_CSS = """
 .xfer-intro { height: auto; padding: 0 1 1 1; color: $text-muted; }
@@ -350,9 +352,15 @@ class ExportScreen(ContextScreen):
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def run_export(self, job: ExportJob) -> None:
         worker = get_current_worker()
+        last = [0.0]
 
         def progress(done: int, total: int, stage: str) -> None:
-            self.post_message(ExportProgress(done, total, stage))
+            # A few a second: one a session would queue 30,000 repaints behind the export,
+            # each made while the sessions are read (memory the export can never give back).
+            now = time.monotonic()
+            if now - last[0] >= PROGRESS_EVERY or done >= total:
+                last[0] = now
+                self.post_message(ExportProgress(done, total, stage))
 
         outcome = export_actions.run_export(
             self.context.backend.group,
