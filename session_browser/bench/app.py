@@ -18,7 +18,13 @@ Pilot) in a fresh Python process:
 - **opening a 20,000-message session**: its unique word is searched, then Enter on the hit;
   the clock runs from sending Enter to the first rendered line of the loaded transcript.
   Paging through it (PageDown) is timed as well.
-- **peak RSS** of each app process (``ru_maxrss``); the largest is compared to the target.
+- **peak RSS** of each app process (``VmHWM``); the largest is compared to the target.
+- **RSS after a close and after an export** (the process's current ``VmRSS``, not its
+  peak): in the run that opens the 20,000-message session, before the Enter that opens it
+  and one second after Esc closed it; in a run of its own, before Ctrl+S on the Export
+  screen (F6, every session, JSON) and one second after the export finished. Each is
+  compared with the RSS before: memory a closed viewer or a finished export still holds
+  is what the targets catch.
 - **first answer on a cold store**: the same store with no index at all (a fresh cache dir),
   as on a first run: the first known-item query is typed as soon as the first frame is
   painted (keys sent as a terminal sends them), and the clock runs from its last key to
@@ -54,12 +60,27 @@ TARGETS: dict[str, tuple[float, str, str]] = {
     "search_p95_ms": (100.0, "ms", "results on screen after last keystroke (p95)"),
     "open_big_s": (0.5, "s", "open 20k-message session -> first paint"),
     "peak_rss_mb": (250.0, "MB", "peak RSS of the app process"),
+    # RSS now (VmRSS) less RSS before: what a closed viewer or a finished export kept.
+    "close_kept_mb": (25.0, "MB", "RSS kept after closing the 20k session"),
+    "export_kept_mb": (50.0, "MB", "RSS kept after exporting every session"),
     "cold_answer_s": (2.0, "s", "cold store (no index): first answer"),
 }
 BIG_ID = "bench-app-twenty-thousand"
 BIG_WORD = "zephyrquartzite"
 SIZE = (120, 36)
 CHILD_TIMEOUT = 600.0
+SETTLE_S = 1.0  # after a close or an export, before RSS is read again
+
+
+def current_rss_mb() -> float:
+    """This process's resident set now (``VmRSS``) in MB; its peak where that is unknown."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return max_rss_mb()
 
 
 class BenchAppError(Exception):
@@ -241,10 +262,11 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
 
     from session_browser.tui.app import SessionBrowserApp
     from session_browser.tui.backend import Backend
-    from session_browser.tui.screens.viewer import ViewerScreen
-    from session_browser.tui.widgets.hits import HitList
-    from session_browser.tui.widgets.recent import RecentList
-    from session_browser.tui.widgets.transcript import TranscriptView
+    from session_browser.tui.recent.listing import RecentList
+    from session_browser.tui.search.hits import HitList
+    from session_browser.tui.transfer.screen import ExportScreen
+    from session_browser.tui.viewer.screen import ViewerScreen
+    from session_browser.tui.viewer.transcript import TranscriptView
 
     painted: dict[str, float] = {}
     errors: dict[str, str] = {}
@@ -423,6 +445,9 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
             found = app.screen.query_one(HitList)
             if not found.hits or found.hits[0].session_id != BIG_ID:
                 raise RuntimeError("the big session was not the first hit")
+            await app.workers.wait_for_complete()
+            await pilot.pause(SETTLE_S)
+            result["rss_before_open_mb"] = round(current_rss_mb(), 1)
             sent = time.time()
             await pilot.press("enter")  # Enter in the query opens the best hit
             await until(lambda: "transcript" in painted, pilot, 60.0)
@@ -453,6 +478,43 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
             pages = pages or [0.0]
             result["page_ms_p50"] = round(statistics.median(pages), 1)
             result["page_ms_max"] = round(max(pages), 1)
+            result["rss_open_mb"] = round(current_rss_mb(), 1)
+            await pilot.press("escape")
+            await until(lambda: not isinstance(app.screen, ViewerScreen), pilot, 30.0)
+            await app.workers.wait_for_complete()
+            await pilot.pause(SETTLE_S)
+            result["rss_after_close_mb"] = round(current_rss_mb(), 1)
+        elif spec["kind"] == "export":
+            await pilot.press("f6")
+            await until(lambda: isinstance(app.screen, ExportScreen), pilot, 30.0)
+            screen = app.screen
+            assert isinstance(screen, ExportScreen)
+            scope = screen.query_one("#x-scope")
+            scope.focus()
+            await pilot.pause()
+            while screen.scope != "all":
+                await pilot.press("down")
+                await pilot.press("enter")
+            target = Path(spec["export_to"])
+            path_input = screen.query_one("#x-path")
+            path_input.value = str(target)  # type: ignore[attr-defined]
+            await app.workers.wait_for_complete()
+            await pilot.pause(SETTLE_S)
+            result["rss_before_export_mb"] = round(current_rss_mb(), 1)
+            sent = time.time()
+            await pilot.press("ctrl+s")
+            await until(lambda: screen.outcome is not None, pilot, CHILD_TIMEOUT)
+            result["export_s"] = round(time.time() - sent, 3)
+            outcome = screen.outcome
+            assert outcome is not None
+            if outcome.error or outcome.cancelled:
+                raise RuntimeError(f"the export failed: {outcome.error or 'cancelled'}")
+            result["exported_sessions"] = outcome.sessions
+            result["export_bytes"] = outcome.size
+            target.unlink(missing_ok=True)
+            await app.workers.wait_for_complete()
+            await pilot.pause(SETTLE_S)
+            result["rss_after_export_mb"] = round(current_rss_mb(), 1)
         await app.workers.wait_for_complete()
     result["peak_rss_mb"] = round(max_rss_mb(), 1)
     return result
@@ -504,6 +566,8 @@ def run_bench_app(
         search = run_child("search", {**common, "queries": queries}, env)
         say("measuring the 20k-message session")
         opened = run_child("open", common, env)
+        say("measuring an export of every session")
+        exported = run_child("export", {**common, "export_to": str(work / "export.json")}, env)
         say("measuring the first answer on the same store without an index")
         cold_env = {**env, "SESSION_BROWSER_CACHE_DIR": str(work / "cold-cache")}
         cold = run_child("cold", {**common, "queries": queries}, cold_env)
@@ -517,6 +581,7 @@ def run_bench_app(
         "paint": paint["peak_rss_mb"],
         "search": search["peak_rss_mb"],
         "open": opened["peak_rss_mb"],
+        "export": exported["peak_rss_mb"],
         "cold": cold["peak_rss_mb"],
     }
     values: dict[str, float | None] = {
@@ -524,6 +589,9 @@ def run_bench_app(
         "search_p95_ms": _pct(times, 0.95) if times else None,
         "open_big_s": float(opened["open_big_s"]),
         "peak_rss_mb": max(rss.values()),
+        "close_kept_mb": float(opened["rss_after_close_mb"]) - float(opened["rss_before_open_mb"]),
+        "export_kept_mb": float(exported["rss_after_export_mb"])
+        - float(exported["rss_before_export_mb"]),
         "cold_answer_s": float(cold["cold_answer_s"]),
     }
     missing = {"search_p95_ms": (len(search_errors), len(no_hits))}
@@ -571,6 +639,16 @@ def run_bench_app(
             "page_down_ms_p50": opened["page_ms_p50"],
             "page_down_ms_max": opened["page_ms_max"],
             "jump_to_end_ms": opened["jump_end_ms"],
+            "rss_before_open_mb": opened["rss_before_open_mb"],
+            "rss_open_mb": opened["rss_open_mb"],
+            "rss_after_close_mb": opened["rss_after_close_mb"],
+        },
+        "export": {
+            "sessions": exported["exported_sessions"],
+            "bytes": exported["export_bytes"],
+            "seconds": exported["export_s"],
+            "rss_before_mb": exported["rss_before_export_mb"],
+            "rss_after_mb": exported["rss_after_export_mb"],
         },
         "cold": {
             "query": cold["query"],
@@ -621,6 +699,7 @@ def format_report(report: dict[str, Any]) -> str:
     fp = report["first_paint"]
     se = report["search"]
     ob = report["open_big"]
+    ex = report["export"]
     lines += [
         "",
         f"first paint: {fp['from_process_start_s']:.3f} s from process start "
@@ -635,6 +714,12 @@ def format_report(report: dict[str, Any]) -> str:
         f"20k session: {ob['messages']:,} messages opened at #{ob['opened_at_index']} in "
         f"{ob['first_paint_s']:.3f} s; PageDown p50 {ob['page_down_ms_p50']:.1f} ms "
         f"(max {ob['page_down_ms_max']:.1f} ms); G to the end {ob['jump_to_end_ms']:.1f} ms",
+        f"RSS now (VmRSS): {ob['rss_before_open_mb']:.0f} MB before opening the 20k session, "
+        f"{ob['rss_open_mb']:.0f} MB open, {ob['rss_after_close_mb']:.0f} MB "
+        f"{SETTLE_S:g} s after Esc closed it",
+        f"export: {ex['sessions']:,} sessions as JSON ({ex['bytes'] / 1e6:.1f} MB) in "
+        f"{ex['seconds']:.1f} s; RSS now {ex['rss_before_mb']:.0f} MB before Ctrl+S, "
+        f"{ex['rss_after_mb']:.0f} MB {SETTLE_S:g} s after it finished",
         "peak RSS: " + ", ".join(f"{k} {v:.0f} MB" for k, v in report["rss_mb"].items()),
     ]
     cold = report["cold"]

@@ -69,8 +69,9 @@ def bench_app(
     as_json: bool,
 ) -> None:
     """Measure the app: first paint, results after the last keystroke, opening a
-    20,000-message session, peak RSS, and the first answer on the store without an index,
-    each in a fresh process (PASS/FAIL per target)."""
+    20,000-message session, peak RSS, the RSS kept after closing that session and after
+    exporting every session, and the first answer on the store without an index, each in a
+    fresh process (PASS/FAIL per target)."""
     if (
         store_dir is not None
         and click.get_current_context().get_parameter_source("sessions")

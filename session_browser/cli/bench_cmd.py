@@ -200,8 +200,10 @@ def bench(
     if sum((as_pi, as_claude, as_codex, mixed)) > 1:
         fail("give one of --pi, --claude, --codex, --mixed")
     if given and (as_pi or as_claude or as_codex or mixed):
-        fail("--pi, --claude, --codex and --mixed build a corpus; they do not apply to "
-             "--store/--home")
+        fail(
+            "--pi, --claude, --codex and --mixed build a corpus; they do not apply to "
+            "--store/--home"
+        )
     if given and sessions is not None:
         fail("--sessions builds a corpus; it does not apply to --store/--home")
     store_path: Path | None = None

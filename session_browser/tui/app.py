@@ -24,23 +24,22 @@ from textual.screen import Screen
 
 from session_browser.core.paths import config_dir
 from session_browser.core.settings import load_settings, save_settings
-
-from .backend import Backend, IndexState, LiveChanges, release_free_memory
-from .commands import ActionsProvider
-from .errors import ReportsWorkerErrors
-from .keymap import KeymapError, keymap_path, keymap_problems, load_keymap
-from .messages import StoreStatus
-from .render import error_text, printable
-from .screens.confirm import ConfirmScreen
-from .screens.explain import TextScreen
-from .screens.help import HelpScreen
-from .screens.main import MainScreen
-from .screens.saved import SavedSearchesScreen, SaveSearchScreen
-from .screens.viewer import ViewerScreen
-from .widgets.hits import HitList
-from .widgets.recent import RecentList
-from .widgets.rowlist import RowList
-from .widgets.transcript import TranscriptView
+from session_browser.tui.backend import Backend, IndexState, LiveChanges, release_free_memory
+from session_browser.tui.commands import ActionsProvider
+from session_browser.tui.common.confirm import ConfirmScreen
+from session_browser.tui.common.errors import ReportsWorkerErrors
+from session_browser.tui.common.explain import TextScreen
+from session_browser.tui.common.render import error_text, printable
+from session_browser.tui.common.rowlist import RowList
+from session_browser.tui.help.screen import HelpScreen
+from session_browser.tui.keymap import KeymapError, keymap_path, keymap_problems, load_keymap
+from session_browser.tui.messages import StoreStatus
+from session_browser.tui.recent.listing import RecentList
+from session_browser.tui.search.hits import HitList
+from session_browser.tui.search.saved import SavedSearchesScreen, SaveSearchScreen
+from session_browser.tui.search.screen import MainScreen
+from session_browser.tui.viewer.screen import ViewerScreen
+from session_browser.tui.viewer.transcript import TranscriptView
 
 DARK_THEME = "textual-dark"
 LIGHT_THEME = "textual-light"
@@ -51,9 +50,9 @@ LIVE_POLL = 1.0  # seconds between looks for new or changed session files
 # Screens other parts of the app add: name -> (module, class). A screen class is called
 # with one argument, a :class:`ScreenContext`; when its module is absent the action says so.
 EXTRA_SCREENS: dict[str, tuple[str, str]] = {
-    "quarantine": ("session_browser.tui.screens.quarantine", "QuarantineScreen"),
-    "export": ("session_browser.tui.screens.transfer", "ExportScreen"),
-    "import": ("session_browser.tui.screens.transfer", "ImportScreen"),
+    "quarantine": ("session_browser.tui.rescue.screen", "QuarantineScreen"),
+    "export": ("session_browser.tui.transfer.screen", "ExportScreen"),
+    "import": ("session_browser.tui.transfer.screen", "ImportScreen"),
 }
 
 
@@ -611,7 +610,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             bindings = getattr(cls, "BINDINGS", None)
             if bindings:
                 out.append((section, [*bindings]))
-        from .screens.confirm import ConfirmScreen
+        from session_browser.tui.common.confirm import ConfirmScreen
 
         out.append(("Confirmations", [*ConfirmScreen.BINDINGS]))
         return out

@@ -8,18 +8,20 @@ The app holds no session logic: this adapter only picks the richest API the stor
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import inspect
 import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from session_browser.core import recall
-from session_browser.core.model import JSONDict, SessionHit, SessionSummary
+from session_browser.core.index.results import SearchResult
+from session_browser.core.model import JSONDict, SessionSummary
 from session_browser.core.multi import StoreGroup
 from session_browser.core.notes import INDEX_FAILED, code_of
 from session_browser.core.pgindex.conn import is_index_url
@@ -29,21 +31,6 @@ from session_browser.core.stores import open_stores
 SORTS = recall.SORTS  # the orders of the Recent list
 SEARCH_LIMIT = 50
 SEARCH_WINDOW = 2
-
-
-@dataclass
-class SearchOutcome:
-    """What one search returned, in the shape the search pane shows."""
-
-    query: str
-    hits: list[SessionHit] = field(default_factory=list)
-    matched: int = 0
-    matched_exact: bool = True  # False: ``matched`` is a lower bound
-    elapsed_ms: float = 0.0
-    mode: str = "scan"
-    fuzzy: bool = False
-    warnings: list[str] = field(default_factory=list)
-    error: str | None = None
 
 
 @dataclass
@@ -116,6 +103,14 @@ def release_free_memory() -> None:
     tens of MB it no longer used). Results never change; a few ms at most."""
     if _TRIM is not None:
         _TRIM(0)
+
+
+def collect_and_release() -> None:
+    """After a screen with much data closed (a big session, an export): collect the cycles
+    it left (a widget tree refers to itself, so it waits for the cycle collector), then
+    give what that freed back to the system (:func:`release_free_memory`)."""
+    gc.collect()
+    release_free_memory()
 
 
 def _done_total(value: Any) -> tuple[int, int] | None:
@@ -389,16 +384,16 @@ class Backend:
         limit: int = SEARCH_LIMIT,
         window: int = SEARCH_WINDOW,
         is_cancelled: Callable[[], bool] = lambda: False,
-    ) -> SearchOutcome:
+    ) -> SearchResult:
         started = time.perf_counter()
         if not query.strip():
-            return SearchOutcome(query)
+            return SearchResult(query=query, mode="scan")
         # One search at a time: each keystroke starts one, and a search cannot be stopped
         # half way, so without this a fast typist's searches would all run at once (while a
         # build runs, each reads files). One superseded while it waited is not run at all.
         with self._search_lock:
             if is_cancelled():
-                return SearchOutcome(query, error="superseded")
+                return SearchResult(query=query, mode="scan", error="superseded", cancelled=True)
             return self._search(query, limit, window, is_cancelled, started)
 
     def _search(
@@ -408,38 +403,33 @@ class Backend:
         window: int,
         is_cancelled: Callable[[], bool],
         started: float,
-    ) -> SearchOutcome:
+    ) -> SearchResult:
         if self.indexed:
             out = self._search_indexed(query, limit, window, is_cancelled)
         else:
             try:
                 candidates = self.group.search_candidates(query, window=window)
             except QueryError as exc:
-                return SearchOutcome(query, mode="scan", error=str(exc))
+                return SearchResult(query=query, mode="scan", error=str(exc))
             hits = recall.rank(candidates, limit)
-            out = SearchOutcome(query, hits=hits, matched=len(candidates), mode="scan")
+            out = SearchResult(
+                query=query, hits=hits, matched_sessions=len(candidates), mode="scan"
+            )
         if not out.elapsed_ms:
             out.elapsed_ms = (time.perf_counter() - started) * 1000.0
         return out
 
     def _search_indexed(
         self, query: str, limit: int, window: int, is_cancelled: Callable[[], bool]
-    ) -> SearchOutcome:
+    ) -> SearchResult:
         # A search superseded by the next keystroke stops inside its SQLite statement.
         res = self.group.search_ex(query, limit=limit, window=window, cancelled=is_cancelled)
+        res.query = query
         if res.cancelled:
-            return SearchOutcome(query, mode=res.mode, error="superseded")
-        return SearchOutcome(
-            query,
-            hits=res.hits[:limit],
-            matched=res.matched_sessions,
-            matched_exact=res.matched_exact,
-            elapsed_ms=res.elapsed_ms,
-            mode=res.mode,
-            fuzzy=res.fuzzy,
-            warnings=list(res.warnings),
-            error=res.error,
-        )
+            res.hits, res.error = [], "superseded"
+            return res
+        res.hits = res.hits[:limit]
+        return res
 
     # ------------------------------------------------------------------ browse
 
@@ -480,8 +470,8 @@ class Backend:
 
     # ------------------------------------------------------------------ one session
 
-    def projection(self, session_id: str, store_label: str = "") -> list[JSONDict]:
-        """The whole archived+active projection of ``session_id`` (raises KeyError if gone)."""
+    def _store_holding(self, session_id: str, store_label: str) -> Any:
+        """The store of ``session_id`` (the one labelled ``store_label`` first); KeyError."""
         store = None
         if store_label:
             store = next((s for s in self.stores if getattr(s, "label", "") == store_label), None)
@@ -489,6 +479,24 @@ class Backend:
             store = self.group.store_of(session_id)
         if store is None:
             raise KeyError(session_id)
+        return store
+
+    def resume_of(self, session_id: str, store_label: str = "") -> tuple[str, str | None] | None:
+        """(the shell command that resumes ``session_id`` in the coding agent that wrote it,
+        the dir to run it in) for the sources that give one (Claude Code, Codex); None for
+        the others. Raises KeyError when the session is gone."""
+        store = self._store_holding(session_id, store_label)
+        if getattr(store, "source_kind", "praisonai") == "praisonai":
+            return None  # PraisonAI's sessions have no resume command: not read again
+        meta = store.get_session(session_id).metadata
+        command, cwd = meta.get("resume_command"), meta.get("cwd")
+        if not isinstance(command, str) or not command:
+            return None
+        return command, cwd if isinstance(cwd, str) and cwd else None
+
+    def projection(self, session_id: str, store_label: str = "") -> list[JSONDict]:
+        """The whole archived+active projection of ``session_id`` (raises KeyError if gone)."""
+        store = self._store_holding(session_id, store_label)
         fn = getattr(store, "projection", None)
         if callable(fn):
             # Tool calls and results, thinking: the viewer shows them on request.

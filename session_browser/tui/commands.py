@@ -7,7 +7,7 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from .render import printable
+from session_browser.tui.common.render import printable
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,12 @@ COMMANDS: tuple[Command, ...] = (
     Command("Raw text / rendered Markdown", "v", "screen.toggle_raw", "ViewerScreen"),
     Command("Copy code block", "c", "screen.copy_code", "ViewerScreen"),
     Command("Tool calls and thinking", "t", "screen.toggle_hidden", "ViewerScreen"),
+    Command(
+        "Copy resume command",
+        "Claude Code / Codex: the command that resumes this session (C)",
+        "screen.copy_resume",
+        "ViewerScreen",
+    ),
     Command("Back", "Close the viewer (Esc)", "screen.back", "ViewerScreen"),
     Command(
         "Restore",

@@ -12,7 +12,7 @@ from session_browser.core.stores import StoreNotFound, parse_store_spec
 from session_browser.core.text import printable
 
 if TYPE_CHECKING:
-    from .backend import Backend
+    from session_browser.tui.backend import Backend
 
 
 def _error(message: str) -> int:
@@ -26,7 +26,7 @@ def open_backend(stores: list[str]) -> tuple[Backend, list[str] | None, list[str
     A named store that does not exist does not stop the app: it opens on the ones that do
     and its empty state (or a toast) names the missing ones.
     """
-    from .backend import Backend
+    from session_browser.tui.backend import Backend
 
     try:
         return Backend(stores or None), None, []
@@ -39,7 +39,7 @@ def open_backend(stores: list[str]) -> tuple[Backend, list[str] | None, list[str
 
 def run_app(stores: list[str], *, demo: bool) -> int:
     """Run the app on ``stores`` (or the defaults); with ``demo``, on a fresh demo store."""
-    from .app import SessionBrowserApp
+    from session_browser.tui.app import SessionBrowserApp
 
     tmp: Path | None = None
     labels: list[str] | None = None

@@ -6,13 +6,13 @@ from typing import Any
 
 from textual.message import Message
 
+from session_browser.core.index.results import SearchResult
 from session_browser.core.model import SessionSummary
-
-from .backend import IndexState, SearchOutcome
+from session_browser.tui.backend import IndexState
 
 
 class SearchFinished(Message):
-    def __init__(self, generation: int, outcome: SearchOutcome) -> None:
+    def __init__(self, generation: int, outcome: SearchResult) -> None:
         super().__init__()
         self.generation = generation
         self.outcome = outcome
@@ -70,6 +70,16 @@ class ProjectionLoaded(Message):
         self.width = width
         self.matches = matches
         self.error = error
+
+
+class ResumeKnown(Message):
+    """The shell command that resumes the open session in the agent that wrote it."""
+
+    def __init__(self, session_id: str, command: str, cwd: str | None) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.command = command
+        self.cwd = cwd
 
 
 class FindFinished(Message):

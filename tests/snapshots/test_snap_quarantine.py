@@ -12,7 +12,7 @@ from textual.widgets import Input
 from session_browser.demo import build_demo_store
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
-from session_browser.tui.screens.quarantine import QuarantineList, QuarantineScreen
+from session_browser.tui.rescue.screen import QuarantineList, QuarantineScreen
 from tests.tui.stores import NOW
 
 SIZE = (120, 36)

@@ -8,7 +8,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from session_browser.tui.screens.transfer import ExportScreen, ImportScreen
+from session_browser.tui.transfer.screen import ExportScreen, ImportScreen
 from tests.snapshots.test_snap_quarantine import demo_app, settle
 
 SIZE = (120, 36)

@@ -9,13 +9,13 @@ from textual.widgets import Input
 
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
-from session_browser.tui.screens.explain import ExplainScreen, TextScreen
-from session_browser.tui.screens.help import HelpScreen
-from session_browser.tui.screens.main import MainScreen
-from session_browser.tui.screens.viewer import ViewerScreen
-from session_browser.tui.widgets.hits import HitList
-from session_browser.tui.widgets.recent import RecentList
-from session_browser.tui.widgets.transcript import TranscriptView
+from session_browser.tui.common.explain import ExplainScreen, TextScreen
+from session_browser.tui.help.screen import HelpScreen
+from session_browser.tui.recent.listing import RecentList
+from session_browser.tui.search.hits import HitList
+from session_browser.tui.search.screen import MainScreen
+from session_browser.tui.viewer.screen import ViewerScreen
+from session_browser.tui.viewer.transcript import TranscriptView
 
 from .conftest import make_app, screen_text, settle
 from .stores import HOSTILE_ID, NOW, long_session, snapshot_files
@@ -432,7 +432,7 @@ async def test_index_build_shows_progress_and_can_be_cancelled(tmp_path: Path) -
 
     from textual.widgets import ProgressBar
 
-    from session_browser.tui.widgets.chrome import IndexBar
+    from session_browser.tui.common.chrome import IndexBar
 
     store = _many_sessions(tmp_path / "many", 1200)
     backend = Backend([store])  # indexed; nothing built yet
@@ -643,8 +643,8 @@ async def test_help_and_palette_cover_the_added_screens(store: Path) -> None:
     from textual.binding import Binding
 
     from session_browser.tui.commands import COMMANDS
-    from session_browser.tui.screens.quarantine import QuarantineScreen
-    from session_browser.tui.screens.transfer import ExportScreen, ImportScreen
+    from session_browser.tui.rescue.screen import QuarantineScreen
+    from session_browser.tui.transfer.screen import ExportScreen, ImportScreen
 
     for screen_class in (QuarantineScreen, ExportScreen, ImportScreen):
         offered = {c.action for c in COMMANDS if c.screen == screen_class.__name__}

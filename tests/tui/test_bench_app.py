@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
 from click.testing import CliRunner
 
 from session_browser.bench.app import format_report
@@ -43,10 +44,15 @@ def test_bench_app_report_structure() -> None:
         "search_p95_ms",
         "open_big_s",
         "peak_rss_mb",
+        "close_kept_mb",
+        "export_kept_mb",
         "cold_answer_s",
     ]
     for target in report["targets"]:
-        assert target["value"] > 0
+        if target["name"].endswith("_kept_mb"):  # a difference: may be 0 or below
+            assert isinstance(target["value"], float)
+        else:
+            assert target["value"] > 0
         assert isinstance(target["pass"], bool)
     # one query errors (a bad filter value), one finds nothing: neither is timed as shown,
     # and the search target fails however fast the other answers were
@@ -66,7 +72,20 @@ def test_bench_app_report_structure() -> None:
     assert "search without hits: 'zqxjvkbenchprobe'" in text
     assert report["open_big"]["messages"] == 301  # 300 turns + the compaction summary
     assert report["open_big"]["opened_at_index"] == 151  # the hit: the marked middle turn
-    assert set(report["rss_mb"]) == {"paint", "search", "open", "cold"}
+    assert set(report["rss_mb"]) == {"paint", "search", "open", "export", "cold"}
+    # RSS now, not the peak: read before the open and after the close, around the export
+    ob, ex = report["open_big"], report["export"]
+    assert min(ob["rss_before_open_mb"], ob["rss_open_mb"], ob["rss_after_close_mb"]) > 0
+    assert by_name["close_kept_mb"]["value"] == pytest.approx(
+        ob["rss_after_close_mb"] - ob["rss_before_open_mb"]
+    )
+    assert ex["sessions"] >= 50 and ex["bytes"] > 0
+    assert min(ex["rss_before_mb"], ex["rss_after_mb"]) > 0
+    assert by_name["export_kept_mb"]["value"] == pytest.approx(
+        ex["rss_after_mb"] - ex["rss_before_mb"]
+    )
+    assert "RSS now (VmRSS): " in text and "MB 1 s after Esc closed it" in text
+    assert f"export: {ex['sessions']:,} sessions as JSON" in text
     # The same store without an index: the first query answered, Recent listed.
     cold = report["cold"]
     assert cold["query"] == search["samples"][0]["query"] and cold["error"] is None

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
-from session_browser.tui.screens.viewer import ViewerScreen
-from session_browser.tui.widgets.hits import HitList
-from session_browser.tui.widgets.recent import RecentList
+from session_browser.tui.recent.listing import RecentList
+from session_browser.tui.search.hits import HitList
+from session_browser.tui.viewer.screen import ViewerScreen
 
 from .conftest import screen_text
 from .conftest import settle_workers as settle

@@ -17,12 +17,12 @@ from session_browser.core.saved_searches import SavedSearch, load_saved, saved_p
 from session_browser.tui import backend as backend_module
 from session_browser.tui.backend import SEARCH_LIMIT
 from session_browser.tui.keymap import keymap_problems, load_keymap
-from session_browser.tui.screens.main import MainScreen
-from session_browser.tui.screens.saved import SavedSearchesScreen, SaveSearchScreen
-from session_browser.tui.screens.viewer import ViewerScreen
-from session_browser.tui.widgets.hits import HitList
-from session_browser.tui.widgets.recent import RecentList
-from session_browser.tui.widgets.transcript import CONTEXT_LEVELS, TranscriptView
+from session_browser.tui.recent.listing import RecentList
+from session_browser.tui.search.hits import HitList
+from session_browser.tui.search.saved import SavedSearchesScreen, SaveSearchScreen
+from session_browser.tui.search.screen import MainScreen
+from session_browser.tui.viewer.screen import ViewerScreen
+from session_browser.tui.viewer.transcript import CONTEXT_LEVELS, TranscriptView
 
 from .conftest import make_app, screen_text, settle
 from .stores import BASE, HOUR, _msg, _session

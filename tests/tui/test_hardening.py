@@ -14,9 +14,9 @@ from session_browser.core.paths import safe_id
 from session_browser.demo import DemoInfo, build_demo_store
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
-from session_browser.tui.screens.confirm import ConfirmScreen
-from session_browser.tui.screens.quarantine import QuarantineScreen
-from session_browser.tui.screens.transfer import ExportScreen
+from session_browser.tui.common.confirm import ConfirmScreen
+from session_browser.tui.rescue.screen import QuarantineScreen
+from session_browser.tui.transfer.screen import ExportScreen
 
 from .conftest import make_app
 from .conftest import settle_workers as settle

@@ -19,12 +19,12 @@ from textual.pilot import Pilot
 from session_browser.core.model import SessionHit, SessionSummary
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
-from session_browser.tui.render import printable, short_time, when_text
-from session_browser.tui.screens.main import MainScreen
-from session_browser.tui.screens.viewer import ViewerScreen
-from session_browser.tui.widgets.hits import HitList
-from session_browser.tui.widgets.recent import RecentList
-from session_browser.tui.widgets.transcript import TranscriptView
+from session_browser.tui.common.render import printable, short_time, when_text
+from session_browser.tui.recent.listing import RecentList
+from session_browser.tui.search.hits import HitList
+from session_browser.tui.search.screen import MainScreen
+from session_browser.tui.viewer.screen import ViewerScreen
+from session_browser.tui.viewer.transcript import TranscriptView
 
 from .. import hostile
 from .conftest import screen_text, settle_workers

@@ -10,9 +10,9 @@ from textual.widgets import Input
 
 from session_browser.core.history import history_path
 from session_browser.tui.messages import SearchFinished
-from session_browser.tui.screens.main import MainScreen
-from session_browser.tui.screens.viewer import ViewerScreen
-from session_browser.tui.widgets.hits import HitList
+from session_browser.tui.search.hits import HitList
+from session_browser.tui.search.screen import MainScreen
+from session_browser.tui.viewer.screen import ViewerScreen
 
 from .conftest import make_app, screen_text, settle
 
@@ -106,7 +106,7 @@ async def test_history_recall_across_restarts(store: Path) -> None:
 
 
 async def test_f_keys_switch_screens_instead_of_stacking(store: Path) -> None:
-    from session_browser.tui.screens.transfer import ExportScreen, ImportScreen
+    from session_browser.tui.transfer.screen import ExportScreen, ImportScreen
 
     app = make_app(store)
     async with app.run_test(size=SIZE) as pilot:
@@ -160,7 +160,7 @@ async def test_ctrl_c_asks_to_quit(store: Path) -> None:
 async def test_compact_rows_and_settings_persist_across_restart(
     store: Path, config_dir: Path
 ) -> None:
-    from session_browser.tui.widgets.recent import RecentList
+    from session_browser.tui.recent.listing import RecentList
 
     app = make_app(store)
     async with app.run_test(size=(80, 24)) as pilot:

@@ -16,8 +16,8 @@ from textual.pilot import Pilot
 
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
-from session_browser.tui.widgets.hits import HitList
-from session_browser.tui.widgets.recent import RecentList
+from session_browser.tui.recent.listing import RecentList
+from session_browser.tui.search.hits import HitList
 
 from .conftest import screen_text
 from .stores import NOW

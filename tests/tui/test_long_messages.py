@@ -11,7 +11,7 @@ from textual.binding import Binding
 
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
-from session_browser.tui.widgets.transcript import (
+from session_browser.tui.viewer.transcript import (
     SHOWN_CHARS,
     TranscriptView,
     count_lines,

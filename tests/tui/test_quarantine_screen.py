@@ -13,8 +13,8 @@ from textual.widgets import Static
 from session_browser.core.paths import data_dir
 from session_browser.demo import DemoInfo
 from session_browser.tui.app import SessionBrowserApp
-from session_browser.tui.screens.confirm import ConfirmScreen
-from session_browser.tui.screens.quarantine import QuarantineList, QuarantineScreen
+from session_browser.tui.common.confirm import ConfirmScreen
+from session_browser.tui.rescue.screen import QuarantineList, QuarantineScreen
 
 from .conftest import make_app, screen_text
 from .conftest import settle_workers as settle
@@ -215,7 +215,7 @@ async def test_empty_quarantine_and_nothing_to_undo(tmp_path: Path) -> None:
 async def test_restore_then_undo_keeps_index_and_recent_list_in_step(demo: DemoInfo) -> None:
     """With the index open, an undone restore leaves no trace in the recent list or search."""
     from session_browser.tui.backend import Backend
-    from session_browser.tui.widgets.recent import RecentList
+    from session_browser.tui.recent.listing import RecentList
 
     backend = Backend([demo.sessions_dir])  # indexed
     app = SessionBrowserApp(backend, now=NOW, store_labels=["demo"], animate=False)

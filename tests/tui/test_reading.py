@@ -12,10 +12,10 @@ from textual.widgets import Input
 from session_browser.core.paths import safe_id
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
-from session_browser.tui.screens.viewer import SCROLL_OFF, ViewerScreen, find_matches
-from session_browser.tui.widgets.hits import HitList
-from session_browser.tui.widgets.recent import RecentList
-from session_browser.tui.widgets.transcript import TranscriptView
+from session_browser.tui.recent.listing import RecentList
+from session_browser.tui.search.hits import HitList
+from session_browser.tui.viewer.screen import SCROLL_OFF, ViewerScreen, find_matches
+from session_browser.tui.viewer.transcript import TranscriptView
 
 from .conftest import make_app, screen_text, settle
 from .stores import BASE, NOW, _session, conversation, long_session

@@ -12,8 +12,10 @@ from session_browser.core import portable
 from session_browser.core.actions.export import ExportJob, run_export
 from session_browser.demo import DemoInfo
 from session_browser.tui.app import SessionBrowserApp
-from session_browser.tui.screens.confirm import ConfirmScreen
-from session_browser.tui.screens.transfer import ExportScreen, ImportScreen
+from session_browser.tui.common.confirm import ConfirmScreen
+from session_browser.tui.search.hits import HitList
+from session_browser.tui.transfer.screen import ExportScreen, ImportScreen
+from session_browser.tui.viewer.screen import ViewerScreen
 
 from .conftest import make_app, screen_text
 from .conftest import settle_workers as settle
@@ -77,6 +79,40 @@ async def test_export_open_session_as_markdown_and_html(demo: DemoInfo) -> None:
         original = json.loads((demo.sessions_dir / f"{sid}.json").read_bytes())
         first_user = next(m for m in original["archived_messages"] if m["role"] == "user")
         assert first_user["content"].split("\n")[0][:40] in html.replace("&#x27;", "'")
+
+
+async def test_export_key_in_the_viewer_writes_the_open_session(demo: DemoInfo) -> None:
+    """Search, Enter opens the best hit, F6 exports it: the file holds that session alone,
+    turn for turn as its store file has them, and Esc goes back to the viewer."""
+    app = make_app(demo.sessions_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press(*"chargefox")
+        await settle(pilot, app)
+        best = app.main.query_one(HitList).hits[0].session_id
+        await pilot.press("enter")
+        await settle(pilot, app)
+        viewer = app.screen
+        assert isinstance(viewer, ViewerScreen) and viewer.session_id == best
+        await pilot.press(app.key_for("app.export").lower())
+        await settle(pilot, app)
+        screen = app.screen
+        assert isinstance(screen, ExportScreen)
+        assert (screen.scope, screen.fmt) == ("current", "json")
+        await pilot.press("ctrl+s")
+        await settle(pilot, app)
+        assert screen.outcome is not None and screen.outcome.error is None
+        written = Path.cwd() / f"{best}.json"
+        payload = json.loads(written.read_bytes())
+        original = json.loads((demo.sessions_dir / f"{best}.json").read_bytes())
+        assert [s["session_id"] for s in payload["sessions"]] == [best]
+        exported = payload["sessions"][0]
+        assert exported["messages"] == original["messages"]
+        assert exported.get("archived_messages", []) == original.get("archived_messages", [])
+        assert f"Exported 1 session(s) to {best}.json" in notes(app)
+        await pilot.press("escape")
+        await settle(pilot, app)
+        assert app.screen is viewer
 
 
 async def test_export_all_json_refuses_to_overwrite_then_replaces(demo: DemoInfo) -> None:

@@ -6,8 +6,6 @@ No widget per row: only the lines on screen are rendered (and cached), so a list
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from collections import OrderedDict
 from itertools import accumulate
 from typing import ClassVar
 
@@ -19,13 +17,11 @@ from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
-from ..render import error_text
-
-CACHE_LINES = 2000
+from session_browser.tui.common.lineview import LineView
+from session_browser.tui.common.render import error_text
 
 
 def component_style(widget: Widget, name: str) -> Style:
@@ -56,7 +52,7 @@ def right_column(line: Text, right: str, width: int, style: Style) -> None:
     line.append(right, style=style)
 
 
-class RowList(ScrollView, can_focus=True):
+class RowList(LineView, can_focus=True):
     """Subclasses implement :meth:`row_lines` (the Text lines of one row)."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -131,9 +127,6 @@ class RowList(ScrollView, can_focus=True):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self._offsets: list[int] = [0]
-        self._cache: OrderedDict[tuple[int, int, int, bool], Strip] = OrderedDict()
-        self._generation = 0
         self.compact = False  # one line a row
 
     # ------------------------------------------------------------------ model
@@ -165,15 +158,11 @@ class RowList(ScrollView, can_focus=True):
 
     def invalidate(self) -> None:
         """Forget cached lines (the data behind the rows changed)."""
-        self._cache.clear()
-        self._generation += 1
-        self.refresh()
+        self.forget_lines()
 
     def row_at(self, y: int) -> int:
         """The row holding virtual line ``y`` (-1 past the end)."""
-        if y < 0 or y >= self._offsets[-1]:
-            return -1
-        return bisect_right(self._offsets, y) - 1
+        return self.block_at(y)
 
     def row_lines(self, index: int, width: int) -> list[Text]:
         raise NotImplementedError
@@ -195,47 +184,31 @@ class RowList(ScrollView, can_focus=True):
         # Cached lines carry the colours of the theme they were drawn in.
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.invalidate())
 
-    def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
-        width = self.scrollable_content_region.width
-        vy = y + scroll_y
-        row = self.row_at(vy)
+    def render_block_line(self, row: int, line: int, width: int) -> Strip:
         base = self.rich_style
-        if row < 0:
-            return Strip.blank(width, base)
-        line = vy - self._offsets[row]
-        selected = row == self.cursor
-        key = (row, line, width, selected)
-        strip = self._cache.get(key)
-        if strip is None:
-            lines = self.safe_row_lines(row, width)
-            text = lines[line] if line < len(lines) else Text("")
-            text.no_wrap = True
-            text.end = ""
-            text.truncate(width, overflow="ellipsis")
-            segments = list(text.render(self.app.console))
-            strip = Strip(segments).adjust_cell_length(width)
-            style = base
-            if selected:
-                style = base + self.get_component_rich_style("rowlist--cursor")
-                strip = Strip(
-                    [Segment("▌", style + self.style_of("accent")), *strip.crop(1, width)]
-                )
-            strip = strip.apply_style(style)
-            self._cache[key] = strip
-            if len(self._cache) > CACHE_LINES:
-                self._cache.popitem(last=False)
-        return strip.crop(scroll_x, scroll_x + width)
+        lines = self.safe_row_lines(row, width)
+        text = lines[line] if line < len(lines) else Text("")
+        text.no_wrap = True
+        text.end = ""
+        text.truncate(width, overflow="ellipsis")
+        segments = list(text.render(self.app.console))
+        strip = Strip(segments).adjust_cell_length(width)
+        style = base
+        if row == self.cursor:
+            style = base + self.get_component_rich_style("rowlist--cursor")
+            strip = Strip([Segment("▌", style + self.style_of("accent")), *strip.crop(1, width)])
+        return strip.apply_style(style)
 
     def on_resize(self) -> None:
-        self._cache.clear()
+        self._strips.clear()
         self.virtual_size = Size(self.size.width, self._offsets[-1])
 
     # ------------------------------------------------------------------ cursor
 
     def watch_cursor(self, old: int, new: int) -> None:
-        for key in [k for k in self._cache if k[0] in (old, new)]:
-            del self._cache[key]
+        # The two rows the cursor left and reached are drawn again; every other line stays.
+        self.forget_block(old)
+        self.forget_block(new)
         if 0 <= new < self.row_count:
             self.scroll_to_region(
                 Region(0, self._offsets[new], 1, self._offsets[new + 1] - self._offsets[new]),
@@ -243,7 +216,6 @@ class RowList(ScrollView, can_focus=True):
                 force=True,
             )
             self.post_message(self.CursorMoved(self, new))
-        self.refresh()
 
     def move_cursor(self, index: int) -> None:
         if self.row_count:

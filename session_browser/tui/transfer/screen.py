@@ -9,6 +9,7 @@ An import is one journal entry: the quarantine workbench's undo puts it back.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -44,17 +45,19 @@ from session_browser.core.actions.rescue import writable_stores
 from session_browser.core.model import ImportReport
 from session_browser.core.paths import safe_id
 from session_browser.core.store import DefaultSessionStore
-
-from ..render import human_size, one_line, printable
-from ..widgets.chrome import AppHeader, StatusLine
-from .base import ContextScreen, shown_path
-from .confirm import ConfirmScreen
+from session_browser.tui.backend import collect_and_release
+from session_browser.tui.common.base import ContextScreen, shown_path
+from session_browser.tui.common.chrome import AppHeader, StatusLine
+from session_browser.tui.common.confirm import ConfirmScreen
+from session_browser.tui.common.render import human_size, one_line, printable
 
 if TYPE_CHECKING:
-    from ..app import ScreenContext
+    from session_browser.tui.app import ScreenContext
 
 FORMAT_NAMES = {"json": "JSON", "md": "Markdown", "html": "HTML"}
 MAX_CONFIRM_LINES = 25
+COLLECT_AFTER = 0.3  # seconds after an export finished: its memory is given back
+PROGRESS_EVERY = 0.1  # seconds between two progress updates of an export
 
 SCREEN_CSS = """
 .xfer-intro { height: auto; padding: 0 1 1 1; color: $text-muted; }
@@ -349,9 +352,15 @@ class ExportScreen(ContextScreen):
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def run_export(self, job: ExportJob) -> None:
         worker = get_current_worker()
+        last = [0.0]
 
         def progress(done: int, total: int, stage: str) -> None:
-            self.post_message(ExportProgress(done, total, stage))
+            # A few a second: one a session would queue 30,000 repaints behind the export,
+            # each made while the sessions are read (memory the export can never give back).
+            now = time.monotonic()
+            if now - last[0] >= PROGRESS_EVERY or done >= total:
+                last[0] = now
+                self.post_message(ExportProgress(done, total, stage))
 
         outcome = export_actions.run_export(
             self.context.backend.group,
@@ -409,6 +418,9 @@ class ExportScreen(ContextScreen):
             )
         self.query_one("#x-report-body", Static).update(report)
         self._summary()
+        # What the export read and rendered (every session, for "All") is garbage now: give
+        # it back once the worker has let go of it.
+        self.set_timer(COLLECT_AFTER, collect_and_release)
 
 
 # --------------------------------------------------------------------------- import

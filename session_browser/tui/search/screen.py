@@ -16,21 +16,26 @@ from textual.widgets import ContentSwitcher, Footer, Input, Static
 from textual.worker import get_current_worker
 
 from session_browser.core.history import HistoryWalk, load_history, remember
+from session_browser.core.index.results import SearchResult
 from session_browser.core.model import SessionHit
 from session_browser.core.notes import INDEXING, code_of
 from session_browser.core.query import highlight_terms
 from session_browser.core.saved_searches import SavedSearchesError, load_saved, save_search
-
-from ..backend import SEARCH_LIMIT, SORTS, SearchOutcome
-from ..errors import ReportsWorkerErrors
-from ..messages import AllIdsLoaded, RecentCounted, RecentPageLoaded, SearchFinished
-from ..render import error_text, printable
-from ..widgets.chrome import AppHeader, IndexBar, StatusLine
-from ..widgets.hits import HitList
-from ..widgets.recent import PAGE_SIZE, RecentList
+from session_browser.tui.backend import SEARCH_LIMIT, SORTS
+from session_browser.tui.common.chrome import AppHeader, IndexBar, StatusLine
+from session_browser.tui.common.errors import ReportsWorkerErrors
+from session_browser.tui.common.render import error_text, printable
+from session_browser.tui.messages import (
+    AllIdsLoaded,
+    RecentCounted,
+    RecentPageLoaded,
+    SearchFinished,
+)
+from session_browser.tui.recent.listing import PAGE_SIZE, RecentList
+from session_browser.tui.search.hits import HitList
 
 if TYPE_CHECKING:
-    from ..app import SessionBrowserApp
+    from session_browser.tui.app import SessionBrowserApp
 
 SEARCH_DEBOUNCE = 0.04  # seconds of quiet typing before a search starts
 # ... while the index builds: a search then reads files and cannot stop half way, so one
@@ -72,7 +77,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
 
     @property
     def browser(self) -> SessionBrowserApp:
-        from ..app import SessionBrowserApp
+        from session_browser.tui.app import SessionBrowserApp
 
         return cast(SessionBrowserApp, self.app)
 
@@ -258,7 +263,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
                 query, limit=limit, is_cancelled=lambda: worker.is_cancelled
             )
         except Exception as exc:  # shown, never fatal
-            outcome = SearchOutcome(query, error=error_text(exc))
+            outcome = SearchResult(query=query, mode="scan", error=error_text(exc))
         if not worker.is_cancelled:
             self.post_message(SearchFinished(generation, outcome))
 
@@ -288,7 +293,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             info.append(printable(out.error, one_line=True), style="bold red")
         else:
             shown = len(out.hits)
-            n = out.matched
+            n = out.matched_sessions
             bound = "" if out.matched_exact else "at least "
             info.append(f"{bound}{n:,} session{'s' if n != 1 else ''} matched", style="bold")
             if self.browser.index_state.mode == "building":
@@ -315,17 +320,17 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             self._open_when_answered = False
             self._open_current()
 
-    def _more_text(self, out: SearchOutcome, before: int) -> str:
+    def _more_text(self, out: SearchResult, before: int) -> str:
         """The hit list's last row when more sessions matched than are shown ("" when all
         are); a page that brought nothing new (``before``: the hits shown until now) ends it."""
         shown = len(out.hits)
         folded = sum(len(h.folded) for h in out.hits)
         if shown < self._limit or shown <= before:
             return ""
-        if out.matched_exact and out.matched - folded <= shown:
+        if out.matched_exact and out.matched_sessions - folded <= shown:
             return ""
         key = self.browser.key_for("main.more_hits")
-        left = out.matched - folded - shown
+        left = out.matched_sessions - folded - shown
         count = f"{left:,} more" if out.matched_exact else "more"
         return f"{count} — the next {SEARCH_LIMIT} hits ({key}, or move here)"
 
@@ -363,7 +368,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         except SavedSearchesError as exc:
             self.notify(f"{exc}: fix or remove it to save searches.", severity="warning")
             return
-        from .saved import SaveSearchScreen
+        from session_browser.tui.search.saved import SaveSearchScreen
 
         def named(name: str | None) -> None:
             if not name:
@@ -391,7 +396,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         field.value = query
         field.cursor_position = len(query)
 
-    def _mode_text(self, out: SearchOutcome) -> str:
+    def _mode_text(self, out: SearchResult) -> str:
         state = self.browser.index_state.describe()
         text = f"{out.mode}" if out.mode not in ("scan",) else "scanned the files"
         if out.fuzzy:
@@ -420,7 +425,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     def action_explain_hit(self) -> None:
         hit = self.current_hit()
         if hit is not None:
-            from .explain import ExplainScreen
+            from session_browser.tui.common.explain import ExplainScreen
 
             self.app.push_screen(ExplainScreen(hit))
 

@@ -26,15 +26,21 @@ from session_browser.core import quarantine as q
 from session_browser.core import recall
 from session_browser.core.actions.rescue import store_holding, writable_stores
 from session_browser.core.model import JSONDict, content_text
-
-from ..render import human_size, one_line, printable, role_label, short_time, when_text
-from ..widgets.chrome import AppHeader, StatusLine
-from ..widgets.rowlist import RowList
-from .base import ContextScreen, RestoreIdScreen, shown_path
-from .confirm import ConfirmScreen
+from session_browser.tui.common.base import ContextScreen, RestoreIdScreen, shown_path
+from session_browser.tui.common.chrome import AppHeader, StatusLine
+from session_browser.tui.common.confirm import ConfirmScreen
+from session_browser.tui.common.render import (
+    human_size,
+    one_line,
+    printable,
+    role_label,
+    short_time,
+    when_text,
+)
+from session_browser.tui.common.rowlist import RowList
 
 if TYPE_CHECKING:
-    from ..app import ScreenContext
+    from session_browser.tui.app import ScreenContext
 
 ROW_HEIGHT = 2
 LIST_ROWS = 8  # lines of the file list before it scrolls

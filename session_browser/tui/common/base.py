@@ -15,12 +15,11 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Static
 
 from session_browser.core import quarantine as q
-
-from ..errors import ReportsWorkerErrors
-from ..render import one_line, printable
+from session_browser.tui.common.errors import ReportsWorkerErrors
+from session_browser.tui.common.render import one_line, printable
 
 if TYPE_CHECKING:
-    from ..app import ScreenContext, SessionBrowserApp
+    from session_browser.tui.app import ScreenContext, SessionBrowserApp
 
 
 def shown_path(path: str | Path) -> str:
@@ -100,7 +99,7 @@ class ContextScreen(ReportsWorkerErrors, Screen[None]):
 
     @property
     def browser(self) -> SessionBrowserApp:
-        from ..app import SessionBrowserApp
+        from session_browser.tui.app import SessionBrowserApp
 
         return cast(SessionBrowserApp, self.app)
 

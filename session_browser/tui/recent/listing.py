@@ -10,8 +10,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 
 from session_browser.core.model import SessionSummary
-
-from ..render import (
+from session_browser.tui.common.render import (
     age_text,
     human_size,
     join_badges,
@@ -20,7 +19,7 @@ from ..render import (
     when_text,
     with_agent,
 )
-from .rowlist import RowList, right_column
+from session_browser.tui.common.rowlist import RowList, right_column
 
 ROW_HEIGHT = 2
 PAGE_SIZE = 200

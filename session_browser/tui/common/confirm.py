@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from ..render import printable
+from session_browser.tui.common.render import printable
 
 
 class ConfirmScreen(ModalScreen[bool]):

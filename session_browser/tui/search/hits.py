@@ -11,8 +11,7 @@ from textual.message import Message
 
 from session_browser.core.model import SessionHit
 from session_browser.core.text import clip, strip_markdown
-
-from ..render import (
+from session_browser.tui.common.render import (
     age_text,
     highlight,
     hit_badges,
@@ -23,7 +22,7 @@ from ..render import (
     when_text,
     with_agent,
 )
-from .rowlist import RowList, right_column
+from session_browser.tui.common.rowlist import RowList, right_column
 
 TURN_CHARS = 2000
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import threading
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
@@ -20,12 +21,12 @@ from textual.worker import get_current_worker
 from session_browser.core.model import content_text
 from session_browser.core.query import highlight_terms
 from session_browser.core.text import clip, code_blocks
-
-from ..errors import ReportsWorkerErrors
-from ..messages import FindFinished, ProjectionLoaded
-from ..render import error_text, one_line, printable, raw_value, with_agent
-from ..widgets.chrome import AppHeader, IndexBar, StatusLine
-from ..widgets.transcript import (
+from session_browser.tui.backend import collect_and_release
+from session_browser.tui.common.chrome import AppHeader, IndexBar, StatusLine
+from session_browser.tui.common.errors import ReportsWorkerErrors
+from session_browser.tui.common.render import error_text, one_line, printable, raw_value, with_agent
+from session_browser.tui.messages import FindFinished, ProjectionLoaded, ResumeKnown
+from session_browser.tui.viewer.transcript import (
     CONTEXT_LEVELS,
     HIDDEN_LINES,
     HIDDEN_OFF,
@@ -36,7 +37,7 @@ from ..widgets.transcript import (
 )
 
 if TYPE_CHECKING:
-    from ..app import SessionBrowserApp
+    from session_browser.tui.app import SessionBrowserApp
 
 
 TITLE_CHARS = 80  # of a session's title in the viewer's top line
@@ -44,6 +45,7 @@ EARLY_MATCHES = 5000  # up to this many messages, the matches are found before t
 SCROLL_OFF = 4  # lines of what comes before a match shown above it
 FIND_DEBOUNCE = 0.15  # seconds of no typing before the find runs again
 CANCEL_EVERY = 1000  # messages between two looks at whether a find was overtaken
+COLLECT_AFTER = 0.3  # seconds after the viewer closed: its memory is collected and given back
 
 
 def find_matches(
@@ -79,7 +81,8 @@ def _search_text(message: dict[str, Any]) -> str:
 
 class ViewerScreen(ReportsWorkerErrors, Screen[None]):
     """Keys: n/N hits, [/] user turns, g/G ends, / find, +/- context, y copy, i metadata,
-    w a long message whole, v raw text, c copy a code block, t tool calls and thinking."""
+    w a long message whole, v raw text, c copy a code block, t tool calls and thinking,
+    C copy the command that resumes a Claude Code or Codex session."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,backspace", "back", "Back", id="viewer.back"),
@@ -104,6 +107,7 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         Binding("v", "toggle_raw", "Raw text", show=False, id="viewer.raw"),
         Binding("c", "copy_code", "Copy code", show=False, id="viewer.copy_code"),
         Binding("t", "toggle_hidden", "Tools/thinking", show=False, id="viewer.hidden"),
+        Binding("C", "copy_resume", "Copy resume command", show=False, id="viewer.resume"),
     ]
 
     def __init__(
@@ -135,16 +139,21 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         self.reloading = False
         self._matches_pending = False
         self._painted = threading.Event()  # set once the loaded transcript is on screen
+        # (command, cwd) that resumes the session in the agent that wrote it, once known
+        self.resume: tuple[str, str | None] | None = None
 
     @property
     def browser(self) -> SessionBrowserApp:
-        from ..app import SessionBrowserApp
+        from session_browser.tui.app import SessionBrowserApp
 
         return cast(SessionBrowserApp, self.app)
 
     def compose(self) -> ComposeResult:
         yield AppHeader("Session", id="header")
         yield Static(self._title_line(), id="viewer-title")
+        resume = Static("", id="viewer-resume")
+        resume.display = False  # a line of its own, for the sessions that have one
+        yield resume
         view = TranscriptView(id="transcript")
         view.loading = True
         yield view
@@ -176,6 +185,16 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         # less the vertical scrollbar, which is always shown): started now, not after the
         # first layout, so a big session reads while the screen paints.
         self.load(view.body_width())
+
+    def on_unmount(self) -> None:
+        """Closed: a load or find still running stops, and once the screen is gone (its
+        widgets refer to each other, so only the cycle collector frees them) the memory
+        the session took is collected and given back to the system."""
+        self.workers.cancel_group(self, "projection")
+        self.workers.cancel_group(self, "find")
+        self._painted.set()  # a load waiting for the first paint goes on, and ends
+        if self.app.is_running:
+            self.app.set_timer(COLLECT_AFTER, collect_and_release)
 
     # ------------------------------------------------------------------ loading
 
@@ -211,6 +230,12 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         early = bool(self.terms) and len(messages) <= EARLY_MATCHES
         matches = set(find_matches(messages, self.terms)) if early else set()
         self.post_message(ProjectionLoaded(self.session_id, messages, heights, width, matches))
+        try:
+            resume = self.browser.backend.resume_of(self.session_id, self.store_label)
+        except Exception:  # the session can be read: only its resume line is missing
+            resume = None
+        if resume is not None and not get_current_worker().is_cancelled:
+            self.post_message(ResumeKnown(self.session_id, *resume))
         if self.terms and not early:
             self._painted.wait(timeout=2.0)
             if not get_current_worker().is_cancelled:
@@ -268,6 +293,22 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
             key = self._key_of("viewer.last")
             self.notify(f"{added} new turn{plural} below ({key} goes to the end).", timeout=3)
         self._info()
+
+    def on_resume_known(self, message: ResumeKnown) -> None:
+        self.resume = (message.command, message.cwd)
+        line = Text("resume: ", end="")
+        line.append(printable(self.resume_line(), one_line=True), style="bold")
+        line.append(f"  ({self._key_of('viewer.resume')} copies it)")
+        widget = self.query_one("#viewer-resume", Static)
+        widget.update(line)
+        widget.display = True
+
+    def resume_line(self) -> str:
+        """The shell line that resumes the session: into its dir first, when it has one."""
+        if self.resume is None:
+            return ""
+        command, cwd = self.resume
+        return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
 
     # ------------------------------------------------------------------ info line
 
@@ -422,6 +463,18 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         self.app.copy_to_clipboard(text)
         self.notify(f"Copied message #{view.cursor} ({len(text)} characters).", timeout=3)
 
+    def action_copy_resume(self) -> None:
+        """Copy the command that resumes this session in Claude Code or Codex."""
+        if self.resume is None:
+            self.notify(
+                "This session has no resume command (Claude Code and Codex sessions have one).",
+                timeout=3,
+            )
+            return
+        line = self.resume_line()
+        self.app.copy_to_clipboard(line)
+        self.notify(printable(line, one_line=True), title="Copied the resume command", timeout=5)
+
     def action_toggle_raw(self) -> None:
         """Messages as rendered Markdown, or as the plain text they are."""
         view = self._view()
@@ -473,7 +526,7 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         view = self._view()
         if not view.messages:
             return
-        from .explain import TextScreen
+        from session_browser.tui.common.explain import TextScreen
 
         m = view.messages[view.cursor]
         details = {k: v for k, v in m.items() if k != "content"}

@@ -14,8 +14,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from session_browser.core.saved_searches import SavedSearch, SavedSearchesError, delete_search
-
-from ..render import printable
+from session_browser.tui.common.render import printable
 
 
 class SaveSearchScreen(ModalScreen[str | None]):

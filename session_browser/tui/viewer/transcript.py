@@ -25,19 +25,24 @@ from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from session_browser.core.model import SUMMARY_PREFIX, called_tools, content_text, hidden_parts
-
-from ..backend import release_free_memory
-from ..render import error_text, highlight, printable, raw_value, role_label, short_time
-from .rowlist import component_style
+from session_browser.tui.backend import release_free_memory
+from session_browser.tui.common.lineview import LineView
+from session_browser.tui.common.render import (
+    error_text,
+    highlight,
+    printable,
+    raw_value,
+    role_label,
+    short_time,
+)
+from session_browser.tui.common.rowlist import component_style
 
 GUTTER = 3  # "▌  " before every body line
 CONTEXT_LEVELS: tuple[int | None, ...] = (0, 1, 3, 10, 30, None)
 WRAP_CACHE = 512
-STRIP_CACHE = 4000
 COLLAPSED_HEIGHT = 3
 # A longer message shows its first this-many characters and a line saying how many more
 # there are (wrapping and laying out 50 MB of one message is not what a reader wants first).
@@ -251,8 +256,10 @@ def is_summary(message: dict[str, Any]) -> bool:
     )
 
 
-class TranscriptView(ScrollView, can_focus=True):
+class TranscriptView(LineView, can_focus=True):
     """Scrolls a projection; the cursor is the message that keys act on."""
+
+    STRIP_CACHE: ClassVar[int] = 4000  # rendered lines kept (a few screens, at any width)
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "transcript--user",
@@ -295,11 +302,9 @@ class TranscriptView(ScrollView, can_focus=True):
         self.context_level = len(CONTEXT_LEVELS) - 1
         self._blocks: list[int] = []  # message index, or -1 for the compaction rule
         self._block_of: list[int] = []
-        self._offsets: list[int] = [0]
         self._full_heights: list[int] = []
         self._heights_width = -1
         self._wrap_cache: OrderedDict[tuple[int, int], list[BodyLine]] = OrderedDict()
-        self._strips: OrderedDict[tuple[int, int, int], Strip] = OrderedDict()
         self.full: set[int] = set()  # long messages the reader asked to see whole
         self.full_key = FULL_KEY  # named in the cut marker
         self.raw = False  # True: every message as the plain text it is (no Markdown)
@@ -574,9 +579,11 @@ class TranscriptView(ScrollView, can_focus=True):
             self.scroll_to(y=max(0, y - context), animate=False, immediate=True)
         self._measure_visible()
 
-    def watch_cursor(self) -> None:
-        self._strips.clear()
-        self.refresh()
+    def watch_cursor(self, old: int, new: int) -> None:
+        # Only the message the cursor left and the one it reached are drawn again.
+        for index in (old, new):
+            if 0 <= index < len(self._block_of):
+                self.forget_block(self._block_of[index])
         self.post_message(self.CursorMoved(self.cursor))
 
     def watch_scroll_y(self, old: float, new: float) -> None:
@@ -735,28 +742,14 @@ class TranscriptView(ScrollView, can_focus=True):
         text.truncate(width, overflow="ellipsis")
         return Strip(list(text.render(self.app.console))).adjust_cell_length(width, base)
 
-    def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
-        width = self.scrollable_content_region.width
-        vy = y + scroll_y
-        if not self._blocks or vy >= self._offsets[-1]:
-            return Strip.blank(width, self.rich_style)
-        b = bisect_right(self._offsets, vy) - 1
-        line = vy - self._offsets[b]
-        key = (b, line, width)
-        strip = self._strips.get(key)
-        if strip is None:
-            index = self._blocks[b]
-            if index >= 0 and index not in self._measured and self._expanded(index):
-                self._measure_later()  # shown before it was measured: put right next frame
-            try:
-                strip = self._block_line(b, line, width)
-            except Exception as exc:  # a placeholder line, never a crash
-                text = Text(f"│  ⚠ this line cannot be shown ({error_text(exc)})", end="")
-                text.truncate(width, overflow="ellipsis")
-                strip = Strip(list(text.render(self.app.console))).adjust_cell_length(width)
-            strip = strip.apply_style(self.rich_style)
-            self._strips[key] = strip
-            if len(self._strips) > STRIP_CACHE:
-                self._strips.popitem(last=False)
-        return strip.crop(scroll_x, scroll_x + width)
+    def render_block_line(self, b: int, line: int, width: int) -> Strip:
+        index = self._blocks[b]
+        if index >= 0 and index not in self._measured and self._expanded(index):
+            self._measure_later()  # shown before it was measured: put right next frame
+        try:
+            strip = self._block_line(b, line, width)
+        except Exception as exc:  # a placeholder line, never a crash
+            text = Text(f"│  ⚠ this line cannot be shown ({error_text(exc)})", end="")
+            text.truncate(width, overflow="ellipsis")
+            strip = Strip(list(text.render(self.app.console))).adjust_cell_length(width)
+        return strip.apply_style(self.rich_style)

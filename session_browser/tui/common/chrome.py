@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import ProgressBar, Static
 
-from ..backend import IndexState
+from session_browser.tui.backend import IndexState
 
 
 class AppHeader(Horizontal):

@@ -13,8 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from session_browser.core.model import SessionHit
-
-from ..render import one_line, printable
+from session_browser.tui.common.render import one_line, printable
 
 
 class TextScreen(ModalScreen[None]):
