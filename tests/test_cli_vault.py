@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from session_browser.cli import main
 from session_browser.core.vault import Vault, default_vault_dir
+from tests.core.test_vault import damage_entry
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -73,8 +74,7 @@ def test_check_reports_damage_and_prune_keeps_the_last_copy(tmp_path: Path) -> N
     assert code == 0 and json.loads(out)["freed_bytes"] > 0
     code, out, _ = run("vault", "log", "s1", "--json")
     assert len(json.loads(out)["versions"]) == 1
-    obj = next((default_vault_dir() / "objects").rglob("*.z"))
-    obj.write_bytes(zlib.compress(b"other bytes"))
+    damage_entry(default_vault_dir(), zlib.compress(b"other bytes"))
     code, out, _ = run("vault", "check", "--json")
     assert code == 1 and len(json.loads(out)["damaged"]) == 1
     code, _out, err = run("vault", "restore", "s1", "--to", str(tmp_path))
