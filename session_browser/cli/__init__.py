@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "import": "session_browser.cli.portable_cmds:import_",
     "quarantine": "session_browser.cli.quarantine_cmds:quarantine",
     "vault": "session_browser.cli.vault_cmds:vault",
+    "doctor": "session_browser.cli.doctor_cmd:doctor",
 }
 
 

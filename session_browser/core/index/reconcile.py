@@ -20,6 +20,7 @@ from ..model import (
 )
 from ..notes import INDEX_FAILED, Note
 from ..sources.base import Skip
+from ..vault.feed import VaultFeed, feed_for
 from .results import ReconcileReport
 from .rows import (
     IN_CHUNK,
@@ -59,6 +60,41 @@ class EitherEvent(threading.Event):
 
 class IndexReconcile(IndexDatabase):
     """Reconcile, rebuild and the file hooks a store over another format overrides."""
+
+    _vault_feed: VaultFeed | None = None
+    _vault_ready = False
+
+    def vault_feed(self) -> VaultFeed | None:
+        """What keeps the files this index reads in the vault (None: off for this source)."""
+        if not self._vault_ready:
+            self._vault_ready = True
+            self._vault_feed = feed_for(self.source_kind, self.source.root)
+        return self._vault_feed
+
+    def close(self) -> None:
+        super().close()
+        feed = self._vault_feed
+        if feed is not None:
+            feed.close()
+
+    def _kept_projected(self, name: str) -> tuple[JSONDict, list[JSONDict]] | None:
+        """Session ``name`` whose file is gone (or whose rewrite dropped turns), read from
+        the vault's copy (None: not kept, or the copy is damaged)."""
+        feed = self.vault_feed()
+        if feed is None:
+            return None
+        with self._lock:
+            data = feed.load(self._conn(), name)
+        return None if data is None else (data, recall.project(data))
+
+    def _kept_note(self, name: str) -> str | None:
+        """ "deleted from <path> on <date>" (or the turns a rewrite dropped) for rows kept
+        from the vault; None for a file as it is on disk."""
+        feed = self.vault_feed()
+        if feed is None:
+            return None
+        with self._lock:
+            return feed.note(self._conn(), name)
 
     @property
     def progress(self) -> tuple[int, int]:
@@ -238,6 +274,11 @@ class IndexReconcile(IndexDatabase):
             (name, reasons[name]) for name, ident in skipped.items() if files.get(name) == ident
         )
         gone = [name for name in known if name not in files] if present < len(known) else []
+        feed = self.vault_feed()
+        if feed is not None and gone:
+            feed.reset()
+            kept = feed.kept(db)
+            gone = [name for name in gone if name not in kept]  # rows kept from the vault
         gone_skipped = [name for name in skipped if name not in files]
         stale_names = set(gone) | {n for n, _ in todo if n in known}
         stale_sids: set[int] = set()
@@ -262,6 +303,9 @@ class IndexReconcile(IndexDatabase):
                         # Written (and indexed by its writer) after this pass's scan: the
                         # scan missed it, it is not gone.
                         if self._stat_tuple(name) is not None:
+                            continue
+                        if feed is not None and feed.keep_gone(db, name):
+                            report.removed += 1  # its rows stay, read from the vault's copy
                             continue
                         if self._delete_file(db, name):
                             report.removed += 1
@@ -466,7 +510,9 @@ class IndexReconcile(IndexDatabase):
         report: ReconcileReport,
     ) -> None:
         """Write one batch of parsed files in one transaction, with a few statements per
-        batch rather than several per file."""
+        batch rather than several per file; then keep the batch's files in the vault."""
+        feed = self.vault_feed()
+        fresh: list[Parsed] = []
         with self._write_lock:
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -481,12 +527,13 @@ class IndexReconcile(IndexDatabase):
                         chunk,
                     ):
                         current[f] = (size, mt, ino)
-                fresh: list[Parsed] = []
                 for name, item in parsed:
                     if isinstance(item, str):
                         ident = self._stat_tuple(name)
                         if ident is None or current.get(name) == ident:
                             continue  # gone, or indexed as it is now (a write meanwhile)
+                        if feed is not None:  # its last readable version stays findable
+                            feed.keep_dropped(db, name, [], fts=self.has_fts)
                         self._delete_file(db, name)
                         db.execute(
                             "INSERT OR REPLACE INTO skipped(file, size, mtime_ns, inode, reason) "
@@ -505,6 +552,10 @@ class IndexReconcile(IndexDatabase):
                             # file as it is now after this pass parsed it: this parse is
                             # older, and must not replace the newer rows.
                             continue
+                        if feed is not None:
+                            feed.keep_dropped(
+                                db, name, [m[4] for m in item.messages], fts=self.has_fts
+                            )
                         self._delete_file(db, name)
                     fresh.append(item)
                     report.messages += len(item.messages)
@@ -517,10 +568,16 @@ class IndexReconcile(IndexDatabase):
                         report.skipped.append((name, why))
                         if why.startswith("unusable"):
                             report.messages -= sum(len(i.messages) for i in fresh if i.file == name)
+                    if feed is not None:
+                        feed.forget(db, [i.file for i in fresh])
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
+                if feed is not None:
+                    feed.reset()
                 raise
+        if feed is not None and fresh:
+            feed.keep((i.file, i.session_id, len(i.messages)) for i in fresh)
 
     def _insert_isolated(
         self, db: sqlite3.Connection, items: list[Parsed]
@@ -609,6 +666,10 @@ class IndexReconcile(IndexDatabase):
         is never written)."""
         if self.source.read_only or self.broken is not None or self._db is None:
             return
+        # A store that drops turns on write (``truncate`` retention) keeps every version it
+        # writes, so the next write that drops turns finds the one before in the vault.
+        feed = self.vault_feed() if getattr(self, "retention", None) == "truncate" else None
+        kept: tuple[str, str, int] | None = None
         try:
             with self._lock, self._write_lock:
                 self._follow_file()
@@ -620,13 +681,19 @@ class IndexReconcile(IndexDatabase):
                         self._delete_file(db, path.name)
                     else:
                         st = os.stat(path)
-                        self._delete_file(db, path.name)
                         try:
                             item: Parsed | str = extract(
                                 path.name, FileIdentity.of(st), dict(data), folded=not self.has_fts
                             )
                         except Exception as exc:  # the content: skipped, as a reconcile would
                             item = skip_reason(exc)
+                        if feed is not None and not isinstance(item, str):
+                            feed.keep_dropped(
+                                db, path.name, [m[4] for m in item.messages], fts=self.has_fts
+                            )
+                            feed.forget(db, [path.name])
+                            kept = (path.name, item.session_id, len(item.messages))
+                        self._delete_file(db, path.name)
                         if isinstance(item, str):
                             db.execute(
                                 "INSERT OR REPLACE INTO skipped(file, size, mtime_ns, inode, "
@@ -643,6 +710,11 @@ class IndexReconcile(IndexDatabase):
             self._df_cache.clear()
         except (sqlite3.Error, OSError, Broken) as exc:
             log.warning("could not update the index for %s: %s", session_id, exc)
+            kept = None
+            if feed is not None:
+                feed.reset()
+        if feed is not None and kept is not None:
+            feed.keep([kept])
 
     def rebuild(
         self,
@@ -664,6 +736,8 @@ class IndexReconcile(IndexDatabase):
             self.broken = None
             self.warnings = []
             self._open(reset=True)  # emptied in place: other processes may have it open
+            if self._vault_feed is not None:
+                self._vault_feed.reset()
             self._stats = None
             self._df_cache.clear()
             self._full_at = None

@@ -146,7 +146,9 @@ class Vault:
         ensure_private_dir(self.root / "packs")
         db_path = self.root / "catalog.sqlite"
         fresh = not db_path.exists()
-        self._db = sqlite3.connect(db_path, timeout=30.0, isolation_level=None)
+        self._db = sqlite3.connect(
+            db_path, timeout=30.0, isolation_level=None, check_same_thread=False
+        )
         if fresh:
             os.chmod(db_path, FILE_MODE)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -331,9 +333,7 @@ class Vault:
         if hasher.hexdigest() != digest:
             raise VaultDamaged(f"vault entry {digest[:12]} does not match its hash")
 
-    def _read_packed(
-        self, digest: str, pid: int, offset: int, hasher: Any
-    ) -> Iterator[bytes]:
+    def _read_packed(self, digest: str, pid: int, offset: int, hasher: Any) -> Iterator[bytes]:
         with open(self._pack_path(pid), "rb") as fh:
             fh.seek(offset)
             head = fh.read(_HEADER.size)
