@@ -55,6 +55,9 @@ def test_a_deleted_transcript_stays_findable_and_comes_back_identical(tmp_path: 
         assert "heron" in hit.snippet
         assert store.reconcile().removed == 0  # noted once, kept since
         assert [h.session_id for h in store.search("heron")] == [SID]
+        store.rebuild()  # a new index (the cache deleted): indexed again from the vault
+        [hit] = store.search("heron", limit=5)
+        assert hit.session_id == SID and hit.kept is not None
     finally:
         store.close()
     with Vault() as vault:

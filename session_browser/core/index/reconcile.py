@@ -275,7 +275,7 @@ class IndexReconcile(IndexDatabase):
         )
         gone = [name for name in known if name not in files] if present < len(known) else []
         feed = self.vault_feed()
-        if feed is not None and gone:
+        if feed is not None and (gone or not known):
             feed.reset()
             kept = feed.kept(db)
             gone = [name for name in gone if name not in kept]  # rows kept from the vault
@@ -313,6 +313,19 @@ class IndexReconcile(IndexDatabase):
                     db.execute("COMMIT")
                 except BaseException:
                     db.execute("ROLLBACK")
+                    raise
+        if feed is not None and not known:  # a new or rebuilt index: the deleted files too
+            with self._write_lock:
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    if feed.revive(
+                        db, lambda items: self._insert_isolated(db, items), folded=not self.has_fts
+                    ):
+                        self._changing(db)
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    feed.reset()
                     raise
         if not todo:
             return

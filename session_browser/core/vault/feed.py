@@ -193,6 +193,40 @@ class VaultFeed:
             self._kept[file] = (version.vid, path, at, dropped)
 
     @_locked
+    def revive(
+        self, db: sqlite3.Connection, insert: Callable[[list[Any]], object], *, folded: bool
+    ) -> int:
+        """Index again (in the caller's transaction) the deleted files of this root the vault
+        keeps and the index does not hold (a rebuilt or new index); how many."""
+        from ..files import FileIdentity
+        from ..index.rows import extract
+        from .reading import load_version
+
+        prefix = os.path.join(os.fspath(self.root), "")
+        done = 0
+        for version in self.vault.latest(gone_only=True):
+            if version.source != self.kind or not version.path.startswith(prefix):
+                continue
+            name = version.path[len(prefix) :].replace(os.sep, "/")
+            if (
+                os.path.lexists(version.path)
+                or db.execute("SELECT 1 FROM sessions WHERE file=?", (name,)).fetchone()
+            ):
+                continue
+            try:
+                data = load_version(self.vault, version)
+                if data is None:
+                    continue
+                parsed = extract(name, FileIdentity(version.size, 0, 0), data, folded=folded)
+            except Exception as exc:  # a damaged or unreadable copy: reported, not indexed
+                self.problems.append(f"{version.path}: {exc}")
+                continue
+            insert([parsed])
+            self._note(db, name, version, version.path, None)
+            done += 1
+        return done
+
+    @_locked
     def forget(self, db: sqlite3.Connection, names: Iterable[str]) -> None:
         """``names`` are indexed from their files again: no longer kept from the vault."""
         kept = self.kept(db)
