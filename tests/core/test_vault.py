@@ -47,10 +47,13 @@ def objects(root: Path) -> int:
         return int(db.execute("SELECT count(*) FROM objects").fetchone()[0])
 
 
-def damage_entry(root: Path, payload: bytes) -> None:
-    """Put ``payload`` (raw, as the pack stores it) in place of the first entry's data."""
+def damage_entry(root: Path, payload: bytes, digest: str | None = None) -> None:
+    """Put ``payload`` (raw, as the pack stores it) in place of the data of entry ``digest``
+    (the first one by default)."""
     with sqlite3.connect(root / "catalog.sqlite") as db:
-        pack, offset = db.execute("SELECT pack, offset FROM objects LIMIT 1").fetchone()
+        pack, offset = db.execute(
+            "SELECT pack, offset FROM objects WHERE hash = coalesce(?, hash) LIMIT 1", (digest,)
+        ).fetchone()
     path = root / "packs" / f"{pack:06d}.pack"
     with open(path, "r+b") as fh:
         fh.seek(offset)

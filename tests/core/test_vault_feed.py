@@ -9,6 +9,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from session_browser.core.index import SqliteSessionStore
 from session_browser.core.settings import Settings, save_settings
 from session_browser.core.sources import SOURCES
@@ -127,7 +129,9 @@ def test_a_damaged_copy_is_reported_never_served(tmp_path: Path) -> None:
         path.unlink()
         store.reconcile()
         assert store.search("heron")
-        damage_entry(default_vault_dir(), b"not zlib at all")
+        with Vault() as vault:
+            [version] = vault.versions(SID)
+        damage_entry(default_vault_dir(), b"not zlib at all", version.chunks[0])
         store._hit_cache.clear()
         assert store.search("heron") == []  # never a hit built from damaged bytes
         feed = store.vault_feed()
@@ -168,3 +172,23 @@ def test_a_torn_pack_tail_is_ignored_and_cut(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "v" / "catalog.sqlite") as db:
         (end,) = db.execute("SELECT end FROM packs").fetchone()
     assert pack.stat().st_size == end > size
+
+
+def test_an_index_built_before_the_vault_hands_it_every_file_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "projects"
+    path, _t = claude_dir(root)
+    monkeypatch.setenv("SESSION_BROWSER_VAULT", "off")
+    SOURCES["claude"].index(root).close()  # built without the vault
+    monkeypatch.delenv("SESSION_BROWSER_VAULT")
+    store = SOURCES["claude"].index(root)  # nothing changed, yet every file is kept
+    try:
+        with Vault() as vault:
+            assert {v.session_id for v in vault.latest()} == {SID, OTHER}
+        path.unlink()
+        store.reconcile()
+        [hit] = store.search("heron")
+        assert hit.kept is not None and hit.kept.startswith("deleted from")
+    finally:
+        store.close()

@@ -45,6 +45,7 @@ WATCH_MIN_FILES = 1000  # from this many files, a reconcile after the first one 
 FULL_PASS_INTERVAL = 60.0  # seconds after which a reconcile stats every file again anyway
 BULK_AUTOMERGE = 0  # FTS5 'automerge' while a first build streams rows in
 COMMON_DF = 300  # words in this many messages or more have their count kept in common_terms
+FED = "vault_fed"  # meta key: every file this index holds was handed to the vault once
 
 
 class EitherEvent(threading.Event):
@@ -225,6 +226,7 @@ class IndexReconcile(IndexDatabase):
                 if not report.cancelled:
                     self._full_at = self._pass_at
                     self._keep_fingerprint(writer)
+                    self._vault_backfill(writer, cancel)
             except sqlite3.DatabaseError as exc:
                 self._on_db_error(exc)
             finally:
@@ -322,6 +324,8 @@ class IndexReconcile(IndexDatabase):
                         db, lambda items: self._insert_isolated(db, items), folded=not self.has_fts
                     ):
                         self._changing(db)
+                    # Every file of this build is kept as it is indexed: nothing to backfill.
+                    db.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{FED}', '1')")
                     db.execute("COMMIT")
                 except BaseException:
                     db.execute("ROLLBACK")
@@ -371,6 +375,25 @@ class IndexReconcile(IndexDatabase):
             with self._write_lock:
                 db.execute("INSERT INTO fts(fts) VALUES('optimize')")
             self._note_common_terms(db)
+
+    def _vault_backfill(self, db: sqlite3.Connection, cancel: threading.Event | None) -> None:
+        """Once per index (one built before the vault was on for its source): keep every
+        file it holds, a batch at a time, so a file deleted before it next changes is kept."""
+        feed = self.vault_feed()
+        if feed is None or db.execute(f"SELECT 1 FROM meta WHERE key='{FED}'").fetchone():
+            return
+        kept = feed.kept(db)
+        rows = [
+            (f, sid, int(n))
+            for f, sid, n in db.execute("SELECT file, session_id, nmsg FROM sessions")
+            if f not in kept
+        ]
+        for start in range(0, len(rows), BATCH_FILES):
+            if cancel is not None and cancel.is_set():
+                return
+            feed.keep(rows[start : start + BATCH_FILES])
+        with self._write_lock:
+            db.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{FED}', '1')")
 
     def _changing(self, db: sqlite3.Connection) -> None:
         """In a transaction about to change what is indexed: the stored scan fingerprint no

@@ -243,9 +243,11 @@ class VaultFeed:
 
     # ------------------------------------------------------------------ reading
 
-    @_locked
     def note(self, db: sqlite3.Connection, name: str) -> str | None:
-        entry = self.kept(db).get(name)
+        """What a hit on ``name`` read from the vault is marked with (None: read from its
+        file). Takes the lock only to load the table: a search never waits for a batch."""
+        kept = self._kept
+        entry = (self.kept(db) if kept is None else kept).get(name)
         return None if entry is None else kept_note(entry[1], entry[2], entry[3])
 
     @_locked

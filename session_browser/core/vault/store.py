@@ -41,13 +41,15 @@ from typing import IO, Any
 
 from ..files import FILE_MODE, fsync_dir
 from ..paths import data_dir, ensure_private_dir
+from .zdict import ZDICT
 
 SCHEMA_VERSION = 2
 COMPRESS_LEVEL = 1  # JSON compresses about 5x at level 1 already; 6 costs 3x the time for ~10%
 BLOCK = 1 << 20  # bytes read, hashed and compressed at a time
 PACK_MAX = 256 << 20  # a pack this big is closed and the next one started
 MAGIC = b"SBVP"
-_HEADER = struct.Struct(">4s4x32sQ")  # magic, pad, sha256, compressed length
+_HEADER = struct.Struct(">4sB3x32sQ")  # magic, dictionary flag, pad, sha256, compressed length
+SMALL = 4 << 20  # a file up to this size is read, hashed and compressed in one piece
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -74,7 +76,7 @@ CREATE TABLE IF NOT EXISTS versions (
 CREATE INDEX IF NOT EXISTS versions_file ON versions (fid, vid);
 CREATE TABLE IF NOT EXISTS objects (
     hash TEXT PRIMARY KEY, size INTEGER, stored INTEGER, pack INTEGER, offset INTEGER
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS packs (id INTEGER PRIMARY KEY, end INTEGER NOT NULL);
 """
 
@@ -116,6 +118,16 @@ class VaultStats:
     stored_bytes: int  # compressed chunk bytes the catalog names
     kept_bytes: int  # the bytes of every file's latest version, uncompressed
     disk_bytes: int = 0  # what the vault's files take on disk (packs, catalog)
+
+
+def _chunk_list(text: str, sha: str) -> list[str]:
+    """A version's chunks as the catalog holds them: empty for a version that is one chunk
+    (its hash is the version's), else a JSON list."""
+    return json.loads(text) if text else [sha]
+
+
+def _chunk_text(chunks: list[str], sha: str) -> str:
+    return "" if chunks == [sha] else json.dumps(chunks)
 
 
 def _sha(data: bytes) -> str:
@@ -177,6 +189,8 @@ class Vault:
                 os.chmod(self.root / name, FILE_MODE)
 
     def close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):  # keep the -wal file small between uses
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self._db.close()
 
     def __enter__(self) -> Vault:
@@ -268,7 +282,7 @@ class Vault:
         fh = pack.fh
         fh.seek(start + _HEADER.size)
         hasher = hashlib.sha256()
-        comp = zlib.compressobj(COMPRESS_LEVEL)
+        comp = zlib.compressobj(COMPRESS_LEVEL, zdict=ZDICT)
         size = stored = 0
         for block in blocks:
             hasher.update(block)
@@ -288,7 +302,7 @@ class Vault:
             fh.truncate(start)
             return digest, size
         fh.seek(start)
-        fh.write(_HEADER.pack(MAGIC, bytes.fromhex(digest), stored))
+        fh.write(_HEADER.pack(MAGIC, 1, bytes.fromhex(digest), stored))
         pack.end = start + _HEADER.size + stored
         fh.seek(pack.end)
         pack.dirty = True
@@ -300,7 +314,29 @@ class Vault:
         return digest, size
 
     def _put(self, data: bytes) -> str:
-        return self._put_stream(_blocks(data))[0]
+        """Store ``data`` as one chunk (inside a batch): one compression, one write; bytes
+        already stored are neither compressed nor written again."""
+        if len(data) > SMALL:
+            return self._put_stream(_blocks(data))[0]
+        digest = _sha(data)
+        known = self._db.execute(
+            "SELECT pack, offset FROM objects WHERE hash = ?", (digest,)
+        ).fetchone()
+        if known is not None and self._readable(digest, known):
+            return digest
+        comp = zlib.compressobj(COMPRESS_LEVEL, zdict=ZDICT)
+        packed = comp.compress(data) + comp.flush()
+        pack = self._open_pack()
+        start = pack.end
+        pack.fh.write(_HEADER.pack(MAGIC, 1, bytes.fromhex(digest), len(packed)) + packed)
+        pack.end = start + _HEADER.size + len(packed)
+        pack.dirty = True
+        self._db.execute(
+            "INSERT OR REPLACE INTO objects (hash, size, stored, pack, offset)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (digest, len(data), len(packed) + _HEADER.size, pack.pid, start),
+        )
+        return digest
 
     def _readable(self, digest: str, where: Sequence[Any]) -> bool:
         if where[0] is None:
@@ -339,10 +375,10 @@ class Vault:
             head = fh.read(_HEADER.size)
             if len(head) != _HEADER.size:
                 raise ValueError("the pack ends before the entry")
-            magic, raw_digest, length = _HEADER.unpack(head)
-            if magic != MAGIC or raw_digest.hex() != digest:
+            magic, flag, raw_digest, length = _HEADER.unpack(head)
+            if magic != MAGIC or raw_digest.hex() != digest or flag not in (0, 1):
                 raise ValueError("the pack holds another entry at its place")
-            dec = zlib.decompressobj()
+            dec = zlib.decompressobj(zdict=ZDICT) if flag else zlib.decompressobj()
             left = length
             while left > 0:
                 part = fh.read(min(BLOCK, left))
@@ -396,10 +432,15 @@ class Vault:
         vid = self._db.execute(
             "INSERT INTO versions (fid, seen, size, sha256, chunks, messages)"
             " VALUES (?, ?, ?, ?, ?, ?)",
-            (fid, when, size, digest, json.dumps(chunks), messages),
+            (fid, when, size, digest, _chunk_text(chunks, digest), messages),
         ).lastrowid
         assert vid is not None
-        return self.version(int(vid))
+        row = self._db.execute(
+            "SELECT source, path, session_id FROM files WHERE fid = ?", (fid,)
+        ).fetchone()
+        return Version(
+            int(vid), row[0], row[1], row[2], when, size, digest, tuple(chunks), messages, None
+        )
 
     def keep(
         self,
@@ -424,7 +465,7 @@ class Vault:
                 return None
             chunks: list[str]
             if last is not None and 0 < last[0] < len(data) and _sha(data[: last[0]]) == last[1]:
-                chunks = [*json.loads(last[2]), self._put(data[last[0] :])]
+                chunks = [*_chunk_list(last[2], last[1]), self._put(data[last[0] :])]
             else:
                 chunks = [self._put(data)]
             return self._add_version(fid, when, len(data), digest, chunks, messages)
@@ -445,6 +486,12 @@ class Vault:
         when = time.time() if now is None else now
         with open(path, "rb") as fh, self.batch():
             size = os.fstat(fh.fileno()).st_size
+            if size <= SMALL:
+                data = fh.read()
+                if len(data) <= SMALL:
+                    return self.keep(source, path, session_id, data, messages=messages, now=when)
+                fh.seek(0)
+                size = os.fstat(fh.fileno()).st_size
             fid, last = self._file_row(source, os.fspath(path), session_id, when)
             whole = hashlib.sha256()
             if last is not None and 0 < int(last[0]) <= size:
@@ -469,7 +516,7 @@ class Vault:
                             block = fh.read(BLOCK)
 
                     digest, added = self._put_stream(tail())
-                    chunks = [*json.loads(last[2]), digest]
+                    chunks = [*_chunk_list(last[2], last[1]), digest]
                     return self._add_version(
                         fid, when, int(last[0]) + added, whole.hexdigest(), chunks, messages
                     )
@@ -516,7 +563,7 @@ class Vault:
             seen=float(seen),
             size=int(size),
             sha256=str(sha),
-            chunks=tuple(json.loads(str(chunks))),
+            chunks=tuple(_chunk_list(str(chunks), str(sha))),
             messages=None if messages is None else int(messages),
             gone_at=None if gone is None else float(gone),
         )
@@ -658,8 +705,8 @@ class Vault:
     def _collect(self) -> int:
         """Forget the chunks no version names (inside a batch); bytes freed."""
         used: set[str] = set()
-        for (chunks,) in self._db.execute("SELECT chunks FROM versions"):
-            used.update(json.loads(chunks))
+        for chunks, sha in self._db.execute("SELECT chunks, sha256 FROM versions"):
+            used.update(_chunk_list(chunks, sha))
         freed = 0
         for digest, stored, pack in self._db.execute(
             "SELECT hash, stored, pack FROM objects"
