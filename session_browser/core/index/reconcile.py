@@ -64,6 +64,7 @@ class IndexReconcile(IndexDatabase):
 
     _vault_feed: VaultFeed | None = None
     _vault_ready = False
+    _vault_fresh = False  # this reconcile builds a new index
 
     def vault_feed(self) -> VaultFeed | None:
         """What keeps the files this index reads in the vault (None: off for this source)."""
@@ -316,21 +317,7 @@ class IndexReconcile(IndexDatabase):
                 except BaseException:
                     db.execute("ROLLBACK")
                     raise
-        if feed is not None and not known:  # a new or rebuilt index: the deleted files too
-            with self._write_lock:
-                db.execute("BEGIN IMMEDIATE")
-                try:
-                    if feed.revive(
-                        db, lambda items: self._insert_isolated(db, items), folded=not self.has_fts
-                    ):
-                        self._changing(db)
-                    # Every file of this build is kept as it is indexed: nothing to backfill.
-                    db.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{FED}', '1')")
-                    db.execute("COMMIT")
-                except BaseException:
-                    db.execute("ROLLBACK")
-                    feed.reset()
-                    raise
+        self._vault_fresh = feed is not None and not known
         if not todo:
             return
         # Oldest first, so rowids grow with recency and "newest first" is rowid order.
@@ -377,10 +364,30 @@ class IndexReconcile(IndexDatabase):
             self._note_common_terms(db)
 
     def _vault_backfill(self, db: sqlite3.Connection, cancel: threading.Event | None) -> None:
-        """Once per index (one built before the vault was on for its source): keep every
-        file it holds, a batch at a time, so a file deleted before it next changes is kept."""
+        """After a complete pass. A new or rebuilt index: index the deleted files the vault
+        keeps too (every file of the build was kept as it was indexed). Once per index built
+        before the vault was on for its source: keep every file it holds, a batch at a time,
+        so a file deleted before it next changes is kept."""
         feed = self.vault_feed()
-        if feed is None or db.execute(f"SELECT 1 FROM meta WHERE key='{FED}'").fetchone():
+        if feed is None:
+            return
+        if self._vault_fresh:
+            self._vault_fresh = False
+            with self._write_lock:
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    if feed.revive(
+                        db, lambda items: self._insert_isolated(db, items), folded=not self.has_fts
+                    ):
+                        self._changing(db)
+                    db.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{FED}', '1')")
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    feed.reset()
+                    raise
+            return
+        if db.execute(f"SELECT 1 FROM meta WHERE key='{FED}'").fetchone():
             return
         kept = feed.kept(db)
         rows = [
