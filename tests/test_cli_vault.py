@@ -106,6 +106,10 @@ def test_a_deleted_transcript_is_searched_shown_and_restored_from_the_command_li
     assert code == 0 and "heron" in json.dumps(json.loads(out)["messages"])
     code, _out, err = run("show", SID, "--version", "5")
     assert code == 1 and "between 1 and 1" in err
+    exported = tmp_path / "out.json"
+    code, _out, err = run("export", SID, "--store", store, "-o", str(exported))
+    assert code == 0, err
+    assert "heron config" in exported.read_text()
     code, out, _ = run("doctor", "--json")
     report = json.loads(out)
     assert report["vault"]["gone"] == 1 and report["vault"]["disk_bytes"] > 0

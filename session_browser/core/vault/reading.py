@@ -59,3 +59,17 @@ def load_session(
     finally:
         if own:
             v.close()
+
+
+def kept_session(session_id: str) -> JSONDict | None:
+    """The latest version the vault keeps of a session no store has any more (None: the vault
+    keeps none, or it cannot be read; a damaged copy is never returned)."""
+    from .store import default_vault_dir
+
+    if not (default_vault_dir() / "catalog.sqlite").exists():
+        return None
+    try:
+        data, _version, _n = load_session(session_id)
+    except (VaultError, OSError):
+        return None
+    return data
