@@ -45,7 +45,6 @@ WATCH_MIN_FILES = 1000  # from this many files, a reconcile after the first one 
 FULL_PASS_INTERVAL = 60.0  # seconds after which a reconcile stats every file again anyway
 BULK_AUTOMERGE = 0  # FTS5 'automerge' while a first build streams rows in
 COMMON_DF = 300  # words in this many messages or more have their count kept in common_terms
-FED = "vault_fed"  # meta key: every file this index holds was handed to the vault once
 
 
 class EitherEvent(threading.Event):
@@ -366,43 +365,19 @@ class IndexReconcile(IndexDatabase):
             self._note_common_terms(db)
 
     def _vault_backfill(self, db: sqlite3.Connection, cancel: threading.Event | None) -> None:
-        """After a complete pass. A new or rebuilt index: index the deleted files the vault
-        keeps too (every file of the build was kept as it was indexed). Once per index built
-        before the vault was on for its source: keep every file it holds, a batch at a time,
-        so a file deleted before it next changes is kept."""
+        """After a complete pass: see :meth:`VaultFeed.settle`."""
         feed = self.vault_feed()
-        if feed is None:
-            return
-        if self._vault_fresh:
-            self._vault_fresh = False
-            with self._write_lock:
-                db.execute("BEGIN IMMEDIATE")
-                try:
-                    if feed.revive(
-                        db, lambda items: self._insert_isolated(db, items), folded=not self.has_fts
-                    ):
-                        self._changing(db)
-                    db.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{FED}', '1')")
-                    db.execute("COMMIT")
-                except BaseException:
-                    db.execute("ROLLBACK")
-                    feed.reset()
-                    raise
-            return
-        if db.execute(f"SELECT 1 FROM meta WHERE key='{FED}'").fetchone():
-            return
-        kept = feed.kept(db)
-        rows = [
-            (f, sid, int(n))
-            for f, sid, n in db.execute("SELECT file, session_id, nmsg FROM sessions")
-            if f not in kept
-        ]
-        for start in range(0, len(rows), BATCH_FILES):
-            if cancel is not None and cancel.is_set():
-                return
-            feed.keep(rows[start : start + BATCH_FILES])
-        with self._write_lock:
-            db.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{FED}', '1')")
+        if feed is not None:
+            fresh, self._vault_fresh = self._vault_fresh, False
+            feed.settle(
+                db,
+                self._write_lock,
+                lambda items: self._insert_isolated(db, items),
+                lambda: self._changing(db),
+                fresh=fresh,
+                folded=not self.has_fts,
+                cancel=cancel,
+            )
 
     def _changing(self, db: sqlite3.Connection) -> None:
         """In a transaction about to change what is indexed: the stored scan fingerprint no

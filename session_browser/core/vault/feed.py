@@ -44,6 +44,8 @@ KEPT_DDL = (
     " path TEXT NOT NULL, at REAL NOT NULL, dropped INTEGER)"
 )
 SHADOW_MARK = "#v"
+FED = "vault_fed"  # index meta key: every file the index holds was handed to the vault once
+BACKFILL_BATCH = 500
 
 
 def feed_for(kind: str, root: Path) -> VaultFeed | None:
@@ -225,6 +227,49 @@ class VaultFeed:
         )
         if self._kept is not None:
             self._kept[file] = (version.vid, path, at, dropped)
+
+    def settle(
+        self,
+        db: sqlite3.Connection,
+        write_lock: threading.Lock,
+        insert: Callable[[list[Any]], object],
+        changing: Callable[[], None],
+        *,
+        fresh: bool,
+        folded: bool,
+        cancel: threading.Event | None,
+    ) -> None:
+        """After a complete pass of the index ``db``. A new or rebuilt index (``fresh``):
+        index the deleted files the vault keeps too (every file of the build was kept as it
+        was indexed). Once per index built before the vault was on for its source: keep
+        every file it holds, a batch at a time, so a file deleted before it changes is kept."""
+        if fresh:
+            with write_lock:
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    if self.revive(db, insert, folded=folded):
+                        changing()
+                    db.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{FED}', '1')")
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    self.reset()
+                    raise
+            return
+        if db.execute(f"SELECT 1 FROM meta WHERE key='{FED}'").fetchone():
+            return
+        kept = self.kept(db)
+        rows = [
+            (f, sid, int(n))
+            for f, sid, n in db.execute("SELECT file, session_id, nmsg FROM sessions")
+            if f not in kept
+        ]
+        for start in range(0, len(rows), BACKFILL_BATCH):
+            if cancel is not None and cancel.is_set():
+                return
+            self.keep(rows[start : start + BACKFILL_BATCH])
+        with write_lock:
+            db.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{FED}', '1')")
 
     @_locked
     def revive(
