@@ -230,8 +230,6 @@ class IndexReconcile(IndexDatabase):
             except sqlite3.DatabaseError as exc:
                 self._on_db_error(exc)
             finally:
-                if self._vault_feed is not None:
-                    self._vault_feed.flush()  # every file of this pass kept when it returns
                 if writer is not None and writer is not self._db:
                     with contextlib.suppress(sqlite3.Error):
                         writer.close()
@@ -597,7 +595,7 @@ class IndexReconcile(IndexDatabase):
                     feed.reset()
                 raise
         if feed is not None and fresh:
-            feed.keep_later([(i.file, i.session_id, len(i.messages)) for i in fresh])
+            feed.keep((i.file, i.session_id, len(i.messages)) for i in fresh)
 
     def _insert_isolated(
         self, db: sqlite3.Connection, items: list[Parsed]

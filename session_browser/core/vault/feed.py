@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import queue
 import sqlite3
 import threading
 import time
@@ -71,8 +70,6 @@ class VaultFeed:
         self._kept: dict[str, tuple[int, str, float, int | None]] | None = None
         self.problems: list[str] = []
         self.lock = threading.RLock()  # the reconcile's thread and the searches share it
-        self._queue: queue.Queue[list[tuple[str, str, int]] | None] = queue.Queue(maxsize=2)
-        self._worker: threading.Thread | None = None
 
     @property
     def vault(self) -> Vault:
@@ -81,42 +78,11 @@ class VaultFeed:
             self._vault = Vault(self._vault_root or default_vault_dir())
         return self._vault
 
+    @_locked
     def close(self) -> None:
-        worker = self._worker
-        if worker is not None:
-            self._queue.put(None)
-            worker.join()
-            self._worker = None
-        with self.lock:
-            if self._vault is not None:
-                self._vault.close()
-                self._vault = None
-
-    def keep_later(self, items: Iterable[tuple[str, str, int]]) -> None:
-        """:meth:`keep` in the feed's own thread (started on first use), so a build parses
-        and indexes its next batch meanwhile (reading, hashing and compressing run outside
-        the GIL); :meth:`flush` waits for what was handed over."""
-        if self._worker is None:
-            self._worker = threading.Thread(target=self._run, name="vault-feed", daemon=True)
-            self._worker.start()
-        self._queue.put(list(items))
-
-    def flush(self) -> None:
-        """Wait until every batch handed to :meth:`keep_later` is kept."""
-        if self._worker is not None:
-            self._queue.join()
-
-    def _run(self) -> None:
-        while True:
-            items = self._queue.get()
-            try:
-                if items is None:
-                    return
-                self.keep(items)
-            except Exception as exc:  # pragma: no cover - keep() reports its own failures
-                log.warning("vault: batch not kept: %s", exc)
-            finally:
-                self._queue.task_done()
+        if self._vault is not None:
+            self._vault.close()
+            self._vault = None
 
     def path_of(self, name: str) -> str:
         return os.fspath(self.root / name)
