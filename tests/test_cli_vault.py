@@ -7,10 +7,12 @@ import json
 import zlib
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from session_browser.cli import main
 from session_browser.core.vault import Vault, default_vault_dir
+from tests.core.test_vault import damage_entry
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -73,10 +75,58 @@ def test_check_reports_damage_and_prune_keeps_the_last_copy(tmp_path: Path) -> N
     assert code == 0 and json.loads(out)["freed_bytes"] > 0
     code, out, _ = run("vault", "log", "s1", "--json")
     assert len(json.loads(out)["versions"]) == 1
-    obj = next((default_vault_dir() / "objects").rglob("*.z"))
-    obj.write_bytes(zlib.compress(b"other bytes"))
+    damage_entry(default_vault_dir(), zlib.compress(b"other bytes"))
     code, out, _ = run("vault", "check", "--json")
     assert code == 1 and len(json.loads(out)["damaged"]) == 1
     code, _out, err = run("vault", "restore", "s1", "--to", str(tmp_path))
     assert code == 1 and "does not match its hash" in err
     assert not (tmp_path / "s1.json").exists()
+
+
+def test_a_deleted_transcript_is_searched_shown_and_restored_from_the_command_line(
+    tmp_path: Path,
+) -> None:
+    from tests.core.test_vault_feed import SID, claude_dir
+
+    root = tmp_path / "projects"
+    path, _t = claude_dir(root)
+    original = path.read_bytes()
+    store = f"claude:{root}"
+    code, out, _ = run("search", "heron", "--store", store)
+    assert code == 0 and "deleted from" not in out
+    path.unlink()
+    code, out, _ = run("search", "heron", "--store", store)
+    assert code == 0 and f"deleted from {path}" in out.replace("\n", "")
+    code, out, _ = run("search", "heron", "--store", store, "--json")
+    [hit] = json.loads(out)["results"]
+    assert hit["session_id"] == SID and hit["kept"].startswith("deleted from")
+    code, out, _ = run("show", SID, "--store", store)
+    assert code == 0 and "heron config" in out and "deleted from" in out
+    code, out, _ = run("show", SID, "--version", "1", "--json")
+    assert code == 0 and "heron" in json.dumps(json.loads(out)["messages"])
+    code, _out, err = run("show", SID, "--version", "5")
+    assert code == 1 and "between 1 and 1" in err
+    exported = tmp_path / "out.json"
+    code, _out, err = run("export", SID, "--store", store, "-o", str(exported))
+    assert code == 0, err
+    assert "heron config" in exported.read_text()
+    code, out, _ = run("doctor", "--json")
+    report = json.loads(out)
+    assert report["vault"]["gone"] == 1 and report["vault"]["disk_bytes"] > 0
+    assert any("older than 30 days" in f["text"] for f in report["findings"])
+    code, out, _ = run("vault", "restore", SID)
+    assert code == 0 and path.read_bytes() == original
+
+
+def test_doctor_reads_claude_cleanup_period(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "claude-config"
+    config.mkdir()
+    (config / "settings.json").write_text('{"cleanupPeriodDays": 7}')
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    monkeypatch.setenv("PRAISONAI_SESSION_RETENTION", "truncate")
+    code, out, _ = run("doctor")
+    assert code == 0
+    assert f"older than 7 days (cleanupPeriodDays in {config / 'settings.json'})" in out
+    assert "PRAISONAI_SESSION_RETENTION=truncate" in out

@@ -124,6 +124,29 @@ class Harness:
 
     # -- one store
 
+    @staticmethod
+    def _vault_cost(
+        seconds: float, with_vault: JSONDict, without: PhaseResult, stats: CorpusStats
+    ) -> JSONDict:
+        """What keeping every file read in the vault costs a cold build: the same build
+        again with the vault off (its index replaces the first one's, the same rows)."""
+        vault_bytes = int(with_vault.get("vault_bytes") or 0)
+        out: JSONDict = {
+            "seconds_with": seconds,
+            "vault_bytes": vault_bytes,
+            "vault_ratio": vault_bytes / stats.json_bytes if stats.json_bytes else None,
+            "bytes_per_gb": vault_bytes * 1e9 / stats.json_bytes if stats.json_bytes else None,
+        }
+        if without.ok:
+            base = float(without.data["seconds"])
+            out["seconds_without"] = base
+            out["extra_seconds"] = seconds - base
+            out["extra_ratio"] = (seconds - base) / base if base > 0 else None
+            out["messages_per_s_without"] = stats.messages / base if base > 0 else None
+        else:
+            out["error"] = without.error
+        return out
+
     def _measure_store(
         self,
         kind: str,
@@ -144,12 +167,16 @@ class Harness:
         result: JSONDict = {"label": STORE_LABELS[kind], "status": "ok", "capped": capped}
         indexed = kind in INDEXED_KINDS
 
-        def phase(name: str, args: JSONDict) -> PhaseResult:
+        def phase(
+            name: str, args: JSONDict, extra_env: dict[str, str] | None = None
+        ) -> PhaseResult:
             self.say(f"{STORE_LABELS[kind]}: {name}")
             base = {"kind": kind, "session_dir": str(sessions), "db_path": str(db_path)}
             if pi_dir is not None:
                 base["pi_dir"] = str(pi_dir)
-            res = run_phase(name, base | args, workdir=work, env=env, timeout=timeout)
+            res = run_phase(
+                name, base | args, workdir=work, env=env | (extra_env or {}), timeout=timeout
+            )
             if res.timed_out:
                 self.say(f"{STORE_LABELS[kind]}: {name} stopped after {timeout:.0f} s")
             elif not res.ok:
@@ -186,6 +213,11 @@ class Harness:
                 else None,
                 "reconcile": build.data.get("reconcile", {}),
             }
+            if kind in OUR_INDEXES:
+                result["build"]["vault"] = self._vault_cost(
+                    seconds, build.data, phase("build", {}, {"SESSION_BROWSER_VAULT": "off"}),
+                    stats,
+                )
             reopen = phase("reopen", {"probe": common[0] if common else MISSING_WORD})
             result["reopen"] = (
                 {

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -45,6 +46,7 @@ from session_browser.bench.stores import (
     remove_db,
     search_ids,
 )
+from session_browser.core.paths import data_dir
 
 
 def _open_up_to_date(kind: str, args: JSONDict, out: JSONDict) -> Any:
@@ -72,10 +74,14 @@ def phase_build(args: JSONDict) -> JSONDict:
     db_paths = group_db_paths(args) if kind == GROUP else [db_path]
     for path in db_paths:
         remove_db(path)
+    vault = data_dir() / "vault"
+    if kind in OUR_INDEXES:  # the bench's own data dir: each build fills a vault of its own
+        shutil.rmtree(vault, ignore_errors=True)
     out: JSONDict = {}
     store = _open_up_to_date(kind, args, out)
     close_store(store)
     out["index_bytes"] = sum(db_bytes(path) for path in db_paths)
+    out["vault_bytes"] = sum(p.stat().st_size for p in vault.rglob("*") if p.is_file())
     out["rss_mb"] = max_rss_mb()
     return out
 

@@ -336,6 +336,10 @@ def format_report(report: JSONDict) -> str:
             f"{src.get('relevant_from_several', 0)}; first relevant hit from: "
             + ", ".join(f"{name} {n}" for name, n in src["first_relevant"].items()),
         ]
+    for k in kinds:
+        vault = get_path(stores[k], "build", "vault")
+        if vault:
+            lines.append(_vault_line(stores[k]["label"], vault))
     lines += _heavy_lines(report)
     legend = list(LEGEND)
     if fmt in ("pi", "mixed"):
@@ -368,6 +372,22 @@ def format_report(report: JSONDict) -> str:
         lines.append(f"note: {note}")
     lines.append(f"total time: {report.get('total_seconds', 0):.0f} s")
     return "\n".join(lines)
+
+
+def _vault_line(label: str, vault: JSONDict) -> str:
+    """What the vault added to one store's cold build, and what it keeps per GB."""
+    text = f"{label}: vault {_mb(vault['vault_bytes'])}"
+    if vault.get("vault_ratio") is not None:
+        text += f" ({vault['vault_ratio']:.2f}x the JSON, {vault['bytes_per_gb'] / 1e6:,.0f} MB/GB)"
+    if vault.get("extra_seconds") is not None:
+        text += (
+            f"; build {_secs(vault['seconds_with'])} with it, {_secs(vault['seconds_without'])}"
+            f" without (+{_secs(vault['extra_seconds'])}, +{vault['extra_ratio'] * 100:.0f}%;"
+            f" {_rate(vault.get('messages_per_s_without'))} without)"
+        )
+    elif vault.get("error"):
+        text += f"; build without it failed: {vault['error']}"
+    return text
 
 
 def _heavy_lines(report: JSONDict) -> list[str]:

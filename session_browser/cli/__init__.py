@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "quarantine": "session_browser.cli.quarantine_cmds:quarantine",
     "vault": "session_browser.cli.vault_cmds:vault",
     "push": "session_browser.cli.team_cmds:push",
+    "doctor": "session_browser.cli.doctor_cmd:doctor",
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import click
@@ -76,6 +77,8 @@ def _print_hit(n: int, hit: SessionHit, *, origin: bool = False) -> None:
         badges.append(f"{len(hit.folded)} continuation(s) folded")
     if hit.source != "praisonai":
         badges.append(printable(hit.source, one_line=True))
+    if hit.kept:
+        badges.append(printable(hit.kept, one_line=True))
     if badges:
         head.append("  [" + ", ".join(badges) + "]", style="magenta")
     out.print(head, overflow="fold")
@@ -178,6 +181,14 @@ def search(
     is_flag=True,
     help=f"Print long messages whole (else cut at {SHOW_MAX_CHARS:,} characters, marked).",
 )
+@click.option(
+    "--version",
+    "number",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Read version N the vault keeps (see 'vault log'); a deleted session's latest "
+    "version is read from the vault without it.",
+)
 @store_option
 @json_option
 @click.pass_context
@@ -187,23 +198,30 @@ def show(
     around: int | None,
     window: int,
     full: bool,
+    number: int | None,
     stores: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Show the messages of SESSION_ID around a message (the latest by default)."""
     if not session_id:
         fail("the session id is empty")
-    group = group_from(ctx, stores)
-    store = group.store_of(session_id)
+    kept: str | None = None
+    store: Any = None
+    if number is None:
+        group = group_from(ctx, stores)
+        store = group.store_of(session_id)
     if store is None:
-        fail(f"unknown session id: {shown_id(session_id)}")
-    data = _read_session(store, session_id)
+        data, kept = _from_vault(session_id, number)
+    else:
+        data = _read_session(store, session_id)
     projection = recall.project(data)
     anchor = recall.parse_anchor(around, len(projection))
     messages = recall.window_slice(projection, anchor, window)
     resume = _resume_of(data)
     if as_json:
         payload: JSONDict = {"session_id": session_id, "around": around, "messages": messages}
+        if kept:
+            payload["kept"] = kept
         if resume is not None:
             payload["resume"] = {"command": resume[0], "cwd": resume[1]}
         echo_json(payload)
@@ -217,6 +235,8 @@ def show(
     source = getattr(store, "source_kind", "praisonai")
     if source != "praisonai":
         head.append(f"  [{printable(str(source), one_line=True)}]", style="magenta")
+    if kept:
+        head.append(f"  [{printable(kept, one_line=True)}]", style="magenta")
     out.print(head, overflow="fold")
     if resume is not None:
         line = Text("resume: ", style="dim")
@@ -235,6 +255,29 @@ def show(
         out.print(_message_line(msg, mark=mark, body=False), end="")
         out.file.flush()
         click.echo(printable(text))
+
+
+def _from_vault(session_id: str, number: int | None) -> tuple[JSONDict, str]:
+    """Version ``number`` (None: the latest) of a session from the vault, and what it is."""
+    from session_browser.core.vault import VaultError
+    from session_browser.core.vault.reading import load_session
+
+    try:
+        data, version, n = load_session(session_id, number)
+    except VaultError as exc:
+        if number is None and "keeps no version" in str(exc):
+            fail(f"unknown session id: {shown_id(session_id)}")
+        fail(str(exc))
+    except OSError as exc:
+        fail(os_error_text(exc, "read the vault"))
+    if data is None:
+        fail(f"version {n} of {shown_id(session_id)} cannot be read as a session")
+    seen = when_text(datetime.fromtimestamp(version.seen, UTC).isoformat(), relative=False)
+    what = f"version {n}, kept {seen}"
+    if version.gone_at is not None:
+        day = datetime.fromtimestamp(version.gone_at).astimezone().strftime("%Y-%m-%d")
+        what += f", deleted from {version.path} on {day}"
+    return data, what
 
 
 def _resume_of(data: JSONDict) -> tuple[str, str | None] | None:

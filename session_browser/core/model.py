@@ -629,6 +629,9 @@ class SessionHit:
     explain: JSONDict = field(default_factory=dict)
     project: str | None = None  # the session's working dir, when it records one
     agent: str | None = None  # the agent the session was held with, shown beside the title
+    # Read from the vault's copy: "deleted from <path> on <date>" (or the turns a rewrite
+    # of its file dropped); None for a session as its file holds it now.
+    kept: str | None = None
 
     def as_dict(self) -> JSONDict:
         """PraisonAI's shape, exactly."""
@@ -658,6 +661,7 @@ class SessionHit:
                 "explain": self.explain,
                 "project": self.project,
                 "agent": self.agent,
+                "kept": self.kept,
             }
         )
         return result

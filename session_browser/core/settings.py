@@ -1,5 +1,5 @@
 """The app's remembered choices (theme, Recent's sort, compact rows, the viewer's context
-level): ``settings.json`` in
+level) and which sources the vault leaves alone: ``settings.json`` in
 our config dir (next to ``keymap.toml``), 0600 in a 0700 dir, written atomically.
 
 Plain data kept in the core, so that the app itself writes no file.
@@ -11,7 +11,8 @@ unknown or ill-typed value is ignored on its own.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+import os
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .files import atomic_write_bytes
@@ -26,6 +27,8 @@ class Settings:
     sort: str | None = None
     compact: bool = False
     context: int | None = None  # the viewer's context level (an index of its levels)
+    # Source kinds whose files the vault does not keep (``"vault_off": ["codex"]``).
+    vault_off: list[str] = field(default_factory=list)
 
 
 def settings_path() -> Path:
@@ -52,7 +55,18 @@ def load_settings(path: Path | None = None) -> Settings:
     context = data.get("context")
     if isinstance(context, int) and not isinstance(context, bool) and 0 <= context < 100:
         out.context = context
+    off = data.get("vault_off")
+    if isinstance(off, list):
+        out.vault_off = [k for k in off if isinstance(k, str)]
     return out
+
+
+def vault_on(kind: str) -> bool:
+    """Whether the vault keeps the files of source ``kind``: on for every source unless
+    ``settings.json`` lists it in ``vault_off`` (or ``SESSION_BROWSER_VAULT=off``)."""
+    if os.environ.get("SESSION_BROWSER_VAULT", "").lower() in ("0", "off", "no", "false"):
+        return False
+    return kind not in load_settings().vault_off
 
 
 def save_settings(settings: Settings, path: Path | None = None) -> None:

@@ -130,7 +130,10 @@ def test_branches_and_hidden_blocks_through_the_index(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------- incremental reads
 
 
-def test_growth_is_read_from_where_it_stopped(tmp_path: Path, shared_data: Path) -> None:
+def test_growth_is_read_from_where_it_stopped(
+    tmp_path: Path, shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SESSION_BROWSER_VAULT", "off")  # rows of the file as it is, alone
     src = shared_data / "pi" / LARGE
     lines = src.read_bytes().splitlines(keepends=True)
     sid = sid_of(shared_data, LARGE)
@@ -169,7 +172,10 @@ def test_growth_is_read_from_where_it_stopped(tmp_path: Path, shared_data: Path)
         assert len(indexed_texts(store, sid)) < len(grown)
 
 
-def test_appended_compaction_reindexes_earlier_turns(tmp_path: Path) -> None:
+def test_appended_compaction_reindexes_earlier_turns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SESSION_BROWSER_VAULT", "off")  # rows of the file as it is, alone
     root = tmp_path / "pi"
     path = write_lines(
         root / "--w--" / "s.jsonl",

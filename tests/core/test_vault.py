@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import random
+import sqlite3
 import stat
 import zlib
 from pathlib import Path
@@ -38,7 +39,27 @@ def jsonl(lines: int, seed: int) -> bytes:
 
 
 def stored_on_disk(root: Path) -> int:
-    return sum(p.stat().st_size for p in (root / "objects").rglob("*.z"))
+    return sum(p.stat().st_size for p in (root / "packs").glob("*.pack"))
+
+
+def objects(root: Path) -> int:
+    with sqlite3.connect(root / "catalog.sqlite") as db:
+        return int(db.execute("SELECT count(*) FROM objects").fetchone()[0])
+
+
+def damage_entry(root: Path, payload: bytes, digest: str | None = None) -> None:
+    """Put ``payload`` (raw, as the pack stores it) in place of the data of entry ``digest``
+    (the first one by default)."""
+    with sqlite3.connect(root / "catalog.sqlite") as db:
+        pack, offset = db.execute(
+            "SELECT pack, offset FROM objects WHERE hash = coalesce(?, hash) LIMIT 1", (digest,)
+        ).fetchone()
+    path = root / "packs" / f"{pack:06d}.pack"
+    with open(path, "r+b") as fh:
+        fh.seek(offset)
+        head = fh.read(40)
+        fh.seek(offset)
+        fh.write(head + len(payload).to_bytes(8, "big") + payload)
 
 
 def test_round_trip_and_the_same_bytes_stored_once(tmp_path: Path) -> None:
@@ -49,7 +70,7 @@ def test_round_trip_and_the_same_bytes_stored_once(tmp_path: Path) -> None:
         assert vault.keep("claude", "/p/a.jsonl", "a", data) is None  # nothing new
         copy = vault.keep("claude", "/p/copy.jsonl", "a", data)  # another file, same bytes
         assert copy is not None and copy.chunks == first.chunks
-        assert len(list((tmp_path / "vault" / "objects").rglob("*.z"))) == 1
+        assert objects(tmp_path / "vault") == 1
         assert [v.vid for v in vault.versions("a")] == [first.vid, copy.vid]
 
 
@@ -77,11 +98,9 @@ def test_a_damaged_entry_is_reported_never_served(tmp_path: Path) -> None:
     with Vault(tmp_path / "vault") as vault:
         version = vault.keep("praisonai", "/s/x.json", "x", data)
         assert version is not None and vault.check() == []
-        obj = next((tmp_path / "vault" / "objects").rglob("*.z"))
-        raw = bytearray(zlib.decompress(obj.read_bytes()))
-        raw[10] ^= 0x01  # one flipped bit, still valid zlib once recompressed
-        os.chmod(obj, 0o600)
-        obj.write_bytes(zlib.compress(bytes(raw)))
+        raw = bytearray(data)
+        raw[10] ^= 0x01  # one flipped bit, still valid zlib once compressed
+        damage_entry(tmp_path / "vault", zlib.compress(bytes(raw)))
         with pytest.raises(VaultDamaged):
             vault.read(version)
         assert len(vault.check()) == 1
@@ -90,7 +109,7 @@ def test_a_damaged_entry_is_reported_never_served(tmp_path: Path) -> None:
         with pytest.raises(VaultDamaged):
             vault.restore(version, to=target)
         assert list(target.iterdir()) == []
-        obj.write_bytes(b"not zlib")
+        damage_entry(tmp_path / "vault", b"not zlib")
         with pytest.raises(VaultDamaged):
             vault.read(version)
 

@@ -82,7 +82,7 @@ class IndexHits(IndexFuzzy):
         try:
             st = os.stat(self.source.root / name)
         except (OSError, ValueError):
-            return None
+            return self._kept_projected(name)  # gone: the vault's copy, when it keeps one
         ident = (st.st_size, st.st_mtime_ns, st.st_ino)
         with self._hit_lock:
             cached = self._hit_cache.get(name)
@@ -139,6 +139,7 @@ class IndexHits(IndexFuzzy):
             explain=explain(s, pq),
         )
         hit.project = recall.project_of(data)
+        hit.kept = self._kept_note(s.info.file)
         # The message views share their content with the cache: give the hit its own
         # copy of any content that is not a plain (immutable) string.
         for view in itertools.chain(hit.messages, *hit.bookends.values()):

@@ -20,6 +20,7 @@ from ..model import (
 )
 from ..notes import INDEX_FAILED, Note
 from ..sources.base import Skip
+from ..vault.feed import VaultFeed, feed_for
 from . import hidden, partly
 from .results import ReconcileReport
 from .rows import (
@@ -61,6 +62,42 @@ class EitherEvent(threading.Event):
 
 class IndexReconcile(IndexDatabase):
     """Reconcile, rebuild and the file hooks a store over another format overrides."""
+
+    _vault_feed: VaultFeed | None = None
+    _vault_ready = False
+    _vault_fresh = False  # this reconcile builds a new index
+
+    def vault_feed(self) -> VaultFeed | None:
+        """What keeps the files this index reads in the vault (None: off for this source)."""
+        if not self._vault_ready:
+            self._vault_ready = True
+            self._vault_feed = feed_for(self.source_kind, self.source.root)
+        return self._vault_feed
+
+    def close(self) -> None:
+        super().close()
+        feed = self._vault_feed
+        if feed is not None:
+            feed.close()
+
+    def _kept_projected(self, name: str) -> tuple[JSONDict, list[JSONDict]] | None:
+        """Session ``name`` whose file is gone (or whose rewrite dropped turns), read from
+        the vault's copy (None: not kept, or the copy is damaged)."""
+        feed = self.vault_feed()
+        if feed is None:
+            return None
+        with self._lock:
+            data = feed.load(self._conn(), name)
+        return None if data is None else (data, recall.project(data))
+
+    def _kept_note(self, name: str) -> str | None:
+        """ "deleted from <path> on <date>" (or the turns a rewrite dropped) for rows kept
+        from the vault; None for a file as it is on disk."""
+        feed = self.vault_feed()
+        if feed is None:
+            return None
+        with self._lock:
+            return feed.note(self._conn(), name)
 
     @property
     def progress(self) -> tuple[int, int]:
@@ -193,6 +230,7 @@ class IndexReconcile(IndexDatabase):
                 if not report.cancelled:
                     self._full_at = self._pass_at
                     self._keep_fingerprint(writer)
+                    self._vault_backfill(writer, cancel)
             except sqlite3.DatabaseError as exc:
                 self._on_db_error(exc)
             finally:
@@ -242,6 +280,11 @@ class IndexReconcile(IndexDatabase):
             (name, reasons[name]) for name, ident in skipped.items() if files.get(name) == ident
         )
         gone = [name for name in known if name not in files] if present < len(known) else []
+        feed = self.vault_feed()
+        if feed is not None and (gone or not known):
+            feed.reset()
+            kept = feed.kept(db)
+            gone = [name for name in gone if name not in kept]  # rows kept from the vault
         gone_skipped = [name for name in skipped if name not in files]
         stale_names = set(gone) | {n for n, _ in todo if n in known}
         stale_sids: set[int] = set()
@@ -267,6 +310,9 @@ class IndexReconcile(IndexDatabase):
                         # scan missed it, it is not gone.
                         if self._stat_tuple(name) is not None:
                             continue
+                        if feed is not None and feed.keep_gone(db, name):
+                            report.removed += 1  # its rows stay, read from the vault's copy
+                            continue
                         if self._delete_file(db, name):
                             report.removed += 1
                     db.executemany("DELETE FROM skipped WHERE file=?", [(n,) for n in gone_skipped])
@@ -274,6 +320,7 @@ class IndexReconcile(IndexDatabase):
                 except BaseException:
                     db.execute("ROLLBACK")
                     raise
+        self._vault_fresh = feed is not None and not known
         if not todo:
             return
         # Oldest first, so rowids grow with recency and "newest first" is rowid order.
@@ -321,6 +368,21 @@ class IndexReconcile(IndexDatabase):
                 db.execute("INSERT INTO fts(fts) VALUES('optimize')")
                 hidden.optimize(db)
             self._note_common_terms(db)
+
+    def _vault_backfill(self, db: sqlite3.Connection, cancel: threading.Event | None) -> None:
+        """After a complete pass: see :meth:`VaultFeed.settle`."""
+        feed = self.vault_feed()
+        if feed is not None:
+            fresh, self._vault_fresh = self._vault_fresh, False
+            feed.settle(
+                db,
+                self._write_lock,
+                lambda items: self._insert_isolated(db, items),
+                lambda: self._changing(db),
+                fresh=fresh,
+                folded=not self.has_fts,
+                cancel=cancel,
+            )
 
     def _changing(self, db: sqlite3.Connection) -> None:
         """In a transaction about to change what is indexed: the stored scan fingerprint no
@@ -473,7 +535,9 @@ class IndexReconcile(IndexDatabase):
         report: ReconcileReport,
     ) -> None:
         """Write one batch of parsed files in one transaction, with a few statements per
-        batch rather than several per file."""
+        batch rather than several per file; then keep the batch's files in the vault."""
+        feed = self.vault_feed()
+        fresh: list[Parsed] = []
         with self._write_lock:
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -488,12 +552,13 @@ class IndexReconcile(IndexDatabase):
                         chunk,
                     ):
                         current[f] = (size, mt, ino)
-                fresh: list[Parsed] = []
                 for name, item in parsed:
                     if isinstance(item, str):
                         ident = self._stat_tuple(name)
                         if ident is None or current.get(name) == ident:
                             continue  # gone, or indexed as it is now (a write meanwhile)
+                        if feed is not None:  # its last readable version stays findable
+                            feed.keep_dropped(db, name, [], fts=self.has_fts)
                         self._delete_file(db, name)
                         db.execute(
                             "INSERT OR REPLACE INTO skipped(file, size, mtime_ns, inode, reason) "
@@ -512,6 +577,10 @@ class IndexReconcile(IndexDatabase):
                             # file as it is now after this pass parsed it: this parse is
                             # older, and must not replace the newer rows.
                             continue
+                        if feed is not None:
+                            feed.keep_dropped(
+                                db, name, [m[4] for m in item.messages], fts=self.has_fts
+                            )
                         self._delete_file(db, name)
                     fresh.append(item)
                     report.messages += len(item.messages)
@@ -524,10 +593,16 @@ class IndexReconcile(IndexDatabase):
                         report.skipped.append((name, why))
                         if why.startswith("unusable"):
                             report.messages -= sum(len(i.messages) for i in fresh if i.file == name)
+                    if feed is not None:
+                        feed.forget(db, [i.file for i in fresh])
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
+                if feed is not None:
+                    feed.reset()
                 raise
+        if feed is not None and fresh:
+            feed.keep((i.file, i.session_id, len(i.messages)) for i in fresh)
 
     def _insert_isolated(
         self, db: sqlite3.Connection, items: list[Parsed]
@@ -621,6 +696,10 @@ class IndexReconcile(IndexDatabase):
         is never written)."""
         if self.source.read_only or self.broken is not None or self._db is None:
             return
+        # A store that drops turns on write (``truncate`` retention) keeps every version it
+        # writes, so the next write that drops turns finds the one before in the vault.
+        feed = self.vault_feed() if getattr(self, "retention", None) == "truncate" else None
+        kept: tuple[str, str, int] | None = None
         try:
             with self._lock, self._write_lock:
                 self._follow_file()
@@ -632,7 +711,6 @@ class IndexReconcile(IndexDatabase):
                         self._delete_file(db, path.name)
                     else:
                         st = os.stat(path)
-                        self._delete_file(db, path.name)
                         try:
                             item: Parsed | str = extract(
                                 path.name, FileIdentity.of(st), dict(data), folded=not self.has_fts
@@ -643,6 +721,13 @@ class IndexReconcile(IndexDatabase):
                             item.hidden = safely(
                                 [], hidden.hidden_rows, dict(data), not self.has_fts
                             )
+                        if feed is not None and not isinstance(item, str):
+                            feed.keep_dropped(
+                                db, path.name, [m[4] for m in item.messages], fts=self.has_fts
+                            )
+                            feed.forget(db, [path.name])
+                            kept = (path.name, item.session_id, len(item.messages))
+                        self._delete_file(db, path.name)
                         if isinstance(item, str):
                             db.execute(
                                 "INSERT OR REPLACE INTO skipped(file, size, mtime_ns, inode, "
@@ -659,6 +744,11 @@ class IndexReconcile(IndexDatabase):
             self._df_cache.clear()
         except (sqlite3.Error, OSError, Broken) as exc:
             log.warning("could not update the index for %s: %s", session_id, exc)
+            kept = None
+            if feed is not None:
+                feed.reset()
+        if feed is not None and kept is not None:
+            feed.keep([kept])
 
     def rebuild(
         self,
@@ -680,6 +770,8 @@ class IndexReconcile(IndexDatabase):
             self.broken = None
             self.warnings = []
             self._open(reset=True)  # emptied in place: other processes may have it open
+            if self._vault_feed is not None:
+                self._vault_feed.reset()
             self._stats = None
             self._df_cache.clear()
             self._full_at = None

@@ -16,6 +16,7 @@ from ..model import (
 )
 from ..store import DefaultSessionStore, stored_id
 from ..text import safe_json
+from ..vault.reading import kept_session
 from .errors import (
     PORTABLE_VERSION,
     ExportSource,
@@ -190,8 +191,11 @@ def collect_sessions(
     for n, sid in enumerate(session_ids, 1):
         store = group.store_of(sid)
         if store is None:
-            raise SessionNotFound(sid)
-        if isinstance(store, CompatReads):  # the JSON store's reads (an index's too)
+            kept = kept_session(sid)  # deleted from its dir: the vault's copy
+            if kept is None:
+                raise SessionNotFound(sid)
+            add(kept)
+        elif isinstance(store, CompatReads):  # the JSON store's reads (an index's too)
             payload = export_sessions(store, [sid], include_lineage=include_lineage)
             for data in payload["sessions"]:
                 add(data)

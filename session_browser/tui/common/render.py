@@ -158,6 +158,8 @@ def hit_badges(hit: SessionHit) -> list[str]:
         badges.append(f"{n} continuation{'s' if n != 1 else ''} folded")
     if hit.source and hit.source != "praisonai":
         badges.append(one_line(hit.source))
+    if hit.kept:  # read from the vault: "deleted from <path> on <date>"
+        badges.append(one_line(hit.kept))
     return badges
 
 

@@ -1,0 +1,16 @@
+"""The vault: exact copies of the session files the index reads, kept in our data dir
+(:mod:`.store`), fed by the index's reconcile (:mod:`.feed`), read back as sessions
+(:mod:`.reading`), and the settings of the sources that delete history (:mod:`.doctor`)."""
+
+from __future__ import annotations
+
+from .store import (
+    Vault,
+    VaultDamaged,
+    VaultError,
+    VaultStats,
+    Version,
+    default_vault_dir,
+)
+
+__all__ = ["Vault", "VaultDamaged", "VaultError", "VaultStats", "Version", "default_vault_dir"]

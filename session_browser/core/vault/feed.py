@@ -1,0 +1,312 @@
+"""What the index's reconcile hands the vault: the files it just read, the files found gone,
+the rewrites that dropped turns.
+
+The index keeps the rows of a session whose file is gone (instead of dropping them) and the
+rows of a version whose rewrite dropped turns (under the name ``<file>#v<version>``, a name no
+file has), and notes both in its ``vault_kept`` table: search still finds them, and a hit on
+one is built from the vault's copy and says where it came from (:meth:`VaultFeed.note`).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+from ..model import JSONDict
+from ..settings import vault_on
+from .store import Vault, VaultError, Version, default_vault_dir
+
+log = logging.getLogger("session_browser.vault")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _locked(method: F) -> F:
+    @functools.wraps(method)
+    def run(self: VaultFeed, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return method(self, *args, **kwargs)
+
+    return cast(F, run)
+
+
+KEPT_DDL = (
+    "CREATE TABLE IF NOT EXISTS vault_kept(file TEXT PRIMARY KEY, vid INTEGER NOT NULL,"
+    " path TEXT NOT NULL, at REAL NOT NULL, dropped INTEGER)"
+)
+SHADOW_MARK = "#v"
+FED = "vault_fed"  # index meta key: every file the index holds was handed to the vault once
+BACKFILL_BATCH = 500
+
+
+def feed_for(kind: str, root: Path) -> VaultFeed | None:
+    """The feed of a store over ``root`` of source ``kind`` (None: the vault is off for it)."""
+    return VaultFeed(kind, root) if vault_on(kind) else None
+
+
+def kept_note(path: str, at: float, dropped: int | None) -> str:
+    day = datetime.fromtimestamp(at).astimezone().strftime("%Y-%m-%d")
+    if dropped:
+        return f"{dropped} turns dropped from {path} on {day}"
+    return f"deleted from {path} on {day}"
+
+
+class VaultFeed:
+    """The vault as one indexed store over ``root`` of source ``kind`` feeds it."""
+
+    def __init__(self, kind: str, root: Path, vault_root: Path | None = None) -> None:
+        self.kind = kind
+        self.root = Path(root)
+        self._vault_root = vault_root
+        self._vault: Vault | None = None
+        self._kept: dict[str, tuple[int, str, float, int | None]] | None = None
+        self.problems: list[str] = []
+        self.lock = threading.RLock()  # the reconcile's thread and the searches share it
+
+    @property
+    def vault(self) -> Vault:
+        """The vault (opened on first use; every use under :attr:`lock`)."""
+        if self._vault is None:
+            self._vault = Vault(self._vault_root or default_vault_dir())
+        return self._vault
+
+    @_locked
+    def close(self) -> None:
+        if self._vault is not None:
+            self._vault.close()
+            self._vault = None
+
+    def path_of(self, name: str) -> str:
+        return os.fspath(self.root / name)
+
+    # ------------------------------------------------------------------ keeping
+
+    @_locked
+    def keep(self, items: Iterable[tuple[str, str, int]]) -> int:
+        """Keep the files ``(name, session_id, messages)`` just indexed, in one batch (one
+        fsync); a file that cannot be read is left for the next pass. The versions added."""
+        added = 0
+        try:
+            with self.vault.batch():
+                for name, session_id, messages in items:
+                    try:
+                        if self.vault.keep_file(
+                            self.kind, self.root / name, session_id, messages=messages
+                        ):
+                            added += 1
+                    except OSError as exc:
+                        log.warning("vault: %s not kept: %s", name, exc)
+        except (OSError, sqlite3.Error, VaultError) as exc:
+            log.warning("vault: batch not kept: %s", exc)
+            self.problems.append(f"the vault could not keep files: {exc}")
+        return added
+
+    # ------------------------------------------------------------------ the index's side
+
+    @_locked
+    def kept(self, db: sqlite3.Connection) -> dict[str, tuple[int, str, float, int | None]]:
+        """The index's rows kept from the vault: file -> (version id, path, when, turns
+        dropped or None for a deleted file)."""
+        if self._kept is None:
+            try:
+                rows = db.execute("SELECT file, vid, path, at, dropped FROM vault_kept").fetchall()
+            except sqlite3.OperationalError:  # no such table: nothing kept yet
+                rows = []
+            self._kept = {r[0]: (int(r[1]), str(r[2]), float(r[3]), r[4]) for r in rows}
+        return self._kept
+
+    @_locked
+    def keep_gone(self, db: sqlite3.Connection, name: str) -> bool:
+        """File ``name`` is gone: keep its rows (in the caller's transaction) when the vault
+        holds a copy of it. False: no copy, its rows go."""
+        path = self.path_of(name)
+        try:
+            version = self.vault.latest_of(self.kind, path)
+            if version is None:
+                return False
+            self.vault.mark_gone(self.kind, path)
+        except (OSError, sqlite3.Error, VaultError) as exc:
+            log.warning("vault: %s: %s", name, exc)
+            return False
+        self._note(db, name, version, path, None)
+        return True
+
+    @_locked
+    def keep_dropped(
+        self, db: sqlite3.Connection, name: str, new_texts: Sequence[str], *, fts: bool
+    ) -> bool:
+        """File ``name`` is about to be indexed again: when its indexed version holds a turn
+        the new one no longer has, its rows are kept under another name (in the caller's
+        transaction) and True is returned."""
+        row = db.execute("SELECT row_lo, row_hi FROM sessions WHERE file=?", (name,)).fetchone()
+        if row is None:
+            return False
+        have = set(new_texts)
+        old = db.execute(
+            "SELECT id, text FROM messages WHERE id BETWEEN ? AND ?", (row[0], row[1])
+        ).fetchall()
+        dropped = sum(1 for _mid, t in old if t not in have)
+        if not dropped:
+            return False
+        path = self.path_of(name)
+        try:
+            version = self.vault.latest_of(self.kind, path)
+        except (OSError, sqlite3.Error, VaultError) as exc:
+            log.warning("vault: %s: %s", name, exc)
+            return False
+        if version is None:
+            return False
+        shadow = f"{name}{SHADOW_MARK}{version.vid}"
+        if db.execute("SELECT 1 FROM sessions WHERE file=?", (shadow,)).fetchone():
+            return False  # kept already (this version was read again)
+        db.execute("UPDATE sessions SET file=? WHERE file=?", (shadow, name))
+        # Only the dropped turns stay under the shadow name: what the new version still
+        # holds is found there, as the session it is now.
+        gone = [(mid,) for mid, text in old if text in have]
+        if gone and fts:
+            db.executemany(
+                "INSERT INTO fts(fts, rowid, text) SELECT 'delete', id, text FROM messages "
+                "WHERE id = ?",
+                gone,
+            )
+        db.executemany("DELETE FROM messages WHERE id = ?", gone)
+        db.execute("UPDATE sessions SET nmsg = ? WHERE file = ?", (dropped, shadow))
+        self._note(db, shadow, version, path, dropped)
+        return True
+
+    def _note(
+        self, db: sqlite3.Connection, file: str, version: Version, path: str, dropped: int | None
+    ) -> None:
+        db.execute(KEPT_DDL)
+        at = time.time()
+        db.execute(
+            "INSERT OR REPLACE INTO vault_kept(file, vid, path, at, dropped) VALUES (?,?,?,?,?)",
+            (file, version.vid, path, at, dropped),
+        )
+        if self._kept is not None:
+            self._kept[file] = (version.vid, path, at, dropped)
+
+    def settle(
+        self,
+        db: sqlite3.Connection,
+        write_lock: threading.Lock,
+        insert: Callable[[list[Any]], object],
+        changing: Callable[[], None],
+        *,
+        fresh: bool,
+        folded: bool,
+        cancel: threading.Event | None,
+    ) -> None:
+        """After a complete pass of the index ``db``. A new or rebuilt index (``fresh``):
+        index the deleted files the vault keeps too (every file of the build was kept as it
+        was indexed). Once per index built before the vault was on for its source: keep
+        every file it holds, a batch at a time, so a file deleted before it changes is kept."""
+        if fresh:
+            with write_lock:
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    if self.revive(db, insert, folded=folded):
+                        changing()
+                    db.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{FED}', '1')")
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    self.reset()
+                    raise
+            return
+        if db.execute(f"SELECT 1 FROM meta WHERE key='{FED}'").fetchone():
+            return
+        kept = self.kept(db)
+        rows = [
+            (f, sid, int(n))
+            for f, sid, n in db.execute("SELECT file, session_id, nmsg FROM sessions")
+            if f not in kept
+        ]
+        for start in range(0, len(rows), BACKFILL_BATCH):
+            if cancel is not None and cancel.is_set():
+                return
+            self.keep(rows[start : start + BACKFILL_BATCH])
+        with write_lock:
+            db.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{FED}', '1')")
+
+    @_locked
+    def revive(
+        self, db: sqlite3.Connection, insert: Callable[[list[Any]], object], *, folded: bool
+    ) -> int:
+        """Index again (in the caller's transaction) the deleted files of this root the vault
+        keeps and the index does not hold (a rebuilt or new index); how many."""
+        from ..files import FileIdentity
+        from ..index.rows import extract
+        from .reading import load_version
+
+        prefix = os.path.join(os.fspath(self.root), "")
+        done = 0
+        for version in self.vault.latest(gone_only=True):
+            if version.source != self.kind or not version.path.startswith(prefix):
+                continue
+            name = version.path[len(prefix) :].replace(os.sep, "/")
+            if (
+                os.path.lexists(version.path)
+                or db.execute("SELECT 1 FROM sessions WHERE file=?", (name,)).fetchone()
+            ):
+                continue
+            try:
+                data = load_version(self.vault, version)
+                if data is None:
+                    continue
+                parsed = extract(name, FileIdentity(version.size, 0, 0), data, folded=folded)
+            except Exception as exc:  # a damaged or unreadable copy: reported, not indexed
+                self.problems.append(f"{version.path}: {exc}")
+                continue
+            insert([parsed])
+            self._note(db, name, version, version.path, None)
+            done += 1
+        return done
+
+    @_locked
+    def forget(self, db: sqlite3.Connection, names: Iterable[str]) -> None:
+        """``names`` are indexed from their files again: no longer kept from the vault."""
+        kept = self.kept(db)
+        back = [n for n in names if n in kept]
+        if back:
+            db.executemany("DELETE FROM vault_kept WHERE file=?", [(n,) for n in back])
+            for n in back:
+                kept.pop(n, None)
+
+    @_locked
+    def reset(self) -> None:
+        """Forget the cached table (another connection or a rebuild changed it)."""
+        self._kept = None
+
+    # ------------------------------------------------------------------ reading
+
+    def note(self, db: sqlite3.Connection, name: str) -> str | None:
+        """What a hit on ``name`` read from the vault is marked with (None: read from its
+        file). Takes the lock only to load the table: a search never waits for a batch."""
+        kept = self._kept
+        entry = (self.kept(db) if kept is None else kept).get(name)
+        return None if entry is None else kept_note(entry[1], entry[2], entry[3])
+
+    @_locked
+    def load(self, db: sqlite3.Connection, name: str) -> JSONDict | None:
+        """The session of kept file ``name`` read from the vault (None: not kept, or its copy
+        is damaged, which is reported in :attr:`problems` and never served)."""
+        from .reading import load_version
+
+        entry = self.kept(db).get(name)
+        if entry is None:
+            return None
+        try:
+            return load_version(self.vault, self.vault.version(entry[0]))
+        except VaultError as exc:
+            log.warning("vault: %s: %s", name, exc)
+            self.problems.append(str(exc))
+            return None

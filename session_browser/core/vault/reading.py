@@ -1,0 +1,75 @@
+"""A kept version read back as a session: its bytes written to a private temp dir and read
+by the reader of its source kind (the vault never parses a format itself)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+from ..files import FILE_MODE
+from ..model import JSONDict
+from ..paths import cache_dir, ensure_private_dir
+from .store import Vault, VaultError, Version
+
+
+def load_version(vault: Vault, version: Version) -> JSONDict | None:
+    """The session dict of ``version`` (:class:`VaultDamaged` when its bytes are damaged;
+    None when its source kind cannot read them)."""
+    from ..sources import SOURCES
+
+    kind = SOURCES.get(version.source)
+    if kind is None:
+        raise VaultError(f"version {version.vid} is of an unknown source {version.source!r}")
+    base = ensure_private_dir(cache_dir() / "vault-read")
+    name = os.path.basename(version.path)
+    with tempfile.TemporaryDirectory(dir=base) as tmp:
+        os.chmod(tmp, 0o700)
+        target = Path(tmp) / name
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        with os.fdopen(fd, "wb") as fh:
+            try:
+                for block in vault.iter_read(version):
+                    fh.write(block)
+            except BaseException:
+                fh.close()
+                with contextlib.suppress(OSError):
+                    target.unlink()
+                raise
+        return kind.source(Path(tmp)).load(name)
+
+
+def load_session(
+    session_id: str, number: int | None = None, vault: Vault | None = None
+) -> tuple[JSONDict | None, Version, int]:
+    """Version ``number`` (1 = oldest; None: the latest) of session ``session_id`` as a
+    session dict, with the version and its number (:class:`VaultError` when none is kept)."""
+    own = vault is None
+    v = Vault() if vault is None else vault
+    try:
+        versions = v.versions(session_id)
+        if not versions:
+            raise VaultError(f"the vault keeps no version of session {session_id}")
+        if number is not None and not 1 <= number <= len(versions):
+            raise VaultError(f"--version must be between 1 and {len(versions)}, not {number}")
+        n = len(versions) if number is None else number
+        chosen = versions[n - 1]
+        return load_version(v, chosen), chosen, n
+    finally:
+        if own:
+            v.close()
+
+
+def kept_session(session_id: str) -> JSONDict | None:
+    """The latest version the vault keeps of a session no store has any more (None: the vault
+    keeps none, or it cannot be read; a damaged copy is never returned)."""
+    from .store import default_vault_dir
+
+    if not (default_vault_dir() / "catalog.sqlite").exists():
+        return None
+    try:
+        data, _version, _n = load_session(session_id)
+    except (VaultError, OSError):
+        return None
+    return data

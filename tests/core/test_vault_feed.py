@@ -1,0 +1,194 @@
+"""The vault fed by the index: a deleted Claude Code transcript stays findable, marked, and
+comes back byte-identical; an appended transcript costs what was appended; a ``truncate``
+write keeps the dropped turns findable; a damaged copy is reported, never served; the source
+dir stays as it was."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from session_browser.core.index import SqliteSessionStore
+from session_browser.core.settings import Settings, save_settings
+from session_browser.core.sources import SOURCES
+from session_browser.core.vault import Vault, default_vault_dir
+from tests.core.test_claude import Transcript, text
+from tests.core.test_claude_source import append
+from tests.core.test_readonly import snapshot
+from tests.core.test_vault import damage_entry
+
+SID = "11111111-2222-3333-4444-555555555555"
+OTHER = "99999999-2222-3333-4444-555555555555"
+
+
+def claude_dir(root: Path) -> tuple[Path, Transcript]:
+    t = Transcript(SID)
+    t.prompt("where is the heron config kept")
+    t.answer("m1", text("The heron config is in etc, beside the egret notes."))
+    path = t.write(root / "proj" / f"{SID}.jsonl")
+    o = Transcript(OTHER)
+    o.prompt("what about the osprey")
+    o.answer("m2", text("The osprey is fine."))
+    o.write(root / "proj" / f"{OTHER}.jsonl")
+    return path, t
+
+
+def packs_size() -> int:
+    return sum(p.stat().st_size for p in (default_vault_dir() / "packs").glob("*.pack"))
+
+
+def test_a_deleted_transcript_stays_findable_and_comes_back_identical(tmp_path: Path) -> None:
+    root = tmp_path / "projects"
+    path, _t = claude_dir(root)
+    original = path.read_bytes()
+    before = snapshot(root)
+    store = SOURCES["claude"].index(root)
+    try:
+        assert snapshot(root) == before  # the vault writes only in our data dir
+        path.unlink()
+        report = store.reconcile()
+        assert report.removed == 1
+        [hit] = store.search("heron", limit=5)
+        assert hit.session_id == SID
+        assert hit.kept is not None and hit.kept.startswith(f"deleted from {path} on ")
+        assert "heron" in hit.snippet
+        assert store.reconcile().removed == 0  # noted once, kept since
+        assert [h.session_id for h in store.search("heron")] == [SID]
+        store.rebuild()  # a new index (the cache deleted): indexed again from the vault
+        [hit] = store.search("heron", limit=5)
+        assert hit.session_id == SID and hit.kept is not None
+    finally:
+        store.close()
+    with Vault() as vault:
+        [version] = vault.versions(SID)
+        assert version.gone_at is not None and version.messages == 2
+        vault.restore(version)
+    assert path.read_bytes() == original
+    again = SOURCES["claude"].index(root)
+    try:
+        [hit] = again.search("heron", limit=5)
+        assert hit.kept is None  # the file is back: read from it again
+    finally:
+        again.close()
+
+
+def test_an_appended_transcript_stores_only_what_was_appended(tmp_path: Path) -> None:
+    root = tmp_path / "projects"
+    path, t = claude_dir(root)
+    for i in range(300):
+        t.prompt(f"question {i} about the heron migration and its ledger tables")
+        t.answer(f"a{i}", text(f"answer {i}: the heron ledger moves in step {i * 7}"))
+    t.write(path)
+    store = SOURCES["claude"].index(root)
+    try:
+        first = packs_size()
+        n = len(t.lines)
+        t.prompt("one more about the kingfisher")
+        t.answer("last", text("The kingfisher is new."))
+        append(path, t.lines[n:])
+        store.reconcile()
+        grown = packs_size() - first
+    finally:
+        store.close()
+    appended = sum(len(json.dumps(x)) + 1 for x in t.lines[n:])
+    assert 0 < grown < appended + 100, (grown, appended)  # a header and the appended bytes
+    assert grown * 20 < first, (grown, first)
+    with Vault() as vault:
+        versions = vault.versions(SID)
+        assert len(versions) == 2 and len(versions[1].chunks) == 2
+        assert vault.read(versions[1]) == path.read_bytes()
+        assert versions[1].size == path.stat().st_size
+
+
+def test_a_truncate_write_keeps_the_dropped_turns_findable(tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    store = SqliteSessionStore(sessions, retention="truncate", max_messages=4)
+    try:
+        store.add_user_message("s1", "the pelican budget is forty")
+        store.add_assistant_message("s1", "noted the pelican budget")
+        for i in range(4):
+            store.add_user_message("s1", f"filler turn {i}")
+        data = json.loads((sessions / "s1.json").read_bytes())
+        assert "pelican" not in json.dumps(data["messages"])  # dropped from the file
+        hits = store.search("pelican", limit=5)
+        assert hits and hits[0].session_id == "s1"
+        assert hits[0].kept is not None and "turns dropped" in hits[0].kept
+        assert "pelican" in hits[0].snippet
+    finally:
+        store.close()
+
+
+def test_a_damaged_copy_is_reported_never_served(tmp_path: Path) -> None:
+    root = tmp_path / "projects"
+    path, _t = claude_dir(root)
+    store = SOURCES["claude"].index(root)
+    try:
+        path.unlink()
+        store.reconcile()
+        assert store.search("heron")
+        with Vault() as vault:
+            [version] = vault.versions(SID)
+        damage_entry(default_vault_dir(), b"not zlib at all", version.chunks[0])
+        store._hit_cache.clear()
+        assert store.search("heron") == []  # never a hit built from damaged bytes
+        feed = store.vault_feed()
+        assert feed is not None and any("cannot be read" in p for p in feed.problems)
+    finally:
+        store.close()
+    with Vault() as vault:
+        assert vault.check()
+
+
+def test_the_vault_is_off_for_a_source_the_settings_name(tmp_path: Path) -> None:
+    save_settings(Settings(vault_off=["claude"]))
+    root = tmp_path / "projects"
+    path, _t = claude_dir(root)
+    store = SOURCES["claude"].index(root)
+    try:
+        assert store.vault_feed() is None
+        path.unlink()
+        store.reconcile()
+        assert [h.session_id for h in store.search("heron")] == []
+    finally:
+        store.close()
+    assert not (default_vault_dir() / "catalog.sqlite").exists()
+
+
+def test_a_torn_pack_tail_is_ignored_and_cut(tmp_path: Path) -> None:
+    with Vault(tmp_path / "v") as vault:
+        kept = vault.keep("pi", "/p/a.jsonl", "a", b'{"a": 1}\n' * 100)
+    pack = tmp_path / "v" / "packs" / "000001.pack"
+    size = pack.stat().st_size
+    with open(pack, "ab") as fh:
+        fh.write(b"SBVP half a record from a crash")
+    with Vault(tmp_path / "v") as vault:
+        assert kept is not None and vault.read(kept) == b'{"a": 1}\n' * 100
+        later = vault.keep("pi", "/p/b.jsonl", "b", b'{"b": 2}\n' * 100)
+        assert later is not None and vault.read(later) == b'{"b": 2}\n' * 100
+        assert vault.check() == []
+    with sqlite3.connect(tmp_path / "v" / "catalog.sqlite") as db:
+        (end,) = db.execute("SELECT end FROM packs").fetchone()
+    assert pack.stat().st_size == end > size
+
+
+def test_an_index_built_before_the_vault_hands_it_every_file_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "projects"
+    path, _t = claude_dir(root)
+    monkeypatch.setenv("SESSION_BROWSER_VAULT", "off")
+    SOURCES["claude"].index(root).close()  # built without the vault
+    monkeypatch.delenv("SESSION_BROWSER_VAULT")
+    store = SOURCES["claude"].index(root)  # nothing changed, yet every file is kept
+    try:
+        with Vault() as vault:
+            assert {v.session_id for v in vault.latest()} == {SID, OTHER}
+        path.unlink()
+        store.reconcile()
+        [hit] = store.search("heron")
+        assert hit.kept is not None and hit.kept.startswith("deleted from")
+    finally:
+        store.close()
