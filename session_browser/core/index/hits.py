@@ -36,8 +36,11 @@ HIT_CACHE_BYTES = 8 << 20  # ... and at most this many bytes of their JSON
 
 _SESSION_COLS = (
     "file, size, mtime_ns, inode, session_id, title, when_, agent, project, hit_rows, "
-    "message_count, archived_count, nmsg, row_lo, row_hi"
+    "message_count, archived_count, nmsg, row_lo, row_hi, chars"
 )
+_CONVO = ("user", "assistant")
+WHOLE_ROWS = 64  # a session with at most this many rows (and characters) is read whole
+WHOLE_CHARS = 64_000
 _MESSAGE_COLS = "id, idx, role, archived, ts, text"
 
 
@@ -150,10 +153,10 @@ class IndexHits(IndexFuzzy):
             ).fetchone()
             if row is None or not row[9] or row[0] != s.info.file:
                 raise _FromFile
-            (name, size, mtime_ns, inode, session_id, title, when, agent, project) = row[:9]
-            count, archived_count, nmsg, lo, hi = row[10:]
+            (name, size, mtime_ns, inode, session_id, title, when, agent, project, flag) = row[:10]
+            count, archived_count, nmsg, lo, hi, chars = row[10:]
             try:
-                st = os.stat(self.source.root / name)
+                st = os.stat(os.path.join(self.source.root, name))
             except (OSError, ValueError):
                 return None  # as the file would: gone
             if (st.st_size, st.st_mtime_ns, st.st_ino) != (size, mtime_ns, inode):
@@ -167,38 +170,61 @@ class IndexHits(IndexFuzzy):
             # Message ids run in projection order: entry i's rows lie between lo + i minus
             # the entries without a row, and lo + i plus the extra parts of long messages.
             blanks, extra = n - nmsg, (hi - lo + 1) - nmsg
-            rows: list[tuple[Any, ...]] = db.execute(
-                f"SELECT {_MESSAGE_COLS} FROM messages WHERE id BETWEEN ? AND ? "
-                "AND idx BETWEEN ? AND ? ORDER BY id",
-                (max(lo, lo + start - blanks), min(hi, lo + end - 1 + extra), start, end - 1),
-            ).fetchall()
-            first = db.execute(
-                f"SELECT {_MESSAGE_COLS} FROM messages WHERE id BETWEEN ? AND ? "
-                "AND role IN ('user', 'assistant') ORDER BY id LIMIT ?",
-                (lo, hi, 3 + extra),
-            ).fetchall()
-            last = db.execute(
-                f"SELECT {_MESSAGE_COLS} FROM messages WHERE id BETWEEN ? AND ? "
-                "AND role IN ('user', 'assistant') ORDER BY id DESC LIMIT ?",
-                (lo, hi, 2 + extra),
-            ).fetchall()
+            rows: list[tuple[Any, ...]]
+            first: list[tuple[Any, ...]]
+            last: list[tuple[Any, ...]]
+            if hi - lo < WHOLE_ROWS and (chars or 0) <= WHOLE_CHARS:
+                # a short session: all its rows at once (one read instead of three)
+                rows = db.execute(
+                    f"SELECT {_MESSAGE_COLS} FROM messages WHERE id BETWEEN ? AND ?", (lo, hi)
+                ).fetchall()
+                convo = [r for r in rows if r[2] in _CONVO]
+                first, last = convo[: 3 + extra], convo[len(convo) - 2 - extra :]
+            else:
+                rows = db.execute(
+                    f"SELECT {_MESSAGE_COLS} FROM messages WHERE id BETWEEN ? AND ? "
+                    "AND idx BETWEEN ? AND ? ORDER BY id",
+                    (max(lo, lo + start - blanks), min(hi, lo + end - 1 + extra), start, end - 1),
+                ).fetchall()
+                first = db.execute(
+                    f"SELECT {_MESSAGE_COLS} FROM messages WHERE id BETWEEN ? AND ? "
+                    "AND role IN ('user', 'assistant') ORDER BY id LIMIT ?",
+                    (lo, hi, 3 + extra),
+                ).fetchall()
+                last = db.execute(
+                    f"SELECT {_MESSAGE_COLS} FROM messages WHERE id BETWEEN ? AND ? "
+                    "AND role IN ('user', 'assistant') ORDER BY id DESC LIMIT ?",
+                    (lo, hi, 2 + extra),
+                ).fetchall()
             verbatim: dict[int, str] = {}
             v_first: list[int] = []
             v_last: list[int] = []
-            verbatim.update(
-                db.execute(
-                    "SELECT idx, raw FROM verbatim WHERE sid = ? AND idx BETWEEN ? AND ?",
-                    (s.info.key, start, end - 1),
-                )
-            )
-            for desc, wanted, out in (("", 3, v_first), (" DESC", 2, v_last)):
-                for idx, raw in db.execute(
-                    "SELECT idx, raw FROM verbatim WHERE sid = ? AND convo = 1 "
-                    f"ORDER BY idx{desc} LIMIT ?",
-                    (s.info.key, wanted),
+            odd = flag - 1  # the session's entries in ``verbatim``
+            if 0 < odd <= WHOLE_ROWS:
+                marked = []
+                for idx, convo_flag, raw in db.execute(
+                    "SELECT idx, convo, raw FROM verbatim WHERE sid = ?", (s.info.key,)
                 ):
-                    out.append(idx)
                     verbatim[idx] = raw
+                    if convo_flag:
+                        marked.append(idx)
+                marked.sort()
+                v_first, v_last = marked[:3], marked[-2:]
+            elif odd > 0:
+                verbatim.update(
+                    db.execute(
+                        "SELECT idx, raw FROM verbatim WHERE sid = ? AND idx BETWEEN ? AND ?",
+                        (s.info.key, start, end - 1),
+                    )
+                )
+                for desc, wanted, out in (("", 3, v_first), (" DESC", 2, v_last)):
+                    for idx, raw in db.execute(
+                        "SELECT idx, raw FROM verbatim WHERE sid = ? AND convo = 1 "
+                        f"ORDER BY idx{desc} LIMIT ?",
+                        (s.info.key, wanted),
+                    ):
+                        out.append(idx)
+                        verbatim[idx] = raw
         by_id = {r[0]: r for r in itertools.chain(rows, first, last)}
         texts: dict[int, list[str]] = {}  # a long message's parts, in order
         facts: dict[int, tuple[str, int, float | None]] = {}

@@ -7,7 +7,7 @@ import itertools
 import json
 import re
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,6 +77,17 @@ def machine_paced(messages: Sequence[JSONDict]) -> bool:
     return paced(timestamps(messages))
 
 
+def rate_of(stamps: list[float]) -> float | None:
+    """:func:`~..recall.message_rate` of messages whose timestamps are ``stamps`` (finite
+    floats; the others have none)."""
+    if len(stamps) < 4:
+        return None
+    span_hours = (max(stamps) - min(stamps)) / 3600.0
+    if span_hours <= 0:
+        return None
+    return len(stamps) / span_hours
+
+
 def paced(stamps: list[float]) -> bool:
     """:func:`machine_paced` over the finite timestamps of a session's messages."""
     if len(stamps) < MACHINE_MIN_MESSAGES:
@@ -127,8 +138,9 @@ class SessionRow:
     machine: int  # what relevance demotes besides tagged sessions
     lineage: str | None
     project: str | None
-    # 1 when a hit's context (title, snippet, window, bookends) can be built from the rows
-    # as it would be from the file (see :mod:`.hits`); 0 sends hits to the file.
+    # Whether a hit's context (title, snippet, window, bookends) can be built from the rows
+    # as it would be from the file (see :mod:`.hits`): 0 sends hits to the file; n > 0
+    # builds them from the rows, with n - 1 entries of the session in ``verbatim``.
     hit_rows: int = 0
 
     def values(self) -> tuple[Any, ...]:
@@ -198,20 +210,31 @@ def extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool) 
     verbatim: list[VerbatimRow] = []
     stamps: list[float] = []
     chars = 0
+    plain_stamps = True  # every timestamp a finite float or none: ``stamps`` gives the rate
     for idx, msg in enumerate(messages):
-        stamp = msg.get("timestamp")
-        tsf = finite_float(stamp)
-        if tsf is not None:
-            stamps.append(tsf)
-        content = msg.get("content")
-        role = msg.get("role", "")
+        get = msg.get
+        stamp = get("timestamp")
+        # the view's timestamp is the stored one only for a finite float or none
+        if type(stamp) is float and stamp - stamp == 0.0:  # finite (inf - inf is nan)
+            tsf = stamp
+            stamps.append(stamp)
+            odd = False
+        elif stamp is None:
+            tsf = None
+            odd = False
+        else:
+            tsf = finite_float(stamp)
+            if tsf is not None:
+                stamps.append(tsf)
+            odd = True
+            plain_stamps = False
+        content = get("content")
+        role = get("role", "")
         if type(role) is not str:
             role = str(role)
-        flag = 1 if idx < n_old or msg.get("archived") else 0
+        flag = 1 if idx < n_old or get("archived") else 0
         if type(content) is str:
             text = content
-            # the view's timestamp is the stored one only for a finite float or none
-            odd = stamp is not None and (tsf is None or type(stamp) is not float)
         else:
             try:
                 text = content_text(content)
@@ -219,15 +242,20 @@ def extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool) 
                 text = ""
                 exact = False
             odd = True
-        if (odd or not text) and exact:
+        if not text:
+            if exact:
+                try:
+                    verbatim.append(verbatim_row(idx, msg, role, flag))
+                except Exception:  # content too deep to write: hits read the file
+                    exact = False
+            continue
+        if odd and exact:
             try:
                 verbatim.append(verbatim_row(idx, msg, role, flag))
-            except Exception:  # content too deep to write: hits read the file
+            except Exception:
                 exact = False
-        if not text:
-            continue
-        rows.append((idx, role, flag, tsf, fold(text) if folded else text))
         chars += len(text)
+        rows.append((idx, role, flag, tsf, fold(text) if folded else text))
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     assert isinstance(meta, dict)
     # Each derived value on its own: one that the content makes unusable is left out,
@@ -242,7 +270,7 @@ def extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool) 
             return default
 
     tagged = safely(False, recall.tagged_automated, data)
-    rate = safely(None, recall.message_rate, messages)
+    rate = rate_of(stamps) if plain_stamps else safely(None, recall.message_rate, messages)
     rate_auto = rate is not None and rate > recall.AUTOMATED_RATE_THRESHOLD
     when = derived(None, recall.when_of, data)
     when = when if isinstance(when, str) else None
@@ -263,7 +291,7 @@ def extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool) 
         1 if paced(stamps) else 0,
         safely(None, recall.lineage_key, data),
         project,
-        1 if exact and not failed else 0,
+        1 + len(verbatim) if exact and not failed else 0,
     )
     return Parsed(file, identity, session_id, row, rows, chars, verbatim=verbatim or None)
 
@@ -300,20 +328,17 @@ def insert_rows(db: sqlite3.Connection, items: Sequence[Parsed], *, fts: bool) -
     sid = max(top, seq[0] if seq else 0) + 1
     next_id = first_id
     session_rows: list[tuple[Any, ...]] = []
-    # (id, sid, idx, role, archived, ts, text, start, end): a message longer than
-    # PART_CHARS goes in as parts (rows with the same idx), each sliced only as it is
-    # stored, so one huge message never needs several copies of itself at once.
-    parts: list[tuple[Any, ...]] = []
     verbatim: list[tuple[int, int, int, str]] = []
+    sids: list[int] = []
     for item in items:
         if item.verbatim and item.row.hit_rows:
             verbatim.extend((sid, idx, convo, raw) for idx, convo, raw in item.verbatim)
         row_lo = next_id
-        for idx, role, archived, ts, text in item.messages:
-            bounds = [(0, len(text))] if len(text) <= PART_CHARS else cuts(text, PART_CHARS)
-            for start, end in bounds:
-                parts.append((next_id, sid, idx, role, archived, ts, text, start, end))
-                next_id += 1
+        next_id += len(item.messages)
+        # a message longer than PART_CHARS goes in as parts (its text may be folded, so
+        # its length is looked at, not the session's characters)
+        long = [t for _i, _r, _a, _ts, t in item.messages if len(t) > PART_CHARS]
+        next_id += sum(len(cuts(t, PART_CHARS)) - 1 for t in long)
         session_rows.append(
             (
                 sid,
@@ -328,19 +353,24 @@ def insert_rows(db: sqlite3.Connection, items: Sequence[Parsed], *, fts: bool) -
                 next_id - 1,
             )
         )
+        sids.append(sid)
         sid += 1
-    message_rows = (
-        (
-            mid,
-            msid,
-            idx,
-            role,
-            archived,
-            ts,
-            text if end - start == len(text) else text[start:end],
-        )
-        for mid, msid, idx, role, archived, ts, text, start, end in parts
-    )
+
+    def message_rows() -> Iterator[tuple[Any, ...]]:
+        """(id, sid, idx, role, archived, ts, text), in id order: a long message's parts
+        (rows with the same idx) each sliced only as it is stored, so one huge message
+        never needs several copies of itself at once."""
+        mid = first_id
+        for item, msid in zip(items, sids, strict=True):
+            for idx, role, archived, ts, text in item.messages:
+                if len(text) <= PART_CHARS:
+                    yield (mid, msid, idx, role, archived, ts, text)
+                    mid += 1
+                    continue
+                for start, end in cuts(text, PART_CHARS):
+                    yield (mid, msid, idx, role, archived, ts, text[start:end])
+                    mid += 1
+
     db.executemany(
         f"INSERT INTO sessions(sid, file, size, mtime_ns, inode, {_SESSION_COLS}, nmsg, "
         "chars, row_lo, row_hi) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
@@ -349,11 +379,11 @@ def insert_rows(db: sqlite3.Connection, items: Sequence[Parsed], *, fts: bool) -
     )
     if verbatim:
         db.executemany("INSERT INTO verbatim(sid, idx, convo, raw) VALUES (?, ?, ?, ?)", verbatim)
-    if parts:
+    if next_id > first_id:
         db.executemany(
             "INSERT INTO messages(id, sid, idx, role, archived, ts, text) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            message_rows,
+            message_rows(),
         )
         if fts:
             db.execute(
