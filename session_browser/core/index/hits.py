@@ -173,10 +173,12 @@ class IndexHits(IndexFuzzy):
             rows: list[tuple[Any, ...]]
             first: list[tuple[Any, ...]]
             last: list[tuple[Any, ...]]
-            if hi - lo < WHOLE_ROWS and (chars or 0) <= WHOLE_CHARS:
+            whole = hi - lo < WHOLE_ROWS and (chars or 0) <= WHOLE_CHARS
+            if whole:
                 # a short session: all its rows at once (one read instead of three)
                 rows = db.execute(
-                    f"SELECT {_MESSAGE_COLS} FROM messages WHERE id BETWEEN ? AND ?", (lo, hi)
+                    f"SELECT {_MESSAGE_COLS} FROM messages WHERE id BETWEEN ? AND ? ORDER BY id",
+                    (lo, hi),
                 ).fetchall()
                 convo = [r for r in rows if r[2] in _CONVO]
                 first, last = convo[: 3 + extra], convo[len(convo) - 2 - extra :]
@@ -225,13 +227,18 @@ class IndexHits(IndexFuzzy):
                     ):
                         out.append(idx)
                         verbatim[idx] = raw
-        by_id = {r[0]: r for r in itertools.chain(rows, first, last)}
+        if not whole:  # the three reads may overlap: each row once, in id order
+            by_id = {r[0]: r for r in itertools.chain(rows, first, last)}
+            rows = [by_id[mid] for mid in sorted(by_id)]
         texts: dict[int, list[str]] = {}  # a long message's parts, in order
         facts: dict[int, tuple[str, int, float | None]] = {}
-        for mid in sorted(by_id):
-            _id, idx, role, archived, ts, text = by_id[mid]
-            texts.setdefault(idx, []).append(text)
-            facts[idx] = (role, archived, ts)
+        for _id, idx, role, archived, ts, text in rows:
+            part = texts.get(idx)
+            if part is None:
+                texts[idx] = [text]
+                facts[idx] = (role, archived, ts)
+            else:
+                part.append(text)
 
         def view(i: int) -> JSONDict:
             raw = verbatim.get(i)
