@@ -158,9 +158,11 @@ class IndexHits(IndexFuzzy):
             try:
                 st = os.stat(os.path.join(self.source.root, name))
             except (OSError, ValueError):
-                return None  # as the file would: gone
+                raise _FromFile from None  # gone: the file path reads the vault's copy
             if (st.st_size, st.st_mtime_ns, st.st_ino) != (size, mtime_ns, inode):
                 raise _FromFile  # changed since it was indexed: the file says what it is now
+            if self._kept_note(name) is not None:
+                raise _FromFile  # rows kept from the vault: its copy says what they were
             n = count + archived_count
             if n <= 0:
                 raise _FromFile
@@ -276,7 +278,11 @@ class IndexHits(IndexFuzzy):
             title=title,
             agent=agent,
             when=when,
-            snippet=recall.make_snippet("".join(texts.get(anchor, ())), pq.words, pq.all_tokens),
+            snippet=recall.make_snippet(
+                hidden.snippet_source(pq, "".join(texts.get(anchor, ())), s.anchor_text),
+                pq.words,
+                pq.all_tokens,
+            ),
             score=s.score,
             anchor_index=anchor,
             messages=[view(i) for i in range(start, end)],
