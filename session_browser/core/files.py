@@ -84,6 +84,34 @@ def parse_session_bytes(path: Path, raw: bytes) -> dict[str, Any]:
     return _session_object(path, lambda: loads(raw))
 
 
+def _read_up_to(fd: int, size: int) -> bytes:
+    """At most ``size`` bytes from ``fd``, fewer only at its end. (Straight from the
+    descriptor: a buffered file object costs more than the read itself for the small files
+    sessions mostly are.)"""
+    first = os.read(fd, size)
+    if len(first) >= size or not first:
+        return first
+    parts = [first]
+    left = size - len(first)
+    while left > 0:
+        chunk = os.read(fd, left)
+        if not chunk:
+            break
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
+def _read_to_end(fd: int, hint: int) -> bytes:
+    """Everything left in ``fd`` (``hint``: the size to read first)."""
+    parts = [_read_up_to(fd, max(hint, 1))]
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(parts)
+        parts.append(chunk)
+
+
 def read_file_bytes(path: Path, *, max_bytes: int | None = None) -> bytes:
     """The bytes of a regular file, read without writing anything.
 
@@ -106,19 +134,16 @@ def read_file_bytes(path: Path, *, max_bytes: int | None = None) -> bytes:
                 f"file is {st.st_size} bytes, over the {max_bytes}-byte limit",
                 str(path),
             )
-        fh = os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-    with fh:
         if max_bytes is None:
-            raw = fh.read()
+            raw = _read_to_end(fd, st.st_size + 1)
         else:
             # Read what fstat said (plus one byte to notice growth), never a buffer of the
             # limit's size; a file that grew meanwhile is read on up to the limit.
-            raw = fh.read(st.st_size + 1)
+            raw = _read_up_to(fd, st.st_size + 1)
             if len(raw) > st.st_size:
-                raw += fh.read(max_bytes + 1 - len(raw))
+                raw += _read_up_to(fd, max_bytes + 1 - len(raw))
+    finally:
+        os.close(fd)
     if max_bytes is not None and len(raw) > max_bytes:
         raise OSError(errno.EFBIG, f"file grew over the {max_bytes}-byte limit", str(path))
     return raw

@@ -1,11 +1,14 @@
-"""Hits with their context: the scored sessions ordered, folded by lineage, and read from their
-files (a small cache keyed by file identity)."""
+"""Hits with their context: the scored sessions ordered, folded by lineage, and built from the
+index's rows (or, when the rows cannot give exactly what the file gives, read from their files,
+with a small cache keyed by file identity)."""
 
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import os
+from typing import Any
 
 from .. import recall
 from ..model import (
@@ -30,6 +33,19 @@ log = logging.getLogger("session_browser.index")
 
 HIT_CACHE_FILES = 64  # parsed session files kept for building hits
 HIT_CACHE_BYTES = 8 << 20  # ... and at most this many bytes of their JSON
+
+_SESSION_COLS = (
+    "file, size, mtime_ns, inode, session_id, title, when_, agent, project, hit_rows, "
+    "message_count, archived_count, nmsg, row_lo, row_hi, chars"
+)
+_CONVO = ("user", "assistant")
+WHOLE_ROWS = 64  # a session with at most this many rows (and characters) is read whole
+WHOLE_CHARS = 64_000
+_MESSAGE_COLS = "id, idx, role, archived, ts, text"
+
+
+class _FromFile(Exception):
+    """The rows cannot give this hit as its file would: read the file."""
 
 
 class IndexHits(IndexFuzzy):
@@ -117,6 +133,172 @@ class IndexHits(IndexFuzzy):
             return self._light_hit(s)
 
     def _full_hit_of(self, s: Scored, pq: ParsedQuery, window: int) -> SessionHit | None:
+        if s.info.key >= 0:  # an indexed session (scanned files have negative keys)
+            try:
+                return self._hit_from_rows(s, pq, window)
+            except Exception as exc:  # anything unexpected: the file decides
+                if not isinstance(exc, _FromFile):
+                    log.debug("%s: hit from the file: %s", s.info.file, exc)
+        return self._hit_from_file(s, pq, window)
+
+    def _hit_from_rows(self, s: Scored, pq: ParsedQuery, window: int) -> SessionHit | None:
+        """The hit of an indexed session built from its rows: the same hit as
+        :meth:`_hit_from_file` builds (title, snippet, window, bookends), reading only the
+        rows it shows, never the file. :class:`_FromFile` when the rows cannot give it: the
+        session was indexed without ``hit_rows``, or replaced, or its file changed since."""
+        with self._lock:
+            db = self._conn()
+            row = db.execute(
+                f"SELECT {_SESSION_COLS} FROM sessions WHERE sid = ?", (s.info.key,)
+            ).fetchone()
+            if row is None or not row[9] or row[0] != s.info.file:
+                raise _FromFile
+            (name, size, mtime_ns, inode, session_id, title, when, agent, project, flag) = row[:10]
+            count, archived_count, nmsg, lo, hi, chars = row[10:]
+            try:
+                st = os.stat(os.path.join(self.source.root, name))
+            except (OSError, ValueError):
+                raise _FromFile from None  # gone: the file path reads the vault's copy
+            if (st.st_size, st.st_mtime_ns, st.st_ino) != (size, mtime_ns, inode):
+                raise _FromFile  # changed since it was indexed: the file says what it is now
+            if self._kept_note(name) is not None:
+                raise _FromFile  # rows kept from the vault: its copy says what they were
+            n = count + archived_count
+            if n <= 0:
+                raise _FromFile
+            anchor = max(0, min(s.anchor, n - 1))
+            window = max(0, window)
+            start, end = max(0, anchor - window), min(n, anchor + window + 1)
+            # Message ids run in projection order: entry i's rows lie between lo + i minus
+            # the entries without a row, and lo + i plus the extra parts of long messages.
+            blanks, extra = n - nmsg, (hi - lo + 1) - nmsg
+            rows: list[tuple[Any, ...]]
+            first: list[tuple[Any, ...]]
+            last: list[tuple[Any, ...]]
+            whole = hi - lo < WHOLE_ROWS and (chars or 0) <= WHOLE_CHARS
+            if whole:
+                # a short session: all its rows at once (one read instead of three)
+                rows = db.execute(
+                    f"SELECT {_MESSAGE_COLS} FROM messages WHERE id BETWEEN ? AND ? ORDER BY id",
+                    (lo, hi),
+                ).fetchall()
+                convo = [r for r in rows if r[2] in _CONVO]
+                first, last = convo[: 3 + extra], convo[len(convo) - 2 - extra :]
+            else:
+                rows = db.execute(
+                    f"SELECT {_MESSAGE_COLS} FROM messages WHERE id BETWEEN ? AND ? "
+                    "AND idx BETWEEN ? AND ? ORDER BY id",
+                    (max(lo, lo + start - blanks), min(hi, lo + end - 1 + extra), start, end - 1),
+                ).fetchall()
+                first = db.execute(
+                    f"SELECT {_MESSAGE_COLS} FROM messages WHERE id BETWEEN ? AND ? "
+                    "AND role IN ('user', 'assistant') ORDER BY id LIMIT ?",
+                    (lo, hi, 3 + extra),
+                ).fetchall()
+                last = db.execute(
+                    f"SELECT {_MESSAGE_COLS} FROM messages WHERE id BETWEEN ? AND ? "
+                    "AND role IN ('user', 'assistant') ORDER BY id DESC LIMIT ?",
+                    (lo, hi, 2 + extra),
+                ).fetchall()
+            verbatim: dict[int, str] = {}
+            v_first: list[int] = []
+            v_last: list[int] = []
+            odd = flag - 1  # the session's entries in ``verbatim``
+            if 0 < odd <= WHOLE_ROWS:
+                marked = []
+                for idx, convo_flag, raw in db.execute(
+                    "SELECT idx, convo, raw FROM verbatim WHERE sid = ?", (s.info.key,)
+                ):
+                    verbatim[idx] = raw
+                    if convo_flag:
+                        marked.append(idx)
+                marked.sort()
+                v_first, v_last = marked[:3], marked[-2:]
+            elif odd > 0:
+                verbatim.update(
+                    db.execute(
+                        "SELECT idx, raw FROM verbatim WHERE sid = ? AND idx BETWEEN ? AND ?",
+                        (s.info.key, start, end - 1),
+                    )
+                )
+                for desc, wanted, out in (("", 3, v_first), (" DESC", 2, v_last)):
+                    for idx, raw in db.execute(
+                        "SELECT idx, raw FROM verbatim WHERE sid = ? AND convo = 1 "
+                        f"ORDER BY idx{desc} LIMIT ?",
+                        (s.info.key, wanted),
+                    ):
+                        out.append(idx)
+                        verbatim[idx] = raw
+        if not whole:  # the three reads may overlap: each row once, in id order
+            by_id = {r[0]: r for r in itertools.chain(rows, first, last)}
+            rows = [by_id[mid] for mid in sorted(by_id)]
+        texts: dict[int, list[str]] = {}  # a long message's parts, in order
+        facts: dict[int, tuple[str, int, float | None]] = {}
+        for _id, idx, role, archived, ts, text in rows:
+            part = texts.get(idx)
+            if part is None:
+                texts[idx] = [text]
+                facts[idx] = (role, archived, ts)
+            else:
+                part.append(text)
+
+        def view(i: int) -> JSONDict:
+            raw = verbatim.get(i)
+            if raw is not None:
+                role, content, ts, archived = json.loads(raw)
+                return {
+                    "index": i,
+                    "role": role,
+                    "content": content,
+                    "timestamp": ts,
+                    "archived": bool(archived),
+                }
+            fact = facts.get(i)
+            if fact is None:
+                raise _FromFile  # rows and projection disagree: never guess
+            return {
+                "index": i,
+                "role": fact[0],
+                "content": "".join(texts[i]),
+                "timestamp": fact[2],
+                "archived": bool(fact[1]),
+            }
+
+        opening = sorted({r[1] for r in first} | set(v_first))[:3]
+        closing = sorted({r[1] for r in last} | set(v_last))[-2:]
+        ends: dict[str, list[JSONDict]] = {}
+        if len(opening) > recall.BOOKEND_SIZE:
+            ends = {
+                "opening": [view(i) for i in opening[: recall.BOOKEND_SIZE]],
+                "closing": [view(i) for i in closing],
+            }
+        shown = view(anchor)
+        hit = SessionHit(
+            session_id=session_id,
+            title=title,
+            agent=agent,
+            when=when,
+            snippet=recall.make_snippet(
+                hidden.snippet_source(pq, "".join(texts.get(anchor, ())), s.anchor_text),
+                pq.words,
+                pq.all_tokens,
+            ),
+            score=s.score,
+            anchor_index=anchor,
+            messages=[view(i) for i in range(start, end)],
+            bookends=ends,
+            source=self.source_kind,
+            store=self.label,
+            archived=bool(shown["archived"]),
+            automated=s.info.tagged or s.info.machine,
+            explain=explain(s, pq) or {},
+        )
+        hit.project = project
+        return hit
+
+    def _hit_from_file(self, s: Scored, pq: ParsedQuery, window: int) -> SessionHit | None:
+        """The hit with its context read from the session's file (a small cache of parsed
+        files keyed by their identity)."""
         loaded = self._projected(s.info.file)
         if loaded is None:
             return None

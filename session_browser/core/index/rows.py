@@ -4,9 +4,10 @@ removed from the database."""
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,17 @@ def machine_paced(messages: Sequence[JSONDict]) -> bool:
     return paced(timestamps(messages))
 
 
+def rate_of(stamps: list[float]) -> float | None:
+    """:func:`~..recall.message_rate` of messages whose timestamps are ``stamps`` (finite
+    floats; the others have none)."""
+    if len(stamps) < 4:
+        return None
+    span_hours = (max(stamps) - min(stamps)) / 3600.0
+    if span_hours <= 0:
+        return None
+    return len(stamps) / span_hours
+
+
 def paced(stamps: list[float]) -> bool:
     """:func:`machine_paced` over the finite timestamps of a session's messages."""
     if len(stamps) < MACHINE_MIN_MESSAGES:
@@ -92,6 +104,19 @@ def paced(stamps: list[float]) -> bool:
 # not a named one: a build makes one per message, and a named tuple's constructor costs a
 # few percent of a whole build.
 MessageRow = tuple[int, str, int, float | None, str]
+# A projection entry whose public view (recall.view) the message rows do not give as it is:
+# (projection index, 1 when its role is user/assistant, its view's role, content, timestamp
+# and archived flag as JSON). Entries without text have no message row; the others here
+# have content that is not a string or a timestamp that is not a finite float.
+VerbatimRow = tuple[int, int, str]
+_CONVO = ("user", "assistant")
+
+
+def verbatim_row(idx: int, msg: JSONDict, role: str, archived: int) -> VerbatimRow:
+    """The :data:`VerbatimRow` of projection entry ``idx`` (ASCII JSON: lone surrogates
+    kept as escapes; raises for content nested too deep to write)."""
+    raw = [role, msg.get("content", ""), msg.get("timestamp"), archived]
+    return (idx, 1 if msg.get("role") in _CONVO else 0, json.dumps(raw))
 
 
 @dataclass
@@ -113,6 +138,10 @@ class SessionRow:
     machine: int  # what relevance demotes besides tagged sessions
     lineage: str | None
     project: str | None
+    # Whether a hit's context (title, snippet, window, bookends) can be built from the rows
+    # as it would be from the file (see :mod:`.hits`): 0 sends hits to the file; n > 0
+    # builds them from the rows, with n - 1 entries of the session in ``verbatim``.
+    hit_rows: int = 0
 
     def values(self) -> tuple[Any, ...]:
         """The columns in the order of :data:`_SESSION_COLS`."""
@@ -131,6 +160,7 @@ class SessionRow:
             self.machine,
             self.lineage,
             self.project,
+            self.hit_rows,
         )
 
     def settle_automation(self, automated: bool) -> None:
@@ -153,16 +183,20 @@ class Parsed:
     state: bytes | None = None  # the source's parse state, kept to resume the next parse
     hidden: list[MessageRow] | None = None  # its hidden parts (see .hidden), for in:tools
     partly: LinesSkipped | None = None  # what was skipped inside the file (see .partly)
+    verbatim: list[VerbatimRow] | None = None
 
 
 _SESSION_COLS = (
     "session_id, title, when_, created, updated_ts, message_count, archived_count, "
-    "source, agent, tagged, rate_auto, machine, lineage, project"
+    "source, agent, tagged, rate_auto, machine, lineage, project, hit_rows"
 )
 
 
 def extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool) -> Parsed:
     """The index rows of one parsed session dict (one pass over its messages)."""
+    # Hits are built from the rows only when they give what the file gives: text as it
+    # is (not folded), an id of its own, and every derived value computed without error.
+    exact = not folded and bool(data.get("session_id"))
     if not data.get("session_id"):
         data["session_id"] = Path(file).stem
     session_id = str(data["session_id"])
@@ -173,65 +207,112 @@ def extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool) 
     messages = old + new  # the projection's entries (without the ``archived`` copies)
     n_old = len(old)
     rows: list[MessageRow] = []
+    verbatim: list[VerbatimRow] = []
     stamps: list[float] = []
     chars = 0
+    plain_stamps = True  # every timestamp a finite float or none: ``stamps`` gives the rate
     for idx, msg in enumerate(messages):
-        tsf = finite_float(msg.get("timestamp"))
-        if tsf is not None:
-            stamps.append(tsf)
-        content = msg.get("content")
-        text = content if isinstance(content, str) else safely("", content_text, content)
+        get = msg.get
+        stamp = get("timestamp")
+        # the view's timestamp is the stored one only for a finite float or none
+        if type(stamp) is float and stamp - stamp == 0.0:  # finite (inf - inf is nan)
+            tsf = stamp
+            stamps.append(stamp)
+            odd = False
+        elif stamp is None:
+            tsf = None
+            odd = False
+        else:
+            tsf = finite_float(stamp)
+            if tsf is not None:
+                stamps.append(tsf)
+            odd = True
+            plain_stamps = False
+        content = get("content")
+        role = get("role", "")
+        if type(role) is not str:
+            role = str(role)
+        flag = 1 if idx < n_old or get("archived") else 0
+        if type(content) is str:
+            text = content
+        else:
+            try:
+                text = content_text(content)
+            except Exception:  # a value that cannot be used is treated as absent
+                text = ""
+                exact = False
+            odd = True
         if not text:
+            if exact:
+                try:
+                    verbatim.append(verbatim_row(idx, msg, role, flag))
+                except Exception:  # content too deep to write: hits read the file
+                    exact = False
             continue
-        role = msg.get("role", "")
-        rows.append(
-            (
-                idx,
-                role if isinstance(role, str) else str(role),
-                1 if idx < n_old or msg.get("archived") else 0,
-                tsf,
-                fold(text) if folded else text,
-            )
-        )
+        if odd and exact:
+            try:
+                verbatim.append(verbatim_row(idx, msg, role, flag))
+            except Exception:
+                exact = False
         chars += len(text)
+        rows.append((idx, role, flag, tsf, fold(text) if folded else text))
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     assert isinstance(meta, dict)
     # Each derived value on its own: one that the content makes unusable is left out,
-    # not the whole session.
+    # not the whole session (and then hits read the file, which fails the same way).
+    failed: list[bool] = []
+
+    def derived(default: Any, fn: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except Exception:
+            failed.append(True)
+            return default
+
     tagged = safely(False, recall.tagged_automated, data)
-    rate = safely(None, recall.message_rate, messages)
+    rate = rate_of(stamps) if plain_stamps else safely(None, recall.message_rate, messages)
     rate_auto = rate is not None and rate > recall.AUTOMATED_RATE_THRESHOLD
-    when = safely(None, recall.when_of, data)
+    when = derived(None, recall.when_of, data)
     when = when if isinstance(when, str) else None
     created = data.get("created_at")
-    project = safely(None, recall.project_of, data)
+    project = derived(None, recall.project_of, data)
     row = SessionRow(
         session_id,
-        safely(session_id, recall.session_title, data, messages),
+        derived(session_id, recall.session_title, data, messages),
         when,
         created if isinstance(created, str) else None,
         stored_epoch(when),
         len(new),
         n_old,
         safely(None, recall.source_of, data),
-        safely(None, recall.agent_of, data),
+        derived(None, recall.agent_of, data),
         1 if tagged else 0,
         1 if rate_auto else 0,
         1 if paced(stamps) else 0,
         safely(None, recall.lineage_key, data),
         project,
+        1 + len(verbatim) if exact and not failed else 0,
     )
-    return Parsed(file, identity, session_id, row, rows, chars)
+    return Parsed(file, identity, session_id, row, rows, chars, verbatim=verbatim or None)
 
 
 def cleaned(item: Parsed) -> Parsed:
-    """``item`` with lone surrogates replaced in every indexed text (see :func:`clean`)."""
-    item.session_id = clean(item.session_id)
-    item.row = SessionRow(*(clean(v) for v in item.row.values()))
-    item.messages = [
+    """``item`` with lone surrogates replaced in every indexed text (see :func:`clean`).
+    When that changed anything, hits of the session read its file (the rows no longer
+    hold its text as it is)."""
+    session_id = clean(item.session_id)
+    values = item.row.values()
+    row_values = tuple(clean(v) for v in values)
+    rows = [
         (idx, clean(role), archived, ts, clean(text))
         for idx, role, archived, ts, text in item.messages
     ]
+    changed = session_id != item.session_id or row_values != values or rows != item.messages
+    item.session_id = session_id
+    item.row = SessionRow(*row_values)
+    item.messages = rows
+    if changed:
+        item.row.hit_rows = 0
     return item
 
 
@@ -247,17 +328,17 @@ def insert_rows(db: sqlite3.Connection, items: Sequence[Parsed], *, fts: bool) -
     sid = max(top, seq[0] if seq else 0) + 1
     next_id = first_id
     session_rows: list[tuple[Any, ...]] = []
-    # (id, sid, idx, role, archived, ts, text, start, end): a message longer than
-    # PART_CHARS goes in as parts (rows with the same idx), each sliced only as it is
-    # stored, so one huge message never needs several copies of itself at once.
-    parts: list[tuple[Any, ...]] = []
+    verbatim: list[tuple[int, int, int, str]] = []
+    sids: list[int] = []
     for item in items:
+        if item.verbatim and item.row.hit_rows:
+            verbatim.extend((sid, idx, convo, raw) for idx, convo, raw in item.verbatim)
         row_lo = next_id
-        for idx, role, archived, ts, text in item.messages:
-            bounds = [(0, len(text))] if len(text) <= PART_CHARS else cuts(text, PART_CHARS)
-            for start, end in bounds:
-                parts.append((next_id, sid, idx, role, archived, ts, text, start, end))
-                next_id += 1
+        next_id += len(item.messages)
+        # a message longer than PART_CHARS goes in as parts (its text may be folded, so
+        # its length is looked at, not the session's characters)
+        long = [t for _i, _r, _a, _ts, t in item.messages if len(t) > PART_CHARS]
+        next_id += sum(len(cuts(t, PART_CHARS)) - 1 for t in long)
         session_rows.append(
             (
                 sid,
@@ -272,30 +353,37 @@ def insert_rows(db: sqlite3.Connection, items: Sequence[Parsed], *, fts: bool) -
                 next_id - 1,
             )
         )
+        sids.append(sid)
         sid += 1
-    message_rows = (
-        (
-            mid,
-            msid,
-            idx,
-            role,
-            archived,
-            ts,
-            text if end - start == len(text) else text[start:end],
-        )
-        for mid, msid, idx, role, archived, ts, text, start, end in parts
-    )
+
+    def message_rows() -> Iterator[tuple[Any, ...]]:
+        """(id, sid, idx, role, archived, ts, text), in id order: a long message's parts
+        (rows with the same idx) each sliced only as it is stored, so one huge message
+        never needs several copies of itself at once."""
+        mid = first_id
+        for item, msid in zip(items, sids, strict=True):
+            for idx, role, archived, ts, text in item.messages:
+                if len(text) <= PART_CHARS:
+                    yield (mid, msid, idx, role, archived, ts, text)
+                    mid += 1
+                    continue
+                for start, end in cuts(text, PART_CHARS):
+                    yield (mid, msid, idx, role, archived, ts, text[start:end])
+                    mid += 1
+
     db.executemany(
         f"INSERT INTO sessions(sid, file, size, mtime_ns, inode, {_SESSION_COLS}, nmsg, "
         "chars, row_lo, row_hi) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, ?, ?, ?, ?)",
+        "?, ?, ?, ?, ?, ?, ?)",
         session_rows,
     )
-    if parts:
+    if verbatim:
+        db.executemany("INSERT INTO verbatim(sid, idx, convo, raw) VALUES (?, ?, ?, ?)", verbatim)
+    if next_id > first_id:
         db.executemany(
             "INSERT INTO messages(id, sid, idx, role, archived, ts, text) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            message_rows,
+            message_rows(),
         )
         if fts:
             db.execute(
@@ -325,5 +413,6 @@ def delete_rows(db: sqlite3.Connection, name: str, *, fts: bool) -> bool:
             (lo, hi),
         )
     db.execute("DELETE FROM messages WHERE id BETWEEN ? AND ?", (lo, hi))
+    db.execute("DELETE FROM verbatim WHERE sid=?", (sid,))
     db.execute("DELETE FROM sessions WHERE sid=?", (sid,))
     return True

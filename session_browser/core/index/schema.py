@@ -37,11 +37,12 @@ log = logging.getLogger("session_browser.index")
 # PRAGMA user_version; any other value rebuilds the index. 6: titles are the first user
 # message before the agent name, and the agent is stored as recall.agent_of says. 7: the
 # hidden parts of transcripts in their own tables (``hidden``, ``hidden_fts``: in:tools),
-# and what was skipped inside indexed files (``partly``).
-SCHEMA_VERSION = 7
+# and what was skipped inside indexed files (``partly``). 8: hits are built from the rows
+# (``sessions.hit_rows``, the ``verbatim`` table).
+SCHEMA_VERSION = 8
 OPEN_BUSY_SECONDS = 30.0  # how long opening retries while other processes set the index up
 _TABLES = (
-    frozenset({"meta", "sessions", "messages", "skipped", "common_terms"})
+    frozenset({"meta", "sessions", "messages", "skipped", "common_terms", "verbatim"})
     | hidden.TABLES
     | partly.TABLES
 )
@@ -384,7 +385,7 @@ class IndexDatabase:
                 session_id TEXT NOT NULL, title TEXT, when_ TEXT, created TEXT,
                 updated_ts REAL, message_count INTEGER, archived_count INTEGER,
                 source TEXT, agent TEXT, tagged INTEGER, rate_auto INTEGER, machine INTEGER,
-                lineage TEXT, project TEXT,
+                lineage TEXT, project TEXT, hit_rows INTEGER,
                 nmsg INTEGER NOT NULL, chars INTEGER NOT NULL,
                 row_lo INTEGER NOT NULL, row_hi INTEGER NOT NULL);
             CREATE INDEX IF NOT EXISTS sessions_id ON sessions(session_id);
@@ -395,6 +396,9 @@ class IndexDatabase:
             CREATE TABLE IF NOT EXISTS messages(
                 id INTEGER PRIMARY KEY, sid INTEGER NOT NULL, idx INTEGER NOT NULL,
                 role TEXT, archived INTEGER, ts REAL, text TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS verbatim(
+                sid INTEGER NOT NULL, idx INTEGER NOT NULL, convo INTEGER NOT NULL,
+                raw TEXT NOT NULL, PRIMARY KEY(sid, idx)) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS skipped(
                 file TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, inode INTEGER,
                 reason TEXT);
