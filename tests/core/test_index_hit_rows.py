@@ -229,3 +229,18 @@ def test_hits_of_the_folded_index_read_their_file(tmp_path: Path) -> None:
         assert {f for (f,) in store._rows("SELECT hit_rows FROM sessions")} == {0}
         hits = store.search("kestrel backups", limit=3)
         assert hits and hits[0].session_id == "arch" and hits[0].title == "Kestrel keys"
+
+
+def test_a_message_too_long_for_rows_hits_reads_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Joining a huge message's parts would hold it several times over: such a session's
+    # hits come from its file (bounded reads), with the same content.
+    monkeypatch.setattr(index_rows, "PART_CHARS", 5_000)
+    monkeypatch.setattr(index_rows, "ROWS_HIT_MAX_CHARS", 20_000)
+    d = tmp_path / "sessions"
+    _store_dir(d)
+    with SqliteSessionStore(d, db_path=tmp_path / "i.sqlite3") as store:
+        flags = dict(store._rows("SELECT session_id, hit_rows FROM sessions"))
+        assert flags["long"] == 0 and flags["arch"] >= 1
+        assert _compare(store, QUERIES) > 50

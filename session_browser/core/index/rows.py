@@ -30,6 +30,9 @@ MACHINE_MIN_MESSAGES = 8
 MACHINE_MAX_GAP = 10.0
 IN_CHUNK = 500  # names per ``IN (...)`` list
 PART_CHARS = 1 << 20  # a longer message is stored as parts of about this many characters
+# A session holding a longer message builds its hits from its file, whose reads are
+# bounded: joining its parts back would hold the message several times over.
+ROWS_HIT_MAX_CHARS = 4 << 20
 
 
 def timestamps(messages: Sequence[JSONDict]) -> list[float]:
@@ -255,6 +258,8 @@ def extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool) 
             except Exception:
                 exact = False
         chars += len(text)
+        if len(text) > ROWS_HIT_MAX_CHARS:
+            exact = False
         rows.append((idx, role, flag, tsf, fold(text) if folded else text))
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     assert isinstance(meta, dict)
