@@ -153,6 +153,7 @@ class Parsed:
     state: bytes | None = None  # the source's parse state, kept to resume the next parse
     hidden: list[MessageRow] | None = None  # its hidden parts (see .hidden), for in:tools
     partly: LinesSkipped | None = None  # what was skipped inside the file (see .partly)
+    raw: bytes | None = None  # the file's bytes as read, when the source kept them (the vault)
 
 
 _SESSION_COLS = (
