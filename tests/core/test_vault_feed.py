@@ -192,3 +192,25 @@ def test_an_index_built_before_the_vault_hands_it_every_file_once(
         assert hit.kept is not None and hit.kept.startswith("deleted from")
     finally:
         store.close()
+
+
+def test_a_json_build_keeps_the_bytes_it_indexed_one_version_each(tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    for i in range(30):
+        doc = {"session_id": f"s{i}", "messages": [{"role": "user", "content": f"kestrel {i}"}]}
+        (sessions / f"s{i}.json").write_text(json.dumps(doc, indent=2))
+    before = snapshot(sessions)
+    store = SqliteSessionStore(sessions)
+    try:
+        assert len(store.search("kestrel", limit=50)) == 30
+        store.reconcile()  # nothing changed: nothing new kept
+        with Vault() as vault:
+            latest = vault.latest()
+            assert len(latest) == 30 and vault.stats().versions == 30
+            for version in latest:
+                assert version.source == "praisonai" and version.messages == 1
+                assert vault.read(version) == Path(version.path).read_bytes()
+    finally:
+        store.close()
+    assert snapshot(sessions) == before
