@@ -200,14 +200,16 @@ def test_a_json_build_keeps_the_bytes_it_indexed_one_version_each(tmp_path: Path
     for i in range(30):
         doc = {"session_id": f"s{i}", "messages": [{"role": "user", "content": f"kestrel {i}"}]}
         (sessions / f"s{i}.json").write_text(json.dumps(doc, indent=2))
+    big = {"session_id": "s30", "messages": [{"role": "user", "content": "kestrel " * 9000}]}
+    (sessions / "s30.json").write_text(json.dumps(big))  # over RAW_KEPT: read by the vault
     before = snapshot(sessions)
     store = SqliteSessionStore(sessions)
     try:
-        assert len(store.search("kestrel", limit=50)) == 30
+        assert len(store.search("kestrel", limit=50)) == 31
         store.reconcile()  # nothing changed: nothing new kept
         with Vault() as vault:
             latest = vault.latest()
-            assert len(latest) == 30 and vault.stats().versions == 30
+            assert len(latest) == 31 and vault.stats().versions == 31
             for version in latest:
                 assert version.source == "praisonai" and version.messages == 1
                 assert vault.read(version) == Path(version.path).read_bytes()

@@ -54,9 +54,9 @@ class LinesSkipped:
         return bool(self.bad or self.tail or self.unknown)
 
 
-#: A file up to this size hands its bytes to the vault with its parse (an index batch holds
-#: at most its files' worth of them; a bigger file is streamed from disk by the vault).
-RAW_KEPT = 256 << 10
+#: A file up to this size hands its bytes to the vault with its parse (so an index batch
+#: holds at most its file count times this; a bigger file is streamed from disk by the vault).
+RAW_KEPT = 64 << 10
 
 
 @dataclass

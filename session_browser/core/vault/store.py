@@ -50,7 +50,6 @@ PACK_MAX = 256 << 20  # a pack this big is closed and the next one started
 MAGIC = b"SBVP"
 _HEADER = struct.Struct(">4sB3x32sQ")  # magic, dictionary flag, pad, sha256, compressed length
 SMALL = 4 << 20  # a file up to this size is read, hashed and compressed in one piece
-_IN_CHUNK = 500  # names per "IN (...)" look-up (under SQLite's variable limit)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -479,100 +478,10 @@ class Vault:
         now: float | None = None,
     ) -> int:
         """Keep the bytes of many files ``(path, session_id, data, messages)`` at once, as
-        :meth:`keep` keeps each (in one batch); the versions added.
+        :meth:`keep` keeps each, in one batch; the versions added (see :mod:`.bulk`)."""
+        from .bulk import keep_many
 
-        A file the vault has never seen (every file of a first build) costs a few rows
-        written together with the batch's others, not several statements of its own; a
-        file seen before goes through :meth:`keep` (it may only have grown)."""
-        when = time.time() if now is None else now
-        paths = [os.fspath(item[0]) for item in items]
-        if len(set(paths)) != len(paths):  # the same file twice: one after the other
-            return sum(
-                self.keep(source, p, sid, data, messages=n, now=when) is not None
-                for (p, sid, data, n) in items
-            )
-        added = 0
-        with self.batch():
-            seen: set[str] = set()
-            for start in range(0, len(paths), _IN_CHUNK):
-                part = paths[start : start + _IN_CHUNK]
-                marks = ",".join("?" * len(part))
-                seen.update(
-                    str(r[0])
-                    for r in self._db.execute(
-                        f"SELECT path FROM files WHERE source = ? AND path IN ({marks})",
-                        (source, *part),
-                    )
-                )
-            new: list[tuple[str, str, bytes, int | None, str]] = []
-            for text_path, (_p, sid, data, n) in zip(paths, items, strict=True):
-                if text_path in seen:
-                    kept = self.keep(source, text_path, sid, data, messages=n, now=when)
-                    added += kept is not None
-                else:
-                    new.append((text_path, sid, data, n, _sha(data)))
-            if not new:
-                return added
-            self._put_many([(data, digest) for _p, _s, data, _n, digest in new])
-            (top,) = self._db.execute("SELECT coalesce(max(fid), 0) FROM files").fetchone()
-            fids = range(int(top) + 1, int(top) + 1 + len(new))
-            self._db.executemany(
-                "INSERT INTO files (fid, source, path, session_id, first_seen, last_seen)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    (fid, source, p, sid, when, when)
-                    for fid, (p, sid, *_r) in zip(fids, new, strict=True)
-                ],
-            )
-            self._db.executemany(
-                "INSERT INTO versions (fid, seen, size, sha256, chunks, messages)"
-                " VALUES (?, ?, ?, ?, '', ?)",
-                [
-                    (fid, when, len(data), digest, n)
-                    for fid, (_p, _s, data, n, digest) in zip(fids, new, strict=True)
-                ],
-            )
-        return added + len(new)
-
-    def _put_many(self, blobs: Sequence[tuple[bytes, str]]) -> None:
-        """Store each ``(data, its hash)`` as one chunk (inside a batch), as :meth:`_put`
-        does, with one look-up and one insert for them all."""
-        todo: dict[str, bytes] = {}
-        for data, digest in blobs:
-            if len(data) > SMALL:
-                self._put(data)
-            else:
-                todo.setdefault(digest, data)
-        hashes = list(todo)
-        for start in range(0, len(hashes), _IN_CHUNK):
-            part = hashes[start : start + _IN_CHUNK]
-            marks = ",".join("?" * len(part))
-            for digest, pid, offset in self._db.execute(
-                f"SELECT hash, pack, offset FROM objects WHERE hash IN ({marks})", part
-            ).fetchall():
-                if self._readable(digest, (pid, offset)):
-                    del todo[digest]
-        if not todo:
-            return
-        pack = self._open_pack()
-        rows = []
-        out = []
-        end = pack.end
-        for digest, data in todo.items():
-            comp = zlib.compressobj(COMPRESS_LEVEL, zdict=ZDICT)
-            packed = comp.compress(data) + comp.flush()
-            out.append(_HEADER.pack(MAGIC, 1, bytes.fromhex(digest), len(packed)))
-            out.append(packed)
-            rows.append((digest, len(data), len(packed) + _HEADER.size, pack.pid, end))
-            end += _HEADER.size + len(packed)
-        pack.fh.write(b"".join(out))
-        pack.end = end
-        pack.dirty = True
-        self._db.executemany(
-            "INSERT OR REPLACE INTO objects (hash, size, stored, pack, offset)"
-            " VALUES (?, ?, ?, ?, ?)",
-            rows,
-        )
+        return keep_many(self, source, items, now=now)
 
     def keep_file(
         self,
