@@ -216,3 +216,19 @@ def test_a_json_build_keeps_the_bytes_it_indexed_one_version_each(tmp_path: Path
     finally:
         store.close()
     assert snapshot(sessions) == before
+
+
+def test_a_json_parse_hands_on_the_bytes_of_a_small_file_only(tmp_path: Path) -> None:
+    from session_browser.core.sources.base import RAW_KEPT, SessionDoc
+    from session_browser.core.sources.praisonai import PraisonAISource
+
+    small = json.dumps({"session_id": "a", "messages": [{"role": "user", "content": "hi"}]})
+    (tmp_path / "a.json").write_text(small)
+    big = json.dumps({"session_id": "b", "messages": [{"role": "user", "content": "x" * RAW_KEPT}]})
+    (tmp_path / "b.json").write_text(big)
+    source = PraisonAISource(tmp_path)
+    doc = source.parse("a.json", (len(small), 0, 0), None)
+    assert isinstance(doc, SessionDoc) and doc.raw == small.encode()
+    # Listed small, grown past the cap before it was read: parsed whole, its bytes not held.
+    doc = source.parse("b.json", (10, 0, 0), None)
+    assert isinstance(doc, SessionDoc) and doc.raw is None and doc.data["session_id"] == "b"
