@@ -204,3 +204,51 @@ def test_processes_keeping_and_pruning_at_once_leave_every_latest_version_readab
         for version in latest:
             assert len(vault.read(version)) == version.size
         assert vault.check() == []
+
+
+def test_a_batch_of_files_kept_at_once_reads_back_as_kept_one_by_one(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    one, two, grown = jsonl(40, 10), jsonl(40, 11), jsonl(40, 12)
+    with Vault(root) as vault:
+        old = vault.keep("praisonai", "/s/old.json", "old", grown[:2000])
+        added = vault.keep_many(
+            "praisonai",
+            [
+                ("/s/a.json", "a", one, 40),
+                ("/s/same.json", "same", one, 40),  # the same bytes as a.json: stored once
+                ("/s/b.json", "b", two, 40),
+                ("/s/old.json", "old", grown, 40),  # seen before, only grew: an append
+                ("/s/keep.json", "keep", b"", None),
+            ],
+        )
+        assert added == 5
+        latest = {v.path: v for v in vault.latest()}
+        assert vault.read(latest["/s/a.json"]) == vault.read(latest["/s/same.json"]) == one
+        assert vault.read(latest["/s/b.json"]) == two
+        assert latest["/s/a.json"].messages == 40 and latest["/s/keep.json"].messages is None
+        assert old is not None and latest["/s/old.json"].chunks[:-1] == old.chunks
+        assert vault.read(latest["/s/old.json"]) == grown
+        assert objects(root) == 5  # old's start, its append, one, two, the empty file
+        # Kept again as they are: nothing new; the same path twice in a batch: one version.
+        assert vault.keep_many("praisonai", [("/s/a.json", "a", one, 40)]) == 0
+        assert vault.keep_many("praisonai", [("/s/c.json", "c", one, 1)] * 2) == 1
+        assert vault.check() == []
+
+
+def test_a_batch_that_fails_leaves_nothing_named_and_its_bytes_are_cut(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    with Vault(root) as vault:
+        vault.keep("praisonai", "/s/first.json", "first", jsonl(30, 20))
+        end = stored_on_disk(root)
+        with pytest.raises(RuntimeError), vault.batch():
+            vault.keep_many("praisonai", [("/s/x.json", "x", jsonl(30, 21), 30)])
+            raise RuntimeError("crash before the commit")
+        assert stored_on_disk(root) > end  # its bytes were written, never named
+        assert [v.path for v in vault.latest()] == ["/s/first.json"]
+    with Vault(root) as vault:
+        later = vault.keep_many("praisonai", [("/s/y.json", "y", jsonl(30, 22), 30)])
+        assert later == 1 and vault.check() == []
+        assert {v.path for v in vault.latest()} == {"/s/first.json", "/s/y.json"}
+        with sqlite3.connect(root / "catalog.sqlite") as db:
+            (pack_end,) = db.execute("SELECT end FROM packs").fetchone()
+        assert stored_on_disk(root) == pack_end

@@ -192,3 +192,43 @@ def test_an_index_built_before_the_vault_hands_it_every_file_once(
         assert hit.kept is not None and hit.kept.startswith("deleted from")
     finally:
         store.close()
+
+
+def test_a_json_build_keeps_the_bytes_it_indexed_one_version_each(tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    for i in range(30):
+        doc = {"session_id": f"s{i}", "messages": [{"role": "user", "content": f"kestrel {i}"}]}
+        (sessions / f"s{i}.json").write_text(json.dumps(doc, indent=2))
+    big = {"session_id": "s30", "messages": [{"role": "user", "content": "kestrel " * 9000}]}
+    (sessions / "s30.json").write_text(json.dumps(big))  # over RAW_KEPT: read by the vault
+    before = snapshot(sessions)
+    store = SqliteSessionStore(sessions)
+    try:
+        assert len(store.search("kestrel", limit=50)) == 31
+        store.reconcile()  # nothing changed: nothing new kept
+        with Vault() as vault:
+            latest = vault.latest()
+            assert len(latest) == 31 and vault.stats().versions == 31
+            for version in latest:
+                assert version.source == "praisonai" and version.messages == 1
+                assert vault.read(version) == Path(version.path).read_bytes()
+    finally:
+        store.close()
+    assert snapshot(sessions) == before
+
+
+def test_a_json_parse_hands_on_the_bytes_of_a_small_file_only(tmp_path: Path) -> None:
+    from session_browser.core.sources.base import RAW_KEPT, SessionDoc
+    from session_browser.core.sources.praisonai import PraisonAISource
+
+    small = json.dumps({"session_id": "a", "messages": [{"role": "user", "content": "hi"}]})
+    (tmp_path / "a.json").write_text(small)
+    big = json.dumps({"session_id": "b", "messages": [{"role": "user", "content": "x" * RAW_KEPT}]})
+    (tmp_path / "b.json").write_text(big)
+    source = PraisonAISource(tmp_path)
+    doc = source.parse("a.json", (len(small), 0, 0), None)
+    assert isinstance(doc, SessionDoc) and doc.raw == small.encode()
+    # Listed small, grown past the cap before it was read: parsed whole, its bytes not held.
+    doc = source.parse("b.json", (10, 0, 0), None)
+    assert isinstance(doc, SessionDoc) and doc.raw is None and doc.data["session_id"] == "b"

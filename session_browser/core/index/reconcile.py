@@ -177,6 +177,7 @@ class IndexReconcile(IndexDatabase):
         parsed.state = doc.state
         parsed.hidden = safely([], hidden.hidden_rows, doc.data, folded)
         parsed.partly = doc.skipped
+        parsed.raw = doc.raw
         return parsed
 
     def _load_file(self, name: str) -> JSONDict | None:
@@ -602,7 +603,7 @@ class IndexReconcile(IndexDatabase):
                     feed.reset()
                 raise
         if feed is not None and fresh:
-            feed.keep((i.file, i.session_id, len(i.messages)) for i in fresh)
+            feed.keep((i.file, i.session_id, len(i.messages), i.raw) for i in fresh)
 
     def _insert_isolated(
         self, db: sqlite3.Connection, items: list[Parsed]

@@ -187,6 +187,7 @@ class Parsed:
     hidden: list[MessageRow] | None = None  # its hidden parts (see .hidden), for in:tools
     partly: LinesSkipped | None = None  # what was skipped inside the file (see .partly)
     verbatim: list[VerbatimRow] | None = None
+    raw: bytes | None = None  # the file's bytes as read, when the source kept them (the vault)
 
 
 _SESSION_COLS = (

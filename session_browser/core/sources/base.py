@@ -54,6 +54,11 @@ class LinesSkipped:
         return bool(self.bad or self.tail or self.unknown)
 
 
+#: A file up to this size hands its bytes to the vault with its parse (so an index batch
+#: holds at most its file count times this; a bigger file is streamed from disk by the vault).
+RAW_KEPT = 64 << 10
+
+
 @dataclass
 class SessionDoc:
     """One session file parsed.
@@ -63,7 +68,9 @@ class SessionDoc:
     documented message rate and machine pacing). ``state``: what lets the next parse of the
     same file resume where this one stopped (None: the format is read whole every time);
     ``resumed``: whether this parse resumed (None when the source never resumes).
-    ``skipped``: what was left out inside the file (``index status`` says it).
+    ``skipped``: what was left out inside the file (``index status`` says it). ``raw``: the
+    file's whole bytes as parsed, when the source read them in one piece and they are small
+    (:data:`RAW_KEPT`): the vault keeps them instead of reading the file again.
     """
 
     data: JSONDict
@@ -71,6 +78,7 @@ class SessionDoc:
     state: bytes | None = None
     resumed: bool | None = None
     skipped: LinesSkipped | None = None
+    raw: bytes | None = None
 
 
 @dataclass

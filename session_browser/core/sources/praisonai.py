@@ -9,16 +9,17 @@ Automation follows the shared rules (tagged, the documented message rate, machin
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..files import MAX_SESSION_BYTES, read_json
+from ..files import MAX_SESSION_BYTES, loads, read_file_bytes, read_json
 from ..model import JSONDict, SessionHit
 from ..paths import default_session_dir, project_session_dir, same_dir, spill_dir_for
-from .base import Identity, SessionDoc, Skip, SourceKind
+from .base import RAW_KEPT, Identity, SessionDoc, Skip, SourceKind
 
 if TYPE_CHECKING:
     from ..index import SqliteSessionStore
@@ -94,15 +95,23 @@ class PraisonAISource:
 
     def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
         try:
+            path = self.root / name
+            raw: bytes | None = None
+            if ident[0] <= RAW_KEPT:  # small: its bytes go on to the vault with the parse
+                try:
+                    raw = read_file_bytes(path, max_bytes=RAW_KEPT)
+                except OSError as exc:
+                    if exc.errno != errno.EFBIG:  # (it grew since it was listed: read below)
+                        raise
             # Capped: one huge file is skipped (with its size in the reason), never read whole.
-            data = read_json(self.root / name, max_bytes=MAX_SESSION_BYTES)
+            data = loads(raw) if raw is not None else read_json(path, max_bytes=MAX_SESSION_BYTES)
         except OSError as exc:
             return Skip(f"unreadable: {exc.strerror or exc}")
         except (ValueError, RecursionError) as exc:
             return Skip(f"not valid JSON: {str(exc)[:200]}")
         if not isinstance(data, dict):
             return Skip(f"root is {type(data).__name__}, not an object")
-        return SessionDoc(data)
+        return SessionDoc(data, raw=raw)
 
     def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
         path = self.root / name

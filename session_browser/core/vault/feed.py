@@ -42,6 +42,8 @@ KEPT_DDL = (
     "CREATE TABLE IF NOT EXISTS vault_kept(file TEXT PRIMARY KEY, vid INTEGER NOT NULL,"
     " path TEXT NOT NULL, at REAL NOT NULL, dropped INTEGER)"
 )
+#: A file just indexed: (name, session id, messages[, its bytes as read, or None]).
+Kept = tuple[str, str, int] | tuple[str, str, int, bytes | None]
 SHADOW_MARK = "#v"
 FED = "vault_fed"  # index meta key: every file the index holds was handed to the vault once
 BACKFILL_BATCH = 500
@@ -90,13 +92,19 @@ class VaultFeed:
     # ------------------------------------------------------------------ keeping
 
     @_locked
-    def keep(self, items: Iterable[tuple[str, str, int]]) -> int:
-        """Keep the files ``(name, session_id, messages)`` just indexed, in one batch (one
-        fsync); a file that cannot be read is left for the next pass. The versions added."""
+    def keep(self, items: Iterable[Kept]) -> int:
+        """Keep the files ``(name, session_id, messages[, bytes])`` just indexed, in one batch
+        (one fsync); a file that cannot be read is left for the next pass. ``bytes``: what the
+        index read and indexed of it (the file is then not read again). The versions added."""
         added = 0
         try:
             with self.vault.batch():
-                for name, session_id, messages in items:
+                read: list[tuple[Path, str, bytes, int | None]] = []
+                for name, session_id, messages, *rest in items:
+                    data = rest[0] if rest else None
+                    if data is not None:
+                        read.append((self.root / name, session_id, data, messages))
+                        continue
                     try:
                         if self.vault.keep_file(
                             self.kind, self.root / name, session_id, messages=messages
@@ -104,6 +112,8 @@ class VaultFeed:
                             added += 1
                     except OSError as exc:
                         log.warning("vault: %s not kept: %s", name, exc)
+                if read:
+                    added += self.vault.keep_many(self.kind, read)
         except (OSError, sqlite3.Error, VaultError) as exc:
             log.warning("vault: batch not kept: %s", exc)
             self.problems.append(f"the vault could not keep files: {exc}")

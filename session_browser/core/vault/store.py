@@ -470,6 +470,19 @@ class Vault:
                 chunks = [self._put(data)]
             return self._add_version(fid, when, len(data), digest, chunks, messages)
 
+    def keep_many(
+        self,
+        source: str,
+        items: Sequence[tuple[str | os.PathLike[str], str, bytes, int | None]],
+        *,
+        now: float | None = None,
+    ) -> int:
+        """Keep the bytes of many files ``(path, session_id, data, messages)`` at once, as
+        :meth:`keep` keeps each, in one batch; the versions added (see :mod:`.bulk`)."""
+        from .bulk import keep_many
+
+        return keep_many(self, source, items, now=now)
+
     def keep_file(
         self,
         source: str,
