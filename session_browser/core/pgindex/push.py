@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from ..files import FileIdentity
-from ..index.rows import Parsed, cleaned, extract
+from ..index.rows import Parsed, SessionRow, cleaned, extract
 from ..model import JSONDict
 from ..redact import Redactor
 from ..sources.base import Skip
@@ -328,7 +328,7 @@ class Pusher:
                 parsed.file,
                 fp,
                 _no_nul(parsed.session_id),
-                *(_no_nul(v) if isinstance(v, str) else v for v in parsed.row.values()[1:]),
+                *(_no_nul(v) if isinstance(v, str) else v for v in _row_columns(parsed.row)),
                 len(parsed.messages),
                 parsed.chars,
                 self.redact,
@@ -377,6 +377,28 @@ class Pusher:
         self._terms |= new_terms
         self.report.sent += len(batch)
         self.report.messages += sent
+
+
+# The session row's fields the team index stores, by name (in the order of _UPSERT).
+_ROW_FIELDS = (
+    "title",
+    "when",
+    "created",
+    "updated_ts",
+    "message_count",
+    "archived_count",
+    "source",
+    "agent",
+    "tagged",
+    "rate_auto",
+    "machine",
+    "lineage",
+    "project",
+)
+
+
+def _row_columns(row: SessionRow) -> tuple[Any, ...]:
+    return tuple(getattr(row, name) for name in _ROW_FIELDS)
 
 
 _UPSERT = (
