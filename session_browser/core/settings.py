@@ -1,5 +1,5 @@
 """The app's remembered choices (theme, Recent's sort, compact rows, the viewer's context
-level): ``settings.json`` in
+level) and the team index's URL (``index_url``, written by hand): ``settings.json`` in
 our config dir (next to ``keymap.toml``), 0600 in a 0700 dir, written atomically.
 
 Plain data kept in the core, so that the app itself writes no file.
@@ -26,6 +26,7 @@ class Settings:
     sort: str | None = None
     compact: bool = False
     context: int | None = None  # the viewer's context level (an index of its levels)
+    index_url: str | None = None  # the team index (postgresql://...), set by hand
 
 
 def settings_path() -> Path:
@@ -49,6 +50,9 @@ def load_settings(path: Path | None = None) -> Settings:
         out.sort = data["sort"]
     if isinstance(data.get("compact"), bool):
         out.compact = data["compact"]
+    url = data.get("index_url")
+    if isinstance(url, str) and url.strip():
+        out.index_url = url.strip()
     context = data.get("context")
     if isinstance(context, int) and not isinstance(context, bool) and 0 <= context < 100:
         out.context = context
@@ -59,5 +63,8 @@ def save_settings(settings: Settings, path: Path | None = None) -> None:
     """Write ``settings`` (raises ``OSError``; the old file then stays as it was)."""
     path = path or settings_path()
     ensure_private_dir(path.parent)
-    payload = json.dumps(asdict(settings), indent=2, sort_keys=True).encode("utf-8")
+    data = asdict(settings)
+    if data["index_url"] is None:  # only written when set (by hand)
+        del data["index_url"]
+    payload = json.dumps(data, indent=2, sort_keys=True).encode("utf-8")
     atomic_write_bytes(path, payload + b"\n")

@@ -14,8 +14,8 @@ from session_browser.core.pgindex import push_stores
 from session_browser.core.sources import SOURCES
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
-from session_browser.tui.viewer.screen import ViewerScreen
 from session_browser.tui.search.hits import HitList
+from session_browser.tui.viewer.screen import ViewerScreen
 from session_browser.tui.viewer.transcript import TranscriptView
 
 from .corpus import write_store

@@ -423,3 +423,38 @@ def test_a_pi_store_is_pushed_without_its_hidden_parts_unless_asked(
     res = CliRunner().invoke(main, [*args, "--include-hidden"])
     assert res.exit_code == 0, res.output
     assert "secretthoughtword" in stored()
+
+
+def test_the_config_file_names_the_team_index_and_index_status_shows_it(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = write_store(tmp_path / "store", only=["cafe", "billing"])
+    config = tmp_path / "config"
+    config.mkdir()
+    monkeypatch.setenv("SESSION_BROWSER_CONFIG_DIR", str(config))
+    monkeypatch.delenv("SESSION_BROWSER_INDEX_URL", raising=False)
+    # a password in the URL (trust auth ignores it): never printed
+    url = pg_url.replace("postgres@", "postgres:s3cretpw@")
+    (config / "settings.json").write_text(json.dumps({"index_url": url}))
+    res = CliRunner().invoke(main, ["push", "--store", str(d), "--machine", "lab9"])
+    assert res.exit_code == 0, res.output
+    assert "2 sessions sent" in res.stdout
+    res = CliRunner().invoke(main, ["search", "résumé", "--json"])
+    assert [h["store"] for h in json.loads(res.stdout)["results"]] == [f"{local_user()}@lab9"]
+    res = CliRunner().invoke(main, ["index", "status", "--json"])
+    assert res.exit_code == 0, res.output
+    info = json.loads(res.stdout)["team"]
+    assert (info["sessions"], info["messages"], info["machines"]) == (2, 5, 1)
+    assert info["per_machine"] == {"lab9": 2} and info["schema_version"] >= 1
+    assert "s3cretpw" not in res.stdout and ":***@" in info["index"]
+    res = CliRunner().invoke(main, ["index", "status"])
+    assert "2 sessions, 5 messages from 1 machine(s)" in res.stdout and "s3cretpw" not in res.stdout
+    # the environment wins over the config file, --index over both
+    monkeypatch.setenv("SESSION_BROWSER_INDEX_URL", f"postgresql://x:envpw@/none?host={tmp_path}")
+    res = CliRunner().invoke(main, ["index", "status"])
+    assert res.exit_code == 1 and "envpw" not in res.stderr and "team index" in res.stderr
+    res = CliRunner().invoke(main, ["--index", url, "index", "status", "--json"])
+    assert json.loads(res.stdout)["team"]["sessions"] == 2
+    # a local store named with --store is its own index status
+    res = CliRunner().invoke(main, ["index", "status", "--store", str(d), "--json"])
+    assert "stores" in json.loads(res.stdout)

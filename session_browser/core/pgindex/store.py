@@ -742,6 +742,29 @@ class PgIndexStore:
         where, params = self._text_where(text)
         return int(self._one(f"SELECT count(*) FROM sb_sessions{where}", params)[0])
 
+    def status(self) -> JSONDict:
+        """What the team index holds: sessions, messages, machines (with their sessions),
+        users, the schema version, and its URL without the password."""
+        row = self._one(
+            "SELECT count(*), coalesce(sum(nmsg), 0), count(DISTINCT machine), "
+            "count(DISTINCT os_user), max(pushed_at)::text FROM sb_sessions"
+        )
+        version = self._one("SELECT max(version) FROM sb_schema")
+        machines = self._all(
+            "SELECT machine, count(*) FROM sb_sessions GROUP BY machine ORDER BY 2 DESC, 1"
+        )
+        return {
+            "index": self.masked,
+            "schema_version": int(version[0]) if version and version[0] is not None else None,
+            "sessions": int(row[0]),
+            "messages": int(row[1]),
+            "machines": int(row[2]),
+            "users": int(row[3]),
+            "last_push": row[4],
+            "per_machine": {str(m): int(n) for m, n in machines},
+            "typo_pass": self.has_trgm,
+        }
+
     def reconcile(self, **_kwargs: Any) -> None:
         """Nothing to bring up to date here: machines push into the team index."""
 
