@@ -424,6 +424,11 @@ def test_a_pi_store_is_pushed_without_its_hidden_parts_unless_asked(
     res = CliRunner().invoke(main, [*args, "--include-hidden"])
     assert res.exit_code == 0, res.output
     assert "secretthoughtword" in stored()
+    # in:tools cannot widen a team search: said plainly, the prose still found
+    res = CliRunner().invoke(main, ["search", "in:tools", "zephyr", "--json"])
+    out = json.loads(res.stdout)
+    assert [h["session_id"] for h in out["results"]] == ["pi-zephyr"]
+    assert "the team index holds no hidden parts" in res.stderr
 
 
 def test_the_config_file_names_the_team_index_and_index_status_shows_it(

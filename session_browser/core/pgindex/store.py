@@ -76,6 +76,13 @@ _SUMMARY_COLS = (
 )
 
 
+NO_HIDDEN = (
+    "in:tools: the team index holds no hidden parts to search (tool calls and results, "
+    "reasoning): only the prose of pushed sessions is searched; hidden parts pushed with "
+    "--include-hidden are kept for reading"
+)
+
+
 def origin_label(machine: str, user: str) -> str:
     return f"{user}@{machine}"
 
@@ -304,7 +311,7 @@ class PgIndexStore:
     ) -> Relevance:
         if pq.nothing_searchable:
             return Relevance(warnings=[NOTHING_SEARCHABLE])
-        warnings: list[str] = []
+        warnings: list[str] = [NO_HIDDEN] if pq.tools else []
         fuzzy = False
         if not pq.terms:
             scored = self._recent(pq, limit)
