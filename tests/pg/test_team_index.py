@@ -464,3 +464,20 @@ def test_the_config_file_names_the_team_index_and_index_status_shows_it(
     # a local store named with --store is its own index status
     res = CliRunner().invoke(main, ["index", "status", "--store", str(d), "--json"])
     assert "stores" in json.loads(res.stdout)
+
+
+def test_pg_trgm_in_a_schema_not_searched_turns_the_typo_pass_off_not_the_index(
+    pg_url: str,
+) -> None:
+    from psycopg.conninfo import make_conninfo
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA a")
+        conn.execute("CREATE SCHEMA b")
+    in_a = make_conninfo(pg_url, options="-c search_path=a")
+    in_b = make_conninfo(pg_url, options="-c search_path=b")
+    with PgIndexStore(in_a) as team:
+        assert team.has_trgm  # the extension made in schema a
+    with PgIndexStore(in_b) as team:  # b cannot see a's operator classes
+        assert not team.has_trgm
+        assert team.search("anything") == []
