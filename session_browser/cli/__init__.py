@@ -130,7 +130,8 @@ class LazyGroup(click.Group):
     metavar="URL",
     default=None,
     help="Search and read the team index at URL (postgresql://...) instead of the local "
-    "stores (default: $SESSION_BROWSER_INDEX_URL). 'push --to URL' fills it.",
+    "stores (default: $SESSION_BROWSER_INDEX_URL, else index_url in the config file's "
+    "settings.json). 'push --to URL' fills it.",
 )
 @click.option("--demo", is_flag=True, help="Open the app on a generated demo store.")
 @click.version_option(package_name="session-browser")

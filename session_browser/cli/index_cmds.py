@@ -48,6 +48,35 @@ def _print_report(store: SqliteSessionStore, report: ReconcileReport) -> None:
         out.print(Text("  skipped ") + safe(name) + Text(": ") + safe(reason), overflow="fold")
 
 
+def _team_status(ctx: click.Context, as_json: bool) -> None:
+    """``index status`` of the team index (the password of its URL never shown)."""
+    from session_browser.core.pgindex.store import PgIndexStore
+
+    from .team_cmds import team_url
+
+    url = team_url(ctx)
+    assert url is not None
+    with PgIndexStore(url) as team:
+        info = team.status()
+    if as_json:
+        echo_json({"team": info})
+        return
+    out = console()
+    out.print(Text("team index ") + safe(str(info["index"]), style="bold"), overflow="fold")
+    out.print(Text(f"  schema:   version {info['schema_version']}"))
+    out.print(
+        Text(
+            f"  indexed:  {info['sessions']} sessions, {info['messages']} messages from "
+            f"{info['machines']} machine(s), {info['users']} user(s)"
+        )
+    )
+    for machine, n in list(info["per_machine"].items())[:20]:
+        out.print(Text("    ") + safe(machine) + Text(f": {n} sessions"), overflow="fold")
+    if info["last_push"]:
+        out.print(Text(f"  pushed:   last at {info['last_push']}"))
+    out.print(Text(f"  typos:    {'pg_trgm' if info['typo_pass'] else 'no pg_trgm: no typo pass'}"))
+
+
 def _run(ctx: click.Context, stores: tuple[str, ...], as_json: bool, action: str) -> None:
     try:
         dirs = _dirs(ctx, stores)
@@ -141,7 +170,13 @@ def index() -> None:
 @json_option
 @click.pass_context
 def status(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
-    """Where each index is, what it holds, and the files it could not read."""
+    """Where each index is, what it holds, and the files it could not read (the team
+    index's sessions, messages, machines and schema with --index or its URL set)."""
+    from .team_cmds import team_url
+
+    if not stores and team_url(ctx) is not None:
+        _team_status(ctx, as_json)
+        return
     _run(ctx, stores, as_json, "status")
 
 

@@ -39,7 +39,8 @@ def team_url(ctx: click.Context, explicit: str | None = None) -> str | None:
     "url",
     metavar="URL",
     default=None,
-    help=f"The team index (postgresql://...; default: --index, else ${ENV_URL}).",
+    help=f"The team index (postgresql://...; default: --index, else ${ENV_URL}, else "
+    "index_url in the config file).",
 )
 @click.option(
     "--redact",
@@ -93,7 +94,10 @@ def push(
 
     target = team_url(ctx, url)
     if target is None:
-        fail(f"push needs the team index: --to postgresql://... (or ${ENV_URL})")
+        fail(
+            f"push needs the team index: --to postgresql://... (or ${ENV_URL}, or index_url "
+            "in the config file)"
+        )
     try:
         specs = store_specs(list(chosen_stores(ctx, stores)) or None)
     except StoreNotFound as exc:

@@ -1,5 +1,6 @@
 """The app's remembered choices (theme, Recent's sort, compact rows, the viewer's context
-level) and which sources the vault leaves alone: ``settings.json`` in
+level), which sources the vault leaves alone and the team index's URL (``index_url``,
+written by hand): ``settings.json`` in
 our config dir (next to ``keymap.toml``), 0600 in a 0700 dir, written atomically.
 
 Plain data kept in the core, so that the app itself writes no file.
@@ -29,6 +30,7 @@ class Settings:
     context: int | None = None  # the viewer's context level (an index of its levels)
     # Source kinds whose files the vault does not keep (``"vault_off": ["codex"]``).
     vault_off: list[str] = field(default_factory=list)
+    index_url: str | None = None  # the team index (postgresql://...), set by hand
 
 
 def settings_path() -> Path:
@@ -52,6 +54,9 @@ def load_settings(path: Path | None = None) -> Settings:
         out.sort = data["sort"]
     if isinstance(data.get("compact"), bool):
         out.compact = data["compact"]
+    url = data.get("index_url")
+    if isinstance(url, str) and url.strip():
+        out.index_url = url.strip()
     context = data.get("context")
     if isinstance(context, int) and not isinstance(context, bool) and 0 <= context < 100:
         out.context = context
@@ -73,5 +78,8 @@ def save_settings(settings: Settings, path: Path | None = None) -> None:
     """Write ``settings`` (raises ``OSError``; the old file then stays as it was)."""
     path = path or settings_path()
     ensure_private_dir(path.parent)
-    payload = json.dumps(asdict(settings), indent=2, sort_keys=True).encode("utf-8")
+    data = asdict(settings)
+    if data["index_url"] is None:  # only written when set (by hand)
+        del data["index_url"]
+    payload = json.dumps(data, indent=2, sort_keys=True).encode("utf-8")
     atomic_write_bytes(path, payload + b"\n")

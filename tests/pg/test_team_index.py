@@ -9,12 +9,13 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import psycopg
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from session_browser.cli import main
 from session_browser.core.index import SqliteSessionStore
@@ -151,9 +152,9 @@ def _push_cmd(url: str, *stores: Path, machine: str = "m1") -> list[str]:
 
 
 def test_two_pushers_at_once_lose_and_duplicate_nothing(tmp_path: Path, pg_url: str) -> None:
-    shared = _big_store(tmp_path / "shared", 250, "a")
-    own1 = _big_store(tmp_path / "own1", 100, "b")
-    own2 = _big_store(tmp_path / "own2", 100, "c")
+    shared = _big_store(tmp_path / "shared", 150, "a")
+    own1 = _big_store(tmp_path / "own1", 40, "b")
+    own2 = _big_store(tmp_path / "own2", 40, "c")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     procs = [
         subprocess.Popen(_push_cmd(pg_url, shared, own1), env=env, stderr=subprocess.PIPE),
@@ -163,10 +164,10 @@ def test_two_pushers_at_once_lose_and_duplicate_nothing(tmp_path: Path, pg_url: 
         _out, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
     rows = _messages_per_session(pg_url)
-    assert len(rows) == 450  # the shared store once: same machine, user, dir and file
+    assert len(rows) == 230  # the shared store once: same machine, user, dir and file
     assert all(n == c == 6 for _sid, n, c in rows)
     with psycopg.connect(pg_url) as conn:
-        assert conn.execute("SELECT count(*) FROM sb_messages").fetchone() == (2700,)
+        assert conn.execute("SELECT count(*) FROM sb_messages").fetchone() == (1380,)
 
 
 def _wait_for_sessions(url: str, proc: subprocess.Popen[bytes], at_least: int) -> None:
@@ -194,8 +195,8 @@ def test_a_push_killed_midway_leaves_no_partial_session_and_the_next_resumes(
     rows = _messages_per_session(pg_url)
     assert 0 < len(rows) < 650, "the push was not stopped midway"
     assert all(n == c == 6 for _sid, n, c in rows)
-    done = subprocess.run(_push_cmd(pg_url, store), env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    done = CliRunner().invoke(main, _push_cmd(pg_url, store)[3:])  # the resume, in-process
+    assert done.exit_code == 0, done.output
     assert f"{len(rows)} unchanged" in done.stdout
     rows = _messages_per_session(pg_url)
     assert len(rows) == 650 and all(n == c == 6 for _sid, n, c in rows)
@@ -205,22 +206,34 @@ def test_a_connection_cut_mid_push_fails_in_one_line_and_the_next_push_resumes(
     tmp_path: Path, pg_url: str
 ) -> None:
     store = _big_store(tmp_path / "big", 650)
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen(_push_cmd(pg_url, store), env=env, stderr=subprocess.PIPE)
-    _wait_for_sessions(pg_url, proc, 200)
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        cut = conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        ).fetchall()
-    _out, err = proc.communicate(timeout=60)
-    assert cut and proc.returncode == 1
-    lines = err.decode().strip().splitlines()
+    args = _push_cmd(pg_url, store)[3:]
+    outcome: list[Result] = []
+    # the push runs in a thread of this process (the CLI's own error handling and exit code);
+    # the test cuts its connection from here
+    pushing = threading.Thread(target=lambda: outcome.append(CliRunner().invoke(main, args)))
+    pushing.start()
+    deadline = time.monotonic() + 60
+    cut: list[tuple[bool]] = []
+    while not cut and time.monotonic() < deadline and pushing.is_alive():
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            try:
+                row = conn.execute("SELECT count(*) FROM sb_sessions").fetchone()
+            except psycopg.errors.UndefinedTable:  # the push has not made its tables yet
+                row = None
+            if row is not None and row[0] >= 200:
+                cut = conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                ).fetchall()
+        time.sleep(0.01)
+    pushing.join(60)
+    assert cut and outcome and outcome[0].exit_code == 1
+    lines = outcome[0].stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("session-browser: push to the team index")
     rows = _messages_per_session(pg_url)
     assert len(rows) < 650 and all(n == c == 6 for _sid, n, c in rows)
-    done = subprocess.run(_push_cmd(pg_url, store), env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    done = CliRunner().invoke(main, args)
+    assert done.exit_code == 0, done.output
     rows = _messages_per_session(pg_url)
     assert len(rows) == 650 and all(n == c == 6 for _sid, n, c in rows)
 
@@ -280,11 +293,12 @@ def test_bench_index_prints_both_engines_and_leaves_no_schema(pg_url: str) -> No
             "--index",
             pg_url,
             "--sessions",
-            "40",
+            "12",
             "--queries",
-            "6",
+            "3",
             "--pushers",
             "2",
+            "--no-sgd",  # the small pip-installed data: no reading of the big SGD file
             "--json",
             "-q",
         ],
@@ -292,7 +306,8 @@ def test_bench_index_prints_both_engines_and_leaves_no_schema(pg_url: str) -> No
     assert res.exit_code == 0, res.output
     report = json.loads(res.stdout)
     assert report["team"]["push_messages"] == report["corpus"]["messages"] > 0
-    assert report["team"]["quality"]["n"] == report["sqlite"]["quality"]["n"] == 6
+    n = report["queries"]  # as many as the small corpus gives (up to 3)
+    assert report["team"]["quality"]["n"] == report["sqlite"]["quality"]["n"] == n >= 2
     assert abs(report["team"]["quality"]["rank1"] - report["sqlite"]["quality"]["rank1"]) <= 0.01
     with psycopg.connect(pg_url) as conn:
         left = conn.execute(
@@ -409,3 +424,60 @@ def test_a_pi_store_is_pushed_without_its_hidden_parts_unless_asked(
     res = CliRunner().invoke(main, [*args, "--include-hidden"])
     assert res.exit_code == 0, res.output
     assert "secretthoughtword" in stored()
+    # in:tools cannot widen a team search: said plainly, the prose still found
+    res = CliRunner().invoke(main, ["search", "in:tools", "zephyr", "--json"])
+    out = json.loads(res.stdout)
+    assert [h["session_id"] for h in out["results"]] == ["pi-zephyr"]
+    assert "the team index holds no hidden parts" in res.stderr
+
+
+def test_the_config_file_names_the_team_index_and_index_status_shows_it(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = write_store(tmp_path / "store", only=["cafe", "billing"])
+    config = tmp_path / "config"
+    config.mkdir()
+    monkeypatch.setenv("SESSION_BROWSER_CONFIG_DIR", str(config))
+    monkeypatch.delenv("SESSION_BROWSER_INDEX_URL", raising=False)
+    # a password in the URL (trust auth ignores it): never printed
+    url = pg_url.replace("postgres@", "postgres:s3cretpw@")
+    (config / "settings.json").write_text(json.dumps({"index_url": url}))
+    res = CliRunner().invoke(main, ["push", "--store", str(d), "--machine", "lab9"])
+    assert res.exit_code == 0, res.output
+    assert "2 sessions sent" in res.stdout
+    res = CliRunner().invoke(main, ["search", "résumé", "--json"])
+    assert [h["store"] for h in json.loads(res.stdout)["results"]] == [f"{local_user()}@lab9"]
+    res = CliRunner().invoke(main, ["index", "status", "--json"])
+    assert res.exit_code == 0, res.output
+    info = json.loads(res.stdout)["team"]
+    assert (info["sessions"], info["messages"], info["machines"]) == (2, 5, 1)
+    assert info["per_machine"] == {"lab9": 2} and info["schema_version"] >= 1
+    assert "s3cretpw" not in res.stdout and ":***@" in info["index"]
+    res = CliRunner().invoke(main, ["index", "status"])
+    assert "2 sessions, 5 messages from 1 machine(s)" in res.stdout and "s3cretpw" not in res.stdout
+    # the environment wins over the config file, --index over both
+    monkeypatch.setenv("SESSION_BROWSER_INDEX_URL", f"postgresql://x:envpw@/none?host={tmp_path}")
+    res = CliRunner().invoke(main, ["index", "status"])
+    assert res.exit_code == 1 and "envpw" not in res.stderr and "team index" in res.stderr
+    res = CliRunner().invoke(main, ["--index", url, "index", "status", "--json"])
+    assert json.loads(res.stdout)["team"]["sessions"] == 2
+    # a local store named with --store is its own index status
+    res = CliRunner().invoke(main, ["index", "status", "--store", str(d), "--json"])
+    assert "stores" in json.loads(res.stdout)
+
+
+def test_pg_trgm_in_a_schema_not_searched_turns_the_typo_pass_off_not_the_index(
+    pg_url: str,
+) -> None:
+    from psycopg.conninfo import make_conninfo
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA a")
+        conn.execute("CREATE SCHEMA b")
+    in_a = make_conninfo(pg_url, options="-c search_path=a")
+    in_b = make_conninfo(pg_url, options="-c search_path=b")
+    with PgIndexStore(in_a) as team:
+        assert team.has_trgm  # the extension made in schema a
+    with PgIndexStore(in_b) as team:  # b cannot see a's operator classes
+        assert not team.has_trgm
+        assert team.search("anything") == []

@@ -32,8 +32,13 @@ def is_index_url(value: str | None) -> bool:
 
 
 def index_url(explicit: str | None = None) -> str | None:
-    """The team index URL: ``explicit`` (``--index``), else ``SESSION_BROWSER_INDEX_URL``."""
+    """The team index URL: ``explicit`` (``--index``), else ``SESSION_BROWSER_INDEX_URL``,
+    else ``index_url`` in the config file (``settings.json`` in the config dir)."""
     value = explicit or os.environ.get(ENV_URL) or None
+    if not value:
+        from ..settings import load_settings
+
+        value = load_settings().index_url
     return value.strip() if value else None
 
 

@@ -81,6 +81,8 @@ def _trigrams(conn: Any) -> bool:
                 conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
         except Exception:  # not installed, or not allowed: no typo pass
             return False
+    elif conn.execute("SELECT to_regprocedure('similarity(text,text)')").fetchone() == (None,):
+        return False  # installed in a schema this connection does not search: no typo pass
     if conn.execute("SELECT to_regclass('sb_terms_trgm')").fetchone() == (None,):
         with conn.transaction():  # (looked up first: creating takes a lock pushers wait on)
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))

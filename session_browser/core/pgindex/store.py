@@ -63,6 +63,9 @@ from .tsv import all_query, any_query, term_query
 _SORTS = {"updated": "updated_ts", "created": "created", "size": "chars"}  # browse order
 STATS_SECONDS = 10.0  # collection statistics are read again after this long
 SCAN_FACTOR = 4  # newest matching messages read to pick the per-session-capped candidates
+GIN_FIRST = 4  # matches read from the GIN index rather than walking the newest messages
+# while matches² <= GIN_FIRST × rows read × messages (a walk reads about rows × messages /
+# matches messages when the matches are spread evenly, several times more when not)
 _CAND_COLS = (
     "m.sid, m.idx, m.role, m.archived, m.ts, m.text, s.session_id, s.file, s.when_, "
     "s.tagged, s.machine_paced, s.lineage, s.chars, m.id"
@@ -70,6 +73,13 @@ _CAND_COLS = (
 _SUMMARY_COLS = (
     "session_id, title, when_, message_count, archived_count, created, kind, machine, "
     "os_user, tagged, rate_auto, lineage, project, agent"
+)
+
+
+NO_HIDDEN = (
+    "in:tools: the team index holds no hidden parts to search (tool calls and results, "
+    "reasoning): only the prose of pushed sessions is searched; hidden parts pushed with "
+    "--include-hidden are kept for reading"
 )
 
 
@@ -178,39 +188,58 @@ class PgIndexStore:
                 out[str(word)] = n
         return out
 
-    def _count(self, query: str, cap: int) -> int:
-        row = self._one(
-            "SELECT count(*) FROM (SELECT 1 FROM sb_messages WHERE tsv @@ %s::tsquery LIMIT %s) c",
-            (query, cap),
-        )
-        return int(row[0])
-
     def _df(self, term: Term) -> int:
         """Messages holding ``term`` (as the SQLite engine counts: the least frequent of a
         phrase's words; counted up to just past the common-word share)."""
-        key = term.fts()
-        with self._lock:
-            cached = self._df_cache.get(key)
-        if cached is not None:
-            return cached
+        return self._dfs([term])[0]
+
+    def _dfs(self, terms: Sequence[Term]) -> list[int]:
+        """:meth:`_df` of each of ``terms``, the words not known yet counted in one
+        statement (one round trip for the whole query)."""
         total, _avg = self._corpus()
         cap = max(int(COMMON_SHARE * total) + 2, RARE_DF * 10)
-        dfs: list[int] = []
         common = self._common
-        for i, tok in enumerate(term.tokens):
-            prefix = term.prefix and i == len(term.tokens) - 1
-            known = None if prefix else common.get(tok)
-            dfs.append(
-                known if known is not None else self._count(f"{tok}:*" if prefix else tok, cap)
-            )
-        value = min(dfs) if dfs else 0
         with self._lock:
-            self._df_cache[key] = value
-        return value
+            cached = [self._df_cache.get(t.fts()) for t in terms]
+        wanted: dict[str, int | None] = {}
+        for term, have in zip(terms, cached, strict=True):
+            if have is not None:
+                continue
+            for i, tok in enumerate(term.tokens):
+                prefix = term.prefix and i == len(term.tokens) - 1
+                known = None if prefix else common.get(tok)
+                wanted.setdefault(f"{tok}:*" if prefix else tok, known)
+        counts = {q: n for q, n in wanted.items() if n is not None}
+        ask = [q for q, n in wanted.items() if n is None]
+        if ask:
+            subs = ", ".join(
+                "(SELECT count(*) FROM (SELECT 1 FROM sb_messages WHERE tsv @@ %s::tsquery "
+                "LIMIT %s) c)"
+                for _q in ask
+            )
+            row = self._one(f"SELECT {subs}", [v for q in ask for v in (q, cap)])
+            counts.update({q: int(n) for q, n in zip(ask, row, strict=True)})
+        out: list[int] = []
+        for term, have in zip(terms, cached, strict=True):
+            if have is None:
+                toks = [
+                    f"{tok}:*" if term.prefix and i == len(term.tokens) - 1 else tok
+                    for i, tok in enumerate(term.tokens)
+                ]
+                have = min((counts[q] for q in toks), default=0)
+                with self._lock:
+                    self._df_cache[term.fts()] = have
+            out.append(have)
+        return out
 
     def corpus_stats(self, pq: ParsedQuery) -> CorpusStats:
         total, avg = self._corpus()
-        return CorpusStats(total=total, avg_chars=avg, dfs={t.fts(): self._df(t) for t in pq.terms})
+        dfs = self._dfs(pq.terms)
+        return CorpusStats(
+            total=total,
+            avg_chars=avg,
+            dfs={t.fts(): df for t, df in zip(pq.terms, dfs, strict=True)},
+        )
 
     # ------------------------------------------------------------------ search
 
@@ -282,7 +311,7 @@ class PgIndexStore:
     ) -> Relevance:
         if pq.nothing_searchable:
             return Relevance(warnings=[NOTHING_SEARCHABLE])
-        warnings: list[str] = []
+        warnings: list[str] = [NO_HIDDEN] if pq.tools else []
         fuzzy = False
         if not pq.terms:
             scored = self._recent(pq, limit)
@@ -312,7 +341,7 @@ class PgIndexStore:
     def _score(
         self, pq: ParsedQuery, corpus: CorpusStats | None, limit: int, warnings: list[str]
     ) -> list[Scored]:
-        dfs = [self._df(t) for t in pq.terms]
+        dfs = self._dfs(pq.terms)
         scorer = self._scorer(pq, dfs, corpus)
         rows = self._candidates(pq, dfs, limit, warnings, scorer.rare)
         groups: dict[int, tuple[SessionInfo, list[Msg]]] = {}
@@ -389,8 +418,8 @@ class PgIndexStore:
         rows: list[tuple[Any, ...]] = []
         seen: set[int] = set()
 
-        def add(query: str, n: int, check: str | None = None) -> None:
-            for row in self._fetch(pq, query, n, check):
+        def add(query: str, n: int, check: str | None = None, df: int = 0) -> None:
+            for row in self._fetch(pq, query, n, check, df):
                 if row[-1] not in seen:
                     seen.add(row[-1])
                     rows.append(row)
@@ -403,9 +432,9 @@ class PgIndexStore:
             rarer = [pq.terms[i] for df, i in live if df <= RARE_DF] or [pq.terms[live[0][1]]]
             full = all_query(pq.terms, ex)
             if len(rarer) < len(pq.terms):
-                add(all_query(rarer, ex), max(ALL_TERMS_LIMIT, limit), full)
+                add(all_query(rarer, ex), max(ALL_TERMS_LIMIT, limit), full, live[0][0])
             else:
-                add(full, max(ALL_TERMS_LIMIT, limit))
+                add(full, max(ALL_TERMS_LIMIT, limit), df=live[0][0])
             shown = {r[11] if r[11] is not None else f"\x00{r[0]}" for r in rows}
             if shown:
                 drivers_limit = max(FILL_LIMIT, PER_SESSION * (limit - len(shown)))
@@ -418,10 +447,14 @@ class PgIndexStore:
                 drivers.append(pq.terms[i])
                 used.add(i)
                 budget += df
-            add(any_query(drivers, ex), drivers_limit)
+            add(any_query(drivers, ex), drivers_limit, df=budget)
         elif not rows:
             common_limit = max(COMMON_LIMIT, PER_SESSION * limit)
-            add(any_query([pq.terms[i] for _df, i in live], ex), common_limit)
+            add(
+                any_query([pq.terms[i] for _df, i in live], ex),
+                common_limit,
+                df=sum(df for df, _i in live),
+            )
             if len(rows) >= common_limit:
                 warnings.append(COMMON_NOTE)
             return rows
@@ -429,15 +462,16 @@ class PgIndexStore:
             warnings.append(COMMON_NOTE)
         rest = [pq.terms[i] for _df, i in live if i not in used and (not rare or i in rare)]
         if rest and len({r[0] for r in rows}) < max(limit, 1):
-            add(any_query(rest, ex), max(FILL_LIMIT, PER_SESSION * limit))
+            rest_df = sum(dfs[i] for _df, i in live if i not in used and (not rare or i in rare))
+            add(any_query(rest, ex), max(FILL_LIMIT, PER_SESSION * limit), df=rest_df)
         return rows
 
     def _fetch(
-        self, pq: ParsedQuery, query: str, limit: int, check: str | None = None
+        self, pq: ParsedQuery, query: str, limit: int, check: str | None = None, df: int = 0
     ) -> list[tuple[Any, ...]]:
         """The newest messages matching ``query`` (looked up in the GIN index) and
         ``check`` (tested on those rows only) and the filters, at most :data:`PER_SESSION`
-        of one session."""
+        of one session (``df``: about how many messages match ``query``)."""
         if not query:
             return []
         fsql, fparams = pg_where(pq.filter_values)
@@ -445,14 +479,23 @@ class PgIndexStore:
             fsql = " AND ts_match_vq(m.tsv, %s::tsquery)" + fsql
             fparams = [check, *fparams]
         join = " JOIN sb_sessions s ON s.sid = m.sid" if "s." in fsql else ""
+        scan = max(SCAN_FACTOR * limit, 500)
+        # Walking the messages newest first and testing each one (the plan PostgreSQL picks
+        # when it guesses the matches are spread evenly) reads tens of thousands of rows for
+        # a word of a few thousand messages that are not; the GIN index then reads only
+        # the matches. ``m.id + 0`` takes the walk away, unless the matches are so many that
+        # reading them all costs more than walking to the newest of them.
+        total, _avg = self._corpus()
+        newest = "m.id + 0" if df * df <= GIN_FIRST * scan * max(total, 1) else "m.id"
         return self._all(
-            f"WITH hit AS (SELECT m.id, m.sid FROM sb_messages m{join} "
-            f"WHERE m.tsv @@ %s::tsquery{fsql} ORDER BY m.id DESC LIMIT %s), "
-            "capped AS (SELECT id, row_number() OVER (PARTITION BY sid ORDER BY id DESC) AS rn "
-            "FROM hit) "
-            f"SELECT {_CAND_COLS} FROM capped c JOIN sb_messages m ON m.id = c.id "
-            "JOIN sb_sessions s ON s.sid = m.sid WHERE c.rn <= %s ORDER BY m.id DESC LIMIT %s",
-            [query, *fparams, max(SCAN_FACTOR * limit, 500), PER_SESSION, limit],
+            f"WITH hit AS MATERIALIZED (SELECT m.id, m.sid FROM sb_messages m{join} "
+            f"WHERE m.tsv @@ %s::tsquery{fsql} ORDER BY {newest} DESC LIMIT %s), "
+            "top AS MATERIALIZED (SELECT id FROM (SELECT id, row_number() OVER "
+            "(PARTITION BY sid ORDER BY id DESC) AS rn FROM hit) c WHERE c.rn <= %s "
+            "ORDER BY id DESC LIMIT %s) "
+            f"SELECT {_CAND_COLS} FROM top t JOIN sb_messages m ON m.id = t.id "
+            "JOIN sb_sessions s ON s.sid = m.sid ORDER BY m.id DESC",
+            [query, *fparams, scan, PER_SESSION, limit],
         )
 
     def _holds(
@@ -741,6 +784,29 @@ class PgIndexStore:
     def count(self, *, text: str = "") -> int:
         where, params = self._text_where(text)
         return int(self._one(f"SELECT count(*) FROM sb_sessions{where}", params)[0])
+
+    def status(self) -> JSONDict:
+        """What the team index holds: sessions, messages, machines (with their sessions),
+        users, the schema version, and its URL without the password."""
+        row = self._one(
+            "SELECT count(*), coalesce(sum(nmsg), 0), count(DISTINCT machine), "
+            "count(DISTINCT os_user), max(pushed_at)::text FROM sb_sessions"
+        )
+        version = self._one("SELECT max(version) FROM sb_schema")
+        machines = self._all(
+            "SELECT machine, count(*) FROM sb_sessions GROUP BY machine ORDER BY 2 DESC, 1"
+        )
+        return {
+            "index": self.masked,
+            "schema_version": int(version[0]) if version and version[0] is not None else None,
+            "sessions": int(row[0]),
+            "messages": int(row[1]),
+            "machines": int(row[2]),
+            "users": int(row[3]),
+            "last_push": row[4],
+            "per_machine": {str(m): int(n) for m, n in machines},
+            "typo_pass": self.has_trgm,
+        }
 
     def reconcile(self, **_kwargs: Any) -> None:
         """Nothing to bring up to date here: machines push into the team index."""
