@@ -1,0 +1,110 @@
+"""The vault in the app: what deletes history (a status segment), a deleted session read from
+the vault's copy, and the kept versions of a session stepped through in the viewer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Input, Static
+
+from session_browser.core.sources import SOURCES
+from session_browser.tui.app import SessionBrowserApp
+from session_browser.tui.backend import Backend
+from session_browser.tui.viewer.screen import ViewerScreen
+from tests.core.test_claude import Transcript, text
+
+from .conftest import screen_text, settle
+from .stores import NOW
+
+SIZE = (120, 36)
+SID = "11111111-2222-3333-4444-555555555555"
+OTHER = "99999999-2222-3333-4444-555555555555"
+
+
+def claude_dir(root: Path) -> tuple[Path, Transcript]:
+    t = Transcript(SID)
+    t.prompt("where is the heron config kept")
+    t.answer("m1", text("The heron config is in etc, beside the egret notes."))
+    path = t.write(root / "proj" / f"{SID}.jsonl")
+    o = Transcript(OTHER)
+    o.prompt("what about the osprey")
+    o.answer("m2", text("The osprey is fine."))
+    o.write(root / "proj" / f"{OTHER}.jsonl")
+    return path, t
+
+
+def indexed(root: Path) -> None:
+    store = SOURCES["claude"].index(root)
+    try:
+        store.reconcile()
+    finally:
+        store.close()
+
+
+def app_for(root: Path) -> SessionBrowserApp:
+    return SessionBrowserApp(
+        Backend([f"claude:{root}"], indexed=True), now=NOW, animate=False, keymap={}
+    )
+
+
+async def test_a_deleted_session_opens_from_its_hit(tmp_path: Path) -> None:
+    root = tmp_path / "projects"
+    path, _t = claude_dir(root)
+    indexed(root)
+    path.unlink()
+    app = app_for(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        box = app.main.query_one("#query", Input)
+        box.focus()
+        await pilot.press(*"heron", "enter")
+        await settle(pilot, app)
+        viewer = app.screen
+        assert isinstance(viewer, ViewerScreen)
+        shown = screen_text(app)
+        assert "The heron config is in etc" in shown
+        info = str(viewer.query_one("#viewer-info", Static).render())
+        assert f"deleted from {path} on " in info
+        assert "version 1 of 1" in info
+        await pilot.press("less_than_sign")
+        await settle(pilot, app)
+        assert viewer.version_no == 1  # one version: nothing to step to
+
+
+async def test_the_viewer_steps_through_kept_versions_and_marks_removed_turns(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "projects"
+    path, _t = claude_dir(root)
+    indexed(root)
+    later = Transcript(SID)  # rewritten: the heron turns dropped, a new one written
+    later.prompt("now the kestrel settings")
+    later.answer("m3", text("The kestrel settings are in var."))
+    later.write(path)
+    indexed(root)
+    app = app_for(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        box = app.main.query_one("#query", Input)
+        box.focus()
+        await pilot.press(*"kestrel", "enter")
+        await settle(pilot, app)
+        viewer = app.screen
+        assert isinstance(viewer, ViewerScreen) and viewer.session_id == SID
+        assert len(viewer.versions) == 2 and viewer.version_no is None
+        await pilot.press("less_than_sign")
+        await settle(pilot, app)
+        info = str(viewer.query_one("#viewer-info", Static).render())
+        assert "version 1 of 2 (" in info and "2 turns removed in version 2" in info
+        shown = screen_text(app)
+        assert "The heron config is in etc" in shown and "kestrel settings are" not in shown
+        assert shown.count("removed in version 2") == 3  # both turns, and the info line
+        await pilot.press("less_than_sign")
+        await settle(pilot, app)
+        assert viewer.version_no == 1
+        await pilot.press("greater_than_sign")
+        await settle(pilot, app)
+        assert viewer.version_no is None
+        shown = screen_text(app)
+        assert "kestrel settings are" in shown and "removed in version" not in shown
+        assert "version 1" not in str(viewer.query_one("#viewer-info", Static).render())
