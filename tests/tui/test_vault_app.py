@@ -3,6 +3,7 @@ the vault's copy, and the kept versions of a session stepped through in the view
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from textual.widgets import Input, Static
@@ -14,7 +15,7 @@ from session_browser.tui.viewer.screen import ViewerScreen
 from tests.core.test_claude import Transcript, text
 
 from .conftest import screen_text, settle
-from .stores import NOW
+from .stores import NOW, build_store
 
 SIZE = (120, 36)
 SID = "11111111-2222-3333-4444-555555555555"
@@ -69,6 +70,13 @@ async def test_a_deleted_session_opens_from_its_hit(tmp_path: Path) -> None:
         await pilot.press("less_than_sign")
         await settle(pilot, app)
         assert viewer.version_no == 1  # one version: nothing to step to
+        await pilot.press("escape", "f3")  # the recent list marks it as the hit rows do
+        await settle(pilot, app)
+        rows = [
+            line for line in screen_text(app).splitlines() if "heron" in line or "osprey" in line
+        ]
+        assert len(rows) == 2
+        assert ["deleted from" in row for row in rows] == [True, False]
 
 
 async def test_the_viewer_steps_through_kept_versions_and_marks_removed_turns(
@@ -108,3 +116,27 @@ async def test_the_viewer_steps_through_kept_versions_and_marks_removed_turns(
         shown = screen_text(app)
         assert "kestrel settings are" in shown and "removed in version" not in shown
         assert "version 1" not in str(viewer.query_one("#viewer-info", Static).render())
+
+
+async def test_the_status_line_says_what_deletes_history_and_what_the_vault_keeps(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "projects"
+    path, _t = claude_dir(root)
+    indexed(root)
+    path.unlink()
+    settings = Path(os.environ["HOME"]) / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text('{"cleanupPeriodDays": 12}')
+    app = app_for(root)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await settle(pilot, app)
+        assert app.vault_note == "vault: 1 deleted kept · Claude Code deletes after 12 d"
+        status = str(app.screen.query_one("#status", Static).render())
+        assert status.endswith(
+            "index ready · vault: 1 deleted kept · Claude Code deletes after 12 d"
+        )
+    plain = SessionBrowserApp(Backend([build_store(tmp_path / "home")], indexed=False), now=NOW)
+    async with plain.run_test(size=SIZE) as pilot:
+        await settle(pilot, plain)  # PraisonAI without truncate: what the vault keeps only
+        assert plain.vault_note == "vault: 1 deleted kept"

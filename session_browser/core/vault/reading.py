@@ -86,6 +86,24 @@ def kept_versions(session_id: str) -> list[Version]:
         return []
 
 
+def gone_versions() -> dict[str, Version]:
+    """Session id -> the latest version kept of its file, for the files found gone ({}: none,
+    no vault, or a vault that cannot be read)."""
+    from .store import default_vault_dir
+
+    if not (default_vault_dir() / "catalog.sqlite").exists():
+        return {}
+    try:
+        with Vault() as vault:
+            latest = vault.latest(gone_only=True)
+    except (VaultError, OSError, sqlite3.Error):
+        return {}
+    out: dict[str, Version] = {}
+    for version in latest:  # newest first: the newest file of an id names it
+        out.setdefault(version.session_id, version)
+    return out
+
+
 def kept_session(session_id: str) -> JSONDict | None:
     """The latest version the vault keeps of a session no store has any more (None: the vault
     keeps none, or it cannot be read; a damaged copy is never returned)."""
