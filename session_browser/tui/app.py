@@ -524,13 +524,14 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         terms: list[str],
         title: str,
         agent: str | None = None,
+        dropped: bool = False,
     ) -> None:
         if session_id in self.backend.fresh:
             self.mark_seen(session_id)
         self.push_screen(
             ViewerScreen(
                 session_id, store=store, anchor=anchor, terms=terms, title=title, agent=agent
-            )
+            ).seeking_dropped(dropped)
         )
 
     def _to_main(self) -> MainScreen:

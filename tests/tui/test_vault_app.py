@@ -116,6 +116,14 @@ async def test_the_viewer_steps_through_kept_versions_and_marks_removed_turns(
         shown = screen_text(app)
         assert "kestrel settings are" in shown and "removed in version" not in shown
         assert "version 1" not in str(viewer.query_one("#viewer-info", Static).render())
+        await pilot.press("escape")
+        box.focus()
+        box.value = ""
+        await pilot.press(*"heron", "enter")  # the hit on the dropped turns: their version
+        await settle(pilot, app)
+        viewer = app.screen
+        assert isinstance(viewer, ViewerScreen) and viewer.version_no == 1
+        assert "The heron config is in etc" in screen_text(app)
 
 
 async def test_the_status_line_says_what_deletes_history_and_what_the_vault_keeps(

@@ -417,6 +417,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             terms=hits.terms,
             title=hit.title,
             agent=hit.agent,
+            # turns a rewrite dropped: the viewer opens the kept version that has them
+            dropped=bool(hit.kept) and " turns dropped from " in str(hit.kept),
         )
 
     def current_hit(self) -> SessionHit | None:

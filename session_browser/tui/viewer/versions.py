@@ -83,6 +83,13 @@ class KeptVersions:
         self.versions = []
         self.version_no = None
         self.version_removed = 0  # turns of the shown version its successor removed
+        self.seek_dropped = False  # opened from a hit on dropped turns: show a version with them
+
+    def seeking_dropped(self, dropped: bool) -> ViewerScreen:
+        """Opened from a hit on turns a rewrite dropped: once the versions are known, the
+        newest older version that matches the search is shown (the file has them no more)."""
+        self.seek_dropped = dropped
+        return self._screen
 
     @property
     def deleted(self) -> bool:
@@ -104,6 +111,9 @@ class KeptVersions:
         self.versions = message.versions
         if self.deleted:
             self.version_no = len(self.versions)
+        elif self.seek_dropped and len(self.versions) >= 2:
+            self.load_kept(len(self.versions) - 1, self._screen._view().body_width(), seek=True)
+        self.seek_dropped = False
         self._screen._info()
 
     def version_info(self, info: Text) -> None:
@@ -145,14 +155,19 @@ class KeptVersions:
     def action_newer_version(self) -> None:
         self._step_version(1)
 
-    @work(thread=True, exclusive=True, group="projection", exit_on_error=False)
-    def load_kept(self, number: int, width: int) -> None:
+    @work(thread=True, exclusive=True, group="kept-version", exit_on_error=False)
+    def load_kept(self, number: int, width: int, seek: bool = False) -> None:
+        """Version ``number`` read in the background; with ``seek``, the newest version from
+        there down that matches the search terms."""
         from session_browser.tui.viewer.screen import find_matches
 
         backend = self._screen.browser.backend
         try:
-            messages, _version, n = backend.kept_projection(self._screen.session_id, number)
-            newer = backend.kept_projection(self._screen.session_id, number + 1)[0]
+            sid, terms = self._screen.session_id, self._screen.terms
+            messages, _version, n = backend.kept_projection(sid, number)
+            while seek and terms and n > 1 and not find_matches(messages, terms):
+                messages, _version, n = backend.kept_projection(sid, n - 1)
+            newer = backend.kept_projection(sid, n + 1)[0]
         except Exception as exc:  # shown, never fatal: the view stays as it was
             self._screen.post_message(
                 VersionLoaded(number, [], [], width, set(), [], error_text(exc))
@@ -178,6 +193,7 @@ class KeptVersions:
         view.replace_messages(message.messages, message.heights, message.width, follow=False)
         self._screen.matches = message.matches
         view.matches = set(message.matches)
-        if message.removed:
-            view.set_cursor(min(message.removed), top=True)
+        first = sorted(set(message.matches) & message.removed) or sorted(message.removed)
+        if first:
+            view.set_cursor(first[0], top=True)
         self._screen._info()
