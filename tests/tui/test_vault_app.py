@@ -50,7 +50,10 @@ def app_for(root: Path) -> SessionBrowserApp:
 
 async def test_a_deleted_session_opens_from_its_hit(tmp_path: Path) -> None:
     root = tmp_path / "projects"
-    path, _t = claude_dir(root)
+    path, t = claude_dir(root)
+    indexed(root)
+    t.prompt("and the grebe one")  # appended: a second version
+    t.write(path)
     indexed(root)
     path.unlink()
     app = app_for(root)
@@ -66,10 +69,15 @@ async def test_a_deleted_session_opens_from_its_hit(tmp_path: Path) -> None:
         assert "The heron config is in etc" in shown
         info = str(viewer.query_one("#viewer-info", Static).render())
         assert f"deleted from {path} on " in info
-        assert "version 1 of 1" in info
+        assert "version 2 of 2" in info and "grebe" in screen_text(app)
         await pilot.press("less_than_sign")
         await settle(pilot, app)
-        assert viewer.version_no == 1  # one version: nothing to step to
+        assert viewer.version_no == 1 and "grebe" not in screen_text(app)
+        await pilot.press("greater_than_sign")  # back to the latest kept copy
+        await settle(pilot, app)
+        assert viewer.version_no == 2 and "grebe" in screen_text(app)
+        info = str(viewer.query_one("#viewer-info", Static).render())
+        assert "version 2 of 2" in info and "removed" not in info
         await pilot.press("escape", "f3")  # the recent list marks it as the hit rows do
         await settle(pilot, app)
         rows = [

@@ -167,7 +167,8 @@ class KeptVersions:
             messages, _version, n = backend.kept_projection(sid, number)
             while seek and terms and n > 1 and not find_matches(messages, terms):
                 messages, _version, n = backend.kept_projection(sid, n - 1)
-            newer = backend.kept_projection(sid, n + 1)[0]
+            last = n >= len(self.versions)  # the latest kept: no newer version to compare
+            newer = [] if last else backend.kept_projection(sid, n + 1)[0]
         except Exception as exc:  # shown, never fatal: the view stays as it was
             self._screen.post_message(
                 VersionLoaded(number, [], [], width, set(), [], error_text(exc))
@@ -178,7 +179,7 @@ class KeptVersions:
         key = self._screen.query_one(TranscriptView).full_key
         heights = [2 + count_lines(message_text(m, key=key), width) for m in messages]
         matches = find_matches(messages, self._screen.terms) if self._screen.terms else []
-        removed = removed_turns(messages, newer)
+        removed = set() if last else removed_turns(messages, newer)
         self._screen.post_message(VersionLoaded(n, messages, heights, width, removed, matches))
 
     def on_version_loaded(self, message: VersionLoaded) -> None:
