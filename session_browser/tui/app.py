@@ -147,6 +147,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self._polls = 0
         self._done_at_refresh = 0
         self._total_seen = 0  # the build's file count last shown (0: still listing files)
+        self.vault_note = ""  # the status line's vault segment (read by a worker)
         if keymap is None:
             try:
                 keymap = load_keymap()
@@ -191,6 +192,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             names = ", ".join(printable(m, one_line=True) for m in self.missing_stores)
             self.notify(f"Store not found (not a directory): {names}", severity="warning")
         self.start_index()
+        self.read_vault_note()
         self._live_timer = self.set_interval(LIVE_POLL, self._look_for_changes)
 
     def on_unmount(self) -> None:
@@ -247,6 +249,21 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             )
         self.call_from_thread(self._poll_index)
         self._post_status()
+
+    @work(thread=True, exclusive=True, group="vault-note", exit_on_error=False)
+    def read_vault_note(self) -> None:
+        """The vault segment of the status line, read off the UI thread (settings files
+        and the vault's catalog): what deletes history, how many deleted sessions it keeps."""
+        from session_browser.tui.common.vaultline import vault_segment
+
+        kinds = [getattr(s, "source_kind", "praisonai") for s in self.backend.stores]
+        note = vault_segment(kinds)
+        if note != self.vault_note:
+            self.call_from_thread(self._set_vault_note, note)
+
+    def _set_vault_note(self, note: str) -> None:
+        self.vault_note = note
+        self._set_status()
 
     @work(thread=True, exclusive=True, group="status", exit_on_error=False)
     def refresh_status(self, *, skipped: bool = False, attention: bool = True) -> None:
@@ -323,6 +340,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             self.mark_seen(viewer.session_id)  # the reader is looking at it
         main.set_fresh(changes.fresh)
         self.refresh_status()
+        self.read_vault_note()  # a session deleted meanwhile is kept now
         self._refresh_lists(recent=True)
 
     @work(thread=True, group="live-seen", exit_on_error=False)
@@ -376,6 +394,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         if was_building:
             release_free_memory()
             self.refresh_status(skipped=True)
+            self.read_vault_note()  # the build noted the sessions deleted since
             self._refresh_lists(recent=True)
 
     def _refresh_lists(self, *, recent: bool) -> None:
@@ -457,6 +476,8 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
                 f"{k:,} file{'s' if k != 1 else ''} skipped — session-browser index status"
             )
         parts.append(self.index_state.describe())
+        if self.vault_note:
+            parts.append(self.vault_note)
         self.status_text = " · ".join(parts)
 
     def empty_text(self) -> Text:
@@ -503,13 +524,14 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         terms: list[str],
         title: str,
         agent: str | None = None,
+        dropped: bool = False,
     ) -> None:
         if session_id in self.backend.fresh:
             self.mark_seen(session_id)
         self.push_screen(
             ViewerScreen(
                 session_id, store=store, anchor=anchor, terms=terms, title=title, agent=agent
-            )
+            ).seeking_dropped(dropped)
         )
 
     def _to_main(self) -> MainScreen:

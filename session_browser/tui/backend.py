@@ -27,6 +27,9 @@ from session_browser.core.notes import INDEX_FAILED, code_of
 from session_browser.core.pgindex.conn import is_index_url
 from session_browser.core.query import QueryError
 from session_browser.core.stores import open_stores
+from session_browser.core.vault import VaultDamaged, VaultError, Version
+from session_browser.core.vault.feed import kept_note
+from session_browser.core.vault.reading import gone_versions, kept_versions, load_session
 
 SORTS = recall.SORTS  # the orders of the Recent list
 SEARCH_LIMIT = 50
@@ -495,7 +498,42 @@ class Backend:
         return command, cwd if isinstance(cwd, str) and cwd else None
 
     def projection(self, session_id: str, store_label: str = "") -> list[JSONDict]:
-        """The whole archived+active projection of ``session_id`` (raises KeyError if gone)."""
+        """The whole archived+active projection of ``session_id``; of the vault's latest copy
+        when no store has it any more (raises KeyError when the vault keeps none either)."""
+        try:
+            return self._store_projection(session_id, store_label)
+        except KeyError:
+            return self.kept_projection(session_id)[0]
+
+    def deleted_sessions(self) -> dict[str, str]:
+        """Session id -> "deleted from <path> on <date>", for the sessions no store has any
+        more that the vault keeps. Reads the vault's catalog: call it from a worker."""
+        return {
+            sid: kept_note(v.path, v.gone_at or v.seen, None) for sid, v in gone_versions().items()
+        }
+
+    def kept_versions(self, session_id: str) -> list[Version]:
+        """The versions the vault keeps of ``session_id``, oldest first. Reads the vault's
+        catalog: call it from a worker."""
+        return kept_versions(session_id)
+
+    def kept_projection(
+        self, session_id: str, number: int | None = None
+    ) -> tuple[list[JSONDict], Version, int]:
+        """(the projection, the version, its number) of version ``number`` (1 = the oldest;
+        None: the latest) the vault keeps of ``session_id``. KeyError when it keeps none;
+        :class:`VaultDamaged` when the copy is damaged (never shown)."""
+        try:
+            data, version, n = load_session(session_id, number, hidden=True)
+        except VaultDamaged:
+            raise
+        except (VaultError, OSError) as exc:
+            raise KeyError(session_id) from exc
+        if data is None:
+            raise KeyError(session_id)
+        return recall.full_view(recall.project(data)), version, n
+
+    def _store_projection(self, session_id: str, store_label: str) -> list[JSONDict]:
         store = self._store_holding(session_id, store_label)
         fn = getattr(store, "projection", None)
         if callable(fn):

@@ -184,6 +184,7 @@ async def test_compact_rows_and_settings_persist_across_restart(
         "context": None,
         "sort": "created",
         "theme": "textual-light",
+        "vault_off": [],  # the sources whose history the vault does not keep: none
     }
 
     again = make_app(store)

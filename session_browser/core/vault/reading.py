@@ -4,7 +4,9 @@ by the reader of its source kind (the vault never parses a format itself)."""
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
+import sqlite3
 import tempfile
 from pathlib import Path
 
@@ -14,9 +16,10 @@ from ..paths import cache_dir, ensure_private_dir
 from .store import Vault, VaultError, Version
 
 
-def load_version(vault: Vault, version: Version) -> JSONDict | None:
+def load_version(vault: Vault, version: Version, *, hidden: bool = False) -> JSONDict | None:
     """The session dict of ``version`` (:class:`VaultDamaged` when its bytes are damaged;
-    None when its source kind cannot read them)."""
+    None when its source kind cannot read them); with ``hidden``, tool calls and thinking
+    too, from the sources that read them."""
     from ..sources import SOURCES
 
     kind = SOURCES.get(version.source)
@@ -37,14 +40,22 @@ def load_version(vault: Vault, version: Version) -> JSONDict | None:
                 with contextlib.suppress(OSError):
                     target.unlink()
                 raise
-        return kind.source(Path(tmp)).load(name)
+        source = kind.source(Path(tmp))
+        if hidden and "include_hidden" in inspect.signature(source.load).parameters:
+            return source.load(name, include_hidden=True)
+        return source.load(name)
 
 
 def load_session(
-    session_id: str, number: int | None = None, vault: Vault | None = None
+    session_id: str,
+    number: int | None = None,
+    vault: Vault | None = None,
+    *,
+    hidden: bool = False,
 ) -> tuple[JSONDict | None, Version, int]:
     """Version ``number`` (1 = oldest; None: the latest) of session ``session_id`` as a
-    session dict, with the version and its number (:class:`VaultError` when none is kept)."""
+    session dict, with the version and its number (:class:`VaultError` when none is kept;
+    ``hidden``: as :func:`load_version`)."""
     own = vault is None
     v = Vault() if vault is None else vault
     try:
@@ -55,10 +66,42 @@ def load_session(
             raise VaultError(f"--version must be between 1 and {len(versions)}, not {number}")
         n = len(versions) if number is None else number
         chosen = versions[n - 1]
-        return load_version(v, chosen), chosen, n
+        return load_version(v, chosen, hidden=hidden), chosen, n
     finally:
         if own:
             v.close()
+
+
+def kept_versions(session_id: str) -> list[Version]:
+    """Every version the vault keeps of session ``session_id``, oldest first ([]: none, no
+    vault, or a vault that cannot be read)."""
+    from .store import default_vault_dir
+
+    if not (default_vault_dir() / "catalog.sqlite").exists():
+        return []
+    try:
+        with Vault() as vault:
+            return vault.versions(session_id)
+    except (VaultError, OSError, sqlite3.Error):
+        return []
+
+
+def gone_versions() -> dict[str, Version]:
+    """Session id -> the latest version kept of its file, for the files found gone ({}: none,
+    no vault, or a vault that cannot be read)."""
+    from .store import default_vault_dir
+
+    if not (default_vault_dir() / "catalog.sqlite").exists():
+        return {}
+    try:
+        with Vault() as vault:
+            latest = vault.latest(gone_only=True)
+    except (VaultError, OSError, sqlite3.Error):
+        return {}
+    out: dict[str, Version] = {}
+    for version in latest:  # newest first: the newest file of an id names it
+        out.setdefault(version.session_id, version)
+    return out
 
 
 def kept_session(session_id: str) -> JSONDict | None:

@@ -35,6 +35,7 @@ from session_browser.tui.viewer.transcript import (
     count_lines,
     message_text,
 )
+from session_browser.tui.viewer.versions import KeptVersions
 
 if TYPE_CHECKING:
     from session_browser.tui.app import SessionBrowserApp
@@ -79,10 +80,11 @@ def _search_text(message: dict[str, Any]) -> str:
         return ""
 
 
-class ViewerScreen(ReportsWorkerErrors, Screen[None]):
+class ViewerScreen(KeptVersions, ReportsWorkerErrors, Screen[None]):
     """Keys: n/N hits, [/] user turns, g/G ends, / find, +/- context, y copy, i metadata,
     w a long message whole, v raw text, c copy a code block, t tool calls and thinking,
-    C copy the command that resumes a Claude Code or Codex session."""
+    C copy the command that resumes a Claude Code or Codex session, </> the versions the
+    vault keeps of it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,backspace", "back", "Back", id="viewer.back"),
@@ -108,6 +110,20 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         Binding("c", "copy_code", "Copy code", show=False, id="viewer.copy_code"),
         Binding("t", "toggle_hidden", "Tools/thinking", show=False, id="viewer.hidden"),
         Binding("C", "copy_resume", "Copy resume command", show=False, id="viewer.resume"),
+        Binding(
+            "less_than_sign",
+            "older_version",
+            "Older kept version",
+            show=False,
+            id="viewer.older_version",
+        ),
+        Binding(
+            "greater_than_sign",
+            "newer_version",
+            "Newer kept version",
+            show=False,
+            id="viewer.newer_version",
+        ),
     ]
 
     def __init__(
@@ -141,6 +157,7 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         self._painted = threading.Event()  # set once the loaded transcript is on screen
         # (command, cwd) that resumes the session in the agent that wrote it, once known
         self.resume: tuple[str, str | None] | None = None
+        self._init_versions()
 
     @property
     def browser(self) -> SessionBrowserApp:
@@ -200,7 +217,11 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
 
     def reload(self) -> None:
         """Read the session again (its file changed): the reader keeps their place, unless
-        they were at the end, which then follows the new turns (as ``tail -f``)."""
+        they were at the end, which then follows the new turns (as ``tail -f``). An older
+        kept version on screen stays (the file's change shows when the reader comes back
+        to the latest)."""
+        if self.on_old_version:
+            return
         self.reloading = True
         self.load(self._view().body_width())
 
@@ -253,6 +274,7 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         view.loading = False
         view.focus()
         self.loaded = True
+        self.load_versions()
         if message.error:
             view.display = False
             info = Text(f"Cannot open this session: {printable(message.error, one_line=True)}")
@@ -320,6 +342,7 @@ class ViewerScreen(ReportsWorkerErrors, Screen[None]):
         view = self.query_one(TranscriptView)
         total = len(view.messages)
         info = Text(end="")
+        self.version_info(info)
         if not total:
             info.append("This session has no messages.")
             self.query_one("#viewer-info", Static).update(info)

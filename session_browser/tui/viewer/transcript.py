@@ -309,6 +309,9 @@ class TranscriptView(LineView, can_focus=True):
         self.full_key = FULL_KEY  # named in the cut marker
         self.raw = False  # True: every message as the plain text it is (no Markdown)
         self.hidden_mode = HIDDEN_OFF
+        # Turns of a kept version that its successor no longer holds, and their label.
+        self.removed: set[int] = set()
+        self.removed_label = " removed later "
         # Messages whose height is that of their shown body at the current width (the
         # others are estimated from their plain text until they come into view).
         self._measured: set[int] = set()
@@ -671,6 +674,11 @@ class TranscriptView(LineView, can_focus=True):
         elif index in self.matches:
             text.append("  ")
             text.append(" match ", style=self._style("match"))
+        if index in self.removed:
+            text.append("  ")
+            text.append(
+                self.removed_label, style=self._style("archived") + label + Style(bold=True)
+            )
         if m.get("tool_calls"):
             text.append("  tool calls", style=self._style("dim"))
         meta = m.get("metadata")
