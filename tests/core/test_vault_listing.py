@@ -1,15 +1,12 @@
 """The session lists over rows the vault keeps: a session whose rewrite dropped turns is
 listed once (as its file holds it now), a deleted one is listed once and marked, and the
-counts count sessions, in the library and on the command line."""
+counts count sessions (the command line: tests/test_cli_vault.py)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from session_browser.cli import main
 from session_browser.core.index import SqliteSessionStore
 from session_browser.core.sources import SOURCES
 from tests.core.test_vault_feed import OTHER, SID, claude_dir
@@ -29,11 +26,6 @@ def truncated(sessions: Path) -> SqliteSessionStore:
     assert {h.session_id for h in hits} == {"s1"}
     assert all(h.kept is not None and "turns dropped" in h.kept for h in hits)  # not listed
     return store
-
-
-def run(*args: str) -> tuple[int, str]:
-    res = CliRunner().invoke(main, list(args))
-    return res.exit_code, res.stdout
 
 
 def test_a_session_with_dropped_turns_is_listed_once_as_its_file_holds_it(
@@ -96,33 +88,3 @@ def test_a_truncated_then_deleted_session_is_listed_once_marked_deleted(
         assert store.count() == 2
     finally:
         store.close()
-
-
-def test_the_recent_command_lists_each_session_once_and_marks_the_deleted(
-    tmp_path: Path,
-) -> None:
-    sessions = tmp_path / "sessions"
-    truncated(sessions).close()
-    code, out = run("recent", "--store", str(sessions), "--json")
-    assert code == 0
-    rows = json.loads(out)["results"]
-    assert sorted(r["session_id"] for r in rows) == ["s1", "s2"]
-    assert [r["kept"] for r in rows] == [None, None]
-    code, out = run("recent", "--store", str(sessions))
-    assert code == 0 and out.count(" s1") == 1 and "[deleted]" not in out
-    code, out = run("show", "s1", "--store", str(sessions), "--json")
-    assert code == 0 and "pelican" not in out and "filler turn 3" in out
-
-    root = tmp_path / "projects"
-    path, _t = claude_dir(root)
-    store = f"claude:{root}"
-    code, out = run("recent", "--store", store)
-    assert code == 0 and "[deleted]" not in out
-    path.unlink()
-    code, out = run("recent", "--store", store)
-    assert code == 0 and out.count("[deleted]") == 1
-    [line] = [line for line in out.splitlines() if "[deleted]" in line]
-    assert SID[:8] in line and OTHER[:8] not in line
-    code, out = run("recent", "--store", store, "--json")
-    kept = {r["session_id"]: r["kept"] for r in json.loads(out)["results"]}
-    assert kept[OTHER] is None and kept[SID].startswith(f"deleted from {path} on ")
