@@ -130,3 +130,34 @@ def test_doctor_reads_claude_cleanup_period(
     assert code == 0
     assert f"older than 7 days (cleanupPeriodDays in {config / 'settings.json'})" in out
     assert "PRAISONAI_SESSION_RETENTION=truncate" in out
+
+
+def test_recent_lists_each_session_once_and_marks_the_deleted(tmp_path: Path) -> None:
+    from tests.core.test_vault_feed import OTHER, SID, claude_dir
+    from tests.core.test_vault_listing import truncated
+
+    sessions = tmp_path / "sessions"
+    truncated(sessions).close()
+    code, out, _ = run("recent", "--store", str(sessions), "--json")
+    assert code == 0
+    rows = json.loads(out)["results"]
+    assert sorted(r["session_id"] for r in rows) == ["s1", "s2"]
+    assert [r["kept"] for r in rows] == [None, None]
+    code, out, _ = run("recent", "--store", str(sessions))
+    assert code == 0 and out.count(" s1") == 1 and "[deleted]" not in out
+    code, out, _ = run("show", "s1", "--store", str(sessions), "--json")
+    assert code == 0 and "pelican" not in out and "filler turn 3" in out
+
+    root = tmp_path / "projects"
+    path, _t = claude_dir(root)
+    store = f"claude:{root}"
+    code, out, _ = run("recent", "--store", store)
+    assert code == 0 and "[deleted]" not in out
+    path.unlink()
+    code, out, _ = run("recent", "--store", store)
+    assert code == 0 and out.count("[deleted]") == 1
+    [line] = [line for line in out.splitlines() if "[deleted]" in line]
+    assert SID[:8] in line and OTHER[:8] not in line
+    code, out, _ = run("recent", "--store", store, "--json")
+    kept = {r["session_id"]: r["kept"] for r in json.loads(out)["results"]}
+    assert kept[OTHER] is None and kept[SID].startswith(f"deleted from {path} on ")

@@ -341,6 +341,8 @@ def recent(
         title = safe(s.title)
         if s.source != "praisonai":
             title = Text(f"[{printable(s.source, one_line=True)}] ", style="magenta") + title
+        if s.kept:  # first, so a long title never hides it (--json has where it was kept)
+            title = Text("[deleted] ", style="magenta") + title
         if s.automated:
             title.append(" [automated]", style="magenta")
         table.add_row(

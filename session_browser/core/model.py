@@ -684,6 +684,9 @@ class SessionSummary:
     lineage: str | None = None
     project: str | None = None
     agent: str | None = None  # the agent the session was held with, shown beside the title
+    # Its file is gone, its rows kept from the vault's copy: "deleted from <path> on <date>"
+    # (as :attr:`SessionHit.kept`); None for a session its store holds.
+    kept: str | None = None
 
     def as_dict(self) -> JSONDict:
         """PraisonAI's browse shape plus ``archived_count``."""
@@ -707,6 +710,7 @@ class SessionSummary:
                 "lineage": self.lineage,
                 "project": self.project,
                 "agent": self.agent,
+                "kept": self.kept,
             }
         )
         return result

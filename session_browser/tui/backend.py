@@ -28,8 +28,7 @@ from session_browser.core.pgindex.conn import is_index_url
 from session_browser.core.query import QueryError
 from session_browser.core.stores import open_stores
 from session_browser.core.vault import VaultDamaged, VaultError, Version
-from session_browser.core.vault.feed import kept_note
-from session_browser.core.vault.reading import gone_versions, kept_versions, load_session
+from session_browser.core.vault.reading import kept_versions, load_session
 
 SORTS = recall.SORTS  # the orders of the Recent list
 SEARCH_LIMIT = 50
@@ -504,13 +503,6 @@ class Backend:
             return self._store_projection(session_id, store_label)
         except KeyError:
             return self.kept_projection(session_id)[0]
-
-    def deleted_sessions(self) -> dict[str, str]:
-        """Session id -> "deleted from <path> on <date>", for the sessions no store has any
-        more that the vault keeps. Reads the vault's catalog: call it from a worker."""
-        return {
-            sid: kept_note(v.path, v.gone_at or v.seen, None) for sid, v in gone_versions().items()
-        }
 
     def kept_versions(self, session_id: str) -> list[Version]:
         """The versions the vault keeps of ``session_id``, oldest first. Reads the vault's

@@ -25,15 +25,12 @@ class RecentCounted(Message):
         total: int,
         first_page: list[SessionSummary],
         error: str | None = None,
-        deleted: dict[str, str] | None = None,
     ) -> None:
         super().__init__()
         self.generation = generation
         self.total = total
         self.first_page = first_page
         self.error = error  # the stores could not list their sessions: why
-        # session id -> "deleted from <path> on <date>" (read from the vault's copy)
-        self.deleted = deleted or {}
 
 
 class RecentPageLoaded(Message):

@@ -132,6 +132,12 @@ async def test_the_viewer_steps_through_kept_versions_and_marks_removed_turns(
         viewer = app.screen
         assert isinstance(viewer, ViewerScreen) and viewer.version_no == 1
         assert "The heron config is in etc" in screen_text(app)
+        await pilot.press("escape", "f3")  # the recent list: the session once, as it is now
+        await settle(pilot, app)
+        lines = screen_text(app).splitlines()
+        assert len([line for line in lines if SID in line]) == 1
+        assert len([line for line in lines if OTHER in line]) == 1
+        assert not [line for line in lines if "dropped from" in line or "deleted from" in line]
 
 
 async def test_the_status_line_says_what_deletes_history_and_what_the_vault_keeps(

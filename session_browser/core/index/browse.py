@@ -17,6 +17,7 @@ from ..model import (
     SessionSummary,
     stored_epoch,
 )
+from ..vault.feed import kept_note
 from . import partly
 from .api import SessionReader
 from .hits import IndexHits
@@ -47,9 +48,10 @@ class IndexBrowse(IndexHits):
         if self.broken is None:
             with self._lock:
                 db = self._conn()
-                sessions, messages = db.execute(
-                    "SELECT count(*), coalesce(sum(nmsg), 0) FROM sessions"
-                ).fetchone()
+                messages = db.execute("SELECT coalesce(sum(nmsg), 0) FROM sessions").fetchone()[0]
+                source, cond = self._listed(db)
+                where = f" WHERE {cond}" if cond else ""
+                sessions = db.execute(f"SELECT count(*) FROM {source}{where}").fetchone()[0]
                 skipped = db.execute("SELECT file, reason FROM skipped ORDER BY file").fetchall()
                 inside = partly.summary(db)
             out.update(
@@ -198,10 +200,45 @@ class IndexBrowse(IndexHits):
         "tagged, rate_auto, lineage, project, agent FROM sessions"
     )
 
+    def _listed(self, db: sqlite3.Connection | None = None) -> tuple[str, str]:
+        """(the FROM clause, the condition) of the sessions a list shows: one row a session.
+        The rows the vault keeps of the turns a rewrite dropped (see
+        :mod:`..vault.feed`) are found by search, never listed; a deleted session's rows
+        are listed once, with where it was kept (the last two columns of :meth:`_listing`)."""
+        sql = "SELECT 1 FROM sqlite_master WHERE type='table' AND name='vault_kept'"
+        found = db.execute(sql).fetchall() if db is not None else self._rows(sql)
+        if not found:
+            return "sessions", ""
+        return (
+            "sessions LEFT JOIN vault_kept AS kept ON kept.file = sessions.file",
+            "kept.dropped IS NULL",
+        )
+
+    def _listing(
+        self, tail: str = "", params: Sequence[Any] = (), text: str = ""
+    ) -> list[SessionSummary]:
+        """The listed sessions (see :meth:`_listed`) whose title or id holds ``text``, the
+        query ending with ``tail`` (its order and limit)."""
+        source, cond = self._listed()
+        where, args = self._text_filter(text)
+        if cond:
+            where = f"{where} AND {cond}" if where else f" WHERE {cond}"
+            cols = "kept.path, kept.at"
+        else:
+            cols = "NULL, NULL"
+        sql = self._SUMMARY_SQL.replace(" FROM sessions", f", {cols} FROM {source}")
+        out: list[SessionSummary] = []
+        for row in self._rows(f"{sql}{where}{tail}", [*args, *params]):
+            summary = self._summary(row[:-2])
+            if row[-2] is not None:
+                summary.kept = kept_note(str(row[-2]), float(row[-1]), None)
+            out.append(summary)
+        return out
+
     def summaries(self) -> list[SessionSummary]:
         """Every indexed session (unreadable files are not sessions)."""
         try:
-            return [self._summary(r) for r in self._rows(self._SUMMARY_SQL)]
+            return self._listing()
         except (Broken, sqlite3.Error):
             return self.reader.summaries()
 
@@ -210,10 +247,9 @@ class IndexBrowse(IndexHits):
         if limit <= 0:
             return []
         try:
-            rows = self._rows(self._SUMMARY_SQL + " ORDER BY when_ DESC, sid LIMIT ?", (limit,))
+            return self._listing(" ORDER BY when_ DESC, sid LIMIT ?", (limit,))
         except (Broken, sqlite3.Error):
             return self.reader.recent(limit=limit)
-        return [self._summary(r) for r in rows]
 
     @staticmethod
     def _text_filter(text: str) -> tuple[str, list[Any]]:
@@ -246,11 +282,9 @@ class IndexBrowse(IndexHits):
             "created": "created DESC",
             "size": "size DESC",
         }[sort]
-        where, params = self._text_filter(text)
         try:
-            rows = self._rows(
-                f"{self._SUMMARY_SQL}{where} ORDER BY {order}, sid LIMIT ? OFFSET ?",
-                [*params, limit, max(0, offset)],
+            return self._listing(
+                f" ORDER BY {order}, sid LIMIT ? OFFSET ?", [limit, max(0, offset)], text
             )
         except (Broken, sqlite3.Error):
             items = self.reader.summaries()
@@ -266,14 +300,16 @@ class IndexBrowse(IndexHits):
             }[sort]
             items.sort(key=key, reverse=True)
             return items[max(0, offset) : max(0, offset) + limit]
-        return [self._summary(r) for r in rows]
 
     def count(self, *, text: str = "") -> int:
         """How many sessions :meth:`browse` can page through with this ``text`` (the files a
         running build has not indexed yet included)."""
         where, params = self._text_filter(text)
         try:
-            indexed = int(self._rows(f"SELECT count(*) FROM sessions{where}", params)[0][0])
+            source, cond = self._listed()
+            if cond:
+                where = f"{where} AND {cond}" if where else f" WHERE {cond}"
+            indexed = int(self._rows(f"SELECT count(*) FROM {source}{where}", params)[0][0])
             return indexed + len(self._pending_rows(text))
         except (Broken, sqlite3.Error):
             needle = (text or "").strip().lower()

@@ -58,8 +58,6 @@ class RecentList(RowList):
         self._wanted: set[int] = set()
         self.marked: dict[str, None] = {}  # session ids, in the order they were marked
         self.fresh: frozenset[str] = frozenset()  # new or changed since the user looked
-        # session id -> "deleted from <path> on <date>": kept by the vault, marked as in hits
-        self.deleted: dict[str, str] = {}
 
     @property
     def now(self) -> datetime:
@@ -169,9 +167,8 @@ class RecentList(RowList):
         if summary.session_id in self.fresh:
             join_badges(title, ["new"], self.style_of("accent"))
         join_badges(title, summary_badges(summary), self.style_of("badge"))
-        note = self.deleted.get(summary.session_id)
-        if note:  # read from the vault, as in the hit rows
-            join_badges(title, [one_line(note)], self.style_of("badge"))
+        if summary.kept:  # "deleted from <path> on <date>": kept by the vault, as in hits
+            join_badges(title, [one_line(summary.kept)], self.style_of("badge"))
         counts = f"{summary.message_count} msgs"
         if summary.archived_count:
             counts += f" + {summary.archived_count} archived"

@@ -470,12 +470,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         except Exception as exc:  # shown in the pane, never fatal
             self.post_message(RecentCounted(generation, 0, [], error_text(exc)))
             return
-        try:
-            deleted = backend.deleted_sessions()
-        except Exception:  # the rows are listed; only their "deleted" marks are missing
-            deleted = {}
         if not get_current_worker().is_cancelled:
-            self.post_message(RecentCounted(generation, total, first, deleted=deleted))
+            self.post_message(RecentCounted(generation, total, first))
 
     @work(thread=True, group="recent-page", exit_on_error=False)
     def load_page(self, generation: int, page: int, sort: str, text: str) -> None:
@@ -491,7 +487,6 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             return
         recent = self.query_one("#recent", RecentList)
         recent.reset(message.total)
-        recent.deleted = message.deleted
         recent.add_page(0, message.first_page)
         ids = [s.session_id for s in message.first_page]
         if self._keep_recent in ids:
