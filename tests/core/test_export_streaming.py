@@ -152,3 +152,18 @@ def test_an_export_holds_one_session_at_a_time(tmp_path: Path, fmt: str) -> None
     assert exported > 50 * (tmp_path / f"one.{fmt}").stat().st_size
     # A whole-payload export holds every session (and its text) at once: > 5 MB here.
     assert peak_many < 3 * peak_one + (1 << 20), (peak_one, peak_many, exported)
+
+
+def test_stdout_gets_the_same_bytes_and_nothing_when_the_export_fails(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from session_browser.cli import main
+
+    group = _store(tmp_path, [_session(f"s{i}") for i in range(3)])
+    session_dir = str(group.stores[0].session_dir)
+    args = ["export", "--all", "--store", session_dir, "--format", "md", "-o", "-"]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0 and res.stdout_bytes == _expected(group, "md", False)[0]
+    (Path(session_dir) / "s1.json").write_text("{broken")
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 1 and res.stdout_bytes == b"" and "s1.json" in res.stderr
