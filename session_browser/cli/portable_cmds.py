@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+import shutil
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.text import Text
@@ -100,25 +103,26 @@ def export(
         fail("--json needs -o FILE (stdout holds the export)")
     group = group_from(ctx, stores)
     target: Path | None = None
+    options: dict[str, Any] = {
+        "all_sessions": all_,
+        "query": query,
+        "limit": limit,
+        "fmt": fmt,
+        "redact": redact,
+        "lineage": not no_lineage,
+        "skip_unreadable": skip_unreadable,
+    }
     try:
-        if output != "-":  # refused before the work, and checked again at the write
-            target = export_actions.check_target(output, group.stores, replace=force)
-        built = export_actions.build_export(
-            group,
-            session_ids,
-            all_sessions=all_,
-            query=query,
-            limit=limit,
-            fmt=fmt,
-            redact=redact,
-            lineage=not no_lineage,
-            skip_unreadable=skip_unreadable,
-        )
-        if target is None:
-            sys.stdout.buffer.write(built.data)
+        if output == "-":  # written once complete: a failed export prints nothing
+            with tempfile.TemporaryFile() as spool:
+                built = export_actions.stream_export(group, spool, session_ids, **options)
+                spool.seek(0)
+                shutil.copyfileobj(spool, sys.stdout.buffer)
             sys.stdout.buffer.flush()
-        else:
-            target = export_actions.write_export(target, built.data, group.stores, replace=force)
+        else:  # one session at a time into a temp file, renamed into place at the end
+            target, built = export_actions.export_file(
+                output, group, session_ids, replace=force, **options
+            )
     except portable.SessionNotFound as exc:
         fail(f"unknown session id: {shown_id(str(exc.args[0]))}")
     except portable.UnreadableSession as exc:
@@ -130,12 +134,12 @@ def export(
     except OSError as exc:
         exc.filename = output
         fail(os_error_text(exc, "write"))
-    data, count, redactions, skipped = built.data, built.count, built.redactions, built.skipped
+    count, redactions, skipped = built.count, built.redactions, built.skipped
     report = {
         "output": "-" if target is None else str(target),
         "format": fmt,
         "sessions" if query is None else "hits": count,
-        "bytes": len(data),
+        "bytes": built.size,
         "redacted": sum(redactions.values()) if redact else None,
         "redactions": redactions if redact else None,
         "skipped_unreadable": skipped,
@@ -152,7 +156,7 @@ def export(
     out = console()
     line = Text(f"Exported {count} {'session' if query is None else 'hit'}(s) as {fmt} to ")
     line.append_text(safe(str(target)))
-    line.append(f" ({len(data)} bytes)")
+    line.append(f" ({built.size} bytes)")
     out.print(line, overflow="fold")
     if redact:
         kinds = ", ".join(f"{k}: {v}" for k, v in sorted(redactions.items())) or "nothing found"

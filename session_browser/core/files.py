@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import filelock
 import orjson
@@ -225,6 +225,62 @@ def atomic_write_bytes(path: Path, payload: bytes, *, mode: int = FILE_MODE) -> 
             tmp = synced_temp(directory, path.name, payload, mode)
         except OSError as exc:
             raise _about(exc, path) from exc
+        try:
+            os.replace(tmp, path)
+        except BaseException as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            if isinstance(exc, OSError):
+                raise _about(exc, path) from exc
+            raise
+    fsync_dir(directory)
+
+
+@contextlib.contextmanager
+def atomic_writer(
+    path: Path, *, mode: int = FILE_MODE, before_replace: Callable[[], object] | None = None
+) -> Iterator[IO[bytes]]:
+    """A file to write ``path``'s new bytes into, bit by bit, put in place atomically.
+
+    The bytes go to a temp file in the same dir; when the block ends normally it is
+    flushed, fsynced, given ``mode`` and renamed over ``path`` (then the dir is fsynced),
+    as :func:`atomic_write_bytes` does. When the block raises (Ctrl-C included) the temp
+    file is removed and ``path`` is left exactly as it was. Ctrl-C is held back only while
+    the temp file is created and while it is renamed, so a long write stays interruptible.
+    ``before_replace`` runs last before the rename: what it raises removes the temp file.
+    """
+    directory = path.parent
+    with _interrupts_deferred():
+        try:
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+        except OSError as exc:
+            raise _about(exc, path) from exc
+        try:
+            fh = os.fdopen(fd, "wb")
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    try:
+        with fh:
+            yield fh  # what the block raises is passed on as it is
+            try:
+                fh.flush()
+                os.fsync(fh.fileno())
+            except OSError as exc:
+                raise _about(exc, path) from exc
+        try:
+            os.chmod(tmp, mode)
+        except OSError as exc:
+            raise _about(exc, path) from exc
+        if before_replace is not None:
+            before_replace()
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with _interrupts_deferred():
         try:
             os.replace(tmp, path)
         except BaseException as exc:

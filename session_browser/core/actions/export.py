@@ -3,21 +3,23 @@
 An export is written atomically to a regular file that is not inside any open store's
 session or spill dir (a file there is a live session, or becomes one), never through a
 symbolic link, never onto a FIFO or device, and never over an existing file unless the
-caller says ``replace``. The CLI and the app both write through :func:`write_export`.
+caller says ``replace``. The CLI and the app both write through :func:`export_file`,
+one session at a time into the temp file that is renamed into place at the end.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .. import portable
-from ..files import atomic_write_bytes
+from ..files import atomic_write_bytes, atomic_writer
 from ..text import shown_id
 
 # Why a target path was refused (``ExportTargetError.code``).
@@ -135,17 +137,21 @@ def write_export(
 
 @dataclass
 class Built:
-    """An export's bytes, how many sessions (or hits) it holds, what redaction replaced and
-    the files skipped as unreadable."""
+    """An export: how many sessions (or hits) it holds, its size, what redaction replaced
+    and the files skipped as unreadable (``data``: its bytes, from :func:`build_export`
+    only; ``cancelled``: stopped before the end, nothing to keep)."""
 
     data: bytes
     count: int
     redactions: dict[str, int] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
+    size: int = 0
+    cancelled: bool = False
 
 
-def build_export(
+def stream_export(
     group: Any,
+    out: IO[bytes],
     session_ids: Sequence[str] = (),
     *,
     all_sessions: bool = False,
@@ -157,12 +163,16 @@ def build_export(
     skip_unreadable: bool = False,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
+    spool_dir: Path | None = None,
 ) -> Built:
-    """Collect and render one export: the sessions named, every session, or (``query``)
-    the hits of a search (as hits in ``md``/``html``, as their sessions in ``json``).
+    """Collect and render one export into ``out``, one session at a time: the sessions
+    named, every session, or (``query``) the hits of a search (as hits in ``md``/``html``,
+    as their sessions in ``json``). Memory grows with the largest session, not the store.
 
-    Raises :class:`~session_browser.core.portable.PortableError` (an empty query, an
-    unreadable session without ``skip_unreadable``) and
+    ``out`` holds a partial file when this raises or is cancelled: give it a temp file
+    (:func:`export_file` does). Raises
+    :class:`~session_browser.core.portable.PortableError` (an empty query, an unreadable
+    session without ``skip_unreadable``) and
     :class:`~session_browser.core.portable.SessionNotFound`.
     """
     skipped: list[str] = []
@@ -172,9 +182,11 @@ def build_export(
         hits = group.search(query, limit=limit)
         if fmt != "json":
             rendered = portable.render_hits(hits, fmt, query=query, redact=redact)
-            return Built(rendered.text.encode("utf-8"), len(hits), dict(rendered.redactions))
+            data = rendered.text.encode("utf-8")
+            out.write(data)
+            return Built(b"", len(hits), dict(rendered.redactions), size=len(data))
         session_ids, lineage = tuple(h.session_id for h in hits), False
-    sessions = portable.collect_sessions(
+    sessions = portable.iter_sessions(
         group,
         session_ids,
         all_sessions=all_sessions,
@@ -184,12 +196,69 @@ def build_export(
         progress=progress,
         cancelled=cancelled,
     )
+    streamed = portable.write_sessions(
+        sessions, fmt, out, redact=redact, skip_unexportable=skip_unreadable, spool_dir=spool_dir
+    )
     if cancelled is not None and cancelled():
-        return Built(b"", 0, {}, skipped)
-    unexportable: list[str] | None = [] if skip_unreadable else None
-    data, redactions = portable.export_bytes(sessions, fmt, redact=redact, skipped=unexportable)
-    skipped.extend(f"session {shown_id(sid)} (nested too deeply)" for sid in unexportable or [])
-    return Built(data, len(sessions) - len(unexportable or []), redactions, skipped)
+        return Built(b"", 0, {}, skipped, cancelled=True)
+    skipped.extend(f"session {shown_id(sid)} (nested too deeply)" for sid in streamed.unexportable)
+    return Built(b"", streamed.count, streamed.redactions, skipped, size=streamed.size)
+
+
+def build_export(
+    group: Any,
+    session_ids: Sequence[str] = (),
+    **options: Any,
+) -> Built:
+    """:func:`stream_export` into memory: the export's bytes in ``Built.data`` (for small
+    exports; a file is written with :func:`export_file`, which holds one session at a
+    time)."""
+    buffer = io.BytesIO()
+    built = stream_export(group, buffer, session_ids, **options)
+    if not built.cancelled:
+        built.data = buffer.getvalue()
+    return built
+
+
+class _Discarded(Exception):
+    """Nothing to keep (cancelled, or empty where that is refused): the temp file goes."""
+
+
+def export_file(
+    name: str | os.PathLike[str],
+    group: Any,
+    session_ids: Sequence[str] = (),
+    *,
+    replace: bool = False,
+    allow_empty: bool = True,
+    written: Callable[[int], None] | None = None,
+    **options: Any,
+) -> tuple[Path, Built]:
+    """:func:`stream_export` into ``name``, atomically, after :func:`check_target` (checked
+    again just before the rename): the path and what was written.
+
+    The export streams into a temp file beside the target, which is fsynced and renamed
+    over it only when every session is written; on an error, a cancel or (unless
+    ``allow_empty``) no session at all, the temp file is removed and the target is left as
+    it was (``Built.cancelled``, ``Built.count == 0`` say which). ``written(count)`` is
+    called when the sessions are written, before the sync. Raises what
+    :func:`stream_export` and :func:`write_export` raise.
+    """
+    path = check_target(name, group.stores, replace=replace)
+    stores = group.stores
+    built = Built(b"", 0)
+    try:
+        with atomic_writer(
+            path, before_replace=lambda: check_target(path, stores, replace=replace)
+        ) as fh:
+            built = stream_export(group, fh, session_ids, spool_dir=path.parent, **options)
+            if built.cancelled or (built.count == 0 and not allow_empty):
+                raise _Discarded
+            if written is not None:
+                written(built.count)
+    except _Discarded:
+        pass
+    return path, built
 
 
 # --------------------------------------------------------------------------- a job (the app)
@@ -233,10 +302,13 @@ def run_export(
     bad input or a failed write: the outcome says what happened."""
     out = ExportOutcome(job.path, job.fmt)
     try:
-        check_target(job.path, group.stores, replace=job.replace)
-        built = build_export(
+        _path, built = export_file(
+            job.path,
             group,
             job.session_ids,
+            replace=job.replace,
+            allow_empty=False,
+            written=lambda count: progress(count, count, "writing"),
             all_sessions=job.scope == "all",
             fmt=job.fmt,
             redact=job.redact,
@@ -246,15 +318,13 @@ def run_export(
             cancelled=cancelled,
         )
         out.skipped, out.redactions = built.skipped, built.redactions
-        if cancelled():
+        if built.cancelled:
             out.cancelled = True
             return out
         if built.count == 0:
             out.error = "there is no session to export"
             return out
-        progress(built.count, built.count, "writing")
-        write_export(job.path, built.data, group.stores, replace=job.replace)
-        out.sessions, out.size = built.count, len(built.data)
+        out.sessions, out.size = built.count, built.size
     except portable.SessionNotFound as exc:
         out.error = str(exc)
     except portable.PortableError as exc:

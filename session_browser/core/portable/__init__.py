@@ -36,7 +36,8 @@ Import semantics (:func:`import_sessions`)
       A dry run reports it instead (:attr:`ImportReport.refused`).
 
 The package: :mod:`.errors` (constants, errors), :mod:`.exporting`, :mod:`.importing`,
-:mod:`.human` (Markdown and HTML).
+:mod:`.human` (Markdown and HTML),
+:mod:`.streaming` (an export written one session at a time).
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ from .exporting import (
     export_bytes,
     export_session,
     export_sessions,
+    iter_sessions,
+    unexportable_error,
 )
 from .human import (
     Rendered,
@@ -82,6 +85,7 @@ from .importing import (
     plan_import,
     redacted_refusal,
 )
+from .streaming import Streamed, write_sessions
 
 __all__ = [
     "DEFAULT_MAX_IMPORT_BYTES",
@@ -100,6 +104,7 @@ __all__ = [
     "RedactedReplaceRefused",
     "Rendered",
     "SessionNotFound",
+    "Streamed",
     "UnexportableSession",
     "UnreadableSession",
     "collect_sessions",
@@ -111,10 +116,13 @@ __all__ = [
     "import_file",
     "import_sessions",
     "is_marked_redacted",
+    "iter_sessions",
     "load_payload",
     "plan_import",
     "redact_payload",
     "redacted_refusal",
     "render_hits",
     "render_sessions",
+    "unexportable_error",
+    "write_sessions",
 ]

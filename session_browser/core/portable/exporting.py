@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -156,14 +156,42 @@ def collect_sessions(
     id. ``progress(done, total)`` is called as files/ids are done; when ``cancelled()`` turns
     true the sessions collected so far are returned.
     """
-    sessions: list[JSONDict] = []
+    return list(
+        iter_sessions(
+            group,
+            session_ids,
+            all_sessions=all_sessions,
+            include_lineage=include_lineage,
+            skip_unreadable=skip_unreadable,
+            skipped=skipped,
+            progress=progress,
+            cancelled=cancelled,
+        )
+    )
+
+
+def iter_sessions(
+    group: ExportSource,
+    session_ids: Sequence[str] = (),
+    *,
+    all_sessions: bool = False,
+    include_lineage: bool = True,
+    skip_unreadable: bool = False,
+    skipped: list[str] | None = None,
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> Iterator[JSONDict]:
+    """The sessions of :func:`collect_sessions`, one at a time, each read only when the one
+    before it is done with (so an export holds one at a time); when ``cancelled()`` turns
+    true the iteration ends."""
     seen: set[str] = set()
 
-    def add(data: JSONDict) -> None:
+    def fresh(data: JSONDict) -> bool:
         sid = str(data.get("session_id") or "")
-        if sid not in seen:
-            seen.add(sid)
-            sessions.append(data)
+        if sid in seen:
+            return False
+        seen.add(sid)
+        return True
 
     def step(done: int, total: int) -> bool:
         if progress is not None and (done == total or done % max(1, total // 100) == 0):
@@ -178,32 +206,34 @@ def collect_sessions(
             for path in _session_files(writer)
         ]
         if step(0, len(files)):
-            return sessions
+            return
         for n, path in enumerate(files, 1):
             data = _read_for_backup(path, skip_unreadable, skipped)
-            if data is not None:
-                add(data)
+            if data is not None and fresh(data):
+                yield data
+            del data
             if step(n, len(files)):
-                break
-        return sessions
+                return
+        return
     if step(0, len(session_ids)):
-        return sessions
+        return
     for n, sid in enumerate(session_ids, 1):
         store = group.store_of(sid)
         if store is None:
             kept = kept_session(sid)  # deleted from its dir: the vault's copy
             if kept is None:
                 raise SessionNotFound(sid)
-            add(kept)
+            found = [kept]
         elif isinstance(store, CompatReads):  # the JSON store's reads (an index's too)
-            payload = export_sessions(store, [sid], include_lineage=include_lineage)
-            for data in payload["sessions"]:
-                add(data)
+            found = export_sessions(store, [sid], include_lineage=include_lineage)["sessions"]
         else:
-            add(store.get_session(sid).to_dict())
+            found = [store.get_session(sid).to_dict()]
+        for data in found:
+            if fresh(data):
+                yield data
+        del found
         if step(n, len(session_ids)):
-            break
-    return sessions
+            return
 
 
 def _exportable(session: Any) -> bool:
@@ -243,7 +273,11 @@ def export_bytes(
 
 
 def _unexportable(sessions: Sequence[Any]) -> UnexportableSession:
-    bad = [str(s.get("session_id")) for s in sessions if not _exportable(s)]
+    return unexportable_error([str(s.get("session_id")) for s in sessions if not _exportable(s)])
+
+
+def unexportable_error(bad: Sequence[str]) -> UnexportableSession:
+    """The error naming the sessions ``bad`` that are nested too deeply to export."""
     names = ", ".join(_short(b) for b in bad[:3]) or "a session"
     more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
     return UnexportableSession(

@@ -223,10 +223,15 @@ def _md_block(block: _Block, level: int) -> list[str]:
     return lines
 
 
-def _md_document(title: str, blocks: Sequence[_Block], note: str) -> str:
+def _md_head(title: str, note: str) -> list[str]:
     lines = [f"# {_md_inline(title)}", ""]
     if note:
         lines += [f"*{_md_inline(note)}*", ""]
+    return lines
+
+
+def _md_document(title: str, blocks: Sequence[_Block], note: str) -> str:
+    lines = _md_head(title, note)
     for block in blocks:
         lines += _md_block(block, 2)
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -295,7 +300,10 @@ def _html_block(block: _Block) -> list[str]:
     return out
 
 
-def _html_document(title: str, blocks: Sequence[_Block], note: str) -> str:
+HTML_END = "</main></body></html>"
+
+
+def _html_head(title: str, note: str) -> list[str]:
     head = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -308,16 +316,25 @@ def _html_document(title: str, blocks: Sequence[_Block], note: str) -> str:
     ]
     if note:
         head.append(f'<p class="note">{_h(note)}</p>')
+    return head
+
+
+def _html_document(title: str, blocks: Sequence[_Block], note: str) -> str:
+    head = _html_head(title, note)
     body: list[str] = []
     for block in blocks:
         body += _html_block(block)
-    return "\n".join([*head, *body, "</main></body></html>"]) + "\n"
+    return "\n".join([*head, *body, HTML_END]) + "\n"
+
+
+def _note(redactor: Redactor | None) -> str:
+    if redactor is None:
+        return ""
+    return f"Redacted: {redactor.total} secret(s) and email address(es) replaced."
 
 
 def _render(title: str, blocks: Sequence[_Block], fmt: str, redactor: Redactor | None) -> Rendered:
-    note = ""
-    if redactor is not None:
-        note = f"Redacted: {redactor.total} secret(s) and email address(es) replaced."
+    note = _note(redactor)
     if fmt == "md":
         text = _md_document(title, blocks, note)
     elif fmt == "html":
@@ -325,6 +342,11 @@ def _render(title: str, blocks: Sequence[_Block], fmt: str, redactor: Redactor |
     else:
         raise PortableError(f"unknown format {fmt!r} (expected md or html)")
     return Rendered(text, dict(redactor.counts) if redactor is not None else {})
+
+
+def sessions_title(first: str, count: int) -> str:
+    """The title of a human export of ``count`` sessions (``first``: the first one's)."""
+    return first if count == 1 else f"{count} sessions"
 
 
 def render_sessions(
@@ -335,7 +357,7 @@ def render_sessions(
     clean = _Text(redactor)
     blocks = [_session_block(s, clean) for s in sessions]
     if title is None:
-        title = blocks[0].title if len(blocks) == 1 else f"{len(blocks)} sessions"
+        title = sessions_title(blocks[0].title if blocks else "", len(blocks))
     return _render(clean(title, one_line=True), blocks, fmt, redactor)
 
 
