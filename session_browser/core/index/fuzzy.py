@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import sqlite3
 
-from ..notes import FUZZY, Note
 from ..query import (
     ParsedQuery,
     Term,
 )
+from .pick import corrected
 from .plan import (
     IndexPlan,
 )
@@ -53,27 +52,9 @@ class IndexFuzzy(IndexPlan):
         self, db: sqlite3.Connection, pq: ParsedQuery
     ) -> tuple[ParsedQuery, str] | None:
         """The query with unknown words replaced by the most common close vocabulary word."""
-        changed: list[str] = []
-        terms: list[Term] = []
-        for term in pq.terms:
-            tokens: list[str] = []
-            for i, tok in enumerate(term.tokens):
-                if (term.prefix and i == len(term.tokens) - 1) or self._df(
-                    db, Term((tok,), tok)
-                ) > 0:
-                    tokens.append(tok)
-                    continue
-                fix = self._correct(db, tok)
-                if fix is None:
-                    tokens.append(tok)
-                else:
-                    tokens.append(fix)
-                    changed.append(f"{tok} → {fix}")
-            terms.append(Term(tuple(tokens), term.raw, term.quoted, term.prefix))
-        if not changed:
-            return None
-        fixed = dataclasses.replace(pq, terms=terms, warnings=[])
-        return fixed, Note(FUZZY, "no exact match; showing close spellings: " + ", ".join(changed))
+        return corrected(
+            pq, lambda tok: self._df(db, Term((tok,), tok)) > 0, lambda tok: self._correct(db, tok)
+        )
 
     def _correct(self, db: sqlite3.Connection, tok: str) -> str | None:
         if len(tok) < 3 or len(tok) > 40:

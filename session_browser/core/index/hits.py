@@ -22,9 +22,11 @@ from ..query import (
 )
 from . import hidden
 from .fuzzy import IndexFuzzy
+from .pick import light_hit
 from .rank import (
     Scored,
     explain,
+    lineage_key,
     order,
 )
 from .results import Cancelled, SearchCancelled
@@ -67,7 +69,7 @@ class IndexHits(IndexFuzzy):
         kept = 0
         for s in order(scored, pq):
             lineage = s.info.lineage
-            key = lineage if lineage is not None else "\x00" + s.info.file
+            key = lineage_key(s.info)
             if key in shown or kept >= limit:
                 if key in shown:
                     out.append(recall.Candidate(self._light_hit(s), lineage))
@@ -83,14 +85,7 @@ class IndexHits(IndexFuzzy):
         return out
 
     def _light_hit(self, s: Scored) -> SessionHit:
-        return SessionHit(
-            session_id=s.info.session_id,
-            when=s.info.when,
-            score=s.score,
-            anchor_index=s.anchor,
-            source=self.source_kind,
-            store=self.label,
-        )
+        return light_hit(s, self.source_kind, self.label)
 
     def _projected(self, name: str) -> tuple[JSONDict, list[JSONDict]] | None:
         """Session file ``name`` read and projected, from a small cache checked against the

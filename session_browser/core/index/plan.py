@@ -20,6 +20,7 @@ from ..query import (
     tokenize,
 )
 from . import hidden
+from .pick import newest_first
 from .rank import (
     CorpusStats,
     Msg,
@@ -417,22 +418,10 @@ class IndexPlan(IndexReconcile):
                 infos[sid] = SessionInfo(
                     sid, session_id, file, when, bool(tagged), bool(machine), lineage, lo, hi
                 )
-        order = sorted(
-            infos.values(),
-            key=lambda i: (latest[i.key][0] is not None, latest[i.key][0] or 0.0, i.when or ""),
-            reverse=True,
-        )
-        shown: set[str] = set()
-        for info in order:
-            if len(shown) >= max(limit, 1):
-                break
-            shown.add(info.lineage if info.lineage is not None else "\x00" + info.file)
+        order, shown = newest_first(infos.values(), latest, limit)
         now = time.time()
         out: list[Scored] = []
-        for info in order:
-            key = info.lineage if info.lineage is not None else "\x00" + info.file
-            if key not in shown:
-                continue
+        for info in shown:
             anchor = db.execute(
                 "SELECT m.idx, m.text FROM messages m JOIN sessions s ON s.sid = m.sid "
                 f"WHERE m.id BETWEEN ? AND ?{fsql} "

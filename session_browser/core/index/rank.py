@@ -90,6 +90,11 @@ class SessionInfo:
     chars: int | None = None  # characters of all its messages (None: not known)
 
 
+def lineage_key(info: SessionInfo) -> str:
+    """What folds sessions into one shown hit: the lineage, else the session's own file."""
+    return info.lineage if info.lineage is not None else "\x00" + info.file
+
+
 @dataclass
 class Scored:
     info: SessionInfo
@@ -341,7 +346,7 @@ def refine(
     threshold = 0.0
     keys: set[str] = set()
     for s in sorted(scored, key=lambda s: s.score * factor(s), reverse=True):
-        key = s.info.lineage if s.info.lineage is not None else "\x00" + s.info.file
+        key = lineage_key(s.info)
         if key not in keys:
             keys.add(key)
             if len(keys) >= max(limit, 1):

@@ -36,6 +36,7 @@ from ..sources.praisonai import PraisonAISource
 from ..store import DefaultSessionStore
 from .api import IndexStoreAPI, SessionReader
 from .browse import IndexBrowse
+from .pick import hits_or_raise
 from .rank import (
     CorpusStats,
     Msg,
@@ -197,10 +198,7 @@ class SqliteSessionStore(IndexBrowse, IndexStoreAPI):
         self, query: str, *, limit: int = 5, window: int = 5, ranking: str = "relevance"
     ) -> list[SessionHit]:
         """Ranked hits; raises :class:`QueryError` for a bad filter value."""
-        result = self.search_ex(query, limit=limit, window=window, ranking=ranking)
-        if result.error is not None:
-            raise QueryError(result.error)
-        return result.hits
+        return hits_or_raise(self.search_ex(query, limit=limit, window=window, ranking=ranking))
 
     def search_candidates(
         self,

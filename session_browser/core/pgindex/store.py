@@ -16,7 +16,6 @@ Hits and ``show`` read the pushed session from the database: the files are on ot
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -27,6 +26,7 @@ import orjson
 
 from .. import recall
 from ..index.fuzzy import levenshtein
+from ..index.pick import corrected, hits_or_raise, light_hit, newest_first
 from ..index.plan import (
     ALL_TERMS_LIMIT,
     CANDIDATE_LIMIT,
@@ -47,6 +47,7 @@ from ..index.rank import (
     Scorer,
     SessionInfo,
     explain,
+    lineage_key,
     order,
     recency,
     recent_scored,
@@ -54,7 +55,7 @@ from ..index.rank import (
 )
 from ..index.results import Cancelled, Relevance, SearchCancelled, SearchResult
 from ..model import JSONDict, SessionData, SessionHit, SessionSummary, content_text
-from ..notes import FUZZY, NOTHING_SEARCHABLE, Note
+from ..notes import NOTHING_SEARCHABLE, Note
 from ..query import ParsedQuery, QueryError, Term, fold, parse_query, pg_where, why_empty
 from .conn import PgIndexError, error_line, mask_url, psycopg_module
 from .schema import ensure_schema
@@ -246,10 +247,7 @@ class PgIndexStore:
     def search(
         self, query: str, *, limit: int = 5, window: int = 5, ranking: str = "relevance"
     ) -> list[SessionHit]:
-        result = self.search_ex(query, limit=limit, window=window, ranking=ranking)
-        if result.error is not None:
-            raise QueryError(result.error)
-        return result.hits
+        return hits_or_raise(self.search_ex(query, limit=limit, window=window, ranking=ranking))
 
     def search_candidates(
         self, query: str, *, window: int = 5, language: bool = False, limit: int = 20
@@ -565,21 +563,9 @@ class PgIndexStore:
                 (list(latest),),
             )
         ]
-        infos.sort(
-            key=lambda i: (latest[i.key][0] is not None, latest[i.key][0] or 0.0, i.when or ""),
-            reverse=True,
-        )
-        shown: set[str] = set()
-        for info in infos:
-            if len(shown) >= max(limit, 1):
-                break
-            shown.add(info.lineage if info.lineage is not None else "\x00" + info.file)
         now = time.time()
         out: list[Scored] = []
-        for info in infos:
-            key = info.lineage if info.lineage is not None else "\x00" + info.file
-            if key not in shown:
-                continue
+        for info in newest_first(infos, latest, limit)[1]:
             anchor = self._one(
                 "SELECT m.idx, m.text FROM sb_messages m JOIN sb_sessions s ON s.sid = m.sid "
                 f"WHERE m.sid = %s{fsql} ORDER BY coalesce(m.ts, s.updated_ts) DESC, m.id DESC "
@@ -594,25 +580,8 @@ class PgIndexStore:
 
     # ------------------------------------------------------------------ typo pass
 
-    def _fuzzy_query(self, pq: ParsedQuery) -> tuple[ParsedQuery, str] | None:
-        changed: list[str] = []
-        terms: list[Term] = []
-        for term in pq.terms:
-            tokens: list[str] = []
-            for i, tok in enumerate(term.tokens):
-                last_prefix = term.prefix and i == len(term.tokens) - 1
-                if last_prefix or self._df(Term((tok,), tok)) > 0:
-                    tokens.append(tok)
-                    continue
-                fix = self._correct(tok)
-                tokens.append(fix or tok)
-                if fix is not None:
-                    changed.append(f"{tok} → {fix}")
-            terms.append(Term(tuple(tokens), term.raw, term.quoted, term.prefix))
-        if not changed:
-            return None
-        fixed = dataclasses.replace(pq, terms=terms, warnings=[])
-        return fixed, Note(FUZZY, "no exact match; showing close spellings: " + ", ".join(changed))
+    def _fuzzy_query(self, pq: ParsedQuery) -> tuple[ParsedQuery, Note] | None:
+        return corrected(pq, lambda tok: self._df(Term((tok,), tok)) > 0, self._correct)
 
     def _correct(self, tok: str) -> str | None:
         """The most frequent vocabulary word one edit away (two for long words), found
@@ -646,8 +615,7 @@ class PgIndexStore:
         plan: list[tuple[Scored, bool]] = []  # (scored, full hit)
         shown: set[str] = set()
         for s in order(scored, pq):
-            lineage = s.info.lineage
-            key = lineage if lineage is not None else "\x00" + s.info.file
+            key = lineage_key(s.info)
             if key in shown:
                 plan.append((s, False))
             elif len(shown) < limit:
@@ -674,14 +642,7 @@ class PgIndexStore:
         ]
 
     def _light_hit(self, s: Scored) -> SessionHit:
-        return SessionHit(
-            session_id=s.info.session_id,
-            when=s.info.when,
-            score=s.score,
-            anchor_index=s.anchor,
-            source=self.source_kind,
-            store=self.label,
-        )
+        return light_hit(s, self.source_kind, self.label)
 
     def _full_hit(
         self, s: Scored, pq: ParsedQuery, window: int, row: Sequence[Any] | None
