@@ -82,6 +82,10 @@ class Term:
                 i = folded.find(tok, i + 1)
             return count
         prefix = self.prefix
+        if not prefix and not most and size <= _SHORT_WORD:
+            # A short word ("i", "a", "it") also sits inside many longer ones: a regex
+            # led by the word finds and checks every place in C, the loop below in Python.
+            return len(_word_pattern(tok).findall(folded, i))
         while i >= 0:
             j = i + size
             if (i == 0 or not folded[i - 1].isalnum()) and (
@@ -134,6 +138,17 @@ def _term_pattern(tokens: tuple[str, ...], prefix: bool) -> re.Pattern[str]:
     if len(tokens) == 1:
         return re.compile(_NOT_TOKEN + body)
     return re.compile(_NOT_TOKEN + "(?=" + body + ")")
+
+
+_SHORT_WORD = 3  # words this long or shorter are counted by :func:`_word_pattern`
+
+
+@functools.lru_cache(maxsize=512)
+def _word_pattern(tok: str) -> re.Pattern[str]:
+    """Whole-word occurrences of ``tok``: the word first (so the regex engine scans for it
+    like ``str.find``), then no token character before it or after it."""
+    word = re.escape(tok)
+    return re.compile(word + r"(?<![^\W_]" + word + ")" + _END_TOKEN)
 
 
 @functools.lru_cache(maxsize=512)
