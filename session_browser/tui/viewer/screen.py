@@ -274,12 +274,12 @@ class ViewerScreen(KeptVersions, ReportsWorkerErrors, Screen[None]):
         view.loading = False
         view.focus()
         self.loaded = True
-        self.load_versions()
-        if message.error:
+        if message.error:  # (no versions: their info line would cover why it failed)
             view.display = False
             info = Text(f"Cannot open this session: {printable(message.error, one_line=True)}")
             self.query_one("#viewer-info", Static).update(info)
             return
+        self.load_versions()
         anchor = self.anchor_index
         if anchor < 0 or anchor >= len(message.messages):
             anchor = -1
