@@ -73,8 +73,9 @@ def _print_hit(n: int, hit: SessionHit, *, origin: bool = False) -> None:
         badges.append("archived hit")
     if hit.automated:
         badges.append("automated")
-    if hit.folded:
-        badges.append(f"{len(hit.folded)} continuation(s) folded")
+    folded = hit.folded_note()
+    if folded:
+        badges.append(folded)
     if hit.source != "praisonai":
         badges.append(printable(hit.source, one_line=True))
     if hit.kept:

@@ -144,8 +144,6 @@ def iso_of_epoch(value: Any) -> str | None:
     return None if parsed is None else parsed.isoformat()
 
 
-
-
 def utc_now_iso() -> str:
     """The current time as PraisonAI writes it (``datetime.now(timezone.utc).isoformat()``)."""
     return datetime.now(UTC).isoformat()
@@ -632,6 +630,22 @@ class SessionHit:
     # Read from the vault's copy: "deleted from <path> on <date>" (or the turns a rewrite
     # of its file dropped); None for a session as its file holds it now.
     kept: str | None = None
+
+    def folded_counts(self) -> tuple[int, int]:
+        """The sessions folded into this hit: (continuations of it, other versions of this
+        same session: the turns rewrites dropped, kept by the vault, or the file as it is)."""
+        versions = sum(1 for f in self.folded if f == self.session_id)
+        return len(self.folded) - versions, versions
+
+    def folded_note(self) -> str | None:
+        """The folded sessions in words, for a badge (None when none is)."""
+        continuations, versions = self.folded_counts()
+        parts = []
+        if continuations:
+            parts.append(f"{continuations} continuation{'s' if continuations != 1 else ''} folded")
+        if versions:
+            parts.append(f"{versions} other version{'s' if versions != 1 else ''} match")
+        return ", ".join(parts) or None
 
     def as_dict(self) -> JSONDict:
         """PraisonAI's shape, exactly."""

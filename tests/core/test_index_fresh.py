@@ -313,8 +313,12 @@ def test_hits_come_from_the_current_file_and_are_the_callers_own(tmp_path: Path)
         ]
         put(d, "parts", ["the ocelot moved on", "nothing else"])
         store.reconcile()
-        # The dropped turns are found too, from the vault's copy; the current file's hit:
-        fresh = next(h for h in store.search("ocelot") if h.kept is None)
+        # The dropped turns are found too, from the vault's copy, in one hit with the
+        # current file (folded: one session, two versions); the current file's own hit:
+        (both,) = store.search("ocelot")
+        assert both.kept is not None and both.folded == ["parts"]
+        (fresh,) = store.search("ocelot moved")
+        assert fresh.kept is None
         assert [m["content"] for m in fresh.messages] == ["the ocelot moved on", "nothing else"]
 
 

@@ -121,6 +121,35 @@ def test_a_truncate_write_keeps_the_dropped_turns_findable(tmp_path: Path) -> No
         store.close()
 
 
+def test_turns_dropped_by_many_rewrites_are_one_hit_of_their_session(tmp_path: Path) -> None:
+    """Every write past the cap drops a turn: the kept turns of all those rewrites and the
+    file as it is now fold into one hit (the best), never one hit per rewrite."""
+    sessions = tmp_path / "sessions"
+    store = SqliteSessionStore(sessions, retention="truncate", max_messages=4)
+    try:
+        store.add_user_message("other", "the pelican went elsewhere")
+        for r in range(4):
+            store.add_user_message("s1", f"pelican round {r}")
+            for i in range(4):
+                store.add_user_message("s1", f"filler turn {r} {i}")
+        store.add_user_message("s1", "pelican now")
+        result = store.search_ex("pelican", limit=10)
+        ids = [h.session_id for h in result.hits]
+        assert sorted(ids) == ["other", "s1"], ids
+        s1 = result.hits[ids.index("s1")]
+        assert s1.folded == ["s1"] * 4 and s1.folded_counts() == (0, 4)
+        assert s1.folded_note() == "4 other versions match"
+        # The folded ones are not "more" sessions: all that matched is shown.
+        assert result.matched_sessions - sum(len(h.folded) for h in result.hits) == 2
+        # Only dropped turns match: still one hit, from the vault's copy.
+        dropped = store.search_ex("round", limit=10).hits
+        assert [h.session_id for h in dropped] == ["s1"]
+        assert dropped[0].kept is not None and "turns dropped" in dropped[0].kept
+        assert len(dropped[0].folded) == 3
+    finally:
+        store.close()
+
+
 def test_a_damaged_copy_is_reported_never_served(tmp_path: Path) -> None:
     root = tmp_path / "projects"
     path, _t = claude_dir(root)

@@ -68,8 +68,10 @@ class IndexHits(IndexFuzzy):
         shown: set[str] = set()
         kept = 0
         for s in order(scored, pq):
-            lineage = s.info.lineage
             key = lineage_key(s.info)
+            # The fold key as the ranking across stores sees it: a lineage is global, a
+            # file (with the turns its rewrites dropped) is this store's own.
+            lineage = s.info.lineage if s.info.lineage is not None else self.label + key
             if key in shown or kept >= limit:
                 if key in shown:
                     out.append(recall.Candidate(self._light_hit(s), lineage))

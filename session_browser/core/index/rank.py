@@ -16,6 +16,7 @@ from ..query import (
     Term,
     fold,
 )
+from ..vault.feed import live_file
 
 BM25_K1 = 1.2
 BM25_B = 0.4
@@ -91,8 +92,9 @@ class SessionInfo:
 
 
 def lineage_key(info: SessionInfo) -> str:
-    """What folds sessions into one shown hit: the lineage, else the session's own file."""
-    return info.lineage if info.lineage is not None else "\x00" + info.file
+    """What folds sessions into one shown hit: the lineage, else the session's own file (the
+    turns rewrites dropped from a file, each kept under a name of its own, fold into it)."""
+    return info.lineage if info.lineage is not None else "\x00" + live_file(info.file)
 
 
 @dataclass

@@ -44,7 +44,7 @@ KEPT_DDL = (
 )
 #: A file just indexed: (name, session id, messages[, its bytes as read, or None]).
 Kept = tuple[str, str, int] | tuple[str, str, int, bytes | None]
-SHADOW_MARK = "#v"
+SHADOW_MARK = "#v"  # index name of the turns a rewrite dropped: "<file>#v<version id>"
 FED = "vault_fed"  # index meta key: every file the index holds was handed to the vault once
 BACKFILL_BATCH = 500
 
@@ -52,6 +52,13 @@ BACKFILL_BATCH = 500
 def feed_for(kind: str, root: Path) -> VaultFeed | None:
     """The feed of a store over ``root`` of source ``kind`` (None: the vault is off for it)."""
     return VaultFeed(kind, root) if vault_on(kind) else None
+
+
+def live_file(name: str) -> str:
+    """The file an index name stands for: ``name`` itself, or for the turns a rewrite
+    dropped (``<file>#v<version id>``) the file they were dropped from."""
+    head, mark, tail = name.rpartition(SHADOW_MARK)
+    return head if mark and tail.isdigit() else name
 
 
 def kept_note(path: str, at: float, dropped: int | None) -> str:

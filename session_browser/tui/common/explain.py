@@ -48,8 +48,11 @@ def explain_text(hit: SessionHit) -> str:
     ]
     if hit.automated:
         lines.append("automated session: demoted")
-    if hit.folded:
-        lines.append("folded continuations: " + ", ".join(one_line(f) for f in hit.folded))
+    continuations = [f for f in hit.folded if f != hit.session_id]
+    if continuations:
+        lines.append("folded continuations: " + ", ".join(one_line(f) for f in continuations))
+    if len(continuations) < len(hit.folded):
+        lines.append(f"other versions folded: {len(hit.folded) - len(continuations)}")
     explain = dict(hit.explain or {})
     if explain:
         lines.append("")

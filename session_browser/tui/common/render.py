@@ -153,9 +153,9 @@ def hit_badges(hit: SessionHit) -> list[str]:
         badges.append("archived hit")
     if hit.automated:
         badges.append("automated")
-    if hit.folded:
-        n = len(hit.folded)
-        badges.append(f"{n} continuation{'s' if n != 1 else ''} folded")
+    folded = hit.folded_note()
+    if folded:
+        badges.append(folded)
     if hit.source and hit.source != "praisonai":
         badges.append(one_line(hit.source))
     if hit.kept:  # read from the vault: "deleted from <path> on <date>"

@@ -298,14 +298,22 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             info.append(f"{bound}{n:,} session{'s' if n != 1 else ''} matched", style="bold")
             if self.browser.index_state.mode == "building":
                 info.append(" so far (more as the index builds)", style="bold")
-            # A continuation session folds into the hit of the session it continues.
+            # A continuation folds into the hit of the session it continues, and the turns
+            # rewrites dropped from a session into the hit of that session.
             folded = sum(len(h.folded) for h in out.hits)
             if n - folded > shown:
                 info.append(f" (best {shown} shown)")
-            if folded:
+            continuations = sum(h.folded_counts()[0] for h in out.hits)
+            versions = folded - continuations
+            if continuations:
                 info.append(
-                    f" · {folded} continuation{'s' if folded != 1 else ''}"
+                    f" · {continuations} continuation{'s' if continuations != 1 else ''}"
                     " folded into the sessions they continue"
+                )
+            if versions:
+                info.append(
+                    f" · {versions} other version{'s' if versions != 1 else ''}"
+                    " folded into their sessions"
                 )
             if self.browser.show_timings:
                 info.append(f" · {out.elapsed_ms:.0f} ms")
