@@ -236,6 +236,11 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         assert isinstance(screen, MainScreen)
         return screen
 
+    def main_shown(self) -> MainScreen | None:
+        """The main screen; None while the app closes (its screens are gone, and a late
+        message from a worker or a timer finds nothing to update)."""
+        return self.main if self.screen_stack else None
+
     @work(thread=True, exclusive=True, group="index-start", exit_on_error=False)
     def start_index(self) -> None:
         """Count what the index holds, then start the background build (which also resumes a
@@ -334,7 +339,9 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
     def _show_changes(self, changes: LiveChanges) -> None:
         """New or changed sessions: marked in both lists, which are asked again (the
         cursor stays on its session), and the counts refreshed."""
-        main = self.main
+        main = self.main_shown()
+        if main is None:
+            return
         viewer = self.open_viewer()
         if viewer is not None and viewer.session_id in changes.fresh:
             self.mark_seen(viewer.session_id)  # the reader is looking at it
@@ -346,7 +353,12 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
     @work(thread=True, group="live-seen", exit_on_error=False)
     def mark_seen(self, session_id: str) -> None:
         self.backend.mark_seen(session_id)
-        self.call_from_thread(self.main.set_fresh, self.backend.fresh)
+        self.call_from_thread(self._set_fresh)
+
+    def _set_fresh(self) -> None:
+        main = self.main_shown()
+        if main is not None:
+            main.set_fresh(self.backend.fresh)
 
     def report_error(self, error: BaseException | str, *, where: str = "") -> None:
         """Tell the user of a failure once (the same text again stays quiet). Every screen's
@@ -399,8 +411,8 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
 
     def _refresh_lists(self, *, recent: bool) -> None:
         """Ask the current query again (and reload the recent list) after the index grew."""
-        main = self.main
-        if not main.query("#query"):  # not composed yet: nothing on screen to refresh
+        main = self.main_shown()
+        if main is None or not main.query("#query"):  # closing, or not composed yet
             return
         main.rerun_search(keep_cursor=True)
         if recent:
@@ -416,8 +428,9 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
 
     def update_empty(self) -> None:
         """The empty state when the stores hold no session (once the main screen is up)."""
-        main = self.main
-        if not main.query("#empty-state"):  # not composed yet: its on_mount calls this
+        main = self.main_shown()
+        # Closing, or not composed yet (its on_mount calls this).
+        if main is None or not main.query("#empty-state"):
             return
         # While the index builds it holds few sessions yet: that is not an empty store (the
         # status after the build decides).

@@ -246,3 +246,19 @@ async def test_while_the_index_builds_a_search_waits_for_a_pause_in_typing(
     finally:
         blocker.close()
         backend.group.close()
+
+
+async def test_a_late_status_or_change_while_closing_updates_nothing(store: Path) -> None:
+    """A worker's message handled after the screens are gone (the app closing while the
+    index builds): nothing to update, never a crash."""
+    from session_browser.tui.backend import LiveChanges
+    from session_browser.tui.messages import StoreStatus
+
+    app = SessionBrowserApp(Backend([store], indexed=False), now=NOW, animate=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+    assert not app.screen_stack and app.main_shown() is None
+    app.on_store_status(StoreStatus(0, app.index_state, 0, 0))
+    app._refresh_lists(recent=True)
+    app._show_changes(LiveChanges(changed=True, fresh=frozenset({"billing-plan"})))
+    app._set_fresh()

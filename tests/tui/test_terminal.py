@@ -84,8 +84,14 @@ def run_in_pty(args: list[str], env: dict[str, str], tmp: Path) -> tuple[int, by
     seen = bytearray()
     try:
         # The status line names the demo store once the first screen is drawn; the
-        # session count comes when the index has been read.
-        first = read_until(master, [b"demo store", b" sessions \xc2\xb7"], START_TIMEOUT, seen)
+        # session count comes when the index has been read; the prompt and the footer may
+        # come in a later frame on a busy machine.
+        first = read_until(
+            master,
+            [b"demo store", b" sessions \xc2\xb7", b"Search every session", b"Quit"],
+            START_TIMEOUT,
+            seen,
+        )
         if first:
             time.sleep(0.5)  # let it finish the frame in hand
         os.write(master, b"\x11")  # Ctrl+Q
