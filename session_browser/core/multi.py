@@ -162,14 +162,23 @@ class StoreGroup:
         else:
             for store in self.stores:
                 per_store.append(store.search_candidates(query, window=window, language=True))
+        # An id an earlier store holds is that store's, and one store's first candidate of
+        # an id is the one kept, but for its versions (the turns rewrites dropped, which
+        # share its fold key): they go on, to fold into its hit.
         seen: set[str] = set()
         out: list[recall.Candidate] = []
         for cands in per_store:
+            first: dict[str, str | None] = {}
             for cand in cands:
-                if cand.hit.session_id in seen:
+                sid = cand.hit.session_id
+                if sid in seen:
                     continue
-                seen.add(cand.hit.session_id)
+                if sid not in first:
+                    first[sid] = cand.lineage
+                elif first[sid] is None or cand.lineage != first[sid]:
+                    continue
                 out.append(cand)
+            seen |= first.keys()
         if ranking != "relevance" and result is not None:
             result.matched_sessions = len(out)
         return out, extras

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from session_browser.core.index import SqliteSessionStore
+from session_browser.core.multi import StoreGroup
 from session_browser.core.settings import Settings, save_settings
 from session_browser.core.sources import SOURCES
 from session_browser.core.vault import Vault, default_vault_dir
@@ -141,6 +142,11 @@ def test_turns_dropped_by_many_rewrites_are_one_hit_of_their_session(tmp_path: P
         assert s1.folded_note() == "4 other versions match"
         # The folded ones are not "more" sessions: all that matched is shown.
         assert result.matched_sessions - sum(len(h.folded) for h in result.hits) == 2
+        # The same through a group of stores (what the app and the CLI search).
+        grouped = StoreGroup([store]).search_ex("pelican", limit=10).hits
+        assert [(h.session_id, len(h.folded)) for h in grouped] == [
+            (h.session_id, len(h.folded)) for h in result.hits
+        ]
         # Only dropped turns match: still one hit, from the vault's copy.
         dropped = store.search_ex("round", limit=10).hits
         assert [h.session_id for h in dropped] == ["s1"]

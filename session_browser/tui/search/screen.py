@@ -293,18 +293,19 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             info.append(printable(out.error, one_line=True), style="bold red")
         else:
             shown = len(out.hits)
-            n = out.matched_sessions
+            # A continuation folds into the hit of the session it continues, and another
+            # version of a session (the turns rewrites dropped) into that session's hit: a
+            # version is not a session of its own in the count.
+            folded = sum(len(h.folded) for h in out.hits)
+            continuations = sum(h.folded_counts()[0] for h in out.hits)
+            versions = folded - continuations
+            n = out.matched_sessions - versions
             bound = "" if out.matched_exact else "at least "
             info.append(f"{bound}{n:,} session{'s' if n != 1 else ''} matched", style="bold")
             if self.browser.index_state.mode == "building":
                 info.append(" so far (more as the index builds)", style="bold")
-            # A continuation folds into the hit of the session it continues, and the turns
-            # rewrites dropped from a session into the hit of that session.
-            folded = sum(len(h.folded) for h in out.hits)
-            if n - folded > shown:
+            if n - continuations > shown:
                 info.append(f" (best {shown} shown)")
-            continuations = sum(h.folded_counts()[0] for h in out.hits)
-            versions = folded - continuations
             if continuations:
                 info.append(
                     f" · {continuations} continuation{'s' if continuations != 1 else ''}"
@@ -312,8 +313,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
                 )
             if versions:
                 info.append(
-                    f" · {versions} other version{'s' if versions != 1 else ''}"
-                    " folded into their sessions"
+                    f" · {versions} other version{'s' if versions != 1 else ''} of"
+                    f" {'them' if shown != 1 else 'it'} folded in"
                 )
             if self.browser.show_timings:
                 info.append(f" · {out.elapsed_ms:.0f} ms")
