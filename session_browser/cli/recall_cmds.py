@@ -68,18 +68,7 @@ def _print_hit(n: int, hit: SessionHit, *, origin: bool = False) -> None:
     head.append_text(safe(hit.title, style="bold"))
     head.append(f"  score {hit.score:g}", style="green")
     head.append(f"  {when_text(hit.when)}", style="dim")
-    badges = []
-    if hit.archived:
-        badges.append("archived hit")
-    if hit.automated:
-        badges.append("automated")
-    folded = hit.folded_note()
-    if folded:
-        badges.append(folded)
-    if hit.source != "praisonai":
-        badges.append(printable(hit.source, one_line=True))
-    if hit.kept:
-        badges.append(printable(hit.kept, one_line=True))
+    badges = [printable(b, one_line=True) for b in hit.badges()]
     if badges:
         head.append("  [" + ", ".join(badges) + "]", style="magenta")
     out.print(head, overflow="fold")

@@ -225,14 +225,7 @@ def atomic_write_bytes(path: Path, payload: bytes, *, mode: int = FILE_MODE) -> 
             tmp = synced_temp(directory, path.name, payload, mode)
         except OSError as exc:
             raise _about(exc, path) from exc
-        try:
-            os.replace(tmp, path)
-        except BaseException as exc:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            if isinstance(exc, OSError):
-                raise _about(exc, path) from exc
-            raise
+        _put_in_place(tmp, path)
     fsync_dir(directory)
 
 
@@ -281,15 +274,21 @@ def atomic_writer(
             os.unlink(tmp)
         raise
     with _interrupts_deferred():
-        try:
-            os.replace(tmp, path)
-        except BaseException as exc:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            if isinstance(exc, OSError):
-                raise _about(exc, path) from exc
-            raise
+        _put_in_place(tmp, path)
     fsync_dir(directory)
+
+
+def _put_in_place(tmp: str, path: Path) -> None:
+    """Rename ``tmp`` over ``path``; on failure ``tmp`` is removed (an OSError names
+    ``path``)."""
+    try:
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _about(exc, path) from exc
+        raise
 
 
 @contextlib.contextmanager

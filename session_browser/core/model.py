@@ -647,6 +647,24 @@ class SessionHit:
             parts.append(f"{versions} other version{'s' if versions != 1 else ''} match")
         return ", ".join(parts) or None
 
+    def badges(self) -> list[str]:
+        """What the app and the CLI show beside the hit, as plain text (each shows it with
+        its own escaping): an archived turn, automated, the folded sessions, a source other
+        than PraisonAI's, and where the vault's copy comes from."""
+        badges = []
+        if self.archived:
+            badges.append("archived hit")
+        if self.automated:
+            badges.append("automated")
+        folded = self.folded_note()
+        if folded:
+            badges.append(folded)
+        if self.source and self.source != "praisonai":
+            badges.append(self.source)
+        if self.kept:  # "deleted from <path> on <date>", or the turns a rewrite dropped
+            badges.append(self.kept)
+        return badges
+
     def as_dict(self) -> JSONDict:
         """PraisonAI's shape, exactly."""
         result: JSONDict = {

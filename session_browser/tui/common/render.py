@@ -148,19 +148,7 @@ def highlight(text: Text, terms: Iterable[str], style: str | Style) -> Text:
 
 
 def hit_badges(hit: SessionHit) -> list[str]:
-    badges: list[str] = []
-    if hit.archived:
-        badges.append("archived hit")
-    if hit.automated:
-        badges.append("automated")
-    folded = hit.folded_note()
-    if folded:
-        badges.append(folded)
-    if hit.source and hit.source != "praisonai":
-        badges.append(one_line(hit.source))
-    if hit.kept:  # read from the vault: "deleted from <path> on <date>"
-        badges.append(one_line(hit.kept))
-    return badges
+    return [one_line(b) for b in hit.badges()]
 
 
 def summary_badges(summary: SessionSummary) -> list[str]:
