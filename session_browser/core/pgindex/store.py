@@ -37,7 +37,6 @@ from ..index.fuzzy import levenshtein
 from ..index.pick import (
     SUMMARY_COLUMNS,
     corrected,
-    hits_or_raise,
     light_hit,
     recent_first,
     session_hit,
@@ -54,10 +53,11 @@ from ..index.rank import (
     order,
     refine,
 )
-from ..index.results import Cancelled, Relevance, SearchCancelled, SearchResult
+from ..index.results import Cancelled, Relevance, SearchCancelled
+from ..index.searching import IndexSearch
 from ..model import JSONDict, SessionData, SessionHit, SessionSummary
 from ..notes import NOTHING_SEARCHABLE, Note
-from ..query import ParsedQuery, QueryError, Term, fold, parse_query, pg_where, why_empty
+from ..query import ParsedQuery, QueryError, Term, fold, parse_query, pg_where
 from .conn import PgIndexError, error_line, mask_url, psycopg_module
 from .schema import ensure_schema
 from .tsv import all_query, any_query, term_query
@@ -91,7 +91,7 @@ def origin_label(machine: str, user: str) -> str:
     return f"{user}@{machine}"
 
 
-class PgIndexStore:
+class PgIndexStore(IndexSearch):
     """The team index, read through a small connection pool."""
 
     source_kind = "team"
@@ -247,11 +247,6 @@ class PgIndexStore:
 
     # ------------------------------------------------------------------ search
 
-    def search(
-        self, query: str, *, limit: int = 5, window: int = 5, ranking: str = "relevance"
-    ) -> list[SessionHit]:
-        return hits_or_raise(self.search_ex(query, limit=limit, window=window, ranking=ranking))
-
     def search_candidates(
         self, query: str, *, window: int = 5, language: bool = False, limit: int = 20
     ) -> list[recall.Candidate]:
@@ -262,51 +257,11 @@ class PgIndexStore:
             return []
         return self.relevance_candidates(pq, limit=limit, window=window).candidates
 
-    def search_ex(
-        self,
-        query: str,
-        *,
-        limit: int = 5,
-        window: int = 5,
-        ranking: str = "relevance",
-        cancelled: Cancelled | None = None,
-    ) -> SearchResult:
-        started = time.perf_counter()
-        result = SearchResult(query=query or "", ranking="relevance")
-        try:
-            pq = parse_query(query)
-        except QueryError as exc:
-            result.error = str(exc)
-            return result
-        result.warnings.extend(pq.warnings)
-        if pq.nothing_searchable:
-            result.warnings.append(NOTHING_SEARCHABLE)
-        elif limit > 0 and not pq.empty:
-            try:
-                rel = self.relevance_candidates(pq, limit=limit, window=window, cancelled=cancelled)
-            except SearchCancelled:
-                result.cancelled = True
-                return result
-            result.hits = recall.rank(rel.candidates, limit)
-            result.matched_sessions = rel.matched
-            result.matched_exact = rel.exact
-            result.fuzzy = rel.fuzzy
-            result.warnings.extend(rel.warnings)
-            if not rel.candidates:
-                why = why_empty(
-                    query, lambda q: self.relevance_candidates(parse_query(q), limit=1).matched
-                )
-                if why is not None:
-                    result.warnings.append(why)
-        result.elapsed_ms = (time.perf_counter() - started) * 1000
-        return result
-
-    def relevance_candidates(
+    def _relevance(
         self,
         pq: ParsedQuery,
-        *,
-        limit: int = 5,
-        window: int = 5,
+        limit: int,
+        window: int,
         corpus: CorpusStats | None = None,
         cancelled: Cancelled | None = None,
     ) -> Relevance:
