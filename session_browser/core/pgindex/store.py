@@ -95,7 +95,6 @@ class PgIndexStore(IndexSearch):
     """The team index, read through a small connection pool."""
 
     source_kind = "team"
-    team_index = True  # a StoreGroup treats it as an indexed store (same search API)
 
     def __init__(self, url: str, *, pool_size: int = 4) -> None:
         psycopg = psycopg_module()
@@ -646,6 +645,15 @@ class PgIndexStore(IndexSearch):
         messages = recall.project(data)
         anchor = recall.parse_anchor(around_message_id, len(messages))
         return recall.window_slice(messages, anchor, window)
+
+    def projection(self, session_id: str, *, include_hidden: bool = False) -> list[JSONDict]:
+        """The pushed session's messages, whole (``KeyError`` when the team index no longer
+        holds it); the hidden parts pushed with it are not shown."""
+        data = self._data(session_id)
+        if data is None:
+            raise KeyError(session_id)
+        messages = recall.project(data)
+        return recall.window_slice(messages, 0, len(messages))
 
     def session_path(self, session_id: str) -> Path | None:
         return None  # the file is on the machine that pushed it
