@@ -13,6 +13,7 @@ from session_browser.core import recall
 from session_browser.core.compat import CompatReads
 from session_browser.core.files import SessionFileError
 from session_browser.core.model import JSONDict, SessionData, SessionHit, content_text
+from session_browser.core.pgindex.store import PgIndexStore
 from session_browser.core.text import printable, shown_id
 
 from .common import (
@@ -150,7 +151,7 @@ def search(
             Text("No session matches ") + safe(query) + Text(f" (searched {group.label}).")
         )
         return
-    origin = any(getattr(s, "team_index", False) for s in group.stores)
+    origin = any(isinstance(s, PgIndexStore) for s in group.stores)
     for n, hit in enumerate(hits, 1):
         _print_hit(n, hit, origin=origin)
 

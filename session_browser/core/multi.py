@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import recall
 from .model import JSONDict, SessionData, SessionHit, SessionSummary
@@ -30,14 +30,23 @@ from .notes import FUZZY, code_of
 
 if TYPE_CHECKING:
     from .index import Cancelled, CorpusStats, SearchResult, SqliteSessionStore
+    from .pgindex.store import PgIndexStore
     from .query import ParsedQuery
 
 
 class RecallStore(Protocol):
-    """What a store offers to recall (every store implements it)."""
+    """What a store offers to recall and to the viewer (every store implements it)."""
+
+    source_kind: str  # what wrote its sessions (a key of the sources table, or "team")
 
     @property
     def label(self) -> str: ...
+
+    def projection(self, session_id: str, *, include_hidden: bool = False) -> list[JSONDict]:
+        """The whole archived+active projection of a session in the public message shape
+        (``KeyError`` when missing); ``include_hidden``: with the parts the source keeps
+        apart (tool calls and results, reasoning) in ``metadata.hidden``, where it has any."""
+        ...
 
     def search_candidates(
         self, query: str, *, window: int = 5, language: bool = False
@@ -58,14 +67,14 @@ class RecallStore(Protocol):
     def session_path(self, session_id: str) -> Path | None: ...
 
 
-def _index(store: RecallStore) -> SqliteSessionStore | None:
-    """``store`` as an indexed store (every index is a :class:`SqliteSessionStore`: the
-    PraisonAI one, Pi's and any read-only source's), else None: the one capability test."""
+def index_of(store: RecallStore) -> SqliteSessionStore | PgIndexStore | None:
+    """``store`` as a store with a search index, else None: every local index is a
+    :class:`SqliteSessionStore` (the PraisonAI one, Pi's and any read-only source's), the
+    team index a :class:`~session_browser.core.pgindex.PgIndexStore` (the same API)."""
     from .index import SqliteSessionStore
+    from .pgindex.store import PgIndexStore
 
-    if getattr(store, "team_index", False):  # the team index (PostgreSQL) has the same API
-        return cast("SqliteSessionStore", store)
-    return store if isinstance(store, SqliteSessionStore) else None
+    return store if isinstance(store, SqliteSessionStore | PgIndexStore) else None
 
 
 class StoreGroup:
@@ -87,7 +96,7 @@ class StoreGroup:
     @property
     def indexed(self) -> bool:
         """True when every store has a search index."""
-        return bool(self.stores) and all(_index(s) is not None for s in self.stores)
+        return bool(self.stores) and all(index_of(s) is not None for s in self.stores)
 
     def default_ranking(self) -> str:
         """``relevance`` when every store is indexed, else ``classic``."""
@@ -97,7 +106,7 @@ class StoreGroup:
         """The collection statistics of every indexed store, summed (None for one store)."""
         from .index import CorpusStats
 
-        parts = [i.corpus_stats(pq) for i in map(_index, self.stores) if i is not None]
+        parts = [i.corpus_stats(pq) for i in map(index_of, self.stores) if i is not None]
         if len(parts) < 2:
             return None
         return CorpusStats.merge(parts)
@@ -130,7 +139,7 @@ class StoreGroup:
             for store in self.stores:
                 if cancelled is not None and cancelled():
                     raise SearchCancelled
-                index = _index(store)
+                index = index_of(store)
                 if pq is not None and index is not None:
                     rel = index.relevance_candidates(
                         pq, limit=limit, window=window, corpus=corpus, cancelled=cancelled
@@ -249,7 +258,7 @@ class StoreGroup:
             why = why_empty(query, matched)
             if why is not None:
                 result.warnings.append(why)
-        for index in map(_index, self.stores):
+        for index in map(index_of, self.stores):
             for warning in [] if index is None else index.warnings:
                 if warning not in result.warnings:
                     result.warnings.append(warning)
@@ -258,7 +267,7 @@ class StoreGroup:
 
     def _mode(self) -> str:
         modes: list[str] = []
-        for index in map(_index, self.stores):
+        for index in map(index_of, self.stores):
             if index is None or index.broken:
                 modes.append("scan")
             else:
@@ -276,7 +285,7 @@ class StoreGroup:
     def progress(self) -> tuple[int, int]:
         """(done, total) files over every store being indexed."""
         done = total = 0
-        for index in map(_index, self.stores):
+        for index in map(index_of, self.stores):
             if index is not None:
                 one_done, one_total = index.progress
                 done += one_done
@@ -285,12 +294,13 @@ class StoreGroup:
 
     @property
     def indexing(self) -> bool:
-        return any(i is not None and i.indexing for i in map(_index, self.stores))
+        return any(i is not None and i.indexing for i in map(index_of, self.stores))
 
     def start_reconcile(self, *, cancel: threading.Event | None = None) -> list[Any]:
         """Start a background reconcile on every indexed store; returns the threads.
         Setting ``cancel`` stops them (what is indexed so far stays indexed)."""
-        return [i.start_reconcile(cancel=cancel) for i in map(_index, self.stores) if i is not None]
+        indexes = [i for i in map(index_of, self.stores) if i is not None]
+        return [i.start_reconcile(cancel=cancel) for i in indexes]
 
     def close(self) -> None:
         for store in self.stores:
@@ -372,7 +382,7 @@ class StoreGroup:
         self, *, offset: int = 0, limit: int = 100, sort: str = "updated", text: str = ""
     ) -> list[SessionSummary]:
         """A page of the merged session list (see ``SqliteSessionStore.browse``)."""
-        only = _index(self.stores[0]) if len(self.stores) == 1 else None
+        only = index_of(self.stores[0]) if len(self.stores) == 1 else None
         if only is not None:
             return list(only.browse(offset=offset, limit=limit, sort=sort, text=text))
         if sort not in recall.SORTS:
@@ -382,7 +392,7 @@ class StoreGroup:
         offset = max(0, offset)
         rows: list[SessionSummary] = []
         for store in self.stores:
-            index = _index(store)
+            index = index_of(store)
             if index is not None:
                 rows.extend(index.browse(offset=0, limit=offset + limit, sort=sort, text=text))
             else:
@@ -392,7 +402,7 @@ class StoreGroup:
     def count(self, *, text: str = "") -> int:
         """How many sessions :meth:`browse` pages through (ids held by two stores count once
         when the stores are plain; indexed stores are summed)."""
-        indexes = [i for i in map(_index, self.stores) if i is not None]
+        indexes = [i for i in map(index_of, self.stores) if i is not None]
         if len(indexes) == len(self.stores):
             return sum(i.count(text=text) for i in indexes)
         return sum(1 for s in self.summaries() if recall.title_or_id_matches(s, text))

@@ -65,10 +65,15 @@ class _PiReader:
     def __init__(self, pi: PiStore, locate: Callable[[str], Path | None]) -> None:
         self.pi = pi
         self._locate = locate
+        self.source_kind = pi.source_kind
 
     @property
     def label(self) -> str:
         return self.pi.label
+
+    def projection(self, session_id: str, *, include_hidden: bool = False) -> list[JSONDict]:
+        self._locate(session_id)
+        return self.pi.projection(session_id, include_hidden=include_hidden)
 
     def session_path(self, session_id: str) -> Path | None:
         return self._locate(session_id)

@@ -363,8 +363,9 @@ class DefaultSessionStore(PraisonAICompat):
         anchor = recall.parse_anchor(around_message_id, len(messages))
         return recall.window_slice(messages, anchor, window)
 
-    def projection(self, session_id: str) -> list[JSONDict]:
-        """The whole archived+active projection of a session, in the public message shape."""
+    def projection(self, session_id: str, *, include_hidden: bool = False) -> list[JSONDict]:
+        """The whole archived+active projection of a session, in the public message shape
+        (PraisonAI's files keep no hidden parts apart: ``include_hidden`` changes nothing)."""
         data = self.read_raw(session_id)
         if data is None:
             raise KeyError(session_id)

@@ -1,31 +1,36 @@
 """The app's view of the stores: every call here runs in a thread worker, never on the UI thread.
 
-The app holds no session logic: this adapter only picks the richest API the stores offer
-(the SQLite index's ``search_ex`` / ``browse`` / ``count`` when present, the plain
-:class:`~session_browser.core.multi.StoreGroup` methods otherwise) and returns plain data.
+The app holds no session logic: this adapter calls the
+:class:`~session_browser.core.multi.StoreGroup` of the stores (which searches and lists each
+store through its index when it has one) and the indexes' own API (building, live changes),
+and returns plain data.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-import importlib
-import inspect
 import os
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from session_browser.core import recall
+from session_browser.core.actions.rescue import writable_stores
+from session_browser.core.index import SqliteSessionStore
 from session_browser.core.index.results import SearchResult
 from session_browser.core.model import JSONDict, SessionSummary
-from session_browser.core.multi import StoreGroup
+from session_browser.core.multi import RecallStore, StoreGroup, index_of
 from session_browser.core.notes import INDEX_FAILED, code_of
 from session_browser.core.pgindex.conn import is_index_url
+from session_browser.core.pgindex.store import PgIndexStore
+from session_browser.core.quarantine import list_items
 from session_browser.core.query import QueryError
+from session_browser.core.sources import PiStore
+from session_browser.core.store import DefaultSessionStore
 from session_browser.core.stores import open_stores
 from session_browser.core.vault import VaultDamaged, VaultError, Version
 from session_browser.core.vault.reading import kept_versions, load_session
@@ -115,15 +120,6 @@ def collect_and_release() -> None:
     release_free_memory()
 
 
-def _done_total(value: Any) -> tuple[int, int] | None:
-    """A store's ``progress``: the (done, total) tuple of the index API."""
-    if isinstance(value, tuple) and len(value) == 2:
-        done, total = value
-        if isinstance(done, int) and isinstance(total, int):
-            return done, total
-    return None
-
-
 class Backend:
     """Stores opened for the app, and the few calls it makes on them."""
 
@@ -131,7 +127,6 @@ class Backend:
         # None: the default stores; an empty list: no store at all (every one named is gone).
         self.dirs = [str(d) for d in dirs] if dirs is not None else None
         self.group: StoreGroup = self._open(indexed)
-        self._summaries: list[SessionSummary] | None = None
         self._cancel = threading.Event()
         # Per store: how many of its warnings were there when our last build started (a
         # failure since then is this build's).
@@ -174,15 +169,18 @@ class Backend:
     # ------------------------------------------------------------------ description
 
     @property
-    def stores(self) -> list[Any]:
+    def stores(self) -> list[RecallStore]:
         return list(self.group.stores)
 
+    def _indexes(self) -> list[SqliteSessionStore | PgIndexStore]:
+        return [i for i in map(index_of, self.stores) if i is not None]
+
     def store_paths(self) -> list[str]:
-        return [str(getattr(s, "label", s)) for s in self.stores]
+        return [s.label for s in self.stores]
 
     @property
     def indexed(self) -> bool:
-        return any(hasattr(s, "search_ex") for s in self.stores)
+        return bool(self._indexes())
 
     def index_state(self) -> IndexState:
         """Reads in-memory counters only (no I/O): safe to call on the UI thread."""
@@ -190,13 +188,11 @@ class Backend:
             return IndexState("scan")
         building = False
         done = total = 0
-        for store in self.stores:
-            if getattr(store, "indexing", False):
-                building = True
-            pair = _done_total(getattr(store, "progress", None))
-            if pair is not None:
-                done += pair[0]
-                total += pair[1]
+        for index in self._indexes():
+            building = building or index.indexing
+            one_done, one_total = index.progress
+            done += one_done
+            total += one_total
         if building:
             return IndexState("building", done, total)
         error = self._build_error()
@@ -206,11 +202,9 @@ class Backend:
 
     def _build_error(self) -> str | None:
         """The failure of the last build we started, from the stores' warnings (no I/O)."""
-        for store in self.stores:
-            warnings = getattr(store, "warnings", None)
-            if not isinstance(warnings, list):
-                continue
-            seen = self._warnings_seen.get(id(store), 0)
+        for index in self._indexes():
+            warnings = index.warnings
+            seen = self._warnings_seen.get(id(index), 0)
             for warning in warnings[seen if seen <= len(warnings) else 0 :]:
                 if code_of(warning) == INDEX_FAILED:
                     return warning.partition(":")[2].strip() or str(warning)
@@ -220,79 +214,56 @@ class Backend:
         """How many files the indexes skipped (could not read or index); None when no store
         says. Reads each index's status (a directory listing): call it from a worker."""
         total: int | None = None
-        for store in self.stores:
-            status = getattr(store, "status", None)
-            if not callable(status):
-                continue
+        for index in self._indexes():
             try:
-                info = status()
+                skipped = index.status().get("skipped")
             except Exception:  # a status that fails says nothing about skipped files
                 continue
-            if not isinstance(info, dict):
-                continue
-            value = next(
-                (info[k] for k in ("skipped", "skipped_files", "skipped_count") if k in info),
-                None,
-            )
-            if isinstance(value, bool):
-                continue
-            if isinstance(value, int):
-                total = (total or 0) + value
-            elif isinstance(value, (list, tuple, dict)):
-                total = (total or 0) + len(value)
+            if isinstance(skipped, list):  # the team index skips nothing: it says nothing
+                total = (total or 0) + len(skipped)
         return total
 
     def start_index(self) -> None:
         """Start (or resume) bringing every index up to date, in the background."""
         self._cancel = threading.Event()
-        for store in self.stores:
-            warnings = getattr(store, "warnings", None)
-            if isinstance(warnings, list):
-                self._warnings_seen[id(store)] = len(warnings)
-            start = getattr(store, "start_reconcile", None)
-            if callable(start):
-                try:
-                    start(cancel=self._cancel)
-                except TypeError:  # a store without the cancel hook
-                    start()
+        for index in self._indexes():
+            self._warnings_seen[id(index)] = len(index.warnings)
+            index.start_reconcile(cancel=self._cancel)
 
     def cancel_index(self) -> bool:
         """Stop the index build after the batch in hand; True when one was running.
 
         What is indexed so far stays; :meth:`start_index` picks up the rest."""
-        running = any(getattr(s, "indexing", False) for s in self.stores)
+        running = any(i.indexing for i in self._indexes())
         self._cancel.set()
         return running
 
     # ------------------------------------------------------------------ live
 
-    def _live_stores(self) -> list[Any]:
-        return [
-            s
-            for s in self.stores
-            if callable(getattr(s, "reconcile", None))
-            and callable(getattr(s, "generation", None))
-            and callable(getattr(s, "changed_since", None))
-        ]
+    def _live_stores(self) -> list[SqliteSessionStore]:
+        """The local indexes: they reconcile with their files and say what changed."""
+        return [s for s in self.stores if isinstance(s, SqliteSessionStore)]
 
-    def _plain_stores(self) -> list[Any]:
-        """The stores without an index: their files are compared at each look."""
-        live = self._live_stores()
-        return [s for s in self.stores if s not in live]
+    def _plain_stores(self) -> list[RecallStore]:
+        """The stores without a local index: their files are compared at each look."""
+        return [s for s in self.stores if not isinstance(s, SqliteSessionStore)]
 
     @staticmethod
-    def files_hash(store: Any) -> int:
+    def files_hash(store: RecallStore) -> int:
         """One number for the (name, size, mtime_ns, inode) of every session file of a store
         without an index: it changes when a file is added, changed or removed. One ``stat``
-        a file, no reading."""
-        files = getattr(store, "session_files", None)
-        if callable(files):
+        a file, no reading. 0 for a store whose files are not looked at (the team index,
+        another agent's files scanned)."""
+        if isinstance(store, PiStore):
             return hash(
-                frozenset((str(p), st.st_size, st.st_mtime_ns, st.st_ino) for p, st in files())
+                frozenset(
+                    (str(p), st.st_size, st.st_mtime_ns, st.st_ino)
+                    for p, st in store.session_files()
+                )
             )
-        session_dir = getattr(store, "session_dir", None)
-        if not isinstance(session_dir, str | Path) or not str(session_dir):
+        if not isinstance(store, DefaultSessionStore) or not str(store.session_dir):
             return 0
+        session_dir = store.session_dir
         found: set[tuple[str, int, int, int]] = set()
         try:
             with os.scandir(session_dir) as entries:
@@ -316,8 +287,6 @@ class Backend:
             self._identities[id(store)] = now
             if before is not None and before != now:
                 changed = True
-        if changed:
-            self._summaries = None
         return changed
 
     def session_identity(self, session_id: str, store_label: str = "") -> tuple[int, ...] | None:
@@ -348,7 +317,7 @@ class Backend:
             changed = plain
             fresh: set[str] = set()
             for store in self._live_stores():
-                if getattr(store, "indexing", False):
+                if store.indexing:
                     return LiveChanges(plain, self._fresh)
                 key = id(store)
                 if key not in self._baseline:  # the first look: what is there is not new
@@ -359,8 +328,6 @@ class Backend:
                 for session_id, gen in store.changed_since(self._baseline[key]).items():
                     if gen > self._seen.get(session_id, 0):
                         fresh.add(session_id)
-            if changed:
-                self._summaries = None
             changed = changed or frozenset(fresh) != self._fresh
             self._fresh = frozenset(fresh)
             return LiveChanges(changed, self._fresh)
@@ -435,48 +402,27 @@ class Backend:
 
     # ------------------------------------------------------------------ browse
 
-    def _all_summaries(self) -> list[SessionSummary]:
-        if self._summaries is None:
-            self._summaries = self.group.summaries()
-        return self._summaries
-
-    def _browse_fallback(self, sort: str, text: str) -> list[SessionSummary]:
-        rows = [s for s in self._all_summaries() if recall.title_or_id_matches(s, text)]
-        return recall.sort_summaries(rows, sort if sort in recall.SORTS else "updated")
-
-    def _browsable(self) -> list[Any]:
-        return [s for s in self.stores if hasattr(s, "browse") and hasattr(s, "count")]
-
     def count(self, text: str = "") -> int:
         """How many sessions the recent list holds under filter ``text``."""
-        fn = getattr(self.group, "count", None)
-        if callable(fn):
-            return int(fn(text=text))
-        if len(self.stores) == 1 and self._browsable():
-            return int(self.stores[0].count(text=text))
-        return len(self._browse_fallback("updated", text))
+        return self.group.count(text=text)
 
     def browse(
         self, offset: int, limit: int, sort: str = "updated", text: str = ""
     ) -> list[SessionSummary]:
         """One page of the recent list, most recent (or biggest) first."""
-        fn = getattr(self.group, "browse", None)
-        if callable(fn):
-            return list(fn(offset=offset, limit=limit, sort=sort, text=text))
-        if len(self.stores) == 1 and self._browsable():
-            return list(self.stores[0].browse(offset=offset, limit=limit, sort=sort, text=text))
-        return self._browse_fallback(sort, text)[offset : offset + limit]
+        return self.group.browse(offset=offset, limit=limit, sort=sort, text=text)
 
     def refresh(self) -> None:
-        self._summaries = None
+        """The stores changed under the app (a rescue, an import): nothing is kept here
+        between two reads, each list is read again from the stores."""
 
     # ------------------------------------------------------------------ one session
 
-    def _store_holding(self, session_id: str, store_label: str) -> Any:
+    def _store_holding(self, session_id: str, store_label: str) -> RecallStore:
         """The store of ``session_id`` (the one labelled ``store_label`` first); KeyError."""
         store = None
         if store_label:
-            store = next((s for s in self.stores if getattr(s, "label", "") == store_label), None)
+            store = next((s for s in self.stores if s.label == store_label), None)
         if store is None:
             store = self.group.store_of(session_id)
         if store is None:
@@ -488,7 +434,7 @@ class Backend:
         the dir to run it in) for the sources that give one (Claude Code, Codex); None for
         the others. Raises KeyError when the session is gone."""
         store = self._store_holding(session_id, store_label)
-        if getattr(store, "source_kind", "praisonai") == "praisonai":
+        if store.source_kind == "praisonai":
             return None  # PraisonAI's sessions have no resume command: not read again
         meta = store.get_session(session_id).metadata
         command, cwd = meta.get("resume_command"), meta.get("cwd")
@@ -527,38 +473,15 @@ class Backend:
 
     def _store_projection(self, session_id: str, store_label: str) -> list[JSONDict]:
         store = self._store_holding(session_id, store_label)
-        fn = getattr(store, "projection", None)
-        if callable(fn):
-            # Tool calls and results, thinking: the viewer shows them on request.
-            if "include_hidden" in inspect.signature(fn).parameters:
-                return list(fn(session_id, include_hidden=True))
-            return list(fn(session_id))
-        return list(store.window(session_id, 0, window=10**9))
+        # Tool calls and results, thinking: the viewer shows them on request.
+        return store.projection(session_id, include_hidden=True)
 
     # ------------------------------------------------------------------ attention
 
     def quarantine_count(self) -> int:
-        """Files waiting for attention (corrupt or spill files), 0 when that is unknown."""
+        """Files waiting for attention (corrupt or spill files) in the JSON stores' dirs
+        (the ones the rescue screen lists), 0 when that is unknown."""
         try:
-            module = importlib.import_module("session_browser.core.quarantine")
-        except ImportError:
+            return len(list_items(writable_stores(self.stores)))
+        except Exception:  # a listing problem must never take the app down
             return 0
-        items = getattr(module, "list_items", None)
-        if callable(items):
-            try:
-                return len(items(self.stores))
-            except Exception:  # a listing problem must never take the app down
-                return 0
-        fn = getattr(module, "list_entries", None)
-        if not callable(fn):
-            return 0
-        total = 0
-        for store in self.stores:
-            try:
-                total += len(fn(store))
-            except Exception:  # a listing problem must never take the app down
-                try:
-                    total += len(fn(Path(getattr(store, "session_dir", ""))))
-                except Exception:
-                    continue
-        return total

@@ -84,8 +84,12 @@ Other formats
 Modules (each imports only those above it)
     :mod:`.results` what a reconcile or a search reports; :mod:`.rank` the ranking math over
     plain data (BM25 per message, boosts, common words, coverage, recency, ordering; no
-    SQL, shared by every engine); :mod:`.watch` directory scans and the inotify watch;
-    :mod:`.rows` a session turned into index rows; :mod:`.schema` the database file,
+    SQL, shared by every engine); :mod:`.candidates` the bounded candidate plan and the
+    candidate rows scored; :mod:`.watch` directory scans and the inotify watch; :mod:`.rows`
+    a session turned into index rows; :mod:`.pick` the filter-only listing, hits and listed
+    sessions built from plain data (both engines hand it their reads, as to
+    :mod:`.candidates`); :mod:`.searching` the search API both engines offer around their
+    relevance search; :mod:`.schema` the database file,
     connection and schema; :mod:`.reconcile` bringing the index in line with the files;
     :mod:`.plan` candidate reads, document frequencies and counts; :mod:`.fuzzy` typo
     correction; :mod:`.hits` hits with their context; :mod:`.api` the store API by composition

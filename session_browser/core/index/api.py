@@ -143,8 +143,9 @@ class IndexStoreAPI(CompatReads):
     ) -> list[JSONDict]:
         return self.reader.window(session_id, around_message_id, window=window)
 
-    def projection(self, session_id: str) -> list[JSONDict]:
-        """The whole archived+active projection of a session, in the public message shape."""
+    def projection(self, session_id: str, *, include_hidden: bool = False) -> list[JSONDict]:
+        """The whole archived+active projection of a session, in the public message shape
+        (as its file reads; a source that keeps hidden parts apart gives them here)."""
         data = self.read_raw(session_id)
         if data is None:
             raise KeyError(session_id)

@@ -21,6 +21,7 @@ from ..vault.feed import kept_note
 from . import partly
 from .api import SessionReader
 from .hits import IndexHits
+from .pick import SUMMARY_COLUMNS, summary_row
 from .schema import (
     Broken,
 )
@@ -178,27 +179,9 @@ class IndexBrowse(IndexHits):
     # ------------------------------------------------------------------ browse
 
     def _summary(self, row: Sequence[Any]) -> SessionSummary:
-        (sid_, title, when, mc, ac, created, size, tagged, rate, lineage, project, agent) = row
-        return SessionSummary(
-            session_id=sid_,
-            title=title or "",
-            when=when,
-            message_count=mc or 0,
-            archived_count=ac or 0,
-            created_at=created,
-            size=size or 0,
-            source=self.source_kind,
-            store=self.label,
-            automated=bool(tagged or rate),
-            lineage=lineage,
-            project=project,
-            agent=agent,
-        )
+        return summary_row(row, self.source_kind, self.label)
 
-    _SUMMARY_SQL = (
-        "SELECT session_id, title, when_, message_count, archived_count, created, size, "
-        "tagged, rate_auto, lineage, project, agent FROM sessions"
-    )
+    _SUMMARY_SQL = f"SELECT {SUMMARY_COLUMNS} FROM sessions"
 
     def _listed(self, db: sqlite3.Connection | None = None) -> tuple[str, str]:
         """(the FROM clause, the condition) of the sessions a list shows: one row a session.

@@ -14,7 +14,6 @@ from .. import recall
 from ..model import (
     JSONDict,
     SessionHit,
-    content_text,
     copy_json,
 )
 from ..query import (
@@ -22,7 +21,7 @@ from ..query import (
 )
 from . import hidden
 from .fuzzy import IndexFuzzy
-from .pick import light_hit
+from .pick import light_hit, session_hit
 from .rank import (
     Scored,
     explain,
@@ -300,24 +299,9 @@ class IndexHits(IndexFuzzy):
         if loaded is None:
             return None
         data, messages = loaded
-        if not messages:
+        hit = session_hit(s, pq, data, messages, window, self.source_kind, self.label)
+        if hit is None:
             return None
-        anchor = max(0, min(s.anchor, len(messages) - 1))
-        text = content_text(messages[anchor].get("content"))
-        text = hidden.snippet_source(pq, text, s.anchor_text)
-        hit = recall.build_hit(
-            data,
-            messages,
-            anchor=anchor,
-            score=s.score,
-            snippet=recall.make_snippet(text, pq.words, pq.all_tokens),
-            window=window,
-            automated=s.info.tagged or s.info.machine,
-            source=self.source_kind,
-            store=self.label,
-            explain=explain(s, pq),
-        )
-        hit.project = recall.project_of(data)
         hit.kept = self._kept_note(s.info.file)
         # The message views share their content with the cache: give the hit its own
         # copy of any content that is not a plain (immutable) string.

@@ -1,18 +1,29 @@
 """The Python both index engines run around their SQL, over plain data: which sessions a
-filter-only query shows (newest first, one per lineage), the placeholder hit of a session
-folded into a shown one, and a query's unknown words replaced by close vocabulary words.
-Each engine keeps its own SQL and hands the rows (or a lookup) to these."""
+filter-only query shows (newest first, one per lineage), the hit of a shown session built from
+its session dict, the placeholder hit of a session folded into a shown one, a listed session
+from its row, and a query's unknown words replaced by close vocabulary words. Each engine
+keeps its own SQL and hands the rows (or a lookup) to these."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
-from ..model import SessionHit
+from .. import recall
+from ..model import JSONDict, SessionHit, SessionSummary, content_text
 from ..notes import FUZZY, Note
 from ..query import ParsedQuery, QueryError, Term
-from .rank import Scored, SessionInfo, lineage_key
+from .hidden import snippet_source
+from .rank import Scored, SessionInfo, explain, lineage_key, recency, recent_scored
 from .results import SearchResult
+
+#: What a listed session's row holds, in this order (the columns :func:`summary_row` reads).
+SUMMARY_COLUMNS = (
+    "session_id, title, when_, message_count, archived_count, created, size, tagged, "
+    "rate_auto, lineage, project, agent"
+)
 
 
 def newest_first(
@@ -31,6 +42,78 @@ def newest_first(
             break
         shown.add(lineage_key(info))
     return order, [info for info in order if lineage_key(info) in shown]
+
+
+def recent_first(
+    infos: Iterable[SessionInfo],
+    latest: Mapping[int, tuple[float | None, int]],
+    limit: int,
+    anchor: Callable[[SessionInfo], Sequence[Any] | None],
+) -> tuple[list[SessionInfo], list[Scored]]:
+    """A filter-only query: ``infos`` newest first (see :func:`newest_first`), and those
+    shown scored by recency (:func:`~.rank.recency` of their latest matching message) and
+    anchored at that message (``anchor(info)``: its (index, text), None when it is gone)."""
+    order, shown = newest_first(infos, latest, limit)
+    now = time.time()
+    out: list[Scored] = []
+    for info in shown:
+        found = anchor(info)
+        if found is None:
+            continue
+        t, n = latest[info.key]
+        out.append(recent_scored(info, recency(t, now), int(found[0]), str(found[1]), n))
+    return order, out
+
+
+def session_hit(
+    s: Scored,
+    pq: ParsedQuery,
+    data: JSONDict,
+    messages: list[JSONDict],
+    window: int,
+    source: str,
+    store: str,
+) -> SessionHit | None:
+    """The hit of scored session ``s`` with its context, from its session dict ``data``
+    and that dict's projected ``messages`` (None when it has none)."""
+    if not messages:
+        return None
+    anchor = max(0, min(s.anchor, len(messages) - 1))
+    text = snippet_source(pq, content_text(messages[anchor].get("content")), s.anchor_text)
+    hit = recall.build_hit(
+        data,
+        messages,
+        anchor=anchor,
+        score=s.score,
+        snippet=recall.make_snippet(text, pq.words, pq.all_tokens),
+        window=window,
+        automated=s.info.tagged or s.info.machine,
+        source=source,
+        store=store,
+        explain=explain(s, pq),
+    )
+    hit.project = recall.project_of(data)
+    return hit
+
+
+def summary_row(row: Sequence[Any], source: str, store: str) -> SessionSummary:
+    """A listed session from its row (see :data:`SUMMARY_COLUMNS`)."""
+    (sid_, title, when, mc, ac, created, size, tagged, rate, lineage, project, agent) = row
+    return SessionSummary(
+        session_id=sid_,
+        title=title or "",
+        when=when,
+        message_count=mc or 0,
+        archived_count=ac or 0,
+        created_at=created,
+        size=size or 0,
+        source=source,
+        store=store,
+        automated=bool(tagged or rate),
+        lineage=lineage,
+        project=project,
+        agent=agent,
+    )
 
 
 def light_hit(s: Scored, source: str, store: str) -> SessionHit:

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..notes import COMMON_WORDS, Note
 from ..query import (
     ParsedQuery,
     Term,
@@ -20,15 +18,21 @@ from ..query import (
     tokenize,
 )
 from . import hidden
-from .pick import newest_first
+from .candidates import (
+    CANDIDATE_LIMIT,
+    PER_SESSION,
+    RARE_DF,
+    SMALL_SESSION_CHARS,
+    bounded,
+    score_rows,
+    scorer_for,
+)
+from .pick import recent_first
 from .rank import (
     CorpusStats,
-    Msg,
     Scored,
     Scorer,
     SessionInfo,
-    recency,
-    recent_scored,
     refine,
 )
 from .reconcile import (
@@ -36,19 +40,8 @@ from .reconcile import (
 )
 from .rows import IN_CHUNK
 
-RARE_DF = 1000  # a term at most this frequent generates candidates
-DRIVER_BUDGET = 300  # rarer terms are added as drivers while their summed df stays under this
-CANDIDATE_LIMIT = 400  # newest candidate messages taken from the drivers
-ALL_TERMS_LIMIT = 150  # newest messages holding every term (taken whatever their frequency)
-FILL_LIMIT = 100  # newest messages with any other term, when too few sessions were found
-COMMON_LIMIT = 200  # newest messages taken when every term is common
-SMALL_SESSION_CHARS = 20_000  # a session this short is read whole to look for missing terms
-PER_SESSION = 8  # candidate messages taken at most from one session (per candidate read)
 COUNT_BUDGET = 3_000  # postings read at most to count the matched sessions exactly
 _READS_SESSIONS = re.compile(r"\bs\.")  # a filter clause reading a sessions column
-
-
-COMMON_NOTE = Note(COMMON_WORDS, "very common words: the newest matching messages were ranked")
 
 
 class IndexPlan(IndexReconcile):
@@ -120,57 +113,16 @@ class IndexPlan(IndexReconcile):
         warnings: list[str],
         rare: set[int] | frozenset[int] = frozenset(),
     ) -> list[tuple[Any, ...]]:
-        """Candidate messages, bounded whatever the words: the newest messages holding every
-        term; the rarest terms' messages (a common word never costs its posting list); and,
-        when that finds fewer sessions than asked for, the newest messages with any term."""
-        live = sorted((df, i) for i, df in enumerate(dfs) if df > 0)
-        if not live:
-            return []
+        """:func:`~.candidates.bounded` over FTS5 (``rare``: the terms that may fill)."""
         ex = pq.excluded
-        rows: list[tuple[Any, ...]] = []
-        seen: set[int] = set()
 
-        def add(expr: str, n: int) -> None:
-            for row in self._fetch(db, pq, expr, None, n):
-                if row[-1] not in seen:
-                    seen.add(row[-1])
-                    rows.append(row)
+        def every(_live: list[tuple[int, int]], n: int) -> list[tuple[Any, ...]]:
+            return self._fetch(db, pq, fts_expr(pq.terms, op="AND", excluded=ex), None, n)
 
-        used: set[int] = set()
-        # enough messages for every asked-for session, at PER_SESSION messages each
-        drivers_limit = max(CANDIDATE_LIMIT, PER_SESSION * limit)
-        if len(live) == len(pq.terms) and len(live) > 1:
-            add(fts_expr(pq.terms, op="AND", excluded=ex), max(ALL_TERMS_LIMIT, limit))
-            # Sessions with a message holding every term outrank those without (boost and
-            # coverage): the rarest terms' other messages can only fill the places below
-            # them, and only as many are read as those places need.
-            # (counted as shown: continuations of one conversation fold into one hit)
-            shown = {r[11] if r[11] is not None else "\x00" + r[7] for r in rows}
-            if shown:
-                drivers_limit = max(FILL_LIMIT, PER_SESSION * (limit - len(shown)))
-        if live[0][0] <= RARE_DF:
-            drivers: list[Term] = []
-            budget = 0
-            for df, i in live:
-                if drivers and budget + df > DRIVER_BUDGET:
-                    break
-                drivers.append(pq.terms[i])
-                used.add(i)
-                budget += df
-            add(fts_expr(drivers, excluded=ex), drivers_limit)
-        elif not rows:
-            common_limit = max(COMMON_LIMIT, PER_SESSION * limit)
-            add(fts_expr([pq.terms[i] for _df, i in live], excluded=ex), common_limit)
-            used.update(i for _df, i in live)
-            if len(rows) >= common_limit:
-                warnings.append(COMMON_NOTE)
-            return rows
-        elif len(rows) >= ALL_TERMS_LIMIT:
-            warnings.append(COMMON_NOTE)
-        rest = [pq.terms[i] for _df, i in live if i not in used and (not rare or i in rare)]
-        if rest and len({r[0] for r in rows}) < max(limit, 1):
-            add(fts_expr(rest, excluded=ex), max(FILL_LIMIT, PER_SESSION * limit))
-        return rows
+        def some(terms: list[Term], n: int, _df: int) -> list[tuple[Any, ...]]:
+            return self._fetch(db, pq, fts_expr(terms, excluded=ex), None, n)
+
+        return bounded(pq, dfs, limit, warnings, rare, every, some)
 
     def _fetch(
         self,
@@ -256,11 +208,7 @@ class IndexPlan(IndexReconcile):
         corpus: CorpusStats | None,
     ) -> Scorer:
         """The scorer for ``pq``: this index's statistics, or the shared ``corpus``."""
-        total, avg = self._corpus_stats(db)
-        if corpus is None or corpus.total <= 0:
-            return Scorer(pq, dfs, total, avg)
-        shared = [corpus.dfs.get(t.fts(), df) for t, df in zip(pq.terms, dfs, strict=True)]
-        return Scorer(pq, shared, corpus.total, corpus.avg_chars)
+        return scorer_for(pq, dfs, corpus, lambda: self._corpus_stats(db))
 
     def _score_index(
         self,
@@ -289,46 +237,7 @@ class IndexPlan(IndexReconcile):
                 db, pq, self._filter_sql(pq), self._CAND_COLS, fts=self.has_fts, limit=limit
             )
             rows = [*rows, *found]
-        groups: dict[int, tuple[SessionInfo, list[Msg]]] = {}
-        for (
-            sid,
-            idx,
-            role,
-            archived,
-            ts,
-            text,
-            session_id,
-            file,
-            when,
-            tagged,
-            machine,
-            lineage,
-            lo,
-            hi,
-            chars,
-            _rowid,
-        ) in rows:
-            g = groups.get(sid)
-            if g is None:
-                info = SessionInfo(
-                    sid,
-                    session_id,
-                    file,
-                    when,
-                    bool(tagged),
-                    bool(machine),
-                    lineage,
-                    lo,
-                    hi,
-                    chars,
-                )
-                g = groups[sid] = (info, [])
-            g[1].append(Msg(sid, idx, role, bool(archived), ts, text))
-        scored: list[Scored] = []
-        for info, msgs in groups.values():
-            s = scorer.session(info, msgs)
-            if s is not None:
-                scored.append(s)
+        scored = score_rows(rows, scorer)
         if (pq.excluded or len(pq.terms) > 1) and scored:
             scored = self._refine(db, scorer, pq, scored, limit)
         counting = self.has_fts and not pq.tools  # (in:tools: the scored sessions are counted)
@@ -418,20 +327,16 @@ class IndexPlan(IndexReconcile):
                 infos[sid] = SessionInfo(
                     sid, session_id, file, when, bool(tagged), bool(machine), lineage, lo, hi
                 )
-        order, shown = newest_first(infos.values(), latest, limit)
-        now = time.time()
-        out: list[Scored] = []
-        for info in shown:
-            anchor = db.execute(
+
+        def anchor(info: SessionInfo) -> Any:
+            return db.execute(
                 "SELECT m.idx, m.text FROM messages m JOIN sessions s ON s.sid = m.sid "
                 f"WHERE m.id BETWEEN ? AND ?{fsql} "
                 "ORDER BY coalesce(m.ts, s.updated_ts) DESC, m.id DESC LIMIT 1",
                 [info.row_lo, info.row_hi, *fparams],
             ).fetchone()
-            if anchor is None:
-                continue
-            t, n = latest[info.key]
-            out.append(recent_scored(info, recency(t, now), int(anchor[0]), str(anchor[1]), n))
+
+        order, out = recent_first(infos.values(), latest, limit, anchor)
         return out, len(order)
 
     def _refine(

@@ -16,7 +16,6 @@ from .. import recall
 from ..compat import StoreDir
 from ..model import (
     JSONDict,
-    SessionHit,
     content_text,
     finite_float,
     stored_epoch,
@@ -29,14 +28,12 @@ from ..query import (
     QueryError,
     fts_expr,
     parse_query,
-    why_empty,
 )
 from ..sources.base import SessionSource
 from ..sources.praisonai import PraisonAISource
 from ..store import DefaultSessionStore
 from .api import IndexStoreAPI, SessionReader
 from .browse import IndexBrowse
-from .pick import hits_or_raise
 from .rank import (
     CorpusStats,
     Msg,
@@ -55,6 +52,7 @@ from .schema import (
     Broken,
     default_db_path,
 )
+from .searching import IndexSearch
 from .watch import DirWatch
 
 log = logging.getLogger("session_browser.index")
@@ -88,7 +86,7 @@ def _each_file(names: Iterable[str], read: Callable[[str], T | None]) -> list[T]
     return out
 
 
-class SqliteSessionStore(IndexBrowse, IndexStoreAPI):
+class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
     """The session-store API with its searches and lists read from an SQLite FTS5 index.
 
     A drop-in for PraisonAI's stores: over PraisonAI's JSON files (no ``reader``) it writes
@@ -194,12 +192,6 @@ class SqliteSessionStore(IndexBrowse, IndexStoreAPI):
 
     # ------------------------------------------------------------------ search
 
-    def search(
-        self, query: str, *, limit: int = 5, window: int = 5, ranking: str = "relevance"
-    ) -> list[SessionHit]:
-        """Ranked hits; raises :class:`QueryError` for a bad filter value."""
-        return hits_or_raise(self.search_ex(query, limit=limit, window=window, ranking=ranking))
-
     def search_candidates(
         self,
         query: str,
@@ -225,19 +217,6 @@ class SqliteSessionStore(IndexBrowse, IndexStoreAPI):
             return []
         return self._relevance(pq, limit or 5, window, corpus).candidates
 
-    def relevance_candidates(
-        self,
-        pq: ParsedQuery,
-        *,
-        limit: int = 5,
-        window: int = 5,
-        corpus: CorpusStats | None = None,
-        cancelled: Cancelled | None = None,
-    ) -> Relevance:
-        """Relevance candidates of a parsed query and how they were found
-        (:class:`SearchCancelled` when ``cancelled()`` turns true meanwhile)."""
-        return self._relevance(pq, limit, window, corpus, cancelled)
-
     def corpus_stats(self, pq: ParsedQuery) -> CorpusStats:
         """This index's statistics for ``pq``'s terms (empty when the index is unusable)."""
         try:
@@ -249,67 +228,22 @@ class SqliteSessionStore(IndexBrowse, IndexStoreAPI):
             return CorpusStats()
         return CorpusStats(total=total, avg_chars=avg, dfs=dfs)
 
-    def search_ex(
-        self,
-        query: str,
-        *,
-        limit: int = 5,
-        window: int = 5,
-        ranking: str = "relevance",
-        cancelled: Cancelled | None = None,
-    ) -> SearchResult:
-        """Search and say how: hits, matched sessions, mode, fuzzy, progress, warnings.
-
-        Never raises for user text: a bad filter value comes back in ``error``. When
-        ``cancelled()`` turns true while it runs, the running SQLite statement is interrupted
-        and the result says ``cancelled`` (no hits).
-        """
-        started = time.perf_counter()
+    def _search_result(self, query: str, ranking: str) -> SearchResult:
         result = SearchResult(query=query or "", ranking=ranking, progress=self.progress)
         if ranking not in RANKINGS:
             result.error = f"ranking must be one of {', '.join(RANKINGS)}, not {ranking!r}"
             return result
         result.warnings.extend(self.warnings)
-        if ranking == "classic":
-            if limit > 0 and (query or "").strip():
-                cands = self._classic_candidates(query, window=window)
-                result.matched_sessions = len(cands)
-                result.hits = recall.rank(cands, limit)
-            result.mode = "scan" if self.broken else ("like" if not self.has_fts else "index")
-            result.elapsed_ms = (time.perf_counter() - started) * 1000
-            return result
-        try:
-            pq = parse_query(query)
-        except QueryError as exc:
-            result.error = str(exc)
-            result.elapsed_ms = (time.perf_counter() - started) * 1000
-            return result
-        result.warnings.extend(pq.warnings)
-        if pq.nothing_searchable:
-            result.warnings.append(NOTHING_SEARCHABLE)
-        elif limit > 0 and not pq.empty:
-            try:
-                rel = self._relevance(pq, limit, window, None, cancelled)
-            except SearchCancelled:
-                result.cancelled = True
-                result.elapsed_ms = (time.perf_counter() - started) * 1000
-                return result
-            result.hits = recall.rank(rel.candidates, limit)
-            result.matched_sessions = rel.matched
-            result.matched_exact = rel.exact
-            result.fuzzy = rel.fuzzy
-            result.warnings.extend(rel.warnings)
-            result.mode = rel.mode
-            if not rel.candidates:
-                why = why_empty(query, lambda q: self._relevance(parse_query(q), 1, window).matched)
-                if why is not None:
-                    result.warnings.append(why)
-        else:
-            result.mode = "scan" if self.broken else ("index" if self.has_fts else "like")
-        result.elapsed_ms = (time.perf_counter() - started) * 1000
         return result
 
     # ------------------------------------------------------------------ classic
+
+    def _search_classic(self, result: SearchResult, query: str, limit: int, window: int) -> None:
+        if limit > 0 and (query or "").strip():
+            cands = self._classic_candidates(query, window=window)
+            result.matched_sessions = len(cands)
+            result.hits = recall.rank(cands, limit)
+        result.mode = "scan" if self.broken else ("like" if not self.has_fts else "index")
 
     def _classic_candidates(
         self, query: str, *, window: int, language: bool = False

@@ -5,7 +5,7 @@ as they use a local store.
 Candidates come from PostgreSQL full-text search over the messages' ``tsvector`` (the same
 folded tokens as the SQLite index), bounded as the SQLite engine bounds them: the newest
 messages holding every term, the rarest terms' messages, then any term, at most
-:data:`~session_browser.core.index.plan.PER_SESSION` messages of one session. The ranking is
+:data:`~session_browser.core.index.candidates.PER_SESSION` messages of one session. The ranking is
 the SQLite engine's own code (:mod:`session_browser.core.index.rank`: BM25 per message,
 phrase and all-words boosts, common words, coverage, demotion, lineage folding), so both
 engines put the same sessions on top. Filters come from the one filter table
@@ -25,38 +25,39 @@ from typing import Any
 import orjson
 
 from .. import recall
-from ..index.fuzzy import levenshtein
-from ..index.pick import corrected, hits_or_raise, light_hit, newest_first
-from ..index.plan import (
-    ALL_TERMS_LIMIT,
-    CANDIDATE_LIMIT,
-    COMMON_LIMIT,
-    COMMON_NOTE,
-    DRIVER_BUDGET,
-    FILL_LIMIT,
+from ..index.candidates import (
     PER_SESSION,
     RARE_DF,
     SMALL_SESSION_CHARS,
+    bounded,
+    score_rows,
+    scorer_for,
+)
+from ..index.fuzzy import levenshtein
+from ..index.pick import (
+    SUMMARY_COLUMNS,
+    corrected,
+    light_hit,
+    recent_first,
+    session_hit,
+    summary_row,
 )
 from ..index.rank import (
     COMMON_SHARE,
     COVERAGE_CHECK,
     CorpusStats,
-    Msg,
     Scored,
     Scorer,
     SessionInfo,
-    explain,
     lineage_key,
     order,
-    recency,
-    recent_scored,
     refine,
 )
-from ..index.results import Cancelled, Relevance, SearchCancelled, SearchResult
-from ..model import JSONDict, SessionData, SessionHit, SessionSummary, content_text
+from ..index.results import Cancelled, Relevance, SearchCancelled
+from ..index.searching import IndexSearch
+from ..model import JSONDict, SessionData, SessionHit, SessionSummary
 from ..notes import NOTHING_SEARCHABLE, Note
-from ..query import ParsedQuery, QueryError, Term, fold, parse_query, pg_where, why_empty
+from ..query import ParsedQuery, QueryError, Term, fold, parse_query, pg_where
 from .conn import PgIndexError, error_line, mask_url, psycopg_module
 from .schema import ensure_schema
 from .tsv import all_query, any_query, term_query
@@ -67,14 +68,16 @@ SCAN_FACTOR = 4  # newest matching messages read to pick the per-session-capped 
 GIN_FIRST = 4  # matches read from the GIN index rather than walking the newest messages
 # while matches² <= GIN_FIRST × rows read × messages (a walk reads about rows × messages /
 # matches messages when the matches are spread evenly, several times more when not)
+# The candidate rows (:data:`~session_browser.core.index.candidates.ROW_COLUMNS`): a session
+# is named by its key and file (files of several machines share names), and its messages are
+# read by key (no row range).
 _CAND_COLS = (
-    "m.sid, m.idx, m.role, m.archived, m.ts, m.text, s.session_id, s.file, s.when_, "
-    "s.tagged, s.machine_paced, s.lineage, s.chars, m.id"
+    "m.sid, m.idx, coalesce(m.role, ''), m.archived, m.ts, m.text, s.session_id, "
+    "s.sid || '/' || s.file, s.when_, s.tagged, s.machine_paced, s.lineage, 0, -1, s.chars, m.id"
 )
-_SUMMARY_COLS = (
-    "session_id, title, when_, message_count, archived_count, created, kind, machine, "
-    "os_user, tagged, rate_auto, lineage, project, agent"
-)
+# The listed sessions (:data:`~session_browser.core.index.pick.SUMMARY_COLUMNS`, no file size
+# here), then where each comes from.
+_SUMMARY_COLS = SUMMARY_COLUMNS.replace(" size,", " NULL,") + ", kind, machine, os_user"
 
 
 NO_HIDDEN = (
@@ -88,11 +91,10 @@ def origin_label(machine: str, user: str) -> str:
     return f"{user}@{machine}"
 
 
-class PgIndexStore:
+class PgIndexStore(IndexSearch):
     """The team index, read through a small connection pool."""
 
     source_kind = "team"
-    team_index = True  # a StoreGroup treats it as an indexed store (same search API)
 
     def __init__(self, url: str, *, pool_size: int = 4) -> None:
         psycopg = psycopg_module()
@@ -244,11 +246,6 @@ class PgIndexStore:
 
     # ------------------------------------------------------------------ search
 
-    def search(
-        self, query: str, *, limit: int = 5, window: int = 5, ranking: str = "relevance"
-    ) -> list[SessionHit]:
-        return hits_or_raise(self.search_ex(query, limit=limit, window=window, ranking=ranking))
-
     def search_candidates(
         self, query: str, *, window: int = 5, language: bool = False, limit: int = 20
     ) -> list[recall.Candidate]:
@@ -259,51 +256,11 @@ class PgIndexStore:
             return []
         return self.relevance_candidates(pq, limit=limit, window=window).candidates
 
-    def search_ex(
-        self,
-        query: str,
-        *,
-        limit: int = 5,
-        window: int = 5,
-        ranking: str = "relevance",
-        cancelled: Cancelled | None = None,
-    ) -> SearchResult:
-        started = time.perf_counter()
-        result = SearchResult(query=query or "", ranking="relevance")
-        try:
-            pq = parse_query(query)
-        except QueryError as exc:
-            result.error = str(exc)
-            return result
-        result.warnings.extend(pq.warnings)
-        if pq.nothing_searchable:
-            result.warnings.append(NOTHING_SEARCHABLE)
-        elif limit > 0 and not pq.empty:
-            try:
-                rel = self.relevance_candidates(pq, limit=limit, window=window, cancelled=cancelled)
-            except SearchCancelled:
-                result.cancelled = True
-                return result
-            result.hits = recall.rank(rel.candidates, limit)
-            result.matched_sessions = rel.matched
-            result.matched_exact = rel.exact
-            result.fuzzy = rel.fuzzy
-            result.warnings.extend(rel.warnings)
-            if not rel.candidates:
-                why = why_empty(
-                    query, lambda q: self.relevance_candidates(parse_query(q), limit=1).matched
-                )
-                if why is not None:
-                    result.warnings.append(why)
-        result.elapsed_ms = (time.perf_counter() - started) * 1000
-        return result
-
-    def relevance_candidates(
+    def _relevance(
         self,
         pq: ParsedQuery,
-        *,
-        limit: int = 5,
-        window: int = 5,
+        limit: int,
+        window: int,
         corpus: CorpusStats | None = None,
         cancelled: Cancelled | None = None,
     ) -> Relevance:
@@ -329,51 +286,13 @@ class PgIndexStore:
         cands = self._to_candidates(scored, pq, limit, window)
         return Relevance(cands, len(scored), False, fuzzy, warnings, "index")
 
-    def _scorer(self, pq: ParsedQuery, dfs: Sequence[int], corpus: CorpusStats | None) -> Scorer:
-        if corpus is None or corpus.total <= 0:
-            total, avg = self._corpus()
-            return Scorer(pq, dfs, total, avg)
-        shared = [corpus.dfs.get(t.fts(), df) for t, df in zip(pq.terms, dfs, strict=True)]
-        return Scorer(pq, shared, corpus.total, corpus.avg_chars)
-
     def _score(
         self, pq: ParsedQuery, corpus: CorpusStats | None, limit: int, warnings: list[str]
     ) -> list[Scored]:
         dfs = self._dfs(pq.terms)
-        scorer = self._scorer(pq, dfs, corpus)
+        scorer: Scorer = scorer_for(pq, dfs, corpus, self._corpus)
         rows = self._candidates(pq, dfs, limit, warnings, scorer.rare)
-        groups: dict[int, tuple[SessionInfo, list[Msg]]] = {}
-        for (
-            sid,
-            idx,
-            role,
-            archived,
-            ts,
-            text,
-            session_id,
-            file,
-            when,
-            tagged,
-            paced,
-            lineage,
-            chars,
-            _mid,
-        ) in rows:
-            g = groups.get(sid)
-            if g is None:
-                info = SessionInfo(
-                    sid,
-                    session_id,
-                    f"{sid}/{file}",
-                    when,
-                    bool(tagged),
-                    bool(paced),
-                    lineage,
-                    chars=chars,
-                )
-                g = groups[sid] = (info, [])
-            g[1].append(Msg(sid, idx, role or "", bool(archived), ts, text))
-        scored = [s for info, msgs in groups.values() if (s := scorer.session(info, msgs))]
+        scored = score_rows(rows, scorer)
         if (pq.excluded or len(pq.terms) > 1) and scored:
             texts = self._small_texts(scored)
 
@@ -408,61 +327,22 @@ class PgIndexStore:
         warnings: list[str],
         rare: set[int],
     ) -> list[tuple[Any, ...]]:
-        """The SQLite engine's bounded candidate plan (see ``IndexPlan._fts_candidates``)."""
-        live = sorted((df, i) for i, df in enumerate(dfs) if df > 0)
-        if not live:
-            return []
+        """:func:`~session_browser.core.index.candidates.bounded` over the GIN index. The
+        messages holding every term are looked up by the rarer terms and checked for the
+        common ones (GIN reads every posting of each word it is given)."""
         ex = pq.excluded
-        rows: list[tuple[Any, ...]] = []
-        seen: set[int] = set()
 
-        def add(query: str, n: int, check: str | None = None, df: int = 0) -> None:
-            for row in self._fetch(pq, query, n, check, df):
-                if row[-1] not in seen:
-                    seen.add(row[-1])
-                    rows.append(row)
-
-        used: set[int] = set()
-        drivers_limit = max(CANDIDATE_LIMIT, PER_SESSION * limit)
-        if len(live) == len(pq.terms) and len(live) > 1:
-            # GIN reads every posting of each word it is given: the messages holding every
-            # term are looked up by the rarer terms and checked for the common ones.
+        def every(live: list[tuple[int, int]], n: int) -> list[tuple[Any, ...]]:
             rarer = [pq.terms[i] for df, i in live if df <= RARE_DF] or [pq.terms[live[0][1]]]
             full = all_query(pq.terms, ex)
             if len(rarer) < len(pq.terms):
-                add(all_query(rarer, ex), max(ALL_TERMS_LIMIT, limit), full, live[0][0])
-            else:
-                add(full, max(ALL_TERMS_LIMIT, limit), df=live[0][0])
-            shown = {r[11] if r[11] is not None else f"\x00{r[0]}" for r in rows}
-            if shown:
-                drivers_limit = max(FILL_LIMIT, PER_SESSION * (limit - len(shown)))
-        if live[0][0] <= RARE_DF:
-            drivers: list[Term] = []
-            budget = 0
-            for df, i in live:
-                if drivers and budget + df > DRIVER_BUDGET:
-                    break
-                drivers.append(pq.terms[i])
-                used.add(i)
-                budget += df
-            add(any_query(drivers, ex), drivers_limit, df=budget)
-        elif not rows:
-            common_limit = max(COMMON_LIMIT, PER_SESSION * limit)
-            add(
-                any_query([pq.terms[i] for _df, i in live], ex),
-                common_limit,
-                df=sum(df for df, _i in live),
-            )
-            if len(rows) >= common_limit:
-                warnings.append(COMMON_NOTE)
-            return rows
-        elif len(rows) >= ALL_TERMS_LIMIT:
-            warnings.append(COMMON_NOTE)
-        rest = [pq.terms[i] for _df, i in live if i not in used and (not rare or i in rare)]
-        if rest and len({r[0] for r in rows}) < max(limit, 1):
-            rest_df = sum(dfs[i] for _df, i in live if i not in used and (not rare or i in rare))
-            add(any_query(rest, ex), max(FILL_LIMIT, PER_SESSION * limit), df=rest_df)
-        return rows
+                return self._fetch(pq, all_query(rarer, ex), n, full, live[0][0])
+            return self._fetch(pq, full, n, df=live[0][0])
+
+        def some(terms: list[Term], n: int, df: int) -> list[tuple[Any, ...]]:
+            return self._fetch(pq, any_query(terms, ex), n, df=df)
+
+        return bounded(pq, dfs, limit, warnings, rare, every, some)
 
     def _fetch(
         self, pq: ParsedQuery, query: str, limit: int, check: str | None = None, df: int = 0
@@ -563,20 +443,16 @@ class PgIndexStore:
                 (list(latest),),
             )
         ]
-        now = time.time()
-        out: list[Scored] = []
-        for info in newest_first(infos, latest, limit)[1]:
-            anchor = self._one(
+
+        def anchor(info: SessionInfo) -> Any:
+            return self._one(
                 "SELECT m.idx, m.text FROM sb_messages m JOIN sb_sessions s ON s.sid = m.sid "
                 f"WHERE m.sid = %s{fsql} ORDER BY coalesce(m.ts, s.updated_ts) DESC, m.id DESC "
                 "LIMIT 1",
                 [info.key, *fparams],
             )
-            if anchor is None:
-                continue
-            t, n = latest[info.key]
-            out.append(recent_scored(info, recency(t, now), int(anchor[0]), str(anchor[1]), n))
-        return out
+
+        return recent_first(infos, latest, limit, anchor)[1]
 
     # ------------------------------------------------------------------ typo pass
 
@@ -651,58 +527,14 @@ class PgIndexStore:
             return self._light_hit(s)
         data = orjson.loads(row[0])
         messages = recall.project(data)
-        if not messages:
-            return self._light_hit(s)
-        anchor = max(0, min(s.anchor, len(messages) - 1))
-        text = content_text(messages[anchor].get("content"))
-        hit = recall.build_hit(
-            data,
-            messages,
-            anchor=anchor,
-            score=s.score,
-            snippet=recall.make_snippet(text, pq.words, pq.all_tokens),
-            window=window,
-            automated=s.info.tagged or s.info.machine,
-            source=str(row[1]),
-            store=origin_label(row[2], row[3]),
-            explain=explain(s, pq),
-        )
-        hit.project = recall.project_of(data)
-        return hit
+        store = origin_label(row[2], row[3])
+        hit = session_hit(s, pq, data, messages, window, str(row[1]), store)
+        return self._light_hit(s) if hit is None else hit
 
     # ------------------------------------------------------------------ reading
 
     def _summary(self, row: Sequence[Any]) -> SessionSummary:
-        (
-            sid_,
-            title,
-            when,
-            mc,
-            ac,
-            created,
-            kind,
-            machine,
-            user,
-            tagged,
-            rate,
-            lineage,
-            project,
-            agent,
-        ) = row
-        return SessionSummary(
-            session_id=sid_,
-            title=title or "",
-            when=when,
-            message_count=mc or 0,
-            archived_count=ac or 0,
-            created_at=created,
-            source=kind,
-            store=origin_label(machine, user),
-            automated=bool(tagged or rate),
-            lineage=lineage,
-            project=project,
-            agent=agent,
-        )
+        return summary_row(row[:12], str(row[12]), origin_label(row[13], row[14]))
 
     def recent(self, *, limit: int = 10) -> list[SessionSummary]:
         rows = self._all(
@@ -813,6 +645,15 @@ class PgIndexStore:
         messages = recall.project(data)
         anchor = recall.parse_anchor(around_message_id, len(messages))
         return recall.window_slice(messages, anchor, window)
+
+    def projection(self, session_id: str, *, include_hidden: bool = False) -> list[JSONDict]:
+        """The pushed session's messages, whole (``KeyError`` when the team index no longer
+        holds it); the hidden parts pushed with it are not shown."""
+        data = self._data(session_id)
+        if data is None:
+            raise KeyError(session_id)
+        messages = recall.project(data)
+        return recall.window_slice(messages, 0, len(messages))
 
     def session_path(self, session_id: str) -> Path | None:
         return None  # the file is on the machine that pushed it

@@ -59,6 +59,7 @@ from .claude.transcript import (
     blocks_text,
     read_json_lines,
     resume_line,
+    session_times,
     short,
     split_compaction,
 )
@@ -380,13 +381,6 @@ class CodexSession(AgentSessionView):
     KIND = CODEX_SOURCE
     RESUME = "codex resume"
 
-    path: Path
-    data: JSONDict
-    skipped_lines: int
-    partial_tail: bool
-    unknown_records: dict[str, int]
-    hidden_records: dict[str, int]
-    end_offset: int
     state: CodexParseState = field(repr=False)
     resumed: bool = False
 
@@ -503,15 +497,8 @@ def read_codex_session(
     session_id = _str(head.get("id")) or (match.group(1) if match else file_path.stem)
     cwd = _str(head.get("cwd")) or builder.turn_cwd
     turns = builder.turns
-    activity = [
-        t.timestamp for t in turns if t.role in ("user", "assistant") and t.timestamp is not None
-    ]
-    try:
-        mtime = os.stat(file_path).st_mtime
-    except OSError:
-        mtime = 0.0
-    created = view.first_stamp or iso_epoch(head.get("timestamp")) or mtime
-    updated = max(activity) if activity else created
+    first = view.first_stamp or iso_epoch(head.get("timestamp")) or None
+    created, updated = session_times(turns, file_path, first)
 
     meta: JSONDict = {"source": CODEX_SOURCE}
     title = (names or {}).get(session_id) or builder.thread_name

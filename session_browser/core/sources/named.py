@@ -14,7 +14,6 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from .. import recall
 from ..model import JSONDict
 from .base import SessionSource, SourceKind
 from .scan import SourceStore
@@ -54,20 +53,6 @@ class NamedScanStore(SourceStore):
             if data is not None and data.get("session_id") == session_id:
                 return name, data
         return super()._find(session_id)
-
-    def projection(self, session_id: str, *, include_hidden: bool = False) -> list[JSONDict]:
-        """The whole archived+active projection of a session (``KeyError`` when missing);
-        ``include_hidden`` adds tool calls and results, reasoning and bookkeeping as hidden
-        parts of the same messages, for the viewer to show on request."""
-        found = self._find(session_id)
-        if found is None:
-            raise KeyError(session_id)
-        name, data = found
-        if include_hidden:
-            full = self.source.load(name, include_hidden=True)
-            if full is not None:
-                data = full
-        return recall.full_view(recall.project(data))
 
 
 @cache

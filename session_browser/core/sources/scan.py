@@ -56,6 +56,20 @@ class SourceStore(ReadOnlyWrites):
                 return name, data
         return None
 
+    def projection(self, session_id: str, *, include_hidden: bool = False) -> list[JSONDict]:
+        """The whole archived+active projection of a session (``KeyError`` when missing);
+        ``include_hidden`` adds tool calls and results, reasoning and bookkeeping as hidden
+        parts of the same messages, for the viewer to show on request."""
+        found = self._find(session_id)
+        if found is None:
+            raise KeyError(session_id)
+        name, data = found
+        if include_hidden:
+            full = self.source.load(name, include_hidden=True)
+            if full is not None:
+                data = full
+        return recall.full_view(recall.project(data))
+
     def session_path(self, session_id: str) -> Path | None:
         found = self._find(session_id)
         return None if found is None else self.root / found[0]

@@ -22,6 +22,7 @@ from .transcript import (
     blocks_text,
     read_json_lines,
     resume_line,
+    session_times,
     short,
     split_compaction,
 )
@@ -392,13 +393,6 @@ class ClaudeSession(AgentSessionView):
     KIND = CLAUDE_SOURCE
     RESUME = "claude --resume"
 
-    path: Path
-    data: JSONDict
-    skipped_lines: int
-    partial_tail: bool
-    unknown_records: dict[str, int]
-    hidden_records: dict[str, int]
-    end_offset: int
     subagents: list[JSONDict]
     state: ClaudeParseState = field(repr=False)
     resumed: bool = False
@@ -631,15 +625,7 @@ def _assemble(
     info = view.info
     session_id = _str(info.get("session_id")) or file_path.stem
     cwd = _str(info.get("cwd"))
-    activity = [
-        t.timestamp for t in turns if t.role in ("user", "assistant") and t.timestamp is not None
-    ]
-    try:
-        mtime = os.stat(file_path).st_mtime
-    except OSError:
-        mtime = 0.0
-    created = view.first_stamp if view.first_stamp is not None else mtime
-    updated = max(activity) if activity else created
+    created, updated = session_times(turns, file_path, view.first_stamp)
     model = next((t.meta["model"] for t in reversed(builder.turns) if t.meta.get("model")), None)
     meta: JSONDict = {"source": CLAUDE_SOURCE}
     # The summary of the latest turn of this file a summary line names, wherever it is.

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 from ...files import loads
@@ -288,15 +290,39 @@ def split_compaction(
     return archived, active, info
 
 
+@dataclass
 class AgentSessionView(SessionView):
-    """A Claude Code or Codex session record: a :class:`SessionView` with the command that
-    resumes the session."""
+    """A Claude Code or Codex session record: a :class:`SessionView` of the file ``path``,
+    what reading it found, and the command that resumes the session."""
 
     RESUME: ClassVar[str]  # the command that resumes a session, before its id
+
+    path: Path
+    data: JSONDict
+    skipped_lines: int
+    partial_tail: bool
+    unknown_records: dict[str, int]
+    hidden_records: dict[str, int]
+    end_offset: int
 
     @property
     def resume_command(self) -> str:
         return resume_line(self.RESUME, self.session_id)
+
+
+def session_times(turns: Iterable[Turn], path: Path, first: float | None) -> tuple[float, float]:
+    """(created, updated) of a transcript: created is ``first`` (its first time stamp), else
+    the file's mtime; updated is the time of its latest user or assistant turn, else
+    created."""
+    activity = [
+        t.timestamp for t in turns if t.role in ("user", "assistant") and t.timestamp is not None
+    ]
+    if first is None:
+        try:
+            first = os.stat(path).st_mtime
+        except OSError:
+            first = 0.0
+    return first, max(activity) if activity else first
 
 
 def resume_line(command: str, session_id: str) -> str:
