@@ -44,6 +44,7 @@ FILL_LIMIT = 100  # newest messages with any other term, when too few sessions w
 COMMON_LIMIT = 200  # newest messages taken when every term is common
 SMALL_SESSION_CHARS = 20_000  # a session this short is read whole to look for missing terms
 PER_SESSION = 8  # candidate messages taken at most from one session (per candidate read)
+COMPOUND_CHUNK = 100  # SELECTs joined by UNION ALL at most (SQLite allows 500)
 COUNT_BUDGET = 3_000  # postings read at most to count the matched sessions exactly
 _READS_SESSIONS = re.compile(r"\bs\.")  # a filter clause reading a sessions column
 
@@ -447,7 +448,41 @@ class IndexPlan(IndexReconcile):
         def holds(terms: Sequence[Term], which: Iterable[int], info: SessionInfo) -> set[int]:
             return self._session_holds(db, terms, which, info)
 
-        return refine(scorer, pq, scored, limit, holds)
+        def holds_many(
+            terms: Sequence[Term], asks: Sequence[tuple[Sequence[int], SessionInfo]]
+        ) -> list[set[int]]:
+            return self._sessions_hold(db, terms, asks)
+
+        return refine(scorer, pq, scored, limit, holds, holds_many)
+
+    def _sessions_hold(
+        self,
+        db: sqlite3.Connection,
+        terms: Sequence[Term],
+        asks: Sequence[tuple[Sequence[int], SessionInfo]],
+    ) -> list[set[int]]:
+        """:meth:`_session_holds` for several sessions. When every term is one word, the
+        short sessions' texts come from one query, each session's messages joined in SQLite
+        (a word never spans two messages, so joining them is all :meth:`_session_holds`
+        does with them; one row a session instead of one a message, ~40% less time)."""
+        if any(len(terms[i].tokens) > 1 for which, _info in asks for i in which):
+            return [self._session_holds(db, terms, which, info) for which, info in asks]
+        out: list[set[int]] = []
+        small: list[int] = []  # places in ``asks`` of the short sessions
+        for k, (which, info) in enumerate(asks):
+            out.append(set())
+            if which and info.chars is not None and info.chars <= SMALL_SESSION_CHARS:
+                small.append(k)
+            else:
+                out[k] = self._session_holds(db, terms, which, info)
+        one = "SELECT ?, group_concat(text, char(10)) FROM messages WHERE id BETWEEN ? AND ?"
+        for start in range(0, len(small), COMPOUND_CHUNK):
+            part = small[start : start + COMPOUND_CHUNK]
+            params = [x for k in part for x in (k, asks[k][1].row_lo, asks[k][1].row_hi)]
+            for k, whole in db.execute(" UNION ALL ".join([one] * len(part)), params):
+                folded = fold(whole or "")
+                out[k] = {i for i in asks[k][0] if terms[i].count_in(folded, 1)}
+        return out
 
     def _session_holds(
         self,
@@ -495,3 +530,4 @@ class IndexPlan(IndexReconcile):
             if term.occurrences(tokenize(text)):
                 return True
         return False
+
