@@ -131,8 +131,8 @@ class IndexPlan(IndexReconcile):
         rows: list[tuple[Any, ...]] = []
         seen: set[int] = set()
 
-        def add(expr: str, n: int) -> None:
-            for row in self._fetch(db, pq, expr, None, n):
+        def add(expr: str, n: int, most: int) -> None:
+            for row in self._fetch(db, pq, expr, None, n, most=most):
                 if row[-1] not in seen:
                     seen.add(row[-1])
                     rows.append(row)
@@ -141,7 +141,7 @@ class IndexPlan(IndexReconcile):
         # enough messages for every asked-for session, at PER_SESSION messages each
         drivers_limit = max(CANDIDATE_LIMIT, PER_SESSION * limit)
         if len(live) == len(pq.terms) and len(live) > 1:
-            add(fts_expr(pq.terms, op="AND", excluded=ex), max(ALL_TERMS_LIMIT, limit))
+            add(fts_expr(pq.terms, op="AND", excluded=ex), max(ALL_TERMS_LIMIT, limit), live[0][0])
             # Sessions with a message holding every term outrank those without (boost and
             # coverage): the rarest terms' other messages can only fill the places below
             # them, and only as many are read as those places need.
@@ -158,19 +158,27 @@ class IndexPlan(IndexReconcile):
                 drivers.append(pq.terms[i])
                 used.add(i)
                 budget += df
-            add(fts_expr(drivers, excluded=ex), drivers_limit)
+            add(fts_expr(drivers, excluded=ex), drivers_limit, budget)
         elif not rows:
             common_limit = max(COMMON_LIMIT, PER_SESSION * limit)
-            add(fts_expr([pq.terms[i] for _df, i in live], excluded=ex), common_limit)
+            add(
+                fts_expr([pq.terms[i] for _df, i in live], excluded=ex),
+                common_limit,
+                sum(df for df, _i in live),
+            )
             used.update(i for _df, i in live)
             if len(rows) >= common_limit:
                 warnings.append(COMMON_NOTE)
             return rows
         elif len(rows) >= ALL_TERMS_LIMIT:
             warnings.append(COMMON_NOTE)
-        rest = [pq.terms[i] for _df, i in live if i not in used and (not rare or i in rare)]
+        rest = [(df, pq.terms[i]) for df, i in live if i not in used and (not rare or i in rare)]
         if rest and len({r[0] for r in rows}) < max(limit, 1):
-            add(fts_expr(rest, excluded=ex), max(FILL_LIMIT, PER_SESSION * limit))
+            add(
+                fts_expr([t for _df, t in rest], excluded=ex),
+                max(FILL_LIMIT, PER_SESSION * limit),
+                sum(df for df, _t in rest),
+            )
         return rows
 
     def _fetch(
@@ -181,6 +189,7 @@ class IndexPlan(IndexReconcile):
         like_terms: list[Term] | None,
         limit: int,
         per_session: int = PER_SESSION,
+        most: int | None = None,
     ) -> list[tuple[Any, ...]]:
         """The newest messages matching ``expr`` (or one of ``like_terms``) and the filters,
         at most ``per_session`` of one session: a long session never fills the candidates
@@ -188,7 +197,10 @@ class IndexPlan(IndexReconcile):
 
         A session's messages have consecutive ids, so once a session has given its share,
         the next read starts below its first message: only ids are read until the rows are
-        chosen, and their text is read once."""
+        chosen, and their text is read once. ``most``: about how many messages ``expr``
+        matches (its document frequencies); when they fit in one read, they are all read in
+        the index's own order and the newest taken here (FTS5 walks a posting list
+        backwards at about half the speed), with the same choice whatever the count."""
         fsql, fparams = self._filter_sql(pq)
         # Sessions are joined only when a filter reads them: one lookup less per posting.
         join = " JOIN sessions s ON s.sid = m.sid" if _READS_SESSIONS.search(fsql) else ""
@@ -205,7 +217,21 @@ class IndexPlan(IndexReconcile):
         taken: dict[int, int] = {}
         bound: int | None = None
         batch_size = 2 * limit
-        while len(chosen) < limit:
+        done = False
+        if expr is not None and most is not None and most <= batch_size:
+            found = db.execute(
+                f"SELECT m.id, m.sid FROM {source} WHERE {where}{fsql}", [*params, *fparams]
+            ).fetchall()
+            found.sort(reverse=True)
+            for mid, sid in found:
+                n = taken.get(sid, 0)
+                if n < per_session:
+                    taken[sid] = n + 1
+                    chosen.append(mid)
+                    if len(chosen) >= limit:
+                        break
+            done = True
+        while not done and len(chosen) < limit:
             sql = f"SELECT m.id, m.sid FROM {source} WHERE {where}{fsql}"
             args: list[Any] = [*params, *fparams]
             if bound is not None:
@@ -530,4 +556,3 @@ class IndexPlan(IndexReconcile):
             if term.occurrences(tokenize(text)):
                 return True
         return False
-
