@@ -45,6 +45,11 @@ WHOLE_CHARS = 64_000
 _MESSAGE_COLS = "id, idx, role, archived, ts, text"
 
 
+# A session's row (``_SESSION_COLS``) and, for a short session, its message rows
+# (``_MESSAGE_COLS``, in id order), read ahead for several hits at once.
+_Ahead = tuple[tuple[Any, ...], list[tuple[Any, ...]] | None]
+
+
 class _FromFile(Exception):
     """The rows cannot give this hit as its file would: read the file."""
 
@@ -66,7 +71,9 @@ class IndexHits(IndexFuzzy):
         out: list[recall.Candidate] = []
         shown: set[str] = set()
         kept = 0
-        for s in order(scored, pq):
+        ordered = order(scored, pq)
+        read = self._read_ahead(ordered, limit)
+        for s in ordered:
             key = lineage_key(s.info)
             # The fold key as the ranking across stores sees it: a lineage is global, a
             # file (with the turns its rewrites dropped) is this store's own.
@@ -77,12 +84,54 @@ class IndexHits(IndexFuzzy):
                 continue
             if cancelled is not None and cancelled():
                 raise SearchCancelled
-            hit = self._full_hit(s, pq, window)
+            hit = self._full_hit(s, pq, window, read.get(s.info.key))
             if hit is None:
                 continue
             shown.add(key)
             kept += 1
             out.append(recall.Candidate(hit, lineage))
+        return out
+
+    def _read_ahead(self, ordered: list[Scored], limit: int) -> dict[int, _Ahead]:
+        """The session rows of the sessions that will most likely be shown (the first
+        ``limit`` lineages of ``ordered``), and the message rows of the short ones, in two
+        reads instead of two a session (:meth:`_hit_from_rows` checks each as before)."""
+        keys: set[str] = set()
+        sids: list[int] = []
+        for s in ordered:
+            if len(keys) >= limit:
+                break
+            key = lineage_key(s.info)
+            if key not in keys:
+                keys.add(key)
+                if s.info.key >= 0:
+                    sids.append(s.info.key)
+        if not sids:
+            return {}
+        out: dict[int, _Ahead] = {}
+        with self._lock:
+            db = self._conn()
+            marks = ",".join("?" * len(sids))
+            for sid, *row in db.execute(
+                f"SELECT sid, {_SESSION_COLS} FROM sessions WHERE sid IN ({marks})", sids
+            ):
+                out[sid] = (tuple(row), None)
+            short = [
+                (sid, row[13], row[14])
+                for sid, (row, _m) in out.items()
+                if row[14] - row[13] < WHOLE_ROWS and (row[15] or 0) <= WHOLE_CHARS
+            ]
+            if short:
+                rows: dict[int, list[tuple[Any, ...]]] = {sid: [] for sid, _lo, _hi in short}
+                one = f"SELECT ?, {_MESSAGE_COLS} FROM messages WHERE id BETWEEN ? AND ?"
+                for sid, *message in db.execute(
+                    " UNION ALL ".join([one] * len(short)),
+                    [x for part in short for x in part],
+                ):
+                    rows[sid].append(tuple(message))
+                for sid, messages in rows.items():
+                    messages.sort(key=lambda r: int(r[0]))
+                    out[sid] = (out[sid][0], messages)
         return out
 
     def _light_hit(self, s: Scored) -> SessionHit:
@@ -119,34 +168,44 @@ class IndexHits(IndexFuzzy):
                 self._hit_bytes -= gone[0]
         return data, messages
 
-    def _full_hit(self, s: Scored, pq: ParsedQuery, window: int) -> SessionHit | None:
+    def _full_hit(
+        self, s: Scored, pq: ParsedQuery, window: int, ahead: _Ahead | None = None
+    ) -> SessionHit | None:
         """The hit with its context from the file; a hit without context when the file's
         content cannot be turned into one (never an error for the whole search)."""
         try:
-            return self._full_hit_of(s, pq, window)
+            return self._full_hit_of(s, pq, window, ahead)
         except Exception as exc:
             log.warning("%s: hit without context: %s: %s", s.info.file, type(exc).__name__, exc)
             return self._light_hit(s)
 
-    def _full_hit_of(self, s: Scored, pq: ParsedQuery, window: int) -> SessionHit | None:
+    def _full_hit_of(
+        self, s: Scored, pq: ParsedQuery, window: int, ahead: _Ahead | None = None
+    ) -> SessionHit | None:
         if s.info.key >= 0:  # an indexed session (scanned files have negative keys)
             try:
-                return self._hit_from_rows(s, pq, window)
+                return self._hit_from_rows(s, pq, window, ahead)
             except Exception as exc:  # anything unexpected: the file decides
                 if not isinstance(exc, _FromFile):
                     log.debug("%s: hit from the file: %s", s.info.file, exc)
         return self._hit_from_file(s, pq, window)
 
-    def _hit_from_rows(self, s: Scored, pq: ParsedQuery, window: int) -> SessionHit | None:
+    def _hit_from_rows(
+        self, s: Scored, pq: ParsedQuery, window: int, ahead: _Ahead | None = None
+    ) -> SessionHit | None:
         """The hit of an indexed session built from its rows: the same hit as
         :meth:`_hit_from_file` builds (title, snippet, window, bookends), reading only the
         rows it shows, never the file. :class:`_FromFile` when the rows cannot give it: the
-        session was indexed without ``hit_rows``, or replaced, or its file changed since."""
+        session was indexed without ``hit_rows``, or replaced, or its file changed since.
+        ``ahead``: its session row (and a short session's message rows) read already."""
         with self._lock:
             db = self._conn()
-            row = db.execute(
-                f"SELECT {_SESSION_COLS} FROM sessions WHERE sid = ?", (s.info.key,)
-            ).fetchone()
+            if ahead is not None:
+                row = ahead[0]
+            else:
+                row = db.execute(
+                    f"SELECT {_SESSION_COLS} FROM sessions WHERE sid = ?", (s.info.key,)
+                ).fetchone()
             if row is None or not row[9] or row[0] != s.info.file:
                 raise _FromFile
             (name, size, mtime_ns, inode, session_id, title, when, agent, project, flag) = row[:10]
@@ -174,10 +233,14 @@ class IndexHits(IndexFuzzy):
             whole = hi - lo < WHOLE_ROWS and (chars or 0) <= WHOLE_CHARS
             if whole:
                 # a short session: all its rows at once (one read instead of three)
-                rows = db.execute(
-                    f"SELECT {_MESSAGE_COLS} FROM messages WHERE id BETWEEN ? AND ? ORDER BY id",
-                    (lo, hi),
-                ).fetchall()
+                if ahead is not None and ahead[1] is not None:
+                    rows = ahead[1]
+                else:
+                    rows = db.execute(
+                        f"SELECT {_MESSAGE_COLS} FROM messages WHERE id BETWEEN ? AND ? "
+                        "ORDER BY id",
+                        (lo, hi),
+                    ).fetchall()
                 convo = [r for r in rows if r[2] in _CONVO]
                 first, last = convo[: 3 + extra], convo[len(convo) - 2 - extra :]
             else:

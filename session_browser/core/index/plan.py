@@ -40,6 +40,7 @@ from .reconcile import (
 )
 from .rows import IN_CHUNK
 
+COMPOUND_CHUNK = 100  # SELECTs joined by UNION ALL at most (SQLite allows 500)
 COUNT_BUDGET = 3_000  # postings read at most to count the matched sessions exactly
 _READS_SESSIONS = re.compile(r"\bs\.")  # a filter clause reading a sessions column
 
@@ -116,11 +117,12 @@ class IndexPlan(IndexReconcile):
         """:func:`~.candidates.bounded` over FTS5 (``rare``: the terms that may fill)."""
         ex = pq.excluded
 
-        def every(_live: list[tuple[int, int]], n: int) -> list[tuple[Any, ...]]:
-            return self._fetch(db, pq, fts_expr(pq.terms, op="AND", excluded=ex), None, n)
+        def every(live: list[tuple[int, int]], n: int) -> list[tuple[Any, ...]]:
+            expr = fts_expr(pq.terms, op="AND", excluded=ex)
+            return self._fetch(db, pq, expr, None, n, most=live[0][0])
 
-        def some(terms: list[Term], n: int, _df: int) -> list[tuple[Any, ...]]:
-            return self._fetch(db, pq, fts_expr(terms, excluded=ex), None, n)
+        def some(terms: list[Term], n: int, df: int) -> list[tuple[Any, ...]]:
+            return self._fetch(db, pq, fts_expr(terms, excluded=ex), None, n, most=df)
 
         return bounded(pq, dfs, limit, warnings, rare, every, some)
 
@@ -132,6 +134,7 @@ class IndexPlan(IndexReconcile):
         like_terms: list[Term] | None,
         limit: int,
         per_session: int = PER_SESSION,
+        most: int | None = None,
     ) -> list[tuple[Any, ...]]:
         """The newest messages matching ``expr`` (or one of ``like_terms``) and the filters,
         at most ``per_session`` of one session: a long session never fills the candidates
@@ -139,7 +142,10 @@ class IndexPlan(IndexReconcile):
 
         A session's messages have consecutive ids, so once a session has given its share,
         the next read starts below its first message: only ids are read until the rows are
-        chosen, and their text is read once."""
+        chosen, and their text is read once. ``most``: about how many messages ``expr``
+        matches (its document frequencies); when they fit in one read, they are all read in
+        the index's own order and the newest taken here (FTS5 walks a posting list
+        backwards at about half the speed), with the same choice whatever the count."""
         fsql, fparams = self._filter_sql(pq)
         # Sessions are joined only when a filter reads them: one lookup less per posting.
         join = " JOIN sessions s ON s.sid = m.sid" if _READS_SESSIONS.search(fsql) else ""
@@ -156,7 +162,21 @@ class IndexPlan(IndexReconcile):
         taken: dict[int, int] = {}
         bound: int | None = None
         batch_size = 2 * limit
-        while len(chosen) < limit:
+        done = False
+        if expr is not None and most is not None and most <= batch_size:
+            found = db.execute(
+                f"SELECT m.id, m.sid FROM {source} WHERE {where}{fsql}", [*params, *fparams]
+            ).fetchall()
+            found.sort(reverse=True)
+            for mid, sid in found:
+                n = taken.get(sid, 0)
+                if n < per_session:
+                    taken[sid] = n + 1
+                    chosen.append(mid)
+                    if len(chosen) >= limit:
+                        break
+            done = True
+        while not done and len(chosen) < limit:
             sql = f"SELECT m.id, m.sid FROM {source} WHERE {where}{fsql}"
             args: list[Any] = [*params, *fparams]
             if bound is not None:
@@ -260,10 +280,11 @@ class IndexPlan(IndexReconcile):
         fsql, fparams = self._filter_sql(pq)
         # Sessions are joined only when a filter reads them: one lookup less per posting.
         join = " JOIN sessions s ON s.sid = m.sid" if _READS_SESSIONS.search(fsql) else ""
+        # (no DISTINCT: SQLite's temporary b-tree for it costs more than the set here)
         sids = {
             r[0]
             for r in db.execute(
-                "SELECT DISTINCT m.sid FROM fts JOIN messages m ON m.id = fts.rowid"
+                "SELECT m.sid FROM fts JOIN messages m ON m.id = fts.rowid"
                 f"{join} WHERE fts MATCH ?{fsql}",
                 [fts_expr([pq.terms[i] for i in which]), *fparams],
             )
@@ -352,7 +373,41 @@ class IndexPlan(IndexReconcile):
         def holds(terms: Sequence[Term], which: Iterable[int], info: SessionInfo) -> set[int]:
             return self._session_holds(db, terms, which, info)
 
-        return refine(scorer, pq, scored, limit, holds)
+        def holds_many(
+            terms: Sequence[Term], asks: Sequence[tuple[Sequence[int], SessionInfo]]
+        ) -> list[set[int]]:
+            return self._sessions_hold(db, terms, asks)
+
+        return refine(scorer, pq, scored, limit, holds, holds_many)
+
+    def _sessions_hold(
+        self,
+        db: sqlite3.Connection,
+        terms: Sequence[Term],
+        asks: Sequence[tuple[Sequence[int], SessionInfo]],
+    ) -> list[set[int]]:
+        """:meth:`_session_holds` for several sessions. When every term is one word, the
+        short sessions' texts come from one query, each session's messages joined in SQLite
+        (a word never spans two messages, so joining them is all :meth:`_session_holds`
+        does with them; one row a session instead of one a message, ~40% less time)."""
+        if any(len(terms[i].tokens) > 1 for which, _info in asks for i in which):
+            return [self._session_holds(db, terms, which, info) for which, info in asks]
+        out: list[set[int]] = []
+        small: list[int] = []  # places in ``asks`` of the short sessions
+        for k, (which, info) in enumerate(asks):
+            out.append(set())
+            if which and info.chars is not None and info.chars <= SMALL_SESSION_CHARS:
+                small.append(k)
+            else:
+                out[k] = self._session_holds(db, terms, which, info)
+        one = "SELECT ?, group_concat(text, char(10)) FROM messages WHERE id BETWEEN ? AND ?"
+        for start in range(0, len(small), COMPOUND_CHUNK):
+            part = small[start : start + COMPOUND_CHUNK]
+            params = [x for k in part for x in (k, asks[k][1].row_lo, asks[k][1].row_hi)]
+            for k, whole in db.execute(" UNION ALL ".join([one] * len(part)), params):
+                folded = fold(whole or "")
+                out[k] = {i for i in asks[k][0] if terms[i].count_in(folded, 1)}
+        return out
 
     def _session_holds(
         self,

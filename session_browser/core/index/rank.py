@@ -320,6 +320,9 @@ def recent_scored(info: SessionInfo, score: float, anchor: int, text: str, n: in
 # A look-up of which query terms a session holds: (terms, which of them, the session) ->
 # the numbers of those it holds.
 Holds = Callable[[Sequence[Term], Iterable[int], SessionInfo], set[int]]
+# The same look-up for several sessions at once: (terms, [(which, session), ...]) -> for each
+# pair, the numbers of those its session holds (an engine answers them in fewer reads).
+HoldsMany = Callable[[Sequence[Term], Sequence[tuple[Sequence[int], SessionInfo]]], list[set[int]]]
 
 
 def refine(
@@ -328,19 +331,28 @@ def refine(
     scored: list[Scored],
     limit: int,
     holds: Holds,
+    holds_many: HoldsMany | None = None,
 ) -> list[Scored]:
     """Look in the best sessions' other messages: excluded words drop the session, missing
     query terms raise its coverage. A session whose score could not reach the shown
     results even with every term covered is not looked at (nothing would change).
     ``holds(terms, which, info)`` says which of ``terms`` (numbers in ``which``) some
-    message of the session holds (the engine looks them up)."""
+    message of the session holds (the engine looks them up); ``holds_many``, when given,
+    answers all the sessions looked at in one call instead."""
+
+    def lookup(
+        terms: Sequence[Term], asks: Sequence[tuple[Sequence[int], SessionInfo]]
+    ) -> list[set[int]]:
+        if holds_many is not None:
+            return holds_many(terms, asks) if asks else []
+        return [holds(terms, which, info) for which, info in asks]
+
     scored.sort(key=lambda s: s.score, reverse=True)
     if pq.excluded:
-        scored = [
-            s
-            for n, s in enumerate(scored)
-            if n >= COVERAGE_CHECK or not holds(pq.excluded, range(len(pq.excluded)), s.info)
-        ]
+        top = scored[:COVERAGE_CHECK]
+        every_ex = range(len(pq.excluded))
+        gone = lookup(pq.excluded, [(every_ex, s.info) for s in top])
+        scored = [s for s, g in zip(top, gone, strict=True) if not g] + scored[COVERAGE_CHECK:]
 
     def factor(s: Scored) -> float:
         return recall.AUTOMATED_DEMOTION if s.info.tagged or s.info.machine else 1.0
@@ -355,11 +367,10 @@ def refine(
                 threshold = s.score * factor(s)
                 break
     every = set(range(len(pq.terms)))
-    out: list[Scored] = []
-    for n, s in enumerate(scored):
+    asks: list[tuple[int, list[int]]] = []  # (place in ``scored``, its missing terms)
+    for n, s in enumerate(scored[:COVERAGE_CHECK]):
         missing = [i for i in range(len(pq.terms)) if i not in s.matched]
-        if n >= COVERAGE_CHECK or not missing:
-            out.append(s)
+        if not missing:
             continue
         best = scorer.finish(
             s.info,
@@ -374,9 +385,22 @@ def refine(
             s.messages,
         )
         if best.score * factor(s) < threshold - 1e-6:
-            out.append(s)  # even full coverage would leave it below the shown results
+            continue  # even full coverage would leave it below the shown results
+        asks.append((n, missing))
+    held = dict(
+        zip(
+            (n for n, _ in asks),
+            lookup(pq.terms, [(missing, scored[n].info) for n, missing in asks]),
+            strict=True,
+        )
+    )
+    out: list[Scored] = []
+    for n, s in enumerate(scored):
+        more = held.get(n)
+        if more is None:
+            out.append(s)
             continue
-        found = set(s.matched) | holds(pq.terms, missing, s.info)
+        found = set(s.matched) | more
         if found != s.matched:
             s2 = scorer.finish(
                 s.info,
