@@ -512,3 +512,25 @@ def test_pg_trgm_in_a_schema_not_searched_turns_the_typo_pass_off_not_the_index(
     with PgIndexStore(in_b) as team:  # b cannot see a's operator classes
         assert not team.has_trgm
         assert team.search("anything") == []
+
+
+def test_a_message_vector_is_the_vector_of_its_words_positions_and_all(pg_url: str) -> None:
+    from session_browser.core.pgindex.tsv import message_vector, tsvector_literal
+
+    texts = [
+        "",
+        "Billing migration: the THE the billing, Café au lait!",
+        " ".join(["loop"] * 300 + ["done", "loop"]),  # more positions than PostgreSQL keeps
+        " ".join(["w"] * 17_000 + ["end", "w"]),  # positions past the last one
+        "naïve Straße x" + "y" * 600 + " z",
+        "ok " + "é" * 1100 + " then",  # a token too long to be a lexeme (2,200 bytes)
+    ]
+    with psycopg.connect(pg_url) as conn:
+        for text in texts:
+            fast, toks = message_vector(text)
+            slow, distinct = tsvector_literal(text)
+            assert list(dict.fromkeys(toks)) == distinct
+            same = conn.execute(
+                "SELECT %s::tsvector = %s::tsvector, %s::tsvector::text", (fast, slow, fast)
+            ).fetchone()
+            assert same is not None and same[0], (text[:40], same[1][:200])

@@ -172,11 +172,6 @@ class Pusher:
             # faster than the default pglz; any server of version 14 or later reads both)
             with contextlib.suppress(psycopg.Error):
                 self.conn.execute("SET default_toast_compression = 'lz4'")
-            self.conn.execute(
-                "CREATE TEMP TABLE IF NOT EXISTS sb_incoming(sid bigint, idx integer, "
-                "role text, archived smallint, ts double precision, text text, words text, "
-                "vector tsvector) ON COMMIT DELETE ROWS"
-            )
         except psycopg.Error as exc:
             raise PgIndexError(f"cannot use the team index: {error_line(exc, url)}") from exc
 
@@ -321,15 +316,16 @@ class Pusher:
             for p, _fp, _blob in batch
         )
         vectors: list[list[tuple[Any, ...]]] = []
-        new_terms: set[str] = set()
+        seen: set[str] = set()
         for parsed, _fp, _blob in batch:
             rows: list[tuple[Any, ...]] = []
             for idx, role, archived, ts, text in parsed.messages:
                 text = _no_nul(text)
-                words, literal, toks = message_vector(text)
-                new_terms.update(t for t in toks if t not in self._terms)
-                rows.append((idx, _no_nul(role), archived, ts, text, words, literal))
+                literal, toks = message_vector(text)
+                seen.update(toks)
+                rows.append((idx, _no_nul(role), archived, ts, text, literal))
             vectors.append(rows)
+        new_terms = seen - self._terms
         sent = 0
         params = [
             (
@@ -366,19 +362,12 @@ class Pusher:
                         break
                 cur.execute("DELETE FROM sb_messages WHERE sid = ANY(%s)", (sids,))
                 with cur.copy(
-                    "COPY sb_incoming(sid, idx, role, archived, ts, text, words, vector) "
-                    "FROM STDIN"
+                    "COPY sb_messages(sid, idx, role, archived, ts, text, tsv) FROM STDIN"
                 ) as copy:
                     for sid, rows in zip(sids, vectors, strict=True):
                         for msg in rows:
                             copy.write_row((sid, *msg))
                         sent += len(rows)
-                # the words' vectors made by the server where that gives the same vector
-                cur.execute(
-                    "INSERT INTO sb_messages(sid, idx, role, archived, ts, text, tsv) "
-                    "SELECT sid, idx, role, archived, ts, text, "
-                    "coalesce(vector, to_tsvector('pg_catalog.simple', words)) FROM sb_incoming"
-                )
         if new_terms:  # the typo pass's vocabulary: its own short transaction, so pushers
             # adding the same new words wait on each other for this statement only
             conn.execute(
