@@ -520,6 +520,7 @@ def test_a_message_vector_is_the_vector_of_its_words_positions_and_all(pg_url: s
     texts = [
         "",
         "Billing migration: the THE the billing, Café au lait!",
+        "Snake_case x2Y __init__ A-B ok\tGo\nDONE 42",
         " ".join(["loop"] * 300 + ["done", "loop"]),  # more positions than PostgreSQL keeps
         " ".join(["w"] * 17_000 + ["end", "w"]),  # positions past the last one
         "naïve Straße x" + "y" * 600 + " z",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import re
 from collections.abc import Iterable, Sequence
 
 from ..query import Term, tokenize
@@ -44,7 +45,7 @@ def message_vector(text: str) -> tuple[str, list[str]]:
     parses it in a third of the time ``to_tsvector`` takes to make the same vector from the
     words. A token too long to be a lexeme (over 511 characters) takes
     :func:`tsvector_literal`."""
-    toks = tokenize(text)[:MAX_VECTOR_TOKENS]
+    toks = _tokens(text)[:MAX_VECTOR_TOKENS]
     if not toks:
         return "", toks
     if max(map(len, toks)) * 4 > MAX_LEXEME_BYTES:
@@ -56,6 +57,15 @@ def message_vector(text: str) -> tuple[str, list[str]]:
 
 
 _POSITIONS = [f":{n}" for n in range(1, MAX_POSITION + 1)]  # ":1" ... ":16383"
+_ASCII_TOKEN = re.compile("[a-z0-9]+")
+
+
+def _tokens(text: str) -> list[str]:
+    """:func:`~session_browser.core.query.tokenize`, a third faster on ASCII text (nearly
+    every message): there its letters and digits are ``[a-z0-9]`` once lowercased."""
+    if text.isascii():
+        return _ASCII_TOKEN.findall(text.lower())
+    return tokenize(text)
 
 
 def term_query(term: Term) -> str:
