@@ -117,6 +117,12 @@ def test_push_again_sends_only_changes_and_replaces_a_session_whole(
     assert [r[0] for r in rows] == sorted(s for s in (p.stem for p in d.glob("*.json")))
     assert all(n == c for _sid, n, c in rows)
     assert ("deploy", 4, 4) in rows
+    with psycopg.connect(pg_url) as conn:  # the removed session's messages went with it
+        orphans = conn.execute(
+            "SELECT count(*) FROM sb_messages m "
+            "WHERE NOT EXISTS (SELECT 1 FROM sb_sessions s WHERE s.sid = m.sid)"
+        ).fetchone()
+    assert orphans == (0,)
     with PgIndexStore(pg_url) as team:
         assert [h.session_id for h in team.search('"brand new"')] == ["deploy"]
         assert team.search("kafka") == []
@@ -283,6 +289,31 @@ def test_a_schema_from_a_newer_version_is_refused(pg_url: str) -> None:
         conn.execute("UPDATE sb_schema SET version = version + 1")
     with pytest.raises(PgIndexError, match="newer than this version"):
         PgIndexStore(pg_url)
+
+
+def test_a_version_1_index_is_migrated_in_place_and_nothing_is_pushed_again(
+    tmp_path: Path, pg_url: str
+) -> None:
+    d = write_store(tmp_path / "store")
+    src = [(SOURCES["praisonai"].source(d), "praisonai")]
+    push_stores(pg_url, src)
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # as version 1 made it
+        conn.execute(
+            "ALTER TABLE sb_messages ADD CONSTRAINT sb_messages_sid_fkey FOREIGN KEY (sid) "
+            "REFERENCES sb_sessions(sid) ON DELETE CASCADE"
+        )
+        conn.execute("UPDATE sb_schema SET version = 1")
+    again = push_stores(pg_url, src)
+    assert (again.sent, again.unchanged) == (0, 10)
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT version FROM sb_schema").fetchall() == [(2,)]
+        keys = conn.execute(
+            "SELECT count(*) FROM pg_constraint WHERE conrelid = 'sb_messages'::regclass "
+            "AND contype = 'f'"
+        ).fetchone()
+    assert keys == (0,)
+    with PgIndexStore(pg_url) as team:
+        assert team.search("kafka")
 
 
 def test_bench_index_prints_both_engines_and_leaves_no_schema(pg_url: str) -> None:
@@ -481,3 +512,26 @@ def test_pg_trgm_in_a_schema_not_searched_turns_the_typo_pass_off_not_the_index(
     with PgIndexStore(in_b) as team:  # b cannot see a's operator classes
         assert not team.has_trgm
         assert team.search("anything") == []
+
+
+def test_a_message_vector_is_the_vector_of_its_words_positions_and_all(pg_url: str) -> None:
+    from session_browser.core.pgindex.tsv import message_vector, tsvector_literal
+
+    texts = [
+        "",
+        "Billing migration: the THE the billing, Café au lait!",
+        "Snake_case x2Y __init__ A-B ok\tGo\nDONE 42",
+        " ".join(["loop"] * 300 + ["done", "loop"]),  # more positions than PostgreSQL keeps
+        " ".join(["w"] * 17_000 + ["end", "w"]),  # positions past the last one
+        "naïve Straße x" + "y" * 600 + " z",
+        "ok " + "é" * 1100 + " then",  # a token too long to be a lexeme (2,200 bytes)
+    ]
+    with psycopg.connect(pg_url) as conn:
+        for text in texts:
+            fast, toks = message_vector(text)
+            slow, distinct = tsvector_literal(text)
+            assert list(dict.fromkeys(toks)) == distinct
+            same = conn.execute(
+                "SELECT %s::tsvector = %s::tsvector, %s::tsvector::text", (fast, slow, fast)
+            ).fetchone()
+            assert same is not None and same[0], (text[:40], same[1][:200])

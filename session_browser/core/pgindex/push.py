@@ -39,7 +39,7 @@ from ..sources.base import Skip
 from ..sources.pi.session import read_pi_session
 from ..sources.pi.source import PiSource
 from .conn import PgIndexError, error_line, psycopg_module
-from .schema import SCHEMA_VERSION, ensure_schema
+from .schema import ensure_schema
 from .tsv import message_vector
 
 BATCH_SESSIONS = 200  # sessions per transaction at most
@@ -134,8 +134,13 @@ def _no_nul(text: str) -> str:
     return text.replace("\x00", "\ufffd") if "\x00" in text else text
 
 
+# What a pushed session holds, in its fingerprint: a change of it makes every file go again.
+# (Schema version 2 changed no row: the fingerprints of version 1 still hold.)
+DATA_VERSION = 1
+
+
 def fingerprint(ident: Sequence[int], redact: bool, hidden: bool) -> str:
-    return f"v{SCHEMA_VERSION}:{ident[0]}:{ident[1]}:{ident[2]}:{int(redact)}{int(hidden)}"
+    return f"v{DATA_VERSION}:{ident[0]}:{ident[1]}:{ident[2]}:{int(redact)}{int(hidden)}"
 
 
 class Pusher:
@@ -163,11 +168,10 @@ class Pusher:
         try:
             self.conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
             ensure_schema(self.conn)
-            self.conn.execute(
-                "CREATE TEMP TABLE IF NOT EXISTS sb_incoming(sid bigint, idx integer, "
-                "role text, archived smallint, ts double precision, text text, words text, "
-                "vector tsvector) ON COMMIT DELETE ROWS"
-            )
+            # the sessions' JSON compressed with lz4 where the server has it (several times
+            # faster than the default pglz; any server of version 14 or later reads both)
+            with contextlib.suppress(psycopg.Error):
+                self.conn.execute("SET default_toast_compression = 'lz4'")
         except psycopg.Error as exc:
             raise PgIndexError(f"cannot use the team index: {error_line(exc, url)}") from exc
 
@@ -234,13 +238,16 @@ class Pusher:
                 todo.append((name, fp, files[name]))
         gone = sorted(set(have) - set(files))
         if gone:
-            with self.conn.transaction():
-                cur = self.conn.execute(
+            with self.conn.transaction():  # the sessions and their messages at once
+                rows = self.conn.execute(
                     "DELETE FROM sb_sessions WHERE machine = %s AND os_user = %s AND kind = %s "
-                    "AND root = %s AND file = ANY(%s)",
+                    "AND root = %s AND file = ANY(%s) RETURNING sid",
                     (origin.machine, origin.user, origin.kind, origin.root, gone),
+                ).fetchall()
+                self.conn.execute(
+                    "DELETE FROM sb_messages WHERE sid = ANY(%s)", ([r[0] for r in rows],)
                 )
-                self.report.removed += cur.rowcount
+                self.report.removed += len(rows)
         batch: list[tuple[Parsed, str, str]] = []
         count = 0
         done = 0
@@ -309,15 +316,16 @@ class Pusher:
             for p, _fp, _blob in batch
         )
         vectors: list[list[tuple[Any, ...]]] = []
-        new_terms: set[str] = set()
+        seen: set[str] = set()
         for parsed, _fp, _blob in batch:
             rows: list[tuple[Any, ...]] = []
             for idx, role, archived, ts, text in parsed.messages:
                 text = _no_nul(text)
-                words, literal, toks = message_vector(text)
-                new_terms.update(t for t in toks if t not in self._terms)
-                rows.append((idx, _no_nul(role), archived, ts, text, words, literal))
+                literal, toks = message_vector(text)
+                seen.update(toks)
+                rows.append((idx, _no_nul(role), archived, ts, text, literal))
             vectors.append(rows)
+        new_terms = seen - self._terms
         sent = 0
         params = [
             (
@@ -354,19 +362,12 @@ class Pusher:
                         break
                 cur.execute("DELETE FROM sb_messages WHERE sid = ANY(%s)", (sids,))
                 with cur.copy(
-                    "COPY sb_incoming(sid, idx, role, archived, ts, text, words, vector) "
-                    "FROM STDIN"
+                    "COPY sb_messages(sid, idx, role, archived, ts, text, tsv) FROM STDIN"
                 ) as copy:
                     for sid, rows in zip(sids, vectors, strict=True):
                         for msg in rows:
                             copy.write_row((sid, *msg))
                         sent += len(rows)
-                # the words' vectors made by the server where that gives the same vector
-                cur.execute(
-                    "INSERT INTO sb_messages(sid, idx, role, archived, ts, text, tsv) "
-                    "SELECT sid, idx, role, archived, ts, text, "
-                    "coalesce(vector, to_tsvector('pg_catalog.simple', words)) FROM sb_incoming"
-                )
         if new_terms:  # the typo pass's vocabulary: its own short transaction, so pushers
             # adding the same new words wait on each other for this statement only
             conn.execute(
