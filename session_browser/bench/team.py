@@ -47,6 +47,9 @@ class _Part:
     def parse(self, name: str, ident: tuple[int, int, int], prior: bytes | None) -> Any:
         return self.source.parse(name, ident, prior)
 
+    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
+        return self.source.load(name, include_hidden=include_hidden)
+
 
 _barrier: Any = None
 

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import contextlib
 import getpass
-import inspect
 import socket
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 import orjson
 
@@ -35,9 +35,7 @@ from ..files import FileIdentity
 from ..index.rows import Parsed, SessionRow, cleaned, extract
 from ..model import JSONDict
 from ..redact import Redactor
-from ..sources.base import Skip
-from ..sources.pi.session import read_pi_session
-from ..sources.pi.source import PiSource
+from ..sources.base import Identity, SessionDoc, Skip
 from .conn import PgIndexError, error_line, psycopg_module
 from .schema import ensure_schema
 from .tsv import message_vector
@@ -115,17 +113,25 @@ def strip_hidden(data: JSONDict) -> JSONDict:
     return out
 
 
-def _with_hidden(source: Any, name: str) -> JSONDict | None:
+class Pushed(Protocol):
+    """What a push reads of a source (a
+    :class:`~session_browser.core.sources.base.SessionSource` has it all)."""
+
+    root: Path
+
+    def list_files(self) -> dict[str, Identity]: ...
+
+    def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip: ...
+
+    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None: ...
+
+
+def _with_hidden(source: Pushed, name: str) -> JSONDict | None:
     """Session file ``name`` read with its hidden parts (``metadata.hidden``), as the viewer
-    reads it; None when the source has no such read."""
+    reads it; None when it cannot be read now (the parsed copy, without them, is sent)."""
     try:
-        if isinstance(source, PiSource):
-            data: Any = read_pi_session(source.root / name, include_hidden=True).data
-        elif "include_hidden" in inspect.signature(source.load).parameters:
-            data = source.load(name, include_hidden=True)
-        else:
-            return None
-    except Exception:  # unreadable now: the parsed copy (without them) is sent
+        data: Any = source.load(name, include_hidden=True)
+    except Exception:
         return None
     return data if isinstance(data, dict) else None
 
@@ -201,7 +207,7 @@ class Pusher:
 
     def push_source(
         self,
-        source: Any,
+        source: Pushed,
         kind: str,
         progress: Callable[[int, int], None] | None = None,
     ) -> None:
@@ -216,7 +222,7 @@ class Pusher:
             ) from exc
 
     def _push_source(
-        self, source: Any, origin: Origin, progress: Callable[[int, int], None] | None
+        self, source: Pushed, origin: Origin, progress: Callable[[int, int], None] | None
     ) -> None:
         started = time.perf_counter()
         self.report.stores += 1
@@ -273,7 +279,7 @@ class Pusher:
             self.report.redactions[kind] = n
 
     def _read(
-        self, source: Any, name: str, ident: tuple[int, int, int]
+        self, source: Pushed, name: str, ident: tuple[int, int, int]
     ) -> tuple[Parsed, str] | None:
         """(index rows, the JSON sent) of one file, or None when it is no session."""
         try:
