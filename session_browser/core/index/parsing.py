@@ -39,6 +39,7 @@ Task = tuple[str, tuple[int, int, int], bytes | None]
 #: One file parsed: (name, its rows or why it is skipped, whether the parse resumed).
 Done = tuple[str, Parsed | str, bool | None]
 IN_FLIGHT = 2  # batches handed to the worker and not yet back (what it holds at most)
+AHEAD = 2  # later batches parsed here, waiting for their turn, at most
 
 
 def parse_one(
@@ -161,6 +162,10 @@ class Worker:
     def send(self, batch: list[Task]) -> None:
         self._tasks.send(batch)
 
+    def has_result(self) -> bool:
+        """Whether a batch is back (never waits)."""
+        return self._results.poll()
+
     def recv(self) -> list[Done]:
         result: list[Done] = self._results.recv()
         return result
@@ -191,15 +196,17 @@ def batches(
     worker: Worker | None,
 ) -> Iterator[list[Done]]:
     """The parsed files of ``todo``, ``size`` at a time and in order. With a ``worker``, a
-    batch is parsed here only until the worker has started (and when it fails); after that
-    it parses up to :data:`IN_FLIGHT` batches ahead of the one handed back."""
+    batch is parsed here until the worker has started (and when it fails); after that it
+    parses up to :data:`IN_FLIGHT` batches ahead of the one handed back, and rather than
+    wait for one, this process parses a later batch itself (up to :data:`AHEAD` of them)."""
     chunks = [list(todo[start : start + size]) for start in range(0, len(todo), size)]
     sent: deque[int] = deque()  # the batches the worker holds, in order
-    assigned = 0  # the batches before this one are parsed here or sent
+    ahead: dict[int, list[Done]] = {}  # later batches parsed here while the worker was busy
+    assigned = 0  # the batches before this one are sent or parsed
     try:
         for index, chunk in enumerate(chunks):
-            done: list[Done] | None = None
-            if worker is not None:
+            done = ahead.pop(index, None)
+            if done is None and worker is not None:
                 try:
                     here = not sent or sent[0] != index
                     if here:
@@ -210,6 +217,13 @@ def batches(
                             sent.append(assigned)
                             assigned += 1
                     if not here:
+                        while (
+                            not worker.has_result()
+                            and len(ahead) < AHEAD
+                            and assigned < len(chunks)
+                        ):
+                            ahead[assigned] = [parse(task) for task in chunks[assigned]]
+                            assigned += 1
                         sent.popleft()
                         done = worker.recv()
                 except Exception as exc:  # it died, or sent what cannot be read
