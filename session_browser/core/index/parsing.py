@@ -107,8 +107,11 @@ def _work(tasks_fd: int, out_fd: int) -> None:
 
 _BOOT = (
     "import sys\n"
+    "root = sys.argv[1]\n"
+    "if root not in sys.path:\n"
+    "    sys.path.insert(0, root)\n"
     "from session_browser.core.index.parsing import _work\n"
-    "_work(*map(int, sys.argv[1:]))\n"
+    "_work(*map(int, sys.argv[2:]))\n"
 )
 
 
@@ -119,23 +122,18 @@ class Worker:
     caller's main script again in it), on two pipes of its own; its output goes nowhere."""
 
     def __init__(self, source: SessionSource, *, folded: bool, sealed: bool) -> None:
-        if not sys.executable:
-            raise OSError("no interpreter to start")
+        if not sys.executable or os.name != "posix":
+            raise OSError("no interpreter to start on two pipes of its own")
         task_r, task_w = os.pipe()
         out_r, out_w = os.pipe()
         package = Path(__file__).resolve().parents[3]  # where session_browser is imported from
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            [os.fspath(package), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])]
-        )
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-c", _BOOT, str(task_r), str(out_w)],
+                [sys.executable, "-c", _BOOT, os.fspath(package), str(task_r), str(out_w)],
                 pass_fds=(task_r, out_w),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                env=env,
             )
         except BaseException:
             for fd in (task_w, out_r):
