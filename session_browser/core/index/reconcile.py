@@ -538,6 +538,7 @@ class IndexReconcile(IndexDatabase):
             not self._bulk
             or files < self.worker_min_files
             or type(self)._parse_file is not IndexReconcile._parse_file
+            or not getattr(self.source, "parses_apart", False)  # its parse keeps state
             or not parsing.picklable(self.source)
         ):
             return None
