@@ -19,16 +19,16 @@ from ..model import (
     JSONDict,
 )
 from ..notes import INDEX_FAILED, Note
-from ..sources.base import Skip
-from ..vault.feed import VaultFeed, feed_for
-from . import hidden, partly
+from ..vault.feed import Kept, VaultFeed, feed_for
+from . import hidden, parsing, partly
+from .parsing import parse_one
 from .results import ReconcileReport
 from .rows import (
     IN_CHUNK,
     Parsed,
-    cleaned,
     delete_rows,
     extract,
+    insert_isolated,
     insert_rows,
     machine_paced,
     safely,
@@ -43,6 +43,7 @@ from .watch import DirWatch, scan_fingerprint
 log = logging.getLogger("session_browser.index")
 
 BATCH_FILES = 500
+WORKER_MIN_FILES = 2000  # a first build of this many files is parsed by a worker process
 WATCH_MIN_FILES = 1000  # from this many files, a reconcile after the first one uses a DirWatch
 FULL_PASS_INTERVAL = 60.0  # seconds after which a reconcile stats every file again anyway
 BULK_AUTOMERGE = 0  # FTS5 'automerge' while a first build streams rows in
@@ -66,6 +67,8 @@ class IndexReconcile(IndexDatabase):
     _vault_feed: VaultFeed | None = None
     _vault_ready = False
     _vault_fresh = False  # this reconcile builds a new index
+    _bulk = False  # this reconcile is a first build of many files
+    worker_min_files = WORKER_MIN_FILES
 
     def vault_feed(self) -> VaultFeed | None:
         """What keeps the files this index reads in the vault (None: off for this source)."""
@@ -163,22 +166,15 @@ class IndexReconcile(IndexDatabase):
 
     def _parse_file(self, name: str, ident: tuple[int, int, int], *, folded: bool) -> Parsed | str:
         """One file as index rows, or the reason it cannot be indexed."""
-        doc = self.source.parse(name, ident, self._priors.pop(name, None))
-        if doc.resumed is not None:
-            self.last_reads["resumed" if doc.resumed else "full"] += 1
-        if isinstance(doc, Skip):
-            return doc.reason
-        try:
-            parsed = extract(name, FileIdentity(*ident), doc.data, folded=folded)
-        except Exception as exc:  # one file's content never stops the others
-            return skip_reason(exc)
-        if doc.automated is not None:
-            parsed.row.settle_automation(doc.automated)
-        parsed.state = doc.state
-        parsed.hidden = safely([], hidden.hidden_rows, doc.data, folded)
-        parsed.partly = doc.skipped
-        parsed.raw = doc.raw
-        return parsed
+        _name, item, resumed = parse_one(
+            self.source, name, ident, self._priors.pop(name, None), folded=folded
+        )
+        self._count_read(resumed)
+        return item
+
+    def _count_read(self, resumed: bool | None) -> None:
+        if resumed is not None:
+            self.last_reads["resumed" if resumed else "full"] += 1
 
     def _load_file(self, name: str) -> JSONDict | None:
         """The session dict of file ``name`` (None when it cannot be read)."""
@@ -331,6 +327,7 @@ class IndexReconcile(IndexDatabase):
             self._pending_new = {n: i for n, i in todo if n not in known}
         self._before_parse(db, todo)
         bulk = not known and total > BATCH_FILES
+        self._bulk = bulk
         if bulk:
             # A first build: nothing to lose if it stops half way (the next reconcile
             # finishes it), so no syncs, and FTS5 segments are merged once at the end
@@ -356,6 +353,8 @@ class IndexReconcile(IndexDatabase):
             if done < total:
                 report.cancelled = True
         finally:
+            if feed is not None:
+                feed.caught_up()
             if bulk:
                 if self.has_fts:
                     with self._write_lock:
@@ -509,24 +508,45 @@ class IndexReconcile(IndexDatabase):
     def _parsed_batches(
         self, todo: list[tuple[str, tuple[int, int, int]]], cancel: threading.Event | None
     ) -> Iterator[list[tuple[str, Parsed | str]]]:
-        """Batches of parsed files, read and parsed in this thread. (A parser thread beside
-        the writer was measured slower and costlier: both need the GIL for every row, and
-        handing it over per row stalls them both.)"""
+        """Batches of parsed files, in order. A first build of many files has them read and
+        parsed by a worker process while this thread writes (see :mod:`.parsing`); otherwise
+        they are parsed in this thread. (A parser thread beside the writer was measured
+        slower and costlier: both need the GIL for every row.)"""
         folded = not self.has_fts
-        for start in range(0, len(todo), BATCH_FILES):
+        worker = self._parse_worker(len(todo), folded)
+        # the worker's tasks carry their parse states; here, _parse_file finds them
+        pop = self._priors.pop if worker is not None else lambda _n, _d: None
+        tasks = [(n, ident, pop(n, None)) for n, ident in todo]
+
+        def here(task: parsing.Task) -> parsing.Done:
+            if worker is None:  # the hook a subclass may change (it counts the read)
+                return (task[0], self._parse_file(task[0], task[1], folded=folded), None)
+            return parsing.parse_one(self.source, *task, folded=folded)
+
+        for batch in parsing.batches(tasks, BATCH_FILES, here, worker):
             if cancel is not None and cancel.is_set():
                 return
-            chunk = todo[start : start + BATCH_FILES]
-            yield [(n, self._parse_isolated(n, ident, folded)) for n, ident in chunk]
+            out: list[tuple[str, Parsed | str]] = []
+            for name, item, resumed in batch:
+                self._count_read(resumed)
+                out.append((name, item))
+            yield out
 
-    def _parse_isolated(self, name: str, ident: tuple[int, int, int], folded: bool) -> Parsed | str:
-        """:meth:`_parse_file`, with anything one file's content raises turned into the
-        reason it is skipped."""
+    def _parse_worker(self, files: int, folded: bool) -> parsing.Worker | None:
+        """The worker process that parses a first build (None: this one parses)."""
+        if (
+            not self._bulk
+            or files < self.worker_min_files
+            or type(self)._parse_file is not IndexReconcile._parse_file
+            or not getattr(self.source, "parses_apart", False)  # its parse keeps state
+            or not parsing.picklable(self.source)
+        ):
+            return None
         try:
-            return self._parse_file(name, ident, folded=folded)
-        except Exception as exc:
-            log.warning("%s: skipped: %s", name, exc)
-            return skip_reason(exc)
+            return parsing.Worker(self.source, folded=folded, sealed=self.vault_feed() is not None)
+        except (OSError, RuntimeError) as exc:
+            log.warning("no parsing worker (%s): parsing here", exc)
+            return None
 
     def _apply(
         self,
@@ -603,56 +623,19 @@ class IndexReconcile(IndexDatabase):
                     feed.reset()
                 raise
         if feed is not None and fresh:
-            feed.keep((i.file, i.session_id, len(i.messages), i.raw) for i in fresh)
+            kept: list[Kept] = [
+                (i.file, i.session_id, len(i.messages), i.raw, i.sealed) for i in fresh
+            ]
+            if self._bulk:  # kept while the next batch is written
+                feed.keep_behind(kept)
+            else:
+                feed.keep(kept)
 
     def _insert_isolated(
         self, db: sqlite3.Connection, items: list[Parsed]
     ) -> list[tuple[str, str]]:
-        """Insert ``items`` (in the caller's transaction) so that one that cannot be stored
-        never keeps the others out: the batch at once; if that fails, with lone surrogates
-        replaced; if that fails too, one by one, each failure recorded in ``skipped``.
-        Returns the (file, reason) of the items left out."""
-        try:
-            db.execute("SAVEPOINT batch")
-            try:
-                self._insert_batch(db, items)
-                return []
-            except (sqlite3.Error, UnicodeError, OverflowError, ValueError):
-                db.execute("ROLLBACK TO batch")
-                items = [cleaned(i) for i in items]
-                try:
-                    self._insert_batch(db, items)
-                    return []
-                except (sqlite3.Error, UnicodeError, OverflowError, ValueError):
-                    db.execute("ROLLBACK TO batch")
-        finally:
-            db.execute("RELEASE batch")
-        left_out: list[tuple[str, str]] = []
-        for item in items:
-            db.execute("SAVEPOINT one")
-            try:
-                self._insert_batch(db, [item])
-            except (sqlite3.Error, UnicodeError, OverflowError, ValueError) as exc:
-                db.execute("ROLLBACK TO one")
-                why = skip_reason(exc)
-                try:
-                    db.execute(
-                        "INSERT OR REPLACE INTO skipped(file, size, mtime_ns, inode, reason) "
-                        "VALUES (?, ?, ?, ?, ?)",
-                        (
-                            item.file,
-                            item.identity.size,
-                            item.identity.mtime_ns,
-                            item.identity.inode,
-                            why,
-                        ),
-                    )
-                except (sqlite3.Error, UnicodeError):
-                    why = "file name cannot be stored: " + why  # reported, not kept
-                left_out.append((item.file, why))
-            finally:
-                db.execute("RELEASE one")
-        return left_out
+        """:func:`~.rows.insert_isolated` through :meth:`_insert_batch`."""
+        return insert_isolated(db, items, lambda batch: self._insert_batch(db, batch))
 
     def _stat_tuple(self, name: str) -> tuple[int, int, int] | None:
         try:

@@ -10,7 +10,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import recall
 from ..files import FileIdentity
@@ -25,6 +25,9 @@ from ..query import (
 )
 from ..sources.base import LinesSkipped
 from .rank import cuts
+
+if TYPE_CHECKING:
+    from ..vault.bulk import Sealed
 
 MACHINE_MIN_MESSAGES = 8
 MACHINE_MAX_GAP = 10.0
@@ -188,6 +191,7 @@ class Parsed:
     partly: LinesSkipped | None = None  # what was skipped inside the file (see .partly)
     verbatim: list[VerbatimRow] | None = None
     raw: bytes | None = None  # the file's bytes as read, when the source kept them (the vault)
+    sealed: Sealed | None = None  # those bytes hashed and compressed for the vault already
 
 
 _SESSION_COLS = (
@@ -402,6 +406,56 @@ def insert_rows(db: sqlite3.Connection, items: Sequence[Parsed], *, fts: bool) -
         chunk = files[start : start + IN_CHUNK]
         db.execute(f"DELETE FROM skipped WHERE file IN ({','.join('?' * len(chunk))})", chunk)
     return next_id
+
+
+def insert_isolated(
+    db: sqlite3.Connection, items: list[Parsed], insert: Callable[[list[Parsed]], object]
+) -> list[tuple[str, str]]:
+    """Insert ``items`` (in the caller's transaction) so that one that cannot be stored
+    never keeps the others out: the batch at once; if that fails, with lone surrogates
+    replaced; if that fails too, one by one, each failure recorded in ``skipped``.
+    Returns the (file, reason) of the items left out."""
+    try:
+        db.execute("SAVEPOINT batch")
+        try:
+            insert(items)
+            return []
+        except (sqlite3.Error, UnicodeError, OverflowError, ValueError):
+            db.execute("ROLLBACK TO batch")
+            items = [cleaned(i) for i in items]
+            try:
+                insert(items)
+                return []
+            except (sqlite3.Error, UnicodeError, OverflowError, ValueError):
+                db.execute("ROLLBACK TO batch")
+    finally:
+        db.execute("RELEASE batch")
+    left_out: list[tuple[str, str]] = []
+    for item in items:
+        db.execute("SAVEPOINT one")
+        try:
+            insert([item])
+        except (sqlite3.Error, UnicodeError, OverflowError, ValueError) as exc:
+            db.execute("ROLLBACK TO one")
+            why = skip_reason(exc)
+            try:
+                db.execute(
+                    "INSERT OR REPLACE INTO skipped(file, size, mtime_ns, inode, reason) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (
+                        item.file,
+                        item.identity.size,
+                        item.identity.mtime_ns,
+                        item.identity.inode,
+                        why,
+                    ),
+                )
+            except (sqlite3.Error, UnicodeError):
+                why = "file name cannot be stored: " + why  # reported, not kept
+            left_out.append((item.file, why))
+        finally:
+            db.execute("RELEASE one")
+    return left_out
 
 
 def delete_rows(db: sqlite3.Connection, name: str, *, fts: bool) -> bool:

@@ -83,6 +83,9 @@ class PraisonAISource:
     index_prefix = ""
     state_table: str | None = None
     content_version: str | None = None
+    # parse() depends on the file alone and keeps nothing: a copy of this source in another
+    # process parses as this one would (a first build parses there, see index.parsing)
+    parses_apart = True
 
     def __init__(self, root: Path) -> None:
         self.root = root

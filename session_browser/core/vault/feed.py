@@ -22,6 +22,7 @@ from typing import Any, TypeVar, cast
 
 from ..model import JSONDict
 from ..settings import vault_on
+from .bulk import Sealed
 from .store import Vault, VaultError, Version, default_vault_dir
 
 log = logging.getLogger("session_browser.vault")
@@ -42,8 +43,13 @@ KEPT_DDL = (
     "CREATE TABLE IF NOT EXISTS vault_kept(file TEXT PRIMARY KEY, vid INTEGER NOT NULL,"
     " path TEXT NOT NULL, at REAL NOT NULL, dropped INTEGER)"
 )
-#: A file just indexed: (name, session id, messages[, its bytes as read, or None]).
-Kept = tuple[str, str, int] | tuple[str, str, int, bytes | None]
+#: A file just indexed: (name, session id, messages[, its bytes as read, or None[, those
+#: bytes hashed and compressed already, or None]]).
+Kept = (
+    tuple[str, str, int]
+    | tuple[str, str, int, bytes | None]
+    | tuple[str, str, int, bytes | None, Sealed | None]
+)
 SHADOW_MARK = "#v"  # index name of the turns a rewrite dropped: "<file>#v<version id>"
 FED = "vault_fed"  # index meta key: every file the index holds was handed to the vault once
 BACKFILL_BATCH = 500
@@ -79,6 +85,8 @@ class VaultFeed:
         self._kept: dict[str, tuple[int, str, float, int | None]] | None = None
         self.problems: list[str] = []
         self.lock = threading.RLock()  # the reconcile's thread and the searches share it
+        self._behind: threading.Thread | None = None  # see keep_behind
+        self._behind_error: BaseException | None = None
 
     @property
     def vault(self) -> Vault:
@@ -87,8 +95,12 @@ class VaultFeed:
             self._vault = Vault(self._vault_root or default_vault_dir())
         return self._vault
 
-    @_locked
     def close(self) -> None:
+        self.caught_up()
+        self._close()
+
+    @_locked
+    def _close(self) -> None:
         if self._vault is not None:
             self._vault.close()
             self._vault = None
@@ -100,17 +112,21 @@ class VaultFeed:
 
     @_locked
     def keep(self, items: Iterable[Kept]) -> int:
-        """Keep the files ``(name, session_id, messages[, bytes])`` just indexed, in one batch
-        (one fsync); a file that cannot be read is left for the next pass. ``bytes``: what the
-        index read and indexed of it (the file is then not read again). The versions added."""
+        """Keep the files ``(name, session_id, messages[, bytes[, sealed]])`` just indexed, in
+        one batch (one fsync); a file that cannot be read is left for the next pass. ``bytes``:
+        what the index read and indexed of it (the file is then not read again); ``sealed``:
+        those bytes hashed and compressed already. The versions added."""
         added = 0
         try:
             with self.vault.batch():
                 read: list[tuple[Path, str, bytes, int | None]] = []
-                for name, session_id, messages, *rest in items:
-                    data = rest[0] if rest else None
+                sealed: list[Sealed | None] = []
+                for item in items:
+                    name, session_id, messages = item[:3]
+                    data = item[3] if len(item) > 3 else None
                     if data is not None:
                         read.append((self.root / name, session_id, data, messages))
+                        sealed.append(item[4] if len(item) > 4 else None)
                         continue
                     try:
                         if self.vault.keep_file(
@@ -120,11 +136,37 @@ class VaultFeed:
                     except OSError as exc:
                         log.warning("vault: %s not kept: %s", name, exc)
                 if read:
-                    added += self.vault.keep_many(self.kind, read)
+                    added += self.vault.keep_many(self.kind, read, sealed=sealed)
         except (OSError, sqlite3.Error, VaultError) as exc:
             log.warning("vault: batch not kept: %s", exc)
             self.problems.append(f"the vault could not keep files: {exc}")
         return added
+
+    def keep_behind(self, items: list[Kept]) -> None:
+        """:meth:`keep` in a thread of its own, once the batch before is kept (so at most one
+        batch waits): its compression, writes and fsyncs overlap the index's next batch.
+        :meth:`caught_up` waits for it."""
+        self.caught_up()
+        thread = threading.Thread(
+            target=self._keep_noting, args=(items,), name="vault-keep", daemon=True
+        )
+        self._behind = thread
+        thread.start()
+
+    def _keep_noting(self, items: list[Kept]) -> None:
+        try:
+            self.keep(items)
+        except BaseException as exc:  # raised where the caller waits for it
+            self._behind_error = exc
+
+    def caught_up(self) -> None:
+        """Wait for the batch :meth:`keep_behind` started (what it raised is raised here)."""
+        thread, self._behind = self._behind, None
+        if thread is not None:
+            thread.join()
+        error, self._behind_error = self._behind_error, None
+        if error is not None:
+            raise error
 
     # ------------------------------------------------------------------ the index's side
 
@@ -288,9 +330,15 @@ class VaultFeed:
             done += 1
         return done
 
-    @_locked
-    def forget(self, db: sqlite3.Connection, names: Iterable[str]) -> None:
+    def forget(self, db: sqlite3.Connection, names: Sequence[str]) -> None:
         """``names`` are indexed from their files again: no longer kept from the vault."""
+        loaded = self._kept
+        if loaded is not None and not any(n in loaded for n in names):
+            return  # (without the lock a batch being kept behind holds)
+        self._forget(db, names)
+
+    @_locked
+    def _forget(self, db: sqlite3.Connection, names: Sequence[str]) -> None:
         kept = self.kept(db)
         back = [n for n in names if n in kept]
         if back:

@@ -1,0 +1,210 @@
+"""A first build of many files parsed by a worker process: the same rows and the same vault
+as when this process parses them; a worker that dies mid-build leaves the rest to this
+process; a build killed with SIGKILL takes its worker with it and leaves an index that the
+next reconcile completes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_browser.core.index import SqliteSessionStore, parsing
+from session_browser.core.vault import Vault, default_vault_dir
+from session_browser.core.vault.reading import load_version
+
+FILES = 700  # two batches of a first build (more than one batch: a bulk build)
+
+
+def corpus(d: Path, n: int = FILES) -> None:
+    d.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        data = {
+            "session_id": f"s{i:04d}",
+            "messages": [
+                {
+                    "role": "user",
+                    "content": f"question {i} about wombat{i % 7}",
+                    "timestamp": 1.7e9 + i,
+                },
+                {"role": "assistant", "content": [{"type": "text", "text": f"answer {i}"}]},
+            ],
+            "archived_messages": [{"role": "user", "content": f"older {i}", "timestamp": 1.6e9}],
+            "created_at": "2025-12-01T00:00:00+00:00",
+            "updated_at": "2026-01-01T00:00:00+00:00",
+            "metadata": {"title": f"t{i}"} if i % 3 else {},
+        }
+        if i == 5:
+            (d / f"s{i:04d}.json").write_text("{not json")
+            continue
+        path = d / f"s{i:04d}.json"
+        path.write_text(json.dumps(data, indent=2))
+        os.utime(path, ns=(10**18 + i, 10**18 + i))
+
+
+def dump(db: Path) -> dict[str, Any]:
+    with sqlite3.connect(db) as c:
+        return {
+            t: c.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall()
+            for t in ("sessions", "messages", "verbatim", "skipped")
+        }
+
+
+def vault_bytes(d: Path) -> dict[str, bytes]:
+    with Vault(default_vault_dir()) as v:
+        out = {}
+        for version in v.latest():
+            data = load_version(v, version)
+            assert data is not None
+            out[Path(version.path).name] = json.dumps(data, sort_keys=True).encode()
+        return out
+
+
+def build(d: Path, db: Path, *, worker: bool) -> tuple[dict[str, Any], dict[str, bytes], Any]:
+    class Store(SqliteSessionStore):
+        worker_min_files = 0 if worker else 10**9
+
+    with Store(d, db_path=db, reconcile="none") as store:
+        report = store.reconcile()
+    return dump(db), vault_bytes(d), report
+
+
+def test_a_worker_process_builds_the_same_index_and_vault(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = tmp_path / "s"
+    corpus(d)
+    used: list[int] = []
+    start = parsing.Worker.__init__
+
+    def counting(self: parsing.Worker, *args: Any, **kwargs: Any) -> None:
+        start(self, *args, **kwargs)
+        used.append(self._proc.pid)
+
+    monkeypatch.setattr(parsing.Worker, "__init__", counting)
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / "here"))
+    here = build(d, tmp_path / "here.sqlite3", worker=False)
+    assert used == []
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / "there"))
+    there = build(d, tmp_path / "there.sqlite3", worker=True)
+    assert len(used) == 1
+    assert here[0] == there[0]
+    assert len(here[0]["sessions"]) == FILES - 1 and len(here[0]["skipped"]) == 1
+    assert here[1] == there[1] and len(here[1]) == FILES - 1
+    assert here[2].messages == there[2].messages == 3 * (FILES - 1)
+
+
+def test_a_worker_that_dies_leaves_the_rest_to_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = tmp_path / "s"
+    corpus(d)
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / "here"))
+    here = build(d, tmp_path / "here.sqlite3", worker=False)
+    recv = parsing.Worker.recv
+    killed: list[int] = []
+
+    def dying(self: parsing.Worker) -> Any:
+        if not killed:  # before the first batch it parsed comes back
+            self._proc.kill()
+            self._proc.wait()
+            killed.append(self._proc.pid)
+        return recv(self)
+
+    monkeypatch.setattr(parsing.Worker, "recv", dying)
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / "there"))
+
+    # waits for the worker to start, so it takes a batch (the kill is of a worker at work)
+    def waiting(self: parsing.Worker) -> bool:
+        if not self.ready and self._results.poll(60):
+            self.ready = self._results.recv() == "ready"
+        return self.ready
+
+    monkeypatch.setattr(parsing.Worker, "poll_ready", waiting)
+    there = build(d, tmp_path / "there.sqlite3", worker=True)
+    assert killed
+    assert here[0] == there[0] and here[1] == there[1]
+
+
+KILLED = """
+import sys, time
+from pathlib import Path
+from session_browser.core.index import SqliteSessionStore
+
+class Store(SqliteSessionStore):
+    worker_min_files = 0
+
+def progress(done, total):
+    if done:
+        print("batch", flush=True)
+        time.sleep(30)  # killed here, with the worker at work
+
+store = Store(Path(sys.argv[1]), db_path=Path(sys.argv[2]), reconcile="none")
+store.reconcile(progress=progress)
+"""
+
+
+def children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                status = (entry / "status").read_text()
+            except OSError:
+                continue
+            if f"\nPPid:\t{pid}\n" in status:
+                out.append(int(entry.name))
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_a_build_killed_takes_its_worker_and_the_next_reconcile_completes(
+    tmp_path: Path,
+) -> None:
+    d = tmp_path / "s"
+    corpus(d, 1100)
+    db = tmp_path / "k.sqlite3"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLED, str(d), str(db)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "batch"
+        workers = children(proc.pid)
+        assert len(workers) == 1
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 20
+        while Path(f"/proc/{workers[0]}").exists() and time.monotonic() < deadline:
+            try:  # a zombie left to init counts as gone
+                with open(f"/proc/{workers[0]}/stat") as fh:
+                    if fh.read().split(") ")[1].startswith("Z"):
+                        break
+            except OSError:
+                break
+            time.sleep(0.05)
+        else:
+            assert not Path(f"/proc/{workers[0]}").exists(), "the worker outlived its build"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    with sqlite3.connect(db) as check:
+        assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        check.execute("INSERT INTO fts(fts, rank) VALUES('integrity-check', 1)")
+        assert 0 < check.execute("SELECT count(*) FROM sessions").fetchone()[0] < 1099
+    with SqliteSessionStore(d, db_path=db) as store:
+        assert store.count() == 1099
+        assert [h.session_id for h in store.search("question 1034")][:1] == ["s1034"]
+    with Vault(default_vault_dir()) as v:
+        assert len(list(v.latest())) == 1099  # the files the killed build left out too
