@@ -13,6 +13,7 @@ from session_browser.core import recall
 from session_browser.core.compat import CompatReads
 from session_browser.core.files import SessionFileError
 from session_browser.core.model import JSONDict, SessionData, SessionHit, content_text
+from session_browser.core.multi import RecallStore
 from session_browser.core.pgindex.store import PgIndexStore
 from session_browser.core.text import printable, shown_id
 
@@ -197,7 +198,7 @@ def show(
     if not session_id:
         fail("the session id is empty")
     kept: str | None = None
-    store: Any = None
+    store: RecallStore | None = None
     if number is None:
         group = group_from(ctx, stores)
         store = group.store_of(session_id)
@@ -223,7 +224,7 @@ def show(
     head.append("  id: ", style="dim")
     head.append_text(safe(session_id))
     head.append(f"  {len(projection) - archived} messages, {archived} archived", style="dim")
-    source = getattr(store, "source_kind", "praisonai")
+    source = store.source_kind if store is not None else "praisonai"
     if source != "praisonai":
         head.append(f"  [{printable(str(source), one_line=True)}]", style="magenta")
     if kept:

@@ -261,7 +261,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         and the vault's catalog): what deletes history, how many deleted sessions it keeps."""
         from session_browser.tui.common.vaultline import vault_segment
 
-        kinds = [getattr(s, "source_kind", "praisonai") for s in self.backend.stores]
+        kinds = [s.source_kind for s in self.backend.stores]
         note = vault_segment(kinds)
         if note != self.vault_note:
             self.call_from_thread(self._set_vault_note, note)

@@ -4,7 +4,6 @@ by the reader of its source kind (the vault never parses a format itself)."""
 from __future__ import annotations
 
 import contextlib
-import inspect
 import os
 import sqlite3
 import tempfile
@@ -41,9 +40,7 @@ def load_version(vault: Vault, version: Version, *, hidden: bool = False) -> JSO
                     target.unlink()
                 raise
         source = kind.source(Path(tmp))
-        if hidden and "include_hidden" in inspect.signature(source.load).parameters:
-            return source.load(name, include_hidden=True)
-        return source.load(name)
+        return source.load(name, include_hidden=hidden)
 
 
 def load_session(
