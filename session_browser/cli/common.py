@@ -22,7 +22,7 @@ from session_browser.core.actions.export import (
 )
 from session_browser.core.files import atomic_write_bytes
 from session_browser.core.model import utc_datetime
-from session_browser.core.multi import StoreGroup
+from session_browser.core.multi import StoreGroup, index_of
 from session_browser.core.stores import StoreNotFound, open_stores
 from session_browser.core.text import clip, printable, safe_json
 
@@ -76,9 +76,9 @@ def group_from(ctx: click.Context, stores: tuple[str, ...], *, indexed: bool = F
     if indexed:
         show = sys.stderr.isatty()
         for store in group.stores:
-            reconcile = getattr(store, "reconcile", None)
-            if reconcile is not None:
-                reconcile(progress=progress_printer(f"indexing {store.label}", show))
+            index = index_of(store)
+            if index is not None:
+                index.reconcile(progress=progress_printer(f"indexing {store.label}", show))
     return group
 
 

@@ -29,6 +29,7 @@ from .rank import (
     order,
 )
 from .results import Cancelled, SearchCancelled
+from .rows import COMPOUND_CHUNK, IN_CHUNK
 
 log = logging.getLogger("session_browser.index")
 
@@ -111,11 +112,13 @@ class IndexHits(IndexFuzzy):
         out: dict[int, _Ahead] = {}
         with self._lock:
             db = self._conn()
-            marks = ",".join("?" * len(sids))
-            for sid, *row in db.execute(
-                f"SELECT sid, {_SESSION_COLS} FROM sessions WHERE sid IN ({marks})", sids
-            ):
-                out[sid] = (tuple(row), None)
+            for start in range(0, len(sids), IN_CHUNK):
+                chunk = sids[start : start + IN_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                for sid, *row in db.execute(
+                    f"SELECT sid, {_SESSION_COLS} FROM sessions WHERE sid IN ({marks})", chunk
+                ):
+                    out[sid] = (tuple(row), None)
             short = [
                 (sid, row[13], row[14])
                 for sid, (row, _m) in out.items()
@@ -124,11 +127,13 @@ class IndexHits(IndexFuzzy):
             if short:
                 rows: dict[int, list[tuple[Any, ...]]] = {sid: [] for sid, _lo, _hi in short}
                 one = f"SELECT ?, {_MESSAGE_COLS} FROM messages WHERE id BETWEEN ? AND ?"
-                for sid, *message in db.execute(
-                    " UNION ALL ".join([one] * len(short)),
-                    [x for part in short for x in part],
-                ):
-                    rows[sid].append(tuple(message))
+                for start in range(0, len(short), COMPOUND_CHUNK):
+                    part = short[start : start + COMPOUND_CHUNK]
+                    for sid, *message in db.execute(
+                        " UNION ALL ".join([one] * len(part)),
+                        [x for ask in part for x in ask],
+                    ):
+                        rows[sid].append(tuple(message))
                 for sid, messages in rows.items():
                     messages.sort(key=lambda r: int(r[0]))
                     out[sid] = (out[sid][0], messages)

@@ -38,9 +38,8 @@ from .rank import (
 from .reconcile import (
     IndexReconcile,
 )
-from .rows import IN_CHUNK
+from .rows import COMPOUND_CHUNK, IN_CHUNK
 
-COMPOUND_CHUNK = 100  # SELECTs joined by UNION ALL at most (SQLite allows 500)
 COUNT_BUDGET = 3_000  # postings read at most to count the matched sessions exactly
 _READS_SESSIONS = re.compile(r"\bs\.")  # a filter clause reading a sessions column
 

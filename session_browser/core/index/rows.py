@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 MACHINE_MIN_MESSAGES = 8
 MACHINE_MAX_GAP = 10.0
 IN_CHUNK = 500  # names per ``IN (...)`` list
+COMPOUND_CHUNK = 100  # SELECTs joined by UNION ALL at most (SQLite allows 500)
 PART_CHARS = 1 << 20  # a longer message is stored as parts of about this many characters
 # A session holding a longer message builds its hits from its file, whose reads are
 # bounded: joining its parts back would hold the message several times over.
