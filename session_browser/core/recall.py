@@ -212,6 +212,12 @@ def message_rate(messages: Sequence[JSONDict]) -> float | None:
             stamps.append(float(ts))
         except (TypeError, ValueError, OverflowError):
             return None
+    return stamps_rate(stamps)
+
+
+def stamps_rate(stamps: Sequence[float]) -> float | None:
+    """Messages per hour of messages whose timestamps are ``stamps`` (the others have
+    none); None with fewer than 4."""
     if len(stamps) < 4:
         return None
     span_hours = (max(stamps) - min(stamps)) / 3600.0

@@ -84,17 +84,6 @@ def machine_paced(messages: Sequence[JSONDict]) -> bool:
     return paced(timestamps(messages))
 
 
-def rate_of(stamps: list[float]) -> float | None:
-    """:func:`~..recall.message_rate` of messages whose timestamps are ``stamps`` (finite
-    floats; the others have none)."""
-    if len(stamps) < 4:
-        return None
-    span_hours = (max(stamps) - min(stamps)) / 3600.0
-    if span_hours <= 0:
-        return None
-    return len(stamps) / span_hours
-
-
 def paced(stamps: list[float]) -> bool:
     """:func:`machine_paced` over the finite timestamps of a session's messages."""
     if len(stamps) < MACHINE_MIN_MESSAGES:
@@ -281,7 +270,10 @@ def extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool) 
             return default
 
     tagged = safely(False, recall.tagged_automated, data)
-    rate = rate_of(stamps) if plain_stamps else safely(None, recall.message_rate, messages)
+    if plain_stamps:
+        rate = recall.stamps_rate(stamps)
+    else:
+        rate = safely(None, recall.message_rate, messages)
     rate_auto = rate is not None and rate > recall.AUTOMATED_RATE_THRESHOLD
     when = derived(None, recall.when_of, data)
     when = when if isinstance(when, str) else None

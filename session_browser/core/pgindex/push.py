@@ -21,8 +21,6 @@ first (the index then holds only the redacted copy).
 from __future__ import annotations
 
 import contextlib
-import getpass
-import socket
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +32,7 @@ import orjson
 from ..files import FileIdentity
 from ..index.rows import Parsed, SessionRow, cleaned, extract
 from ..model import JSONDict
+from ..query import local_machine, local_user
 from ..redact import Redactor
 from ..sources.base import Identity, SessionDoc, Skip
 from .conn import PgIndexError, error_line, psycopg_module
@@ -53,17 +52,6 @@ class Origin:
     user: str
     kind: str
     root: str
-
-
-def local_machine() -> str:
-    return socket.gethostname() or "unknown"
-
-
-def local_user() -> str:
-    try:
-        return getpass.getuser()
-    except Exception:  # no user name (a container without one)
-        return "unknown"
 
 
 @dataclass
