@@ -637,6 +637,11 @@ async def test_hit_bookends_are_in_index_order_without_repeats(store: Path) -> N
             "8",
             "9",
         ]
+        # A turn with no text (a tool call, its result) says so instead of a bare role.
+        hit.bookends["closing"][1] = {"index": 8, "role": "tool", "content": ""}
+        hits.set_hits([hit], [])
+        lines = [line.plain for line in hits.row_lines(0, 100)][2:-1]
+        assert "   │ tool: (no text)" in lines
 
 
 async def test_help_and_palette_cover_the_added_screens(store: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.message import Message
@@ -111,6 +112,16 @@ class HitList(RowList):
             self.fresh = fresh
             self.invalidate()
 
+    def _turn(self, line: Text, msg: dict[str, Any], dim: Style, match: Style) -> None:
+        """One bookend turn on ``line``: its role and text (a turn with no text, such as
+        a tool call or its result, says so)."""
+        line.append(f"{role_label(str(msg.get('role', '')))}: ", style=dim)
+        text = _turn_text(msg)
+        if text:
+            line.append(highlight(safe(clip(text, 400)), self.terms, match))
+        else:
+            line.append("(no text)", style=dim + Style(italic=True))
+
     @staticmethod
     def _ends(hit: SessionHit) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The bookend turns before and after the match, in index order, each once (the
@@ -175,8 +186,7 @@ class HitList(RowList):
         opening, closing = self._ends(hit)
         for msg in opening:
             line = Text("   ┌ " if msg is opening[0] else "   │ ", style=dim, end="")
-            line.append(f"{role_label(str(msg.get('role', '')))}: ", style=dim)
-            line.append(highlight(safe(clip(_turn_text(msg), 400)), self.terms, match))
+            self._turn(line, msg, dim, match)
             lines.append(line)
         marker = "   ├ " if opening else "   ▸ "
         snippet = Text(end="")
@@ -186,8 +196,7 @@ class HitList(RowList):
         lines.append(snippet)
         for i, msg in enumerate(closing):
             line = Text("   └ " if i == len(closing) - 1 else "   │ ", style=dim, end="")
-            line.append(f"{role_label(str(msg.get('role', '')))}: ", style=dim)
-            line.append(highlight(safe(clip(_turn_text(msg), 400)), self.terms, match))
+            self._turn(line, msg, dim, match)
             lines.append(line)
         lines.append(Text(""))
         return lines
