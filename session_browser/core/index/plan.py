@@ -27,6 +27,7 @@ from .candidates import (
     score_rows,
     scorer_for,
 )
+from .owners import RowOwners
 from .pick import recent_first
 from .rank import (
     CorpusStats,
@@ -46,6 +47,8 @@ _READS_SESSIONS = re.compile(r"\bs\.")  # a filter clause reading a sessions col
 
 class IndexPlan(IndexReconcile):
     """Reads the candidates of a query from the index and scores them with :mod:`.rank`."""
+
+    _owners: RowOwners
 
     def _corpus_stats(self, db: sqlite3.Connection) -> tuple[int, float]:
         if self._stats is None:
@@ -276,33 +279,50 @@ class IndexPlan(IndexReconcile):
         cost = sum(dfs[i] for i in which) + sum(self._df(db, t) for t in pq.excluded)
         if cost > COUNT_BUDGET:
             return None
+        expr = fts_expr([pq.terms[i] for i in which])
         fsql, fparams = self._filter_sql(pq)
-        # Sessions are joined only when a filter reads them: one lookup less per posting.
-        join = " JOIN sessions s ON s.sid = m.sid" if _READS_SESSIONS.search(fsql) else ""
-        # (no DISTINCT: SQLite's temporary b-tree for it costs more than the set here)
-        sids = {
-            r[0]
-            for r in db.execute(
-                "SELECT m.sid FROM fts JOIN messages m ON m.id = fts.rowid"
-                f"{join} WHERE fts MATCH ?{fsql}",
-                [fts_expr([pq.terms[i] for i in which]), *fparams],
-            )
-        }
+        sids = None if fsql else self._posting_sessions(db, expr)
+        if sids is None:
+            # Sessions are joined only when a filter reads them: one lookup less per posting.
+            join = " JOIN sessions s ON s.sid = m.sid" if _READS_SESSIONS.search(fsql) else ""
+            # (no DISTINCT: SQLite's temporary b-tree for it costs more than the set here)
+            sids = {
+                r[0]
+                for r in db.execute(
+                    "SELECT m.sid FROM fts JOIN messages m ON m.id = fts.rowid"
+                    f"{join} WHERE fts MATCH ?{fsql}",
+                    [expr, *fparams],
+                )
+            }
         if sids and pq.excluded:
             sids -= self._excluded_sids(db, pq)
         return len(sids)
+
+    def _posting_sessions(self, db: sqlite3.Connection, expr: str) -> set[int] | None:
+        """The sessions with a message matching the FTS5 expression ``expr``, from the
+        postings' rowids and the sessions' row ranges (:mod:`.owners`: no ``messages``
+        page read); None when a rowid is in no range (then ask ``messages``)."""
+        rows = [
+            r[0]
+            for r in db.execute("SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid", (expr,))
+        ]
+        return self._owners.sessions_of(db, rows) if rows else set()
 
     def _excluded_sids(self, db: sqlite3.Connection, pq: ParsedQuery) -> set[int]:
         """Sessions of the index with a message holding one of ``pq``'s excluded terms."""
         if not pq.excluded:
             return set()
         if self.has_fts:
+            expr = fts_expr(list(pq.excluded))
+            found = self._posting_sessions(db, expr)
+            if found is not None:
+                return found
             return {
                 r[0]
                 for r in db.execute(
                     "SELECT DISTINCT m.sid FROM fts JOIN messages m ON m.id = fts.rowid "
                     "WHERE fts MATCH ?",
-                    (fts_expr(list(pq.excluded)),),
+                    (expr,),
                 )
             }
         out: set[int] = set()

@@ -34,6 +34,7 @@ from ..sources.praisonai import PraisonAISource
 from ..store import DefaultSessionStore
 from .api import IndexStoreAPI, SessionReader
 from .browse import IndexBrowse
+from .owners import RowOwners
 from .rank import (
     CorpusStats,
     Msg,
@@ -155,6 +156,7 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         self._cancel = threading.Event()
         self._stats: tuple[int, float] | None = None
         self._df_cache: dict[str, int] = {}
+        self._owners = RowOwners()  # the sessions' row ranges, for exact counts
         self._watch: DirWatch | None = None
         self._full_at: float | None = None  # monotonic time of the last full pass
         self._pass_at: float | None = None

@@ -1,0 +1,72 @@
+"""Exact counts by the sessions' row ranges (no ``messages`` read) agree with the join."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from session_browser.core.index import SqliteSessionStore
+from session_browser.core.index.owners import owners_of
+
+WORDS = ("pelican", "filler", "heron", "egret", "turn")
+
+
+def by_join(db: sqlite3.Connection, word: str) -> set[int]:
+    return {
+        r[0]
+        for r in db.execute(
+            "SELECT m.sid FROM fts JOIN messages m ON m.id = fts.rowid WHERE fts MATCH ?",
+            (f'"{word}"',),
+        )
+    }
+
+
+def check(store: SqliteSessionStore) -> None:
+    db = store._conn()
+    for word in WORDS:
+        ranged = store._posting_sessions(db, f'"{word}"')
+        assert ranged == by_join(db, word), word
+
+
+def test_ranges_count_what_the_join_counts_through_rewrites_kept_turns_and_deletes(
+    tmp_path: Path,
+) -> None:
+    # a capped file drops its oldest turns at each write: the dropped ones stay in the
+    # index under a kept version's name (a range with holes, later ranges above it)
+    store = SqliteSessionStore(tmp_path / "sessions", retention="truncate", max_messages=4)
+    try:
+        store.add_user_message("other", "the pelican went elsewhere, a heron stayed")
+        for r in range(3):
+            store.add_user_message("s1", f"pelican round {r}")
+            for i in range(4):
+                store.add_user_message("s1", f"filler turn {r} {i}")
+            check(store)
+        store.add_user_message("s2", "an egret and a heron")
+        check(store)
+        db = store._conn()
+        kept = db.execute("SELECT count(*) FROM sessions WHERE file LIKE '%#v%'").fetchone()[0]
+        assert kept >= 2
+        assert store.search_ex("filler", limit=10).matched_sessions >= 1
+        assert store.delete_session("other")
+        check(store)  # the cached ranges are read again after this connection wrote
+        assert store._posting_sessions(store._conn(), '"pelican"') == by_join(db, "pelican")
+        assert store.search_ex("heron", limit=10).matched_sessions == 1
+        store.add_user_message("s3", "a heron again")  # reuses the deleted rows' ids
+        check(store)
+        assert store.search_ex("heron", limit=10).matched_sessions == 2
+        assert store.search_ex("heron -egret", limit=10).matched_sessions == 1
+    finally:
+        store.close()
+
+
+def test_owners_by_range_skip_a_session_at_once_and_refuse_a_stray_row() -> None:
+    los, his, sids = [1, 5, 9], [3, 8, 20], [10, 11, 12]
+    assert owners_of([1, 2, 3, 9, 19, 20], los, his, sids) == {10, 12}
+    assert owners_of([6], los, his, sids) == {11}
+    assert owners_of([], los, his, sids) == set()
+    assert owners_of([4], los, his, sids) is None  # in a hole between ranges
+    assert owners_of([21], los, his, sids) is None
+    assert owners_of([0], los, his, sids) is None
+    # a kept version's range with holes, a later session starting inside it
+    assert owners_of([2, 3, 4, 5], [1, 2, 3], [1, 5, 6], [1, 5, 6]) == {5, 6}
+    assert owners_of([2, 6], [1, 2, 3], [1, 5, 6], [1, 5, 6]) == {5, 6}
