@@ -13,7 +13,8 @@ from __future__ import annotations
 import sqlite3
 import threading
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from functools import partial
 
 
 class RowOwners:
@@ -23,49 +24,37 @@ class RowOwners:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._key: tuple[int, int, int] | None = None
-        self._ranges: tuple[list[int], list[int], list[int]] = ([], [], [])
+        self._ranges: tuple[list[int], list[int]] = ([], [])
 
-    def ranges(self, db: sqlite3.Connection) -> tuple[list[int], list[int], list[int]]:
-        """(starts ascending, ends, sids) of the sessions holding rows, as ``db`` sees it."""
+    def ranges(self, db: sqlite3.Connection) -> tuple[list[int], list[int]]:
+        """(starts ascending, sids) of the sessions holding rows, as ``db`` sees it."""
         version = int(db.execute("PRAGMA data_version").fetchone()[0])
         key = (id(db), version, db.total_changes)
         with self._lock:
             if key == self._key:
                 return self._ranges
         los: list[int] = []
-        his: list[int] = []
         sids: list[int] = []
-        for lo, hi, sid in db.execute(
-            "SELECT row_lo, row_hi, sid FROM sessions WHERE row_hi >= row_lo ORDER BY row_lo"
+        for lo, sid in db.execute(
+            "SELECT row_lo, sid FROM sessions WHERE row_hi >= row_lo ORDER BY row_lo"
         ):
             los.append(lo)
-            his.append(hi)
             sids.append(sid)
         with self._lock:
-            self._key, self._ranges = key, (los, his, sids)
-        return los, his, sids
+            self._key, self._ranges = key, (los, sids)
+        return los, sids
 
-    def sessions_of(self, db: sqlite3.Connection, rows: Sequence[int]) -> set[int] | None:
-        """The sessions owning ``rows`` (ascending message ids), or None when a row lies
-        outside every range (the caller then asks ``messages``)."""
+    def sessions_of(self, db: sqlite3.Connection, rows: Iterable[int]) -> set[int] | None:
+        """The sessions owning ``rows`` (message ids), or None when a row lies below every
+        range (the caller then asks ``messages``)."""
         return owners_of(rows, *self.ranges(db))
 
 
-def owners_of(
-    rows: Sequence[int], los: Sequence[int], his: Sequence[int], sids: Sequence[int]
-) -> set[int] | None:
-    """The sessions owning ``rows`` (ascending) by the ranges ``los``/``his`` (ascending
-    starts) of ``sids``; None when a row lies outside every range. One look-up a session,
-    not a row: the rows up to the owner's end (or the next start) are skipped at once."""
-    out: set[int] = set()
-    j, n = 0, len(rows)
-    while j < n:
-        row = rows[j]
-        k = bisect_right(los, row) - 1
-        if k < 0 or row > his[k]:
-            return None
-        out.add(sids[k])
-        # (up to its end, or to the next start: a later session may begin in a hole)
-        last = his[k] if k + 1 == len(los) else min(his[k], los[k + 1] - 1)
-        j = bisect_right(rows, last, j)
-    return out
+def owners_of(rows: Iterable[int], los: Sequence[int], sids: Sequence[int]) -> set[int] | None:
+    """The sessions owning ``rows`` by the ascending range starts ``los`` of ``sids`` (the
+    owner of a row is the latest start at or below it); None when a row lies below every
+    start (the caller then asks ``messages``). One C-level look-up a row."""
+    places = set(map(partial(bisect_right, los), rows))
+    if 0 in places:
+        return None
+    return {sids[k - 1] for k in places}
