@@ -7,6 +7,7 @@ from pathlib import Path
 
 from session_browser.core.index import SqliteSessionStore
 from session_browser.core.index.owners import owners_of
+from session_browser.core.index.rows import delete_rows
 
 WORDS = ("pelican", "filler", "heron", "egret", "turn")
 
@@ -55,6 +56,24 @@ def test_ranges_count_what_the_join_counts_through_rewrites_kept_turns_and_delet
         check(store)
         assert store.search_ex("heron", limit=10).matched_sessions == 2
         assert store.search_ex("heron -egret", limit=10).matched_sessions == 1
+        # another connection's write: the ranges read before are stale, and are read again
+        assert store._posting_sessions(store._conn(), '"heron"') == by_join(db, "heron")
+        other = sqlite3.connect(store.db_path, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            assert delete_rows(other, "s3.json", fts=True)
+            other.execute("COMMIT")
+        finally:
+            other.close()
+        check(store)
+        assert len(store._posting_sessions(store._conn(), '"heron"') or ()) == 1
+        second = SqliteSessionStore(tmp_path / "sessions", reconcile="none")
+        try:
+            second.add_user_message("s4", "a heron at last")  # rows past every known range
+        finally:
+            second.close()
+        check(store)
+        assert len(store._posting_sessions(store._conn(), '"heron"') or ()) == 2
     finally:
         store.close()
 

@@ -23,15 +23,17 @@ class RowOwners:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._key: tuple[int, int, int] | None = None
+        # (the connection itself, not its id: a closed one's id may come back for another)
+        self._db: sqlite3.Connection | None = None
+        self._key: tuple[int, int] | None = None
         self._ranges: tuple[list[int], list[int]] = ([], [])
 
     def ranges(self, db: sqlite3.Connection) -> tuple[list[int], list[int]]:
         """(starts ascending, sids) of the sessions holding rows, as ``db`` sees it."""
         version = int(db.execute("PRAGMA data_version").fetchone()[0])
-        key = (id(db), version, db.total_changes)
+        key = (version, db.total_changes)
         with self._lock:
-            if key == self._key:
+            if db is self._db and key == self._key:
                 return self._ranges
         los: list[int] = []
         sids: list[int] = []
@@ -41,7 +43,7 @@ class RowOwners:
             los.append(lo)
             sids.append(sid)
         with self._lock:
-            self._key, self._ranges = key, (los, sids)
+            self._db, self._key, self._ranges = db, key, (los, sids)
         return los, sids
 
     def sessions_of(self, db: sqlite3.Connection, rows: Iterable[int]) -> set[int] | None:
