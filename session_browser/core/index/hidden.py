@@ -20,6 +20,7 @@ from typing import Any
 from ..hidden import hidden_texts
 from ..model import JSONDict, finite_float
 from ..query import ParsedQuery, fold, fts_expr, like_pattern
+from .newest import newest_ids
 from .rows import IN_CHUNK, MessageRow, Parsed
 
 TABLES = frozenset({"hidden"})
@@ -151,34 +152,19 @@ def candidates(
         source = f"hidden m{join}"
         where = "(" + " OR ".join("m.text LIKE ? ESCAPE '\\'" for _ in pq.terms) + ")"
         params, below = [like_pattern(t) for t in pq.terms], "m.id"
-    want = max(CANDIDATES, PER_SESSION * limit)
-    chosen: list[int] = []
-    taken: dict[int, int] = {}
-    bound: int | None = None
-    batch = 2 * want
-    while len(chosen) < want:
-        sql = f"SELECT m.id, m.sid FROM {source} WHERE {where}{fsql}"
-        args: list[Any] = [*params, *fparams]
-        if bound is not None:
-            sql += f" AND {below} < ?"
-            args.append(bound)
-        got = db.execute(f"{sql} ORDER BY {below} DESC LIMIT ?", [*args, batch]).fetchall()
-        for mid, sid in got:
-            n = taken.get(sid, 0)
-            if n < PER_SESSION:
-                taken[sid] = n + 1
-                chosen.append(mid)
-                if len(chosen) >= want:
-                    break
-        else:
-            if len(got) == batch:
-                mid, sid = got[-1]
-                bound = mid
-                if taken.get(sid, 0) >= PER_SESSION:  # skip the rest of that session
-                    lo = db.execute("SELECT min(id) FROM hidden WHERE sid = ?", (sid,)).fetchone()
-                    bound = mid if lo is None or lo[0] is None else min(mid, int(lo[0]))
-                continue
-        break
+    def first_of(sid: int) -> int | None:
+        lo = db.execute("SELECT min(id) FROM hidden WHERE sid = ?", (sid,)).fetchone()
+        return None if lo is None or lo[0] is None else int(lo[0])
+
+    chosen = newest_ids(
+        db,
+        f"SELECT m.id, m.sid FROM {source} WHERE {where}{fsql}",
+        [*params, *fparams],
+        below,
+        max(CANDIDATES, PER_SESSION * limit),
+        PER_SESSION,
+        first_of,
+    )
     rows: list[tuple[Any, ...]] = []
     for start in range(0, len(chosen), IN_CHUNK):
         chunk = chosen[start : start + IN_CHUNK]

@@ -27,6 +27,7 @@ from .candidates import (
     score_rows,
     scorer_for,
 )
+from .newest import newest_ids
 from .owners import RowOwners
 from .pick import recent_first
 from .rank import (
@@ -160,55 +161,20 @@ class IndexPlan(IndexReconcile):
             if like_terms:
                 where = "(" + " OR ".join("m.text LIKE ? ESCAPE '\\'" for _ in like_terms) + ")"
                 params = [like_pattern(t) for t in like_terms]
-        chosen: list[int] = []
-        taken: dict[int, int] = {}
-        bound: int | None = None
-        batch_size = 2 * limit
-        done = False
-        if expr is not None and most is not None and most <= batch_size:
-            found = db.execute(
-                f"SELECT m.id, m.sid FROM {source} WHERE {where}{fsql}", [*params, *fparams]
-            ).fetchall()
-            found.sort(reverse=True)
-            for mid, sid in found:
-                n = taken.get(sid, 0)
-                if n < per_session:
-                    taken[sid] = n + 1
-                    chosen.append(mid)
-                    if len(chosen) >= limit:
-                        break
-            done = True
-        while not done and len(chosen) < limit:
-            sql = f"SELECT m.id, m.sid FROM {source} WHERE {where}{fsql}"
-            args: list[Any] = [*params, *fparams]
-            if bound is not None:
-                sql += f" AND {below} < ?"
-                args.append(bound)
-            batch = db.execute(
-                f"{sql} ORDER BY {below} DESC LIMIT ?", [*args, batch_size]
-            ).fetchall()
-            for mid, sid in batch:
-                n = taken.get(sid, 0)
-                if n < per_session:
-                    taken[sid] = n + 1
-                    chosen.append(mid)
-                    if len(chosen) >= limit:
-                        break
-            else:
-                if len(batch) == batch_size:
-                    mid, sid = batch[-1]
-                    bound = mid
-                    if taken.get(sid, 0) >= per_session:
-                        # a session that gave its share: its other messages lie below mid
-                        # down to its first one
-                        # (each read sees the index as it is then: a writer may have
-                        # replaced that session meanwhile, and its row be gone)
-                        lo = db.execute(
-                            "SELECT row_lo FROM sessions WHERE sid = ?", (sid,)
-                        ).fetchone()
-                        bound = mid if lo is None else min(mid, int(lo[0]))
-                    continue
-            break
+        def first_of(sid: int) -> int | None:
+            lo = db.execute("SELECT row_lo FROM sessions WHERE sid = ?", (sid,)).fetchone()
+            return None if lo is None else int(lo[0])
+
+        chosen = newest_ids(
+            db,
+            f"SELECT m.id, m.sid FROM {source} WHERE {where}{fsql}",
+            [*params, *fparams],
+            below,
+            limit,
+            per_session,
+            first_of,
+            at_once=expr is not None and most is not None and most <= 2 * limit,
+        )
         rows: list[tuple[Any, ...]] = []
         for start in range(0, len(chosen), IN_CHUNK):
             chunk = chosen[start : start + IN_CHUNK]
