@@ -535,3 +535,40 @@ def test_a_message_vector_is_the_vector_of_its_words_positions_and_all(pg_url: s
                 "SELECT %s::tsvector = %s::tsvector, %s::tsvector::text", (fast, slow, fast)
             ).fetchone()
             assert same is not None and same[0], (text[:40], same[1][:200])
+
+
+def test_a_frequent_word_read_among_the_newest_messages_first_gives_the_same_sessions(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import session_browser.core.pgindex.store as pgstore
+
+    d = tmp_path / "store"
+    d.mkdir()
+    for n in range(60):  # "weather" in every message of the first sessions, rarer later
+        every = 1 if n < 20 else 5
+        texts = [
+            f"weather note {n} line {i}" if i % every == 0 else f"other words {n} {i}"
+            for i in range(10)
+        ]
+        put(d, f"s{n:02d}", texts, start=T0 + n * HOUR)
+    _pushed(d, pg_url)
+    local = SqliteSessionStore(d)
+    team = PgIndexStore(pg_url)
+    monkeypatch.setattr(pgstore, "SCAN_MIN", 20)
+    monkeypatch.setattr(pgstore, "SCAN_FACTOR", 2)
+    try:
+        queries = ["weather", "weather | other", "weather note", "weather -other"]
+        monkeypatch.setattr(pgstore, "RECENT_MIN_DF", 10**9)  # the whole match set
+        whole = [_top(team.search(q, limit=10)) for q in queries]
+        monkeypatch.setattr(pgstore, "RECENT_MIN_DF", 1)
+        assert team._recent_bound(team._df(pgstore.Term(("weather",), "weather")), 20)
+        newest = [_top(team.search(q, limit=10)) for q in queries]
+        monkeypatch.setattr(pgstore, "RECENT_MARGIN", 0.1)  # too narrow a range: read again
+        narrow = [_top(team.search(q, limit=10)) for q in queries]
+        want = [_top(local.search(q, limit=10)) for q in queries]
+        assert whole == newest == narrow
+        assert [w[:3] for w in want] == [g[:3] for g in newest]
+        assert all(newest)
+    finally:
+        team.close()
+        local.close()

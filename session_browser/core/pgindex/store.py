@@ -64,10 +64,13 @@ from .tsv import all_query, any_query, term_query
 
 _SORTS = {"updated": "updated_ts", "created": "created", "size": "chars"}  # browse order
 STATS_SECONDS = 10.0  # collection statistics are read again after this long
+SCAN_MIN = 500  # ... and at least this many
 SCAN_FACTOR = 4  # newest matching messages read to pick the per-session-capped candidates
 GIN_FIRST = 4  # matches read from the GIN index rather than walking the newest messages
 # while matches² <= GIN_FIRST × rows read × messages (a walk reads about rows × messages /
 # matches messages when the matches are spread evenly, several times more when not)
+RECENT_MIN_DF = 2_000  # a word in this many messages is looked up among the newest first
+RECENT_MARGIN = 3.0  # ... in a range expected to hold this many times the matches needed
 # The candidate rows (:data:`~session_browser.core.index.candidates.ROW_COLUMNS`): a session
 # is named by its key and file (files of several machines share names), and its messages are
 # read by key (no row range).
@@ -357,7 +360,7 @@ class PgIndexStore(IndexSearch):
             fsql = " AND ts_match_vq(m.tsv, %s::tsquery)" + fsql
             fparams = [check, *fparams]
         join = " JOIN sb_sessions s ON s.sid = m.sid" if "s." in fsql else ""
-        scan = max(SCAN_FACTOR * limit, 500)
+        scan = max(SCAN_FACTOR * limit, SCAN_MIN)
         # Walking the messages newest first and testing each one (the plan PostgreSQL picks
         # when it guesses the matches are spread evenly) reads tens of thousands of rows for
         # a word of a few thousand messages that are not; the GIN index then reads only
@@ -365,16 +368,49 @@ class PgIndexStore(IndexSearch):
         # reading them all costs more than walking to the newest of them.
         total, _avg = self._corpus()
         newest = "m.id + 0" if df * df <= GIN_FIRST * scan * max(total, 1) else "m.id"
-        return self._all(
+        sql = (
             f"WITH hit AS MATERIALIZED (SELECT m.id, m.sid FROM sb_messages m{join} "
-            f"WHERE m.tsv @@ %s::tsquery{fsql} ORDER BY {newest} DESC LIMIT %s), "
+            f"WHERE m.tsv @@ %s::tsquery{{bound}}{fsql} ORDER BY {newest} DESC LIMIT %s), "
             "top AS MATERIALIZED (SELECT id FROM (SELECT id, row_number() OVER "
             "(PARTITION BY sid ORDER BY id DESC) AS rn FROM hit) c WHERE c.rn <= %s "
             "ORDER BY id DESC LIMIT %s) "
-            f"SELECT {_CAND_COLS} FROM top t JOIN sb_messages m ON m.id = t.id "
-            "JOIN sb_sessions s ON s.sid = m.sid ORDER BY m.id DESC",
-            [query, *fparams, scan, PER_SESSION, limit],
+            f"SELECT {_CAND_COLS}, (SELECT count(*) FROM hit) FROM top t "
+            "JOIN sb_messages m ON m.id = t.id "
+            "JOIN sb_sessions s ON s.sid = m.sid ORDER BY m.id DESC"
         )
+        low = self._recent_bound(df, scan) if not fsql else None
+        if low is not None:
+            # A frequent word: its matches among the newest messages only (the GIN bitmap
+            # ANDed with the id range, so the rows read are the newest matches, not all of
+            # them). When that range holds ``scan`` matches they are the newest ``scan``
+            # overall, so the answer is the same; else the whole match set is read.
+            rows = self._all(
+                sql.replace("{bound}", " AND m.id > %s"),
+                [query, low, *fparams, scan, PER_SESSION, limit],
+            )
+            if rows and int(rows[0][-1]) >= scan:
+                return [r[:-1] for r in rows]
+        rows = self._all(sql.replace("{bound}", ""), [query, *fparams, scan, PER_SESSION, limit])
+        return [r[:-1] for r in rows]
+
+    def _recent_bound(self, df: int, scan: int) -> int | None:
+        """An id below which the newest ``scan`` of ``df`` matching messages are not
+        expected (``RECENT_MARGIN`` times as many expected above it when the matches are
+        spread evenly); None when a word is too rare for a bound to pay."""
+        if df < RECENT_MIN_DF or df <= RECENT_MARGIN * scan:
+            return None
+        span = self._id_span()
+        if span is None:
+            return None
+        lo, hi = span
+        share = RECENT_MARGIN * scan / df
+        return int(hi - share * (hi - lo + 1))
+
+    def _id_span(self) -> tuple[int, int] | None:
+        row = self._one("SELECT min(id), max(id) FROM sb_messages")
+        if row is None or row[0] is None:
+            return None
+        return int(row[0]), int(row[1])
 
     def _holds(
         self,
