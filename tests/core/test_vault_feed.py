@@ -267,3 +267,38 @@ def test_a_json_parse_hands_on_the_bytes_of_a_small_file_only(tmp_path: Path) ->
     # Listed small, grown past the cap before it was read: parsed whole, its bytes not held.
     doc = source.parse("b.json", (10, 0, 0), None)
     assert isinstance(doc, SessionDoc) and doc.raw is None and doc.data["session_id"] == "b"
+
+
+def test_a_file_without_rows_is_answered_while_a_batch_holds_the_lock(tmp_path: Path) -> None:
+    """A build's unreadable file asks whether it had rows to keep; a batch being kept
+    behind (its fsyncs included) holds the feed's lock, and the answer must not wait."""
+    import threading
+
+    from session_browser.core.vault.feed import VaultFeed
+
+    db = sqlite3.connect(tmp_path / "index.sqlite3", check_same_thread=False)
+    db.execute("CREATE TABLE sessions (file TEXT PRIMARY KEY, row_lo INTEGER, row_hi INTEGER)")
+    feed = VaultFeed("praisonai", tmp_path / "sessions", tmp_path / "vault")
+    held, release = threading.Event(), threading.Event()
+
+    def keeping() -> None:
+        with feed.lock:
+            held.set()
+            release.wait(10)
+
+    keeper = threading.Thread(target=keeping)
+    keeper.start()
+    try:
+        assert held.wait(5)
+        answers: list[bool] = []
+        asking = threading.Thread(
+            target=lambda: answers.append(feed.keep_dropped(db, "bad.json", [], fts=True))
+        )
+        asking.start()
+        asking.join(2)
+        assert answers == [False]
+    finally:
+        release.set()
+        keeper.join()
+        feed.close()
+        db.close()

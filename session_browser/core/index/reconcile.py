@@ -578,7 +578,8 @@ class IndexReconcile(IndexDatabase):
                         ident = self._stat_tuple(name)
                         if ident is None or current.get(name) == ident:
                             continue  # gone, or indexed as it is now (a write meanwhile)
-                        if feed is not None:  # its last readable version stays findable
+                        if feed is not None and name in current:
+                            # its last readable version stays findable
                             feed.keep_dropped(db, name, [], fts=self.has_fts)
                         self._delete_file(db, name)
                         db.execute(

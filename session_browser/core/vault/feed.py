@@ -198,16 +198,28 @@ class VaultFeed:
         self._note(db, name, version, path, None)
         return True
 
-    @_locked
     def keep_dropped(
         self, db: sqlite3.Connection, name: str, new_texts: Sequence[str], *, fts: bool
     ) -> bool:
         """File ``name`` is about to be indexed again: when its indexed version holds a turn
         the new one no longer has, its rows are kept under another name (in the caller's
-        transaction) and True is returned."""
+        transaction) and True is returned. A file the index holds no rows of is answered
+        without the lock (which a batch being kept behind holds through its fsyncs)."""
         row = db.execute("SELECT row_lo, row_hi FROM sessions WHERE file=?", (name,)).fetchone()
         if row is None:
             return False
+        return self._keep_dropped(db, name, row, new_texts, fts=fts)
+
+    @_locked
+    def _keep_dropped(
+        self,
+        db: sqlite3.Connection,
+        name: str,
+        row: Sequence[Any],
+        new_texts: Sequence[str],
+        *,
+        fts: bool,
+    ) -> bool:
         have = set(new_texts)
         old = db.execute(
             "SELECT id, text FROM messages WHERE id BETWEEN ? AND ?", (row[0], row[1])
