@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import signal
 import sys
-import time
+import threading
 from collections.abc import Callable
 
 import click
@@ -153,10 +154,20 @@ def _watch(
 ) -> None:
     """Push, then push again what changed every ``interval`` seconds, until Ctrl-C (exit 0):
     a pass that sent or removed something prints its line; a failed one prints why and the
-    next pass tries again (what it had committed stays)."""
+    next pass tries again (what it had committed stays). Ctrl-C during a pass lets it end
+    (it is never cut inside a database call, where the driver's cancel can wait on the
+    server); a second Ctrl-C stops at once."""
+    stop = threading.Event()
+
+    def on_interrupt(_signum: int, _frame: object) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
     first = True
     try:
-        while True:
+        while not stop.is_set():
             try:
                 report = once()
             except PgIndexError as exc:
@@ -165,6 +176,8 @@ def _watch(
                 if first or report.sent or report.removed:
                     _print_report(report, as_json, redact, target)
                 first = False
-            time.sleep(interval)
+            stop.wait(interval)
     except KeyboardInterrupt:
         return
+    finally:
+        signal.signal(signal.SIGINT, previous)
