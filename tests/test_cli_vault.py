@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from session_browser.cli import main
+from session_browser.core.text import parse_size
 from session_browser.core.vault import Vault, default_vault_dir
 from tests.core.test_vault import damage_entry
 
@@ -66,6 +67,17 @@ def test_bad_requests_are_one_line_and_non_zero(tmp_path: Path) -> None:
     assert code == 1 and err.count("\n") == 1 and "no version" in err
     code, _out, err = run("vault", "restore", "s1", "--version", "9")
     assert code == 2 and "between 1 and 3" in err
+    for budget in ("lots", "-1", "5X", "1e9", ""):
+        code, _out, err = run("vault", "prune", "--budget", budget)
+        assert code == 2 and "not a size" in err, (budget, err)
+
+
+def test_sizes_as_people_type_them() -> None:
+    assert [parse_size(t) for t in ("0", "1048576", "500M", "1.5GiB", "2g", "64KB", "3 k")] == [
+        0, 1 << 20, 500 << 20, 3 << 29, 2 << 30, 64 << 10, 3 << 10,
+    ]
+    with pytest.raises(ValueError, match="too large"):
+        parse_size("99999999T")
 
 
 def test_check_reports_damage_and_prune_keeps_the_last_copy(tmp_path: Path) -> None:

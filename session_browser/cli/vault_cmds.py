@@ -7,10 +7,18 @@ from pathlib import Path
 
 import click
 
-from session_browser.core.text import shown_id
+from session_browser.core.text import parse_size, shown_id
 from session_browser.core.vault import Vault, VaultError, Version, default_vault_dir
 
 from .common import echo_json, fail, json_option, os_error_text
+
+
+def _size(_ctx: click.Context, _param: click.Parameter, value: str) -> int:
+    """A byte count, or a number with K, M, G or T (powers of 1024)."""
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def _open() -> Vault:
@@ -145,11 +153,17 @@ def check(as_json: bool) -> None:
 
 
 @vault.command()
-@click.option("--budget", type=click.IntRange(min=0), required=True, help="Bytes to keep at most.")
+@click.option(
+    "--budget",
+    required=True,
+    callback=_size,
+    help="Size to keep at most: bytes, or with K, M, G or T (powers of 1024): 500M, 2G.",
+)
 @click.option("--gone-too", is_flag=True, help="Also drop old versions of deleted sessions.")
 @json_option
 def prune(budget: int, gone_too: bool, as_json: bool) -> None:
-    """Drop the oldest versions until the vault fits BUDGET; never a session's last copy."""
+    """Drop the oldest versions until the vault fits BUDGET (500M, 2G, or bytes); never a
+    session's last copy."""
     with _open() as v:
         freed = v.prune(budget, gone_too=gone_too)
         stored = v.stats().stored_bytes

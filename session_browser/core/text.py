@@ -135,6 +135,24 @@ def human_size(size: int) -> str:
     return f"{size} B"  # pragma: no cover
 
 
+_SIZE_RE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(?:([kmgt])(?:i?b)?|b)?\s*", re.IGNORECASE)
+_SIZE_UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """A size as people type it: bytes (``1048576``), or a number with a binary unit
+    (``500M``, ``1.5GiB``, ``2g``, ``64KB``: K, M, G, T are powers of 1024, as
+    :func:`human_size` prints them). :class:`ValueError` for anything else."""
+    match = _SIZE_RE.fullmatch(text)
+    if match is None:
+        raise ValueError(f"not a size: {text!r} (bytes, or a number with K, M, G or T)")
+    number, unit = match.groups()
+    value = float(number) * (_SIZE_UNITS[unit.lower()] if unit else 1)
+    if value >= 1 << 62:
+        raise ValueError(f"size too large: {text!r}")
+    return int(value)
+
+
 def shown_id(session_id: str, width: int = 120) -> str:
     """A session id for a message: quoted, controls escaped, a huge one cut short."""
     return repr(clip(session_id, width)) if session_id else "(empty)"
