@@ -20,6 +20,7 @@ from click.testing import CliRunner, Result
 from session_browser.cli import main
 from session_browser.core.index import SqliteSessionStore
 from session_browser.core.pgindex import PgIndexError, PgIndexStore, mask_url, push_stores
+from session_browser.core.pgindex.schema import SCHEMA_VERSION
 from session_browser.core.query import local_machine, local_user
 from session_browser.core.sources import SOURCES
 
@@ -306,7 +307,7 @@ def test_a_version_1_index_is_migrated_in_place_and_nothing_is_pushed_again(
     again = push_stores(pg_url, src)
     assert (again.sent, again.unchanged) == (0, 10)
     with psycopg.connect(pg_url) as conn:
-        assert conn.execute("SELECT version FROM sb_schema").fetchall() == [(2,)]
+        assert conn.execute("SELECT version FROM sb_schema").fetchall() == [(SCHEMA_VERSION,)]
         keys = conn.execute(
             "SELECT count(*) FROM pg_constraint WHERE conrelid = 'sb_messages'::regclass "
             "AND contype = 'f'"
