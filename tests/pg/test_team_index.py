@@ -456,11 +456,13 @@ def test_a_pi_store_is_pushed_without_its_hidden_parts_unless_asked(
     res = CliRunner().invoke(main, [*args, "--include-hidden"])
     assert res.exit_code == 0, res.output
     assert "secretthoughtword" in stored()
-    # in:tools cannot widen a team search: said plainly, the prose still found
-    res = CliRunner().invoke(main, ["search", "in:tools", "zephyr", "--json"])
+    # in:tools searches the hidden parts pushed, with nothing to say about them
+    res = CliRunner().invoke(main, ["search", "in:tools", "secretthoughtword", "--json"])
     out = json.loads(res.stdout)
     assert [h["session_id"] for h in out["results"]] == ["pi-zephyr"]
-    assert "the team index holds no hidden parts" in res.stderr
+    assert "the team index holds no hidden parts" not in res.stderr
+    res = CliRunner().invoke(main, ["search", "secretthoughtword", "--json"])
+    assert json.loads(res.stdout)["results"] == []
 
 
 def test_the_config_file_names_the_team_index_and_index_status_shows_it(
