@@ -20,6 +20,7 @@ from click.testing import CliRunner, Result
 from session_browser.cli import main
 from session_browser.core.index import SqliteSessionStore
 from session_browser.core.pgindex import PgIndexError, PgIndexStore, mask_url, push_stores
+from session_browser.core.pgindex.schema import SCHEMA_VERSION
 from session_browser.core.query import local_machine, local_user
 from session_browser.core.sources import SOURCES
 
@@ -306,7 +307,7 @@ def test_a_version_1_index_is_migrated_in_place_and_nothing_is_pushed_again(
     again = push_stores(pg_url, src)
     assert (again.sent, again.unchanged) == (0, 10)
     with psycopg.connect(pg_url) as conn:
-        assert conn.execute("SELECT version FROM sb_schema").fetchall() == [(2,)]
+        assert conn.execute("SELECT version FROM sb_schema").fetchall() == [(SCHEMA_VERSION,)]
         keys = conn.execute(
             "SELECT count(*) FROM pg_constraint WHERE conrelid = 'sb_messages'::regclass "
             "AND contype = 'f'"
@@ -455,11 +456,13 @@ def test_a_pi_store_is_pushed_without_its_hidden_parts_unless_asked(
     res = CliRunner().invoke(main, [*args, "--include-hidden"])
     assert res.exit_code == 0, res.output
     assert "secretthoughtword" in stored()
-    # in:tools cannot widen a team search: said plainly, the prose still found
-    res = CliRunner().invoke(main, ["search", "in:tools", "zephyr", "--json"])
+    # in:tools searches the hidden parts pushed, with nothing to say about them
+    res = CliRunner().invoke(main, ["search", "in:tools", "secretthoughtword", "--json"])
     out = json.loads(res.stdout)
     assert [h["session_id"] for h in out["results"]] == ["pi-zephyr"]
-    assert "the team index holds no hidden parts" in res.stderr
+    assert "the team index holds no hidden parts" not in res.stderr
+    res = CliRunner().invoke(main, ["search", "secretthoughtword", "--json"])
+    assert json.loads(res.stdout)["results"] == []
 
 
 def test_the_config_file_names_the_team_index_and_index_status_shows_it(

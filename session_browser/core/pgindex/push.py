@@ -13,9 +13,12 @@ rows.
 
 What is sent: each session as the source reads it (the PraisonAI-shaped dict, titles,
 times, roles, message text), without the hidden parts (thinking, tool calls and results that
-a Pi, Claude Code or Codex file keeps in ``metadata.hidden``) unless asked; with ``redact``,
-every string is passed through the export's :class:`~session_browser.core.redact.Redactor`
-first (the index then holds only the redacted copy).
+a Pi, Claude Code or Codex file keeps in ``metadata.hidden``) unless asked. Asked
+(``hidden``), they go in the session's JSON and, as rows of ``sb_hidden`` (the SQLite index's
+:func:`~session_browser.core.index.hidden.hidden_rows`), searchable with ``in:tools``; a
+session sent again without them loses those rows. With ``redact``, every string is passed
+through the export's :class:`~session_browser.core.redact.Redactor` first (the index then
+holds only the redacted copy, hidden parts included).
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ from typing import Any, Protocol
 import orjson
 
 from ..files import FileIdentity
-from ..index.rows import Parsed, SessionRow, cleaned, extract
+from ..index.hidden import hidden_rows
+from ..index.rows import MessageRow, Parsed, SessionRow, cleaned, extract
 from ..model import JSONDict
 from ..query import local_machine, local_user
 from ..redact import Redactor
@@ -129,7 +133,8 @@ def _no_nul(text: str) -> str:
 
 
 # What a pushed session holds, in its fingerprint: a change of it makes every file go again.
-# (Schema version 2 changed no row: the fingerprints of version 1 still hold.)
+# (Schema version 2 changed no row: the fingerprints of version 1 still hold. Version 3 added
+# the hidden parts' rows: the migration marks the sessions sent with hidden parts.)
 DATA_VERSION = 1
 
 
@@ -179,9 +184,10 @@ class Pusher:
         psycopg = psycopg_module()
         # the index's owner (or a superuser) only; autovacuum merges them otherwise
         with contextlib.suppress(psycopg.errors.InsufficientPrivilege):
-            self.conn.execute("SELECT gin_clean_pending_list('sb_messages_tsv'::regclass)")
+            for index in ("sb_messages_tsv", "sb_hidden_tsv"):
+                self.conn.execute("SELECT gin_clean_pending_list(%s::regclass)", (index,))
         try:
-            self.conn.execute("ANALYZE sb_messages")
+            self.conn.execute("ANALYZE sb_messages, sb_hidden")
         except self._errors as exc:
             raise PgIndexError(
                 f"push to the team index failed: {error_line(exc, self.url)}"
@@ -238,9 +244,10 @@ class Pusher:
                     "AND root = %s AND file = ANY(%s) RETURNING sid",
                     (origin.machine, origin.user, origin.kind, origin.root, gone),
                 ).fetchall()
-                self.conn.execute(
-                    "DELETE FROM sb_messages WHERE sid = ANY(%s)", ([r[0] for r in rows],)
-                )
+                for table in ("sb_messages", "sb_hidden"):
+                    self.conn.execute(
+                        f"DELETE FROM {table} WHERE sid = ANY(%s)", ([r[0] for r in rows],)
+                    )
                 self.report.removed += len(rows)
         batch: list[tuple[Parsed, str, str]] = []
         count = 0
@@ -252,7 +259,7 @@ class Pusher:
                 self.report.skipped += 1
                 continue
             batch.append((item[0], fp, item[1]))
-            count += len(item[0].messages)
+            count += len(item[0].messages) + len(item[0].hidden or ())
             if len(batch) >= BATCH_SESSIONS or count >= BATCH_MESSAGES:
                 self._write(origin, batch)
                 batch, count = [], 0
@@ -284,6 +291,7 @@ class Pusher:
             data = self._redactor.value(data)
         try:
             parsed = cleaned(extract(name, FileIdentity(*ident), data, folded=False))
+            parsed.hidden = hidden_rows(data, folded=False) if self.hidden else None
             blob = orjson.dumps(data, default=str).decode()
         except Exception:
             return None
@@ -310,17 +318,13 @@ class Pusher:
             for p, _fp, _blob in batch
         )
         vectors: list[list[tuple[Any, ...]]] = []
+        hidden: list[list[tuple[Any, ...]]] = []
         seen: set[str] = set()
         for parsed, _fp, _blob in batch:
-            rows: list[tuple[Any, ...]] = []
-            for idx, role, archived, ts, text in parsed.messages:
-                text = _no_nul(text)
-                literal, toks = message_vector(text)
-                seen.update(toks)
-                rows.append((idx, _no_nul(role), archived, ts, text, literal))
-            vectors.append(rows)
+            vectors.append(_vector_rows(parsed.messages, seen))
+            hidden.append(_vector_rows(parsed.hidden or (), None))
         new_terms = seen - self._terms
-        sent = 0
+        sent = sum(map(len, vectors))
         params = [
             (
                 origin.machine,
@@ -355,13 +359,17 @@ class Pusher:
                     if not cur.nextset():
                         break
                 cur.execute("DELETE FROM sb_messages WHERE sid = ANY(%s)", (sids,))
-                with cur.copy(
-                    "COPY sb_messages(sid, idx, role, archived, ts, text, tsv) FROM STDIN"
-                ) as copy:
-                    for sid, rows in zip(sids, vectors, strict=True):
-                        for msg in rows:
-                            copy.write_row((sid, *msg))
-                        sent += len(rows)
+                # (a session sent without its hidden parts keeps none of those sent before)
+                cur.execute("DELETE FROM sb_hidden WHERE sid = ANY(%s)", (sids,))
+                for table, parts in (("sb_messages", vectors), ("sb_hidden", hidden)):
+                    if table == "sb_hidden" and not any(parts):
+                        continue
+                    with cur.copy(
+                        f"COPY {table}(sid, idx, role, archived, ts, text, tsv) FROM STDIN"
+                    ) as copy:
+                        for sid, rows in zip(sids, parts, strict=True):
+                            for msg in rows:
+                                copy.write_row((sid, *msg))
         if new_terms:  # the typo pass's vocabulary: its own short transaction, so pushers
             # adding the same new words wait on each other for this statement only
             conn.execute(
@@ -372,6 +380,19 @@ class Pusher:
         self._terms |= new_terms
         self.report.sent += len(batch)
         self.report.messages += sent
+
+
+def _vector_rows(rows: Iterable[MessageRow], seen: set[str] | None) -> list[tuple[Any, ...]]:
+    """The rows of ``sb_messages`` or ``sb_hidden`` (without the session) for index rows,
+    each with its ``tsvector`` literal; their words are added to ``seen`` when given."""
+    out: list[tuple[Any, ...]] = []
+    for idx, role, archived, ts, text in rows:
+        text = _no_nul(text)
+        literal, toks = message_vector(text)
+        if seen is not None:
+            seen.update(toks)
+        out.append((idx, _no_nul(role), archived, ts, text, literal))
+    return out
 
 
 # The session row's fields the team index stores, by name (in the order of _UPSERT).

@@ -8,12 +8,18 @@ session itself (JSON, redacted when the push was), so the team index can show a 
 file lives on another machine. ``sb_messages`` holds the searchable messages, each with a
 ``tsvector`` of the same folded tokens the SQLite index holds (GIN indexed). ``sb_terms`` is the
 vocabulary for the typo pass (a trigram index, when ``pg_trgm`` is available).
+``sb_hidden`` holds the hidden parts of sessions pushed with ``--include-hidden`` (tool calls
+and results, reasoning: one row per part, at the index and role of the turn it belongs to, as
+the SQLite index's ``hidden`` table), with their ``tsvector`` (GIN indexed), for ``in:tools``.
 
 A message's ``sid`` names its session without a foreign key: the check it would make on every
 inserted message was an eighth of the server's work in a push. The one writer, ``push``,
 deletes a session's messages itself, in the transaction that replaces or removes the session.
 Version 2 dropped that key (version 1 had it, with ``ON DELETE CASCADE``); nothing else changed,
-so a version 1 index is migrated in place and nothing has to be pushed again.
+so a version 1 index is migrated in place and nothing has to be pushed again. Version 3 added
+``sb_hidden``: a version 2 index is migrated in place (the table is created empty; the prose
+stays as it is), and only its sessions pushed with ``--include-hidden`` are marked to be sent
+again by the next push, which fills their hidden parts.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from typing import Any
 
 from .conn import PgIndexError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _LOCK_KEY = 0x5B5C0001  # the advisory lock that serialises schema changes
 
 _DDL = (
@@ -54,6 +60,22 @@ _DDL = (
     # ANALYZE then keeps the counts of the 10,000 most frequent words (the common words)
     "ALTER TABLE sb_messages ALTER COLUMN tsv SET STATISTICS 1000",
     "CREATE TABLE IF NOT EXISTS sb_terms(term text PRIMARY KEY)",
+    # version 2 -> 3: the hidden parts, as the messages (the same ``push`` deletes them)
+    """CREATE TABLE IF NOT EXISTS sb_hidden(
+        id bigserial PRIMARY KEY,
+        sid bigint NOT NULL,
+        idx integer NOT NULL, role text, archived smallint, ts double precision,
+        text text NOT NULL, tsv tsvector NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS sb_hidden_sid ON sb_hidden(sid, idx)",
+    "CREATE INDEX IF NOT EXISTS sb_hidden_tsv ON sb_hidden USING gin(tsv) "
+    "WITH (gin_pending_list_limit = 1024)",
+)
+# Run when migrating from an older version only: the sessions a version before 3 holds with
+# their hidden parts (their fingerprint ends with the hidden flag, see ``push.fingerprint``)
+# get a fingerprint no file has, so the next push sends them again, hidden parts and all.
+_BEFORE_HIDDEN = (
+    "UPDATE sb_sessions SET fingerprint = fingerprint || ':no-sb_hidden' "
+    "WHERE fingerprint LIKE '%1'"
 )
 
 
@@ -74,6 +96,8 @@ def ensure_schema(conn: Any) -> bool:
         if have != SCHEMA_VERSION:
             for statement in _DDL:
                 conn.execute(statement)
+            if have is not None and have < 3:
+                conn.execute(_BEFORE_HIDDEN)
             conn.execute("DELETE FROM sb_schema")
             conn.execute("INSERT INTO sb_schema(version) VALUES (%s)", (SCHEMA_VERSION,))
     return _trigrams(conn)

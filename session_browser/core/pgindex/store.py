@@ -9,7 +9,10 @@ messages holding every term, the rarest terms' messages, then any term, at most
 the SQLite engine's own code (:mod:`session_browser.core.index.rank`: BM25 per message,
 phrase and all-words boosts, common words, coverage, demotion, lineage folding), so both
 engines put the same sessions on top. Filters come from the one filter table
-(:func:`~session_browser.core.query.pg_where`). With no exact match, unknown words are
+(:func:`~session_browser.core.query.pg_where`). With ``in:tools`` the hidden parts pushed with
+``--include-hidden`` (``sb_hidden``) give candidates too, as the SQLite index's
+:func:`~session_browser.core.index.hidden.candidates` do (the same row layout, ids negated,
+anchored at their turn). With no exact match, unknown words are
 corrected from the index's vocabulary (``pg_trgm`` similarity, then edit distance).
 Hits and ``show`` read the pushed session from the database: the files are on other machines.
 """
@@ -25,6 +28,7 @@ from typing import Any
 import orjson
 
 from .. import recall
+from ..index import hidden
 from ..index.candidates import (
     PER_SESSION,
     RARE_DF,
@@ -85,8 +89,8 @@ _SUMMARY_COLS = SUMMARY_COLUMNS.replace(" size,", " NULL,") + ", kind, machine, 
 
 NO_HIDDEN = (
     "in:tools: the team index holds no hidden parts to search (tool calls and results, "
-    "reasoning): only the prose of pushed sessions is searched; hidden parts pushed with "
-    "--include-hidden are kept for reading"
+    "reasoning): only the prose was searched; push with --include-hidden to have them "
+    "searched"
 )
 
 
@@ -269,7 +273,7 @@ class PgIndexStore(IndexSearch):
     ) -> Relevance:
         if pq.nothing_searchable:
             return Relevance(warnings=[NOTHING_SEARCHABLE])
-        warnings: list[str] = [NO_HIDDEN] if pq.tools else []
+        warnings: list[str] = [NO_HIDDEN] if pq.tools and not self._has_hidden() else []
         fuzzy = False
         if not pq.terms:
             scored = self._recent(pq, limit)
@@ -295,6 +299,8 @@ class PgIndexStore(IndexSearch):
         dfs = self._dfs(pq.terms)
         scorer: Scorer = scorer_for(pq, dfs, corpus, self._corpus)
         rows = self._candidates(pq, dfs, limit, warnings, scorer.rare)
+        if pq.tools:  # in:tools: the hidden parts' matches too, at their turns
+            rows = [*rows, *self._hidden_candidates(pq, limit)]
         scored = score_rows(rows, scorer)
         if (pq.excluded or len(pq.terms) > 1) and scored:
             texts = self._small_texts(scored)
@@ -347,12 +353,36 @@ class PgIndexStore(IndexSearch):
 
         return bounded(pq, dfs, limit, warnings, rare, every, some)
 
+    def _has_hidden(self) -> bool:
+        """Whether some pushed session's hidden parts are here (pushed with
+        ``--include-hidden``)."""
+        return self._one("SELECT EXISTS (SELECT 1 FROM sb_hidden)")[0] is True
+
+    def _hidden_candidates(self, pq: ParsedQuery, limit: int) -> list[tuple[Any, ...]]:
+        """The newest hidden parts holding a term of ``pq`` and passing its filters, at most
+        :data:`~session_browser.core.index.hidden.PER_SESSION` of one session, as candidate
+        rows whose last column (the row id) is negated: never a message's."""
+        want = max(hidden.CANDIDATES, hidden.PER_SESSION * limit)
+        rows = self._fetch(
+            pq, any_query(pq.terms), want, table="sb_hidden", per_session=hidden.PER_SESSION
+        )
+        return [(*r[:-1], -int(r[-1])) for r in rows]
+
     def _fetch(
-        self, pq: ParsedQuery, query: str, limit: int, check: str | None = None, df: int = 0
+        self,
+        pq: ParsedQuery,
+        query: str,
+        limit: int,
+        check: str | None = None,
+        df: int = 0,
+        *,
+        table: str = "sb_messages",
+        per_session: int = PER_SESSION,
     ) -> list[tuple[Any, ...]]:
         """The newest messages matching ``query`` (looked up in the GIN index) and
-        ``check`` (tested on those rows only) and the filters, at most :data:`PER_SESSION`
-        of one session (``df``: about how many messages match ``query``)."""
+        ``check`` (tested on those rows only) and the filters, at most ``per_session`` of
+        one session (``df``: about how many messages match ``query``; ``table``: the
+        messages, or the hidden parts, ``sb_hidden``, which have the same columns)."""
         if not query:
             return []
         fsql, fparams = pg_where(pq.filter_values)
@@ -369,16 +399,16 @@ class PgIndexStore(IndexSearch):
         total, _avg = self._corpus()
         newest = "m.id + 0" if df * df <= GIN_FIRST * scan * max(total, 1) else "m.id"
         sql = (
-            f"WITH hit AS MATERIALIZED (SELECT m.id, m.sid FROM sb_messages m{join} "
+            f"WITH hit AS MATERIALIZED (SELECT m.id, m.sid FROM {table} m{join} "
             f"WHERE m.tsv @@ %s::tsquery{{bound}}{fsql} ORDER BY {newest} DESC LIMIT %s), "
             "top AS MATERIALIZED (SELECT id FROM (SELECT id, row_number() OVER "
             "(PARTITION BY sid ORDER BY id DESC) AS rn FROM hit) c WHERE c.rn <= %s "
             "ORDER BY id DESC LIMIT %s) "
             f"SELECT {_CAND_COLS}, (SELECT count(*) FROM hit) FROM top t "
-            "JOIN sb_messages m ON m.id = t.id "
+            f"JOIN {table} m ON m.id = t.id "
             "JOIN sb_sessions s ON s.sid = m.sid ORDER BY m.id DESC"
         )
-        low = self._recent_bound(df, scan) if not fsql else None
+        low = self._recent_bound(df, scan) if not fsql and table == "sb_messages" else None
         if low is not None:
             # A frequent word: its matches among the newest messages only (the GIN bitmap
             # ANDed with the id range, so the rows read are the newest matches, not all of
@@ -386,11 +416,11 @@ class PgIndexStore(IndexSearch):
             # overall, so the answer is the same; else the whole match set is read.
             rows = self._all(
                 sql.replace("{bound}", " AND m.id > %s"),
-                [query, low, *fparams, scan, PER_SESSION, limit],
+                [query, low, *fparams, scan, per_session, limit],
             )
             if rows and int(rows[0][-1]) >= scan:
                 return [r[:-1] for r in rows]
-        rows = self._all(sql.replace("{bound}", ""), [query, *fparams, scan, PER_SESSION, limit])
+        rows = self._all(sql.replace("{bound}", ""), [query, *fparams, scan, per_session, limit])
         return [r[:-1] for r in rows]
 
     def _recent_bound(self, df: int, scan: int) -> int | None:
