@@ -115,18 +115,6 @@ class Pushed(Protocol):
 
     def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip: ...
 
-    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None: ...
-
-
-def _with_hidden(source: Pushed, name: str) -> JSONDict | None:
-    """Session file ``name`` read with its hidden parts (``metadata.hidden``), as the viewer
-    reads it; None when it cannot be read now (the parsed copy, without them, is sent)."""
-    try:
-        data: Any = source.load(name, include_hidden=True)
-    except Exception:
-        return None
-    return data if isinstance(data, dict) else None
-
 
 def _no_nul(text: str) -> str:
     return text.replace("\x00", "\ufffd") if "\x00" in text else text
@@ -283,10 +271,8 @@ class Pusher:
             return None
         if isinstance(doc, Skip):
             return None
+        # a parse holds the hidden parts (``metadata.hidden``) as the viewer's read does
         data: JSONDict = doc.data if self.hidden else strip_hidden(doc.data)
-        if self.hidden:  # a parse leaves hidden parts out; the viewer's read has them
-            full = _with_hidden(source, name)
-            data = full if full is not None else data
         if self.redact:
             data = self._redactor.value(data)
         try:
