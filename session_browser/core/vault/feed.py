@@ -55,9 +55,15 @@ FED = "vault_fed"  # index meta key: every file the index holds was handed to th
 BACKFILL_BATCH = 500
 
 
-def feed_for(kind: str, root: Path) -> VaultFeed | None:
-    """The feed of a store over ``root`` of source ``kind`` (None: the vault is off for it)."""
-    return VaultFeed(kind, root) if vault_on(kind) else None
+#: The part files of a session file (by its name under the root): what the source reads
+#: with it (Claude Code's subagent runs), kept with it (:mod:`.parts`).
+PartFiles = Callable[[str], list[Path]]
+
+
+def feed_for(kind: str, root: Path, parts: PartFiles | None = None) -> VaultFeed | None:
+    """The feed of a store over ``root`` of source ``kind`` (None: the vault is off for it);
+    ``parts``: the part files of a session file, kept with it."""
+    return VaultFeed(kind, root, parts=parts) if vault_on(kind) else None
 
 
 def live_file(name: str) -> str:
@@ -77,9 +83,17 @@ def kept_note(path: str, at: float, dropped: int | None) -> str:
 class VaultFeed:
     """The vault as one indexed store over ``root`` of source ``kind`` feeds it."""
 
-    def __init__(self, kind: str, root: Path, vault_root: Path | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        root: Path,
+        vault_root: Path | None = None,
+        *,
+        parts: PartFiles | None = None,
+    ) -> None:
         self.kind = kind
         self.root = Path(root)
+        self.parts = parts
         self._vault_root = vault_root
         self._vault: Vault | None = None
         self._kept: dict[str, tuple[int, str, float, int | None]] | None = None
@@ -115,7 +129,10 @@ class VaultFeed:
         """Keep the files ``(name, session_id, messages[, bytes[, sealed]])`` just indexed, in
         one batch (one fsync); a file that cannot be read is left for the next pass. ``bytes``:
         what the index read and indexed of it (the file is then not read again); ``sealed``:
-        those bytes hashed and compressed already. The versions added."""
+        those bytes hashed and compressed already. A source with part files keeps them with
+        each file, one file at a time (:mod:`.parts`). The versions added."""
+        from .parts import keep_parts
+
         added = 0
         try:
             with self.vault.batch():
@@ -124,14 +141,31 @@ class VaultFeed:
                 for item in items:
                     name, session_id, messages = item[:3]
                     data = item[3] if len(item) > 3 else None
-                    if data is not None:
-                        read.append((self.root / name, session_id, data, messages))
+                    path = self.root / name
+                    if data is not None and self.parts is None:
+                        read.append((path, session_id, data, messages))
                         sealed.append(item[4] if len(item) > 4 else None)
                         continue
                     try:
-                        if self.vault.keep_file(
-                            self.kind, self.root / name, session_id, messages=messages
-                        ):
+                        if data is None:
+                            kept = self.vault.keep_file(
+                                self.kind, path, session_id, messages=messages
+                            )
+                        else:
+                            kept = self.vault.keep(
+                                self.kind, path, session_id, data, messages=messages
+                            )
+                        if self.parts is not None:
+                            kept = keep_parts(
+                                self.vault,
+                                self.kind,
+                                path,
+                                session_id,
+                                self.parts(name),
+                                added=kept,
+                                messages=messages,
+                            )
+                        if kept:
                             added += 1
                     except OSError as exc:
                         log.warning("vault: %s not kept: %s", name, exc)
