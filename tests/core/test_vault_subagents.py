@@ -185,3 +185,31 @@ def test_vault_log_and_restore_count_the_subagent_files(tmp_path: Path) -> None:
     res = CliRunner().invoke(cli, ["vault", "restore", SID])
     assert res.exit_code == 0 and "and 2 subagent files" in res.stdout
     assert main.is_file() and folder_sub.is_file() and sibling.is_file()
+
+
+def test_a_real_claude_code_session_with_subagents_survives_its_deletion(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    real = shared_data / "claude" / "spotter"
+    sid = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+    root = tmp_path / "projects"
+    shutil.copytree(real / sid, root / "proj" / sid)
+    shutil.copy(real / f"{sid}.jsonl", root / "proj")
+    original = contents(root / "proj")
+    store = SOURCES["claude"].index(root)
+    try:
+        assert [h.session_id for h in store.search("erlang")] == [sid]  # a subagent's word
+        shutil.rmtree(root / "proj")  # Claude Code's cleanup: the main file and its folder
+        (root / "proj").mkdir()
+        assert store.reconcile().removed == 1
+        [hit] = store.search("erlang", limit=5)
+        assert hit.session_id == sid and hit.kept is not None
+        assert hit.kept.startswith("deleted from ")
+    finally:
+        store.close()
+    data, version, _n = load_session(sid)
+    assert "erlang" in said(data).lower()
+    with Vault() as vault:
+        assert parts_size(vault, version)[0] == 2  # the subagent and the compaction run
+        vault.restore(version)
+    assert contents(root / "proj") == original
