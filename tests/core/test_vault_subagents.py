@@ -213,3 +213,29 @@ def test_a_real_claude_code_session_with_subagents_survives_its_deletion(
         assert parts_size(vault, version)[0] == 2  # the subagent and the compaction run
         vault.restore(version)
     assert contents(root / "proj") == original
+
+
+def test_an_index_fed_before_subagents_were_kept_keeps_them_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from session_browser.core.sources.claude.source import ClaudeSource
+
+    root = tmp_path / "projects"
+    main, _folder_sub, sibling, _sub = session_dir(root)
+    original = contents(root / "proj")
+    with monkeypatch.context() as m:
+        m.setattr(ClaudeSource, "part_files", None)  # a vault that kept main files only
+        SOURCES["claude"].index(root).close()
+    with Vault() as vault:
+        [version] = vault.versions(SID)
+        assert parts_size(vault, version) == (0, 0)
+    store = SOURCES["claude"].index(root)  # nothing changed: the index only settles
+    store.close()
+    delete_session(main, sibling)
+    data, version, n = load_session(SID)
+    assert n == 2 and "cormorant" in said(data) and "grebe" in said(data)
+    with Vault() as vault:
+        first, second = vault.versions(SID)
+        assert second.chunks == first.chunks  # the same main bytes, now with its parts
+        vault.restore(second)
+    assert contents(root / "proj") == original

@@ -52,6 +52,7 @@ Kept = (
 )
 SHADOW_MARK = "#v"  # index name of the turns a rewrite dropped: "<file>#v<version id>"
 FED = "vault_fed"  # index meta key: every file the index holds was handed to the vault once
+PARTS_FED = "vault_parts_fed"  # and so were their part files (kept since, or once after)
 BACKFILL_BATCH = 500
 
 
@@ -175,6 +176,29 @@ class VaultFeed:
             log.warning("vault: batch not kept: %s", exc)
             self.problems.append(f"the vault could not keep files: {exc}")
         return added
+
+    @_locked
+    def _keep_parts(self, items: Sequence[tuple[str, str, int]]) -> None:
+        """Keep the part files of the files ``(name, session_id, messages)`` kept already."""
+        from .parts import keep_parts
+
+        if self.parts is None:
+            return
+        try:
+            with self.vault.batch():
+                for name, session_id, messages in items:
+                    keep_parts(
+                        self.vault,
+                        self.kind,
+                        self.root / name,
+                        session_id,
+                        self.parts(name),
+                        added=None,
+                        messages=messages,
+                    )
+        except (OSError, sqlite3.Error, VaultError) as exc:
+            log.warning("vault: batch not kept: %s", exc)
+            self.problems.append(f"the vault could not keep files: {exc}")
 
     def keep_behind(self, items: list[Kept]) -> None:
         """:meth:`keep` in a thread of its own, once the batch before is kept (so at most one
@@ -313,22 +337,32 @@ class VaultFeed:
         """After a complete pass of the index ``db``. A new or rebuilt index (``fresh``):
         index the deleted files the vault keeps too (every file of the build was kept as it
         was indexed). Once per index built before the vault was on for its source: keep
-        every file it holds, a batch at a time, so a file deleted before it changes is kept."""
+        every file it holds, a batch at a time, so a file deleted before it changes is kept;
+        once per index built before the vault kept part files: keep those of every file it
+        holds (the part files only: its own bytes are kept already)."""
+        marks = [FED] if self.parts is None else [FED, PARTS_FED]
+        done = "INSERT OR REPLACE INTO meta(key, value) VALUES " + ", ".join(
+            f"('{key}', '1')" for key in marks
+        )
         if fresh:
             with write_lock:
                 db.execute("BEGIN IMMEDIATE")
                 try:
                     if self.revive(db, insert, folded=folded):
                         changing()
-                    db.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{FED}', '1')")
+                    db.execute(done)
                     db.execute("COMMIT")
                 except BaseException:
                     db.execute("ROLLBACK")
                     self.reset()
                     raise
             return
-        if db.execute(f"SELECT 1 FROM meta WHERE key='{FED}'").fetchone():
+        fed = {
+            k for (k,) in db.execute(f"SELECT key FROM meta WHERE key IN ('{FED}', '{PARTS_FED}')")
+        }
+        if FED in fed and (PARTS_FED in fed or self.parts is None):
             return
+        keep = self._keep_parts if FED in fed else self.keep
         kept = self.kept(db)
         rows = [
             (f, sid, int(n))
@@ -338,9 +372,9 @@ class VaultFeed:
         for start in range(0, len(rows), BACKFILL_BATCH):
             if cancel is not None and cancel.is_set():
                 return
-            self.keep(rows[start : start + BACKFILL_BATCH])
+            keep(rows[start : start + BACKFILL_BATCH])
         with write_lock:
-            db.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{FED}', '1')")
+            db.execute(done)
 
     @_locked
     def revive(
