@@ -143,6 +143,16 @@ def test_an_appended_subagent_file_stores_only_what_was_appended(tmp_path: Path)
         assert new.size == main.stat().st_size
         [(before, _r)] = [p for p in parts_of(vault, old) if p[1].endswith("agent-a1.jsonl")]
         assert vault.read(before) == folder_sub.read_bytes()[: before.size]
+        # The older version goes, and the part version only it named (their bytes stay:
+        # the newer versions hold them).
+        assert vault.prune(0) == 0
+        assert vault.versions(SID) == [new] and vault.check() == []
+        assert [vault.read(p) for p, _r in parts_of(vault, new)] == [
+            folder_sub.read_bytes(),
+            sibling.read_bytes(),
+        ]
+        with sqlite3.connect(default_vault_dir() / "catalog.sqlite") as db:
+            assert db.execute("SELECT count(*) FROM versions").fetchone() == (3,)
 
 
 def test_a_damaged_subagent_copy_is_reported_never_served(tmp_path: Path) -> None:
