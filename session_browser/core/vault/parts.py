@@ -52,7 +52,7 @@ def keep_parts(
         vids: set[int] = set()
         for part in files:
             try:
-                vault.keep_file(source, part, session_id, now=when)
+                kept = vault.keep_file(source, part, session_id, now=when)
             except OSError as exc:
                 log.warning("vault: %s not kept: %s", part, exc)
                 continue
@@ -60,7 +60,7 @@ def keep_parts(
                 "UPDATE files SET part_of = ? WHERE source = ? AND path = ?",
                 (row[0], source, os.fspath(part)),
             )
-            kept = vault.latest_of(source, part)
+            kept = kept or vault.latest_of(source, part)  # None: the bytes kept last
             if kept is not None:
                 vids.add(kept.vid)
         if added is None:

@@ -224,8 +224,10 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
         own = file_ident(path)
         if own is None:
             return []
-        subs = self._subagents(path, own, True, self._sibling_map(path.parent))
-        return [p for p, _ident in subs]
+        siblings = self._listed_siblings.get(str(path.parent))  # not the folder listed again
+        if siblings is None:
+            siblings = self._sibling_map(path.parent)
+        return [p for p, _ident in self._subagents(path, own, True, siblings)]
 
     def _subagents(
         self, path: Path, own: Identity, has_folder: bool, siblings: dict[str, list[Path]]
