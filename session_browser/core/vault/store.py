@@ -718,7 +718,7 @@ class Vault:
         for tmp in temps:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-        for parent in {path.parent for path in placed}:
+        for parent in {path.parent for path in placed} | {d.parent for d in made}:
             fsync_dir(parent)
         return target
 
