@@ -9,6 +9,7 @@ import click
 
 from session_browser.core.text import parse_size, shown_id
 from session_browser.core.vault import Vault, VaultError, Version, default_vault_dir
+from session_browser.core.vault.parts import parts_size
 
 from .common import echo_json, fail, json_option, os_error_text
 
@@ -36,11 +37,14 @@ def _when(epoch: float | None) -> str | None:
     return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds")
 
 
-def _row(number: int, v: Version) -> dict[str, object]:
+def _row(vault: Vault, number: int, v: Version) -> dict[str, object]:
+    parts, parts_bytes = parts_size(vault, v)
     return {
         "version": number,
         "seen": _when(v.seen),
-        "size": v.size,
+        "size": v.size + parts_bytes,  # with its subagent files
+        "subagent_files": parts,
+        "subagent_bytes": parts_bytes,
         "messages": v.messages,
         "source": v.source,
         "path": v.path,
@@ -92,18 +96,20 @@ def status(as_json: bool) -> None:
 @click.argument("session_id")
 @json_option
 def log(session_id: str, as_json: bool) -> None:
-    """The versions kept of one session, oldest first (numbered for 'restore --version')."""
+    """The versions kept of one session, oldest first (numbered for 'restore --version');
+    a size counts the session's subagent files too."""
     with _open() as v:
-        rows = [_row(i, version) for i, version in enumerate(_versions(v, session_id), 1)]
+        rows = [_row(v, i, version) for i, version in enumerate(_versions(v, session_id), 1)]
     if as_json:
         echo_json({"session_id": session_id, "versions": rows})
         return
     for row in rows:
         gone = f"  gone since {row['gone_at']}" if row["gone_at"] else ""
         messages = "?" if row["messages"] is None else row["messages"]
+        subs = f" (with {row['subagent_files']} subagent files)" if row["subagent_files"] else ""
         click.echo(
-            f"{row['version']:>3}  {row['seen']}  {row['size']:>12,} bytes  {messages} messages"
-            f"  {click.style(str(row['path']), bold=True)}{gone}"
+            f"{row['version']:>3}  {row['seen']}  {row['size']:>12,} bytes{subs}"
+            f"  {messages} messages  {click.style(str(row['path']), bold=True)}{gone}"
         )
 
 
@@ -118,7 +124,8 @@ def log(session_id: str, as_json: bool) -> None:
 )
 @json_option
 def restore(session_id: str, number: int | None, to: Path | None, as_json: bool) -> None:
-    """Write a kept version back, byte-identical; never over a file that exists."""
+    """Write a kept version back with its subagent files, byte-identical; never over a file
+    that exists (nothing is written when one does)."""
     with _open() as v:
         versions = _versions(v, session_id)
         if number is not None and not 1 <= number <= len(versions):
@@ -126,14 +133,24 @@ def restore(session_id: str, number: int | None, to: Path | None, as_json: bool)
         chosen = versions[-1] if number is None else versions[number - 1]
         try:
             path = v.restore(chosen, to=to)
+            parts, parts_bytes = parts_size(v, chosen)
         except VaultError as exc:
             fail(str(exc))
         except OSError as exc:
             fail(os_error_text(exc, "restore"))
     if as_json:
-        echo_json({"session_id": session_id, "restored": str(path), "size": chosen.size})
+        echo_json(
+            {
+                "session_id": session_id,
+                "restored": str(path),
+                "size": chosen.size,
+                "subagent_files": parts,
+                "subagent_bytes": parts_bytes,
+            }
+        )
     else:
-        click.echo(f"restored {shown_id(session_id)} to {path} ({chosen.size:,} bytes)")
+        subs = f" and {parts} subagent files ({parts_bytes:,} bytes)" if parts else ""
+        click.echo(f"restored {shown_id(session_id)} to {path} ({chosen.size:,} bytes){subs}")
 
 
 @vault.command()

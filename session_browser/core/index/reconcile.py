@@ -74,7 +74,8 @@ class IndexReconcile(IndexDatabase):
         """What keeps the files this index reads in the vault (None: off for this source)."""
         if not self._vault_ready:
             self._vault_ready = True
-            self._vault_feed = feed_for(self.source_kind, self.source.root)
+            parts = getattr(self.source, "part_files", None)
+            self._vault_feed = feed_for(self.source_kind, self.source.root, parts)
         return self._vault_feed
 
     def close(self) -> None:

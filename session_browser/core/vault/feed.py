@@ -52,12 +52,19 @@ Kept = (
 )
 SHADOW_MARK = "#v"  # index name of the turns a rewrite dropped: "<file>#v<version id>"
 FED = "vault_fed"  # index meta key: every file the index holds was handed to the vault once
+PARTS_FED = "vault_parts_fed"  # and so were their part files (kept since, or once after)
 BACKFILL_BATCH = 500
 
 
-def feed_for(kind: str, root: Path) -> VaultFeed | None:
-    """The feed of a store over ``root`` of source ``kind`` (None: the vault is off for it)."""
-    return VaultFeed(kind, root) if vault_on(kind) else None
+#: The part files of a session file (by its name under the root): what the source reads
+#: with it (Claude Code's subagent runs), kept with it (:mod:`.parts`).
+PartFiles = Callable[[str], list[Path]]
+
+
+def feed_for(kind: str, root: Path, parts: PartFiles | None = None) -> VaultFeed | None:
+    """The feed of a store over ``root`` of source ``kind`` (None: the vault is off for it);
+    ``parts``: the part files of a session file, kept with it."""
+    return VaultFeed(kind, root, parts=parts) if vault_on(kind) else None
 
 
 def live_file(name: str) -> str:
@@ -77,9 +84,17 @@ def kept_note(path: str, at: float, dropped: int | None) -> str:
 class VaultFeed:
     """The vault as one indexed store over ``root`` of source ``kind`` feeds it."""
 
-    def __init__(self, kind: str, root: Path, vault_root: Path | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        root: Path,
+        vault_root: Path | None = None,
+        *,
+        parts: PartFiles | None = None,
+    ) -> None:
         self.kind = kind
         self.root = Path(root)
+        self.parts = parts
         self._vault_root = vault_root
         self._vault: Vault | None = None
         self._kept: dict[str, tuple[int, str, float, int | None]] | None = None
@@ -115,7 +130,10 @@ class VaultFeed:
         """Keep the files ``(name, session_id, messages[, bytes[, sealed]])`` just indexed, in
         one batch (one fsync); a file that cannot be read is left for the next pass. ``bytes``:
         what the index read and indexed of it (the file is then not read again); ``sealed``:
-        those bytes hashed and compressed already. The versions added."""
+        those bytes hashed and compressed already. A source with part files keeps them with
+        each file, one file at a time (:mod:`.parts`). The versions added."""
+        from .parts import keep_parts
+
         added = 0
         try:
             with self.vault.batch():
@@ -124,14 +142,31 @@ class VaultFeed:
                 for item in items:
                     name, session_id, messages = item[:3]
                     data = item[3] if len(item) > 3 else None
-                    if data is not None:
-                        read.append((self.root / name, session_id, data, messages))
+                    path = self.root / name
+                    if data is not None and self.parts is None:
+                        read.append((path, session_id, data, messages))
                         sealed.append(item[4] if len(item) > 4 else None)
                         continue
                     try:
-                        if self.vault.keep_file(
-                            self.kind, self.root / name, session_id, messages=messages
-                        ):
+                        if data is None:
+                            kept = self.vault.keep_file(
+                                self.kind, path, session_id, messages=messages
+                            )
+                        else:
+                            kept = self.vault.keep(
+                                self.kind, path, session_id, data, messages=messages
+                            )
+                        if self.parts is not None:
+                            kept = keep_parts(
+                                self.vault,
+                                self.kind,
+                                path,
+                                session_id,
+                                self.parts(name),
+                                added=kept,
+                                messages=messages,
+                            )
+                        if kept:
                             added += 1
                     except OSError as exc:
                         log.warning("vault: %s not kept: %s", name, exc)
@@ -141,6 +176,29 @@ class VaultFeed:
             log.warning("vault: batch not kept: %s", exc)
             self.problems.append(f"the vault could not keep files: {exc}")
         return added
+
+    @_locked
+    def _keep_parts(self, items: Sequence[tuple[str, str, int]]) -> None:
+        """Keep the part files of the files ``(name, session_id, messages)`` kept already."""
+        from .parts import keep_parts
+
+        if self.parts is None:
+            return
+        try:
+            with self.vault.batch():
+                for name, session_id, messages in items:
+                    keep_parts(
+                        self.vault,
+                        self.kind,
+                        self.root / name,
+                        session_id,
+                        self.parts(name),
+                        added=None,
+                        messages=messages,
+                    )
+        except (OSError, sqlite3.Error, VaultError) as exc:
+            log.warning("vault: batch not kept: %s", exc)
+            self.problems.append(f"the vault could not keep files: {exc}")
 
     def keep_behind(self, items: list[Kept]) -> None:
         """:meth:`keep` in a thread of its own, once the batch before is kept (so at most one
@@ -279,22 +337,32 @@ class VaultFeed:
         """After a complete pass of the index ``db``. A new or rebuilt index (``fresh``):
         index the deleted files the vault keeps too (every file of the build was kept as it
         was indexed). Once per index built before the vault was on for its source: keep
-        every file it holds, a batch at a time, so a file deleted before it changes is kept."""
+        every file it holds, a batch at a time, so a file deleted before it changes is kept;
+        once per index built before the vault kept part files: keep those of every file it
+        holds (the part files only: its own bytes are kept already)."""
+        marks = [FED] if self.parts is None else [FED, PARTS_FED]
+        done = "INSERT OR REPLACE INTO meta(key, value) VALUES " + ", ".join(
+            f"('{key}', '1')" for key in marks
+        )
         if fresh:
             with write_lock:
                 db.execute("BEGIN IMMEDIATE")
                 try:
                     if self.revive(db, insert, folded=folded):
                         changing()
-                    db.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{FED}', '1')")
+                    db.execute(done)
                     db.execute("COMMIT")
                 except BaseException:
                     db.execute("ROLLBACK")
                     self.reset()
                     raise
             return
-        if db.execute(f"SELECT 1 FROM meta WHERE key='{FED}'").fetchone():
+        fed = {
+            k for (k,) in db.execute(f"SELECT key FROM meta WHERE key IN ('{FED}', '{PARTS_FED}')")
+        }
+        if FED in fed and (PARTS_FED in fed or self.parts is None):
             return
+        keep = self._keep_parts if FED in fed else self.keep
         kept = self.kept(db)
         rows = [
             (f, sid, int(n))
@@ -304,9 +372,9 @@ class VaultFeed:
         for start in range(0, len(rows), BACKFILL_BATCH):
             if cancel is not None and cancel.is_set():
                 return
-            self.keep(rows[start : start + BACKFILL_BATCH])
+            keep(rows[start : start + BACKFILL_BATCH])
         with write_lock:
-            db.execute(f"INSERT OR REPLACE INTO meta(key, value) VALUES ('{FED}', '1')")
+            db.execute(done)
 
     @_locked
     def revive(

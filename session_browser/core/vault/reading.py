@@ -16,10 +16,12 @@ from .store import Vault, VaultError, Version
 
 
 def load_version(vault: Vault, version: Version, *, hidden: bool = False) -> JSONDict | None:
-    """The session dict of ``version`` (:class:`VaultDamaged` when its bytes are damaged;
-    None when its source kind cannot read them); with ``hidden``, tool calls and thinking
-    too, from the sources that read them."""
+    """The session dict of ``version``, with the part files that go with it placed beside
+    it as they were (:class:`VaultDamaged` when its bytes or theirs are damaged; None when
+    its source kind cannot read them); with ``hidden``, tool calls and thinking too, from
+    the sources that read them."""
     from ..sources import SOURCES
+    from .parts import parts_of
 
     kind = SOURCES.get(version.source)
     if kind is None:
@@ -28,19 +30,26 @@ def load_version(vault: Vault, version: Version, *, hidden: bool = False) -> JSO
     name = os.path.basename(version.path)
     with tempfile.TemporaryDirectory(dir=base) as tmp:
         os.chmod(tmp, 0o700)
-        target = Path(tmp) / name
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-        with os.fdopen(fd, "wb") as fh:
-            try:
-                for block in vault.iter_read(version):
-                    fh.write(block)
-            except BaseException:
-                fh.close()
-                with contextlib.suppress(OSError):
-                    target.unlink()
-                raise
+        _write(vault, version, Path(tmp) / name)
+        for part, rel in parts_of(vault, version):
+            target = Path(tmp) / rel
+            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            _write(vault, part, target)
         source = kind.source(Path(tmp))
         return source.load(name, include_hidden=hidden)
+
+
+def _write(vault: Vault, version: Version, target: Path) -> None:
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    with os.fdopen(fd, "wb") as fh:
+        try:
+            for block in vault.iter_read(version):
+                fh.write(block)
+        except BaseException:
+            fh.close()
+            with contextlib.suppress(OSError):
+                target.unlink()
+            raise
 
 
 def load_session(

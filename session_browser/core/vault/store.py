@@ -13,6 +13,9 @@ Layout (``<data dir>/vault``, 0700; every file 0600, as it holds conversation co
 A version is the list of its chunks. The same bytes are stored once (content-addressed), and a
 version of an append-only file (JSONL) whose start is the previous version is that version's
 chunks plus one chunk of what was appended: growing transcripts cost what they grew by.
+A session file may come with part files (Claude Code's subagent runs): each is kept as a file
+of its own (``files.part_of`` names the main file's row) and ``parts`` names the versions of
+them that go with each version of the main file (:mod:`.parts`).
 
 Writes come in batches (:meth:`Vault.batch`: one catalog transaction, one ``fsync`` of the
 pack before the catalog names what was written). A crash mid-batch leaves bytes past the
@@ -64,6 +67,7 @@ CREATE TABLE IF NOT EXISTS files (
     first_seen REAL NOT NULL,
     last_seen REAL NOT NULL,
     gone_at REAL,
+    part_of INTEGER,
     UNIQUE (source, path)
 );
 CREATE INDEX IF NOT EXISTS files_session ON files (session_id);
@@ -81,6 +85,8 @@ CREATE TABLE IF NOT EXISTS objects (
     hash TEXT PRIMARY KEY, size INTEGER, stored INTEGER, pack INTEGER, offset INTEGER
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS packs (id INTEGER PRIMARY KEY, end INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS parts (vid INTEGER NOT NULL, part INTEGER NOT NULL,
+    PRIMARY KEY (vid, part)) WITHOUT ROWID;
 """
 
 
@@ -178,6 +184,8 @@ class Vault:
             if "pack" not in cols:  # a vault of schema 1: loose object files, read as such
                 self._db.execute("ALTER TABLE objects ADD COLUMN pack INTEGER")
                 self._db.execute("ALTER TABLE objects ADD COLUMN offset INTEGER")
+            if "part_of" not in {r[1] for r in self._db.execute("PRAGMA table_info(files)")}:
+                self._db.execute("ALTER TABLE files ADD COLUMN part_of INTEGER")
             row = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
             if row is None or row[0] == "1":
                 self._db.execute(
@@ -554,13 +562,21 @@ class Vault:
     def mark_gone(
         self, source: str, path: str | os.PathLike[str], *, now: float | None = None
     ) -> bool:
-        """Record that the file at ``path`` no longer exists; False if it was never kept."""
+        """Record that the file at ``path`` (and those of its part files) no longer exists;
+        False if it was never kept."""
         when = time.time() if now is None else now
         with self.batch():
             cur = self._db.execute(
                 "UPDATE files SET gone_at = ? WHERE source = ? AND path = ? AND gone_at IS NULL",
                 (when, source, os.fspath(path)),
             )
+            for fid, part in self._db.execute(
+                "SELECT p.fid, p.path FROM files p JOIN files f ON p.part_of = f.fid"
+                " WHERE f.source = ? AND f.path = ? AND p.gone_at IS NULL",
+                (source, os.fspath(path)),
+            ).fetchall():
+                if not os.path.lexists(part):
+                    self._db.execute("UPDATE files SET gone_at = ? WHERE fid = ?", (when, fid))
         return cur.rowcount > 0
 
     # ------------------------------------------------------------------ read
@@ -595,7 +611,8 @@ class Vault:
     def versions(self, session_id: str) -> list[Version]:
         """Every kept version of session ``session_id`` (any file, any source), oldest first."""
         rows = self._db.execute(
-            f"{self._SELECT} WHERE f.session_id = ? ORDER BY v.seen, v.vid", (session_id,)
+            f"{self._SELECT} WHERE f.session_id = ? AND f.part_of IS NULL ORDER BY v.seen, v.vid",
+            (session_id,),
         ).fetchall()
         return [self._version(r) for r in rows]
 
@@ -607,9 +624,14 @@ class Vault:
         ).fetchone()
         return None if row is None else self._version(row)
 
-    def latest(self, *, gone_only: bool = False) -> list[Version]:
-        """The latest version of every kept file (only files found gone, with ``gone_only``)."""
-        where = " WHERE f.gone_at IS NOT NULL" if gone_only else ""
+    def latest(self, *, gone_only: bool = False, parts: bool = False) -> list[Version]:
+        """The latest version of every kept session file (only files found gone, with
+        ``gone_only``; the part files too, with ``parts``)."""
+        where = " WHERE " + " AND ".join(
+            (["f.gone_at IS NOT NULL"] if gone_only else [])
+            + ([] if parts else ["f.part_of IS NULL"])
+            or ["1"]
+        )
         rows = self._db.execute(
             f"{self._SELECT} JOIN (SELECT fid, max(vid) AS top FROM versions GROUP BY fid) t"
             f" ON t.top = v.vid{where} ORDER BY v.seen DESC"
@@ -648,40 +670,80 @@ class Vault:
     # ------------------------------------------------------------------ restore
 
     def restore(self, version: Version, *, to: Path | None = None) -> Path:
-        """Write ``version`` back where it was (or into dir ``to``), byte-identical, 0600.
+        """Write ``version`` back where it was (or into dir ``to``), byte-identical, 0600,
+        with the versions of its part files that go with it, placed relative to it as they
+        were (their missing dirs made, 0700).
 
-        Never over a file that exists (:class:`VaultError`); the bytes are checked first.
+        Never over a file that exists: when one of them does, nothing is written
+        (:class:`VaultError`). Every file's bytes are checked before any is put in place.
         """
+        from .parts import parts_of
+
         original = Path(version.path)
         target = (Path(to) / original.name) if to is not None else original
         if not target.parent.is_dir():
             raise VaultError(f"cannot restore to {target}: {target.parent} is not a directory")
-        if os.path.lexists(target):
-            raise VaultError(f"{target} exists: restore never writes over a file")
+        todo = [(version, target)]
+        todo += [(part, target.parent / rel) for part, rel in parts_of(self, version)]
+        for _v, path in todo:
+            if os.path.lexists(path):
+                raise VaultError(f"{path} exists: restore never writes over a file")
+        made: list[Path] = []  # dirs made, then temp files written, then files put in place
+        temps: list[str] = []
+        placed: list[Path] = []
+        try:
+            for v, path in todo:
+                for parent in reversed([path.parent, *path.parent.parents]):
+                    if not parent.exists():
+                        parent.mkdir(mode=0o700)
+                        made.append(parent)
+                temps.append(self._restore_temp(v, path))
+            for tmp, (_v, path) in zip(temps, todo, strict=True):
+                try:
+                    os.link(tmp, path)  # fails when the target appeared meanwhile
+                except FileExistsError:
+                    raise VaultError(f"{path} exists: restore never writes over a file") from None
+                placed.append(path)
+        except BaseException:
+            for path in placed:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            for tmp in temps:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            for parent in reversed(made):
+                with contextlib.suppress(OSError):
+                    parent.rmdir()
+            raise
+        for tmp in temps:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        for parent in {path.parent for path in placed} | {d.parent for d in made}:
+            fsync_dir(parent)
+        return target
+
+    def _restore_temp(self, version: Version, target: Path) -> str:
+        """The bytes of ``version`` (checked) written to a temp file beside ``target``."""
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:
-                for block in self.iter_read(version):  # checked before the link below
+                for block in self.iter_read(version):  # checked before it is put in place
                     fh.write(block)
                 fh.flush()
                 os.fsync(fh.fileno())
             os.chmod(tmp, FILE_MODE)
-            try:
-                os.link(tmp, target)  # fails when the target appeared meanwhile
-            except FileExistsError:
-                raise VaultError(f"{target} exists: restore never writes over a file") from None
-        finally:
+        except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-        fsync_dir(target.parent)
-        return target
+            raise
+        return tmp
 
     # ------------------------------------------------------------------ size
 
     def stats(self) -> VaultStats:
         files, gone = self._db.execute("SELECT count(*), count(gone_at) FROM files").fetchone()
         (versions,) = self._db.execute("SELECT count(*) FROM versions").fetchone()
-        kept = sum(v.size for v in self.latest())
+        kept = sum(v.size for v in self.latest(parts=True))
         disk = 0
         for path in self.root.rglob("*"):
             with contextlib.suppress(OSError):
@@ -697,11 +759,14 @@ class Vault:
         (then its older versions may go, never its last copy). Packs left mostly unused are
         rewritten with what is still used.
         """
+        from .parts import drop_unused
+
         freed = 0
         with self.batch():
             order = (
                 "SELECT v.vid, v.fid FROM versions v JOIN files f ON f.fid = v.fid"
                 " WHERE v.vid < (SELECT max(vid) FROM versions w WHERE w.fid = v.fid)"
+                " AND f.part_of IS NULL"
                 + ("" if gone_too else " AND f.gone_at IS NULL")
                 + " ORDER BY (f.gone_at IS NOT NULL), v.seen, v.vid"
             )
@@ -709,6 +774,7 @@ class Vault:
                 if self._stored() <= budget:
                     break
                 self._db.execute("DELETE FROM versions WHERE vid = ?", (vid,))
+                drop_unused(self, vid)
                 freed += self._collect()
             emptied = self._repack()
         for pid in emptied:

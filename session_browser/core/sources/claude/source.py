@@ -217,6 +217,18 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
         subs = self._subagents(path, own, True, self._sibling_map(path.parent))
         return fold(own, (ident for _p, ident in subs))
 
+    def part_files(self, name: str) -> list[Path]:
+        """The subagent files of main file ``name`` as they are now (the index reads them
+        with it; the vault keeps them with it)."""
+        path = self.root / name
+        own = file_ident(path)
+        if own is None:
+            return []
+        siblings = self._listed_siblings.get(str(path.parent))  # not the folder listed again
+        if siblings is None:
+            siblings = self._sibling_map(path.parent)
+        return [p for p, _ident in self._subagents(path, own, True, siblings)]
+
     def _subagents(
         self, path: Path, own: Identity, has_folder: bool, siblings: dict[str, list[Path]]
     ) -> list[tuple[Path, Identity]]:
