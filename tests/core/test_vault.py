@@ -252,3 +252,19 @@ def test_a_batch_that_fails_leaves_nothing_named_and_its_bytes_are_cut(tmp_path:
         with sqlite3.connect(root / "catalog.sqlite") as db:
             (pack_end,) = db.execute("SELECT end FROM packs").fetchone()
         assert stored_on_disk(root) == pack_end
+
+
+def test_an_older_vault_is_upgraded_and_a_newer_one_refused(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    with Vault(root) as vault:
+        vault.keep("claude", "/p/a.jsonl", "a", b'{"a": 1}\n', messages=1)
+    catalog = root / "catalog.sqlite"
+    with sqlite3.connect(catalog) as db:  # as a build before subagent parts left it
+        db.execute("UPDATE meta SET value = '2' WHERE key = 'schema'")
+    with Vault(root) as vault:
+        assert [v.size for v in vault.versions("a")] == [9]
+    with sqlite3.connect(catalog) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == ("3",)
+        db.execute("UPDATE meta SET value = '4' WHERE key = 'schema'")
+    with pytest.raises(VaultError, match="has schema 4, this version reads 3"):
+        Vault(root)

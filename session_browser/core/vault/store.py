@@ -49,7 +49,7 @@ from .zdict import ZDICT
 if TYPE_CHECKING:
     from .bulk import Sealed
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 2: packs; 3: subagent files as parts (an older build refuses it)
 COMPRESS_LEVEL = 1  # JSON compresses about 5x at level 1 already; 6 costs 3x the time for ~10%
 BLOCK = 1 << 20  # bytes read, hashed and compressed at a time
 PACK_MAX = 256 << 20  # a pack this big is closed and the next one started
@@ -187,7 +187,7 @@ class Vault:
             if "part_of" not in {r[1] for r in self._db.execute("PRAGMA table_info(files)")}:
                 self._db.execute("ALTER TABLE files ADD COLUMN part_of INTEGER")
             row = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-            if row is None or row[0] == "1":
+            if row is None or row[0] in ("1", "2"):  # upgraded in place above
                 self._db.execute(
                     "INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
                 )
