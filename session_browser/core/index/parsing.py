@@ -200,6 +200,7 @@ class Worker:
         self.keeps = vault_at is not None
         self.unkept: list[str] = []  # why files it handed over may not be in the vault
         self._ended = False
+        self._finished = False
         self._closed = False
         try:
             self._tasks.send((source, folded, vault_at))
@@ -239,7 +240,7 @@ class Worker:
     def keep(self, files: list[Kept]) -> bool:
         """Hand files parsed in this process to the worker to keep in the vault (with those
         it parsed); False: it cannot take them (it keeps nothing, or it stopped)."""
-        if not self.keeps or self._closed:
+        if not self.keeps or self._finished:
             return False
         try:
             self._tasks.send((KEEP, files))
@@ -247,13 +248,19 @@ class Worker:
             return False
         return True
 
+    def finish(self) -> None:
+        """No more batches: the worker keeps what it was handed and ends (see :meth:`close`)."""
+        self._finished = True
+        with contextlib.suppress(OSError):
+            self._tasks.close()
+
     def close(self) -> None:
-        """No more batches: the worker keeps what it parsed last and ends (waited for)."""
+        """:meth:`finish`, and wait for the worker to end (what it could not keep is noted
+        in :attr:`unkept`)."""
         if self._closed:
             return
         self._closed = True
-        with contextlib.suppress(OSError):
-            self._tasks.close()
+        self.finish()
         with contextlib.suppress(OSError, EOFError):  # EOF: it is gone
             while self._results.poll(DRAIN_SECONDS):
                 message = self._results.recv()
@@ -323,4 +330,4 @@ def batches(
             yield done if done is not None else [parse(task) for task in chunk]
     finally:
         if worker is not None:
-            worker.close()
+            worker.finish()  # (the caller closes it: it may keep files still)

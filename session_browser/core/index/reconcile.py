@@ -224,7 +224,10 @@ class IndexReconcile(IndexDatabase):
                 writer = self._writer()
                 if writer is not self._db:
                     self._follow(writer)
-                self._reconcile(writer, report, progress, cancel)
+                try:
+                    self._reconcile(writer, report, progress, cancel)
+                finally:
+                    self._end_worker()
                 if not report.cancelled:
                     self._full_at = self._pass_at
                     self._keep_fingerprint(writer)
@@ -535,11 +538,18 @@ class IndexReconcile(IndexDatabase):
                     out.append((name, item))
                 yield out
         finally:
-            parsed.close()  # the worker ends (it keeps what it was handed first)
-            self._worker = None
-            feed = self.vault_feed()
-            if worker is not None and worker.unkept and feed is not None:
-                feed.missed_some(worker.unkept)
+            parsed.close()  # the worker keeps what it was handed, then ends: see _end_worker
+
+    def _end_worker(self) -> None:
+        """Wait for the worker process of a first build to keep the last files it was handed
+        (meanwhile, the index was finished) and end; what it could not keep is noted."""
+        worker, self._worker = self._worker, None
+        if worker is None:
+            return
+        worker.close()
+        feed = self.vault_feed()
+        if worker.unkept and feed is not None:
+            feed.missed_some(worker.unkept)
 
     def _parse_worker(self, files: int, folded: bool) -> parsing.Worker | None:
         """The worker process that parses a first build (None: this one parses)."""
