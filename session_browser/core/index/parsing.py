@@ -86,7 +86,8 @@ DRAIN_SECONDS = 120.0  # how long closing waits for the worker to keep its last 
 
 def hand_over(done: list[Done]) -> list[Kept]:
     """The files of a parsed batch to keep in the vault, as the worker keeps them: each one's
-    bytes leave its rows (they are kept here, not sent) and it is marked as kept."""
+    bytes leave its rows (they are kept by the worker, not sent) and it is marked as kept
+    (with the vault off, nothing keeps them: the index's process has no use for them)."""
     kept: list[Kept] = []
     for name, item, _resumed in done:
         if isinstance(item, str) or item.raw is None:
@@ -144,8 +145,9 @@ def _work(tasks_fd: int, out_fd: int) -> None:
                 to_keep.extend(message[1])
                 continue
             done = [parse_one(source, n, i, p, folded=folded) for n, i, p in message]
+            kept = hand_over(done)  # (their bytes are not sent: kept here, or not at all)
             if feed is not None:
-                to_keep.extend(hand_over(done))
+                to_keep.extend(kept)
             out.send(done)
         if feed is not None:
             if to_keep:
