@@ -208,3 +208,36 @@ def test_a_build_killed_takes_its_worker_and_the_next_reconcile_completes(
         assert [h.session_id for h in store.search("question 1034")][:1] == ["s1034"]
     with Vault(default_vault_dir()) as v:
         assert len(list(v.latest())) == 1099  # the files the killed build left out too
+
+
+@pytest.mark.parametrize("worker", [False, True])
+def test_files_a_first_build_could_not_keep_are_handed_to_the_vault_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, worker: bool
+) -> None:
+    d = tmp_path / "s"
+    corpus(d)
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / "data"))
+    vault_dir = default_vault_dir()
+    vault_dir.mkdir(parents=True)
+    (vault_dir / "packs").write_bytes(b"")  # not a dir: every batch fails
+    db = tmp_path / "b.sqlite3"
+
+    class Store(SqliteSessionStore):
+        worker_min_files = 0 if worker else 10**9
+
+    with Store(d, db_path=db, reconcile="none") as store:
+        report = store.reconcile()
+        feed = store.vault_feed()
+        assert feed is not None and feed.problems  # said, not silently dropped
+    assert report.added == FILES - 1
+    with sqlite3.connect(db) as c:  # not taken as fed: the next open hands them over
+        assert c.execute("SELECT 1 FROM meta WHERE key='vault_fed'").fetchone() is None
+    (vault_dir / "packs").unlink()
+    with Store(d, db_path=db, reconcile="none") as store:
+        store.reconcile()
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT 1 FROM meta WHERE key='vault_fed'").fetchone() is not None
+    kept = vault_bytes(d)
+    assert len(kept) == FILES - 1
+    on_disk = json.loads((d / "s0003.json").read_bytes())
+    assert kept["s0003.json"] == json.dumps(on_disk, sort_keys=True).encode()

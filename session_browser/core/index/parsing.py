@@ -1,13 +1,15 @@
 """Reading and parsing the files of a first build: in this process, or in one worker process
 while this one writes the rows of the batches before.
 
-A first build spends about as long reading, parsing and (with the vault on) hashing and
-compressing the files as it spends writing rows, and a thread beside the writer cannot help
-(both need the GIL for every row). A worker process can: it reads and parses batch n+1 while
-this process writes batch n, and hands over each file's rows, and its bytes hashed and
-compressed for the vault. It only reads: every write stays in this process, in the same
+A first build spends about as long reading, parsing and (with the vault on) keeping the
+files as it spends writing rows, and a thread beside the writer cannot help (both need the
+GIL for every row). A worker process can: it reads and parses batch n+1 while this process
+writes batch n, and hands over each file's rows. With the vault on, it then keeps the bytes
+it read in the vault itself (hashing, compressing and the catalog's rows cost this process
+nothing), and says so: every write to the index stays in this process, in the same
 transactions as without it. It ends when this process closes its pipe (or dies: the pipe
-closes then too), and if it fails, the batches it did not hand back are parsed here.
+closes then too), and if it fails, the batches it did not hand back are parsed here; what it
+could not keep in the vault is reported (:attr:`Worker.unkept`), so it is kept again later.
 """
 
 from __future__ import annotations
@@ -21,14 +23,14 @@ import subprocess
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 from ..files import FileIdentity
 from ..sources.base import SessionSource, Skip
-from ..vault.bulk import seal
+from ..vault.feed import Kept, VaultFeed
 from . import hidden
 from .rows import Parsed, extract, safely, skip_reason
 
@@ -49,11 +51,9 @@ def parse_one(
     prior: bytes | None,
     *,
     folded: bool,
-    sealed: bool = False,
 ) -> Done:
     """One file as index rows, or the reason it cannot be indexed (anything its content
-    raises included). ``sealed``: its bytes (when the source kept them) are also hashed and
-    compressed as the vault stores them."""
+    raises included)."""
     try:
         doc = source.parse(name, ident, prior)
         resumed = doc.resumed
@@ -69,23 +69,46 @@ def parse_one(
         parsed.hidden = safely([], hidden.hidden_rows, doc.data, folded)
         parsed.partly = doc.skipped
         parsed.raw = doc.raw
-        if sealed and doc.raw is not None:
-            parsed.sealed = seal(doc.raw)
         return name, parsed, resumed
     except Exception as exc:
         log.warning("%s: skipped: %s", name, exc)
         return name, skip_reason(exc), None
 
 
+#: Where the worker keeps what it read: (source kind, vault dir); None: the vault is off.
+VaultAt = tuple[str, Path] | None
+ENDED = "end"  # the worker's last message: every batch it parsed was kept (or reported)
+KEEP = "keep"  # (KEEP, files): files parsed in the index's process, for the worker to keep
+KEEP_FILES = 1500  # files held to keep at most: then they are kept before the next parse
+VAULT_NOTE = "vault"  # (VAULT_NOTE, problems): a batch the worker could not keep
+DRAIN_SECONDS = 120.0  # how long closing waits for the worker to keep its last batch
+
+
+def hand_over(done: list[Done]) -> list[Kept]:
+    """The files of a parsed batch to keep in the vault, as the worker keeps them: each one's
+    bytes leave its rows (they are kept by the worker, not sent) and it is marked as kept
+    (with the vault off, nothing keeps them: the index's process has no use for them)."""
+    kept: list[Kept] = []
+    for name, item, _resumed in done:
+        if isinstance(item, str) or item.raw is None:
+            continue
+        kept.append((name, item.session_id, len(item.messages), item.raw))
+        item.raw = None
+        item.kept = True
+    return kept
+
+
 def _work(tasks_fd: int, out_fd: int) -> None:
     """The worker (a fresh interpreter, see :class:`Worker`): its settings, then batches of
-    tasks in and batches of parsed files out, until the tasks pipe closes."""
+    tasks in and batches of parsed files out, until the tasks pipe closes. With the vault on,
+    the files of each batch are kept once nothing waits to be parsed (the index's process
+    waits for parsed batches, never for kept ones), with those it hands over (KEEP)."""
     tasks = Connection(tasks_fd, writable=False)
     out = Connection(out_fd, readable=False)
-    source, folded, sealed = tasks.recv()
+    source, folded, vault_at = tasks.recv()
     # Tasks are read as they come, so a batch sent while a result is on its way never
     # waits for it (both pipes full would stop both processes).
-    inbox: queue.SimpleQueue[list[Task] | None] = queue.SimpleQueue()
+    inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
 
     def read() -> None:
         try:
@@ -95,12 +118,42 @@ def _work(tasks_fd: int, out_fd: int) -> None:
             inbox.put(None)
 
     threading.Thread(target=read, daemon=True).start()
+    feed = None if vault_at is None else VaultFeed(vault_at[0], source.root, vault_at[1])
+    to_keep: list[Kept] = []
+
+    def keep() -> None:
+        assert feed is not None
+        feed.keep(to_keep)
+        to_keep.clear()
+        if feed.problems:
+            out.send((VAULT_NOTE, feed.problems))
+            feed.problems = []
+
     try:
         out.send("ready")
-        while (batch := inbox.get()) is not None:
-            out.send(
-                [parse_one(source, n, i, p, folded=folded, sealed=sealed) for n, i, p in batch]
-            )
+        while True:
+            try:
+                if len(to_keep) >= KEEP_FILES:
+                    raise queue.Empty  # (held bytes stay bounded)
+                message = inbox.get_nowait() if to_keep else inbox.get()
+            except queue.Empty:
+                keep()
+                continue
+            if message is None:
+                break
+            if isinstance(message, tuple):  # (KEEP, files parsed there)
+                to_keep.extend(message[1])
+                continue
+            done = [parse_one(source, n, i, p, folded=folded) for n, i, p in message]
+            kept = hand_over(done)  # (their bytes are not sent: kept here, or not at all)
+            if feed is not None:
+                to_keep.extend(kept)
+            out.send(done)
+        if feed is not None:
+            if to_keep:
+                keep()
+            feed.close()
+        out.send(ENDED)
     except OSError:  # the index's process is gone
         return
 
@@ -119,9 +172,10 @@ class Worker:
     """One worker process parsing batches for a first build (see the module doc).
 
     A fresh interpreter running this module (not :mod:`multiprocessing`, which would run the
-    caller's main script again in it), on two pipes of its own; its output goes nowhere."""
+    caller's main script again in it), on two pipes of its own; its output goes nowhere.
+    ``vault_at``: where it keeps the files it parsed (their rows come back marked as kept)."""
 
-    def __init__(self, source: SessionSource, *, folded: bool, sealed: bool) -> None:
+    def __init__(self, source: SessionSource, *, folded: bool, vault_at: VaultAt) -> None:
         if not sys.executable or os.name != "posix":
             raise OSError("no interpreter to start on two pipes of its own")
         task_r, task_w = os.pipe()
@@ -145,8 +199,13 @@ class Worker:
         self._tasks = Connection(task_w, readable=False)
         self._results = Connection(out_r, writable=False)
         self.ready = False
+        self.keeps = vault_at is not None
+        self.unkept: list[str] = []  # why files it handed over may not be in the vault
+        self._ended = False
+        self._finished = False
+        self._closed = False
         try:
-            self._tasks.send((source, folded, sealed))
+            self._tasks.send((source, folded, vault_at))
         except BaseException:
             self.close()
             raise
@@ -165,18 +224,59 @@ class Worker:
         return self._results.poll()
 
     def recv(self) -> list[Done]:
-        result: list[Done] = self._results.recv()
-        return result
+        """The next batch back (what the worker says about the vault meanwhile is noted)."""
+        while True:
+            message = self._results.recv()
+            if isinstance(message, list):
+                return message
+            self._note(message)
+
+    def _note(self, message: Any) -> None:
+        if message == ENDED:
+            self._ended = True
+        elif isinstance(message, tuple) and message[:1] == (VAULT_NOTE,):
+            self.unkept.extend(str(p) for p in message[1])
+            for problem in message[1]:
+                log.warning("vault: %s", problem)
+
+    def keep(self, files: list[Kept]) -> bool:
+        """Hand files parsed in this process to the worker to keep in the vault (with those
+        it parsed); False: it cannot take them (it keeps nothing, or it stopped)."""
+        if not self.keeps or self._finished:
+            return False
+        try:
+            self._tasks.send((KEEP, files))
+        except OSError:
+            return False
+        return True
+
+    def finish(self) -> None:
+        """No more batches: the worker keeps what it was handed and ends (see :meth:`close`)."""
+        self._finished = True
+        with contextlib.suppress(OSError):
+            self._tasks.close()
 
     def close(self) -> None:
-        for conn in (self._tasks, self._results):
-            with contextlib.suppress(OSError):
-                conn.close()
+        """:meth:`finish`, and wait for the worker to end (what it could not keep is noted
+        in :attr:`unkept`)."""
+        if self._closed:
+            return
+        self._closed = True
+        self.finish()
+        with contextlib.suppress(OSError, EOFError):  # EOF: it is gone
+            while self._results.poll(DRAIN_SECONDS):
+                message = self._results.recv()
+                if not isinstance(message, list):
+                    self._note(message)
+        with contextlib.suppress(OSError):
+            self._results.close()
         try:
             self._proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self._proc.kill()
             self._proc.wait()
+        if self.keeps and not self._ended:
+            self.unkept.append("the parsing worker stopped before it kept every file it read")
 
 
 def picklable(value: Any) -> bool:
@@ -192,7 +292,7 @@ def batches(
     size: int,
     parse: Callable[[Task], Done],
     worker: Worker | None,
-) -> Iterator[list[Done]]:
+) -> Generator[list[Done], None, None]:
     """The parsed files of ``todo``, ``size`` at a time and in order. With a ``worker``, a
     batch is parsed here until the worker has started (and when it fails); after that it
     parses up to :data:`IN_FLIGHT` batches ahead of the one handed back, and rather than
@@ -232,4 +332,4 @@ def batches(
             yield done if done is not None else [parse(task) for task in chunk]
     finally:
         if worker is not None:
-            worker.close()
+            worker.finish()  # (the caller closes it: it may keep files still)

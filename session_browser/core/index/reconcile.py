@@ -67,6 +67,7 @@ class IndexReconcile(IndexDatabase):
     _vault_feed: VaultFeed | None = None
     _vault_ready = False
     _vault_fresh = False  # this reconcile builds a new index
+    _worker: parsing.Worker | None = None  # the worker process of the batches being written
     _bulk = False  # this reconcile is a first build of many files
     worker_min_files = WORKER_MIN_FILES
 
@@ -224,7 +225,10 @@ class IndexReconcile(IndexDatabase):
                 writer = self._writer()
                 if writer is not self._db:
                     self._follow(writer)
-                self._reconcile(writer, report, progress, cancel)
+                try:
+                    self._reconcile(writer, report, progress, cancel)
+                finally:
+                    self._end_worker()
                 if not report.cancelled:
                     self._full_at = self._pass_at
                     self._keep_fingerprint(writer)
@@ -514,7 +518,7 @@ class IndexReconcile(IndexDatabase):
         they are parsed in this thread. (A parser thread beside the writer was measured
         slower and costlier: both need the GIL for every row.)"""
         folded = not self.has_fts
-        worker = self._parse_worker(len(todo), folded)
+        worker = self._worker = self._parse_worker(len(todo), folded)
         # the worker's tasks carry their parse states; here, _parse_file finds them
         pop = self._priors.pop if worker is not None else lambda _n, _d: None
         tasks = [(n, ident, pop(n, None)) for n, ident in todo]
@@ -524,14 +528,29 @@ class IndexReconcile(IndexDatabase):
                 return (task[0], self._parse_file(task[0], task[1], folded=folded), None)
             return parsing.parse_one(self.source, *task, folded=folded)
 
-        for batch in parsing.batches(tasks, BATCH_FILES, here, worker):
-            if cancel is not None and cancel.is_set():
-                return
-            out: list[tuple[str, Parsed | str]] = []
-            for name, item, resumed in batch:
-                self._count_read(resumed)
-                out.append((name, item))
-            yield out
+        parsed = parsing.batches(tasks, BATCH_FILES, here, worker)
+        try:
+            for batch in parsed:
+                if cancel is not None and cancel.is_set():
+                    return
+                out: list[tuple[str, Parsed | str]] = []
+                for name, item, resumed in batch:
+                    self._count_read(resumed)
+                    out.append((name, item))
+                yield out
+        finally:
+            parsed.close()  # the worker keeps what it was handed, then ends: see _end_worker
+
+    def _end_worker(self) -> None:
+        """Wait for the worker process of a first build to keep the last files it was handed
+        (meanwhile, the index was finished) and end; what it could not keep is noted."""
+        worker, self._worker = self._worker, None
+        if worker is None:
+            return
+        worker.close()
+        feed = self.vault_feed()
+        if worker.unkept and feed is not None:
+            feed.missed_some(worker.unkept)
 
     def _parse_worker(self, files: int, folded: bool) -> parsing.Worker | None:
         """The worker process that parses a first build (None: this one parses)."""
@@ -543,8 +562,10 @@ class IndexReconcile(IndexDatabase):
             or not parsing.picklable(self.source)
         ):
             return None
+        feed = self.vault_feed()
+        vault_at = None if feed is None else (self.source_kind, feed.vault_dir)
         try:
-            return parsing.Worker(self.source, folded=folded, sealed=self.vault_feed() is not None)
+            return parsing.Worker(self.source, folded=folded, vault_at=vault_at)
         except (OSError, RuntimeError) as exc:
             log.warning("no parsing worker (%s): parsing here", exc)
             return None
@@ -624,11 +645,14 @@ class IndexReconcile(IndexDatabase):
                 if feed is not None:
                     feed.reset()
                 raise
-        if feed is not None and fresh:
-            kept: list[Kept] = [
-                (i.file, i.session_id, len(i.messages), i.raw, i.sealed) for i in fresh
-            ]
-            if self._bulk:  # kept while the next batch is written
+        kept: list[Kept] = [  # (a worker process kept the files it parsed)
+            (i.file, i.session_id, len(i.messages), i.raw) for i in fresh if not i.kept
+        ]
+        if feed is not None and kept:
+            worker = self._worker
+            if worker is not None and worker.keep(kept):
+                pass  # kept by the worker process, with the files it parsed
+            elif self._bulk:  # kept while the next batch is written
                 feed.keep_behind(kept)
             else:
                 feed.keep(kept)

@@ -10,7 +10,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import recall
 from ..files import FileIdentity
@@ -25,9 +25,6 @@ from ..query import (
 )
 from ..sources.base import LinesSkipped
 from .rank import cuts
-
-if TYPE_CHECKING:
-    from ..vault.bulk import Sealed
 
 MACHINE_MIN_MESSAGES = 8
 MACHINE_MAX_GAP = 10.0
@@ -181,7 +178,7 @@ class Parsed:
     partly: LinesSkipped | None = None  # what was skipped inside the file (see .partly)
     verbatim: list[VerbatimRow] | None = None
     raw: bytes | None = None  # the file's bytes as read, when the source kept them (the vault)
-    sealed: Sealed | None = None  # those bytes hashed and compressed for the vault already
+    kept: bool = False  # the vault holds those bytes already (the reader kept them)
 
 
 _SESSION_COLS = (

@@ -12,27 +12,11 @@ import os
 import time
 import zlib
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from .store import _HEADER, COMPRESS_LEVEL, MAGIC, SMALL, Vault, _sha
 from .zdict import ZDICT
 
 IN_CHUNK = 500  # names per "IN (...)" look-up (under SQLite's variable limit)
-
-
-class Sealed(NamedTuple):
-    """A file's bytes as the vault stores them: their hash and their compressed form, made
-    before the batch (by the process that read them, while another one writes)."""
-
-    digest: str
-    packed: bytes  # zlib at COMPRESS_LEVEL with the preset dictionary (chunk flag 1)
-
-
-def seal(data: bytes) -> Sealed | None:
-    """The :class:`Sealed` form of ``data`` (None for bytes stored a block at a time)."""
-    if len(data) > SMALL:
-        return None
-    return Sealed(_sha(data), _packed(data))
 
 
 def _packed(data: bytes) -> bytes:
@@ -46,11 +30,9 @@ def keep_many(
     items: Sequence[tuple[str | os.PathLike[str], str, bytes, int | None]],
     *,
     now: float | None = None,
-    sealed: Sequence[Sealed | None] | None = None,
 ) -> int:
     """Keep the bytes of many files ``(path, session_id, data, messages)`` at once, as
-    :meth:`Vault.keep` keeps each (in one batch); the versions added. ``sealed``: beside
-    each item, its bytes hashed and compressed already (:func:`seal`), or None.
+    :meth:`Vault.keep` keeps each (in one batch); the versions added.
 
     A file the vault has never seen (every file of a first build) costs a few rows
     written together with the batch's others, not several statements of its own; a
@@ -76,16 +58,15 @@ def keep_many(
                 )
             )
         new: list[tuple[str, str, bytes, int | None, str]] = []
-        blobs: list[tuple[bytes, str, bytes | None]] = []
-        ready = sealed if sealed is not None else [None] * len(items)
-        for text_path, (_p, sid, data, n), done in zip(paths, items, ready, strict=True):
+        blobs: list[tuple[bytes, str]] = []
+        for text_path, (_p, sid, data, n) in zip(paths, items, strict=True):
             if text_path in seen:
                 kept = vault.keep(source, text_path, sid, data, messages=n, now=when)
                 added += kept is not None
             else:
-                digest = _sha(data) if done is None else done.digest
+                digest = _sha(data)
                 new.append((text_path, sid, data, n, digest))
-                blobs.append((data, digest, None if done is None else done.packed))
+                blobs.append((data, digest))
         if not new:
             return added
         put_many(vault, blobs)
@@ -110,15 +91,15 @@ def keep_many(
     return added + len(new)
 
 
-def put_many(vault: Vault, blobs: Sequence[tuple[bytes, str, bytes | None]]) -> None:
-    """Store each ``(data, its hash, compressed or None)`` as one chunk (inside a batch), as
-    :meth:`Vault._put` does, with one look-up and one insert for them all."""
-    todo: dict[str, tuple[bytes, bytes | None]] = {}
-    for data, digest, packed in blobs:
+def put_many(vault: Vault, blobs: Sequence[tuple[bytes, str]]) -> None:
+    """Store each ``(data, its hash)`` as one chunk (inside a batch), as :meth:`Vault._put`
+    does, with one look-up and one insert for them all."""
+    todo: dict[str, bytes] = {}
+    for data, digest in blobs:
         if len(data) > SMALL:
             vault._put(data)
         else:
-            todo.setdefault(digest, (data, packed))
+            todo.setdefault(digest, data)
     hashes = list(todo)
     for start in range(0, len(hashes), IN_CHUNK):
         part = hashes[start : start + IN_CHUNK]
@@ -134,8 +115,8 @@ def put_many(vault: Vault, blobs: Sequence[tuple[bytes, str, bytes | None]]) -> 
     rows = []
     out = []
     end = pack.end
-    for digest, (data, ready) in todo.items():
-        packed = _packed(data) if ready is None else ready
+    for digest, data in todo.items():
+        packed = _packed(data)
         out.append(_HEADER.pack(MAGIC, 1, bytes.fromhex(digest), len(packed)))
         out.append(packed)
         rows.append((digest, len(data), len(packed) + _HEADER.size, pack.pid, end))

@@ -22,7 +22,6 @@ from typing import Any, TypeVar, cast
 
 from ..model import JSONDict
 from ..settings import vault_on
-from .bulk import Sealed
 from .store import Vault, VaultError, Version, default_vault_dir
 
 log = logging.getLogger("session_browser.vault")
@@ -43,13 +42,8 @@ KEPT_DDL = (
     "CREATE TABLE IF NOT EXISTS vault_kept(file TEXT PRIMARY KEY, vid INTEGER NOT NULL,"
     " path TEXT NOT NULL, at REAL NOT NULL, dropped INTEGER)"
 )
-#: A file just indexed: (name, session id, messages[, its bytes as read, or None[, those
-#: bytes hashed and compressed already, or None]]).
-Kept = (
-    tuple[str, str, int]
-    | tuple[str, str, int, bytes | None]
-    | tuple[str, str, int, bytes | None, Sealed | None]
-)
+#: A file just indexed: (name, session id, messages[, its bytes as read, or None]).
+Kept = tuple[str, str, int] | tuple[str, str, int, bytes | None]
 SHADOW_MARK = "#v"  # index name of the turns a rewrite dropped: "<file>#v<version id>"
 FED = "vault_fed"  # index meta key: every file the index holds was handed to the vault once
 PARTS_FED = "vault_parts_fed"  # and so were their part files (kept since, or once after)
@@ -99,15 +93,22 @@ class VaultFeed:
         self._vault: Vault | None = None
         self._kept: dict[str, tuple[int, str, float, int | None]] | None = None
         self.problems: list[str] = []
+        # Files handed over that may not be kept (a batch failed): a new index then hands
+        # every file over again (see settle), rather than taking the build as kept.
+        self.missed = False
         self.lock = threading.RLock()  # the reconcile's thread and the searches share it
         self._behind: threading.Thread | None = None  # see keep_behind
         self._behind_error: BaseException | None = None
 
     @property
+    def vault_dir(self) -> Path:
+        return self._vault_root or default_vault_dir()
+
+    @property
     def vault(self) -> Vault:
         """The vault (opened on first use; every use under :attr:`lock`)."""
         if self._vault is None:
-            self._vault = Vault(self._vault_root or default_vault_dir())
+            self._vault = Vault(self.vault_dir)
         return self._vault
 
     def close(self) -> None:
@@ -127,25 +128,23 @@ class VaultFeed:
 
     @_locked
     def keep(self, items: Iterable[Kept]) -> int:
-        """Keep the files ``(name, session_id, messages[, bytes[, sealed]])`` just indexed, in
-        one batch (one fsync); a file that cannot be read is left for the next pass. ``bytes``:
-        what the index read and indexed of it (the file is then not read again); ``sealed``:
-        those bytes hashed and compressed already. A source with part files keeps them with
-        each file, one file at a time (:mod:`.parts`). The versions added."""
+        """Keep the files ``(name, session_id, messages[, bytes])`` just indexed, in one batch
+        (one fsync); a file that cannot be read is left for the next pass. ``bytes``: what the
+        index read and indexed of it (the file is then not read again). A source with part
+        files keeps them with each file, one file at a time (:mod:`.parts`). The versions
+        added; a batch that fails is reported (:attr:`problems`, :attr:`missed`)."""
         from .parts import keep_parts
 
         added = 0
         try:
             with self.vault.batch():
-                read: list[tuple[Path, str, bytes, int | None]] = []
-                sealed: list[Sealed | None] = []
+                read: list[tuple[str, str, bytes, int | None]] = []
                 for item in items:
                     name, session_id, messages = item[:3]
                     data = item[3] if len(item) > 3 else None
                     path = self.root / name
                     if data is not None and self.parts is None:
-                        read.append((path, session_id, data, messages))
-                        sealed.append(item[4] if len(item) > 4 else None)
+                        read.append((self.path_of(name), session_id, data, messages))
                         continue
                     try:
                         if data is None:
@@ -171,10 +170,9 @@ class VaultFeed:
                     except OSError as exc:
                         log.warning("vault: %s not kept: %s", name, exc)
                 if read:
-                    added += self.vault.keep_many(self.kind, read, sealed=sealed)
+                    added += self.vault.keep_many(self.kind, read)
         except (OSError, sqlite3.Error, VaultError) as exc:
-            log.warning("vault: batch not kept: %s", exc)
-            self.problems.append(f"the vault could not keep files: {exc}")
+            self.missed_some([f"the vault could not keep files: {exc}"])
         return added
 
     @_locked
@@ -197,8 +195,14 @@ class VaultFeed:
                         messages=messages,
                     )
         except (OSError, sqlite3.Error, VaultError) as exc:
-            log.warning("vault: batch not kept: %s", exc)
-            self.problems.append(f"the vault could not keep files: {exc}")
+            self.missed_some([f"the vault could not keep part files: {exc}"])
+
+    def missed_some(self, problems: Sequence[str]) -> None:
+        """Files handed over were not kept, for ``problems``: they are handed over again."""
+        for problem in problems:
+            log.warning("vault: %s", problem)
+        self.problems.extend(problems)
+        self.missed = True
 
     def keep_behind(self, items: list[Kept]) -> None:
         """:meth:`keep` in a thread of its own, once the batch before is kept (so at most one
@@ -336,10 +340,13 @@ class VaultFeed:
     ) -> None:
         """After a complete pass of the index ``db``. A new or rebuilt index (``fresh``):
         index the deleted files the vault keeps too (every file of the build was kept as it
-        was indexed). Once per index built before the vault was on for its source: keep
-        every file it holds, a batch at a time, so a file deleted before it changes is kept;
-        once per index built before the vault kept part files: keep those of every file it
-        holds (the part files only: its own bytes are kept already)."""
+        was indexed). Once per index built before the vault was on for its source, and after
+        a pass whose files were not all kept (:attr:`missed`): keep every file it holds, a
+        batch at a time, so a file deleted before it changes is kept; once per index built
+        before the vault kept part files: keep those of every file it holds (the part files
+        only: its own bytes are kept already). Until that is done without a miss, the index
+        is not marked as fed: its next open tries again."""
+        missed, self.missed = self.missed, False
         marks = [FED] if self.parts is None else [FED, PARTS_FED]
         done = "INSERT OR REPLACE INTO meta(key, value) VALUES " + ", ".join(
             f"('{key}', '1')" for key in marks
@@ -350,13 +357,18 @@ class VaultFeed:
                 try:
                     if self.revive(db, insert, folded=folded):
                         changing()
-                    db.execute(done)
+                    if not missed:
+                        db.execute(done)
                     db.execute("COMMIT")
                 except BaseException:
                     db.execute("ROLLBACK")
                     self.reset()
                     raise
-            return
+            if not missed:
+                return
+        elif missed:
+            with write_lock:
+                db.execute(f"DELETE FROM meta WHERE key='{FED}'")
         fed = {
             k for (k,) in db.execute(f"SELECT key FROM meta WHERE key IN ('{FED}', '{PARTS_FED}')")
         }
@@ -373,6 +385,9 @@ class VaultFeed:
             if cancel is not None and cancel.is_set():
                 return
             keep(rows[start : start + BACKFILL_BATCH])
+        if self.missed:  # kept by the next open's pass
+            self.missed = False
+            return
         with write_lock:
             db.execute(done)
 
@@ -388,7 +403,12 @@ class VaultFeed:
 
         prefix = os.path.join(os.fspath(self.root), "")
         done = 0
-        for version in self.vault.latest(gone_only=True):
+        try:
+            gone = self.vault.latest(gone_only=True)
+        except (OSError, sqlite3.Error, VaultError) as exc:  # nothing to revive from it now
+            self.missed_some([f"the vault cannot be read: {exc}"])
+            return 0
+        for version in gone:
             if version.source != self.kind or not version.path.startswith(prefix):
                 continue
             name = version.path[len(prefix) :].replace(os.sep, "/")

@@ -40,14 +40,11 @@ import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 from ..files import FILE_MODE, fsync_dir
 from ..paths import data_dir, ensure_private_dir
 from .zdict import ZDICT
-
-if TYPE_CHECKING:
-    from .bulk import Sealed
 
 SCHEMA_VERSION = 3  # 2: packs; 3: subagent files as parts (an older build refuses it)
 COMPRESS_LEVEL = 1  # JSON compresses about 5x at level 1 already; 6 costs 3x the time for ~10%
@@ -487,14 +484,12 @@ class Vault:
         items: Sequence[tuple[str | os.PathLike[str], str, bytes, int | None]],
         *,
         now: float | None = None,
-        sealed: Sequence[Sealed | None] | None = None,
     ) -> int:
         """Keep the bytes of many files ``(path, session_id, data, messages)`` at once, as
-        :meth:`keep` keeps each, in one batch; the versions added (see :mod:`.bulk`;
-        ``sealed``: each one's bytes hashed and compressed already, or None)."""
+        :meth:`keep` keeps each, in one batch; the versions added (see :mod:`.bulk`)."""
         from .bulk import keep_many
 
-        return keep_many(self, source, items, now=now, sealed=sealed)
+        return keep_many(self, source, items, now=now)
 
     def keep_file(
         self,
