@@ -22,6 +22,7 @@ from typing import Any, TypeVar, cast
 
 from ..model import JSONDict
 from ..settings import vault_on
+from .parts import keep_parts
 from .store import Vault, VaultError, Version, default_vault_dir
 
 log = logging.getLogger("session_browser.vault")
@@ -133,8 +134,6 @@ class VaultFeed:
         index read and indexed of it (the file is then not read again). A source with part
         files keeps them with each file, one file at a time (:mod:`.parts`). The versions
         added; a batch that fails is reported (:attr:`problems`, :attr:`missed`)."""
-        from .parts import keep_parts
-
         added = 0
         try:
             with self.vault.batch():
@@ -178,8 +177,6 @@ class VaultFeed:
     @_locked
     def _keep_parts(self, items: Sequence[tuple[str, str, int]]) -> None:
         """Keep the part files of the files ``(name, session_id, messages)`` kept already."""
-        from .parts import keep_parts
-
         if self.parts is None:
             return
         try:
