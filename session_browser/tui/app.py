@@ -145,9 +145,13 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self._live_timer: Any = None
         self._live_worker: Any = None
         self._polls = 0
+        # A build started and not yet seen ending: one that ends before the first poll (a
+        # small store, an index up to date but for a deleted file) is still a build that ended.
+        self._pass_pending = False
         self._done_at_refresh = 0
         self._total_seen = 0  # the build's file count last shown (0: still listing files)
         self.vault_note = ""  # the status line's vault segment (read by a worker)
+        self._vault_reads = 0  # reads of it asked for: only the last one's answer is shown
         if keymap is None:
             try:
                 keymap = load_keymap()
@@ -246,6 +250,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         """Count what the index holds, then start the background build (which also resumes a
         stopped one) and count again."""
         self._post_status()
+        self._pass_pending = True
         try:
             self.backend.start_index()
         except Exception as exc:  # the scan fallback still works
@@ -255,18 +260,24 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self.call_from_thread(self._poll_index)
         self._post_status()
 
-    @work(thread=True, exclusive=True, group="vault-note", exit_on_error=False)
     def read_vault_note(self) -> None:
+        """Read the vault segment of the status line again (see :meth:`_read_vault_note`);
+        an answer to an earlier read that comes back later is dropped."""
+        self._vault_reads += 1
+        self._read_vault_note(self._vault_reads)
+
+    @work(thread=True, group="vault-note", exit_on_error=False)
+    def _read_vault_note(self, read: int) -> None:
         """The vault segment of the status line, read off the UI thread (settings files
         and the vault's catalog): what deletes history, how many deleted sessions it keeps."""
         from session_browser.tui.common.vaultline import vault_segment
 
         kinds = [s.source_kind for s in self.backend.stores]
-        note = vault_segment(kinds)
-        if note != self.vault_note:
-            self.call_from_thread(self._set_vault_note, note)
+        self.call_from_thread(self._set_vault_note, vault_segment(kinds), read)
 
-    def _set_vault_note(self, note: str) -> None:
+    def _set_vault_note(self, note: str, read: int) -> None:
+        if read != self._vault_reads or note == self.vault_note:
+            return  # a newer read is on its way, or nothing changed
         self.vault_note = note
         self._set_status()
 
@@ -403,7 +414,8 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         if self._index_timer is not None:
             self._index_timer.stop()
             self._index_timer = None
-        if was_building:
+        if was_building or self._pass_pending:
+            self._pass_pending = False
             release_free_memory()
             self.refresh_status(skipped=True)
             self.read_vault_note()  # the build noted the sessions deleted since

@@ -153,6 +153,11 @@ async def test_the_status_line_says_what_deletes_history_and_what_the_vault_keep
     app = app_for(root)
     async with app.run_test(size=(160, 30)) as pilot:
         await settle(pilot, app)
+        for _ in range(50):  # the index's pass ends (seen by a timer), then the note is read
+            if app.index_state.mode != "building":
+                break
+            await pilot.pause(0.1)
+        await settle(pilot, app)
         assert app.vault_note == "vault: 1 deleted kept · Claude Code deletes after 12 d"
         status = str(app.screen.query_one("#status", Static).render())
         assert status.endswith(
