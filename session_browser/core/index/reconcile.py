@@ -645,17 +645,17 @@ class IndexReconcile(IndexDatabase):
                 if feed is not None:
                     feed.reset()
                 raise
+        if feed is None:
+            return
         kept: list[Kept] = [  # (a worker process kept the files it parsed)
             (i.file, i.session_id, len(i.messages), i.raw) for i in fresh if not i.kept
         ]
-        if feed is not None and kept:
-            worker = self._worker
-            if worker is not None and worker.keep(kept):
-                pass  # kept by the worker process, with the files it parsed
-            elif self._bulk:  # kept while the next batch is written
-                feed.keep_behind(kept)
-            else:
-                feed.keep(kept)
+        if not kept or (self._worker is not None and self._worker.keep(kept)):
+            return  # nothing left, or handed to the worker to keep with the files it parsed
+        if self._bulk:  # kept while the next batch is written
+            feed.keep_behind(kept)
+        else:
+            feed.keep(kept)
 
     def _insert_isolated(
         self, db: sqlite3.Connection, items: list[Parsed]

@@ -12,6 +12,7 @@ from pathlib import Path
 from ..files import FILE_MODE
 from ..model import JSONDict
 from ..paths import cache_dir, ensure_private_dir
+from .parts import parts_of
 from .store import Vault, VaultError, Version
 
 
@@ -21,7 +22,6 @@ def load_version(vault: Vault, version: Version, *, hidden: bool = False) -> JSO
     its source kind cannot read them); with ``hidden``, tool calls and thinking too, from
     the sources that read them."""
     from ..sources import SOURCES
-    from .parts import parts_of
 
     kind = SOURCES.get(version.source)
     if kind is None:
