@@ -31,6 +31,7 @@ from .query import (
     fold,
     parse_query,
 )
+from .query.match import TermStats, needs_stats, session_matches
 from .text import strip_markdown
 
 BOOKEND_SIZE = 2
@@ -376,6 +377,9 @@ class Candidate:
 
     hit: SessionHit
     lineage: str | None
+    # The query's terms (numbers) held by the session's messages that pass the filters
+    # (read as the query language; see :func:`keep_matching`).
+    held: frozenset[int] = frozenset()
 
 
 def build_hit(
@@ -460,6 +464,25 @@ def holds_any(terms: Sequence[Term], messages: Sequence[JSONDict]) -> bool:
     return False
 
 
+def scan_stats(query: ClassicQuery) -> TermStats | None:
+    """What a scan counts while it reads a store, for :func:`keep_matching` to tell common
+    words from rarer ones as the index does (None when the query does not need it)."""
+    pq = query.filters
+    return TermStats(pq.terms) if pq is not None and needs_stats(pq.terms) else None
+
+
+def keep_matching(
+    cands: Iterable[Candidate], query: ClassicQuery, rare: set[int] | None = None
+) -> list[Candidate]:
+    """The candidates of sessions the query matches (:mod:`~.query.match`: one of the rarer
+    terms, when the query mixes common and rarer ones; ``rare``: their numbers, from
+    :meth:`TermStats.rare` or the index's frequencies). A literal query keeps them all."""
+    pq = query.filters
+    if pq is None or not pq.terms:
+        return list(cands)
+    return [c for c in cands if session_matches(c.held, rare or set())]
+
+
 def classic_candidate(
     data: JSONDict,
     query: ClassicQuery,
@@ -468,19 +491,31 @@ def classic_candidate(
     source: str = "praisonai",
     store: str = "",
     file_name: str | None = None,
+    stats: TermStats | None = None,
 ) -> Candidate | None:
     """Score one session under the classic heuristic; None when nothing matches (or, with
-    the query's filters, when the session or every matching message is filtered out)."""
+    the query's filters, when the session or every matching message is filtered out).
+    ``stats`` counts the session's messages (every session of a store must be handed to
+    it: the frequencies are the store's); then the caller keeps the candidates
+    :func:`keep_matching` keeps."""
     pq = query.filters
-    if pq is not None and not keeps_session(pq, data, file_name=file_name, source_kind=source):
-        return None
     messages = project(data)
-    if pq is not None and holds_any(pq.excluded, messages):
-        return None
+    folded: list[str] = []
+    if pq is not None:
+        folded = [fold(content_text(m.get("content"))) for m in messages]
+        if stats is not None:
+            for text in folded:
+                if text:
+                    stats.add(text)
+        if not keeps_session(pq, data, file_name=file_name, source_kind=source):
+            return None
+        if pq.excluded and any(t.count_in(f, 1) for f in folded if f for t in pq.excluded):
+            return None
     session_when = stored_epoch(when_of(data)) if pq is not None else None
     best_index = -1
     best_score = 0.0
     total = 0.0
+    held: set[int] = set()
     tools = pq is not None and pq.tools
     for idx, msg in enumerate(messages):
         text = content_text(msg.get("content"))
@@ -495,10 +530,12 @@ def classic_candidate(
             role = role if isinstance(role, str) else str(role)
             if not keeps_message(pq, role, bool(msg.get("archived")), when):
                 continue
-            folded = fold(text)
-            if pq.terms and not any(t.count_in(folded, 1) for t in pq.terms):
+            here = fold(text) if tools else folded[idx]
+            found = {i for i, t in enumerate(pq.terms) if t.count_in(here, 1)}
+            if pq.terms and not found:
                 continue
-            s = max(query.score(folded), 1.0)
+            held |= found
+            s = max(query.score(here), 1.0)
         else:
             s = query.score(text.lower())
         total += s
@@ -532,7 +569,7 @@ def classic_candidate(
             "phrase": query.needle in anchor_text.lower(),
         },
     )
-    return Candidate(hit, lineage_key(data))
+    return Candidate(hit, lineage_key(data), frozenset(held))
 
 
 def search(

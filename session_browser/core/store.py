@@ -324,6 +324,7 @@ class DefaultSessionStore(PraisonAICompat):
         parsed = recall.ClassicQuery.parse(query, language=language)
         if not parsed.searchable:
             return []
+        stats = recall.scan_stats(parsed)
         out = []
         for path, _st, data in self.iter_sessions():
             cand = recall.classic_candidate(
@@ -333,10 +334,11 @@ class DefaultSessionStore(PraisonAICompat):
                 source=self.source_kind,
                 store=self.label,
                 file_name=path.name,
+                stats=stats,
             )
             if cand is not None:
                 out.append(cand)
-        return out
+        return recall.keep_matching(out, parsed, None if stats is None else stats.rare())
 
     def search(self, query: str, *, limit: int = 5, window: int = 5) -> list[SessionHit]:
         """Full-text recall across every session (archived and active turns)."""

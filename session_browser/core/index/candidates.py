@@ -12,9 +12,9 @@ from typing import Any
 
 from ..notes import COMMON_WORDS, Note
 from ..query import ParsedQuery, Term
+from ..query.match import RARE_DF as RARE_DF  # a term at most this frequent generates candidates
 from .rank import CorpusStats, Msg, Scored, Scorer, SessionInfo
 
-RARE_DF = 1000  # a term at most this frequent generates candidates
 DRIVER_BUDGET = 300  # rarer terms are added as drivers while their summed df stays under this
 CANDIDATE_LIMIT = 400  # newest candidate messages taken from the drivers
 ALL_TERMS_LIMIT = 150  # newest messages holding every term (taken whatever their frequency)

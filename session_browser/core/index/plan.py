@@ -31,6 +31,7 @@ from .newest import newest_ids
 from .owners import RowOwners
 from .pick import recent_first
 from .rank import (
+    COVERAGE_CHECK,
     CorpusStats,
     Scored,
     Scorer,
@@ -228,6 +229,10 @@ class IndexPlan(IndexReconcile):
         scored = score_rows(rows, scorer)
         if (pq.excluded or len(pq.terms) > 1) and scored:
             scored = self._refine(db, scorer, pq, scored, limit)
+        if pq.excluded and len(scored) > COVERAGE_CHECK:
+            # refine looked only at the best: no session holding an excluded word is a hit
+            gone = self._excluded_sids(db, pq)
+            scored = [s for s in scored if s.info.key not in gone]
         counting = self.has_fts and not pq.tools  # (in:tools: the scored sessions are counted)
         counted = self._count_matches(db, pq, dfs, scorer.rare) if counting else None
         return scored, warnings, counted

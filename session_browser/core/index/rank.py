@@ -16,6 +16,8 @@ from ..query import (
     Term,
     fold,
 )
+from ..query.match import COMMON_SHARE as COMMON_SHARE  # (the team index reads it here)
+from ..query.match import is_common, rare_terms
 from ..vault.feed import live_file
 
 BM25_K1 = 1.2
@@ -24,20 +26,8 @@ PHRASE_BOOST = 1.5
 ALL_TERMS_BOOST = 1.25
 SCORE_TEXT_CHARS = 50_000  # characters of one message folded at a time by the scorer
 SCORE_CUT_SEARCH = 2_000  # ... cut at the first whitespace this far past that (words stay whole)
-COMMON_SHARE = 0.1  # a word in more than this share of the messages is common
-COMMON_MIN_MESSAGES = 50  # ... counted only in an index of at least this many messages
 COMMON_WEIGHT = 0.25  # their idf is multiplied by this when the query has rarer words
 COVERAGE_CHECK = 25  # top sessions whose missing terms are looked up in their other messages
-# Words that never make a session a hit on their own when the query has rarer ones.
-_STOPWORD_TEXT = """
-    a about above after again all also am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for
-    from further had has have having he her here hers him his how i if in into is it its
-    just me more most my no nor not now of off on once only or other our ours out over own
-    same she should so some such than that the their theirs them then there these they this
-    those through to too under until up very was we were what when where which while who
-    whom why will with would you your yours"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
 @dataclass
@@ -144,15 +134,6 @@ def pieces(text: str) -> Iterator[str]:
         yield text[start:end]
 
 
-def is_common(term: Term, df: int, total: int) -> bool:
-    """A term too common to make a session a hit on its own: every token an English
-    stopword (:data:`STOPWORDS`), or held by more than :data:`COMMON_SHARE` of the messages
-    (by document frequency, when the index counts it)."""
-    if term.tokens and not term.prefix and all(t in STOPWORDS for t in term.tokens):
-        return True
-    return total >= COMMON_MIN_MESSAGES and df > COMMON_SHARE * total
-
-
 def recency(ts: float | None, now: float) -> float:
     """The score of a filter-only hit: 1 / (1 + age in days) of its latest matching message
     (0 without any time), so newer ranks first, also across stores."""
@@ -182,8 +163,8 @@ class Scorer:
         # Common words (see :func:`is_common`): when the query mixes them with rarer words, a
         # session must hold one of the rarer ones; a query of common words only keeps all.
         self.common = [is_common(t, df, n) for t, df in zip(self.terms, dfs, strict=True)]
-        rare = {i for i, c in enumerate(self.common) if not c}
-        self.rare: set[int] = rare if len(rare) < len(self.terms) else set()
+        self.rare: set[int] = rare_terms(self.terms, dfs, n)
+        rare = self.rare
         if self.rare:  # ... and their words weigh less, in the score and the coverage
             self.idf = [w * (1.0 if i in rare else COMMON_WEIGHT) for i, w in enumerate(self.idf)]
             self.idf_total = sum(self.idf) or 1.0

@@ -29,6 +29,7 @@ from ..query import (
     fts_expr,
     parse_query,
 )
+from ..query.match import rare_terms
 from ..sources.base import SessionSource
 from ..sources.praisonai import PraisonAISource
 from ..store import DefaultSessionStore
@@ -297,7 +298,13 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
             data = self._load_file(name)
             return None if data is None else self._classic_candidate(data, parsed, window, name)
 
-        return _each_file(self._classic_order(names), candidate)
+        cands = _each_file(self._classic_order(names), candidate)
+        if pq is None:
+            return cands
+        # Common words told from rarer ones by the index's frequencies, as relevance does.
+        stats = self.corpus_stats(pq)
+        dfs = [stats.dfs.get(t.fts(), 0) for t in pq.terms]
+        return recall.keep_matching(cands, parsed, rare_terms(pq.terms, dfs, stats.total))
 
     # ------------------------------------------------------------------ relevance
 
@@ -437,6 +444,8 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         if not self._session_filters_ok(pq, data, name):
             return None
         messages = recall.project(data)
+        if recall.holds_any(pq.excluded, messages):  # any message, as in the index
+            return None
         when = recall.when_of(data)
         when_ts = stored_epoch(when)
         msgs: list[Msg] = []

@@ -100,13 +100,15 @@ class ParsedQuery:
 
     @property
     def empty(self) -> bool:
-        return not self.terms and not self.has_filters
+        """Nothing to search: no word, no excluded word, no filter. (A query of excluded
+        words only lists every session holding none of them, as filters alone do.)"""
+        return not self.terms and not self.excluded and not self.has_filters
 
     @property
     def nothing_searchable(self) -> bool:
         """Text was typed, but no word, excluded word or filter came of it (only
         punctuation or symbols, say a lone quote or an emoji): nothing can be searched."""
-        return bool(self.text.strip()) and self.empty and not self.excluded
+        return bool(self.text.strip()) and self.empty
 
     @property
     def all_tokens(self) -> tuple[str, ...]:

@@ -130,6 +130,7 @@ class SourceStore(ReadOnlyWrites):
         parsed = recall.ClassicQuery.parse(query, language=language)
         if not parsed.searchable:
             return []
+        stats = recall.scan_stats(parsed)
         out: list[recall.Candidate] = []
         tools = parsed.filters is not None and parsed.filters.tools
         for _sid, name, _size, data in self._sessions(include_hidden=tools):
@@ -140,11 +141,12 @@ class SourceStore(ReadOnlyWrites):
                 source=self.source.kind,
                 store=self.label,
                 file_name=name,
+                stats=stats,
             )
             if cand is not None:
                 self.source.settle_hit(cand.hit, data)
                 out.append(cand)
-        return out
+        return recall.keep_matching(out, parsed, None if stats is None else stats.rare())
 
     def search(self, query: str, *, limit: int = 5, window: int = 5) -> list[SessionHit]:
         return recall.search(query, limit, lambda: self.search_candidates(query, window=window))

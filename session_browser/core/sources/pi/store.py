@@ -274,6 +274,7 @@ class PiStore(ReadOnlyWrites):
         parsed = recall.ClassicQuery.parse(query, language=language)
         if not parsed.searchable:
             return []
+        stats = recall.scan_stats(parsed)
         out: list[recall.Candidate] = []
         tools = parsed.filters is not None and parsed.filters.tools
         for path, _st, session in self.iter_sessions(project=project, include_hidden=tools):
@@ -284,12 +285,13 @@ class PiStore(ReadOnlyWrites):
                 source=PI_SOURCE,
                 store=self.label,
                 file_name=path.name,
+                stats=stats,
             )
             if cand is not None:
                 settle_automation(cand.hit, session.data)
                 cand.hit.project = session.cwd
                 out.append(cand)
-        return out
+        return recall.keep_matching(out, parsed, None if stats is None else stats.rare())
 
     def search(
         self,
