@@ -60,6 +60,12 @@ QUERIES = {
     "CAFÉ": {"cafe"},
     "role:assistant archived:yes": {"arch"},
     "source:cron": {"cron_budget"},
+    # excluded words alone: every session holding none of them (filters alone list too)
+    '-"lorem"': {"old_budget", "new_budget", "agent_budget", "cron_budget", "phrase", "words",
+                 "prefix", "cafe", "substring"},
+    "-lorem -budget -migration -migrating": {"cafe", "substring"},
+    # a stopword never makes a hit on its own when the query has a rarer word
+    "the lorem": {"user_lorem", "asst_lorem", "arch", "proj"},
 }
 
 
