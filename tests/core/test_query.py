@@ -15,6 +15,7 @@ from session_browser.core.query import (
     Term,
     fold,
     fts_expr,
+    highlight_terms,
     like_pattern,
     parse_query,
     tokenize,
@@ -258,3 +259,17 @@ def test_relative_dates_mean_the_same_with_and_without_the_index(
         assert not bad.hits
     finally:
         group.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "key"),
+    [('zebraword session:abc"', "session"), ('agent:q"q', "agent"), ('role:us"er"', "role")],
+)
+def test_a_quote_inside_a_filter_value_is_an_error(query: str, key: str) -> None:
+    # never the filter silently dropped for words (which widens the result)
+    with pytest.raises(QueryError, match=rf"{key}: a value holding a quote must be quoted"):
+        parse_query(query)
+    # a value quoted whole is one value; a quoted phrase after a word is words
+    assert parse_query('agent:"q q" zebra').agent == "q q"
+    assert [t.tokens for t in parse_query('zebra:"q q"').terms] == [("zebra", "q", "q")]
+    assert highlight_terms(query) == [w for w in query.split() if ":" not in w]

@@ -124,3 +124,14 @@ def test_cli_no_index_honours_filters(store_dir: Path) -> None:
         main, ["search", "since:someday lorem", "--no-index", "--store", str(store_dir)]
     )
     assert bad.exit_code != 0 and "since" in bad.output
+
+
+@pytest.mark.parametrize("query", ['lorem session:abc"', 'agent:q"q', 'lorem -dolor agent:q"q'])
+def test_a_quote_inside_a_filter_value_is_one_line_and_a_failure(
+    store_dir: Path, query: str
+) -> None:
+    for extra in ([], ["--no-index"]):
+        run = CliRunner().invoke(main, ["search", query, "--store", str(store_dir), *extra])
+        assert run.exit_code != 0, run.output
+        lines = run.output.strip().splitlines()
+        assert len(lines) == 1 and "must be quoted whole" in lines[0], run.output

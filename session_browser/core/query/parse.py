@@ -21,7 +21,8 @@ A query is a list of space-separated parts:
   records each session's origin).
 
 Any text parses: an unknown ``key:value`` is just words, a lone ``"`` closes at the end, a lone
-``-`` or ``*`` is ignored. Only a bad *filter value* is an error (:class:`QueryError`, with a
+``-`` or ``*`` is ignored. Only a bad *filter value* is an error (a quote inside one, as in
+``agent:q"q``, too: the filter is never dropped for words) (:class:`QueryError`, with a
 message that says what is expected). Words are tokenised the way the index tokenises them
 (letters and digits; everything else separates), so ``foo.bar`` is the phrase ``"foo bar"``.
 Nothing a person types ever reaches FTS5 unquoted: :func:`fts_expr` quotes every token.
@@ -150,8 +151,8 @@ def _split(text: str) -> list[tuple[str, str, bool, tuple[int, int]]]:
 
 
 def _classify(head: str, body: str, quoted: bool) -> tuple[str, str, str]:
-    """What one part of a query is: ``("filter", key, value)``, ``("exclude", "", text)``
-    or ``("term", "", text)``."""
+    """What one part of a query is: ``("filter", key, value)``, ``("exclude", "", text)``,
+    ``("term", "", text)`` or ``("bad", key, text)`` (a filter whose value holds a quote)."""
     negative = False
     if quoted:
         if head.startswith("-"):
@@ -159,6 +160,10 @@ def _classify(head: str, body: str, quoted: bool) -> tuple[str, str, str]:
         key = head[:-1].lower() if head.endswith(":") else ""
         if key in FILTER_KEYS and not negative:
             return "filter", key, body
+        typed, colon, _value = head.partition(":")
+        if colon and typed.lower() in FILTER_KEYS and not negative:
+            # A quote inside a filter value (``session:abc"``): never words in its place.
+            return "bad", typed.lower(), f'{head}"{body}'
         if head:
             body = head + " " + body
     else:
@@ -223,6 +228,11 @@ def parse_query(text: str, *, now: float | None = None) -> ParsedQuery:
     pq = ParsedQuery(text=text)
     for head, body, quoted, _span in _split(text):
         kind, key, body = _classify(head, body, quoted)
+        if kind == "bad":
+            raise QueryError(
+                f"{key}: a value holding a quote must be quoted whole, like "
+                f'{key}:"a value" (not {body!r})'
+            )
         if kind == "filter":
             setattr(pq, BY_KEY[key].name, parse_value(key, body, clock))
             continue
