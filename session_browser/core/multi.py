@@ -128,6 +128,7 @@ class StoreGroup:
         per_store: list[list[recall.Candidate]] = []
         extras: list[Any] = []
         fuzzy: list[bool] = []
+        modes: list[str] = []  # how each store answered (relevance: "+scan" only if it scanned)
         if ranking == "relevance":
             from .query import QueryError, parse_query
 
@@ -146,6 +147,7 @@ class StoreGroup:
                     )
                     cands, was_fuzzy = rel.candidates, rel.fuzzy
                     extras.append(store)
+                    modes.append(rel.mode)
                     if result is not None:
                         result.matched_sessions += int(rel.matched)
                         result.matched_exact = result.matched_exact and rel.exact
@@ -155,6 +157,7 @@ class StoreGroup:
                 else:
                     cands = store.search_candidates(query, window=window, language=True)
                     was_fuzzy = False
+                    modes.append("scan")
                     if result is not None:
                         result.matched_sessions += len(cands)
                 per_store.append(list(cands))
@@ -190,6 +193,8 @@ class StoreGroup:
             seen |= first.keys()
         if ranking != "relevance" and result is not None:
             result.matched_sessions = len(out)
+        if result is not None:
+            result.mode = _combined(modes) if modes else self._mode()
         return out, extras
 
     def search(
@@ -246,7 +251,6 @@ class StoreGroup:
             result.elapsed_ms = (time.perf_counter() - started) * 1000
             return result
         result.hits = recall.rank(cands, limit)
-        result.mode = self._mode()
         if not cands and ranking == "relevance":
             from .query import why_empty
 
@@ -275,9 +279,7 @@ class StoreGroup:
                 if index.indexing:
                     mode += "+scan"
                 modes.append(mode)
-        if not modes:
-            return "scan"
-        return modes[0] if len(set(modes)) == 1 else "+".join(sorted(set(modes)))
+        return _combined(modes)
 
     # ------------------------------------------------------------------ indexing
 
@@ -416,3 +418,10 @@ def _unique(rows: Sequence[SessionSummary]) -> list[SessionSummary]:
             seen.add(row.session_id)
             out.append(row)
     return out
+
+
+def _combined(modes: Sequence[str]) -> str:
+    """One mode for several stores' (``scan`` when there is none)."""
+    if not modes:
+        return "scan"
+    return modes[0] if len(set(modes)) == 1 else "+".join(sorted(set(modes)))

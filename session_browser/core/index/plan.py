@@ -205,14 +205,14 @@ class IndexPlan(IndexReconcile):
         pq: ParsedQuery,
         corpus: CorpusStats | None = None,
         limit: int = 5,
-    ) -> tuple[list[Scored], list[str], int | None]:
-        """(scored sessions, warnings, matched sessions counted over the whole index or None
-        when not counted). A filter-only query lists every session with a message passing
+    ) -> tuple[list[Scored], list[str], tuple[int, bool] | None]:
+        """(scored sessions, warnings, (matched sessions counted over the whole index, exact)
+        or None when not counted). A filter-only query lists every session with a message passing
         the filters, newest first (:meth:`_recent_index`)."""
         warnings: list[str] = []
         if not pq.terms:
             recent, count = self._recent_index(db, pq, limit)
-            return recent, warnings, count
+            return recent, warnings, (count, True)
         dfs = [self._df(db, t) for t in pq.terms] if self.has_fts else [1] * len(pq.terms)
         scorer = self._scorer(db, pq, dfs, corpus)
         rows: list[tuple[Any, ...]]
@@ -239,35 +239,37 @@ class IndexPlan(IndexReconcile):
 
     def _count_matches(
         self, db: sqlite3.Connection, pq: ParsedQuery, dfs: Sequence[int], rare: set[int]
-    ) -> int | None:
-        """Sessions of the index that are hits for ``pq`` whatever the candidate bound: a
-        message passing the filters holds one of the query's rarer terms (any term when all
-        are common), and no message holds an excluded term. None when that would read more
-        than :data:`COUNT_BUDGET` postings (the caller then counts the scored sessions)."""
+    ) -> tuple[int, bool]:
+        """(sessions of the index that are hits for ``pq`` whatever the candidate bound,
+        exact): a message passing the filters holds one of the query's rarer terms (any term
+        when all are common), and no message holds an excluded term. When that would read
+        more than :data:`COUNT_BUDGET` postings, the sessions of the first
+        :data:`COUNT_BUDGET` matching messages (in row order) are counted: a lower bound that
+        depends only on the data, never on how many hits were asked for or on time."""
         which = [i for i in range(len(pq.terms)) if (not rare or i in rare) and dfs[i] > 0]
         if not which:
-            return 0
+            return 0, True
         cost = sum(dfs[i] for i in which) + sum(self._df(db, t) for t in pq.excluded)
-        if cost > COUNT_BUDGET:
-            return None
+        exact = cost <= COUNT_BUDGET
         expr = fts_expr([pq.terms[i] for i in which])
         fsql, fparams = self._filter_sql(pq)
-        sids = None if fsql else self._posting_sessions(db, expr)
+        sids = None if fsql or not exact else self._posting_sessions(db, expr)
         if sids is None:
             # Sessions are joined only when a filter reads them: one lookup less per posting.
             join = " JOIN sessions s ON s.sid = m.sid" if _READS_SESSIONS.search(fsql) else ""
+            bound = "" if exact else f" ORDER BY fts.rowid LIMIT {COUNT_BUDGET}"
             # (no DISTINCT: SQLite's temporary b-tree for it costs more than the set here)
             sids = {
                 r[0]
                 for r in db.execute(
                     "SELECT m.sid FROM fts JOIN messages m ON m.id = fts.rowid"
-                    f"{join} WHERE fts MATCH ?{fsql}",
+                    f"{join} WHERE fts MATCH ?{fsql}{bound}",
                     [expr, *fparams],
                 )
             }
         if sids and pq.excluded:
             sids -= self._excluded_sids(db, pq)
-        return len(sids)
+        return len(sids), exact
 
     def _posting_sessions(self, db: sqlite3.Connection, expr: str) -> set[int] | None:
         """The sessions with a message matching the FTS5 expression ``expr``, from the

@@ -357,7 +357,7 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
             raise SearchCancelled
         scored, pq, matched, counted, unscanned, fuzzy, warnings, mode = found
         cands = self._to_candidates(scored, pq, limit, window, cancelled)
-        exact = counted is not None and not unscanned
+        exact = counted is not None and counted[1] and not unscanned
         return Relevance(cands, matched, exact, fuzzy, warnings, mode)
 
     def _failed(
@@ -378,7 +378,7 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
 
     def _relevance_locked(
         self, db: sqlite3.Connection, pq: ParsedQuery, limit: int, corpus: CorpusStats | None
-    ) -> tuple[list[Scored], ParsedQuery, int, int | None, int, bool, list[str], str]:
+    ) -> tuple[list[Scored], ParsedQuery, int, tuple[int, bool] | None, int, bool, list[str], str]:
         """The scored sessions (index, then files not indexed yet, then typo correction)."""
         scored, warnings, counted = self._score_index(db, pq, corpus, limit)
         with self._state_lock:
@@ -403,7 +403,13 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
                         scanned = self._score_files(db, pq, pending, corpus)
         if stale:
             scored = [s for s in scored if s.info.key not in stale]
-        matched = len(scored) if counted is None else max(counted, len(scored))
+        if counted is None:
+            matched = len(scored)
+        elif counted[1]:
+            matched = max(counted[0], len(scored))
+        else:  # a lower bound from the data alone (never from the candidates read for this
+            # page, which grow with it), and never below the hits a page shows
+            matched = max(counted[0], min(len(scored), limit))
         mode = "index" if self.has_fts else "like"
         if pending:
             mode += "+scan"
