@@ -15,6 +15,7 @@ import json
 import os
 import re
 import signal
+import sqlite3
 import stat
 import tempfile
 import threading
@@ -375,6 +376,22 @@ def write_session_file(path: Path, data: dict[str, Any]) -> None:
     """
     remove_stale_temps(path)
     atomic_write_bytes(path, dumps_session(data))
+
+
+_SQLITE_FULL = 13  # SQLITE_FULL, the primary result code (extended codes keep it in 8 bits)
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` says the disk (or the user's quota) is full: ``ENOSPC``/``EDQUOT`` from
+    the system, ``SQLITE_FULL`` (``database or disk is full``) from SQLite."""
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        if isinstance(code, int):
+            return code & 0xFF == _SQLITE_FULL
+        return "database or disk is full" in str(exc)
+    return False
 
 
 class LockTimeout(OSError):
