@@ -112,9 +112,10 @@ def _run(ctx: click.Context, stores: tuple[str, ...], as_json: bool, action: str
                 entry["error"] = store.broken
             payload.append(entry)
             if not as_json:
-                _print_report(store, report)
-                if store.broken:
+                if store.broken:  # the counts of a pass that failed would mislead
                     click.echo(f"session-browser: {store.broken}", err=True)
+                else:
+                    _print_report(store, report)
     if as_json:
         echo_json({"stores": payload})
     if failed:

@@ -90,10 +90,9 @@ def list_(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
         session = safe(it.session_id or "?")
         if it.id_source == "name":
             session.append(" (from name)", style="dim")
-        if it.inner_id is not None:
-            session.append(" (inside: ", style="dim")
-            session.append_text(safe(it.inner_id))
-            session.append(")", style="dim")
+        if it.inner_id is not None:  # shown, never acted on: the name is the identity
+            session.append(" ⚠ its bytes claim ", style="yellow")
+            session.append_text(safe(it.inner_id, style="yellow"))
         if it.kind == q.KIND_LIVE:
             session.append(" live file, damaged", style="bold red")
         else:
@@ -117,7 +116,11 @@ def _print_salvage(item: q.QuarantineItem, result: q.Salvage, comp: q.Comparison
     out = console()
     out.print(Text("file:    ") + safe(item.path), overflow="fold")
     out.print(Text(f"kind:    {item.kind}, {result.total_bytes} bytes"))
-    out.print(Text("session: ") + safe(result.session_id or "?"), overflow="fold")
+    session = Text("session: ") + safe(result.session_id or "?")
+    if item.inner_id is not None:
+        session.append(" ⚠ its bytes claim ", style="yellow")
+        session.append_text(safe(item.inner_id, style="yellow"))
+    out.print(session, overflow="fold")
     out.print(Text("error:   ") + safe(str(result.problem) if result.problem else "none"))
     out.print(
         Text(

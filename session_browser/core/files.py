@@ -3,6 +3,9 @@
 - Reads never write: :func:`read_json_file` opens read-only and creates nothing.
 - Writes go through :func:`atomic_write_bytes`: a temp file in the same dir, flush+fsync,
   ``os.replace``, fsync of the dir, mode 0600. A reader never sees a half-written file.
+  The writer holds a ``flock`` on its temp file until the rename, so a temp file left by a
+  writer that was killed (nobody holds it) is told from a live one's and removed by the
+  next write of that session (:func:`remove_stale_temps`).
 - :func:`session_lock` takes the same ``<file>.json.lock`` flock that ``praisonaiagents``
   takes, so our writers and PraisonAI's exclude each other across processes.
 """
@@ -15,6 +18,7 @@ import json
 import os
 import re
 import signal
+import sqlite3
 import stat
 import tempfile
 import threading
@@ -27,6 +31,11 @@ from typing import IO, Any
 
 import filelock
 import orjson
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on Linux/macOS
+    fcntl = None  # type: ignore[assignment]
 
 from .model import dumps_json, json_utf8
 from .paths import ensure_private_dir, safe_id
@@ -197,10 +206,34 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def synced_temp(directory: Path, name: str, payload: bytes, mode: int) -> str:
-    """A new temp file in ``directory`` (named after ``name``) holding ``payload``, synced to
-    disk, with ``mode``: to be renamed or linked into place. Removed again when that fails."""
+def _claimed_temp(directory: Path, name: str) -> tuple[int, str, int | None]:
+    """A new temp file ``.<name>.XXXXXXXX.tmp`` in ``directory``: its descriptor, its path,
+    and a second descriptor that holds an exclusive ``flock`` on it until
+    :func:`_release` (None where there are no locks). The lock says a live writer owns
+    the file: the kernel drops it when the writer dies, even by ``kill -9``, and
+    :func:`stale_temp_files` takes only temp files nobody holds."""
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+    if fcntl is None:
+        return fd, tmp, None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        hold: int | None = os.dup(fd)  # the lock lives while either descriptor is open
+    except OSError:
+        hold = None  # a file system without locks: such a temp ages out instead
+    return fd, tmp, hold
+
+
+def _release(hold: int | None) -> None:
+    if hold is not None:
+        with contextlib.suppress(OSError):
+            os.close(hold)
+
+
+def synced_temp(directory: Path, name: str, payload: bytes, mode: int) -> tuple[str, int | None]:
+    """A new temp file in ``directory`` (named after ``name``) holding ``payload``, synced to
+    disk, with ``mode``: to be renamed or linked into place, then the claim on it (the
+    second value) given to :func:`_release`. Removed again when writing it fails."""
+    fd, tmp, hold = _claimed_temp(directory, name)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
@@ -210,8 +243,9 @@ def synced_temp(directory: Path, name: str, payload: bytes, mode: int) -> str:
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        _release(hold)
         raise
-    return tmp
+    return tmp, hold
 
 
 def atomic_write_bytes(path: Path, payload: bytes, *, mode: int = FILE_MODE) -> None:
@@ -222,10 +256,13 @@ def atomic_write_bytes(path: Path, payload: bytes, *, mode: int = FILE_MODE) -> 
     directory = path.parent
     with _interrupts_deferred():
         try:
-            tmp = synced_temp(directory, path.name, payload, mode)
+            tmp, hold = synced_temp(directory, path.name, payload, mode)
         except OSError as exc:
             raise _about(exc, path) from exc
-        _put_in_place(tmp, path)
+        try:
+            _put_in_place(tmp, path)
+        finally:
+            _release(hold)
     fsync_dir(directory)
 
 
@@ -245,7 +282,7 @@ def atomic_writer(
     directory = path.parent
     with _interrupts_deferred():
         try:
-            fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+            fd, tmp, hold = _claimed_temp(directory, path.name)
         except OSError as exc:
             raise _about(exc, path) from exc
         try:
@@ -254,27 +291,31 @@ def atomic_writer(
             os.close(fd)
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+            _release(hold)
             raise
     try:
-        with fh:
-            yield fh  # what the block raises is passed on as it is
+        try:
+            with fh:
+                yield fh  # what the block raises is passed on as it is
+                try:
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                except OSError as exc:
+                    raise _about(exc, path) from exc
             try:
-                fh.flush()
-                os.fsync(fh.fileno())
+                os.chmod(tmp, mode)
             except OSError as exc:
                 raise _about(exc, path) from exc
-        try:
-            os.chmod(tmp, mode)
-        except OSError as exc:
-            raise _about(exc, path) from exc
-        if before_replace is not None:
-            before_replace()
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with _interrupts_deferred():
-        _put_in_place(tmp, path)
+            if before_replace is not None:
+                before_replace()
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        with _interrupts_deferred():
+            _put_in_place(tmp, path)
+    finally:
+        _release(hold)
     fsync_dir(directory)
 
 
@@ -327,15 +368,45 @@ def _about(exc: OSError, path: Path) -> OSError:
     return OSError(exc.errno, exc.strerror or str(exc), str(path))
 
 
-# How old a temp file of ours must be before a later write of its file removes it.
+# How old a temp file of ours must be before a later write of its file removes it, where
+# there are no locks to tell a live writer's temp file from a dead one's.
 STALE_TEMP_SECONDS = 60.0
 # tempfile's random part: 8 characters of [a-z0-9_].
 _TEMP_PART = r"\.[a-z0-9_]{8}\.tmp"
 
 
+def _unclaimed(path: Path) -> bool | None:
+    """Whether no live writer holds the temp file ``path`` (see :func:`_claimed_temp`); None
+    when that cannot be told (no locks here, or the file cannot be opened)."""
+    if fcntl is None:
+        return None
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # its writer is alive
+        except OSError:
+            return None
+        return True
+    finally:
+        os.close(fd)  # drops the lock just taken
+
+
 def stale_temp_files(path: Path, *, older_than: float = STALE_TEMP_SECONDS) -> list[Path]:
-    """Temp files :func:`atomic_write_bytes` left beside ``path`` (``.<name>.XXXXXXXX.tmp``)
-    when a writer was killed, older than ``older_than`` seconds (a live writer's is not)."""
+    """Temp files our atomic writers left beside ``path`` (``.<name>.XXXXXXXX.tmp``, exactly
+    that pattern: never another program's file) when a writer was killed.
+
+    A temp file is stale when no live writer holds its lock (:func:`_claimed_temp`): a
+    writer killed by ``kill -9`` leaves one that the very next write removes. Where locks
+    cannot tell, it is stale once older than ``older_than`` seconds.
+    """
     pattern = re.compile(re.escape(f".{path.name}") + _TEMP_PART + r"\Z")
     prefix = f".{path.name}."
     cutoff = time.time() - older_than
@@ -344,7 +415,7 @@ def stale_temp_files(path: Path, *, older_than: float = STALE_TEMP_SECONDS) -> l
         names = os.listdir(path.parent)
     except OSError:
         return out
-    for name in names:
+    for name in sorted(names):
         if not name.startswith(prefix) or not pattern.match(name):
             continue
         candidate = path.parent / name
@@ -352,7 +423,10 @@ def stale_temp_files(path: Path, *, older_than: float = STALE_TEMP_SECONDS) -> l
             st = candidate.lstat()
         except OSError:
             continue
-        if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff:
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        free = _unclaimed(candidate)
+        if free or (free is None and st.st_mtime < cutoff):
             out.append(candidate)
     return out
 
@@ -370,11 +444,27 @@ def remove_stale_temps(path: Path, *, older_than: float = STALE_TEMP_SECONDS) ->
 def write_session_file(path: Path, data: dict[str, Any]) -> None:
     """Atomically write a session dict in PraisonAI's format (the caller holds its lock).
 
-    Our own temp files of this session that a killed writer left behind (older than
-    :data:`STALE_TEMP_SECONDS`) are removed first.
+    Our own temp files of this session that a killed writer left behind (see
+    :func:`stale_temp_files`) are removed first.
     """
     remove_stale_temps(path)
     atomic_write_bytes(path, dumps_session(data))
+
+
+_SQLITE_FULL = 13  # SQLITE_FULL, the primary result code (extended codes keep it in 8 bits)
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` says the disk (or the user's quota) is full: ``ENOSPC``/``EDQUOT`` from
+    the system, ``SQLITE_FULL`` (``database or disk is full``) from SQLite."""
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        if isinstance(code, int):
+            return code & 0xFF == _SQLITE_FULL
+        return "database or disk is full" in str(exc)
+    return False
 
 
 class LockTimeout(OSError):

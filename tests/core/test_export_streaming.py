@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -167,3 +168,67 @@ def test_stdout_gets_the_same_bytes_and_nothing_when_the_export_fails(tmp_path: 
     (Path(session_dir) / "s1.json").write_text("{broken")
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 1 and res.stdout_bytes == b"" and "s1.json" in res.stderr
+
+
+def _one_message(size: int) -> dict[str, Any]:
+    """A session whose one prompt is ``size`` characters on a single line, backticks in it."""
+    unit = "one long line of `code` and ``more`` words "
+    text = (unit * (size // len(unit) + 1))[:size]
+    return {
+        "session_id": "big",
+        "created_at": "2023-11-14T22:13:20+00:00",
+        "messages": [{"role": "user", "content": text, "timestamp": T0}],
+    }
+
+
+def test_a_huge_message_is_written_to_markdown_without_copies_of_it(tmp_path: Path) -> None:
+    """A 20 MB prompt: the Markdown export's own memory is a few chunks, not copies of it."""
+    size = 20 << 20
+    session = _one_message(size)
+    with (tmp_path / "out.md").open("wb") as fh:
+        tracemalloc.start()
+        try:
+            portable.write_sessions([session], "md", fh, spool_dir=tmp_path)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    written = (tmp_path / "out.md").stat().st_size
+    assert written > size
+    # Building the fenced block, the document and its encoding each copied the message.
+    assert peak < size // 4, (peak, size)
+
+
+def _python_calls(session: dict[str, Any], out: Path) -> int:
+    count = 0
+
+    def counted(_frame: Any, event: str, _arg: Any) -> None:
+        nonlocal count
+        if event in ("call", "c_call"):
+            count += 1
+
+    with out.open("wb") as fh:
+        sys.setprofile(counted)
+        try:
+            portable.write_sessions([session], "md", fh, spool_dir=out.parent)
+        finally:
+            sys.setprofile(None)
+    return count
+
+
+def test_markdown_work_does_not_grow_with_the_message(tmp_path: Path) -> None:
+    """A 4 MB prompt takes about the Python steps of a 1 MB one: a few per block of a file
+    copied, none per character (the fence was found one character at a time)."""
+    small = _python_calls(_one_message(1 << 20), tmp_path / "small.md")
+    big = _python_calls(_one_message(4 << 20), tmp_path / "big.md")
+    assert big - small < (3 << 20) // 1000, (small, big)
+
+
+@pytest.mark.parametrize("run", [0, 1, 2, 3, 4, 7, 8, 1000, 4097])
+def test_the_fence_is_one_longer_than_the_longest_run_of_backticks(run: int) -> None:
+    text = "a ``` b " + "`" * run + " c ``"
+    rendered = portable.render_sessions(
+        [{"session_id": "f", "messages": [{"role": "user", "content": text}]}], "md"
+    ).text
+    fence = "`" * max(3, run + 1, 4)
+    assert f"\n{fence}text\n{text}\n{fence}\n" in rendered
+    assert "`" * (len(fence) + 1) + "text" not in rendered

@@ -12,7 +12,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from session_browser.cli import main
@@ -100,7 +99,9 @@ def test_a_symlinked_item_is_moved_and_put_back_as_the_link(tmp_path: Path) -> N
     assert outside.read_bytes() == b"secret data outside the store"
 
 
-def test_a_spill_with_a_400_char_id_is_listed_unusable_and_blocks_nothing(tmp_path: Path) -> None:
+def test_a_spill_claiming_a_400_char_id_is_its_file_names_session(tmp_path: Path) -> None:
+    """An id no file could be named after is only a claim: the spill is session ``long``,
+    as its name says, and the claim is shown; the other item works as ever."""
     store = _store(tmp_path / "home")
     bad = store.spill_dir / "long.1700000000001.9.abcdef01.json"
     bad.write_text(
@@ -111,25 +112,25 @@ def test_a_spill_with_a_400_char_id_is_listed_unusable_and_blocks_nothing(tmp_pa
         json.dumps({"session_id": "s1", "messages": [{"role": "user", "content": "hey"}]})
     )
     items = {it.name: it for it in q.list_items([store])}
-    assert items[bad.name].unusable and "too long" in items[bad.name].unusable
-    assert items[good.name].unusable is None
-    with pytest.raises(q.QuarantineError, match="cannot name a session file"):
-        q.fold(store, items[bad.name])
+    item = items[bad.name]
+    assert (item.session_id, item.id_source, item.inner_id) == ("long", "name", "x" * 400)
+    assert item.unusable is None and items[good.name].unusable is None
     q.fold(store, items[good.name])  # the other item still works
     runner = CliRunner()
     args = ["--store", str(store.session_dir)]
     res = runner.invoke(main, ["quarantine", "list", "--json", *args])
     assert res.exit_code == 0, res.output
     (listed,) = json.loads(res.stdout)["items"]
-    assert listed["unusable"] and listed["name"] == bad.name
-    res = runner.invoke(main, ["quarantine", "list", *args], env={"COLUMNS": "300"})
-    assert res.exit_code == 0 and "unusable" in res.stdout
+    assert listed["session_id"] == "long" and listed["inner_session_id"] == "x" * 400
+    res = runner.invoke(main, ["quarantine", "list", *args], env={"COLUMNS": "600"})
+    assert res.exit_code == 0 and "its bytes claim" in res.stdout
     for cmd in ("show", "salvage"):
         assert runner.invoke(main, ["quarantine", cmd, bad.name, *args]).exit_code == 0
     res = runner.invoke(main, ["quarantine", "fold", bad.name, "--yes", *args])
-    assert res.exit_code != 0 and bad.name in res.stderr and "Traceback" not in res.output
-    res = runner.invoke(main, ["quarantine", "discard", bad.name, "--yes", *args])
-    assert res.exit_code == 0 and not bad.exists()
+    assert res.exit_code == 0 and "Traceback" not in res.output
+    folded = json.loads(store.session_path("long").read_text())
+    assert folded["session_id"] == "long" and not bad.exists()
+    assert [m["content"] for m in folded["messages"]] == ["hi"]
 
 
 def test_list_shows_the_id_inside_a_corrupt_file_when_the_name_differs(tmp_path: Path) -> None:
@@ -239,3 +240,78 @@ def test_journal_trash_and_data_dir_are_private_under_umask_022(tmp_path: Path) 
     for p in paths:
         mode = stat.S_IMODE(p.lstat().st_mode)
         assert mode == (0o700 if p.is_dir() else 0o600), (p, oct(mode))
+
+
+def _live_session(sid: str, text: str) -> bytes:
+    msgs = [{"role": "user", "content": text, "timestamp": 1.7e9}]
+    return dumps_session({"session_id": sid, "messages": msgs})
+
+
+def test_the_file_name_is_the_session_in_the_list_and_in_every_action(tmp_path: Path) -> None:
+    """A corrupt copy named for ``outer`` whose bytes claim ``inner``: the list, restore,
+    merge, discard and undo all take it as ``outer``; ``inner`` is only shown."""
+    store = _store(tmp_path / "home")
+    outer, inner = store.session_path("outer"), store.session_path("inner")
+    outer.write_bytes(_live_session("outer", "outer's own turn"))
+    inner.write_bytes(_live_session("inner", "inner's own turn"))
+    inner_bytes = inner.read_bytes()
+    claim = {
+        "session_id": "inner",
+        "messages": [{"role": "user", "content": "saved turn", "timestamp": 1.7e9 + 5}],
+    }
+    corrupt = store.session_dir / "outer.json.corrupt-1700000000000"
+    corrupt.write_bytes(dumps_session(claim)[:-3])
+
+    (item,) = q.list_items([store])
+    assert (item.session_id, item.id_source, item.inner_id) == ("outer", "name", "inner")
+    result = q.salvage(item)
+    assert result.session_id == "outer" and any("claim" in n for n in result.notes)
+
+    restored = q.restore(store, item)
+    assert restored.session_id == "outer-restored" and any("claim" in n for n in restored.notes)
+    assert json.loads(store.session_path("outer-restored").read_text())["session_id"] == (
+        "outer-restored"
+    )
+    assert not store.session_path("inner-restored").exists()
+    q.undo(stores=[store])
+    assert not store.session_path("outer-restored").exists()
+
+    outer_before = outer.read_bytes()
+    merged = q.merge(store, q.find_item([store], corrupt.name))
+    assert merged.session_id == "outer" and merged.added == 1
+    contents = [m["content"] for m in json.loads(outer.read_text())["messages"]]
+    assert contents == ["outer's own turn", "saved turn"]
+    assert inner.read_bytes() == inner_bytes  # the claimed session is never touched
+    q.undo(stores=[store])
+    assert outer.read_bytes() == outer_before
+
+    discarded = q.discard(q.find_item([store], corrupt.name))
+    assert discarded.session_id == "outer" and not corrupt.exists()
+    entry = q.undo(stores=[store])
+    assert entry["action"] == "discard" and corrupt.exists()
+
+    res = CliRunner().invoke(
+        main, ["quarantine", "list", "--store", str(store.session_dir)], env={"COLUMNS": "300"}
+    )
+    assert res.exit_code == 0 and "outer" in res.stdout and "its bytes claim inner" in res.stdout
+
+
+def test_a_spill_is_folded_into_the_session_its_name_gives(tmp_path: Path) -> None:
+    """A spill named for ``a`` whose payload claims ``b``: listed as ``a``, folded into
+    ``a`` (``b`` untouched), and undone."""
+    store = _store(tmp_path / "home")
+    live_b = _live_session("b", "b's own turn")
+    store.session_path("b").write_bytes(live_b)
+    spill = store.spill_dir / "a.1700000000001.9.abcdef01.json"
+    spill.write_text(
+        json.dumps({"session_id": "b", "messages": [{"role": "user", "content": "spilled"}]})
+    )
+    (item,) = q.list_items([store])
+    assert (item.session_id, item.inner_id) == ("a", "b")
+    folded = q.fold(store, item)
+    assert folded.session_id == "a" and any("claim" in n for n in folded.notes)
+    data = json.loads(store.session_path("a").read_text())
+    assert data["session_id"] == "a" and [m["content"] for m in data["messages"]] == ["spilled"]
+    assert store.session_path("b").read_bytes() == live_b and not spill.exists()
+    q.undo(stores=[store])
+    assert spill.exists() and not store.session_path("a").exists()

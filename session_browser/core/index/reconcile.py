@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from .. import recall
-from ..files import FileIdentity
+from ..files import FileIdentity, disk_full
 from ..model import (
     JSONDict,
 )
@@ -37,6 +37,8 @@ from .rows import (
 from .schema import (
     Broken,
     IndexDatabase,
+    disk_full_text,
+    rollback,
 )
 from .watch import DirWatch, scan_fingerprint
 
@@ -235,6 +237,10 @@ class IndexReconcile(IndexDatabase):
                     self._vault_backfill(writer, cancel)
             except sqlite3.DatabaseError as exc:
                 self._on_db_error(exc)
+            except OSError as exc:  # a file the pass writes beside the index (the vault's)
+                if not disk_full(exc):
+                    raise
+                self._set_broken(disk_full_text(self.db_path))
             finally:
                 if writer is not None and writer is not self._db:
                     with contextlib.suppress(sqlite3.Error):
@@ -320,7 +326,7 @@ class IndexReconcile(IndexDatabase):
                     db.executemany("DELETE FROM skipped WHERE file=?", [(n,) for n in gone_skipped])
                     db.execute("COMMIT")
                 except BaseException:
-                    db.execute("ROLLBACK")
+                    rollback(db)
                     raise
         self._vault_fresh = feed is not None and not known
         if not todo:
@@ -411,7 +417,7 @@ class IndexReconcile(IndexDatabase):
                     )
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                rollback(db)
                 raise
 
     def _survey(
@@ -641,7 +647,7 @@ class IndexReconcile(IndexDatabase):
                         feed.forget(db, [i.file for i in fresh])
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                rollback(db)
                 if feed is not None:
                     feed.reset()
                 raise
@@ -748,7 +754,7 @@ class IndexReconcile(IndexDatabase):
                             self._insert_isolated(db, [item])
                     db.execute("COMMIT")
                 except BaseException:
-                    db.execute("ROLLBACK")
+                    rollback(db)
                     raise
             self._stats = None
             self._df_cache.clear()
@@ -800,5 +806,5 @@ class IndexReconcile(IndexDatabase):
                 )
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                rollback(db)
                 raise

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import recall
-from ..files import FileIdentity
+from ..files import FileIdentity, disk_full
 from ..model import (
     JSONDict,
     content_text,
@@ -404,28 +404,35 @@ def insert_isolated(
     """Insert ``items`` (in the caller's transaction) so that one that cannot be stored
     never keeps the others out: the batch at once; if that fails, with lone surrogates
     replaced; if that fails too, one by one, each failure recorded in ``skipped``.
-    Returns the (file, reason) of the items left out."""
+    Returns the (file, reason) of the items left out.
+
+    A full disk, or a failure after which SQLite has undone the whole transaction, is no
+    item's fault: it is raised as it is, for the caller to roll back."""
     try:
         db.execute("SAVEPOINT batch")
         try:
             insert(items)
             return []
-        except (sqlite3.Error, UnicodeError, OverflowError, ValueError):
+        except (sqlite3.Error, UnicodeError, OverflowError, ValueError) as exc:
+            _not_the_items(db, exc)
             db.execute("ROLLBACK TO batch")
             items = [cleaned(i) for i in items]
             try:
                 insert(items)
                 return []
-            except (sqlite3.Error, UnicodeError, OverflowError, ValueError):
+            except (sqlite3.Error, UnicodeError, OverflowError, ValueError) as exc:
+                _not_the_items(db, exc)
                 db.execute("ROLLBACK TO batch")
     finally:
-        db.execute("RELEASE batch")
+        if db.in_transaction:
+            db.execute("RELEASE batch")
     left_out: list[tuple[str, str]] = []
     for item in items:
         db.execute("SAVEPOINT one")
         try:
             insert([item])
         except (sqlite3.Error, UnicodeError, OverflowError, ValueError) as exc:
+            _not_the_items(db, exc)
             db.execute("ROLLBACK TO one")
             why = skip_reason(exc)
             try:
@@ -440,12 +447,21 @@ def insert_isolated(
                         why,
                     ),
                 )
-            except (sqlite3.Error, UnicodeError):
+            except (sqlite3.Error, UnicodeError) as failed:
+                _not_the_items(db, failed)
                 why = "file name cannot be stored: " + why  # reported, not kept
             left_out.append((item.file, why))
         finally:
-            db.execute("RELEASE one")
+            if db.in_transaction:
+                db.execute("RELEASE one")
     return left_out
+
+
+def _not_the_items(db: sqlite3.Connection, exc: BaseException) -> None:
+    """Raise ``exc`` again when no item is to blame: the disk is full, or SQLite rolled the
+    whole transaction back (no savepoint is left to return to)."""
+    if disk_full(exc) or not db.in_transaction:
+        raise exc
 
 
 def delete_rows(db: sqlite3.Connection, name: str, *, fts: bool) -> bool:

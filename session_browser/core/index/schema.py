@@ -23,6 +23,7 @@ except ImportError:  # pragma: no cover - not on Linux/macOS
 
 from .. import paths
 from ..compat import StoreDir
+from ..files import disk_full
 from ..model import (
     JSONDict,
 )
@@ -89,6 +90,23 @@ def close_quietly(db: sqlite3.Connection | None) -> None:
     if db is not None:
         with contextlib.suppress(sqlite3.Error):
             db.close()
+
+
+def rollback(db: sqlite3.Connection) -> None:
+    """Undo ``db``'s open transaction, if SQLite has not undone it already (it does so itself
+    on a full disk or an I/O error). A failing rollback never hides the error that led to it:
+    that one is what the caller re-raises."""
+    if db.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+
+
+def disk_full_text(db_path: str) -> str:
+    """The one line that says an index write failed for want of space."""
+    return (
+        f"the disk is full: the search index ({db_path}) could not be written; nothing was "
+        "half-written: free some space and run 'session-browser index update'"
+    )
 
 
 class Broken(Exception):
@@ -269,8 +287,7 @@ class IndexDatabase:
                     raise Broken("could not create the index")
             db.execute("COMMIT")
         except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                db.execute("ROLLBACK")
+            rollback(db)
             raise
 
     @staticmethod
@@ -466,6 +483,9 @@ class IndexDatabase:
 
     def _on_db_error(self, exc: sqlite3.DatabaseError) -> None:
         """A database error: a corrupt file is rebuilt; anything else falls back to the scan."""
+        if disk_full(exc):
+            self._set_broken(disk_full_text(self.db_path))
+            return
         text = str(exc).lower()
         if "malformed" in text or "not a database" in text or "corrupt" in text:
             log.warning("index %s is corrupt (%s); rebuilding", self.db_path, exc)

@@ -173,29 +173,44 @@ def _hit_block(hit: SessionHit, clean: _Text) -> _Block:
 # ---- Markdown
 
 
+_MD_ESCAPES = str.maketrans(
+    {**{ch: "\\" + ch for ch in "\\`*_{}[]#|>~"}, "<": "&lt;", "&": "&amp;"}
+)
+
+
 def _md_inline(text: str) -> str:
     """Text safe in a Markdown heading or list item (markup and raw HTML escaped)."""
-    out = []
-    for ch in text:
-        if ch in "\\`*_{}[]#|>~":
-            out.append("\\" + ch)
-        elif ch == "<":
-            out.append("&lt;")
-        elif ch == "&":
-            out.append("&amp;")
+    return text.translate(_MD_ESCAPES)
+
+
+def _fence_for(text: str) -> str:
+    """The shortest fence of at least three backticks that no run of backticks in ``text``
+    can close: one longer than the longest run.
+
+    Found with substring searches (a run of ``n`` backticks holds every shorter run, so
+    whether ``n`` backticks occur is monotonic in ``n``): a doubling then a halving search,
+    each step one linear scan in C, so a message of any size costs O(size x log(longest
+    run)), never a Python step per character.
+    """
+    if "```" not in text:
+        return "```"
+    low, high = 3, 6  # low backticks occur in text; find a count that does not
+    while high <= len(text) and "`" * high in text:
+        low, high = high, min(high * 2, len(text) + 1)
+    while high - low > 1:  # low occurs, high does not
+        mid = (low + high) // 2
+        if "`" * mid in text:
+            low = mid
         else:
-            out.append(ch)
-    return "".join(out)
+            high = mid
+    return "`" * high
 
 
-def _md_fence(text: str) -> str:
-    """``text`` in a fenced block whose fence no run of backticks inside can close."""
-    longest = run = 0
-    for ch in text:
-        run = run + 1 if ch == "`" else 0
-        longest = max(longest, run)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}text\n{text}\n{fence}"
+def _md_fenced(text: str) -> list[str]:
+    """The lines of ``text`` in a fenced block whose fence no run of backticks inside can
+    close. ``text`` stays one item (never copied into a bigger string): a writer streams it."""
+    fence = _fence_for(text)
+    return [f"{fence}text", text, fence]
 
 
 def _md_block(block: _Block, level: int) -> list[str]:
@@ -217,9 +232,9 @@ def _md_block(block: _Block, level: int) -> list[str]:
         tag = f" · *{', '.join(tags)}*" if tags else ""
         when = f" · {_md_inline(item.when)}" if item.when else ""
         lines.append(f"{hashes}# #{item.index} {_md_inline(item.role)}{when}{tag}")
-        lines += ["", _md_fence(item.content), ""]
+        lines += ["", *_md_fenced(item.content), ""]
         if item.tool:
-            lines += [_md_fence(item.tool), ""]
+            lines += [*_md_fenced(item.tool), ""]
     return lines
 
 

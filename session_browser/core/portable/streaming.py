@@ -54,6 +54,11 @@ class Streamed:
     unexportable: list[str] = field(default_factory=list)
 
 
+# Text is encoded this many characters at a time: a huge message never has a second,
+# encoded copy of itself in memory.
+_CHUNK = 1 << 20
+
+
 class _Out:
     """A binary file written as UTF-8 text, its size counted."""
 
@@ -61,10 +66,13 @@ class _Out:
         self.fh = fh
         self.size = 0
 
-    def write(self, text: str) -> None:
-        data = text.encode("utf-8")
-        self.fh.write(data)
-        self.size += len(data)
+    def write(self, text: str, end: int | None = None) -> None:
+        """Write ``text`` (its first ``end`` characters when given), a chunk at a time."""
+        stop = len(text) if end is None else end
+        for start in range(0, stop, _CHUNK):
+            data = text[start : min(start + _CHUNK, stop)].encode("utf-8")
+            self.fh.write(data)
+            self.size += len(data)
 
 
 def write_sessions(
@@ -134,6 +142,19 @@ def _write_json(sessions: Iterable[JSONDict], out: _Out, *, redact: bool) -> Str
     return result
 
 
+def _body_end(text: str) -> int:
+    """The length of ``text`` without its trailing newlines, found a chunk at a time (no
+    copy of a huge text, no Python step per character)."""
+    end = len(text)
+    while end:
+        chunk = text[max(0, end - _CHUNK) : end]
+        kept = chunk.rstrip("\n")
+        end -= len(chunk) - len(kept)
+        if kept:
+            break
+    return end
+
+
 class _Trimmed:
     """Text written with its trailing newlines held back until more text follows (the
     Markdown file ends in exactly one newline)."""
@@ -143,10 +164,12 @@ class _Trimmed:
         self.pending = 0
 
     def write(self, text: str) -> None:
-        body = text.rstrip("\n")
-        if body:
-            self.out.write("\n" * self.pending + body)
-            self.pending = len(text) - len(body)
+        end = _body_end(text)
+        if end:
+            if self.pending:
+                self.out.write("\n" * self.pending)
+            self.out.write(text, end)
+            self.pending = len(text) - end
         else:
             self.pending += len(text)
 
@@ -179,11 +202,10 @@ def _write_human(
             if not result.count:
                 first_title = block.title
             result.count += 1
-            chunk = "\n" + "\n".join(lines)
-            if fmt == "md":
-                trimmed.write(chunk)
-            else:
-                body.write(chunk)
+            sink = trimmed if fmt == "md" else body
+            for line in lines:  # each line written as it is: a huge message is not copied
+                sink.write("\n")
+                sink.write(line)
         title = clean(sessions_title(first_title, result.count), one_line=True)
         note = _note(redactor)
         head = _Out(out)

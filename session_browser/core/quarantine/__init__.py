@@ -2,7 +2,9 @@
 
 - :func:`list_items` finds every ``<id>.json.corrupt-<ms>`` in the session dirs and every
   spill file in the spill dirs, with size, age, owning session id, whether that session
-  is live, and the parse error with its line, column and byte offset.
+  is live, and the parse error with its line, column and byte offset. The file name is the
+  item's identity, for the list and every action alike: an id written inside that names
+  another file is shown as a claim (``inner_id``), never acted on.
 - :func:`salvage` recovers what the bytes still hold: invalid UTF-8 is replaced (its byte
   ranges reported), the longest valid prefix is closed into a document, and every complete
   message object of ``messages`` and ``archived_messages`` is kept (also past a damaged

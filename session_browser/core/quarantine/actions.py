@@ -48,19 +48,31 @@ from .journal import (
     trash_dir,
 )
 from .listing import item_history, unavailable
-from .salvage import Salvage, _missing, _no_own_file, _salvage_item_bytes, _target, _usable, salvage
+from .salvage import (
+    Salvage,
+    _missing,
+    _no_own_file,
+    _salvage_item_bytes,
+    _target,
+    _usable,
+    claim_note,
+    salvage,
+)
 
 
 def _changes_result(
     action: str, item: QuarantineItem, sid: str | None, changes: Sequence[_FileChange]
 ) -> ActionResult:
-    return ActionResult(
+    result = ActionResult(
         action=action,
         dry_run=True,
         item=str(item.path),
         session_id=sid,
         files=[{"path": str(c.path), "role": c.role, "change": c.change} for c in changes],
     )
+    if item.inner_id is not None and item.session_id:
+        result.notes.append(claim_note(item.session_id, item.inner_id))
+    return result
 
 
 def _write_session_bytes(

@@ -120,8 +120,9 @@ class QuarantineItem:
     live_exists: bool
     problem: ParseProblem | None
     message_count: int | None = None
-    # The id written inside the file when it differs from ``session_id`` (taken from the
-    # file name): merge/restore act on the id inside, so both are shown.
+    # The id written inside the file when it differs from ``session_id``. The file name is
+    # the identity (what PraisonAI named it and what the user sees): every action uses
+    # ``session_id``; the claim inside is only shown, as a warning.
     inner_id: str | None = None
     # Why no action can use this item (an id too long for a file name...), else None.
     unusable: str | None = None
@@ -171,6 +172,28 @@ def id_from_bytes(raw: bytes) -> str | None:
     return session_id_from_bytes(raw)
 
 
+def _identity(
+    raw: bytes, payload: JSONDict | None, stem: str, kind: str
+) -> tuple[str | None, str, str | None]:
+    """(session id, where it came from, the other id the bytes claim) of a listed file.
+
+    The one rule of the workbench, for every kind of item and every action: the file name
+    is the identity (what PraisonAI named the file, what the user sees). The id written in
+    the file is used only when it names that same file (``safe_id`` of it is the name's
+    stem: it is then the exact id, which the name spells lossily); one that names another
+    file is shown as a claim and never acted on.
+    """
+    claimed = payload.get("session_id") if payload is not None else None
+    from_payload = isinstance(claimed, str) and bool(claimed)
+    if not from_payload:
+        claimed = id_from_bytes(raw)
+    if isinstance(claimed, str) and claimed and (safe_id(claimed) == stem or not stem):
+        return claimed, "payload" if from_payload and kind == KIND_SPILL else "bytes", None
+    if stem:
+        return stem, "name", claimed if isinstance(claimed, str) and claimed != stem else None
+    return None, "unknown", None
+
+
 def _live_exists(store: DefaultSessionStore, session_id: str | None) -> bool:
     """Whether ``session_id`` has a live file; ``ValueError``/``OSError`` for an unusable id."""
     if not session_id:
@@ -204,25 +227,11 @@ def _item(
         problem: ParseProblem | None = ParseProblem(f"unreadable: {exc.strerror or exc}")
     else:
         problem, payload = _parse(raw)
-    sid: str | None = None
-    source = "unknown"
     count: int | None = None
     if kind == KIND_SPILL and payload is not None:
-        if isinstance(payload.get("session_id"), str) and payload["session_id"]:
-            sid, source = payload["session_id"], "payload"
         msgs = payload.get("messages")
         count = sum(1 for m in msgs if isinstance(m, dict)) if isinstance(msgs, list) else 0
-    found = id_from_bytes(raw)
-    if sid is None:
-        if found is not None and safe_id(found) == stem:
-            sid, source = found, "bytes"
-        elif stem:
-            sid, source = stem, "name"
-        elif found is not None:
-            sid, source = found, "bytes"
-    if isinstance(payload, dict) and isinstance(payload.get("session_id"), str):
-        found = payload["session_id"] or found
-    inner = found if found is not None and found != sid else None
+    sid, source, inner = _identity(raw, payload, stem, kind)
     unusable: str | None = None
     try:
         live = _live_exists(store, sid)

@@ -440,9 +440,20 @@ def _salvage_item_bytes(item: QuarantineItem, raw: bytes) -> Salvage:
             result.notes.append(f"spilled at {spilled_at}")
         result.archived_messages = []
         result.envelope = {}
-    if item.session_id and (not result.session_id or item.id_source == "payload"):
+    if item.session_id:  # the one rule: the session the listing shows is the one acted on
+        claimed = result.session_id
         result.session_id = item.session_id
+        if claimed and claimed != item.session_id:
+            result.notes.append(claim_note(item.session_id, claimed))
     return result
+
+
+def claim_note(session_id: str, claimed: str) -> str:
+    """What is said of a file whose bytes claim another session than the one it is taken as."""
+    return (
+        f"its bytes claim session {claimed!r}; it is taken as session {session_id!r}, the one "
+        "its file name gives"
+    )
 
 
 # --------------------------------------------------------------------------- compare

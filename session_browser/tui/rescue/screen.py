@@ -177,6 +177,9 @@ class QuarantineList(RowList):
         second.append(one_line(item.session_id or "?"), style=self.style_of("accent"))
         if item.id_source == "name":
             second.append(" (from the file name)", style=dim)
+        if item.inner_id is not None:  # shown only: actions use the name's session
+            second.append(" ⚠ its bytes claim ", style=self.style_of("match"))
+            second.append(one_line(item.inner_id), style=self.style_of("match"))
         second.append(" · ", style=dim)
         if item.kind == q.KIND_LIVE:
             second.append("live file, damaged", style=self.style_of("match"))
