@@ -4,6 +4,10 @@ The seeded corpus and known-item queries are the benchmark's own. SQLite indexes
 dir; the team index receives it from concurrent pushers (each a process pushing a quarter of
 the files as its own machine) into a private schema of the given database, dropped at the
 end. Then both answer the same queries (10 hits each): p50/p95 latency, Rank@1, Recall@10.
+
+Beside them, one session holding a single message of ``"ab ab ab ..."`` (200 MB by default)
+is pushed by ``session-browser push`` in a fresh process, into a private schema of its own:
+its time, and its peak RSS as a multiple of the message (target: at most 4x).
 """
 
 from __future__ import annotations
@@ -27,8 +31,13 @@ from session_browser.core.sources.praisonai import PraisonAISource
 
 from .config import SEARCH_LIMIT
 from .corpus import build_corpus
+from .heavy import write_one_message_session
 from .metrics import first_relevant_rank, latency_stats, machine_info, quality_stats
 from .queries import make_queries
+from .runner import child_env, run_phase
+
+PUSH_MESSAGE_TARGET = 4.0  # peak RSS of pushing one huge message / the message's size
+PUSH_MESSAGE_TIMEOUT = 1800.0
 
 Progress = Callable[[str], None]
 
@@ -98,7 +107,10 @@ def run_team_bench(
     keep: bool = False,
     progress: Progress | None = None,
     include_sgd: bool = True,
+    push_message_mb: float = 0.0,
 ) -> JSONDict:
+    """The report of ``bench --index URL`` (``push_message_mb`` 0: without the one-message
+    push)."""
     say = progress or (lambda _line: None)
     work = Path(tempfile.mkdtemp(prefix="sb-team-bench-", dir=workdir))
     schema = f"sb_bench_{uuid.uuid4().hex[:10]}"
@@ -114,6 +126,8 @@ def run_team_bench(
             "queries": len(items),
             "pushers": pushers,
         }
+        if push_message_mb > 0:
+            out["push_message"] = measure_push_message(url, push_message_mb, work, say)
         say("building the SQLite index")
         started = time.perf_counter()
         local = SqliteSessionStore(
@@ -171,6 +185,72 @@ def run_team_bench(
                 shutil.rmtree(work, ignore_errors=True)
 
 
+def measure_push_message(url: str, mb: float, work: Path, say: Progress) -> JSONDict:
+    """``session-browser push`` of one session holding a single message of about ``mb`` MB,
+    in a fresh process, into a private schema of the team index at ``url`` (dropped after):
+    its time, its exit, and the process's peak RSS (``rss_mb``, ``baseline_rss_mb`` after
+    imports) beside the message's size."""
+    from .heavy import BIG_SESSION_ID
+
+    home = work / "push-message"
+    sessions = home / "sessions"
+    sessions.mkdir(parents=True)
+    size = write_one_message_session(
+        sessions / f"{BIG_SESSION_ID}.json", BIG_SESSION_ID, int(mb * 1e6)
+    )
+    schema = f"sb_bench_{uuid.uuid4().hex[:10]}"
+    psycopg = psycopg_module()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    try:
+        say(f"pushing one {size / 1e6:.1f} MB message")
+        res = run_phase(
+            "cli",
+            {
+                "tag": "push-message",
+                "commands": [["push", "--to", url, "--store", str(sessions)]],
+            },
+            workdir=work,
+            # (push takes a URL: the schema comes through libpq's environment)
+            env={**child_env(home, home), "PGOPTIONS": f"-c search_path={schema},public"},
+            timeout=PUSH_MESSAGE_TIMEOUT,
+        )
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+    out: JSONDict = {"message_bytes": size, "error": None}
+    if res.timed_out:
+        out["error"] = f"stopped after {res.seconds:.0f} s"
+    elif not res.ok:
+        out["error"] = res.error
+    else:
+        cmd = res.data["commands"][0]
+        out |= {
+            "seconds": round(cmd["seconds"], 2),
+            "exit": cmd["exit"],
+            "rss_mb": res.data["rss_mb"],
+            "baseline_rss_mb": res.data["baseline_rss_mb"],
+            "rss_x": round(res.data["rss_mb"] * 2**20 / size, 2),
+        }
+        if cmd["exit"] not in (0, None):
+            out["error"] = f"push exited with {cmd['exit']}"
+    return out
+
+
+def push_message_line(case: JSONDict) -> str:
+    """The one-message push in one line: its peak RSS as a multiple of the message."""
+    head = f"push of one {case['message_bytes'] / 1e6:.1f} MB message: "
+    if case.get("error"):
+        return head + f"not measured: {case['error']}"
+    verdict = "ok" if case["rss_x"] <= PUSH_MESSAGE_TARGET else "FAILS"
+    return head + (
+        f"{case['seconds']:.1f} s, peak RSS {case['rss_mb']:.0f} MB (after imports "
+        f"{case['baseline_rss_mb']:.0f} MB) = {case['rss_x']:.2f}x the message "
+        f"(target <= {PUSH_MESSAGE_TARGET:g}x: {verdict})"
+    )
+
+
 def format_team(report: JSONDict) -> str:
     """The two engines side by side, with the targets."""
     s, t = report["sqlite"], report["team"]
@@ -203,4 +283,6 @@ def format_team(report: JSONDict) -> str:
         f"{report['corpus']['messages']:,} messages, {report['queries']} queries",
     ]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    if "push_message" in report:
+        lines.append(push_message_line(report["push_message"]))
     return "\n".join(lines)

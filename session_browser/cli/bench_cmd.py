@@ -141,6 +141,15 @@ from session_browser.core.text import printable
     "Recall@10.",
 )
 @click.option(
+    "--push-message-mb",
+    type=click.FloatRange(min=0),
+    default=200.0,
+    show_default=True,
+    help="With --index: also push one session holding a single message of this size, in a "
+    "fresh process, and print its peak RSS as a multiple of the message (target <= 4x); "
+    "0 skips it.",
+)
+@click.option(
     "--pushers",
     type=click.IntRange(min=1, max=16),
     default=4,
@@ -172,6 +181,7 @@ def bench(
     write_messages: int,
     no_sgd: bool,
     index_url: str | None,
+    push_message_mb: float,
     pushers: int,
     as_json: bool,
     keep: bool,
@@ -193,7 +203,19 @@ def bench(
     """
     given = store_dir is not None or home is not None
     if index_url is not None:
-        _team(index_url, sessions, seed, queries, pushers, workdir, keep, quiet, as_json, no_sgd)
+        _team(
+            index_url,
+            sessions,
+            seed,
+            queries,
+            pushers,
+            workdir,
+            keep,
+            quiet,
+            as_json,
+            no_sgd,
+            push_message_mb,
+        )
         return
     if store_dir is not None and home is not None:
         fail("give --store or --home, not both")
@@ -284,6 +306,7 @@ def _team(
     quiet: bool,
     as_json: bool,
     no_sgd: bool,
+    push_message_mb: float,
 ) -> None:
     """``bench --index URL``: the team index beside SQLite (see :mod:`..bench.team`)."""
     from session_browser.bench.team import format_team, run_team_bench
@@ -307,6 +330,7 @@ def _team(
             keep=keep,
             progress=say,
             include_sgd=not no_sgd,
+            push_message_mb=push_message_mb,
         )
     except PgIndexError as exc:
         fail(str(exc))

@@ -24,6 +24,7 @@ holds only the redacted copy, hidden parts included).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -237,7 +238,7 @@ class Pusher:
                         f"DELETE FROM {table} WHERE sid = ANY(%s)", ([r[0] for r in rows],)
                     )
                 self.report.removed += len(rows)
-        batch: list[tuple[Parsed, str, str]] = []
+        batch: list[tuple[Parsed, str, bytes]] = []
         count = 0
         done = 0
         for name, fp, ident in todo:
@@ -263,8 +264,8 @@ class Pusher:
 
     def _read(
         self, source: Pushed, name: str, ident: tuple[int, int, int]
-    ) -> tuple[Parsed, str] | None:
-        """(index rows, the JSON sent) of one file, or None when it is no session."""
+    ) -> tuple[Parsed, bytes] | None:
+        """(index rows, the JSON sent, UTF-8) of one file, or None when it is no session."""
         try:
             doc = source.parse(name, ident, None)
         except Exception:  # one file's content never stops the others
@@ -278,14 +279,16 @@ class Pusher:
         try:
             parsed = cleaned(extract(name, FileIdentity(*ident), data, folded=False))
             parsed.hidden = hidden_rows(data, folded=False) if self.hidden else None
-            blob = orjson.dumps(data, default=str).decode()
+            # (bytes, sent as they are: no text copy of a session of hundreds of MB; JSON
+            # escapes every control character, NUL included)
+            blob = orjson.dumps(data, default=str)
         except Exception:
             return None
         if doc.automated is not None:
             parsed.row.settle_automation(doc.automated)
         return parsed, blob
 
-    def _write(self, origin: Origin, batch: list[tuple[Parsed, str, str]]) -> None:
+    def _write(self, origin: Origin, batch: list[tuple[Parsed, str, bytes]]) -> None:
         psycopg = psycopg_module()
         retryable = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
         for attempt in range(RETRIES):
@@ -297,7 +300,7 @@ class Pusher:
                     raise
                 time.sleep(0.05 * (attempt + 1))
 
-    def _write_once(self, origin: Origin, batch: list[tuple[Parsed, str, str]]) -> None:
+    def _write_once(self, origin: Origin, batch: list[tuple[Parsed, str, bytes]]) -> None:
         conn = self.conn
         keys = sorted(
             f"{origin.machine}\x1f{origin.user}\x1f{origin.kind}\x1f{origin.root}\x1f{p.file}"
@@ -324,7 +327,7 @@ class Pusher:
                 len(parsed.messages),
                 parsed.chars,
                 self.redact,
-                _no_nul(blob),
+                blob if len(blob) <= LONG_TEXT else b"",  # (a long one: sent below)
             )
             for parsed, fp, blob in batch
         ]
@@ -347,15 +350,13 @@ class Pusher:
                 cur.execute("DELETE FROM sb_messages WHERE sid = ANY(%s)", (sids,))
                 # (a session sent without its hidden parts keeps none of those sent before)
                 cur.execute("DELETE FROM sb_hidden WHERE sid = ANY(%s)", (sids,))
+                long = [
+                    (sid, b[2]) for sid, b in zip(sids, batch, strict=True) if len(b[2]) > LONG_TEXT
+                ]
+                if long:
+                    _copy_long_data(cur, long)
                 for table, parts in (("sb_messages", vectors), ("sb_hidden", hidden)):
-                    if table == "sb_hidden" and not any(parts):
-                        continue
-                    with cur.copy(
-                        f"COPY {table}(sid, idx, role, archived, ts, text, tsv) FROM STDIN"
-                    ) as copy:
-                        for sid, rows in zip(sids, parts, strict=True):
-                            for msg in rows:
-                                copy.write_row((sid, *msg))
+                    _copy_rows(cur, table, sids, parts)
         if new_terms:  # the typo pass's vocabulary: its own short transaction, so pushers
             # adding the same new words wait on each other for this statement only
             conn.execute(
@@ -368,12 +369,71 @@ class Pusher:
         self.report.messages += sent
 
 
+_COPY_COLUMNS = "(sid, idx, role, archived, ts, text, tsv)"
+
+
+def _copy_rows(cur: Any, table: str, sids: list[int], parts: list[list[tuple[Any, ...]]]) -> None:
+    """COPY the rows of ``table`` (``parts``: each session's rows, without its sid), in
+    order. A text longer than :data:`LONG_TEXT` goes in pieces (:func:`_write_long_row`)
+    in a COPY of its own, so no long text is ever held whole a second time as COPY data."""
+    rows = ((sid, msg) for sid, msgs in zip(sids, parts, strict=True) for msg in msgs)
+    for long, run in itertools.groupby(rows, key=lambda r: len(r[1][4]) > LONG_TEXT):
+        with cur.copy(f"COPY {table}{_COPY_COLUMNS} FROM STDIN") as copy:
+            for sid, msg in run:
+                if long:
+                    _write_long_row(copy, sid, msg)
+                else:
+                    copy.write_row((sid, *msg))
+
+
+LONG_TEXT = 1 << 20  # a message longer than this is sent in pieces of this many characters
+
+
+def _copy_long_data(cur: Any, sessions: list[tuple[int, bytes]]) -> None:
+    """Set the JSON of sessions whose JSON is long (``(sid, its JSON)``), sent by COPY in
+    pieces into a temporary table: as a query's parameter it would be copied twice more
+    (by the driver, then by libpq), each copy as long as the session."""
+    cur.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS sb_push_data(sid bigint, data text) ON COMMIT DELETE ROWS"
+    )
+    with cur.copy("COPY sb_push_data(sid, data) FROM STDIN") as copy:
+        for sid, blob in sessions:
+            copy.write(f"{sid}\t")
+            for start in range(0, len(blob), LONG_TEXT):
+                # JSON holds no raw control character: only its backslashes need escaping
+                copy.write(blob[start : start + LONG_TEXT].replace(b"\\", b"\\\\"))
+            copy.write(b"\n")
+    cur.execute("UPDATE sb_sessions s SET data = d.data FROM sb_push_data d WHERE s.sid = d.sid")
+
+
+def _copy_field(value: Any) -> str:
+    """One field as COPY's text format writes it (``\\N`` for NULL)."""
+    if value is None:
+        return "\\N"
+    if isinstance(value, str):
+        text = _no_nul(value).replace("\\", "\\\\").replace("\n", "\\n")
+        return text.replace("\r", "\\r").replace("\t", "\\t")
+    return repr(value) if isinstance(value, float) else str(int(value))
+
+
+def _write_long_row(copy: Any, sid: int, msg: tuple[Any, ...]) -> None:
+    """One row whose text is long, its text written in pieces (NUL replaced as
+    :func:`_no_nul` does): the memory it takes is one piece, whatever its size."""
+    idx, role, archived, ts, text, literal = msg
+    copy.write("\t".join(map(_copy_field, (sid, idx, role, archived, ts))) + "\t")
+    for start in range(0, len(text), LONG_TEXT):
+        copy.write(_copy_field(text[start : start + LONG_TEXT]).encode())
+    copy.write("\t" + _copy_field(literal) + "\n")
+
+
 def _vector_rows(rows: Iterable[MessageRow], seen: set[str] | None) -> list[tuple[Any, ...]]:
     """The rows of ``sb_messages`` or ``sb_hidden`` (without the session) for index rows,
-    each with its ``tsvector`` literal; their words are added to ``seen`` when given."""
+    each with its ``tsvector`` literal (whose work is bounded: :func:`message_vector`);
+    their words are added to ``seen`` when given. A long text keeps its NUL characters
+    here (no copy of it is made): :func:`_write_long_row` replaces them."""
     out: list[tuple[Any, ...]] = []
     for idx, role, archived, ts, text in rows:
-        text = _no_nul(text)
+        text = _no_nul(text) if len(text) <= LONG_TEXT else text
         literal, toks = message_vector(text)
         if seen is not None:
             seen.update(toks)
@@ -408,7 +468,8 @@ _UPSERT = (
     "session_id, title, when_, created, updated_ts, message_count, "
     "archived_count, source, agent, tagged, rate_auto, machine_paced, lineage, "
     "project, nmsg, chars, redacted, data) VALUES (%s, %s, %s, %s, %s, %s, %s, "
-    "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+    "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+    "convert_from(%b, 'UTF8')) "
     "ON CONFLICT (machine, os_user, kind, root, file) DO UPDATE SET "
     "fingerprint = EXCLUDED.fingerprint, session_id = EXCLUDED.session_id, "
     "title = EXCLUDED.title, when_ = EXCLUDED.when_, "

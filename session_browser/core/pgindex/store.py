@@ -64,7 +64,7 @@ from ..notes import NOTHING_SEARCHABLE, Note
 from ..query import ParsedQuery, QueryError, Term, fold, parse_query, pg_where
 from .conn import PgIndexError, error_line, mask_url, psycopg_module
 from .schema import ensure_schema
-from .tsv import all_query, any_query, term_query
+from .tsv import all_query, any_query, query_lexeme, term_query
 
 _SORTS = {"updated": "updated_ts", "created": "created", "size": "chars"}  # browse order
 STATS_SECONDS = 10.0  # collection statistics are read again after this long
@@ -215,7 +215,7 @@ class PgIndexStore(IndexSearch):
         for term, have in zip(terms, cached, strict=True):
             if have is not None:
                 continue
-            for i, tok in enumerate(term.tokens):
+            for i, tok in enumerate(map(query_lexeme, term.tokens)):
                 prefix = term.prefix and i == len(term.tokens) - 1
                 known = None if prefix else common.get(tok)
                 wanted.setdefault(f"{tok}:*" if prefix else tok, known)
@@ -234,7 +234,7 @@ class PgIndexStore(IndexSearch):
             if have is None:
                 toks = [
                     f"{tok}:*" if term.prefix and i == len(term.tokens) - 1 else tok
-                    for i, tok in enumerate(term.tokens)
+                    for i, tok in enumerate(map(query_lexeme, term.tokens))
                 ]
                 have = min((counts[q] for q in toks), default=0)
                 with self._lock:
