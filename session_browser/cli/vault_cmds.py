@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
-from session_browser.core.text import parse_size, shown_id
+from session_browser.core.text import parse_size, printable, shown_id
 from session_browser.core.vault import Vault, VaultError, Version, default_vault_dir
 from session_browser.core.vault.parts import parts_size
+from session_browser.core.vault.store import catalog_guard
 
 from .common import echo_json, fail, json_option, os_error_text
 
@@ -22,13 +26,26 @@ def _size(_ctx: click.Context, _param: click.Parameter, value: str) -> int:
         raise click.BadParameter(str(exc)) from None
 
 
-def _open() -> Vault:
+@contextlib.contextmanager
+def _open() -> Iterator[Vault]:
+    """The vault, open for one command: a vault that cannot be opened or read (a damaged
+    catalog, a symlinked dir) is one line and exit 1."""
+    root = default_vault_dir()
     try:
-        return Vault(default_vault_dir())
+        with catalog_guard(root / "catalog.sqlite"), Vault(root) as vault:
+            yield vault
     except VaultError as exc:
         fail(str(exc))
+    except sqlite3.Error as exc:
+        fail(f"the vault catalog {root / 'catalog.sqlite'} cannot be read: {exc}")
     except OSError as exc:
         fail(os_error_text(exc, "open the vault"))
+
+
+def _line(text: object) -> str:
+    """Kept text (a path, an id) as it may reach the terminal: every control and bidi
+    character escaped."""
+    return printable(str(text), one_line=True)
 
 
 def _when(epoch: float | None) -> str | None:
@@ -72,6 +89,7 @@ def status(as_json: bool) -> None:
     with _open() as v:
         stats = v.stats()
         root = str(v.root)
+        unknown = v.unknown_packs()
     payload = {
         "dir": root,
         "files": stats.files,
@@ -79,17 +97,23 @@ def status(as_json: bool) -> None:
         "gone": stats.gone,
         "stored_bytes": stats.stored_bytes,
         "kept_bytes": stats.kept_bytes,
+        "unknown_packs": [{"path": str(path), "bytes": size} for path, size in unknown],
     }
     if as_json:
         echo_json(payload)
         return
-    click.echo(f"vault: {root}")
+    click.echo(f"vault: {_line(root)}")
     click.echo(
         f"{stats.files:,} files, {stats.versions:,} versions, {stats.gone:,} no longer on disk"
     )
     click.echo(
         f"{stats.stored_bytes:,} bytes stored for {stats.kept_bytes:,} bytes of latest versions"
     )
+    if unknown:
+        click.echo(
+            f"{len(unknown)} packs ({sum(size for _p, size in unknown):,} bytes) are not in the"
+            " catalog: 'session-browser vault rebuild' takes them back"
+        )
 
 
 @vault.command()
@@ -109,7 +133,7 @@ def log(session_id: str, as_json: bool) -> None:
         subs = f" (with {row['subagent_files']} subagent files)" if row["subagent_files"] else ""
         click.echo(
             f"{row['version']:>3}  {row['seen']}  {row['size']:>12,} bytes{subs}"
-            f"  {messages} messages  {click.style(str(row['path']), bold=True)}{gone}"
+            f"  {messages} messages  {click.style(_line(row['path']), bold=True)}{gone}"
         )
 
 
@@ -150,7 +174,9 @@ def restore(session_id: str, number: int | None, to: Path | None, as_json: bool)
         )
     else:
         subs = f" and {parts} subagent files ({parts_bytes:,} bytes)" if parts else ""
-        click.echo(f"restored {shown_id(session_id)} to {path} ({chosen.size:,} bytes){subs}")
+        click.echo(
+            f"restored {shown_id(session_id)} to {_line(path)} ({chosen.size:,} bytes){subs}"
+        )
 
 
 @vault.command()
@@ -163,8 +189,8 @@ def check(as_json: bool) -> None:
         echo_json({"damaged": problems})
     else:
         for line in problems:
-            click.echo(line)
-        click.echo("the vault is sound" if not problems else f"{len(problems)} damaged entries")
+            click.echo(_line(line))
+        click.echo("the vault is sound" if not problems else f"{len(problems)} problems found")
     if problems:
         raise SystemExit(1)
 
@@ -188,3 +214,43 @@ def prune(budget: int, gone_too: bool, as_json: bool) -> None:
         echo_json({"freed_bytes": freed, "stored_bytes": stored})
     else:
         click.echo(f"freed {freed:,} bytes; {stored:,} bytes stored")
+
+
+@vault.command()
+@json_option
+def rebuild(as_json: bool) -> None:
+    """Rebuild a lost or damaged catalog from the packs (the catalog there was is moved
+    aside, never deleted; no pack is changed). Run it while nothing else uses the vault."""
+    from session_browser.core.vault.rebuild import rebuild as rebuild_catalog
+
+    try:
+        done = rebuild_catalog(default_vault_dir())
+    except VaultError as exc:
+        fail(str(exc))
+    except sqlite3.Error as exc:
+        fail(f"the vault catalog cannot be rebuilt: {exc}")
+    except OSError as exc:
+        fail(os_error_text(exc, "rebuild the vault catalog"))
+    if as_json:
+        echo_json(
+            {
+                "packs": done.packs,
+                "chunks": done.chunks,
+                "files": done.files,
+                "versions": done.versions,
+                "versions_missing_chunks": done.missing,
+                "problems": done.problems,
+                "old_catalog": None if done.old_catalog is None else str(done.old_catalog),
+            }
+        )
+        return
+    for line in done.problems:
+        click.echo(_line(line))
+    click.echo(
+        f"rebuilt the catalog from {done.packs} packs: {done.files:,} files,"
+        f" {done.versions:,} versions, {done.chunks:,} chunks"
+    )
+    if done.missing:
+        click.echo(f"{done.missing:,} versions left out: their chunks are not in the packs")
+    if done.old_catalog is not None:
+        click.echo(f"the catalog there was is kept as {_line(done.old_catalog)}")

@@ -19,7 +19,7 @@ from session_browser.core.vault import Vault, default_vault_dir
 from tests.core.test_claude import Transcript, text
 from tests.core.test_claude_source import append
 from tests.core.test_readonly import snapshot
-from tests.core.test_vault import damage_entry
+from tests.core.test_vault import chunk_bytes_on_disk, damage_entry
 
 SID = "11111111-2222-3333-4444-555555555555"
 OTHER = "99999999-2222-3333-4444-555555555555"
@@ -38,7 +38,8 @@ def claude_dir(root: Path) -> tuple[Path, Transcript]:
 
 
 def packs_size() -> int:
-    return sum(p.stat().st_size for p in (default_vault_dir() / "packs").glob("*.pack"))
+    """The chunk bytes in the packs (what a file's bytes cost, not their descriptions)."""
+    return chunk_bytes_on_disk(default_vault_dir())
 
 
 def test_a_deleted_transcript_stays_findable_and_comes_back_identical(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from session_browser.core.vault.parts import parts_of, parts_size
 from session_browser.core.vault.reading import kept_session, load_session
 from tests.core.test_claude import Transcript, text
 from tests.core.test_claude_source import append
-from tests.core.test_vault import damage_entry
+from tests.core.test_vault import chunk_bytes_on_disk, damage_entry
 
 SID = "11111111-2222-3333-4444-555555555555"
 
@@ -120,13 +120,13 @@ def test_an_appended_subagent_file_stores_only_what_was_appended(tmp_path: Path)
     store = SOURCES["claude"].index(root)
     try:
         packs = default_vault_dir() / "packs"
-        first = sum(p.stat().st_size for p in packs.glob("*.pack"))
+        first = chunk_bytes_on_disk(packs.parent)
         n = len(sub.lines)
         sub.prompt("and the kingfisher?")
         sub.answer("last", text("One kingfisher on the bank."))
         append(folder_sub, sub.lines[n:])
         store.reconcile()
-        grown = sum(p.stat().st_size for p in packs.glob("*.pack")) - first
+        grown = chunk_bytes_on_disk(packs.parent) - first
         assert [h.session_id for h in store.search("kingfisher")] == [SID]
     finally:
         store.close()

@@ -13,7 +13,7 @@ import time
 import zlib
 from collections.abc import Sequence
 
-from .store import _HEADER, COMPRESS_LEVEL, MAGIC, SMALL, Vault, _sha
+from .store import _HEADER, COMPRESS_LEVEL, MAGIC, SMALL, Vault, Version, _sha
 from .zdict import ZDICT
 
 IN_CHUNK = 500  # names per "IN (...)" look-up (under SQLite's variable limit)
@@ -72,6 +72,8 @@ def keep_many(
         put_many(vault, blobs)
         (top,) = vault._db.execute("SELECT coalesce(max(fid), 0) FROM files").fetchone()
         fids = range(int(top) + 1, int(top) + 1 + len(new))
+        (top_vid,) = vault._db.execute("SELECT coalesce(max(vid), 0) FROM versions").fetchone()
+        vids = range(int(top_vid) + 1, int(top_vid) + 1 + len(new))
         vault._db.executemany(
             "INSERT INTO files (fid, source, path, session_id, first_seen, last_seen)"
             " VALUES (?, ?, ?, ?, ?, ?)",
@@ -81,12 +83,20 @@ def keep_many(
             ],
         )
         vault._db.executemany(
-            "INSERT INTO versions (fid, seen, size, sha256, chunks, messages)"
-            " VALUES (?, ?, ?, ?, '', ?)",
+            "INSERT INTO versions (vid, fid, seen, size, sha256, chunks, messages)"
+            " VALUES (?, ?, ?, ?, ?, '', ?)",
             [
-                (fid, when, len(data), digest, n)
-                for fid, (_p, _s, data, n, digest) in zip(fids, new, strict=True)
+                (vid, fid, when, len(data), digest, n)
+                for vid, fid, (_p, _s, data, n, digest) in zip(vids, fids, new, strict=True)
             ],
+        )
+        vault._describe(
+            *(
+                vault._version_record(
+                    Version(vid, source, p, sid, when, len(data), digest, (digest,), n, None)
+                )
+                for vid, (p, sid, data, n, digest) in zip(vids, new, strict=True)
+            )
         )
     return added + len(new)
 
@@ -121,6 +131,7 @@ def put_many(vault: Vault, blobs: Sequence[tuple[bytes, str]]) -> None:
         out.append(packed)
         rows.append((digest, len(data), len(packed) + _HEADER.size, pack.pid, end))
         end += _HEADER.size + len(packed)
+    pack.fh.seek(pack.end)
     pack.fh.write(b"".join(out))
     pack.end = end
     pack.dirty = True

@@ -77,6 +77,8 @@ def keep_parts(
             "INSERT OR IGNORE INTO parts (vid, part) VALUES (?, ?)",
             [(added.vid, vid) for vid in sorted(vids)],
         )
+        if vids:
+            vault._describe(vault._parts_record(added, [vault.version(v) for v in sorted(vids)]))
         return added
 
 

@@ -7,8 +7,10 @@ conversation stays readable and restorable after its file is gone or shortened.
 Layout (``<data dir>/vault``, 0700; every file 0600, as it holds conversation content)::
 
     catalog.sqlite          which file, which versions, which chunks, where each chunk is
-    packs/000001.pack       chunks appended one after another: a 48-byte header (magic,
-                            SHA-256 of the bytes, compressed length), then zlib data
+    packs/000001.pack       records appended one after another, each a 48-byte header
+                            (magic, kind, SHA-256, length) then its data: a chunk (zlib
+                            data) or a description (JSON: a version, its parts, a file
+                            found gone)
 
 A version is the list of its chunks. The same bytes are stored once (content-addressed), and a
 version of an append-only file (JSONL) whose start is the previous version is that version's
@@ -24,15 +26,23 @@ block at a time, never held whole. Every chunk is checked against its hash when 
 and every version against the hash of its whole bytes: a damaged entry raises
 :class:`VaultDamaged` and is never served. The catalog serialises writers across processes
 (``BEGIN IMMEDIATE``), so a prune never removes a chunk a concurrent keep is using.
+
+The packs describe themselves: every version, every set of parts and every file found gone
+is written to the pack as a description beside the chunks, so a lost or damaged catalog is
+rebuilt from the packs alone (:mod:`.rebuild`). A pack the catalog does not name is never
+written to, cut or reused: a new catalog starts a new pack, and ``check`` reports the packs
+it does not know until a rebuild takes them back.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
 import sqlite3
+import stat
 import struct
 import tempfile
 import time
@@ -43,14 +53,16 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..files import FILE_MODE, fsync_dir
-from ..paths import data_dir, ensure_private_dir
+from ..paths import DIR_MODE, data_dir, ensure_private_dir
 from .zdict import ZDICT
 
-SCHEMA_VERSION = 3  # 2: packs; 3: subagent files as parts (an older build refuses it)
+SCHEMA_VERSION = 4  # 2: packs; 3: subagent files as parts; 4: packs describe themselves
 COMPRESS_LEVEL = 1  # JSON compresses about 5x at level 1 already; 6 costs 3x the time for ~10%
 BLOCK = 1 << 20  # bytes read, hashed and compressed at a time
 PACK_MAX = 256 << 20  # a pack this big is closed and the next one started
-MAGIC = b"SBVP"
+MAGIC = b"SBVP"  # a chunk
+RECORD = b"SBVR"  # a description (flag DESCRIBED: JSON, not compressed)
+DESCRIBED = 2
 _HEADER = struct.Struct(">4sB3x32sQ")  # magic, dictionary flag, pad, sha256, compressed length
 SMALL = 4 << 20  # a file up to this size is read, hashed and compressed in one piece
 
@@ -93,6 +105,62 @@ class VaultError(Exception):
 
 class VaultDamaged(VaultError):
     """A kept entry does not match its hash (or is missing): it is reported, never served."""
+
+
+class CatalogDamaged(VaultError):
+    """The vault's catalog cannot be read (the packs may be intact: ``vault rebuild``)."""
+
+
+def catalog_damage(exc: BaseException) -> bool:
+    """Whether ``exc`` says an SQLite file is damaged or not a database at all."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:
+        return not isinstance(exc, sqlite3.OperationalError)
+    return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+
+
+def damaged_text(catalog: Path) -> str:
+    return (
+        f"the vault catalog {catalog} is damaged: 'session-browser vault rebuild'"
+        " rebuilds it from the packs"
+    )
+
+
+@contextlib.contextmanager
+def catalog_guard(catalog: Path) -> Iterator[None]:
+    """Turn an SQLite error that says the catalog is damaged into :class:`CatalogDamaged`."""
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        if catalog_damage(exc):
+            raise CatalogDamaged(damaged_text(catalog)) from exc
+        raise
+
+
+def pack_id(path: Path) -> int | None:
+    """The id of pack file ``path`` (``000001.pack``: 1), None for any other name."""
+    stem, dot, ext = path.name.partition(".")
+    return int(stem) if dot and ext == "pack" and stem.isdigit() else None
+
+
+def scan_pack(
+    fh: IO[bytes], limit: int | None = None
+) -> Iterator[tuple[int, bytes, int, bytes, int]]:
+    """The records of an open pack in order, up to ``limit`` (its end): (offset, magic, flag,
+    digest, length of its data), the file positioned after the header of each. Stops at the
+    first header that is not one (a torn tail)."""
+    offset = 0
+    fh.seek(0, os.SEEK_END)
+    end = fh.tell() if limit is None else min(limit, fh.tell())
+    while offset + _HEADER.size <= end:
+        fh.seek(offset)
+        magic, flag, digest, length = _HEADER.unpack(fh.read(_HEADER.size))
+        if magic not in (MAGIC, RECORD) or offset + _HEADER.size + length > end:
+            return
+        yield offset, magic, flag, digest, length
+        offset += _HEADER.size + length
 
 
 def default_vault_dir() -> Path:
@@ -146,6 +214,99 @@ def _blocks(data: bytes) -> Iterator[bytes]:
         yield bytes(view[start : start + BLOCK])
 
 
+def private_tree(root: Path) -> None:
+    """Make the vault dir private: created 0700, or an existing one (its packs and catalog)
+    tightened to 0700 dirs and 0600 files; :class:`VaultError` for a dir or file that is a
+    symlink (the vault is never kept, or read, through one)."""
+    ensure_private_dir(root.parent)
+    for path, mode in ((root, DIR_MODE), (root / "packs", DIR_MODE)):
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            with contextlib.suppress(FileExistsError):  # made meanwhile: checked below
+                os.mkdir(path, DIR_MODE)
+            info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            raise VaultError(f"{path} is a symlink: the vault is never kept through one")
+        if not stat.S_ISDIR(info.st_mode):
+            raise VaultError(f"{path} is not a directory")
+        if stat.S_IMODE(info.st_mode) != mode:
+            _tighten(path, mode)
+    for path in [root / "catalog.sqlite", *sorted((root / "packs").iterdir())]:
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            raise VaultError(f"{path} is a symlink: the vault is never kept through one")
+        if stat.S_ISREG(info.st_mode) and stat.S_IMODE(info.st_mode) & 0o077:
+            _tighten(path, FILE_MODE)
+
+
+def _no_link_above(path: Path) -> None:
+    """:class:`VaultError` when a dir on the way to ``path`` is a symlink (restore never
+    writes through one: a session dir replaced by a link writes nothing elsewhere)."""
+    current = Path(os.path.abspath(path)).parent
+    for step in [current, *current.parents]:
+        try:
+            if stat.S_ISLNK(os.lstat(step).st_mode):
+                raise VaultError(
+                    f"cannot restore to {path}: {step} is a symlink (restore never writes"
+                    " through one; restore --to a real dir)"
+                )
+        except FileNotFoundError:
+            continue
+
+
+class NotRegular(OSError):
+    """A file the vault does not keep: a symlink, a special file, or one outside its root."""
+
+
+def regular_under(path: str | os.PathLike[str], root: str | os.PathLike[str] | None) -> None:
+    """:class:`NotRegular` unless ``path`` is a regular file reached without a symlink from
+    ``root`` (every dir between them a real dir; ``root`` itself may be a link). Without
+    ``root``: unless ``path`` itself is a regular file, not a link."""
+    text = os.path.abspath(path)
+    if root is not None:
+        base = os.path.abspath(root)
+        rel = os.path.relpath(text, base)
+        parts = rel.split(os.sep)
+        if rel == os.curdir or os.path.isabs(rel) or parts[0] == os.pardir:
+            raise NotRegular(errno.EPERM, "outside its store's dir: not kept", text)
+        current = base
+        for part in parts[:-1]:
+            current = os.path.join(current, part)
+            if not stat.S_ISDIR(os.lstat(current).st_mode):
+                raise NotRegular(errno.ELOOP, "reached through a symlink: not kept", text)
+    if not stat.S_ISREG(os.lstat(text).st_mode):
+        raise NotRegular(errno.ELOOP, "not a regular file (a symlink or special file)", text)
+
+
+def open_regular(
+    path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None
+) -> IO[bytes]:
+    """``path`` open for reading when it is a regular file inside ``root`` (see
+    :func:`regular_under`), opened without following a link and without blocking on a
+    FIFO; :class:`NotRegular` (an ``OSError``) when it is not."""
+    regular_under(path, root)
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced since it was looked at
+            raise NotRegular(errno.ELOOP, "not a regular file", os.fspath(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _tighten(path: Path, mode: int) -> None:
+    """chmod ``path`` to ``mode``, never a symlink's target. Never by opening it: closing a
+    descriptor of an SQLite file drops the locks SQLite holds on it in this process."""
+    if not stat.S_ISLNK(os.lstat(path).st_mode):
+        os.chmod(path, mode)
+
+
 class _Pack:
     """The pack being appended to during one batch."""
 
@@ -161,18 +322,26 @@ class Vault:
 
     def __init__(self, root: Path | None = None) -> None:
         self.root = Path(root) if root is not None else default_vault_dir()
-        ensure_private_dir(self.root / "packs")
-        db_path = self.root / "catalog.sqlite"
-        fresh = not db_path.exists()
-        self._db = sqlite3.connect(
-            db_path, timeout=30.0, isolation_level=None, check_same_thread=False
-        )
-        if fresh:
-            os.chmod(db_path, FILE_MODE)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
+        self.catalog = self.root / "catalog.sqlite"
+        private_tree(self.root)
         self._pack: _Pack | None = None
         self._depth = 0
+        with catalog_guard(self.catalog):
+            self._db = sqlite3.connect(
+                self.catalog, timeout=30.0, isolation_level=None, check_same_thread=False
+            )
+            try:
+                self._setup()
+            except BaseException:
+                self._db.close()
+                raise
+        for name in ("catalog.sqlite", "catalog.sqlite-wal", "catalog.sqlite-shm"):
+            with contextlib.suppress(OSError):
+                _tighten(self.root / name, FILE_MODE)
+
+    def _setup(self) -> None:
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
         with self.batch():
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
@@ -184,7 +353,9 @@ class Vault:
             if "part_of" not in {r[1] for r in self._db.execute("PRAGMA table_info(files)")}:
                 self._db.execute("ALTER TABLE files ADD COLUMN part_of INTEGER")
             row = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-            if row is None or row[0] in ("1", "2"):  # upgraded in place above
+            if row is None or row[0] in ("1", "2", "3"):  # upgraded in place above
+                if row is not None:  # what was kept before packs described themselves
+                    self._describe_all()
                 self._db.execute(
                     "INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
                 )
@@ -192,9 +363,6 @@ class Vault:
                 raise VaultError(
                     f"vault {self.root} has schema {row[0]}, this version reads {SCHEMA_VERSION}"
                 )
-        for name in ("catalog.sqlite-wal", "catalog.sqlite-shm"):
-            with contextlib.suppress(OSError):
-                os.chmod(self.root / name, FILE_MODE)
 
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):  # keep the -wal file small between uses
@@ -246,20 +414,131 @@ class Vault:
         if fresh:
             self._seal()
         row = self._db.execute("SELECT id, end FROM packs ORDER BY id DESC LIMIT 1").fetchone()
+        flags = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC
         if row is None or int(row[1]) >= PACK_MAX or fresh:
-            pid = 1 if row is None else int(row[0]) + 1
+            # A new pack: past every pack file there is, named or not (a pack the catalog
+            # does not know, after it was lost, is never reused).
+            pid = max([0 if row is None else int(row[0]), *self._pack_ids()]) + 1
+            while True:
+                try:
+                    fd = os.open(self._pack_path(pid), flags | os.O_CREAT | os.O_EXCL, FILE_MODE)
+                    break
+                except FileExistsError:
+                    pid += 1
             self._db.execute("INSERT INTO packs (id, end) VALUES (?, 0)", (pid,))
             end = 0
         else:
             pid, end = int(row[0]), int(row[1])
-        path = self._pack_path(pid)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+            fd = os.open(self._pack_path(pid), flags | os.O_CREAT, FILE_MODE)
         fh = os.fdopen(fd, "r+b")
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            fh.close()
+            raise VaultError(f"{self._pack_path(pid)} is not a regular file")
         os.fchmod(fd, FILE_MODE)
-        fh.truncate(end)
+        if os.fstat(fd).st_size > end:
+            fh.truncate(end)  # the torn tail of a batch that never committed
         fh.seek(end)
         self._pack = _Pack(pid, fh, end)
         return self._pack
+
+    def _pack_ids(self) -> list[int]:
+        """The ids of the pack files there are (named by the catalog or not)."""
+        found = (pack_id(path) for path in (self.root / "packs").iterdir())
+        return sorted(pid for pid in found if pid is not None)
+
+    def unknown_packs(self) -> list[tuple[Path, int]]:
+        """The pack files the catalog does not name, with their sizes (a lost catalog's:
+        ``vault rebuild`` takes them back)."""
+        known = {int(r[0]) for r in self._db.execute("SELECT id FROM packs")}
+        out: list[tuple[Path, int]] = []
+        for pid in self._pack_ids():
+            if pid not in known:
+                path = self._pack_path(pid)
+                with contextlib.suppress(OSError):
+                    out.append((path, os.lstat(path).st_size))
+        return out
+
+    def _describe(self, *records: dict[str, Any]) -> None:
+        """Write ``records`` (what the catalog holds of a version, a set of parts, a file
+        found gone) to the pack (inside a batch), so a lost catalog can be rebuilt."""
+        if not records:
+            return
+        pack = self._open_pack()
+        out = []
+        for record in records:
+            payload = json.dumps(record, separators=(",", ":")).encode()
+            out.append(
+                _HEADER.pack(RECORD, DESCRIBED, hashlib.sha256(payload).digest(), len(payload))
+            )
+            out.append(payload)
+        data = b"".join(out)
+        pack.fh.seek(pack.end)
+        pack.fh.write(data)
+        pack.end += len(data)
+        pack.dirty = True
+
+    @staticmethod
+    def _version_record(
+        v: Version, after: tuple[str, Sequence[str]] | None = None
+    ) -> dict[str, Any]:
+        """The description of ``v``. ``after``: the hash and chunks of a version whose
+        chunks start ``v``'s (a file that grew), named by its hash, so a version costs its
+        new chunks, not every chunk of the file again."""
+        chunks = list(v.chunks)
+        record: dict[str, Any] = {
+            "source": v.source,
+            "path": v.path,
+            "session_id": v.session_id,
+            "seen": v.seen,
+            "size": v.size,
+            "sha256": v.sha256,
+            "messages": v.messages,
+        }
+        if (
+            after is not None
+            and 0 < len(after[1]) <= len(chunks)
+            and (chunks[: len(after[1])] == list(after[1]))
+        ):
+            record["after"] = after[0]
+            chunks = chunks[len(after[1]) :]
+        record["chunks"] = chunks
+        return {"version": record}
+
+    @staticmethod
+    def version_key(v: Version) -> list[Any]:
+        """What names a version in the packs' descriptions (its vid is the catalog's)."""
+        return [v.source, v.path, v.seen, v.sha256]
+
+    def _parts_record(self, main: Version, parts: Sequence[Version]) -> dict[str, Any]:
+        return {
+            "parts": {"of": self.version_key(main), "with": [self.version_key(p) for p in parts]}
+        }
+
+    def _describe_all(self) -> None:
+        """Describe every version, set of parts and file found gone the catalog holds (a
+        vault kept before packs described themselves; inside a batch)."""
+        rows = self._db.execute(f"{self._SELECT} ORDER BY v.vid").fetchall()
+        by_vid = {int(r[0]): self._version(r) for r in rows}
+        records = []
+        before: dict[tuple[str, str], Version] = {}
+        for v in by_vid.values():
+            prior = before.get((v.source, v.path))
+            after = None if prior is None else (prior.sha256, prior.chunks)
+            records.append(self._version_record(v, after))
+            before[(v.source, v.path)] = v
+        groups: dict[int, list[Version]] = {}
+        for vid, part in self._db.execute("SELECT vid, part FROM parts ORDER BY vid, part"):
+            if int(vid) in by_vid and int(part) in by_vid:
+                groups.setdefault(int(vid), []).append(by_vid[int(part)])
+        records += [self._parts_record(by_vid[vid], parts) for vid, parts in groups.items()]
+        records += [
+            {"gone": {"source": source, "path": path, "at": at}}
+            for source, path, at in self._db.execute(
+                "SELECT source, path, gone_at FROM files WHERE gone_at IS NOT NULL"
+            )
+        ]
+        for start in range(0, len(records), 1000):
+            self._describe(*records[start : start + 1000])
 
     def _seal(self) -> None:
         """Make the batch's pack bytes durable, then record its end (same transaction)."""
@@ -336,6 +615,7 @@ class Vault:
         packed = comp.compress(data) + comp.flush()
         pack = self._open_pack()
         start = pack.end
+        pack.fh.seek(start)
         pack.fh.write(_HEADER.pack(MAGIC, 1, bytes.fromhex(digest), len(packed)) + packed)
         pack.end = start + _HEADER.size + len(packed)
         pack.dirty = True
@@ -435,7 +715,14 @@ class Vault:
         return fid, last
 
     def _add_version(
-        self, fid: int, when: float, size: int, digest: str, chunks: list[str], messages: int | None
+        self,
+        fid: int,
+        when: float,
+        size: int,
+        digest: str,
+        chunks: list[str],
+        messages: int | None,
+        after: tuple[str, Sequence[str]] | None = None,
     ) -> Version:
         vid = self._db.execute(
             "INSERT INTO versions (fid, seen, size, sha256, chunks, messages)"
@@ -446,9 +733,11 @@ class Vault:
         row = self._db.execute(
             "SELECT source, path, session_id FROM files WHERE fid = ?", (fid,)
         ).fetchone()
-        return Version(
+        version = Version(
             int(vid), row[0], row[1], row[2], when, size, digest, tuple(chunks), messages, None
         )
+        self._describe(self._version_record(version, after))
+        return version
 
     def keep(
         self,
@@ -471,12 +760,13 @@ class Vault:
             fid, last = self._file_row(source, os.fspath(path), session_id, when)
             if last is not None and last[1] == digest:
                 return None
-            chunks: list[str]
             if last is not None and 0 < last[0] < len(data) and _sha(data[: last[0]]) == last[1]:
-                chunks = [*_chunk_list(last[2], last[1]), self._put(data[last[0] :])]
-            else:
-                chunks = [self._put(data)]
-            return self._add_version(fid, when, len(data), digest, chunks, messages)
+                before = _chunk_list(last[2], last[1])
+                chunks = [*before, self._put(data[last[0] :])]
+                return self._add_version(
+                    fid, when, len(data), digest, chunks, messages, (last[1], before)
+                )
+            return self._add_version(fid, when, len(data), digest, [self._put(data)], messages)
 
     def keep_many(
         self,
@@ -499,13 +789,15 @@ class Vault:
         *,
         messages: int | None = None,
         now: float | None = None,
+        root: str | os.PathLike[str] | None = None,
     ) -> Version | None:
         """Keep the file at ``path`` as :meth:`keep` keeps bytes, streamed from the file a
-        block at a time (``OSError`` when it cannot be read). A file that only grew since
-        its latest version is read once: its start is hashed against that version and only
-        the rest is stored."""
+        block at a time (``OSError`` when it cannot be read, or is not a regular file
+        inside ``root``: see :func:`open_regular`). A file that only grew since its latest
+        version is read once: its start is hashed against that version and only the rest
+        is stored."""
         when = time.time() if now is None else now
-        with open(path, "rb") as fh, self.batch():
+        with open_regular(path, root) as fh, self.batch():
             size = os.fstat(fh.fileno()).st_size
             if size <= SMALL:
                 data = fh.read()
@@ -537,9 +829,15 @@ class Vault:
                             block = fh.read(BLOCK)
 
                     digest, added = self._put_stream(tail())
-                    chunks = [*_chunk_list(last[2], last[1]), digest]
+                    before = _chunk_list(last[2], last[1])
                     return self._add_version(
-                        fid, when, int(last[0]) + added, whole.hexdigest(), chunks, messages
+                        fid,
+                        when,
+                        int(last[0]) + added,
+                        whole.hexdigest(),
+                        [*before, digest],
+                        messages,
+                        (last[1], before),
                     )
                 fh.seek(0)
                 whole = hashlib.sha256()
@@ -565,6 +863,8 @@ class Vault:
                 "UPDATE files SET gone_at = ? WHERE source = ? AND path = ? AND gone_at IS NULL",
                 (when, source, os.fspath(path)),
             )
+            main_gone = cur.rowcount > 0
+            gone = [os.fspath(path)] if main_gone else []
             for fid, part in self._db.execute(
                 "SELECT p.fid, p.path FROM files p JOIN files f ON p.part_of = f.fid"
                 " WHERE f.source = ? AND f.path = ? AND p.gone_at IS NULL",
@@ -572,7 +872,9 @@ class Vault:
             ).fetchall():
                 if not os.path.lexists(part):
                     self._db.execute("UPDATE files SET gone_at = ? WHERE fid = ?", (when, fid))
-        return cur.rowcount > 0
+                    gone.append(str(part))
+            self._describe(*({"gone": {"source": source, "path": p, "at": when}} for p in gone))
+        return main_gone
 
     # ------------------------------------------------------------------ read
 
@@ -653,7 +955,11 @@ class Vault:
 
     def check(self) -> list[str]:
         """Every damaged entry, as one line each (empty when the vault is sound)."""
-        problems: list[str] = []
+        problems = [
+            f"{path} ({size:,} bytes) is not in the catalog:"
+            " 'session-browser vault rebuild' takes it back"
+            for path, size in self.unknown_packs()
+        ]
         for (digest,) in self._db.execute("SELECT hash FROM objects ORDER BY hash").fetchall():
             try:
                 for _block in self._iter_object(str(digest)):
@@ -681,6 +987,7 @@ class Vault:
         todo = [(version, target)]
         todo += [(part, target.parent / rel) for part, rel in parts_of(self, version)]
         for _v, path in todo:
+            _no_link_above(path)
             if os.path.lexists(path):
                 raise VaultError(f"{path} exists: restore never writes over a file")
         made: list[Path] = []  # dirs made, then temp files written, then files put in place
@@ -694,6 +1001,7 @@ class Vault:
                         made.append(parent)
                 temps.append(self._restore_temp(v, path))
             for tmp, (_v, path) in zip(temps, todo, strict=True):
+                _no_link_above(path)  # none put there since it was looked at
                 try:
                     os.link(tmp, path)  # fails when the target appeared meanwhile
                 except FileExistsError:
@@ -828,5 +1136,23 @@ class Vault:
                     "UPDATE objects SET pack = ?, offset = ? WHERE hash = ?",
                     (current.pid, start, digest),
                 )
+            self._copy_descriptions(int(pid), current)
             self._db.execute("DELETE FROM packs WHERE id = ?", (pid,))
         return drop
+
+    def _copy_descriptions(self, pid: int, current: _Pack) -> None:
+        """Copy the descriptions in pack ``pid`` to the pack being written (a repack)."""
+        (end,) = self._db.execute("SELECT end FROM packs WHERE id = ?", (pid,)).fetchone()
+        with open(self._pack_path(pid), "rb") as fh:
+            found = [
+                (offset, length)
+                for offset, magic, _f, _d, length in scan_pack(fh, int(end))
+                if magic == RECORD
+            ]
+            for offset, length in found:
+                fh.seek(offset)
+                record = fh.read(_HEADER.size + length)
+                current.fh.seek(current.end)
+                current.fh.write(record)
+                current.end += len(record)
+                current.dirty = True
