@@ -8,6 +8,7 @@ from typing import Any
 import click
 from rich.text import Text
 
+from session_browser.core.files import describe_refused
 from session_browser.core.index import ReconcileReport, SqliteSessionStore
 from session_browser.core.index.partly import describe as describe_lines_skipped
 from session_browser.core.stores import StoreNotFound, StoreSpec, open_index, store_specs
@@ -149,7 +150,9 @@ def _print_status(info: dict[str, Any]) -> None:
     if info.get("indexing"):
         out.print(Text(f"  progress: {done}/{total} files"))
     skipped = info.get("skipped") or []
-    out.print(Text(f"  skipped:  {len(skipped)} file(s)"))
+    refused = describe_refused(info.get("refused") or {})
+    also = f"; not read: {refused} (never followed or opened)" if refused else ""
+    out.print(Text(f"  skipped:  {len(skipped)} file(s){also}"))
     for item in skipped:
         out.print(
             Text("    ") + safe(item["file"]) + Text(": ") + safe(item["reason"]), overflow="fold"

@@ -121,22 +121,122 @@ def _read_to_end(fd: int, hint: int) -> bytes:
         parts.append(chunk)
 
 
-def read_file_bytes(path: Path, *, max_bytes: int | None = None) -> bytes:
+class NotRegularFile(OSError):
+    """A path that is no regular file, refused before anything is read from it (a FIFO would
+    block, ``/dev/zero`` never ends, a symlink may lead out of the tree). ``kind``: what it
+    is (see :func:`not_regular_kind`)."""
+
+    def __init__(self, kind: str, path: str | os.PathLike[str]) -> None:
+        code = {"directory": errno.EISDIR, "symlink": errno.ELOOP}.get(kind, errno.EINVAL)
+        what = "is a directory" if kind == "directory" else f"not a regular file (a {kind})"
+        super().__init__(code, what, os.fspath(path))
+        self.kind = kind
+
+
+def not_regular_kind(mode: int) -> str | None:
+    """What a file of ``mode`` is when it is no regular file (``symlink``, ``directory`` or
+    ``special file``: a FIFO, a device, a socket); None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    return "directory" if stat.S_ISDIR(mode) else "special file"
+
+
+def regular_lstat(
+    path: str | os.PathLike[str], refused: dict[str, int] | None = None
+) -> os.stat_result | None:
+    """``lstat`` of ``path`` when it is a regular file itself (not a link to one); None for
+    anything else, or when it cannot be looked at. A symlink, a FIFO, a device or a socket
+    is counted in ``refused`` by kind (see :func:`count_refused`)."""
+    try:
+        st = os.lstat(path)
+    except (OSError, ValueError):
+        return None
+    kind = not_regular_kind(st.st_mode)
+    if kind is None:
+        return st
+    if kind != "directory" and refused is not None:
+        refused[kind] = refused.get(kind, 0) + 1
+    return None
+
+
+def real_dir(path: str | os.PathLike[str], refused: dict[str, int] | None = None) -> bool:
+    """True when ``path`` is a directory itself, not a symlink to one (a symlink is counted
+    in ``refused``, never followed)."""
+    try:
+        st = os.lstat(path)
+    except (OSError, ValueError):
+        return False
+    if stat.S_ISLNK(st.st_mode) and refused is not None:
+        refused["symlink"] = refused.get("symlink", 0) + 1
+    return stat.S_ISDIR(st.st_mode)
+
+
+def describe_refused(refused: dict[str, int]) -> str:
+    """``2 symlinks, 1 special file``: what a listing refused, for ``index status``."""
+    return ", ".join(
+        f"{n} {kind}{'' if n == 1 else 's'}" for kind, n in sorted(refused.items()) if n
+    )
+
+
+def _open_regular_fd(
+    path: str | os.PathLike[str], follow_links: bool
+) -> tuple[int, os.stat_result]:
+    """A read-only descriptor of the regular file ``path`` and its ``fstat``.
+
+    Opened non-blocking (a FIFO must not wait for a writer; no effect on a regular file)
+    and, unless ``follow_links``, with ``O_NOFOLLOW`` (a symlink is refused, never read).
+    Raises :class:`NotRegularFile` for anything but a regular file, ``OSError`` otherwise;
+    no descriptor outlives a failure."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow_links:
+            raise NotRegularFile("symlink", path) from None
+        if exc.errno == errno.ENXIO:  # a socket (or a device with nothing behind it)
+            raise NotRegularFile("special file", path) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        kind = not_regular_kind(st.st_mode)
+        if kind is not None:
+            raise NotRegularFile(kind, path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def open_regular(path: str | os.PathLike[str], *, follow_links: bool = False) -> IO[bytes]:
+    """``path`` opened for reading (``rb``) when it is a regular file: the one way every
+    source opens a file it found by listing its tree. Raises :class:`NotRegularFile` for a
+    FIFO, a device, a socket, a directory or (unless ``follow_links``) a symlink, without
+    blocking and without reading a byte; ``OSError`` when it cannot be opened."""
+    fd, _st = _open_regular_fd(path, follow_links)
+    try:
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_file_bytes(
+    path: Path, *, max_bytes: int | None = None, follow_links: bool = True
+) -> bytes:
     """The bytes of a regular file, read without writing anything.
 
     Raises ``OSError`` naming ``path``: also for a file that is not a regular file (a
-    directory, a FIFO or a device, which could block or never end) and, with ``max_bytes``,
-    for one bigger than that (``EFBIG``), so one huge file can never exhaust memory. No file
-    descriptor outlives the call, whatever fails.
+    directory, a FIFO or a device, which could block or never end: :class:`NotRegularFile`;
+    a symlink too unless ``follow_links``) and, with ``max_bytes``, for one bigger than that
+    (``EFBIG``), so one huge file can never exhaust memory. No file descriptor outlives the
+    call, whatever fails.
     """
-    # O_NONBLOCK: opening a FIFO must not wait for a writer (no effect on regular files).
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags)
+    fd, st = _open_regular_fd(path, follow_links)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-            raise OSError(errno.EISDIR if what == "a directory" else errno.EINVAL, what, str(path))
         if max_bytes is not None and st.st_size > max_bytes:
             raise OSError(
                 errno.EFBIG,

@@ -70,6 +70,8 @@ class IndexBrowse(IndexHits):
                     size += os.stat(self.db_path + suffix).st_size
         out["db_bytes"] = size
         files = self.source.list_files()
+        # What that listing did not take: symlinks (never followed), FIFOs, devices, sockets.
+        out["refused"] = dict(getattr(self.source, "refused", None) or {})
         out["files"] = len(files)
         out["json_bytes"] = sum(ident[0] for ident in files.values())
         return out

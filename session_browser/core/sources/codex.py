@@ -50,6 +50,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..files import regular_lstat
 from ..model import JSONDict, iso_epoch
 from .claude.transcript import (
     AgentSessionView,
@@ -138,7 +139,7 @@ def codex_session_files(root: str | os.PathLike[str] | None = None) -> list[Path
         dirnames.sort()
         for name in sorted(filenames):
             path = Path(dirpath) / name
-            if name.startswith("rollout-") and name.endswith(".jsonl") and path.is_file():
+            if name.startswith("rollout-") and name.endswith(".jsonl") and regular_lstat(path):
                 out.append(path)
     return out
 

@@ -18,6 +18,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..files import real_dir
 from .base import Identity, Skip
 from .claude.source import AgentSource, file_ident
 from .codex import (
@@ -51,22 +52,27 @@ class CodexSource(AgentSource[CodexParseState]):
         self.root = root
         self._names: tuple[Identity | None, dict[str, str]] | None = None
         self._resume: ResumeStates[CodexParseState] = ResumeStates()
+        #: What the last :meth:`list_files` did not take, by kind (as for Claude Code).
+        self.refused: dict[str, int] = {}
 
     def list_files(self) -> dict[str, Identity]:
         out: dict[str, Identity] = {}
         if not self.root.is_dir():
             return out
         base = str(self.root)
+        refused: dict[str, int] = {}
         for dirpath, dirnames, filenames in os.walk(base):
-            dirnames.sort()
+            # A symlinked folder is listed by os.walk but never walked into: counted.
+            dirnames[:] = sorted(d for d in dirnames if real_dir(os.path.join(dirpath, d), refused))
             rel_dir = os.path.relpath(dirpath, base)
             for name in sorted(filenames):
                 if not _is_rollout(name):
                     continue
-                ident = file_ident(os.path.join(dirpath, name))
+                ident = file_ident(os.path.join(dirpath, name), refused)
                 if ident is not None:
                     rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
                     out[rel] = ident
+        self.refused = refused
         return out
 
     def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ...files import loads
+from ...files import loads, open_regular, real_dir, regular_lstat
 from ...model import JSONDict, iso_epoch
 from ..view import session_dict
 from .transcript import (
@@ -103,20 +103,33 @@ def claude_session_files(root: str | os.PathLike[str] | None = None) -> list[Pat
         dirnames[:] = sorted(d for d in dirnames if d not in ("subagents", "tool-results"))
         for name in sorted(filenames):
             path = Path(dirpath) / name
-            if name.endswith(".jsonl") and not is_subagent_file(path) and path.is_file():
+            if name.endswith(".jsonl") and not is_subagent_file(path) and regular_lstat(path):
                 out.append(path)
     return out
+
+
+def subagent_names(
+    path: str | os.PathLike[str], refused: dict[str, int] | None = None
+) -> list[str]:
+    """The names in ``<stem>/subagents/`` of the main file ``path``, sorted; none when
+    ``<stem>`` or ``subagents`` is a symlink (never followed; counted in ``refused``)."""
+    stem = Path(path).with_suffix("")
+    folder = stem / "subagents"
+    if not real_dir(stem, refused) or not real_dir(folder, refused):
+        return []
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:
+        return []
 
 
 def subagent_files(path: str | os.PathLike[str]) -> list[Path]:
     """The subagent transcripts of the main file ``path`` (``<stem>/subagents/agent-*``),
     the compaction summariser's runs included, sorted by name."""
     folder = Path(path).with_suffix("") / "subagents"
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return []
-    return [folder / n for n in names if n.startswith("agent-") and n.endswith(".jsonl")]
+    return [
+        folder / n for n in subagent_names(path) if n.startswith("agent-") and n.endswith(".jsonl")
+    ]
 
 
 FIRST_LINE_LIMIT = 1 << 20
@@ -136,7 +149,7 @@ def sibling_subagents(folder: str | os.PathLike[str]) -> dict[str, list[Path]]:
             continue
         path = Path(folder) / name
         try:
-            with open(path, "rb") as fh:
+            with open_regular(path) as fh:
                 first = loads(fh.readline(FIRST_LINE_LIMIT))
         except (OSError, ValueError, RecursionError):
             continue
@@ -429,7 +442,7 @@ def claude_summaries(paths: Iterable[str | os.PathLike[str]]) -> dict[str, str]:
     out: dict[str, str] = {}
     for path in paths:
         try:
-            with open(path, "rb") as fh:
+            with open_regular(path) as fh:
                 for raw in fh:
                     if b'"summary"' not in raw or not raw.endswith(b"\n"):
                         continue

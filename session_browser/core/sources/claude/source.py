@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
-from ...files import loads
+from ...files import loads, open_regular, real_dir, regular_lstat
 from ...model import JSONDict, SessionHit
 from ..base import Identity, LinesSkipped, SessionDoc, Skip
 from ..named import agent_kind
@@ -40,6 +40,7 @@ from .reader import (
     default_claude_dir,
     read_claude_session,
     sibling_subagents,
+    subagent_names,
 )
 
 CLAUDE_CONTENT_VERSION = "1"  # what the Claude reader puts in the rows; another value rebuilds
@@ -48,14 +49,13 @@ _SIDE_DIRS = ("subagents", "tool-results")
 _Listing = tuple[tuple[str, Identity], ...]
 
 
-def file_ident(path: str | os.PathLike[str]) -> Identity | None:
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    if not os.path.isfile(path):
-        return None
-    return (st.st_size, st.st_mtime_ns, st.st_ino)
+def file_ident(
+    path: str | os.PathLike[str], refused: dict[str, int] | None = None
+) -> Identity | None:
+    """(size, mtime_ns, inode) of ``path`` when it is a regular file itself: a symlink (never
+    followed), a FIFO, a device or a socket is None, and counted in ``refused``."""
+    st = regular_lstat(path, refused)
+    return None if st is None else (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 def _is_main(name: str) -> bool:
@@ -167,6 +167,9 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
         # folder -> its older subagent files by parent id, as the last list_files found them
         self._listed_siblings: dict[str, dict[str, list[Path]]] = {}
         self._resume: ResumeStates[ClaudeParseState] = ResumeStates()
+        #: What the last :meth:`list_files` did not take, by kind (symlinks are never
+        #: followed; FIFOs, devices and sockets never opened): ``index status`` says it.
+        self.refused: dict[str, int] = {}
 
     # ------------------------------------------------------------------ listing
 
@@ -178,28 +181,35 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
         base = str(root)
         self._listed.clear()
         self._listed_siblings.clear()
+        refused: dict[str, int] = {}
         for dirpath, dirnames, filenames in os.walk(base):
+            # A symlinked folder is listed by os.walk but never walked into: counted.
+            dirnames[:] = sorted(
+                d
+                for d in dirnames
+                if d not in _SIDE_DIRS and real_dir(os.path.join(dirpath, d), refused)
+            )
             subdirs = set(dirnames)
-            dirnames[:] = sorted(d for d in dirnames if d not in _SIDE_DIRS)
             rel_dir = os.path.relpath(dirpath, base)
             folder = Path(dirpath)
             mains = sorted(n for n in filenames if _is_main(n))
             if not mains:
                 continue
             agents = sorted(n for n in filenames if _agent_file(n))
-            siblings = self._sibling_map(folder, agents)
+            siblings = self._sibling_map(folder, agents, refused)
             listed: list[tuple[Path, Identity]] = []
             for name in mains:
                 path = folder / name
-                own = file_ident(path)
+                own = file_ident(path, refused)
                 if own is None:
                     continue
                 listed.append((path, own))
-                subs = self._subagents(path, own, name[:-6] in subdirs, siblings)
+                subs = self._subagents(path, own, name[:-6] in subdirs, siblings, refused)
                 rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
                 out[rel] = fold(own, (ident for _p, ident in subs))
             self._listed[dirpath] = listed
             self._listed_siblings[dirpath] = siblings
+        self.refused = refused
         return out
 
     def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
@@ -230,22 +240,24 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
         return [p for p, _ident in self._subagents(path, own, True, siblings)]
 
     def _subagents(
-        self, path: Path, own: Identity, has_folder: bool, siblings: dict[str, list[Path]]
+        self,
+        path: Path,
+        own: Identity,
+        has_folder: bool,
+        siblings: dict[str, list[Path]],
+        refused: dict[str, int] | None = None,
     ) -> list[tuple[Path, Identity]]:
         """The subagent files of main file ``path`` with their identities: those in
-        ``<stem>/subagents/`` (looked for when ``has_folder``) and its ``siblings``."""
+        ``<stem>/subagents/`` (looked for when ``has_folder``) and its ``siblings``; what is
+        not a regular file in a real folder is left out (counted in ``refused``)."""
         out: list[tuple[Path, Identity]] = []
         if has_folder:
+            names = [n for n in subagent_names(path, refused) if _agent_file(n)]
             folder = path.with_suffix("") / "subagents"
-            try:
-                names = sorted(os.listdir(folder))
-            except OSError:
-                names = []
             for n in names:
-                if _agent_file(n):
-                    ident = file_ident(folder / n)
-                    if ident is not None:
-                        out.append((folder / n, ident))
+                ident = file_ident(folder / n, refused)
+                if ident is not None:
+                    out.append((folder / n, ident))
         if siblings:
             sid = self._session_id(path, own)
             for sub in siblings.get(sid or "", []):
@@ -254,10 +266,12 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
                     out.append((sub, ident))
         return out
 
-    def _sibling_map(self, folder: Path, names: list[str] | None = None) -> dict[str, list[Path]]:
+    def _sibling_map(
+        self, folder: Path, names: list[str] | None = None, refused: dict[str, int] | None = None
+    ) -> dict[str, list[Path]]:
         """Older builds' ``agent-*.jsonl`` files of ``folder`` (``names``: those files, when
         known) by parent session id; their first lines are read again only when the folder's
-        agent files changed."""
+        agent files changed. Links and special files are left out (counted in ``refused``)."""
         if names is None:
             try:
                 names = sorted(n for n in os.listdir(folder) if _agent_file(n))
@@ -265,7 +279,7 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
                 return {}
         if not names:
             return {}
-        listing = tuple((n, i) for n in names if (i := file_ident(folder / n)) is not None)
+        listing = tuple((n, i) for n in names if (i := file_ident(folder / n, refused)) is not None)
         key = str(folder)
         cached = self._siblings.get(key)
         if cached is not None and cached[0] == listing:
@@ -358,7 +372,7 @@ def first_session_id(path: Path, lines: int = 64) -> str | None:
     """The ``sessionId`` of the first conversation line among the first ``lines`` lines of
     a main transcript (the id its lines carry; the reader takes the same one)."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             for _ in range(lines):
                 raw = fh.readline(FIRST_LINE_LIMIT)
                 if not raw:

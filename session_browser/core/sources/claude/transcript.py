@@ -1,7 +1,8 @@
 """What every JSONL transcript reader shares: reading lines, and turning turns into the
 PraisonAI session shape with the same archived / ``[Session Summary]`` / active split as Pi.
 
-Nothing here writes anything: files are opened ``rb`` and closed.
+Nothing here writes anything: files are opened ``rb`` (regular files only, never through a
+symlink: :func:`~...files.open_regular`) and closed.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ...files import loads
+from ...files import loads, open_regular
 from ...model import SUMMARY_PREFIX, JSONDict, dumps_json
 from ..view import SessionView
 
@@ -55,9 +56,10 @@ def read_json_lines(
 
     Blank lines are ignored; a line that is not a JSON object (bad JSON, invalid UTF-8, a
     bare value) or is longer than ``max_line`` bytes is counted in ``skipped_lines`` (the long
-    ones also in ``long_lines``). Raises ``OSError``."""
+    ones also in ``long_lines``). Raises ``OSError`` (:class:`~...files.NotRegularFile` for
+    anything but a regular file, a symlink included, refused without blocking)."""
     out = JsonLines(end_offset=start_offset)
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         fh.seek(start_offset)
         while True:
             raw = fh.readline(max_line + 1)
@@ -116,7 +118,7 @@ class FileMark:
     @classmethod
     def of(cls, path: str | os.PathLike[str], end_offset: int) -> FileMark:
         """The mark of ``path`` read up to ``end_offset`` (``OSError``)."""
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             st = os.fstat(fh.fileno())
             head = fh.read(min(FINGERPRINT_BYTES, end_offset))
             lo = max(0, end_offset - FINGERPRINT_BYTES)
@@ -127,7 +129,7 @@ class FileMark:
     def grown(self, path: str | os.PathLike[str]) -> bool:
         """True when ``path`` is the marked file with bytes only added after the mark."""
         try:
-            with open(path, "rb") as fh:
+            with open_regular(path) as fh:
                 st = os.fstat(fh.fileno())
                 if (st.st_dev, st.st_ino) != (self.device, self.inode):
                     return False

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import recall
-from ...files import loads
+from ...files import loads, open_regular
 from ...model import (
     JSONDict,
     epoch_seconds,
@@ -61,7 +61,7 @@ def default_pi_dir() -> Path:
 
 def _settings_session_dir(settings: Path) -> Path | None:
     try:
-        with open(settings, "rb") as fh:
+        with open_regular(settings, follow_links=True) as fh:
             data = loads(fh.read())
     except (OSError, ValueError, RecursionError):
         return None

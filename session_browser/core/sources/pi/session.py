@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ... import recall
+from ...files import open_regular
 from ...model import (
     SUMMARY_PREFIX,
     JSONDict,
@@ -119,7 +120,7 @@ def read_pi_session(
             f"{prior.end_offset}"
         )
     file_path = Path(path)
-    with open(file_path, "rb") as fh:
+    with open_regular(file_path) as fh:
         st = os.fstat(fh.fileno())
         resumed = False
         if prior is not None and _can_resume(prior, fh, st, include_hidden):

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...files import MAX_SESSION_BYTES
+from ...files import MAX_SESSION_BYTES, real_dir, regular_lstat
 from ...model import JSONDict, SessionHit
 from ..base import Identity, SessionDoc, Skip, SourceKind
 from .entries import PI_SOURCE, default_pi_dir
@@ -28,25 +28,22 @@ if TYPE_CHECKING:
 PI_CONTENT_VERSION = "1"  # what the Pi reader puts in the rows; another value rebuilds
 
 
-def scan_pi_dir(root: Path) -> dict[str, Identity]:
+def scan_pi_dir(root: Path, refused: dict[str, int] | None = None) -> dict[str, Identity]:
     """(size, mtime_ns, inode) of every ``*.jsonl`` regular file under ``root``, by path
-    relative to ``root`` (``/``-separated); symlinked dirs are not followed."""
+    relative to ``root`` (``/``-separated); symlinks (to files or dirs) are not followed,
+    FIFOs and devices never opened: they are counted in ``refused``."""
     out: dict[str, Identity] = {}
     if not root.is_dir():
         return out
     base = str(root)
     for dirpath, dirnames, filenames in os.walk(base):
-        dirnames.sort()
+        dirnames[:] = sorted(d for d in dirnames if real_dir(os.path.join(dirpath, d), refused))
         rel_dir = os.path.relpath(dirpath, base)
         for name in filenames:
             if not name.endswith(".jsonl") or name.startswith("."):
                 continue
-            full = os.path.join(dirpath, name)
-            try:
-                st = os.stat(full)
-            except OSError:
-                continue
-            if not os.path.isfile(full):
+            st = regular_lstat(os.path.join(dirpath, name), refused)
+            if st is None:  # a symlink is never followed, a FIFO or a device never opened
                 continue
             rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
             out[rel] = (st.st_size, st.st_mtime_ns, st.st_ino)
@@ -66,21 +63,22 @@ class PiSource:
     def __init__(self, root: Path, reader: PiStore | None = None) -> None:
         self.root = root
         self.reader = reader if reader is not None else PiStore(root)
+        #: What the last :meth:`list_files` did not take, by kind (as for Claude Code).
+        self.refused: dict[str, int] = {}
 
     def list_files(self) -> dict[str, Identity]:
-        return scan_pi_dir(self.root)
+        refused: dict[str, int] = {}
+        out = scan_pi_dir(self.root, refused)
+        self.refused = refused
+        return out
 
     def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
         out: dict[str, Identity | None] = {}
         for name in names:
             ident: Identity | None = None
             if name.endswith(".jsonl") and not os.path.basename(name).startswith("."):
-                path = self.root / name
-                try:
-                    st = os.stat(path)
-                except (OSError, ValueError):
-                    st = None
-                if st is not None and path.is_file():
+                st = regular_lstat(self.root / name)
+                if st is not None:
                     ident = (st.st_size, st.st_mtime_ns, st.st_ino)
             out[name] = ident
         return out

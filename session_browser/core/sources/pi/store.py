@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -11,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import recall
-from ...files import loads
+from ...files import loads, open_regular, regular_lstat
 from ...model import (
     JSONDict,
     SessionData,
@@ -75,7 +74,7 @@ def _ident(st: os.stat_result) -> _Ident:
 def _header_id(path: Path) -> str | None:
     """The session id of a Pi file (header id, else the stem); None when it is not one."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             first = fh.readline(HEADER_LINE_LIMIT)
     except OSError:
         return None
@@ -126,11 +125,8 @@ class PiStore(ReadOnlyWrites):
                 if not name.endswith(".jsonl"):
                     continue
                 path = Path(dirpath) / name
-                try:
-                    st = path.stat()
-                except OSError:
-                    continue
-                if stat.S_ISREG(st.st_mode):
+                st = regular_lstat(path)  # a symlink is never followed
+                if st is not None:
                     out.append((path, st))
         return out
 
