@@ -13,8 +13,9 @@ from session_browser.core import recall
 from session_browser.core.compat import CompatReads
 from session_browser.core.files import SessionFileError
 from session_browser.core.model import JSONDict, SessionData, SessionHit, content_text
-from session_browser.core.multi import RecallStore
+from session_browser.core.multi import RecallStore, resume_of
 from session_browser.core.pgindex.store import PgIndexStore
+from session_browser.core.resume_line import ResumeLine, ResumeRefused
 from session_browser.core.text import printable, shown_id
 
 from .common import (
@@ -209,13 +210,19 @@ def show(
     projection = recall.project(data)
     anchor = recall.parse_anchor(around, len(projection))
     messages = recall.window_slice(projection, anchor, window)
-    resume = _resume_of(data)
+    # A kept copy of a deleted session is not offered: its agent no longer has it.
+    meta = data.get("metadata")
+    resume = None
+    if store is not None:
+        resume = resume_of(store, session_id, meta if isinstance(meta, dict) else {})
     if as_json:
         payload: JSONDict = {"session_id": session_id, "around": around, "messages": messages}
         if kept:
             payload["kept"] = kept
-        if resume is not None:
-            payload["resume"] = {"command": resume[0], "cwd": resume[1]}
+        if isinstance(resume, ResumeLine):
+            payload["resume"] = resume.line
+        elif isinstance(resume, ResumeRefused):
+            payload["resume_refused"] = resume.reason
         echo_json(payload)
         return
     out = console()
@@ -232,11 +239,11 @@ def show(
     out.print(head, overflow="fold")
     if resume is not None:
         line = Text("resume: ", style="dim")
-        line.append_text(safe(resume[0]))
-        if resume[1]:
-            line.append("  in ", style="dim")
-            line.append_text(safe(resume[1]))
-        out.print(line, overflow="fold")
+        if isinstance(resume, ResumeLine):
+            line.append_text(safe(resume.line))
+        else:
+            line.append_text(safe(f"not offered: {resume.reason}"))
+        out.print(line, soft_wrap=True)  # one line: the terminal wraps it, a copy stays whole
     for msg in messages:
         mark = msg.get("index") == anchor
         text = content_text(msg.get("content")).rstrip("\n")
@@ -270,18 +277,6 @@ def _from_vault(session_id: str, number: int | None) -> tuple[JSONDict, str]:
         day = datetime.fromtimestamp(version.gone_at).astimezone().strftime("%Y-%m-%d")
         what += f", deleted from {version.path} on {day}"
     return data, what
-
-
-def _resume_of(data: JSONDict) -> tuple[str, str | None] | None:
-    """(the command that resumes a coding agent's session, the cwd to run it in), when the
-    session's source gives one."""
-    meta = data.get("metadata")
-    if not isinstance(meta, dict):
-        return None
-    command, cwd = meta.get("resume_command"), meta.get("cwd")
-    if not isinstance(command, str) or not command:
-        return None
-    return command, cwd if isinstance(cwd, str) and cwd else None
 
 
 def _read_session(store: Any, session_id: str) -> JSONDict:

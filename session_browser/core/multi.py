@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from . import recall
 from .model import JSONDict, SessionData, SessionHit, SessionSummary
 from .notes import FUZZY, code_of
+from .resume_line import COMMANDS, Resume, session_resume
 
 if TYPE_CHECKING:
     from .index import Cancelled, CorpusStats, SearchResult, SqliteSessionStore
@@ -75,6 +76,24 @@ def index_of(store: RecallStore) -> SqliteSessionStore | PgIndexStore | None:
     from .pgindex.store import PgIndexStore
 
     return store if isinstance(store, SqliteSessionStore | PgIndexStore) else None
+
+
+def resume_of(
+    store: RecallStore, session_id: str, metadata: JSONDict | None = None
+) -> Resume | None:
+    """The line that resumes ``session_id`` of ``store``, or why none is offered (see
+    :mod:`~session_browser.core.resume_line`); None when its kind of source has no resume
+    command. It is made from the kind of source that wrote the session (the team index keeps
+    the kind of each pushed session), its id and the dir its ``metadata`` names (read from the
+    store when not given); nothing else stored with the session."""
+    from .pgindex.store import PgIndexStore
+
+    kind = store.session_kind(session_id) if isinstance(store, PgIndexStore) else store.source_kind
+    if kind not in COMMANDS:
+        return None
+    if metadata is None:
+        metadata = store.get_session(session_id).metadata
+    return session_resume(kind, session_id, metadata)
 
 
 class StoreGroup:
@@ -166,9 +185,7 @@ class StoreGroup:
                 # Some store matched exactly: typo-corrected hits elsewhere do not compete.
                 per_store = [[] if f else c for f, c in zip(fuzzy, per_store, strict=True)]
                 if result is not None:
-                    result.warnings = [
-                        w for w in result.warnings if code_of(w) != FUZZY
-                    ]
+                    result.warnings = [w for w in result.warnings if code_of(w) != FUZZY]
             elif any(fuzzy) and result is not None:
                 result.fuzzy = True
         else:

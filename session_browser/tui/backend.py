@@ -23,12 +23,13 @@ from session_browser.core.actions.rescue import writable_stores
 from session_browser.core.index import SqliteSessionStore
 from session_browser.core.index.results import SearchResult
 from session_browser.core.model import JSONDict, SessionSummary
-from session_browser.core.multi import RecallStore, StoreGroup, index_of
+from session_browser.core.multi import RecallStore, StoreGroup, index_of, resume_of
 from session_browser.core.notes import INDEX_FAILED, code_of
 from session_browser.core.pgindex.conn import is_index_url
 from session_browser.core.pgindex.store import PgIndexStore
 from session_browser.core.quarantine import list_items
 from session_browser.core.query import QueryError
+from session_browser.core.resume_line import Resume
 from session_browser.core.sources import PiStore
 from session_browser.core.store import DefaultSessionStore
 from session_browser.core.stores import open_stores
@@ -429,18 +430,11 @@ class Backend:
             raise KeyError(session_id)
         return store
 
-    def resume_of(self, session_id: str, store_label: str = "") -> tuple[str, str | None] | None:
-        """(the shell command that resumes ``session_id`` in the coding agent that wrote it,
-        the dir to run it in) for the sources that give one (Claude Code, Codex); None for
-        the others. Raises KeyError when the session is gone."""
-        store = self._store_holding(session_id, store_label)
-        if store.source_kind == "praisonai":
-            return None  # PraisonAI's sessions have no resume command: not read again
-        meta = store.get_session(session_id).metadata
-        command, cwd = meta.get("resume_command"), meta.get("cwd")
-        if not isinstance(command, str) or not command:
-            return None
-        return command, cwd if isinstance(cwd, str) and cwd else None
+    def resume_of(self, session_id: str, store_label: str = "") -> Resume | None:
+        """The shell line that resumes ``session_id`` in the coding agent that wrote it (into
+        its dir first), or why none is offered, for the sources that have one (Claude Code,
+        Codex); None for the others. Raises KeyError when the session is gone."""
+        return resume_of(self._store_holding(session_id, store_label), session_id)
 
     def projection(self, session_id: str, store_label: str = "") -> list[JSONDict]:
         """The whole archived+active projection of ``session_id``; of the vault's latest copy

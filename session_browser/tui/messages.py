@@ -8,6 +8,7 @@ from textual.message import Message
 
 from session_browser.core.index.results import SearchResult
 from session_browser.core.model import SessionSummary
+from session_browser.core.resume_line import Resume
 from session_browser.tui.backend import IndexState
 
 
@@ -73,13 +74,13 @@ class ProjectionLoaded(Message):
 
 
 class ResumeKnown(Message):
-    """The shell command that resumes the open session in the agent that wrote it."""
+    """The shell line that resumes the open session in the agent that wrote it, or why none
+    is offered."""
 
-    def __init__(self, session_id: str, command: str, cwd: str | None) -> None:
+    def __init__(self, session_id: str, resume: Resume) -> None:
         super().__init__()
         self.session_id = session_id
-        self.command = command
-        self.cwd = cwd
+        self.resume = resume
 
 
 class FindFinished(Message):

@@ -70,12 +70,14 @@ async def test_resume_command_shown_and_copied_with_one_key(tmp_path: Path) -> N
         viewer = await open_best(pilot, app, "cormorantword")
         assert viewer.session_id == TID
         await pilot.press("C")
-        assert app.clipboard == f"cd {CODEX_CWD} && codex resume {TID}"
+        assert app.clipboard == f"cd {CODEX_CWD} && codex resume -- {TID}"
 
         await pilot.press("escape")
         await settle(pilot, app)
         viewer = await open_best(pilot, app, "chargefox")  # a PraisonAI session
         assert not viewer.query_one("#viewer-resume", Static).display
         await pilot.press("C")
-        assert app.clipboard == f"cd {CODEX_CWD} && codex resume {TID}"  # unchanged
-        assert "has no resume command" in list(app._notifications)[-1].message
+        assert app.clipboard == f"cd {CODEX_CWD} && codex resume -- {TID}"  # unchanged
+        assert list(app._notifications)[-1].message == (
+            "No resume command for this session: only Claude Code and Codex sessions have one."
+        )

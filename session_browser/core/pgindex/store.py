@@ -87,6 +87,9 @@ _CAND_COLS = (
 _SUMMARY_COLS = SUMMARY_COLUMNS.replace(" size,", " NULL,") + ", kind, machine, os_user"
 
 
+# The copy of a session id read (pushed from several machines, the newest one).
+_NEWEST_COPY = "WHERE session_id = %s ORDER BY updated_ts DESC NULLS LAST, pushed_at DESC LIMIT 1"
+
 NO_HIDDEN = (
     "in:tools: the team index holds no hidden parts to search (tool calls and results, "
     "reasoning): only the prose was searched; push with --include-hidden to have them "
@@ -676,15 +679,17 @@ class PgIndexStore(IndexSearch):
         return thread
 
     def _data(self, session_id: str) -> JSONDict | None:
-        row = self._one(
-            "SELECT data FROM sb_sessions WHERE session_id = %s "
-            "ORDER BY updated_ts DESC NULLS LAST, pushed_at DESC LIMIT 1",
-            (session_id,),
-        )
+        row = self._one(f"SELECT data FROM sb_sessions {_NEWEST_COPY}", (session_id,))
         if row is None:
             return None
         data = orjson.loads(row[0])
         return data if isinstance(data, dict) else None
+
+    def session_kind(self, session_id: str) -> str | None:
+        """The kind of source (``claude``, ``codex``, ...) that wrote the pushed session
+        ``session_id``, of the copy :meth:`read_raw` reads; None when none is held."""
+        row = self._one(f"SELECT kind FROM sb_sessions {_NEWEST_COPY}", (session_id,))
+        return None if row is None else str(row[0])
 
     def session_exists(self, session_id: str) -> bool:
         return (

@@ -30,8 +30,7 @@ The mapping (one PraisonAI-shaped session dict per rollout, as the Pi reader giv
     - ``metadata``: ``title`` (session index, else the latest ``thread_name_updated``; the
       shared rule takes the first prompt otherwise), ``cwd`` / ``project``, ``git_branch``,
       ``parent_session`` (fork or spawning thread), ``lineage_id`` (the parent's id, else the
-      thread's own: a thread, its forks and subagents fold into one hit), ``resume_command``
-      (``codex resume <id>``).
+      thread's own: a thread, its forks and subagents fold into one hit).
 
 Reading
     As for Claude Code (:mod:`.claude.transcript`): bad lines are skipped and counted, an
@@ -59,7 +58,6 @@ from .claude.transcript import (
     TurnBuilder,
     blocks_text,
     read_json_lines,
-    resume_line,
     session_times,
     short,
     split_compaction,
@@ -158,11 +156,6 @@ def read_session_index(home: str | os.PathLike[str] | None = None) -> dict[str, 
         if isinstance(tid, str) and isinstance(name, str) and name.strip():
             names[tid] = name.strip()
     return names
-
-
-def resume_command(session_id: str) -> str:
-    """The shell command that resumes a thread."""
-    return resume_line(CodexSession.RESUME, session_id)
 
 
 # ---------------------------------------------------------------------- helpers
@@ -380,7 +373,6 @@ class CodexSession(AgentSessionView):
     """A Codex rollout read as one session (``data``: the PraisonAI-shaped dict)."""
 
     KIND = CODEX_SOURCE
-    RESUME = "codex resume"
 
     state: CodexParseState = field(repr=False)
     resumed: bool = False
@@ -543,7 +535,6 @@ def read_codex_session(
     # has none keys its own: its forks and subagents join it).
     meta["lineage_id"] = parent or session_id
     meta["codex_path"] = str(file_path)
-    meta["resume_command"] = resume_command(session_id)
     data = session_dict(
         session_id,
         active=active,

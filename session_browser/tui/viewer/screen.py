@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shlex
 import threading
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from textual.worker import get_current_worker
 
 from session_browser.core.model import content_text
 from session_browser.core.query import highlight_terms
+from session_browser.core.resume_line import Resume, ResumeLine
 from session_browser.core.text import clip, code_blocks
 from session_browser.tui.backend import collect_and_release
 from session_browser.tui.common.chrome import AppHeader, IndexBar, StatusLine
@@ -159,8 +159,9 @@ class ViewerScreen(KeptVersions, ReportsWorkerErrors, Screen[None]):
         self.reloading = False
         self._matches_pending = False
         self._painted = threading.Event()  # set once the loaded transcript is on screen
-        # (command, cwd) that resumes the session in the agent that wrote it, once known
-        self.resume: tuple[str, str | None] | None = None
+        # the line that resumes the session in the agent that wrote it (or why none is
+        # offered), once known
+        self.resume: Resume | None = None
         self._init_versions()
 
     @property
@@ -261,7 +262,7 @@ class ViewerScreen(KeptVersions, ReportsWorkerErrors, Screen[None]):
         except Exception:  # the session can be read: only its resume line is missing
             resume = None
         if resume is not None and not get_current_worker().is_cancelled:
-            self.post_message(ResumeKnown(self.session_id, *resume))
+            self.post_message(ResumeKnown(self.session_id, resume))
         if self.terms and not early:
             self._painted.wait(timeout=2.0)
             if not get_current_worker().is_cancelled:
@@ -323,20 +324,16 @@ class ViewerScreen(KeptVersions, ReportsWorkerErrors, Screen[None]):
         self._info()
 
     def on_resume_known(self, message: ResumeKnown) -> None:
-        self.resume = (message.command, message.cwd)
+        self.resume = message.resume
         line = Text("resume: ", end="")
-        line.append(printable(self.resume_line(), one_line=True), style="bold")
-        line.append(f"  ({self._key_of('viewer.resume')} copies it)")
+        if isinstance(self.resume, ResumeLine):
+            line.append(printable(self.resume.line, one_line=True), style="bold")
+            line.append(f"  ({self._key_of('viewer.resume')} copies it)")
+        else:
+            line.append(f"not offered: {printable(self.resume.reason, one_line=True)}")
         widget = self.query_one("#viewer-resume", Static)
         widget.update(line)
         widget.display = True
-
-    def resume_line(self) -> str:
-        """The shell line that resumes the session: into its dir first, when it has one."""
-        if self.resume is None:
-            return ""
-        command, cwd = self.resume
-        return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
 
     # ------------------------------------------------------------------ info line
 
@@ -494,13 +491,15 @@ class ViewerScreen(KeptVersions, ReportsWorkerErrors, Screen[None]):
 
     def action_copy_resume(self) -> None:
         """Copy the command that resumes this session in Claude Code or Codex."""
-        if self.resume is None:
-            self.notify(
-                "This session has no resume command (Claude Code and Codex sessions have one).",
-                timeout=3,
+        if not isinstance(self.resume, ResumeLine):
+            reason = (
+                "only Claude Code and Codex sessions have one"
+                if self.resume is None
+                else self.resume.reason
             )
+            self.notify(f"No resume command for this session: {reason}.", timeout=5)
             return
-        line = self.resume_line()
+        line = self.resume.line
         self.app.copy_to_clipboard(line)
         self.notify(printable(line, one_line=True), title="Copied the resume command", timeout=5)
 

@@ -35,7 +35,7 @@ The mapping (one PraisonAI-shaped session dict per main file, as the Pi reader g
       parent. The compaction summariser's run (``agent-acompact-*``) is left out.
     - ``metadata.title``: the latest ``custom-title``, else ``ai-title``, else ``summary`` line;
       without one the shared rule takes the first prompt. ``metadata.cwd`` / ``project``: the
-      session's cwd; ``git_branch``; ``resume_command``: ``claude --resume <sessionId>``.
+      session's cwd; ``git_branch``.
 
 Reading
     Lines are read one at a time from a file opened ``rb``. A line that is not a JSON object is
@@ -62,7 +62,6 @@ from .reader import (
     is_subagent_file,
     iter_claude_sessions,
     read_claude_session,
-    resume_command,
     sibling_subagents,
     subagent_files,
 )
@@ -85,7 +84,6 @@ __all__ = [
     "iter_claude_sessions",
     "read_claude_session",
     "read_json_lines",
-    "resume_command",
     "sibling_subagents",
     "split_compaction",
     "subagent_files",

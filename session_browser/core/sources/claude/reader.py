@@ -21,7 +21,6 @@ from .transcript import (
     TurnBuilder,
     blocks_text,
     read_json_lines,
-    resume_line,
     session_times,
     short,
     split_compaction,
@@ -157,11 +156,6 @@ def sibling_subagents(folder: str | os.PathLike[str]) -> dict[str, list[Path]]:
         if parent:
             out.setdefault(parent, []).append(path)
     return out
-
-
-def resume_command(session_id: str) -> str:
-    """The shell command that resumes a session (run it in the session's cwd)."""
-    return resume_line(ClaudeSession.RESUME, session_id)
 
 
 # ---------------------------------------------------------------------- building
@@ -404,7 +398,6 @@ class ClaudeSession(AgentSessionView):
     """A Claude Code transcript read as one session (``data``: the PraisonAI-shaped dict)."""
 
     KIND = CLAUDE_SOURCE
-    RESUME = "claude --resume"
 
     subagents: list[JSONDict]
     state: ClaudeParseState = field(repr=False)
@@ -664,7 +657,6 @@ def _assemble(
     if model:
         meta["model"] = model
     meta["claude_path"] = str(file_path)
-    meta["resume_command"] = resume_command(session_id)
     if attached:
         meta["subagents"] = attached
     data = session_dict(

@@ -8,11 +8,10 @@ symlink: :func:`~...files.open_regular`) and closed.
 from __future__ import annotations
 
 import os
-import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from ...files import loads, open_regular
 from ...model import SUMMARY_PREFIX, JSONDict, dumps_json
@@ -295,9 +294,7 @@ def split_compaction(
 @dataclass
 class AgentSessionView(SessionView):
     """A Claude Code or Codex session record: a :class:`SessionView` of the file ``path``,
-    what reading it found, and the command that resumes the session."""
-
-    RESUME: ClassVar[str]  # the command that resumes a session, before its id
+    what reading it found."""
 
     path: Path
     data: JSONDict
@@ -306,10 +303,6 @@ class AgentSessionView(SessionView):
     unknown_records: dict[str, int]
     hidden_records: dict[str, int]
     end_offset: int
-
-    @property
-    def resume_command(self) -> str:
-        return resume_line(self.RESUME, self.session_id)
 
 
 def session_times(turns: Iterable[Turn], path: Path, first: float | None) -> tuple[float, float]:
@@ -325,8 +318,3 @@ def session_times(turns: Iterable[Turn], path: Path, first: float | None) -> tup
         except OSError:
             first = 0.0
     return first, max(activity) if activity else first
-
-
-def resume_line(command: str, session_id: str) -> str:
-    """``command`` followed by the session id, quoted for a shell."""
-    return f"{command} {shlex.quote(session_id)}"

@@ -1,0 +1,110 @@
+"""The shell line that resumes a coding agent's session, for a user to paste into a shell.
+
+The line is built from what wrote the session (its source kind), its id and its dir, never
+from anything stored with the session: a transcript, a PraisonAI session's metadata or a
+session pushed to the team index by someone else does not choose what runs. Claude Code and
+Codex have a resume command; the other kinds have none (:func:`resume_line` gives None).
+
+A pasted line must run exactly the command it shows, so a value a shell or a terminal would
+act on is refused, with the reason, rather than quoted:
+
+- C0 and C1 controls and DEL (``\\x15`` Ctrl-U and ``\\r`` edit and submit a plain paste;
+  ``ESC [201~`` ends a bracketed paste), format characters (Unicode ``Cf``: bidi overrides
+  and isolates, zero-width ones), the line and paragraph separators U+2028/U+2029, spaces other
+  than the ASCII space (the no-break ones) and lone surrogates, in the dir or the id;
+- an id that is not a UUID: both agents name a session by a UUID, and a UUID never starts
+  with ``-`` (which would make it a flag such as ``--dangerously-skip-permissions``).
+
+The dir is quoted with :func:`shlex.quote`. Codex's ``resume`` takes the id as a clap
+positional, so ``codex resume -- <id>`` binds it and ends the flags; Claude Code's
+``--resume [value]`` is an optional-value option (commander), which ``--`` would leave without
+its value, so its line is ``claude --resume <id>`` and the UUID check alone keeps the id a value.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import unicodedata
+from dataclasses import dataclass
+
+#: The source kinds that have a resume command, and how their line starts before the id.
+COMMANDS: dict[str, str] = {
+    "claude": "claude --resume",
+    "codex": "codex resume --",
+}
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+@dataclass(frozen=True)
+class ResumeLine:
+    """A line safe to paste: ``cd <dir> && <command> <id>`` (no ``cd`` without a dir)."""
+
+    line: str
+
+
+@dataclass(frozen=True)
+class ResumeRefused:
+    """No line is offered, and why (one sentence a user reads)."""
+
+    reason: str
+
+
+Resume = ResumeLine | ResumeRefused
+
+
+def unsafe_character(text: str) -> str | None:
+    """What makes ``text`` unsafe to paste into a shell (the first such character, named),
+    or None when it holds none."""
+    for ch in text:
+        code = ord(ch)
+        category = unicodedata.category(ch)
+        if code < 0x20 or 0x7F <= code < 0xA0:
+            what = "a control character"
+        elif category == "Cf":
+            what = "a format character (bidi or zero-width)"
+        elif category in ("Zl", "Zp"):
+            what = "a line or paragraph separator"
+        elif category == "Zs" and ch != " ":
+            what = "a space other than the ASCII space"
+        elif category == "Cs":
+            what = "a lone surrogate"
+        else:
+            continue
+        return f"{what} (U+{code:04X})"
+    return None
+
+
+def resume_line(kind: str, session_id: str, cwd: str | None) -> Resume | None:
+    """The line that resumes session ``session_id`` of source kind ``kind`` in dir ``cwd``
+    (None or empty: no ``cd``); a refusal that says why; None when ``kind`` has no resume
+    command."""
+    command = COMMANDS.get(kind)
+    if command is None:
+        return None
+    bad = unsafe_character(session_id)
+    if bad is not None:
+        return ResumeRefused(f"the session id holds {bad}")
+    if session_id.startswith("-"):
+        return ResumeRefused("the session id starts with '-' (it would be read as a flag)")
+    if not _UUID.fullmatch(session_id):
+        return ResumeRefused("the session id is not a UUID")
+    if cwd:
+        bad = unsafe_character(cwd)
+        if bad is not None:
+            return ResumeRefused(f"the session's dir holds {bad}")
+        if cwd.startswith("-"):
+            return ResumeRefused("the session's dir starts with '-' (cd would read it as a flag)")
+        return ResumeLine(f"cd {shlex.quote(cwd)} && {command} {session_id}")
+    return ResumeLine(f"{command} {session_id}")
+
+
+def session_resume(kind: str | None, session_id: str, metadata: object) -> Resume | None:
+    """:func:`resume_line` of a session whose ``metadata`` (a session's ``metadata`` dict)
+    may name the dir it ran in (``cwd``); None when ``kind`` is unknown or has no command.
+    Nothing else of the metadata is read."""
+    if kind is None:
+        return None
+    cwd = metadata.get("cwd") if isinstance(metadata, dict) else None
+    return resume_line(kind, session_id, cwd if isinstance(cwd, str) and cwd else None)
