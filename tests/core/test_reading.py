@@ -4,6 +4,7 @@ slash commands that are not titles."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,10 @@ from session_browser.core.sources.pi import read_pi_session
 CLAUDE = "claude/spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
 CLAUDE_SHORT = "claude/spotter/tool_heavy.jsonl"
 CODEX = "codex/codemie-code/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
-CODEX_SHELL = "codex/codex-session-view/rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
+CODEX_SHELL = (
+    "codex/codex-session-view/"
+    "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
+)
 CODEX_CATALOGUE = "codex/agent-sessions/catalogue.jsonl"
 
 
@@ -47,7 +51,7 @@ def test_runs_cover_exactly_the_turns_without_prose(shared_data: Path) -> None:
             if m["role"] in ("assistant", "tool") and not has_prose(m)
         }
         assert in_runs == quiet
-        for before, after in zip(runs, runs[1:], strict=False):
+        for before, after in itertools.pairwise(runs):
             assert before.end + 1 < after.start  # a prose turn between two runs
         # every call of the session is in a run (a prose turn's calls in the run after it)
         calls = sum(
