@@ -186,7 +186,7 @@ def session_title(data: JSONDict, messages: Sequence[JSONDict] | None = None) ->
     for msg in project(data) if messages is None else messages:
         if msg.get("role") == "user":
             full = content_text(msg.get("content"))
-            if is_slash_command(full[:TITLE_CHARS * 4]):  # /model, /mode plan: no title
+            if is_slash_command(full[: TITLE_CHARS * 4]):  # /model, /mode plan: no title
                 continue
             text = _first_words(full)
             if text:
@@ -250,9 +250,23 @@ def lineage_key(data: JSONDict) -> str | None:
     return None
 
 
+def has_content(content: Any) -> bool:
+    """Whether a message's ``content`` is more than nothing: a string that is not blank, or
+    a value that is not null or an empty list (the index reads verbatim entries the same
+    way). A turn without it (a tool call, its result) is no bookend."""
+    if isinstance(content, str):
+        return bool(content.strip(" \t\n\r"))
+    return content is not None and content != []
+
+
 def bookends(messages: Sequence[JSONDict], size: int = BOOKEND_SIZE) -> dict[str, list[JSONDict]]:
-    """First and last ``size`` user/assistant messages; empty with ``size`` or fewer."""
-    convo = [i for i, m in enumerate(messages) if m.get("role") in ("user", "assistant")]
+    """First and last ``size`` user/assistant messages with content (a turn that only
+    called tools is none); empty with ``size`` or fewer."""
+    convo = [
+        i
+        for i, m in enumerate(messages)
+        if m.get("role") in ("user", "assistant") and has_content(m.get("content"))
+    ]
     if len(convo) <= size:
         return {}
     return {

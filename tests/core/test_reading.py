@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from session_browser.core import recall
 from session_browser.core.reading import (
@@ -20,6 +23,7 @@ from session_browser.core.reading import (
 from session_browser.core.sources.claude import read_claude_session
 from session_browser.core.sources.codex import read_codex_session
 from session_browser.core.sources.pi import read_pi_session
+from session_browser.core.stores import open_stores
 
 CLAUDE = "claude/spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
 CLAUDE_SHORT = "claude/spotter/tool_heavy.jsonl"
@@ -179,3 +183,32 @@ def test_slash_commands_are_not_titles(tmp_path: Path, shared_data: Path) -> Non
     assert session.title == "/home/me/app fails to start"
     assert [b.preview for b in session.branches] == ["/home/me/app fails to start"]
     assert recall.session_title({"messages": [{"role": "user", "content": "/compact"}]}) == ""
+
+
+def test_bookends_skip_turns_without_text_on_every_path(
+    tmp_path: Path, shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SESSION_BROWSER_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / "data"))
+    root = tmp_path / "codex" / "2026" / "05" / "11"
+    root.mkdir(parents=True)
+    shutil.copy(shared_data / CODEX, root / Path(CODEX).name)
+    claude_dir = tmp_path / "claude" / "proj"
+    claude_dir.mkdir(parents=True)
+    shutil.copy(shared_data / CLAUDE, claude_dir / Path(CLAUDE).name)
+    dirs = [f"codex:{tmp_path / 'codex'}", f"claude:{tmp_path / 'claude'}"]
+    seen = {}
+    for indexed in (False, True):
+        group = open_stores(dirs, indexed=indexed)
+        try:
+            for query in ("compaction threshold", "opentelemetry"):
+                hits = group.search(query, limit=1)
+                assert hits, query
+                ends = hits[0].bookends
+                turns = [*ends.get("opening", []), *ends.get("closing", [])]
+                assert turns and all(str(t["content"]).strip() for t in turns), turns
+                seen[(query, indexed)] = [t["index"] for t in turns]
+        finally:
+            group.close()
+    for query in ("compaction threshold", "opentelemetry"):
+        assert seen[(query, False)] == seen[(query, True)]
