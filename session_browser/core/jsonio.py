@@ -156,7 +156,9 @@ def json_utf8(text: str) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        return _LONE_SURROGATE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
+        return _LONE_SURROGATE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode(
+            "utf-8"
+        )
 
 
 def copy_json(value: Any) -> Any:

@@ -166,7 +166,9 @@ class StoreGroup:
                 # Some store matched exactly: typo-corrected hits elsewhere do not compete.
                 per_store = [[] if f else c for f, c in zip(fuzzy, per_store, strict=True)]
                 if result is not None:
-                    result.warnings = [w for w in result.warnings if code_of(w) != FUZZY]
+                    result.warnings = [
+                        w for w in result.warnings if code_of(w) != FUZZY
+                    ]
             elif any(fuzzy) and result is not None:
                 result.fuzzy = True
         else:

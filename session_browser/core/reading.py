@@ -275,16 +275,54 @@ def describe_call(name: str, arguments: Any) -> ToolCall:
 # ---------------------------------------------------------------------- runs
 
 
-@dataclass
+class _Source:
+    """The projection runs are read from, and its calls by id (found once, when first
+    needed: a run is only read through when it is shown)."""
+
+    def __init__(
+        self, messages: Sequence[JSONDict], known: dict[str, tuple[str, Any]] | None = None
+    ) -> None:
+        self.messages = messages
+        self._known = known
+
+    def known(self) -> dict[str, tuple[str, Any]]:
+        if self._known is None:
+            self._known = calls_by_id(self.messages)
+        return self._known
+
+
 class ToolRun:
     """Turns ``start``..``end`` (inclusive) of a projection, none with prose, and the calls
-    made in them (with those of the prose turn just before, whose results they hold)."""
+    made in them (with those of the prose turn just before, whose results they hold). The
+    calls are read from the turns when first asked for: finding the runs of a 20,000-turn
+    session costs no more than a look at each turn."""
 
-    start: int
-    end: int
-    calls: list[ToolCall] = field(default_factory=list)
-    thinking: int = 0  # thinking blocks in the run
-    note: str | None = None  # 'interrupted by user'...
+    def __init__(self, start: int, end: int, source: _Source) -> None:
+        self.start = start
+        self.end = end
+        self._source = source
+        self._read: tuple[list[ToolCall], int, str | None] | None = None
+
+    def _contents(self) -> tuple[list[ToolCall], int, str | None]:
+        if self._read is None:
+            self._read = _run_contents(
+                self._source.messages, self.start, self.end, self._source.known()
+            )
+        return self._read
+
+    @property
+    def calls(self) -> list[ToolCall]:
+        return self._contents()[0]
+
+    @property
+    def thinking(self) -> int:
+        """Thinking blocks in the run."""
+        return self._contents()[1]
+
+    @property
+    def note(self) -> str | None:
+        """'interrupted by user' when the run ends in an interruption."""
+        return self._contents()[2]
 
     def title(self) -> str:
         """``6 tool calls: Bash ×4, Read, Edit`` (names by first use; ``· 2 failed``...)."""
@@ -349,7 +387,7 @@ def tool_runs(messages: Sequence[JSONDict]) -> list[ToolRun]:
     """The runs of turns without prose in ``messages``, in order. A run never crosses the
     archived/active line or a compaction summary (those have text)."""
     runs: list[ToolRun] = []
-    known = calls_by_id(messages)
+    source = _Source(messages)
     i, n = 0, len(messages)
     while i < n:
         if not _quiet(messages[i]):
@@ -359,7 +397,7 @@ def tool_runs(messages: Sequence[JSONDict]) -> list[ToolRun]:
         archived = bool(messages[i].get("archived"))
         while i < n and _quiet(messages[i]) and bool(messages[i].get("archived")) == archived:
             i += 1
-        runs.append(build_run(messages, start, i - 1, known))
+        runs.append(ToolRun(start, i - 1, source))
     return runs
 
 
@@ -383,32 +421,40 @@ def build_run(
 ) -> ToolRun:
     """The :class:`ToolRun` of turns ``start``..``end``: calls paired with their results
     by call id (else in order); a result whose call was made before an earlier prose turn
-    (a subagent's Task call, say) is shown with that call (``known``: :func:`calls_by_id`)."""
-    run = ToolRun(start, end)
+    (a subagent's Task call, say) is shown with that call (``known``: :func:`calls_by_id`,
+    found when needed if not given)."""
+    return ToolRun(start, end, _Source(messages, known))
+
+
+def _run_contents(
+    messages: Sequence[JSONDict], start: int, end: int, known: dict[str, tuple[str, Any]]
+) -> tuple[list[ToolCall], int, str | None]:
+    """(calls, thinking blocks, note) of turns ``start``..``end`` (see :func:`build_run`)."""
+    calls: list[ToolCall] = []
+    thinking = 0
+    note: str | None = None
     pending: dict[str, ToolCall] = {}
     order: list[ToolCall] = []
     before = messages[start - 1] if start > 0 else None
     sources = [before] if before is not None and before.get("role") == "assistant" else []
     for message in [*sources, *messages[start : end + 1]]:
         for call_id, call in _calls_of(message):
-            run.calls.append(call)
+            calls.append(call)
             if not call.done:
                 order.append(call)
                 if call_id:
                     pending[call_id] = call
         if message is not before:
-            run.thinking += sum(1 for p in _hidden(message) if p.get("type") == "thinking")
-            note = interruption(message)
-            if note:
-                run.note = note
+            thinking += sum(1 for p in _hidden(message) if p.get("type") == "thinking")
+            note = interruption(message) or note
         result = _result_of(message) if message.get("role") == "tool" else None
         if result is None:
             continue
         call_id = str(message.get("tool_call_id") or "")
         target = pending.pop(call_id, None)
-        if target is None and known is not None and call_id in known:
+        if target is None and call_id in known:
             target = describe_call(*known[call_id])
-            run.calls.append(target)
+            calls.append(target)
         if target is None:
             target = next((c for c in order if not c.done), None)
         if target is None:
@@ -423,7 +469,7 @@ def build_run(
             target.lines = _output(text)
         elif error:
             target.lines = [*target.lines, *_output(text)]
-    return run
+    return calls, thinking, note
 
 
 def reader_parts(message: JSONDict, *, bookkeeping: bool) -> list[tuple[str, str]]:

@@ -152,7 +152,6 @@ def candidates(
         source = f"hidden m{join}"
         where = "(" + " OR ".join("m.text LIKE ? ESCAPE '\\'" for _ in pq.terms) + ")"
         params, below = [like_pattern(t) for t in pq.terms], "m.id"
-
     def first_of(sid: int) -> int | None:
         lo = db.execute("SELECT min(id) FROM hidden WHERE sid = ?", (sid,)).fetchone()
         return None if lo is None or lo[0] is None else int(lo[0])

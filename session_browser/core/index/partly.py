@@ -40,6 +40,7 @@ def delete(db: sqlite3.Connection, name: str) -> None:
     db.execute("DELETE FROM partly WHERE file=?", (name,))
 
 
+
 def summary(db: sqlite3.Connection) -> JSONDictLike:
     """What ``index status`` shows: files, unreadable lines, unfinished last lines and
     records of unknown types (with their types) over every indexed file."""

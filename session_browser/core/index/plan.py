@@ -162,7 +162,6 @@ class IndexPlan(IndexReconcile):
             if like_terms:
                 where = "(" + " OR ".join("m.text LIKE ? ESCAPE '\\'" for _ in like_terms) + ")"
                 params = [like_pattern(t) for t in like_terms]
-
         def first_of(sid: int) -> int | None:
             lo = db.execute("SELECT row_lo FROM sessions WHERE sid = ?", (sid,)).fetchone()
             return None if lo is None else int(lo[0])

@@ -46,7 +46,9 @@ def _read(store: CompatReads, session_id: str) -> JSONDict:
     return data
 
 
-def _lineage_members(store: CompatReads, data: JSONDict, *, exclude: set[str]) -> list[JSONDict]:
+def _lineage_members(
+    store: CompatReads, data: JSONDict, *, exclude: set[str]
+) -> list[JSONDict]:
     key = recall.lineage_key(data)
     if not key:
         return []

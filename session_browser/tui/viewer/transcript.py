@@ -431,7 +431,9 @@ class TranscriptView(LineView, can_focus=True):
         """Heights of the runs' blocks (the other turns of a run take no lines)."""
         for start, run in self.runs.items():
             if self.grouped:
-                self._full_heights[start] = 1 + len(run_lines(run, start in self.open_runs))
+                # a folded run is its title line (read only when shown) and a blank line
+                opened = start in self.open_runs
+                self._full_heights[start] = 1 + (len(run_lines(run, True)) if opened else 1)
                 for j in range(start + 1, run.end + 1):
                     self._full_heights[j] = 0
 
