@@ -32,6 +32,7 @@ from .query import (
     parse_query,
 )
 from .query.match import TermStats, needs_stats, session_matches
+from .reading import is_slash_command
 from .text import strip_markdown
 
 BOOKEND_SIZE = 2
@@ -172,8 +173,9 @@ def agent_of(data: JSONDict) -> str | None:
 
 
 def session_title(data: JSONDict, messages: Sequence[JSONDict] | None = None) -> str:
-    """``metadata.title``, else the first user message (its first :data:`TITLE_CHARS`
-    characters, whitespace folded), else the agent name, else the id.
+    """``metadata.title``, else the first user message that is not a slash command (its
+    first :data:`TITLE_CHARS` characters, whitespace folded), else the agent name, else
+    the id.
 
     The first user message says more than the agent name: every session held with one
     agent would otherwise share its title (the agent is shown beside the title instead,
@@ -183,7 +185,10 @@ def session_title(data: JSONDict, messages: Sequence[JSONDict] | None = None) ->
         return _label(explicit)
     for msg in project(data) if messages is None else messages:
         if msg.get("role") == "user":
-            text = _first_words(content_text(msg.get("content")))
+            full = content_text(msg.get("content"))
+            if is_slash_command(full[: TITLE_CHARS * 4]):  # /model, /mode plan: no title
+                continue
+            text = _first_words(full)
             if text:
                 return text
     agent = agent_of(data)
@@ -245,9 +250,23 @@ def lineage_key(data: JSONDict) -> str | None:
     return None
 
 
+def has_content(content: Any) -> bool:
+    """Whether a message's ``content`` is more than nothing: a string that is not blank, or
+    a value that is not null or an empty list (the index reads verbatim entries the same
+    way). A turn without it (a tool call, its result) is no bookend."""
+    if isinstance(content, str):
+        return bool(content.strip(" \t\n\r"))
+    return content is not None and content != []
+
+
 def bookends(messages: Sequence[JSONDict], size: int = BOOKEND_SIZE) -> dict[str, list[JSONDict]]:
-    """First and last ``size`` user/assistant messages; empty with ``size`` or fewer."""
-    convo = [i for i, m in enumerate(messages) if m.get("role") in ("user", "assistant")]
+    """First and last ``size`` user/assistant messages with content (a turn that only
+    called tools is none); empty with ``size`` or fewer."""
+    convo = [
+        i
+        for i, m in enumerate(messages)
+        if m.get("role") in ("user", "assistant") and has_content(m.get("content"))
+    ]
     if len(convo) <= size:
         return {}
     return {

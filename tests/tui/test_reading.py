@@ -205,13 +205,14 @@ async def test_t_shows_tool_calls_and_thinking_of_a_pi_session(tmp_path: Path) -
         view = await open_only_session(pilot, app)
         assert len(view.messages) == 4
         text = screen_text(app)
-        assert "(called bash)" in text  # the turn that only called a tool is not blank
-        assert "(tool result: bash)" in text
+        # the turns without text (the call, its result) are one folded run, not stubs
+        assert "▸ 1 tool call: bash" in text and "(called bash)" not in text
+        assert "(tool result: bash)" not in text
         assert "ls -la" not in text and "list the directory" not in text
-        await pilot.press("t")  # one line each
+        await pilot.press("t")  # every turn, one line each: the call as a command
         await pilot.pause()
         text = screen_text(app)
-        assert '▸ tool call: bash: {"command": "ls -la"}' in text
+        assert "▸ tool call: bash: $ ls -la" in text and '{"command"' not in text
         assert "▸ thinking: I should list the directory first." in text
         assert "▸ tool result: bash: README.md setup.py src" in text
         assert text.index("▸ thinking") < text.index("(called bash)") < text.index("▸ tool call")

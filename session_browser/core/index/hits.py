@@ -41,6 +41,19 @@ _SESSION_COLS = (
     "message_count, archived_count, nmsg, row_lo, row_hi, chars"
 )
 _CONVO = ("user", "assistant")
+# A verbatim entry with text (its view's content is not empty): turns without text (tool
+# calls and their results) are no bookends. :func:`_prose`, called from SQL.
+_PROSE_SQL = "session_browser_prose(raw)"
+
+
+def _prose(raw: str) -> bool:
+    """Whether the verbatim entry ``raw`` has text (see :data:`_PROSE_SQL`)."""
+    try:
+        return recall.has_content(json.loads(raw)[1])
+    except (ValueError, IndexError, TypeError):
+        return False
+
+
 WHOLE_ROWS = 64  # a session with at most this many rows (and characters) is read whole
 WHOLE_CHARS = 64_000
 _MESSAGE_COLS = "id, idx, role, archived, ts, text"
@@ -274,7 +287,7 @@ class IndexHits(IndexFuzzy):
                     "SELECT idx, convo, raw FROM verbatim WHERE sid = ?", (s.info.key,)
                 ):
                     verbatim[idx] = raw
-                    if convo_flag:
+                    if convo_flag and _prose(raw):  # a turn without text is no bookend
                         marked.append(idx)
                 marked.sort()
                 v_first, v_last = marked[:3], marked[-2:]
@@ -285,10 +298,11 @@ class IndexHits(IndexFuzzy):
                         (s.info.key, start, end - 1),
                     )
                 )
+                db.create_function("session_browser_prose", 1, _prose, deterministic=True)
                 for desc, wanted, out in (("", 3, v_first), (" DESC", 2, v_last)):
                     for idx, raw in db.execute(
                         "SELECT idx, raw FROM verbatim WHERE sid = ? AND convo = 1 "
-                        f"ORDER BY idx{desc} LIMIT ?",
+                        f"AND {_PROSE_SQL} ORDER BY idx{desc} LIMIT ?",
                         (s.info.key, wanted),
                     ):
                         out.append(idx)

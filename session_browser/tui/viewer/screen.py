@@ -34,6 +34,7 @@ from session_browser.tui.viewer.transcript import (
     TranscriptView,
     count_lines,
     message_text,
+    run_text,
 )
 from session_browser.tui.viewer.versions import KeptVersions
 
@@ -85,7 +86,8 @@ def _search_text(message: dict[str, Any]) -> str:
 
 class ViewerScreen(KeptVersions, ReportsWorkerErrors, Screen[None]):
     """Keys: n/N hits, [/] user turns, g/G ends, / find, +/- context, y copy, i metadata,
-    w a long message whole, v raw text, c copy a code block, t tool calls and thinking,
+    w a long message whole, Enter/space a run of tool calls opened or folded, v raw text,
+    c copy a code block, t tool calls and thinking,
     C copy the command that resumes a Claude Code or Codex session, </> the versions the
     vault keeps of it."""
 
@@ -107,6 +109,7 @@ class ViewerScreen(KeptVersions, ReportsWorkerErrors, Screen[None]):
         Binding("y", "copy", "Copy msg", id="viewer.copy"),
         Binding("i", "metadata", "Metadata", id="viewer.metadata"),
         Binding("w", "full_message", "Whole message", show=False, id="viewer.full_message"),
+        Binding("enter,space", "open_run", "Open tool calls", show=False, id="viewer.open_run"),
         Binding("J", "next_message", "Next message", show=False, id="viewer.next_message"),
         Binding("K", "prev_message", "Prev message", show=False, id="viewer.prev_message"),
         Binding("v", "toggle_raw", "Raw text", show=False, id="viewer.raw"),
@@ -434,11 +437,11 @@ class ViewerScreen(KeptVersions, ReportsWorkerErrors, Screen[None]):
 
     def action_next_message(self) -> None:
         view = self._view()
-        view.set_cursor(view.cursor + 1, top=True)
+        view.set_cursor(view.step(view.cursor, 1), top=True)
 
     def action_prev_message(self) -> None:
         view = self._view()
-        view.set_cursor(view.cursor - 1, top=True)
+        view.set_cursor(view.step(view.cursor, -1), top=True)
 
     def action_first(self) -> None:
         view = self._view()
@@ -471,9 +474,20 @@ class ViewerScreen(KeptVersions, ReportsWorkerErrors, Screen[None]):
         """The first key (as shown) of binding ``binding_id``, keymap applied."""
         return self.browser.key_for(binding_id)
 
-    def action_full_message(self) -> None:
-        """Show the long message under the cursor whole (again: cut it again)."""
+    def action_open_run(self) -> None:
+        """Open the run of tool calls under the cursor: each call (again: fold it)."""
         view = self._view()
+        if view.toggle_run(view.cursor) is None:
+            self.notify("Enter opens a run of tool calls: the cursor is on none.", timeout=2)
+        self._info()
+
+    def action_full_message(self) -> None:
+        """Show the long message under the cursor whole (again: cut it again); on a run of
+        tool calls, open it (again: fold it)."""
+        view = self._view()
+        if view.toggle_run(view.cursor) is not None:
+            self._info()
+            return
         shown = view.toggle_full(view.cursor)
         if shown is None:
             self.notify("This message is shown whole already.", timeout=2)
@@ -485,7 +499,11 @@ class ViewerScreen(KeptVersions, ReportsWorkerErrors, Screen[None]):
         view = self._view()
         if not view.messages:
             return
-        text = content_text(view.messages[view.cursor].get("content"))
+        run = view.run_at_cursor()
+        if run is not None:
+            text = run_text(run)
+        else:
+            text = content_text(view.messages[view.cursor].get("content"))
         self.app.copy_to_clipboard(text)
         self.notify(f"Copied message #{view.cursor} ({len(text)} characters).", timeout=3)
 
@@ -519,9 +537,10 @@ class ViewerScreen(KeptVersions, ReportsWorkerErrors, Screen[None]):
         view.set_hidden(mode)
         key = self._key_of("viewer.hidden")
         said = {
-            HIDDEN_OFF: "Tool calls and thinking hidden.",
-            HIDDEN_LINES: f"Tool calls and thinking: one line each ({key} again: whole).",
-            HIDDEN_WHOLE: f"Tool calls and thinking shown whole ({key} again: hidden).",
+            HIDDEN_OFF: "Tool calls folded into runs, thinking hidden.",
+            HIDDEN_LINES: f"Every turn, tool calls and thinking one line each ({key} again: "
+            "whole, with the client's bookkeeping).",
+            HIDDEN_WHOLE: f"Everything shown whole, bookkeeping too ({key} again: folded).",
         }
         self.notify(said[mode], timeout=2)
         self._info()

@@ -13,7 +13,7 @@ from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Sequence
 from itertools import accumulate
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from markdown_it import MarkdownIt
 from rich.cells import cell_len, get_character_cell_size
@@ -27,7 +27,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 
-from session_browser.core.model import SUMMARY_PREFIX, called_tools, content_text, hidden_parts
+from session_browser.core.model import SUMMARY_PREFIX, called_tools, content_text
+from session_browser.core.reading import ToolRun, interruption, reader_parts, tool_runs
 from session_browser.tui.backend import release_free_memory
 from session_browser.tui.common.lineview import LineView
 from session_browser.tui.common.render import (
@@ -64,8 +65,10 @@ _MARKDOWN_HINT = re.compile(
 )
 
 # A line of a message body: plain text (wrapped), styled text (rendered Markdown), or
-# ("marker" | "hidden", text) shown in the view's dim style.
+# (kind, text) drawn in the style of its kind: "marker" and "hidden" dim, and the lines of a
+# run of tool calls ("run" its title, "call" a call, "out" output, "del"/"add" a diff).
 BodyLine = str | Text | tuple[str, str]
+RUN_CLOSED, RUN_OPEN = "▸", "▾"
 
 
 def looks_like_markdown(text: str) -> bool:
@@ -122,7 +125,7 @@ def message_parts(
             elif message.get("tool_calls"):
                 text = f"(tool calls: {raw_value(message.get('tool_calls'), 2000)})"
             elif message.get("role") == "tool":
-                parts = hidden_parts(message)
+                parts = reader_parts(message, bookkeeping=False)
                 if parts:
                     text = f"({parts[0][0]})"
         more = len(text) - limit if limit is not None else 0
@@ -144,12 +147,13 @@ def message_text(
 def hidden_lines(
     message: dict[str, Any], width: int, whole: bool
 ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """The hidden parts of ``message`` as body lines, one line each or wrapped whole: those
-    to show before its text (thinking, as it came first) and after it (tool calls...)."""
+    """The hidden parts of ``message`` as body lines, one line each (a client's bookkeeping
+    left out, calls as a reader sees them) or wrapped whole (everything): those to show
+    before its text (thinking, as it came first) and after it (tool calls...)."""
     before: list[tuple[str, str]] = []
     after: list[tuple[str, str]] = []
     try:
-        parts = hidden_parts(message)
+        parts = reader_parts(message, bookkeeping=whole)
     except Exception as exc:
         return [], [("hidden", f"⚠ hidden content cannot be shown ({error_text(exc)})")]
     for label, text in parts:
@@ -164,6 +168,24 @@ def hidden_lines(
             shown += f"\n… {len(text) - HIDDEN_CHARS:,} more characters"
         out.extend(("hidden", "  " + line) for line in wrap(shown, max(1, width - 2)))
     return before, after
+
+
+def run_lines(run: ToolRun, opened: bool) -> list[tuple[str, str]]:
+    """The lines of a run of tool calls: its title, and when ``opened`` each call with the
+    first lines of its output or its diff."""
+    lines = [("run", f"{RUN_OPEN if opened else RUN_CLOSED} {run.title()}")]
+    if not opened:
+        return lines
+    for call in run.calls:
+        mark = "✗ " if call.error else ""
+        lines.append(("call", printable(f"  {mark}{call.summary}", one_line=True)))
+        lines.extend((kind, printable(f"      {text}", one_line=True)) for kind, text in call.lines)
+    return lines
+
+
+def run_text(run: ToolRun) -> str:
+    """A run of tool calls as plain text, opened (what ``y`` copies)."""
+    return "\n".join(text for _kind, text in run_lines(run, True))
 
 
 def is_cut(message: dict[str, Any], limit: int = SHOWN_CHARS) -> bool:
@@ -274,6 +296,9 @@ class TranscriptView(LineView, can_focus=True):
         "transcript--anchor",
         "transcript--dim",
         "transcript--label",
+        "transcript--run",
+        "transcript--del",
+        "transcript--add",
     }
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -317,6 +342,11 @@ class TranscriptView(LineView, can_focus=True):
         self._measured: set[int] = set()
         self._measuring = False
         self._measure_pending = False
+        # Runs of turns without prose (tool calls and results), by their first turn: one
+        # block each while tool calls and thinking are hidden; the opened ones show each call.
+        self.runs: dict[int, ToolRun] = {}
+        self._run_at: dict[int, int] = {}  # a turn of a run -> the run's first turn
+        self.open_runs: set[int] = set()
 
     # ------------------------------------------------------------------ loading
 
@@ -337,21 +367,113 @@ class TranscriptView(LineView, can_focus=True):
         self.full = set()
         self._measured = set()
         self._wrap_cache.clear()
-        n = len(messages)
-        cut = self.archived_count
-        # Blocks: message indices, with -1 for the compaction rule after the archived turns.
-        # Built with C-level list operations: a 20,000-message session costs milliseconds.
-        if cut and (cut == n or not messages[cut].get("archived")):
-            self._blocks = [*range(cut), -1, *range(cut, n)]
-            self._block_of = [*range(cut), *range(cut + 1, n + 1)]
-        else:
-            self._blocks = list(range(n))
-            self._block_of = list(range(n))
-        self._full_heights = heights or []
+        self.runs = {run.start: run for run in tool_runs(messages)}
+        self.open_runs = set()
+        self._build_blocks()
+        self._full_heights = list(heights) if heights else []
         self._heights_width = heights_width if heights else -1
+        if self._full_heights:
+            self._run_heights()
         self._layout()
         start = max(0, self.anchor_index)
         self.set_cursor(start, top=self.anchor_index >= 0)
+
+    @property
+    def grouped(self) -> bool:
+        """Whether runs of tool calls are folded (tool calls and thinking are hidden)."""
+        return self.hidden_mode == HIDDEN_OFF
+
+    def _build_blocks(self) -> None:
+        """Blocks: message indices (a run's first turn stands for the run while runs are
+        folded), with -1 for the compaction rule after the archived turns."""
+        messages = self.messages
+        n = len(messages)
+        cut = self.archived_count
+        rule = bool(cut) and (cut == n or not messages[cut].get("archived"))
+        self._run_at = {}
+        if not (self.grouped and self.runs):
+            # C-level list operations: a 20,000-message session costs milliseconds.
+            if rule:
+                self._blocks = [*range(cut), -1, *range(cut, n)]
+                self._block_of = [*range(cut), *range(cut + 1, n + 1)]
+            else:
+                self._blocks = list(range(n))
+                self._block_of = list(range(n))
+            return
+        blocks: list[int] = []
+        block_of = [0] * n
+        i = 0
+        while i < n:
+            if rule and i == cut:
+                blocks.append(-1)
+            run = self.runs.get(i)
+            block_of[i] = len(blocks)
+            blocks.append(i)
+            if run is None:
+                i += 1
+                continue
+            for j in range(run.start + 1, run.end + 1):
+                block_of[j] = block_of[i]
+                self._run_at[j] = i
+            i = run.end + 1
+        if rule and cut == n:
+            blocks.append(-1)
+        self._blocks, self._block_of = blocks, block_of
+
+    def run_start(self, index: int) -> int:
+        """The block ``index`` is shown in: its run's first turn when runs are folded."""
+        return self._run_at.get(index, index)
+
+    def _is_run(self, index: int) -> bool:
+        return self.grouped and index in self.runs
+
+    def _run_heights(self) -> None:
+        """Heights of the runs' blocks (the other turns of a run take no lines)."""
+        for start, run in self.runs.items():
+            if self.grouped:
+                # a folded run is its title line (read only when shown) and a blank line
+                opened = start in self.open_runs
+                self._full_heights[start] = 1 + (len(run_lines(run, True)) if opened else 1)
+                for j in range(start + 1, run.end + 1):
+                    self._full_heights[j] = 0
+
+    def toggle_run(self, index: int) -> bool | None:
+        """Open the run of tool calls ``index`` is in (again: fold it); None when it is in
+        none (or runs are not folded: every turn is shown)."""
+        start = self.run_start(index)
+        if not self._is_run(start):
+            return None
+        if start in self.open_runs:
+            self.open_runs.discard(start)
+        else:
+            self.open_runs.add(start)
+        self._ensure_heights()
+        self._wrap_cache.pop((start, self._heights_width), None)
+        self._full_heights[start] = 1 + len(self._body(start))
+        self._measured.add(start)
+        self._layout()
+        self.set_cursor(start, top=False)
+        return start in self.open_runs
+
+    def run_at_cursor(self) -> ToolRun | None:
+        """The run of tool calls under the cursor (None: a turn of its own)."""
+        start = self.run_start(self.cursor)
+        return self.runs[start] if self._is_run(start) else None
+
+    def step(self, index: int, step: int) -> int:
+        """The first turn of the block ``step`` blocks from the one ``index`` is in."""
+        if not self._blocks:
+            return index
+        b = self._block_of[max(0, min(index, len(self._block_of) - 1))]
+        direction = 1 if step > 0 else -1
+        for _ in range(abs(step)):
+            nb = b + direction
+            while 0 <= nb < len(self._blocks) and self._blocks[nb] < 0:
+                nb += direction
+            if not 0 <= nb < len(self._blocks):
+                break
+            b = nb
+        return self._blocks[b]
 
     def on_unmount(self) -> None:
         """The viewer closed: drop the messages and all laid out or cached for them, and
@@ -384,6 +506,7 @@ class TranscriptView(LineView, can_focus=True):
         the view moves to the new end instead."""
         cursor, top, focus = self.cursor, self.scroll_y, self.focus_index
         full = self.full
+        opened = self.open_runs
         self.load(
             messages,
             anchor=self.anchor_index,
@@ -397,12 +520,14 @@ class TranscriptView(LineView, can_focus=True):
         self.full = {i for i in full if i < len(messages)}
         for i in self.full:
             self._full_heights[i] = 2 + count_lines(self._text(i), self._heights_width)
+        self.open_runs = {i for i in opened if i in self.runs}
+        self._run_heights()
         self._layout()
         if follow:
             self.set_cursor(len(messages) - 1, top=False)
             self.scroll_end(animate=False, immediate=True)
         else:
-            self.cursor = min(cursor, len(messages) - 1)
+            self.cursor = self.run_start(min(cursor, len(messages) - 1))
             self.scroll_to(y=top, animate=False, immediate=True)
             self._measure_visible()
 
@@ -419,6 +544,7 @@ class TranscriptView(LineView, can_focus=True):
         self._full_heights = [
             2 + count_lines(self._text(i), width) for i in range(len(self.messages))
         ]
+        self._run_heights()
         self._heights_width = width
         self._wrap_cache.clear()
         self._measured.clear()
@@ -430,6 +556,8 @@ class TranscriptView(LineView, can_focus=True):
     def _make_body(self, index: int, width: int) -> list[BodyLine]:
         """The lines of message ``index`` as shown ``width`` cells wide: its text as rendered
         Markdown (or wrapped plain text), the cut marker, and hidden parts when shown."""
+        if self._is_run(index):
+            return list(run_lines(self.runs[index], index in self.open_runs))
         message = self.messages[index]
         limit = None if index in self.full else SHOWN_CHARS
         body, marker = message_parts(message, limit, self.full_key)
@@ -444,6 +572,9 @@ class TranscriptView(LineView, can_focus=True):
             lines.extend(wrap(body, width))
         if marker:
             lines.append(("marker", marker))
+        note = interruption(message)
+        if note:
+            lines.append(("marker", f"[{note}]"))
         if self.hidden_mode != HIDDEN_OFF:
             before, after = hidden_lines(message, width, self.hidden_mode == HIDDEN_WHOLE)
             lines = [*before, *lines, *after]
@@ -455,12 +586,14 @@ class TranscriptView(LineView, can_focus=True):
         self._relayout_all()
 
     def set_hidden(self, mode: int) -> None:
-        """Hide tool calls/results and thinking, show them one line each, or whole."""
+        """Hide tool calls/results and thinking (runs of them folded), show them one line
+        each, or whole (every turn on its own)."""
         self.hidden_mode = mode
+        self._build_blocks()
         self._relayout_all()
 
     def _relayout_all(self) -> None:
-        keep = self.cursor
+        keep = self.run_start(self.cursor)
         self._heights_width = -1  # every height estimated again, the shown ones measured
         self._layout()
         if self.messages:
@@ -483,6 +616,11 @@ class TranscriptView(LineView, can_focus=True):
         self._layout()
         return index in self.full
 
+    def _shown_height(self, index: int) -> int:
+        """Lines of block ``index`` shown whole: a header, its body and a blank line (a
+        run has no header)."""
+        return (1 if self._is_run(index) else 2) + len(self._body(index))
+
     def _expanded(self, index: int) -> bool:
         level = CONTEXT_LEVELS[self.context_level]
         return level is None or abs(index - self.focus_index) <= level
@@ -498,7 +636,9 @@ class TranscriptView(LineView, can_focus=True):
             heights = [2 if i < 0 else full[i] for i in self._blocks]
         else:
             heights = [
-                2 if i < 0 else (full[i] if self._expanded(i) else COLLAPSED_HEIGHT)
+                2
+                if i < 0
+                else (full[i] if self._expanded(i) or self._is_run(i) else COLLAPSED_HEIGHT)
                 for i in self._blocks
             ]
         self._offsets = [0, *accumulate(heights)]
@@ -527,7 +667,7 @@ class TranscriptView(LineView, can_focus=True):
                         continue
                     self._measured.add(index)
                     old = self._full_heights[index]
-                    new = 2 + len(self._body(index))
+                    new = self._shown_height(index)
                     if new != old:
                         self._full_heights[index] = new
                         changed = True
@@ -570,7 +710,7 @@ class TranscriptView(LineView, can_focus=True):
         with ``context`` lines of what comes before it above."""
         if not self.messages:
             return
-        index = max(0, min(index, len(self.messages) - 1))
+        index = self.run_start(max(0, min(index, len(self.messages) - 1)))
         self.cursor = index
         y = self.block_top(index)
         b = self._block_of[index]
@@ -681,9 +821,6 @@ class TranscriptView(LineView, can_focus=True):
             )
         if m.get("tool_calls"):
             text.append("  tool calls", style=self._style("dim"))
-        meta = m.get("metadata")
-        if isinstance(meta, dict) and meta:
-            text.append(f"  {{{len(meta)} metadata}}", style=self._style("dim"))
         return text
 
     def _block_line(self, b: int, line: int, width: int) -> Strip:
@@ -710,6 +847,8 @@ class TranscriptView(LineView, can_focus=True):
         height = self._offsets[b + 1] - self._offsets[b]
         if line == height - 1:
             return Strip.blank(width, base)
+        if self._is_run(index):
+            return self._run_line(index, line, width, gutter_style, is_cursor)
         if line == 0:
             mark = "▌" if is_cursor else ("┆" if archived else "│")
             text = Text(end="")
@@ -749,6 +888,29 @@ class TranscriptView(LineView, can_focus=True):
         text.no_wrap = True
         text.truncate(width, overflow="ellipsis")
         return Strip(list(text.render(self.app.console))).adjust_cell_length(width, base)
+
+    def _run_line(
+        self, index: int, line: int, width: int, gutter_style: Style, is_cursor: bool
+    ) -> Strip:
+        """Line ``line`` of the run of tool calls that starts at turn ``index``."""
+        body = self._body(index)
+        kind, line_text = ("", "")
+        if line < len(body) and isinstance(body[line], tuple):
+            kind, line_text = cast(tuple[str, str], body[line])
+        text = Text(end="")
+        text.append(f"{'▌' if is_cursor else '│'}  ", style=gutter_style)
+        style = {
+            "run": self._style("run"),
+            "call": Style(),
+            "del": self._style("del"),
+            "add": self._style("add"),
+        }.get(kind, self._style("dim"))
+        text.append(line_text, style=style)
+        if kind == "run" and is_cursor and index not in self.open_runs:
+            text.append("  (Enter opens)", style=self._style("dim"))
+        text.no_wrap = True
+        text.truncate(width, overflow="ellipsis")
+        return Strip(list(text.render(self.app.console))).adjust_cell_length(width, self.rich_style)
 
     def render_block_line(self, b: int, line: int, width: int) -> Strip:
         index = self._blocks[b]

@@ -13,6 +13,7 @@ from ...model import (
     SUMMARY_PREFIX,
     JSONDict,
 )
+from ...reading import is_slash_command
 from ..view import SessionView, session_dict
 from .entries import (
     KNOWN_TYPES,
@@ -288,6 +289,8 @@ def _preview(entries: Sequence[_Entry]) -> str:
     for role in ("user", None):
         for entry in entries:
             if entry.role is not None and (role is None or entry.role == role):
+                if entry.role == "user" and is_slash_command(entry.text[:PREVIEW_CHARS]):
+                    continue  # /model, /mode: not what the session is about
                 text = recall.fold_prefix(entry.text, PREVIEW_CHARS)
                 if text:
                     return text
