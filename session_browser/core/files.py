@@ -133,6 +133,11 @@ class NotRegularFile(OSError):
         self.kind = kind
 
 
+class NotRegularDirectory(NotRegularFile, IsADirectoryError):
+    """A directory where a file was expected: still an :class:`IsADirectoryError`, as a plain
+    ``open`` would raise, for callers that tell that case apart."""
+
+
 def not_regular_kind(mode: int) -> str | None:
     """What a file of ``mode`` is when it is no regular file (``symlink``, ``directory`` or
     ``special file``: a FIFO, a device, a socket); None for a regular file."""
@@ -204,7 +209,8 @@ def _open_regular_fd(
         st = os.fstat(fd)
         kind = not_regular_kind(st.st_mode)
         if kind is not None:
-            raise NotRegularFile(kind, path)
+            cls = NotRegularDirectory if kind == "directory" else NotRegularFile
+            raise cls(kind, path)
     except BaseException:
         os.close(fd)
         raise
