@@ -255,3 +255,22 @@ def test_the_index_never_hands_the_vault_a_link(tmp_path: Path) -> None:
         for v in vault.latest(parts=True):
             assert b"secret-hash" not in vault.read(v)
         assert {v.session_id for v in vault.latest()} == {SID}
+
+
+def test_a_prune_that_rewrites_packs_keeps_their_descriptions(tmp_path: Path) -> None:
+    vroot = tmp_path / "vault"
+    with Vault(vroot) as vault:
+        for i in range(4):
+            vault.keep("praisonai", "/s/live.json", "live", jsonl(300, 10 + i), now=100.0 + i)
+        vault.keep("praisonai", "/s/gone.json", "gone", jsonl(300, 20), now=50.0)
+        vault.mark_gone("praisonai", "/s/gone.json", now=60.0)
+        assert vault.prune(0) > 0
+        assert not (vroot / "packs" / "000001.pack").exists()  # rewritten, then removed
+        latest = {v.session_id: vault.read(v) for v in vault.latest()}
+    (vroot / "catalog.sqlite").unlink()
+    done = rebuild(vroot)
+    assert done.problems == [] and done.files == 2
+    with Vault(vroot) as vault:
+        assert vault.check() == []
+        assert {v.session_id: vault.read(v) for v in vault.latest()} == latest
+        assert vault.versions("gone")[-1].gone_at == 60.0
