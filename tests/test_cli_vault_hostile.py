@@ -51,6 +51,8 @@ def test_a_damaged_catalog_is_one_line_naming_it_and_the_rebuild(how: str) -> No
         assert code == 1, (args, code, out, err)
         assert err.count("\n") == 1 and "internal error" not in err, (args, err)
         assert str(catalog) in err and "damaged" in err and "vault rebuild" in err, (args, err)
+    code, out, err = run("doctor", "--json")  # says so too, never fails on it
+    assert code == 0 and "damaged" in json.loads(out)["vault"]["error"], (out, err)
 
 
 def test_a_lost_catalog_is_reported_and_rebuilt_from_the_packs(tmp_path: Path) -> None:
