@@ -182,7 +182,8 @@ def restore(session_id: str, number: int | None, to: Path | None, as_json: bool)
 @vault.command()
 @json_option
 def check(as_json: bool) -> None:
-    """Read every kept entry and check it against its hash; exit 1 when one is damaged."""
+    """Read every kept entry and check it against its hash, and name the packs the catalog
+    does not know (see 'vault rebuild'); exit 1 when one is damaged or unknown."""
     with _open() as v:
         problems = v.check()
     if as_json:

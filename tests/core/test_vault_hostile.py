@@ -222,3 +222,55 @@ def test_restore_never_writes_through_a_symlink(tmp_path: Path) -> None:
         out = vault.restore(v, to=into)
         assert out.read_bytes() == files[a]
         assert (into / "a" / "subagents" / "agent-1.jsonl").read_bytes() == files[sub]
+
+
+def test_the_index_never_hands_the_vault_a_link(tmp_path: Path) -> None:
+    """Whatever a source reads, the vault keeps regular files inside its root only: a
+    subagent file that links to a file outside the tree, a Codex rollout that is a link."""
+    from session_browser.core.sources import SOURCES
+    from session_browser.core.vault import default_vault_dir
+    from tests.core.test_codex import TID, Rollout, rollout_path
+    from tests.core.test_vault_subagents import SID, session_dir
+
+    secret = tmp_path / "outside" / "shadow"
+    secret.parent.mkdir()
+    secret.write_bytes(b'{"type":"user","message":{"content":"root:secret-hash"}}\n')
+    root = tmp_path / "projects"
+    main, folder_sub, _sibling, _sub = session_dir(root)
+    (folder_sub.parent / "agent-x.jsonl").symlink_to(secret)
+    store = SOURCES["claude"].index(root)
+    store.close()
+    codex = tmp_path / "codex"
+    r = Rollout(TID)
+    r.prompt("what does the plover module do")
+    real = r.write(tmp_path / "elsewhere" / "rollout.jsonl")
+    linked = rollout_path(codex)
+    linked.parent.mkdir(parents=True)
+    linked.symlink_to(real)
+    SOURCES["codex"].index(codex).close()
+    with Vault(default_vault_dir()) as vault:
+        kept = {v.path for v in vault.latest(parts=True)}
+        assert str(main) in kept and str(folder_sub) in kept  # the regular files are kept
+        assert not any("agent-x" in p or "rollout" in p for p in kept), kept
+        for v in vault.latest(parts=True):
+            assert b"secret-hash" not in vault.read(v)
+        assert {v.session_id for v in vault.latest()} == {SID}
+
+
+def test_a_prune_that_rewrites_packs_keeps_their_descriptions(tmp_path: Path) -> None:
+    vroot = tmp_path / "vault"
+    with Vault(vroot) as vault:
+        for i in range(4):
+            vault.keep("praisonai", "/s/live.json", "live", jsonl(300, 10 + i), now=100.0 + i)
+        vault.keep("praisonai", "/s/gone.json", "gone", jsonl(300, 20), now=50.0)
+        vault.mark_gone("praisonai", "/s/gone.json", now=60.0)
+        assert vault.prune(0) > 0
+        assert not (vroot / "packs" / "000001.pack").exists()  # rewritten, then removed
+        latest = {v.session_id: vault.read(v) for v in vault.latest()}
+    (vroot / "catalog.sqlite").unlink()
+    done = rebuild(vroot)
+    assert done.problems == [] and done.files == 2
+    with Vault(vroot) as vault:
+        assert vault.check() == []
+        assert {v.session_id: vault.read(v) for v in vault.latest()} == latest
+        assert vault.versions("gone")[-1].gone_at == 60.0

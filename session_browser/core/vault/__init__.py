@@ -1,10 +1,12 @@
 """The vault: exact copies of the session files the index reads, kept in our data dir
 (:mod:`.store`), fed by the index's reconcile (:mod:`.feed`), read back as sessions
-(:mod:`.reading`), and the settings of the sources that delete history (:mod:`.doctor`)."""
+(:mod:`.reading`), rebuilt from its packs when its catalog is lost (:mod:`.rebuild`), and the
+settings of the sources that delete history (:mod:`.doctor`)."""
 
 from __future__ import annotations
 
 from .store import (
+    CatalogDamaged,
     Vault,
     VaultDamaged,
     VaultError,
@@ -13,4 +15,12 @@ from .store import (
     default_vault_dir,
 )
 
-__all__ = ["Vault", "VaultDamaged", "VaultError", "VaultStats", "Version", "default_vault_dir"]
+__all__ = [
+    "CatalogDamaged",
+    "Vault",
+    "VaultDamaged",
+    "VaultError",
+    "VaultStats",
+    "Version",
+    "default_vault_dir",
+]

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..settings import load_settings, vault_on
 from ..sources.claude.reader import claude_config_dir
-from .store import Vault, VaultError, VaultStats, default_vault_dir
+from .store import Vault, VaultError, VaultStats, catalog_guard, default_vault_dir
 
 CLAUDE_DEFAULT_CLEANUP_DAYS = 30
 
@@ -75,8 +76,8 @@ def examine(vault_root: Path | None = None) -> Doctor:
     out.vault_dir = str(root)
     if (root / "catalog.sqlite").exists():
         try:
-            with Vault(root) as vault:
+            with catalog_guard(root / "catalog.sqlite"), Vault(root) as vault:
                 out.stats = vault.stats()
-        except (VaultError, OSError) as exc:
+        except (VaultError, OSError, sqlite3.Error) as exc:
             out.vault_error = str(exc)
     return out

@@ -23,7 +23,7 @@ from typing import Any, TypeVar, cast
 from ..model import JSONDict
 from ..settings import vault_on
 from .parts import keep_parts
-from .store import Vault, VaultError, Version, default_vault_dir
+from .store import Vault, VaultError, Version, default_vault_dir, regular_under
 
 log = logging.getLogger("session_browser.vault")
 
@@ -142,13 +142,18 @@ class VaultFeed:
                     name, session_id, messages = item[:3]
                     data = item[3] if len(item) > 3 else None
                     path = self.root / name
+                    try:  # a link or special file the source gave is never kept
+                        regular_under(path, self.root)
+                    except OSError as exc:
+                        log.warning("vault: %s not kept: %s", name, exc)
+                        continue
                     if data is not None and self.parts is None:
                         read.append((self.path_of(name), session_id, data, messages))
                         continue
                     try:
                         if data is None:
                             kept = self.vault.keep_file(
-                                self.kind, path, session_id, messages=messages
+                                self.kind, path, session_id, messages=messages, root=self.root
                             )
                         else:
                             kept = self.vault.keep(
@@ -160,7 +165,7 @@ class VaultFeed:
                                 self.kind,
                                 path,
                                 session_id,
-                                self.parts(name),
+                                self._regular_parts(name),
                                 added=kept,
                                 messages=messages,
                             )
@@ -187,12 +192,25 @@ class VaultFeed:
                         self.kind,
                         self.root / name,
                         session_id,
-                        self.parts(name),
+                        self._regular_parts(name),
                         added=None,
                         messages=messages,
                     )
         except (OSError, sqlite3.Error, VaultError) as exc:
             self.missed_some([f"the vault could not keep part files: {exc}"])
+
+    def _regular_parts(self, name: str) -> list[Path]:
+        """The part files of ``name`` that are regular files inside the root (a link or
+        special file among them is never kept)."""
+        out = []
+        for part in self.parts(name) if self.parts is not None else []:
+            try:
+                regular_under(part, self.root)
+            except OSError as exc:
+                log.warning("vault: %s not kept: %s", part, exc)
+                continue
+            out.append(part)
+        return out
 
     def missed_some(self, problems: Sequence[str]) -> None:
         """Files handed over were not kept, for ``problems``: they are handed over again."""

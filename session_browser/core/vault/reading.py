@@ -13,7 +13,7 @@ from ..files import FILE_MODE
 from ..model import JSONDict
 from ..paths import cache_dir, ensure_private_dir
 from .parts import parts_of
-from .store import Vault, VaultError, Version
+from .store import Vault, VaultError, Version, catalog_guard
 
 
 def load_version(vault: Vault, version: Version, *, hidden: bool = False) -> JSONDict | None:
@@ -65,14 +65,15 @@ def load_session(
     own = vault is None
     v = Vault() if vault is None else vault
     try:
-        versions = v.versions(session_id)
-        if not versions:
-            raise VaultError(f"the vault keeps no version of session {session_id}")
-        if number is not None and not 1 <= number <= len(versions):
-            raise VaultError(f"--version must be between 1 and {len(versions)}, not {number}")
-        n = len(versions) if number is None else number
-        chosen = versions[n - 1]
-        return load_version(v, chosen, hidden=hidden), chosen, n
+        with catalog_guard(v.catalog):
+            versions = v.versions(session_id)
+            if not versions:
+                raise VaultError(f"the vault keeps no version of session {session_id}")
+            if number is not None and not 1 <= number <= len(versions):
+                raise VaultError(f"--version must be between 1 and {len(versions)}, not {number}")
+            n = len(versions) if number is None else number
+            chosen = versions[n - 1]
+            return load_version(v, chosen, hidden=hidden), chosen, n
     finally:
         if own:
             v.close()

@@ -245,11 +245,14 @@ def private_tree(root: Path) -> None:
 
 def _no_link_above(path: Path) -> None:
     """:class:`VaultError` when a dir on the way to ``path`` is a symlink (restore never
-    writes through one: a session dir replaced by a link writes nothing elsewhere)."""
+    writes through one: a session dir replaced by a link writes nothing elsewhere). A link
+    the system made (owned by root, for a user who is not: ``/var`` on macOS) is no one's
+    to replace and is followed."""
     current = Path(os.path.abspath(path)).parent
     for step in [current, *current.parents]:
         try:
-            if stat.S_ISLNK(os.lstat(step).st_mode):
+            info = os.lstat(step)
+            if stat.S_ISLNK(info.st_mode) and not (info.st_uid == 0 != os.geteuid()):
                 raise VaultError(
                     f"cannot restore to {path}: {step} is a symlink (restore never writes"
                     " through one; restore --to a real dir)"
