@@ -17,6 +17,7 @@ import psycopg
 import pytest
 from click.testing import CliRunner, Result
 
+from session_browser.bench.team import push_message_line
 from session_browser.cli import main
 from session_browser.core.index import SqliteSessionStore
 from session_browser.core.pgindex import PgIndexError, PgIndexStore, mask_url, push_stores
@@ -331,6 +332,8 @@ def test_bench_index_prints_both_engines_and_leaves_no_schema(pg_url: str) -> No
             "--pushers",
             "2",
             "--no-sgd",  # the small pip-installed data: no reading of the big SGD file
+            "--push-message-mb",
+            "5",
             "--json",
             "-q",
         ],
@@ -341,6 +344,10 @@ def test_bench_index_prints_both_engines_and_leaves_no_schema(pg_url: str) -> No
     n = report["queries"]  # as many as the small corpus gives (up to 3)
     assert report["team"]["quality"]["n"] == report["sqlite"]["quality"]["n"] == n >= 2
     assert abs(report["team"]["quality"]["rank1"] - report["sqlite"]["quality"]["rank1"]) <= 0.01
+    big = report["push_message"]  # one 5 MB message pushed in a process of its own
+    assert big["error"] is None and big["exit"] == 0 and big["message_bytes"] >= 5_000_000
+    assert big["rss_x"] == round(big["rss_mb"] * 2**20 / big["message_bytes"], 2) > 0
+    assert push_message_line(big).startswith("push of one 5.0 MB message: ")
     with psycopg.connect(pg_url) as conn:
         left = conn.execute(
             "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'sb_bench_%%'"
