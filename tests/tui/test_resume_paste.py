@@ -28,7 +28,7 @@ from session_browser.tui.viewer.screen import ViewerScreen
 from tests.core.test_claude import Transcript, text
 from tests.core.test_codex import Rollout, rollout_path
 
-from .conftest import settle
+from .conftest import screen_text, settle
 from .stores import NOW
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="no bash to paste into")
@@ -69,6 +69,7 @@ class Case:
     cwd: str
     word: str  # a word only this session holds
     copied: str = ""
+    shown: str = ""  # the viewer's screen
     notice: str = ""
 
 
@@ -116,6 +117,7 @@ async def copy_each(stores: list[str], cases: list[Case]) -> None:
             viewer = app.screen
             assert isinstance(viewer, ViewerScreen) and viewer.session_id == case.session_id
             assert viewer.resume is not None, case.name  # the viewer has been told the line
+            case.shown = screen_text(app)
             await pilot.press("C")
             case.copied = app.clipboard
             case.notice = str(list(app._notifications)[-1].message)
@@ -233,7 +235,9 @@ async def test_a_pasted_resume_line_runs_only_the_resume_command(tmp_path: Path)
         shell.close()
     for case in refused:
         assert case.copied == "", (case.name, case.copied)
-        assert case.notice.startswith("No resume command for this session: "), case
+        reason = case.notice.removeprefix("No resume command for this session: ")
+        assert reason != case.notice, case
+        assert f"resume: not offered: {reason.rstrip('.')}" in case.shown, case
     for case in cases:
         if case not in refused:
             assert case.copied.startswith("cd '"), (case.name, case.copied)
