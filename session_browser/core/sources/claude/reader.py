@@ -615,6 +615,27 @@ def read_claude_session(
     )
 
 
+def _with_runs(main: list[Turn], runs: list[tuple[str, list[Turn], str | None]]) -> list[Turn]:
+    """The turns of ``main`` with each subagent run's turns just before the tool turn of the
+    call it answers (in run order), or at the end when there is none: one pass over each
+    (call ids are mapped to turns once), however many runs a transcript holds."""
+    first_at: dict[str, int] = {}
+    for i, turn in enumerate(main):
+        if turn.role == "tool" and turn.tool_call_id:
+            first_at.setdefault(turn.tool_call_id, i)
+    before: dict[int, list[Turn]] = {}
+    tail: list[Turn] = []
+    for _agent, sub_turns, call in runs:
+        at = first_at.get(call) if call else None
+        (tail if at is None else before.setdefault(at, [])).extend(sub_turns)
+    out: list[Turn] = []
+    for i, turn in enumerate(main):
+        out.extend(before.get(i, ()))
+        out.append(turn)
+    out.extend(tail)
+    return out
+
+
 def _assemble(
     file_path: Path,
     view: ClaudeParseState,
@@ -670,17 +691,7 @@ def _assemble(
             for name, count in counts.items():
                 hidden_records[name] = hidden_records.get(name, 0) + count
 
-    turns = list(builder.turns)
-    for _agent, sub_turns, call in runs:
-        at = next(
-            (
-                i
-                for i, t in enumerate(turns)
-                if call and t.role == "tool" and t.tool_call_id == call
-            ),
-            len(turns),
-        )
-        turns[at:at] = sub_turns
+    turns = _with_runs(builder.turns, runs)
     archived, active, last_compaction = split_compaction(turns, include_hidden, "claude")
 
     info = view.info
