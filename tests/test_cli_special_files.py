@@ -150,7 +150,7 @@ def test_claude_special_files_and_links_are_skipped_and_counted(claude: Path) ->
     # linked transcript and the linked subagents folder.
     assert "not read: 2 special files, 4 symlinks" in " ".join(status.split())
     info = json.loads(ok("index", "status", *store, "--json"))
-    (entry,) = [s for s in info["stores"] if "refused" in s] if "stores" in info else [info]
+    (entry,) = info["stores"]
     assert entry["refused"] == {"special file": 2, "symlink": 4}
 
 

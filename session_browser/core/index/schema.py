@@ -42,6 +42,9 @@ log = logging.getLogger("session_browser.index")
 # (``sessions.hit_rows``, the ``verbatim`` table).
 SCHEMA_VERSION = 8
 OPEN_BUSY_SECONDS = 30.0  # how long opening retries while other processes set the index up
+#: How long closing an index waits for its background reconcile to stop (one stuck in I/O
+#: is then left behind: a daemon thread never keeps the process from exiting).
+CLOSE_WAIT = 5.0
 _TABLES = (
     frozenset({"meta", "sessions", "messages", "skipped", "common_terms", "verbatim"})
     | hidden.TABLES
@@ -450,17 +453,28 @@ class IndexDatabase:
         return self._db
 
     def close(self) -> None:
-        """Stop any background reconcile and close the database."""
+        """Stop any background reconcile and close the database.
+
+        The reconcile stops at its next batch; one stuck in I/O (a file that never answers)
+        is waited for at most :data:`CLOSE_WAIT` seconds, then left to the process's exit (a
+        daemon thread, still holding the database, which is then not closed here)."""
         self._cancel.set()
         thread = self._thread
         if thread is not None and thread.is_alive() and thread is not threading.current_thread():
-            thread.join()
+            thread.join(CLOSE_WAIT)
+            if thread.is_alive():
+                log.warning("index %s: the background reconcile did not stop", self.db_path)
+                self._close_watch()
+                return
         with self._lock:
             if self._db is not None:
                 with contextlib.suppress(sqlite3.Error):
                     self._db.close()
                 self._db = None
             self._release_open_lock()
+        self._close_watch()
+
+    def _close_watch(self) -> None:
         if self._watch is not None:
             self._watch.close()
             self._watch = None

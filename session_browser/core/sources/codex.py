@@ -174,12 +174,51 @@ def is_injected(text: str) -> bool:
     return text.lstrip().startswith(INJECTED_PREFIXES)
 
 
+#: What a record whose fields have the wrong types is counted as (an unknown record).
+MALFORMED = "malformed"
+
+
+def _well_typed(kind: str, payload: JSONDict, obj: JSONDict) -> bool:
+    """Whether the fields of a record this reader reads have the types Codex writes."""
+    stamp = obj.get("timestamp")
+    if stamp is not None and (not isinstance(stamp, (str, int, float)) or isinstance(stamp, bool)):
+        return False
+    if kind in ("event_msg", "response_item") and not isinstance(payload.get("type"), str):
+        return False
+    for name in ("id", "cwd", "call_id", "role", "message", "name", "thread_name", "model"):
+        value = payload.get(name)
+        if value is not None and not isinstance(value, str):
+            return False
+    lists = ["images", "local_images", "replacement_history"]
+    if payload.get("type") == "reasoning":
+        lists.append("summary")
+    for name in lists:
+        value = payload.get(name)
+        if value is not None and not isinstance(value, list):
+            return False
+    content = payload.get("content")
+    return content is None or isinstance(content, (str, list))
+
+
 def _envelope(obj: JSONDict, first: bool) -> tuple[str | None, JSONDict]:
-    """(record type, payload) of a line, bare pre-envelope lines included."""
+    """(record type, payload) of a line, bare pre-envelope lines included; the type is
+    :data:`MALFORMED` for a known record whose fields have the wrong types, None for one
+    without a type this reader can name."""
+    kind, payload = _bare_envelope(obj, first)
+    if kind in KNOWN_TYPES and not _well_typed(kind, payload, obj):
+        return MALFORMED, payload
+    return kind, payload
+
+
+def _bare_envelope(obj: JSONDict, first: bool) -> tuple[str | None, JSONDict]:
     kind = obj.get("type")
+    if kind is not None and not isinstance(kind, str):
+        return None, obj
     payload = obj.get("payload")
     if isinstance(payload, dict) and isinstance(kind, str):
         return kind, payload
+    if kind in KNOWN_TYPES and "payload" in obj:
+        return MALFORMED, obj
     if kind in LEGACY_ITEMS or (isinstance(kind, str) and kind.endswith("_call_output")):
         return "response_item", obj
     if first and "id" in obj and kind is None and "record_type" not in obj:

@@ -53,6 +53,10 @@ BOOKKEEPING_TYPES = frozenset(
     }
 )
 KNOWN_TYPES = CONVERSATION_TYPES | TITLE_TYPES | BOOKKEEPING_TYPES
+#: What an unknown record of a known type whose fields have the wrong types is counted as.
+MALFORMED = "malformed"
+#: Fields that are strings (or null) wherever they are written.
+_STRING_FIELDS = ("type", "uuid", "parentUuid", "sessionId", "cwd", "subtype", "agentId")
 TASK_TOOLS = frozenset({"Task", "Agent"})
 COMPACT_AGENT_PREFIX = "acompact"
 
@@ -67,6 +71,43 @@ _COMMAND_OUTPUT = (
 _TAG_RE = re.compile(r"</?(?:local-command-(?:stdout|stderr|caveat)|bash-(?:stdout|stderr))>")
 _BASH_INPUT_RE = re.compile(r"^\s*<bash-input>(.*?)</bash-input>", re.DOTALL)
 _INTERRUPTED = "[Request interrupted by user"
+
+
+def record_kind(obj: JSONDict) -> str | None:
+    """The type of a record this reader can use: its ``type`` when known and the fields it
+    reads have the types Claude Code writes (strings, a ``message`` object whose ``content``
+    is a string or a list, a string or numeric ``timestamp``); None otherwise (an unknown
+    record: see :func:`unknown_key`)."""
+    kind = obj.get("type")
+    if not isinstance(kind, str) or kind not in KNOWN_TYPES:
+        return None
+    for name in _STRING_FIELDS:
+        value = obj.get(name)
+        if value is not None and not isinstance(value, str):
+            return None
+    stamp = obj.get("timestamp")
+    if stamp is not None and (not isinstance(stamp, (str, int, float)) or isinstance(stamp, bool)):
+        return None
+    if not isinstance(obj.get("isSidechain", False), bool):
+        return None
+    if kind in CONVERSATION_TYPES and "message" in obj:
+        message = obj["message"]
+        if not isinstance(message, dict):
+            return None
+        content = message.get("content")
+        if content is not None and not isinstance(content, (str, list)):
+            return None
+    return kind
+
+
+def unknown_key(obj: JSONDict) -> str:
+    """How an unknown record is counted: its type when that is a string of a type this
+    reader does not know, :data:`MALFORMED` for a known type with wrong-typed fields, else
+    ``?``."""
+    kind = obj.get("type")
+    if not isinstance(kind, str):
+        return "?"
+    return MALFORMED if kind in KNOWN_TYPES else kind
 
 
 # ---------------------------------------------------------------------- where
@@ -195,7 +236,7 @@ class _Builder(TurnBuilder):
 
     def record(self, obj: JSONDict, stamp: float | None = None) -> None:
         """Add one record (``stamp``: its time, when the caller has it already)."""
-        kind = obj.get("type")
+        kind = record_kind(obj)
         if stamp is None:
             stamp = iso_epoch(obj.get("timestamp"))
         if kind == "assistant":
@@ -478,19 +519,19 @@ class ClaudeParseState:
         uuid = _str(obj.get("uuid"))
         if uuid:
             self.uuids.append(uuid)
-        kind = obj.get("type")
-        if kind not in KNOWN_TYPES:
-            key = kind if isinstance(kind, str) else "?"
+        kind = record_kind(obj)
+        if kind is None:
+            key = unknown_key(obj)
             self.unknown[key] = self.unknown.get(key, 0) + 1
             return
         stamp = iso_epoch(obj.get("timestamp"))
         if stamp is not None and (self.first_stamp is None or stamp < self.first_stamp):
             self.first_stamp = stamp
         if kind in TITLE_TYPES:
-            field_name = _TITLE_FIELDS[str(kind)]
+            field_name = _TITLE_FIELDS[kind]
             value = _str(obj.get(field_name))
             if value and value.strip():
-                self.titles[str(kind)] = value.strip()
+                self.titles[kind] = value.strip()
                 leaf = _str(obj.get("leafUuid")) if kind == "summary" else None
                 if leaf:
                     self.file_summaries.setdefault(leaf, value.strip())
@@ -567,6 +608,27 @@ def read_claude_session(
     )
 
 
+def _with_runs(main: list[Turn], runs: list[tuple[str, list[Turn], str | None]]) -> list[Turn]:
+    """The turns of ``main`` with each subagent run's turns just before the tool turn of the
+    call it answers (in run order), or at the end when there is none: one pass over each
+    (call ids are mapped to turns once), however many runs a transcript holds."""
+    first_at: dict[str, int] = {}
+    for i, turn in enumerate(main):
+        if turn.role == "tool" and turn.tool_call_id:
+            first_at.setdefault(turn.tool_call_id, i)
+    before: dict[int, list[Turn]] = {}
+    tail: list[Turn] = []
+    for _agent, sub_turns, call in runs:
+        at = first_at.get(call) if call else None
+        (tail if at is None else before.setdefault(at, [])).extend(sub_turns)
+    out: list[Turn] = []
+    for i, turn in enumerate(main):
+        out.extend(before.get(i, ()))
+        out.append(turn)
+    out.extend(tail)
+    return out
+
+
 def _assemble(
     file_path: Path,
     view: ClaudeParseState,
@@ -580,6 +642,7 @@ def _assemble(
     include_hidden = view.include_hidden
     builder = view.builder
     skipped = view.skipped_lines
+    unknown = dict(view.unknown)
     hidden_records = dict(builder.hidden_records)
 
     # Subagents: (agent id, turns, the Task call id they answer or None).
@@ -605,7 +668,13 @@ def _assemble(
             except OSError:
                 continue
             skipped += sub_lines.skipped_lines
-            records = [r for r in sub_lines.all_records if r.get("type") in KNOWN_TYPES]
+            records = []
+            for record in sub_lines.all_records:
+                if record_kind(record) is not None:
+                    records.append(record)
+                else:
+                    key = unknown_key(record)
+                    unknown[key] = unknown.get(key, 0) + 1
             call = call_of_agent.get(sub_agent) or call_of_prompt.get(_first_prompt(records))
             turns, counts = _sub_turns(
                 records, include_hidden, sub_agent, builder.tasks.get(call or "")
@@ -615,17 +684,7 @@ def _assemble(
             for name, count in counts.items():
                 hidden_records[name] = hidden_records.get(name, 0) + count
 
-    turns = list(builder.turns)
-    for _agent, sub_turns, call in runs:
-        at = next(
-            (
-                i
-                for i, t in enumerate(turns)
-                if call and t.role == "tool" and t.tool_call_id == call
-            ),
-            len(turns),
-        )
-        turns[at:at] = sub_turns
+    turns = _with_runs(builder.turns, runs)
     archived, active, last_compaction = split_compaction(turns, include_hidden, "claude")
 
     info = view.info
@@ -673,7 +732,7 @@ def _assemble(
         data=data,
         skipped_lines=skipped + (1 if partial_tail else 0),
         partial_tail=partial_tail,
-        unknown_records=dict(view.unknown),
+        unknown_records=unknown,
         hidden_records=hidden_records,
         end_offset=state.mark.end_offset,
         subagents=attached,

@@ -39,6 +39,7 @@ from .reader import (
     claude_summaries,
     default_claude_dir,
     read_claude_session,
+    record_kind,
     sibling_subagents,
     subagent_names,
 )
@@ -381,7 +382,7 @@ def first_session_id(path: Path, lines: int = 64) -> str | None:
                     obj = loads(raw)
                 except (ValueError, RecursionError):
                     continue
-                if isinstance(obj, dict) and obj.get("type") in CONVERSATION_TYPES:
+                if isinstance(obj, dict) and record_kind(obj) in CONVERSATION_TYPES:
                     sid = obj.get("sessionId")
                     if isinstance(sid, str) and sid:
                         return sid

@@ -258,27 +258,26 @@ def split_compaction(
 ) -> tuple[list[JSONDict], list[JSONDict], JSONDict | None]:
     """(archived, active, last_compaction) of turns holding boundary markers (``role`` None)."""
     markers = [i for i, t in enumerate(turns) if t.role is None]
+    seen = 0  # turns before the one being converted (one pass: linear in the turns)
 
-    def convert(part: list[Turn], offset: int) -> list[JSONDict]:
+    def convert(part: list[Turn]) -> list[JSONDict]:
+        nonlocal seen
         out: list[JSONDict] = []
-        for i, turn in enumerate(part):
+        for turn in part:
             if turn.role is None:
-                before = sum(1 for t in turns[: offset + i] if t.role is not None)
-                out.append(summary_of_marker(turn, before, superseded=True))
+                out.append(summary_of_marker(turn, seen, superseded=True))
             else:
                 out.append(message_of(turn, include_hidden))
+                seen += 1
         return out
 
     if not markers:
-        return [], convert(turns, 0), None
+        return [], convert(turns), None
     last = markers[-1]
     marker = turns[last]
-    compacted = sum(1 for t in turns[:last] if t.role is not None)
-    archived = convert(turns[:last], 0)
-    active = [
-        summary_of_marker(marker, compacted, superseded=False),
-        *convert(turns[last + 1 :], last + 1),
-    ]
+    archived = convert(turns[:last])
+    compacted = seen
+    active = [summary_of_marker(marker, compacted, superseded=False), *convert(turns[last + 1 :])]
     info: JSONDict = {
         "summary": marker.text,
         "message_index": 0,
