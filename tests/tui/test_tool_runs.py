@@ -22,6 +22,8 @@ SIZE = (120, 40)
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 CLAUDE_SID = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
 CLAUDE_FILE = DATA / "claude" / "spotter" / f"{CLAUDE_SID}.jsonl"
+SHORT_SID = "d6e0bada-1959-4eec-a9d2-0bfade768d8f"
+SHORT_FILE = DATA / "claude" / "spotter" / "tool_heavy.jsonl"
 CODEX_TID = "019a93b9-f380-7600-98ff-940e6b99603c"
 CODEX_FILE = (
     DATA / "codex" / "codex-session-view" / f"rollout-2025-11-17T15-30-28-{CODEX_TID}.jsonl"
@@ -38,6 +40,7 @@ def real_stores(tmp_path: Path) -> list[str]:
     claude.mkdir(parents=True)
     shutil.copy(CLAUDE_FILE, claude / CLAUDE_FILE.name)
     shutil.copytree(CLAUDE_FILE.with_suffix(""), claude / CLAUDE_SID)
+    shutil.copy(SHORT_FILE, claude / f"{SHORT_SID}.jsonl")
     codex = tmp_path / "codex" / "2025" / "11" / "17"
     codex.mkdir(parents=True)
     shutil.copy(CODEX_FILE, codex / CODEX_FILE.name)
@@ -148,3 +151,18 @@ async def test_codex_session_ends_in_a_folded_run_not_ten_stubs(tmp_path: Path) 
         await pilot.press("t")
         await pilot.pause()
         assert view.grouped and "▾ 39 tool calls" in screen_text(app)
+
+
+async def test_an_interrupted_run_says_so(tmp_path: Path) -> None:
+    app = SessionBrowserApp(
+        Backend(real_stores(tmp_path), indexed=False), now=NOW, animate=False, keymap={}
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        viewer = await open_session(pilot, app, SHORT_SID)
+        view = viewer.query_one(TranscriptView)
+        await goto_run(pilot, view, 4)
+        assert "▸ 1 tool call: Bash · interrupted by user" in screen_text(app)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "$ tail -5 /tmp/claude-1000/" in screen_text(app)
