@@ -4,6 +4,7 @@ with no bookkeeping and no metadata counts on the headers."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -14,12 +15,13 @@ from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
 from session_browser.tui.viewer.screen import ViewerScreen
 from session_browser.tui.viewer.transcript import TranscriptView
+from tests.conftest import SHARED_DATA
 
 from .conftest import screen_text, settle
 from .stores import NOW
 
 SIZE = (120, 40)
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+DATA = Path(os.environ.get("SESSION_BROWSER_DATA_DIR") or SHARED_DATA)
 CLAUDE_SID = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
 CLAUDE_FILE = DATA / "claude" / "spotter" / f"{CLAUDE_SID}.jsonl"
 SHORT_SID = "d6e0bada-1959-4eec-a9d2-0bfade768d8f"
