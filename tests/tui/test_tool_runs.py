@@ -76,6 +76,7 @@ async def test_claude_session_folds_tool_calls_and_opens_them(tmp_path: Path) ->
         await goto_run(pilot, view, 9)
         shown = screen_text(app)
         assert "▸ 6 tool calls: Read ×6" in shown
+        assert "#9–#14 · 15 of 479" in shown  # the info line names the turns of the run
         assert "Read …/projects/spotter-worktrees/spotter-4te/config/config.exs" not in shown
         assert "metadata}" not in shown and "hook_progress" not in shown
         assert "(tool result: Read)" not in shown and "(called Read)" not in shown

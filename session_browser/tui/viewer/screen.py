@@ -358,7 +358,11 @@ class ViewerScreen(KeptVersions, ReportsWorkerErrors, Screen[None]):
             return
         # "#8 · 9 of 19": the index (0-based, as every API and the hit list name it) and
         # the position among all the messages.
-        info.append(f"#{view.cursor} · {view.cursor + 1} of {total}", style="bold")
+        run = view.run_at_cursor()
+        if run is not None:  # the turns a folded run of tool calls stands for
+            info.append(f"#{run.start}–#{run.end} · {run.end + 1} of {total}", style="bold")
+        else:
+            info.append(f"#{view.cursor} · {view.cursor + 1} of {total}", style="bold")
         info.append(f" · {view.archived_count} archived, {total - view.archived_count} active")
         if self.terms:
             info.append(" · ")
