@@ -305,9 +305,13 @@ class ToolRun:
 
     def _contents(self) -> tuple[list[ToolCall], int, str | None]:
         if self._read is None:
-            self._read = _run_contents(
-                self._source.messages, self.start, self.end, self._source.known()
-            )
+            try:
+                self._read = _run_contents(
+                    self._source.messages, self.start, self.end, self._source.known()
+                )
+            except Exception as exc:  # one unusable turn never takes the session down
+                why = f"{type(exc).__name__}: {exc}"
+                self._read = ([ToolCall("?", f"⚠ these calls cannot be shown ({why})")], 0, None)
         return self._read
 
     @property

@@ -212,3 +212,33 @@ def test_bookends_skip_turns_without_text_on_every_path(
             group.close()
     for query in ("compaction threshold", "opentelemetry"):
         assert seen[(query, False)] == seen[(query, True)]
+
+
+def test_junk_turns_fold_without_raising() -> None:
+    junk: list[dict[str, Any]] = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "metadata": {"hidden": "not a list"}},
+        {"role": "assistant", "content": [], "metadata": {"hidden": [1, None, {"type": 5}]}},
+        {
+            "role": "assistant",
+            "content": "",
+            "metadata": {
+                "hidden": [
+                    {"type": "toolCall", "name": None, "arguments": [1, 2]},
+                    {"type": "toolCall", "name": "Edit", "arguments": {"file_path": {"x": 1}}},
+                    {"type": "toolCall", "name": "shell", "arguments": "{not json"},
+                ]
+            },
+            "tool_calls": [{"function": {"name": "bash", "arguments": '{"command": 3}'}}, "x"],
+        },
+        {"role": "tool", "content": {"odd": True}, "tool_call_id": 7},
+        {"role": "tool", "content": "", "metadata": {"hidden": [{"type": "toolResult"}]}},
+        {"role": "assistant", "content": "done"},
+    ]
+    runs = tool_runs(junk)
+    # a tool turn with content of its own (as PraisonAI writes them) is a turn to read
+    assert [(r.start, r.end) for r in runs] == [(1, 3), (5, 5)]
+    assert runs[0].title() == "4 tool calls: ?, Edit, shell, bash"
+    assert runs[1].title() == "1 turn without text"
+    summaries = [c.summary for c in runs[0].calls]
+    assert summaries[3] == "$ 3" and summaries[2] == "$ {not json"

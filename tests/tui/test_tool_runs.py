@@ -4,6 +4,7 @@ with no bookkeeping and no metadata counts on the headers."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -14,14 +15,17 @@ from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
 from session_browser.tui.viewer.screen import ViewerScreen
 from session_browser.tui.viewer.transcript import TranscriptView
+from tests.conftest import SHARED_DATA
 
 from .conftest import screen_text, settle
 from .stores import NOW
 
 SIZE = (120, 40)
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+DATA = Path(os.environ.get("SESSION_BROWSER_DATA_DIR") or SHARED_DATA)
 CLAUDE_SID = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
 CLAUDE_FILE = DATA / "claude" / "spotter" / f"{CLAUDE_SID}.jsonl"
+SHORT_SID = "d6e0bada-1959-4eec-a9d2-0bfade768d8f"
+SHORT_FILE = DATA / "claude" / "spotter" / "tool_heavy.jsonl"
 CODEX_TID = "019a93b9-f380-7600-98ff-940e6b99603c"
 CODEX_FILE = (
     DATA / "codex" / "codex-session-view" / f"rollout-2025-11-17T15-30-28-{CODEX_TID}.jsonl"
@@ -38,6 +42,7 @@ def real_stores(tmp_path: Path) -> list[str]:
     claude.mkdir(parents=True)
     shutil.copy(CLAUDE_FILE, claude / CLAUDE_FILE.name)
     shutil.copytree(CLAUDE_FILE.with_suffix(""), claude / CLAUDE_SID)
+    shutil.copy(SHORT_FILE, claude / f"{SHORT_SID}.jsonl")
     codex = tmp_path / "codex" / "2025" / "11" / "17"
     codex.mkdir(parents=True)
     shutil.copy(CODEX_FILE, codex / CODEX_FILE.name)
@@ -71,6 +76,7 @@ async def test_claude_session_folds_tool_calls_and_opens_them(tmp_path: Path) ->
         await goto_run(pilot, view, 9)
         shown = screen_text(app)
         assert "▸ 6 tool calls: Read ×6" in shown
+        assert "#9–#14 · 15 of 479" in shown  # the info line names the turns of the run
         assert "Read …/projects/spotter-worktrees/spotter-4te/config/config.exs" not in shown
         assert "metadata}" not in shown and "hook_progress" not in shown
         assert "(tool result: Read)" not in shown and "(called Read)" not in shown
@@ -86,8 +92,8 @@ async def test_claude_session_folds_tool_calls_and_opens_them(tmp_path: Path) ->
         assert view.cursor == 15 and view.messages[15]["content"].startswith("Now let me")
         await pilot.press("K")
         assert view.cursor == 9
-        # space folds it again
-        await pilot.press("space")
+        # Enter again folds it (Space marks rows in lists: it is not bound here)
+        await pilot.press("enter")
         await pilot.pause()
         assert "▸ 6 tool calls: Read ×6" in screen_text(app)
         # A shell call reads as the command; an edit as its file and its -/+ lines
@@ -148,3 +154,18 @@ async def test_codex_session_ends_in_a_folded_run_not_ten_stubs(tmp_path: Path) 
         await pilot.press("t")
         await pilot.pause()
         assert view.grouped and "▾ 39 tool calls" in screen_text(app)
+
+
+async def test_an_interrupted_run_says_so(tmp_path: Path) -> None:
+    app = SessionBrowserApp(
+        Backend(real_stores(tmp_path), indexed=False), now=NOW, animate=False, keymap={}
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        viewer = await open_session(pilot, app, SHORT_SID)
+        view = viewer.query_one(TranscriptView)
+        await goto_run(pilot, view, 4)
+        assert "▸ 1 tool call: Bash · interrupted by user" in screen_text(app)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "$ tail -5 /tmp/claude-1000/" in screen_text(app)

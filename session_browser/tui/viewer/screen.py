@@ -86,7 +86,7 @@ def _search_text(message: dict[str, Any]) -> str:
 
 class ViewerScreen(KeptVersions, ReportsWorkerErrors, Screen[None]):
     """Keys: n/N hits, [/] user turns, g/G ends, / find, +/- context, y copy, i metadata,
-    w a long message whole, Enter/space a run of tool calls opened or folded, v raw text,
+    w a long message whole, Enter a run of tool calls opened or folded, v raw text,
     c copy a code block, t tool calls and thinking,
     C copy the command that resumes a Claude Code or Codex session, </> the versions the
     vault keeps of it."""
@@ -109,7 +109,7 @@ class ViewerScreen(KeptVersions, ReportsWorkerErrors, Screen[None]):
         Binding("y", "copy", "Copy msg", id="viewer.copy"),
         Binding("i", "metadata", "Metadata", id="viewer.metadata"),
         Binding("w", "full_message", "Whole message", show=False, id="viewer.full_message"),
-        Binding("enter,space", "open_run", "Open tool calls", show=False, id="viewer.open_run"),
+        Binding("enter", "open_run", "Open tool calls", show=False, id="viewer.open_run"),
         Binding("J", "next_message", "Next message", show=False, id="viewer.next_message"),
         Binding("K", "prev_message", "Prev message", show=False, id="viewer.prev_message"),
         Binding("v", "toggle_raw", "Raw text", show=False, id="viewer.raw"),
@@ -355,7 +355,11 @@ class ViewerScreen(KeptVersions, ReportsWorkerErrors, Screen[None]):
             return
         # "#8 · 9 of 19": the index (0-based, as every API and the hit list name it) and
         # the position among all the messages.
-        info.append(f"#{view.cursor} · {view.cursor + 1} of {total}", style="bold")
+        run = view.run_at_cursor()
+        if run is not None:  # the turns a folded run of tool calls stands for
+            info.append(f"#{run.start}–#{run.end} · {run.end + 1} of {total}", style="bold")
+        else:
+            info.append(f"#{view.cursor} · {view.cursor + 1} of {total}", style="bold")
         info.append(f" · {view.archived_count} archived, {total - view.archived_count} active")
         if self.terms:
             info.append(" · ")
