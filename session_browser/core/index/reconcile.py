@@ -72,6 +72,10 @@ class IndexReconcile(IndexDatabase):
     _worker: parsing.Worker | None = None  # the worker process of the batches being written
     _bulk = False  # this reconcile is a first build of many files
     worker_min_files = WORKER_MIN_FILES
+    # Called by every reconcile after each batch it wrote and committed, with (done, total)
+    # files, in the thread that builds (as the ``progress`` of :meth:`reconcile`): for a
+    # reconcile started in the background, what follows it batch by batch.
+    on_batch: Callable[[int, int], None] | None = None
 
     def vault_feed(self) -> VaultFeed | None:
         """What keeps the files this index reads in the vault (None: off for this source)."""
@@ -355,12 +359,10 @@ class IndexReconcile(IndexDatabase):
                     break
                 self._apply(db, parsed, known, report)
                 done += len(parsed)
-                with self._state_lock:
-                    for name, _ in parsed:
-                        self._pending.discard(name)
                 self._progress = (done, total)
-                if progress is not None:
-                    progress(done, total)
+                for follow in (progress, self.on_batch):
+                    if follow is not None:
+                        follow(done, total)
             if done < total:
                 report.cancelled = True
         finally:
@@ -645,7 +647,11 @@ class IndexReconcile(IndexDatabase):
                             report.messages -= sum(len(i.messages) for i in fresh if i.file == name)
                     if feed is not None:
                         feed.forget(db, [i.file for i in fresh])
-                db.execute("COMMIT")
+                # The batch's files leave the waiting list as they become searchable: a
+                # search takes its snapshot with the list (see ``_relevance_locked``).
+                with self._state_lock:
+                    db.execute("COMMIT")
+                    self._pending.difference_update(names)
             except BaseException:
                 rollback(db)
                 if feed is not None:
