@@ -305,8 +305,14 @@ class IndexReconcile(IndexDatabase):
                 row = db.execute("SELECT sid FROM sessions WHERE file=?", (name,)).fetchone()
                 if row is not None:
                     stale_sids.add(int(row[0]))
+        # Oldest first, so rowids grow with recency and "newest first" is rowid order. The
+        # waiting list, its order and which of it is new are set in one step: a search
+        # meanwhile reads the newest waiting files from them.
+        todo.sort(key=lambda item: (item[1][1], item[0]))
         with self._state_lock:
             self._pending = {n for n, _ in todo}
+            self._pending_order = [n for n, _ in todo]
+            self._pending_new = {n: i for n, i in todo if n not in known}
             self._stale_keys = stale_sids
         total = len(todo)
         self._progress = (0, total)
@@ -335,11 +341,6 @@ class IndexReconcile(IndexDatabase):
         self._vault_fresh = feed is not None and not known
         if not todo:
             return
-        # Oldest first, so rowids grow with recency and "newest first" is rowid order.
-        todo.sort(key=lambda item: (item[1][1], item[0]))
-        with self._state_lock:
-            self._pending_order = [n for n, _ in todo]
-            self._pending_new = {n: i for n, i in todo if n not in known}
         self._before_parse(db, todo)
         bulk = not known and total > BATCH_FILES
         self._bulk = bulk
