@@ -148,6 +148,7 @@ class StoreGroup:
         extras: list[Any] = []
         fuzzy: list[bool] = []
         modes: list[str] = []  # how each store answered (relevance: "+scan" only if it scanned)
+        searched: dict[int, tuple[int, int]] = {}  # per store a build runs in: what was searched
         if ranking == "relevance":
             from .query import QueryError, parse_query
 
@@ -167,6 +168,8 @@ class StoreGroup:
                     cands, was_fuzzy = rel.candidates, rel.fuzzy
                     extras.append(store)
                     modes.append(rel.mode)
+                    if rel.searched is not None:
+                        searched[id(store)] = rel.searched
                     if result is not None:
                         result.matched_sessions += int(rel.matched)
                         result.matched_exact = result.matched_exact and rel.exact
@@ -210,9 +213,25 @@ class StoreGroup:
             seen |= first.keys()
         if ranking != "relevance" and result is not None:
             result.matched_sessions = len(out)
+        if result is not None and any(n < m for n, m in searched.values()):
+            result.partly_searched(self._searched_parts(searched))
         if result is not None:
             result.mode = _combined(modes) if modes else self._mode()
         return out, extras
+
+    def _searched_parts(self, partly: dict[int, tuple[int, int]]) -> list[tuple[int, int]]:
+        """(searched, sessions) of every indexed store: ``partly`` (by store id) for those a
+        build runs in, every listed session for the others (a store without an index is
+        scanned whole and not counted)."""
+        parts: list[tuple[int, int]] = []
+        for store in self.stores:
+            index = index_of(store)
+            if id(store) in partly:
+                parts.append(partly[id(store)])
+            elif index is not None:
+                n = index.count()
+                parts.append((n, n))
+        return parts
 
     def search(
         self, query: str, *, limit: int = 5, window: int = 5, ranking: str | None = None

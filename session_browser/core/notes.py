@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 FUZZY = "fuzzy"  # no exact match: close spellings were searched
-INDEXING = "indexing"  # a build runs: files not indexed yet were scanned
+INDEXING = "indexing"  # a build runs: the sessions it has not indexed yet were not all searched
 INDEX_FAILED = "index-failed"  # a build stopped on an error
 INDEX_BROKEN = "index-broken"  # the index cannot be used: the files are searched
 INDEX_BUSY = "index-busy"  # another process holds the index: results may be stale

@@ -119,7 +119,8 @@ def test_a_search_during_the_build_reads_only_the_newest_pending_files(tmp_path:
         newest = store.search_ex("walrus55", limit=5)
         assert [h.session_id for h in newest.hits] == ["s0055"]
         assert not newest.matched_exact  # 50 files were not read
-        assert any("newest 10 of the rest" in w for w in newest.warnings)
+        assert newest.searched == (10, 60)  # 50 files were not read: it says so
+        assert any("searched 10 of 60 sessions" in w for w in newest.warnings)
         oldest = store.search_ex("walrus3", limit=5)
         assert oldest.hits == []  # not read yet: an older file waits for the index
         store.pending_scan_files = 1000

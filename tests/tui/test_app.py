@@ -503,7 +503,7 @@ async def test_first_build_is_never_an_empty_store_and_search_catches_up(tmp_pat
             await app.workers.wait_for_complete()
             await pilot.pause()
             info = str(app.main.query_one("#search-info").render())
-            assert "matched so far" in info
+            assert "searched 100 of 300 sessions; full results when the index is ready" in info
             assert "index building" in info or "checking for new" in info
             assert "No sessions here yet" not in screen_text(app)
             blocker.execute("ROLLBACK")
@@ -514,7 +514,7 @@ async def test_first_build_is_never_an_empty_store_and_search_catches_up(tmp_pat
             assert app.index_state.mode == "ready"
             await settle(pilot, app)
             info = str(app.main.query_one("#search-info").render())
-            assert "1 session matched" in info and "so far" not in info  # asked again
+            assert "1 session matched" in info and "searched" not in info  # asked again
             hits = app.main.query_one(HitList)
             assert [h.session_id for h in hits.hits] == ["s00007"]
             assert "No sessions here yet" not in screen_text(app)

@@ -141,7 +141,7 @@ async def test_a_first_run_lists_and_answers_before_the_index_is_built(tmp_path:
             await _until(pilot, lambda: [h.session_id for h in hits.hits] == ["s01190"], 5)
             assert app.index_state.mode == "building"
             info = str(app.main.query_one("#search-info").render())
-            assert "so far" in info
+            assert "searched 100 of 1,200 sessions; full results when the index is ready" in info
             # The status line counts every session and says how far the index is.
             await _until(pilot, lambda: "1,200 sessions ·" in app.status_text, 5)
             assert "index building 0% — 0 of 1,200 files" in app.status_text

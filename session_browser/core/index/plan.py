@@ -52,6 +52,20 @@ class IndexPlan(IndexReconcile):
 
     _owners: RowOwners
 
+    def _stats_for(self, db: sqlite3.Connection) -> None:
+        """Drop the cached statistics (:meth:`_corpus_stats`, :meth:`_df`) when the index
+        changed since they were read: another connection committed (a build's batch, another
+        process) or this one wrote. In a read transaction, the version is the snapshot's (SQLite
+        looks for other connections' commits when a read transaction starts), so what is
+        cached is what that version holds. A build adds a batch every few seconds:
+        a word counted absent early in a first build would otherwise stay absent (and its
+        hits unsearched) until the build ends."""
+        key = (int(db.execute("PRAGMA data_version").fetchone()[0]), db.total_changes)
+        if key != self._stats_key:
+            self._stats = None
+            self._df_cache.clear()
+            self._stats_key = key
+
     def _corpus_stats(self, db: sqlite3.Connection) -> tuple[int, float]:
         if self._stats is None:
             n, chars = db.execute(
@@ -162,6 +176,7 @@ class IndexPlan(IndexReconcile):
             if like_terms:
                 where = "(" + " OR ".join("m.text LIKE ? ESCAPE '\\'" for _ in like_terms) + ")"
                 params = [like_pattern(t) for t in like_terms]
+
         def first_of(sid: int) -> int | None:
             lo = db.execute("SELECT row_lo FROM sessions WHERE sid = ?", (sid,)).fetchone()
             return None if lo is None else int(lo[0])

@@ -72,6 +72,10 @@ class IndexReconcile(IndexDatabase):
     _worker: parsing.Worker | None = None  # the worker process of the batches being written
     _bulk = False  # this reconcile is a first build of many files
     worker_min_files = WORKER_MIN_FILES
+    # Called by every reconcile after each batch it wrote and committed, with (done, total)
+    # files, in the thread that builds (as the ``progress`` of :meth:`reconcile`): for a
+    # reconcile started in the background, what follows it batch by batch.
+    on_batch: Callable[[int, int], None] | None = None
 
     def vault_feed(self) -> VaultFeed | None:
         """What keeps the files this index reads in the vault (None: off for this source)."""
@@ -301,8 +305,14 @@ class IndexReconcile(IndexDatabase):
                 row = db.execute("SELECT sid FROM sessions WHERE file=?", (name,)).fetchone()
                 if row is not None:
                     stale_sids.add(int(row[0]))
+        # Oldest first, so rowids grow with recency and "newest first" is rowid order. The
+        # waiting list, its order and which of it is new are set in one step: a search
+        # meanwhile reads the newest waiting files from them.
+        todo.sort(key=lambda item: (item[1][1], item[0]))
         with self._state_lock:
             self._pending = {n for n, _ in todo}
+            self._pending_order = [n for n, _ in todo]
+            self._pending_new = {n: i for n, i in todo if n not in known}
             self._stale_keys = stale_sids
         total = len(todo)
         self._progress = (0, total)
@@ -331,11 +341,6 @@ class IndexReconcile(IndexDatabase):
         self._vault_fresh = feed is not None and not known
         if not todo:
             return
-        # Oldest first, so rowids grow with recency and "newest first" is rowid order.
-        todo.sort(key=lambda item: (item[1][1], item[0]))
-        with self._state_lock:
-            self._pending_order = [n for n, _ in todo]
-            self._pending_new = {n: i for n, i in todo if n not in known}
         self._before_parse(db, todo)
         bulk = not known and total > BATCH_FILES
         self._bulk = bulk
@@ -355,12 +360,10 @@ class IndexReconcile(IndexDatabase):
                     break
                 self._apply(db, parsed, known, report)
                 done += len(parsed)
-                with self._state_lock:
-                    for name, _ in parsed:
-                        self._pending.discard(name)
                 self._progress = (done, total)
-                if progress is not None:
-                    progress(done, total)
+                for follow in (progress, self.on_batch):
+                    if follow is not None:
+                        follow(done, total)
             if done < total:
                 report.cancelled = True
         finally:
@@ -645,7 +648,11 @@ class IndexReconcile(IndexDatabase):
                             report.messages -= sum(len(i.messages) for i in fresh if i.file == name)
                     if feed is not None:
                         feed.forget(db, [i.file for i in fresh])
-                db.execute("COMMIT")
+                # The batch's files leave the waiting list as they become searchable: a
+                # search takes its snapshot with the list (see ``_relevance_locked``).
+                with self._state_lock:
+                    db.execute("COMMIT")
+                    self._pending.difference_update(names)
             except BaseException:
                 rollback(db)
                 if feed is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .. import recall
@@ -10,6 +10,9 @@ from ..model import (
     JSONDict,
     SessionHit,
 )
+from ..notes import INDEXING, Note, code_of
+
+WHEN_READY = "full results when the index is ready"
 
 
 @dataclass
@@ -67,6 +70,23 @@ class SearchResult:
     query: str = ""
     ranking: str = "relevance"
     cancelled: bool = False  # the caller cancelled it: no hits, nothing else to say
+    # While an index builds: (sessions searched, sessions in all), see :meth:`partly_searched`;
+    # None: every session was searched.
+    searched: tuple[int, int] | None = None
+
+    def partly_searched(self, parts: Iterable[tuple[int, int]]) -> None:
+        """Sum the (searched, sessions) of the stores searched; when some were left out (the
+        files a build has not indexed yet, beyond the newest ones it reads), keep the sums
+        and say so in one warning."""
+        done = total = 0
+        for one_done, one_total in parts:
+            done += one_done
+            total += one_total
+        if done >= total:
+            return
+        self.searched = (done, total)
+        note = Note(INDEXING, f"searched {done:,} of {total:,} sessions; {WHEN_READY}")
+        self.warnings = [w for w in self.warnings if code_of(w) != INDEXING] + [note]
 
     def as_dict(self) -> JSONDict:
         return {
@@ -79,6 +99,7 @@ class SearchResult:
             "elapsed_ms": round(self.elapsed_ms, 3),
             "progress": list(self.progress),
             "warnings": list(self.warnings),
+            "searched": None if self.searched is None else list(self.searched),
             "error": self.error,
             "results": [h.to_json() for h in self.hits],
         }
@@ -94,3 +115,6 @@ class Relevance:
     fuzzy: bool = False
     warnings: list[str] = field(default_factory=list)
     mode: str = "index"
+    # While a reconcile runs: (sessions searched, sessions of the store); the files it has
+    # not indexed yet beyond the newest ones are not searched. None: every session was.
+    searched: tuple[int, int] | None = None

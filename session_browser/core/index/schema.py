@@ -155,6 +155,7 @@ class IndexDatabase:
     _cancel: threading.Event
     _stats: tuple[int, float] | None
     _df_cache: dict[str, int]
+    _stats_key: tuple[int, int] | None  # (data_version, total_changes) the caches were read at
     _watch: DirWatch | None
     _full_at: float | None
     _pass_at: float | None

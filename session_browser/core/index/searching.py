@@ -117,6 +117,8 @@ class IndexSearch:
         result.fuzzy = rel.fuzzy
         result.warnings.extend(rel.warnings)
         result.mode = rel.mode
+        if rel.searched is not None:
+            result.partly_searched([rel.searched])
         if not rel.candidates:
             why = why_empty(query, lambda q: self._relevance(parse_query(q), 1, window).matched)
             if why is not None:

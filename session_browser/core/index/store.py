@@ -10,7 +10,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from .. import recall
 from ..compat import StoreDir
@@ -20,7 +20,7 @@ from ..model import (
     finite_float,
     stored_epoch,
 )
-from ..notes import INDEXING, SEARCH_FAILED, Note
+from ..notes import SEARCH_FAILED, Note
 from ..paths import default_session_dir
 from ..query import (
     NOTHING_SEARCHABLE,
@@ -53,6 +53,7 @@ from .schema import (
     SCHEMA_VERSION,
     Broken,
     default_db_path,
+    rollback,
 )
 from .searching import IndexSearch
 from .watch import DirWatch
@@ -71,6 +72,20 @@ _LOWERS_TO_ASCII: tuple[tuple[str, str], ...] = (("\u0130", "i"), ("\u212a", "k"
 
 
 T = TypeVar("T")
+
+
+class Found(NamedTuple):
+    """What one relevance search read: from the index and the files not indexed yet."""
+
+    scored: list[Scored]
+    pq: ParsedQuery  # the query searched (typo-corrected when ``fuzzy``)
+    matched: int
+    counted: tuple[int, bool] | None  # (sessions counted over the index, exact)
+    unscanned: int  # files not indexed yet that were not read either
+    fuzzy: bool
+    warnings: list[str]
+    mode: str
+    searched: tuple[int, int] | None  # (sessions searched, sessions) when a build runs
 
 
 def _each_file(names: Iterable[str], read: Callable[[str], T | None]) -> list[T]:
@@ -157,6 +172,7 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         self._cancel = threading.Event()
         self._stats: tuple[int, float] | None = None
         self._df_cache: dict[str, int] = {}
+        self._stats_key: tuple[int, int] | None = None
         self._owners = RowOwners()  # the sessions' row ranges, for exact counts
         self._watch: DirWatch | None = None
         self._full_at: float | None = None  # monotonic time of the last full pass
@@ -225,6 +241,7 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         try:
             with self._lock:
                 db = self._conn()
+                self._stats_for(db)
                 total, avg = self._corpus_stats(db)
                 dfs = {t.fts(): self._df(db, t) for t in pq.terms} if self.has_fts else {}
         except (Broken, sqlite3.Error):
@@ -355,10 +372,11 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
             return self._relevance(pq, limit, window, corpus, cancelled)
         if cancelled is not None and cancelled():
             raise SearchCancelled
-        scored, pq, matched, counted, unscanned, fuzzy, warnings, mode = found
-        cands = self._to_candidates(scored, pq, limit, window, cancelled)
-        exact = counted is not None and counted[1] and not unscanned
-        return Relevance(cands, matched, exact, fuzzy, warnings, mode)
+        cands = self._to_candidates(found.scored, found.pq, limit, window, cancelled)
+        exact = found.counted is not None and found.counted[1] and not found.unscanned
+        return Relevance(
+            cands, found.matched, exact, found.fuzzy, found.warnings, found.mode, found.searched
+        )
 
     def _failed(
         self,
@@ -378,12 +396,44 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
 
     def _relevance_locked(
         self, db: sqlite3.Connection, pq: ParsedQuery, limit: int, corpus: CorpusStats | None
-    ) -> tuple[list[Scored], ParsedQuery, int, tuple[int, bool] | None, int, bool, list[str], str]:
-        """The scored sessions (index, then files not indexed yet, then typo correction)."""
+    ) -> Found:
+        """The scored sessions: the index, then the newest files a running reconcile has not
+        indexed yet, then typo correction; and how much of the store that searched.
+
+        The index is read in one snapshot (a read transaction) taken with the list of the
+        files still to index: a reconcile commits a batch and takes its files off that list
+        in one step (see :meth:`_apply`), so each file is either in the snapshot or on the
+        list, never both, never neither."""
+        snapshot = not self.memory and not db.in_transaction  # (in memory: one connection)
+        try:
+            with self._state_lock:
+                pending, unscanned = self._pending_to_scan()
+                stale = set(self._stale_keys)
+                waiting_new = sum(1 for n in self._pending if n in self._pending_new)
+                if snapshot:
+                    db.execute("BEGIN")
+                    db.execute("SELECT 1 FROM meta LIMIT 1").fetchall()  # the snapshot starts
+            self._stats_for(db)  # (inside the snapshot: the version of what it reads)
+            return self._relevance_snapshot(
+                db, pq, limit, corpus, pending, unscanned, stale, waiting_new
+            )
+        finally:
+            if snapshot:
+                rollback(db)
+
+    def _relevance_snapshot(
+        self,
+        db: sqlite3.Connection,
+        pq: ParsedQuery,
+        limit: int,
+        corpus: CorpusStats | None,
+        pending: list[str],
+        unscanned: int,
+        stale: set[int],
+        waiting_new: int,
+    ) -> Found:
+        """:meth:`_relevance_locked` inside its snapshot."""
         scored, warnings, counted = self._score_index(db, pq, corpus, limit)
-        with self._state_lock:
-            pending, unscanned = self._pending_to_scan()
-            stale = set(self._stale_keys)
         # Files not indexed yet are read before any typo correction: a word that
         # only they hold is no typo.
         scanned = self._score_files(db, pq, pending, corpus) if pending else []
@@ -411,15 +461,22 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
             # page, which grow with it), and never below the hits a page shows
             matched = max(counted[0], min(len(scored), limit))
         mode = "index" if self.has_fts else "like"
-        if pending:
+        searched: tuple[int, int] | None = None
+        if pending or unscanned:
             mode += "+scan"
+            known = {s.info.session_id for s in scored}
+            scanned = [s for s in scanned if s.info.session_id not in known]
             matched += len(scanned)
             scored.extend(scanned)
-            done, total = self.progress
-            rest = f"the newest {len(pending)} of the rest" if unscanned else "the rest"
-            progress = f"indexing: {done} of {total} files done; {rest} were scanned"
-            warnings.append(Note(INDEXING, progress))
-        return scored, pq, matched, counted, unscanned, fuzzy, warnings, mode
+            total = self._listed_count(db) + max(0, waiting_new)
+            searched = (max(0, total - unscanned), total)
+        return Found(scored, pq, matched, counted, unscanned, fuzzy, warnings, mode, searched)
+
+    def _listed_count(self, db: sqlite3.Connection) -> int:
+        """How many sessions the index lists (as :meth:`count` without a filter)."""
+        source, cond = self._listed(db)
+        where = f" WHERE {cond}" if cond else ""
+        return int(db.execute(f"SELECT count(*) FROM {source}{where}").fetchone()[0])
 
     def _score_files(
         self,

@@ -16,7 +16,7 @@ from textual.widgets import ContentSwitcher, Footer, Input, Static
 from textual.worker import get_current_worker
 
 from session_browser.core.history import HistoryWalk, load_history, remember
-from session_browser.core.index.results import SearchResult
+from session_browser.core.index.results import WHEN_READY, SearchResult
 from session_browser.core.model import SessionHit
 from session_browser.core.notes import INDEXING, code_of
 from session_browser.core.query import highlight_terms
@@ -302,7 +302,11 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             n = out.matched_sessions - versions
             bound = "" if out.matched_exact else "at least "
             info.append(f"{bound}{n:,} session{'s' if n != 1 else ''} matched", style="bold")
-            if self.browser.index_state.mode == "building":
+            if out.searched is not None:  # a build runs: say what this answer covers
+                done, total = out.searched
+                info.append(f" · searched {done:,} of {total:,} sessions", style="bold")
+                info.append(f"; {WHEN_READY}")
+            elif self.browser.index_state.mode == "building":
                 info.append(" so far (more as the index builds)", style="bold")
             if n - continuations > shown:
                 info.append(f" (best {shown} shown)")
@@ -321,7 +325,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             info.append(" · ")
             info.append(self._mode_text(out))
             for warning in out.warnings:
-                if code_of(warning) == INDEXING:  # the index state says it already
+                if code_of(warning) == INDEXING:  # said beside the count
                     continue
                 info.append(f" · {printable(warning, one_line=True)}", style="yellow")
         self.query_one("#search-info", Static).update(info)
