@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import itertools
 import os
 import shlex
 import subprocess
@@ -138,6 +139,13 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self.index_state = IndexState("building") if backend.indexed else IndexState()
         self.session_count: int | None = None
         self.skipped_files: int | None = None  # files the index could not take
+        # Each status is numbered when its counts are taken; per field, the number of the
+        # one shown (a slower worker's older count never replaces a newer one).
+        self._status_seqs = itertools.count(1)
+        self._shown_seq = {"sessions": 0, "attention": 0, "skipped": 0}
+        # Whether the session count shown was taken with no build running or about to
+        # start (a count of 0 then is an empty store; during a build it is "none yet").
+        self._count_settled = False
         self._errors_shown: set[str] = set()  # each worker error is told once
         self._keymap_error: str | None = None
         self._binding_keys: dict[str, str] | None = None  # binding id -> its default keys
@@ -145,9 +153,10 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self._live_timer: Any = None
         self._live_worker: Any = None
         self._polls = 0
-        # A build started and not yet seen ending: one that ends before the first poll (a
-        # small store, an index up to date but for a deleted file) is still a build that ended.
-        self._pass_pending = False
+        # A build started (or about to start) and not yet seen ending: one that ends before
+        # the first poll (a small store, an index up to date but for a deleted file) is still
+        # a build that ended, and a count taken before it starts is not final.
+        self._pass_pending = backend.indexed
         self._done_at_refresh = 0
         self._total_seen = 0  # the build's file count last shown (0: still listing files)
         self.vault_note = ""  # the status line's vault segment (read by a worker)
@@ -249,8 +258,8 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
     def start_index(self) -> None:
         """Count what the index holds, then start the background build (which also resumes a
         stopped one) and count again."""
-        self._post_status()
         self._pass_pending = True
+        self._post_status()
         try:
             self.backend.start_index()
         except Exception as exc:  # the scan fallback still works
@@ -290,7 +299,11 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         the index skipped (the index status lists the files, which takes a dir scan); without
         ``attention``, the session count only (the quarantine listing reads every store's
         dir: not again every few seconds while a build runs)."""
+        seq = self.status_seq()
         state = self.backend.index_state()
+        # Read before counting: a build that ends while we count leaves this count unsettled
+        # (the status after the build is the final one).
+        settled = not self._pass_pending and state.mode != "building"
         count: int | None
         try:
             count = self.backend.count("")
@@ -298,13 +311,23 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             count = None
             self.call_from_thread(self.report_error, exc, where="counting the sessions")
         # The count first (it is quick); the quarantine listing reads a dir of every store.
-        self.post_message(StoreStatus(count, state, self.attention, self.skipped_files))
+        self.post_message(StoreStatus(count, state, None, seq=seq, settled=settled))
         if not attention and not skipped:
             return
-        waiting = self.backend.quarantine_count()
-        skipped_now = self.backend.skipped_files() if skipped else self.skipped_files
-        if waiting != self.attention or skipped_now != self.skipped_files:
-            self.post_message(StoreStatus(count, state, waiting, skipped_now))
+        waiting = self.backend.quarantine_count() if attention else None
+        skipped_now = self.backend.skipped_files() if skipped else None
+        self.post_message(StoreStatus(count, state, waiting, skipped_now, seq=seq, settled=settled))
+
+    def status_seq(self) -> int:
+        """The number of a status about to be taken (any thread): later is newer."""
+        return next(self._status_seqs)
+
+    def set_attention(self, waiting: int, seq: int) -> None:
+        """Files waiting in quarantine, counted as status number ``seq`` (a screen that
+        listed them); an older count is not shown over it."""
+        if seq >= self._shown_seq["attention"]:
+            self._shown_seq["attention"] = seq
+            self.attention = waiting
 
     def _look_for_changes(self) -> None:
         """Every :data:`LIVE_POLL` seconds: whether the session the viewer shows changed,
@@ -357,7 +380,8 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         if viewer is not None and viewer.session_id in changes.fresh:
             self.mark_seen(viewer.session_id)  # the reader is looking at it
         main.set_fresh(changes.fresh)
-        self.refresh_status()
+        # The skipped files too: a file restored or fixed meanwhile is no longer skipped.
+        self.refresh_status(skipped=True)
         self.read_vault_note()  # a session deleted meanwhile is kept now
         self._refresh_lists(recent=True)
 
@@ -431,9 +455,18 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             main.reload_recent(keep_cursor=True)
 
     def on_store_status(self, message: StoreStatus) -> None:
-        self.session_count = message.sessions
-        self.attention = message.attention
-        if message.skipped is not None:
+        """Each field of a status replaces what is shown unless a newer count of it was
+        shown already (workers finish in any order)."""
+        shown = self._shown_seq
+        if message.seq >= shown["sessions"]:
+            shown["sessions"] = message.seq
+            self.session_count = message.sessions
+            self._count_settled = message.settled
+        if message.attention is not None and message.seq >= shown["attention"]:
+            shown["attention"] = message.seq
+            self.attention = message.attention
+        if message.skipped is not None and message.seq >= shown["skipped"]:
+            shown["skipped"] = message.seq
             self.skipped_files = message.skipped
         self._set_status()
         self.update_empty()
@@ -449,7 +482,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         building = self.index_state.mode == "building" or (
             self.backend.index_state().mode == "building"
         )
-        empty = self.session_count == 0 and not building
+        empty = self.session_count == 0 and self._count_settled and not building
         if empty != bool(main.query_one("#empty-state").display):
             main.show_empty(self.empty_text() if empty else None)
 
