@@ -10,13 +10,15 @@ import shlex
 import subprocess
 import sys
 import threading
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
@@ -47,6 +49,9 @@ LIGHT_THEME = "textual-light"
 INDEX_POLL = 0.25  # seconds between progress reads while the index builds
 COUNT_EVERY = 8  # polls between session counts while it builds
 LIVE_POLL = 1.0  # seconds between looks for new or changed session files
+# The longest a typed key waits for the one before it to be handled (a key whose widget
+# went away on the way: its screen closed).
+KEY_WAIT = 1.0
 
 # Screens other parts of the app add: name -> (module, class). A screen class is called
 # with one argument, a :class:`ScreenContext`; when its module is absent the action says so.
@@ -159,6 +164,11 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self._pass_pending = backend.indexed
         self._done_at_refresh = 0
         self._total_seen = 0  # the build's file count last shown (0: still listing files)
+        # A key (or paste) on its way through the widgets, and the ones typed meanwhile: they
+        # go out one at a time, each to the widget focused once the one before is handled.
+        self._key_in_flight: events.Event | None = None
+        self._held_keys: deque[events.Event] = deque()
+        self._key_timer: Any = None
         self.vault_note = ""  # the status line's vault segment (read by a worker)
         self._vault_reads = 0  # reads of it asked for: only the last one's answer is shown
         if keymap is None:
@@ -175,6 +185,54 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self.theme = theme or remembered or DARK_THEME
         if not animate:
             self.animation_level = "none"
+
+    async def on_event(self, event: events.Event) -> None:
+        """Keys and pastes are handled one after the other: one typed while the one before
+        is still on its way (a switch of screen or pane, ``/`` opening the find field) waits
+        for it, then goes to the widget focused by then. Without this Textual hands every
+        queued key to the widget focused when it arrives, and the keys typed right after
+        F2 went to the pane that was left."""
+        typed = isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded
+        if not typed:
+            await super().on_event(event)
+            return
+        if self._key_in_flight is not None:
+            self._held_keys.append(event)
+            return
+        await self._send_key(event)
+
+    async def _send_key(self, event: events.Event) -> None:
+        target = self.focused or (self.screen if self._screen_stack else None)
+        await super().on_event(event)
+        if target is None or not event.is_forwarded:
+            return  # handled here (a priority binding), or nothing to send it to
+        self._key_in_flight = event
+        self._key_timer = self.set_timer(KEY_WAIT, partial(self._key_done, event))
+        self._follow_key(event, target)
+
+    def _follow_key(self, event: events.Event, node: Any) -> None:
+        """Once ``node`` has handled ``event``: done when it stopped there, else follow it
+        to the parent it bubbled to (the app runs the key's binding last)."""
+
+        def after() -> None:
+            parent = node.parent if node is not self else None
+            if event._stop_propagation or not event.bubble or parent is None:
+                self.call_later(self._key_done, event)
+            else:
+                self._follow_key(event, parent)
+
+        if not node.call_later(after):
+            self.call_later(self._key_done, event)  # the widget is gone
+
+    async def _key_done(self, event: events.Event) -> None:
+        if self._key_in_flight is not event:
+            return
+        self._key_in_flight = None
+        if self._key_timer is not None:
+            self._key_timer.stop()
+            self._key_timer = None
+        while self._held_keys and self._key_in_flight is None:
+            await self._send_key(self._held_keys.popleft())
 
     @property
     def now(self) -> datetime:
@@ -341,6 +399,17 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             return
         if self._live_worker is not None and self._live_worker.is_running:
             return  # the last look is still on (a full pass over a large dir): no pile-up
+        self._live_worker = self.check_changes()
+
+    def look_now(self) -> None:
+        """A pane or screen was switched to: look at the stores now rather than at the next
+        periodic look (which on a large store may still be running), and count again;
+        what changed reloads the lists (:meth:`_show_changes`)."""
+        self.refresh_status(skipped=bool(self.skipped_files))
+        if self.backend.indexed and self.index_state.mode != "ready":
+            return  # a build runs (its end reloads everything) or was stopped
+        if self._live_worker is not None and self._live_worker.is_running:
+            return
         self._live_worker = self.check_changes()
 
     def open_viewer(self) -> ViewerScreen | None:

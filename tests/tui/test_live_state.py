@@ -99,3 +99,111 @@ async def test_a_count_taken_before_the_build_listed_its_files_never_shows_an_em
         backend.release.set()
         listed.set()
         backend.close()
+
+
+def _burst(app: SessionBrowserApp, *keys: str) -> None:
+    """Keys as a terminal sends them, all at once: none waits for the app to be idle."""
+    from textual import events
+
+    driver = app._driver
+    assert driver is not None
+    for key in keys:
+        char = key if len(key) == 1 else None
+        event = events.Key(key, char)
+        event.set_sender(app)
+        driver.send_message(event)
+
+
+async def test_each_pane_shows_the_current_state_when_switched_to(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Files change while another pane is shown (and no periodic look comes: on a large
+    store the last one may still run): the pane switched to is current."""
+    import session_browser.tui.app as app_module
+    from session_browser.tui.recent.listing import RecentList
+    from session_browser.tui.search.hits import HitList
+
+    monkeypatch.setattr(app_module, "LIVE_POLL", 3600.0)
+    store = tmp_path / "sessions"
+    store.mkdir()
+    base = time.time() - 3 * 86400
+    for n, sid in enumerate(("alpha", "beta", "gamma")):
+        _write(store, sid, f"{sid} walrus plan", base + n * 3600)
+    backend = Backend([store])
+    app = SessionBrowserApp(backend, now=NOW, store_labels=["s"], animate=False)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await _until(pilot, lambda: app.index_state.mode == "ready", 30)
+            recent = app.main.query_one(RecentList)
+            hits = app.main.query_one(HitList)
+            await pilot.press("f3")
+
+            def order() -> list[str]:
+                return [s.session_id for s in recent.pages.get(0, [])]
+
+            await _until(pilot, lambda: order() == ["gamma", "beta", "alpha"], 10)
+            await pilot.press("f2", *"walrus")
+            await _until(pilot, lambda: len(hits.hits) == 3, 10)
+            await _until(pilot, lambda: "3 sessions" in app.status_text, 10)
+
+            # Underneath, while Search is shown: alpha gets a turn, delta is new.
+            _write(store, "alpha", "alpha walrus plan, and more", time.time())
+            _write(store, "delta", "delta walrus too", time.time() - 60)
+            await pilot.press("f3")
+            await _until(pilot, lambda: order() == ["alpha", "delta", "gamma", "beta"], 10)
+            assert recent.total == 4
+            await _until(pilot, lambda: "4 sessions" in app.status_text, 10)
+            assert {"alpha", "delta"} <= recent.fresh  # marked new, not dropped
+
+            # Back on Search: the query is asked again, delta is among the hits.
+            _write(store, "epsilon", "epsilon walrus as well", time.time() - 120)
+            await pilot.press("f2")
+            await _until(
+                pilot,
+                lambda: (
+                    {h.session_id for h in hits.hits}
+                    == {"alpha", "beta", "gamma", "delta", "epsilon"}
+                ),
+                10,
+            )
+            await _until(pilot, lambda: "5 sessions" in app.status_text, 10)
+    finally:
+        backend.close()
+
+
+async def test_keys_typed_right_after_a_switch_go_to_the_screen_switched_to(
+    tmp_path: Path,
+) -> None:
+    from textual.widgets import Input
+
+    from session_browser.tui.viewer.screen import ViewerScreen
+
+    store = tmp_path / "sessions"
+    store.mkdir()
+    for n, sid in enumerate(("alpha", "beta")):
+        _write(store, sid, f"{sid} walrus plan", time.time() - 86400 + n)
+    backend = Backend([store], indexed=False)
+    app = SessionBrowserApp(backend, now=NOW, store_labels=["s"], animate=False)
+    async with app.run_test(size=SIZE) as pilot:
+        query = app.main.query_one("#query", Input)
+        filt = app.main.query_one("#filter", Input)
+        # Recent (the filter focused), then F2 and a word at once.
+        await pilot.press("f3")
+        await _until(pilot, lambda: app.main.focused is filt, 10)
+        _burst(app, "f2", *"walrus")
+        await _until(pilot, lambda: query.value == "walrus", 10)
+        assert filt.value == ""
+        # F3 and a filter at once.
+        _burst(app, "f3", *"bet")
+        await _until(pilot, lambda: filt.value == "bet", 10)
+        assert query.value == "walrus"
+        # From the viewer: Esc, F2 and more of the query at once.
+        await pilot.press("f2")
+        await _until(pilot, lambda: app.main.focused is query, 10)
+        app.open_session("alpha", store="", anchor=0, terms=[], title="")
+        await _until(pilot, lambda: isinstance(app.screen, ViewerScreen), 10)
+        await _until(pilot, lambda: app.screen.focused is not None, 10)
+        _burst(app, "escape", "f2", *"2x")
+        await _until(pilot, lambda: query.value == "walrus2x", 10)
+        assert not isinstance(app.screen, ViewerScreen)
+        assert filt.value == "bet"
