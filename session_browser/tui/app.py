@@ -21,6 +21,7 @@ from rich.text import Text
 from textual import events, work
 from textual.app import App, SuspendNotSupported
 from textual.binding import Binding, BindingType
+from textual.driver import Driver
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -233,6 +234,13 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             self._key_timer = None
         while self._held_keys and self._key_in_flight is None:
             await self._send_key(self._held_keys.popleft())
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver, reading a bracketed paste whole (:mod:`.common.paste`)."""
+        from session_browser.tui.common.paste import use_paste_parser
+
+        use_paste_parser()
+        return super().get_driver_class()
 
     @property
     def now(self) -> datetime:
