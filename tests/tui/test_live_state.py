@@ -207,3 +207,24 @@ async def test_keys_typed_right_after_a_switch_go_to_the_screen_switched_to(
         await _until(pilot, lambda: query.value == "walrus2x", 10)
         assert not isinstance(app.screen, ViewerScreen)
         assert filt.value == "bet"
+
+
+async def test_the_status_line_drops_a_skipped_file_once_it_is_fixed(tmp_path: Path) -> None:
+    """A damaged file is skipped by the index and the status line says so; once it is
+    fixed (restored) underneath, the note goes with the next look at the stores."""
+    store = tmp_path / "sessions"
+    store.mkdir()
+    _write(store, "alpha", "alpha walrus plan", time.time() - 3600)
+    (store / "beta.json").write_text('{"session_id": "beta", "messages": [', encoding="utf-8")
+    backend = Backend([store])
+    app = SessionBrowserApp(backend, now=NOW, store_labels=["s"], animate=False)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await _until(pilot, lambda: app.index_state.mode == "ready", 30)
+            await _until(pilot, lambda: "1 file skipped" in app.status_text, 10)
+            assert "1 session ·" in app.status_text
+            _write(store, "beta", "beta is whole again", time.time())
+            await _until(pilot, lambda: "2 sessions" in app.status_text, 10)
+            await _until(pilot, lambda: "skipped" not in app.status_text, 10)
+    finally:
+        backend.close()
