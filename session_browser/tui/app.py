@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import itertools
 import os
 import shlex
 import subprocess
 import sys
 import threading
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, SuspendNotSupported
 from textual.binding import Binding, BindingType
+from textual.driver import Driver
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -46,6 +50,9 @@ LIGHT_THEME = "textual-light"
 INDEX_POLL = 0.25  # seconds between progress reads while the index builds
 COUNT_EVERY = 8  # polls between session counts while it builds
 LIVE_POLL = 1.0  # seconds between looks for new or changed session files
+# The longest a typed key waits for the one before it to be handled (a key whose widget
+# went away on the way: its screen closed).
+KEY_WAIT = 1.0
 
 # Screens other parts of the app add: name -> (module, class). A screen class is called
 # with one argument, a :class:`ScreenContext`; when its module is absent the action says so.
@@ -138,6 +145,13 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self.index_state = IndexState("building") if backend.indexed else IndexState()
         self.session_count: int | None = None
         self.skipped_files: int | None = None  # files the index could not take
+        # Each status is numbered when its counts are taken; per field, the number of the
+        # one shown (a slower worker's older count never replaces a newer one).
+        self._status_seqs = itertools.count(1)
+        self._shown_seq = {"sessions": 0, "attention": 0, "skipped": 0}
+        # Whether the session count shown was taken with no build running or about to
+        # start (a count of 0 then is an empty store; during a build it is "none yet").
+        self._count_settled = False
         self._errors_shown: set[str] = set()  # each worker error is told once
         self._keymap_error: str | None = None
         self._binding_keys: dict[str, str] | None = None  # binding id -> its default keys
@@ -145,11 +159,17 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self._live_timer: Any = None
         self._live_worker: Any = None
         self._polls = 0
-        # A build started and not yet seen ending: one that ends before the first poll (a
-        # small store, an index up to date but for a deleted file) is still a build that ended.
-        self._pass_pending = False
+        # A build started (or about to start) and not yet seen ending: one that ends before
+        # the first poll (a small store, an index up to date but for a deleted file) is still
+        # a build that ended, and a count taken before it starts is not final.
+        self._pass_pending = backend.indexed
         self._done_at_refresh = 0
         self._total_seen = 0  # the build's file count last shown (0: still listing files)
+        # A key (or paste) on its way through the widgets, and the ones typed meanwhile: they
+        # go out one at a time, each to the widget focused once the one before is handled.
+        self._key_in_flight: events.Event | None = None
+        self._held_keys: deque[events.Event] = deque()
+        self._key_timer: Any = None
         self.vault_note = ""  # the status line's vault segment (read by a worker)
         self._vault_reads = 0  # reads of it asked for: only the last one's answer is shown
         if keymap is None:
@@ -166,6 +186,61 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self.theme = theme or remembered or DARK_THEME
         if not animate:
             self.animation_level = "none"
+
+    async def on_event(self, event: events.Event) -> None:
+        """Keys and pastes are handled one after the other: one typed while the one before
+        is still on its way (a switch of screen or pane, ``/`` opening the find field) waits
+        for it, then goes to the widget focused by then. Without this Textual hands every
+        queued key to the widget focused when it arrives, and the keys typed right after
+        F2 went to the pane that was left."""
+        typed = isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded
+        if not typed:
+            await super().on_event(event)
+            return
+        if self._key_in_flight is not None:
+            self._held_keys.append(event)
+            return
+        await self._send_key(event)
+
+    async def _send_key(self, event: events.Event) -> None:
+        target = self.focused or (self.screen if self._screen_stack else None)
+        await super().on_event(event)
+        if target is None or not event.is_forwarded:
+            return  # handled here (a priority binding), or nothing to send it to
+        self._key_in_flight = event
+        self._key_timer = self.set_timer(KEY_WAIT, partial(self._key_done, event))
+        self._follow_key(event, target)
+
+    def _follow_key(self, event: events.Event, node: Any) -> None:
+        """Once ``node`` has handled ``event``: done when it stopped there, else follow it
+        to the parent it bubbled to (the app runs the key's binding last)."""
+
+        def after() -> None:
+            parent = node.parent if node is not self else None
+            if event._stop_propagation or not event.bubble or parent is None:
+                self.call_later(self._key_done, event)
+            else:
+                self._follow_key(event, parent)
+
+        if not node.call_later(after):
+            self.call_later(self._key_done, event)  # the widget is gone
+
+    async def _key_done(self, event: events.Event) -> None:
+        if self._key_in_flight is not event:
+            return
+        self._key_in_flight = None
+        if self._key_timer is not None:
+            self._key_timer.stop()
+            self._key_timer = None
+        while self._held_keys and self._key_in_flight is None:
+            await self._send_key(self._held_keys.popleft())
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver, reading a bracketed paste whole (:mod:`.common.paste`)."""
+        from session_browser.tui.common.paste import use_paste_parser
+
+        use_paste_parser()
+        return super().get_driver_class()
 
     @property
     def now(self) -> datetime:
@@ -249,8 +324,8 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
     def start_index(self) -> None:
         """Count what the index holds, then start the background build (which also resumes a
         stopped one) and count again."""
-        self._post_status()
         self._pass_pending = True
+        self._post_status()
         try:
             self.backend.start_index()
         except Exception as exc:  # the scan fallback still works
@@ -290,7 +365,11 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         the index skipped (the index status lists the files, which takes a dir scan); without
         ``attention``, the session count only (the quarantine listing reads every store's
         dir: not again every few seconds while a build runs)."""
+        seq = self.status_seq()
         state = self.backend.index_state()
+        # Read before counting: a build that ends while we count leaves this count unsettled
+        # (the status after the build is the final one).
+        settled = not self._pass_pending and state.mode != "building"
         count: int | None
         try:
             count = self.backend.count("")
@@ -298,13 +377,23 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             count = None
             self.call_from_thread(self.report_error, exc, where="counting the sessions")
         # The count first (it is quick); the quarantine listing reads a dir of every store.
-        self.post_message(StoreStatus(count, state, self.attention, self.skipped_files))
+        self.post_message(StoreStatus(count, state, None, seq=seq, settled=settled))
         if not attention and not skipped:
             return
-        waiting = self.backend.quarantine_count()
-        skipped_now = self.backend.skipped_files() if skipped else self.skipped_files
-        if waiting != self.attention or skipped_now != self.skipped_files:
-            self.post_message(StoreStatus(count, state, waiting, skipped_now))
+        waiting = self.backend.quarantine_count() if attention else None
+        skipped_now = self.backend.skipped_files() if skipped else None
+        self.post_message(StoreStatus(count, state, waiting, skipped_now, seq=seq, settled=settled))
+
+    def status_seq(self) -> int:
+        """The number of a status about to be taken (any thread): later is newer."""
+        return next(self._status_seqs)
+
+    def set_attention(self, waiting: int, seq: int) -> None:
+        """Files waiting in quarantine, counted as status number ``seq`` (a screen that
+        listed them); an older count is not shown over it."""
+        if seq >= self._shown_seq["attention"]:
+            self._shown_seq["attention"] = seq
+            self.attention = waiting
 
     def _look_for_changes(self) -> None:
         """Every :data:`LIVE_POLL` seconds: whether the session the viewer shows changed,
@@ -318,6 +407,17 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             return
         if self._live_worker is not None and self._live_worker.is_running:
             return  # the last look is still on (a full pass over a large dir): no pile-up
+        self._live_worker = self.check_changes()
+
+    def look_now(self) -> None:
+        """A pane or screen was switched to: look at the stores now rather than at the next
+        periodic look (which on a large store may still be running), and count again;
+        what changed reloads the lists (:meth:`_show_changes`)."""
+        self.refresh_status(skipped=bool(self.skipped_files))
+        if self.backend.indexed and self.index_state.mode != "ready":
+            return  # a build runs (its end reloads everything) or was stopped
+        if self._live_worker is not None and self._live_worker.is_running:
+            return
         self._live_worker = self.check_changes()
 
     def open_viewer(self) -> ViewerScreen | None:
@@ -357,7 +457,8 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         if viewer is not None and viewer.session_id in changes.fresh:
             self.mark_seen(viewer.session_id)  # the reader is looking at it
         main.set_fresh(changes.fresh)
-        self.refresh_status()
+        # The skipped files too: a file restored or fixed meanwhile is no longer skipped.
+        self.refresh_status(skipped=True)
         self.read_vault_note()  # a session deleted meanwhile is kept now
         self._refresh_lists(recent=True)
 
@@ -431,9 +532,18 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             main.reload_recent(keep_cursor=True)
 
     def on_store_status(self, message: StoreStatus) -> None:
-        self.session_count = message.sessions
-        self.attention = message.attention
-        if message.skipped is not None:
+        """Each field of a status replaces what is shown unless a newer count of it was
+        shown already (workers finish in any order)."""
+        shown = self._shown_seq
+        if message.seq >= shown["sessions"]:
+            shown["sessions"] = message.seq
+            self.session_count = message.sessions
+            self._count_settled = message.settled
+        if message.attention is not None and message.seq >= shown["attention"]:
+            shown["attention"] = message.seq
+            self.attention = message.attention
+        if message.skipped is not None and message.seq >= shown["skipped"]:
+            shown["skipped"] = message.seq
             self.skipped_files = message.skipped
         self._set_status()
         self.update_empty()
@@ -449,7 +559,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         building = self.index_state.mode == "building" or (
             self.backend.index_state().mode == "building"
         )
-        empty = self.session_count == 0 and not building
+        empty = self.session_count == 0 and self._count_settled and not building
         if empty != bool(main.query_one("#empty-state").display):
             main.show_empty(self.empty_text() if empty else None)
 

@@ -110,11 +110,20 @@ class StoreStatus(Message):
         self,
         sessions: int | None,
         index: IndexState,
-        attention: int,
+        attention: int | None,
         skipped: int | None = None,
+        *,
+        seq: int = 0,
+        settled: bool = True,
     ) -> None:
         super().__init__()
         self.sessions = sessions
         self.index = index
-        self.attention = attention
+        self.attention = attention  # files waiting in quarantine; None: not counted here
         self.skipped = skipped  # files the index could not take; None: not known (yet)
+        # The order the counts were taken in: a status taken earlier that arrives later
+        # (its worker was slower) is older than the one shown, and is dropped.
+        self.seq = seq
+        # Counted with no index build running or about to start: only then does a count of
+        # 0 mean the stores hold no session.
+        self.settled = settled

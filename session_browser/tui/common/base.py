@@ -106,7 +106,7 @@ class ContextScreen(ReportsWorkerErrors, Screen[None]):
     def _refresh_app(self) -> None:
         """Counts, status line and lists elsewhere in the app follow what changed."""
         browser = self.browser
-        browser.refresh_status()
+        browser.refresh_status(skipped=True)
         try:
             browser.main.reload_recent()
             browser.main.rerun_search()

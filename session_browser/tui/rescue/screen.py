@@ -88,10 +88,13 @@ class Preview:
 
 
 class ItemsLoaded(Message):
-    def __init__(self, items: list[q.QuarantineItem], error: str | None = None) -> None:
+    def __init__(
+        self, items: list[q.QuarantineItem], error: str | None = None, seq: int = 0
+    ) -> None:
         super().__init__()
         self.items = items
         self.error = error
+        self.seq = seq  # the app's status number when the listing started
 
 
 class PreviewLoaded(Message):
@@ -261,12 +264,13 @@ class QuarantineScreen(ContextScreen):
 
     @work(thread=True, exclusive=True, group="quarantine-list", exit_on_error=False)
     def load_items(self) -> None:
+        seq = self.browser.status_seq()
         try:
             items = q.list_items(writable_stores(self.context.backend.stores))
         except Exception as exc:  # shown, never fatal
-            self.post_message(ItemsLoaded([], f"{type(exc).__name__}: {exc}"))
+            self.post_message(ItemsLoaded([], f"{type(exc).__name__}: {exc}", seq))
             return
-        self.post_message(ItemsLoaded(items))
+        self.post_message(ItemsLoaded(items, seq=seq))
 
     def on_items_loaded(self, message: ItemsLoaded) -> None:
         self.loaded = True
@@ -282,7 +286,8 @@ class QuarantineScreen(ContextScreen):
             if str(item.path) == target:
                 lst.cursor = i
                 break
-        self.browser.attention = len(message.items)
+        if not message.error:
+            self.browser.set_attention(len(message.items), message.seq)
         info = Text(end="")
         if message.error:
             info.append(printable(message.error, one_line=True), style="bold red")

@@ -125,17 +125,33 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         return self.query_one("#panes", ContentSwitcher).current or "search-pane"
 
     def show_pane(self, name: str) -> None:
+        """Show pane ``name`` as it is now: its list is read again (the cursor staying on
+        its session) and the app looks at the stores at once, whatever changed while
+        another pane or screen was shown. Its text field takes the focus at once, so the
+        keys typed right after the switch go to it."""
         switcher = self.query_one("#panes", ContentSwitcher)
         switcher.current = f"{name}-pane"
         self.query_one(AppHeader).set_where("Search" if name == "search" else "Recent sessions")
-        if name == "recent":
-            if not self._recent_loaded:
-                self._recent_loaded = True
-                self.reload_recent()
-            # Typing filters (like the search pane): ↓/Enter move into the list.
-            self.query_one("#filter", Input).focus()
+        # Typing filters (like the search pane): ↓/Enter move into the list.
+        field = self.query_one("#filter" if name == "recent" else "#query", Input)
+        self.set_focus(field)  # now, not after the keys already queued
+        self.refresh_pane()
+        self.browser.look_now()
+
+    def refresh_pane(self) -> None:
+        """Read the shown pane's list again (the first time: read it)."""
+        if self.pane == "recent-pane":
+            first = not self._recent_loaded
+            self._recent_loaded = True
+            self.reload_recent(keep_cursor=not first)
         else:
-            self.query_one("#query", Input).focus()
+            self.rerun_search(keep_cursor=True)
+
+    def on_screen_resume(self) -> None:
+        """Back from another screen (a session read, the quarantine): the pane is current."""
+        if self.query("#query") and self._recent_loaded | bool(self.last_query):
+            self.refresh_pane()
+            self.browser.look_now()
 
     def show_empty(self, text: Text | None) -> None:
         empty = self.query_one("#empty-state", Static)

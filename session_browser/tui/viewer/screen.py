@@ -594,7 +594,7 @@ class ViewerScreen(KeptVersions, ReportsWorkerErrors, Screen[None]):
         find.display = True
         with find.prevent(Input.Changed):
             find.value = " ".join(self.terms)
-        find.focus()
+        self.set_focus(find)  # now: the keys typed right after / go to it
 
     @on(Input.Changed, "#find")
     def _find_typed(self, event: Input.Changed) -> None:
