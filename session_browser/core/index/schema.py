@@ -39,8 +39,9 @@ log = logging.getLogger("session_browser.index")
 # message before the agent name, and the agent is stored as recall.agent_of says. 7: the
 # hidden parts of transcripts in their own tables (``hidden``, ``hidden_fts``: in:tools),
 # and what was skipped inside indexed files (``partly``). 8: hits are built from the rows
-# (``sessions.hit_rows``, the ``verbatim`` table).
-SCHEMA_VERSION = 8
+# (``sessions.hit_rows``, the ``verbatim`` table). 9: praisonaiagents' own title beside
+# ours (``sessions.peer_title``: the library's ``title``; ours is ``display_title``).
+SCHEMA_VERSION = 9
 OPEN_BUSY_SECONDS = 30.0  # how long opening retries while other processes set the index up
 _TABLES = (
     frozenset({"meta", "sessions", "messages", "skipped", "common_terms", "verbatim"})
@@ -402,7 +403,7 @@ class IndexDatabase:
                 session_id TEXT NOT NULL, title TEXT, when_ TEXT, created TEXT,
                 updated_ts REAL, message_count INTEGER, archived_count INTEGER,
                 source TEXT, agent TEXT, tagged INTEGER, rate_auto INTEGER, machine INTEGER,
-                lineage TEXT, project TEXT, hit_rows INTEGER,
+                lineage TEXT, project TEXT, hit_rows INTEGER, peer_title TEXT,
                 nmsg INTEGER NOT NULL, chars INTEGER NOT NULL,
                 row_lo INTEGER NOT NULL, row_hi INTEGER NOT NULL);
             CREATE INDEX IF NOT EXISTS sessions_id ON sessions(session_id);

@@ -164,7 +164,9 @@ class HitList(RowList):
         match = self.style_of("match")
         badge = self.style_of("badge")
         title = Text(" ", end="")
-        title.append(one_line(hit.title) or one_line(hit.session_id), style=self.style_of("title"))
+        title.append(
+            one_line(hit.display_title) or one_line(hit.session_id), style=self.style_of("title")
+        )
         with_agent(title, hit.agent, dim)
         if hit.session_id in self.fresh:
             join_badges(title, ["new"], self.style_of("accent"))
