@@ -209,7 +209,12 @@ def peer_title(data: JSONDict) -> str:
     if isinstance(messages, list):
         for msg in messages:
             if isinstance(msg, dict) and msg.get("role") == "user" and msg.get("content"):
-                return _peer_cut(str(msg["content"]))
+                content = msg["content"]
+                try:
+                    text = content if isinstance(content, str) else str(content)
+                except (RecursionError, ValueError):  # nested too deep to show as the peer does
+                    text = content_text(content)
+                return _peer_cut(text)
     return str(data.get("session_id", ""))
 
 

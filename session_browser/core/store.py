@@ -481,7 +481,9 @@ class DefaultSessionStore(PraisonAICompat):
                 if apply_retention:
                     self.enforce_window(session)
                 data = session.to_dict()
-                write_session_file(path, data)
+                self._last_write_error = None
+                if not self._atomic_write_json(str(path), data):
+                    raise OSError(self._last_write_error or f"the write of {path} failed")
                 for spill in consumed:
                     try:
                         spill.unlink()

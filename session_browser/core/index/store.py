@@ -187,6 +187,10 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
             elif reconcile == "background":
                 self.start_reconcile()
 
+    def _ensure_backfilled(self) -> None:
+        """praisonaiagents' seam: index every session file not indexed yet (a reconcile)."""
+        self.reconcile()
+
     def __enter__(self) -> SqliteSessionStore:
         return self
 
