@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -114,3 +115,50 @@ def test_ensure_backfilled_indexes_files_written_behind_its_back(tmp_path: Path)
         other.add_user_message("late", "an okapi walked in")
         store._ensure_backfilled()
         assert [h.session_id for h in store.search("okapi")] == ["late"]
+
+
+class _Mirror:
+    def __init__(self) -> None:
+        self.records: list[Any] = []
+
+    def append(self, session_id: str, records: list[Any]) -> None:
+        self.records.extend(records)
+
+
+def test_impossible_dir_raises_and_leaves_no_thread(tmp_path: Path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    before = {t.ident for t in threading.enumerate()}
+    for bad in (afile, afile / "sessions", afile / "a" / "b"):
+        with pytest.raises(NotADirectoryError):
+            DefaultSessionStore(bad, mirror=_Mirror())
+        with pytest.raises(NotADirectoryError):
+            SqliteSessionStore(bad, db_path=tmp_path / "i.sqlite3")
+    assert {t.ident for t in threading.enumerate()} == before
+    assert afile.read_text() == "x"
+    # A dir that does not exist yet is fine, and is not created by constructing a store.
+    DefaultSessionStore(tmp_path / "later" / "sessions")
+    assert not (tmp_path / "later").exists()
+
+
+def test_module_override_wins_over_praisonai_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from session_browser.core import store as our_module
+
+    monkeypatch.setenv("PRAISONAI_HOME", str(tmp_path / "home"))
+    assert DefaultSessionStore().session_dir == str(tmp_path / "home" / "sessions")
+    for module in (pstore, our_module):
+        module.DEFAULT_SESSION_DIR = str(tmp_path / "pinned")  # type: ignore[attr-defined]
+        try:
+            assert DefaultSessionStore().session_dir == str(tmp_path / "pinned")
+        finally:
+            del module.DEFAULT_SESSION_DIR  # type: ignore[attr-defined]
+    assert DefaultSessionStore().session_dir == str(tmp_path / "home" / "sessions")
+
+
+def test_the_class_tree_is_the_peers(tmp_path: Path) -> None:
+    with SqliteSessionStore(tmp_path / "s", db_path=tmp_path / "i.sqlite3") as store:
+        assert isinstance(store, DefaultSessionStore)
+        assert isinstance(store.writer, DefaultSessionStore)
+    assert issubclass(SqliteSessionStore, DefaultSessionStore)

@@ -489,3 +489,8 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
 
     def _session_filters_ok(self, pq: ParsedQuery, data: JSONDict, name: str) -> bool:
         return recall.keeps_session(pq, data, file_name=name, source_kind=self.source_kind)
+
+
+# As in praisonaiagents, where SqliteSessionStore subclasses DefaultSessionStore: a virtual
+# subclass (the index holds a DefaultSessionStore as its writer instead of being one).
+DefaultSessionStore.register(SqliteSessionStore)
