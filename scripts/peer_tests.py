@@ -57,6 +57,9 @@ def run(tests: Path, rebind: bool, files: list[str]) -> dict[str, str]:
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.xml"
         env = dict(os.environ, DO_NOT_TRACK="1", PRAISONAI_HOME=str(Path(tmp) / "home"))
+        # our cache (indexes), settings and vault: the run's own, never the user's
+        for name in ("CACHE_DIR", "CONFIG_DIR", "DATA_HOME"):
+            env[f"SESSION_BROWSER_{name}"] = str(Path(tmp) / name.lower())
         path = [str(ROOT)] + ([str(HERE)] if rebind else [])
         env["PYTHONPATH"] = os.pathsep.join([*path, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
