@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -162,3 +163,36 @@ def test_the_class_tree_is_the_peers(tmp_path: Path) -> None:
         assert isinstance(store, DefaultSessionStore)
         assert isinstance(store.writer, DefaultSessionStore)
     assert issubclass(SqliteSessionStore, DefaultSessionStore)
+
+
+def test_gateway_route_is_read_from_the_index_without_a_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sessions = tmp_path / "sessions"
+    db = tmp_path / "i.sqlite3"
+    with SqliteSessionStore(sessions, db_path=db) as store:
+        store.add_user_message("s1", "hi")
+        store.set_gateway_info("s1", gateway_session_id="gw-1", agent_id="a-1")
+    # an index of the previous version held no routes: it is rebuilt, the route backfilled
+    with sqlite3.connect(db) as old:
+        old.execute("UPDATE sessions SET gateway = NULL")
+        old.execute("PRAGMA user_version=8")
+    with SqliteSessionStore(sessions, db_path=db) as store:
+        scans: list[str] = []
+        real_scan = SqliteSessionStore._scan
+
+        def counted(self: Any, key: str, value: str) -> Any:
+            scans.append(value)
+            return real_scan(self, key, value)
+
+        monkeypatch.setattr(SqliteSessionStore, "_scan", counted)
+        found = store.get_by_gateway_session("gw-1")
+        assert found is not None and found.session_id == "s1"
+        assert scans == []  # the route, not a scan
+        # A file that no longer names that gateway session is not returned from its route.
+        plain = DefaultSessionStore(sessions)
+        plain.set_gateway_info("s1", gateway_session_id="gw-2")
+        assert store.get_by_gateway_session("gw-1") is None
+        # A session the index has not seen yet is still found (by the scan).
+        found = store.get_by_gateway_session("gw-2")
+        assert found is not None and found.session_id == "s1"

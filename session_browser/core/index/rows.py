@@ -138,6 +138,8 @@ class SessionRow:
     # praisonaiagents' title of a PraisonAI session (:func:`~..recall.peer_title`); None
     # when it is ``title`` (a session of another agent).
     peer_title: str | None = None
+    # praisonaiagents' gateway route: the gateway session the session is linked to.
+    gateway: str | None = None
 
     def values(self) -> tuple[Any, ...]:
         """The columns in the order of :data:`_SESSION_COLS`."""
@@ -158,6 +160,7 @@ class SessionRow:
             self.project,
             self.hit_rows,
             self.peer_title,
+            self.gateway,
         )
 
     def settle_automation(self, automated: bool) -> None:
@@ -187,7 +190,8 @@ class Parsed:
 
 _SESSION_COLS = (
     "session_id, title, when_, created, updated_ts, message_count, archived_count, "
-    "source, agent, tagged, rate_auto, machine, lineage, project, hit_rows, peer_title"
+    "source, agent, tagged, rate_auto, machine, lineage, project, hit_rows, peer_title, "
+    "gateway"
 )
 
 
@@ -297,6 +301,7 @@ def extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool) 
         project,
         1 + len(verbatim) if exact and not failed else 0,
         derived(session_id, recall.peer_title, data),
+        gateway if isinstance(gateway := data.get("gateway_session_id"), str) else None,
     )
     return Parsed(file, identity, session_id, row, rows, chars, verbatim=verbatim or None)
 
@@ -379,7 +384,7 @@ def insert_rows(db: sqlite3.Connection, items: Sequence[Parsed], *, fts: bool) -
     db.executemany(
         f"INSERT INTO sessions(sid, file, size, mtime_ns, inode, {_SESSION_COLS}, nmsg, "
         "chars, row_lo, row_hi) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, ?, ?, ?, ?, ?, ?)",
+        "?, ?, ?, ?, ?, ?, ?, ?, ?)",
         session_rows,
     )
     if verbatim:
