@@ -127,6 +127,8 @@ class HitList(RowList):
         """The bookend turns before and after the match, in index order, each once (the
         matched turn itself and repeats left out)."""
         ends = hit.bookends or {}
+        if not ends.get("closing"):  # a short session: every turn of it is near the match
+            return [], []
         seen: set[int] = {hit.anchor_index}
         turns: list[tuple[int, dict[str, Any]]] = []
         for side, msgs in ((-1, ends.get("opening", [])), (1, ends.get("closing", []))):
