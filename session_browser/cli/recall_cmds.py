@@ -68,7 +68,7 @@ def _print_hit(n: int, hit: SessionHit, *, origin: bool = False) -> None:
     out = console()
     head = Text()
     head.append(f"{n}. ", style="bold")
-    head.append_text(safe(hit.title, style="bold"))
+    head.append_text(safe(hit.display_title, style="bold"))
     head.append(f"  score {hit.score:g}", style="green")
     head.append(f"  {when_text(hit.when)}", style="dim")
     badges = [printable(b, one_line=True) for b in hit.badges()]
@@ -325,7 +325,7 @@ def recent(
     table.add_column("arch.", justify="right", no_wrap=True)
     table.add_column("id", overflow="fold", min_width=12)
     for s in rows:
-        title = safe(s.title)
+        title = safe(s.display_title)
         if s.source != "praisonai":
             title = Text(f"[{printable(s.source, one_line=True)}] ", style="magenta") + title
         if s.kept:  # first, so a long title never hides it (--json has where it was kept)

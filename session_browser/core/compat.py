@@ -18,6 +18,7 @@ the few ``Path`` operations the rest of this package uses on it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -29,7 +30,14 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
-from .files import SessionFileError, quarantine, read_json_file, session_lock
+from . import recall
+from .files import (
+    SessionFileError,
+    quarantine,
+    read_json_file,
+    session_lock,
+    write_session_file,
+)
 from .model import ImportReport, JSONDict, SessionData, SessionMessage, copy_json
 
 log = logging.getLogger("session_browser.store")
@@ -175,6 +183,19 @@ class CompatReads:
     """praisonaiagents 1.7.17's store methods built on a store's own session reads
     (``get_session``, ``iter_sessions``) and, for the import, its ``write_session``: shared by
     the JSON store and the index, whatever the index reads."""
+
+    # ------------------------------------------------------------------ seams
+    # praisonaiagents' private hook points that its tests and code built on its store call
+    # or patch, with its signatures and meaning (see docs/compat.md).
+
+    @staticmethod
+    def _session_title(data: dict[str, Any]) -> str:
+        """praisonaiagents' title of a stored session dict (:func:`recall.peer_title`)."""
+        return recall.peer_title(data)
+
+    def _load_session(self, session_id: str) -> SessionData:
+        """The session as a read gives it (:meth:`get_session`)."""
+        return self.get_session(session_id)
 
     # Recall heuristics PraisonAI exposes as class constants (our ``recall`` uses the same).
     BOOKEND_SIZE = 2
@@ -429,6 +450,7 @@ class PraisonAICompat(CompatReads):
                             exc.reason,
                             target,
                         )
+                        self._fire_corruption_hook(session_id, exc.reason, str(target))
             except OSError as exc:
                 log.warning("could not move corrupt session file %s aside: %s", path, exc)
         except OSError:
@@ -633,6 +655,43 @@ class PraisonAICompat(CompatReads):
         """Stop the mirror writer after delivering what is queued."""
         if self._mirror_writer is not None:
             self._mirror_writer.close()
+
+    # ------------------------------------------------------------------ seams (writes)
+
+    _last_write_error: str | None = None
+
+    def _atomic_write_json(self, filepath: str, data: Any) -> bool:
+        """Write ``data`` to ``filepath`` atomically (temp file, fsync, rename); False when
+        it failed. Every session write goes through it, so a patched one that returns
+        False fails the write as praisonaiagents' does: the turn spills, the
+        ``SESSION_PERSIST_FAILED`` hook fires, the next write re-ingests it."""
+        try:
+            write_session_file(Path(filepath), data)
+        except (OSError, TypeError, ValueError, RecursionError) as exc:
+            self._last_write_error = str(exc)
+            return False
+        return True
+
+    def _save_session(self, session: Any) -> bool:
+        """Store ``session`` (ours or praisonaiagents' ``SessionData``) as it is, through
+        the locked write (retention applied, ``updated_at`` set); False when it failed."""
+        stored = SessionData.from_dict(session.to_dict())
+
+        def replace(target: SessionData) -> None:
+            for f in dataclasses.fields(SessionData):
+                setattr(target, f.name, getattr(stored, f.name))
+
+        return self._modify(stored.session_id, replace)
+
+    def _fire_corruption_hook(
+        self, session_id: str, error: str, quarantine_path: str | None
+    ) -> None:
+        """``SESSION_PERSIST_FAILED`` for a corrupt session file met on load, as
+        praisonaiagents fires it (empty role and content, the quarantine as the spill)."""
+        message = SessionMessage(role="", content="")
+        self._on_persist_failed(
+            session_id, message, f"corrupt session file: {error}", quarantine_path
+        )
 
     # ------------------------------------------------------------------ failures
 

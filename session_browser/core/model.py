@@ -611,6 +611,7 @@ class SessionHit:
     """One cross-session match, in context (PraisonAI's ``SessionHit`` plus explanations)."""
 
     session_id: str
+    # PraisonAI's title, by its rule (see :func:`~session_browser.core.recall.peer_title`).
     title: str = ""
     when: str | None = None
     snippet: str = ""
@@ -619,6 +620,9 @@ class SessionHit:
     messages: list[JSONDict] = field(default_factory=list)
     bookends: dict[str, list[JSONDict]] = field(default_factory=dict)
     # Ours (not in PraisonAI's dict): what the UI and CLI show beside a hit.
+    # The title shown (the first prompt before the agent name, see
+    # :func:`~session_browser.core.recall.session_title`); ``title`` when not given.
+    display_title: str = ""
     source: str = "praisonai"
     store: str = ""
     archived: bool = False
@@ -630,6 +634,10 @@ class SessionHit:
     # Read from the vault's copy: "deleted from <path> on <date>" (or the turns a rewrite
     # of its file dropped); None for a session as its file holds it now.
     kept: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.display_title:
+            self.display_title = self.title
 
     def folded_counts(self) -> tuple[int, int]:
         """The sessions folded into this hit: (continuations of it, other versions of this
@@ -685,6 +693,7 @@ class SessionHit:
         result = self.as_dict()
         result.update(
             {
+                "display_title": self.display_title,
                 "source": self.source,
                 "store": self.store,
                 "archived": self.archived,
@@ -704,12 +713,15 @@ class SessionSummary:
     """A session in a browse listing."""
 
     session_id: str
+    # PraisonAI's title, by its rule (see :func:`~session_browser.core.recall.peer_title`).
     title: str = ""
     when: str | None = None
     message_count: int = 0
     archived_count: int = 0
     created_at: str | None = None
     size: int = 0
+    # The title shown (see :attr:`SessionHit.display_title`); ``title`` when not given.
+    display_title: str = ""
     source: str = "praisonai"
     store: str = ""
     automated: bool = False
@@ -719,6 +731,10 @@ class SessionSummary:
     # Its file is gone, its rows kept from the vault's copy: "deleted from <path> on <date>"
     # (as :attr:`SessionHit.kept`); None for a session its store holds.
     kept: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.display_title:
+            self.display_title = self.title
 
     def as_dict(self) -> JSONDict:
         """PraisonAI's browse shape plus ``archived_count``."""
@@ -734,6 +750,7 @@ class SessionSummary:
         result = self.as_dict()
         result.update(
             {
+                "display_title": self.display_title,
                 "created_at": self.created_at,
                 "size": self.size,
                 "source": self.source,

@@ -42,6 +42,8 @@ AUTOMATED_RATE_THRESHOLD = 60.0  # messages per hour over the session's span
 AUTOMATED_DEMOTION = 0.25
 LINEAGE_KEYS = ("lineage_id", "root_session_id", "thread_id")
 TITLE_CHARS = 60
+# praisonaiagents' cut of a first user message used as a title (no whole-word cut, no mark).
+PEER_TITLE_CHARS = 60
 # An explicit title or agent name is shown whole up to this many characters.
 TITLE_MAX_CHARS = 1000
 # A snippet of a longer message is cut from this many characters around its match, so
@@ -197,6 +199,49 @@ def session_title(data: JSONDict, messages: Sequence[JSONDict] | None = None) ->
     return str(data.get("session_id", "") or "")
 
 
+def peer_title(data: JSONDict) -> str:
+    """A session's title by praisonaiagents 1.7.17's rule (``_session_title``), exactly: an
+    explicit ``metadata.title``, else ``agent_name``, else the first active user message
+    with content (whitespace folded, its first :data:`PEER_TITLE_CHARS` characters), else
+    the id. The library's ``title`` fields; the app shows :func:`session_title`."""
+    explicit = _meta(data).get("title")
+    if explicit:
+        return str(explicit)
+    agent_name = data.get("agent_name")
+    if agent_name:
+        return str(agent_name)
+    messages = data.get("messages", [])
+    if isinstance(messages, list):
+        for msg in messages:
+            if isinstance(msg, dict) and msg.get("role") == "user" and msg.get("content"):
+                content = msg["content"]
+                try:
+                    text = content if isinstance(content, str) else str(content)
+                except (RecursionError, ValueError):  # nested too deep to show as the peer does
+                    text = content_text(content)
+                return _peer_cut(text)
+    return str(data.get("session_id", ""))
+
+
+def _peer_cut(text: str) -> str:
+    """``" ".join(text.split())[:PEER_TITLE_CHARS]``, reading only the words it keeps."""
+    out: list[str] = []
+    size = 0
+    for word in _WORD_RE.finditer(text):
+        out.append(word.group())
+        size += len(out[-1]) + 1
+        if size > PEER_TITLE_CHARS:
+            break
+    return " ".join(out)[:PEER_TITLE_CHARS]
+
+
+def titles(data: JSONDict, messages: Sequence[JSONDict], source: str) -> tuple[str, str]:
+    """(``title``, ``display_title``) of a session of ``source``: PraisonAI's rule and ours
+    for a PraisonAI session, ours for both for a session of another agent."""
+    shown = session_title(data, messages)
+    return (peer_title(data) if source == "praisonai" else shown), shown
+
+
 def source_of(data: JSONDict) -> str:
     """The ``source`` tag of a session (top level or metadata), lowercased; '' if none."""
     return str(data.get("source") or _meta(data).get("source") or "").strip().lower()
@@ -261,17 +306,18 @@ def has_content(content: Any) -> bool:
 
 def bookends(messages: Sequence[JSONDict], size: int = BOOKEND_SIZE) -> dict[str, list[JSONDict]]:
     """First and last ``size`` user/assistant messages with content (a turn that only
-    called tools is none); empty with ``size`` or fewer."""
+    called tools is none), in praisonaiagents' shape: empty without any, no ``closing`` ones
+    with ``size`` or fewer."""
     convo = [
         i
         for i, m in enumerate(messages)
         if m.get("role") in ("user", "assistant") and has_content(m.get("content"))
     ]
-    if len(convo) <= size:
+    if not convo:
         return {}
     return {
         "opening": [view(messages, i) for i in convo[:size]],
-        "closing": [view(messages, i) for i in convo[-size:]],
+        "closing": [view(messages, i) for i in convo[-size:]] if len(convo) > size else [],
     }
 
 
@@ -415,9 +461,11 @@ def build_hit(
     explain: JSONDict | None = None,
 ) -> SessionHit:
     """A :class:`SessionHit` for session ``data`` anchored at projection index ``anchor``."""
+    title, shown = titles(data, messages, source)
     return SessionHit(
         session_id=str(data.get("session_id", "") or ""),
-        title=session_title(data, messages),
+        title=title,
+        display_title=shown,
         agent=agent_of(data),
         when=when_of(data),
         snippet=snippet,
@@ -641,9 +689,11 @@ def summary_of(
     )
     messages = project(data)
     created = data.get("created_at")
+    title, shown = titles(data, messages, source)
     return SessionSummary(
         session_id=str(data.get("session_id", "") or ""),
-        title=session_title(data, messages),
+        title=title,
+        display_title=shown,
         agent=agent_of(data),
         when=when_of(data),
         message_count=active_n,
@@ -686,4 +736,8 @@ def title_or_id_matches(summary: SessionSummary, text: str) -> bool:
     """The session list's filter: ``text`` (any case) in the title or the id; an empty
     ``text`` keeps every session."""
     needle = (text or "").strip().lower()
-    return not needle or needle in summary.title.lower() or needle in summary.session_id.lower()
+    return (
+        not needle
+        or needle in summary.display_title.lower()
+        or needle in summary.session_id.lower()
+    )

@@ -7,10 +7,13 @@ Every read is lock-free and writes nothing (atomic replace makes that safe).
 
 from __future__ import annotations
 
+import abc
 import errno
 import logging
 import os
 import re
+import stat
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -155,7 +158,36 @@ def _check_id(session_id: str) -> None:
         raise ValueError("session_id is too long for a file name")
 
 
-class DefaultSessionStore(PraisonAICompat):
+def _overridden_dir() -> str | None:
+    """A session dir assigned to ``DEFAULT_SESSION_DIR`` on this module or on
+    praisonaiagents' store module (the override it documents), which wins over
+    ``PRAISONAI_HOME``; None when neither is assigned."""
+    for name in (__name__, "praisonaiagents.session.store"):
+        module = sys.modules.get(name)
+        value = vars(module).get("DEFAULT_SESSION_DIR") if module is not None else None
+        if value:
+            return str(value)
+    return None
+
+
+def _check_can_be_dir(path: Path) -> None:
+    """Raise ``NotADirectoryError`` when ``path`` can never be a session dir: it, or the
+    nearest of its parents that exists, is not a directory. Nothing is created."""
+    for candidate in (path, *path.parents):
+        try:
+            st = candidate.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # not there (or under a file): its parent decides
+        except OSError:
+            return  # unreadable: the first write says why
+        if not stat.S_ISDIR(st.st_mode):
+            raise NotADirectoryError(
+                errno.ENOTDIR, "not a directory, cannot hold sessions", str(candidate)
+            )
+        return
+
+
+class DefaultSessionStore(PraisonAICompat, metaclass=abc.ABCMeta):
     """JSON session store, byte-compatible with ``praisonaiagents`` 1.7.17.
 
     ``mirror`` is PraisonAI's optional mirror sink (its ``append(session_id, records)`` gets
@@ -183,7 +215,8 @@ class DefaultSessionStore(PraisonAICompat):
         """``observer`` is told of every write that landed, after the :meth:`_after_write`
         hook (``data`` None for a deletion): the index follows the writes it does not make."""
         self._observer = observer
-        self.session_dir = StoreDir(session_dir or default_session_dir())
+        self.session_dir = StoreDir(session_dir or _overridden_dir() or default_session_dir())
+        _check_can_be_dir(Path(self.session_dir))  # before any thread is started
         self._init_compat(mirror=mirror, read_side_effects=read_side_effects)
         self.spill_dir = Path(spill_dir) if spill_dir else default_spill_dir()
         self.max_messages = max_messages
@@ -481,7 +514,9 @@ class DefaultSessionStore(PraisonAICompat):
                 if apply_retention:
                     self.enforce_window(session)
                 data = session.to_dict()
-                write_session_file(path, data)
+                self._last_write_error = None
+                if not self._atomic_write_json(str(path), data):
+                    raise OSError(self._last_write_error or f"the write of {path} failed")
                 for spill in consumed:
                     try:
                         spill.unlink()

@@ -262,7 +262,11 @@ class Backend:
                     for p, st in store.session_files()
                 )
             )
-        if not isinstance(store, DefaultSessionStore) or not str(store.session_dir):
+        if (
+            isinstance(store, SqliteSessionStore)  # a virtual DefaultSessionStore
+            or not isinstance(store, DefaultSessionStore)
+            or not str(store.session_dir)
+        ):
             return 0
         session_dir = store.session_dir
         found: set[tuple[str, int, int, int]] = set()

@@ -653,13 +653,26 @@ def test_titles_stored_by_an_older_version_are_recomputed(d: Path, tmp_path: Pat
     db = tmp_path / "t.sqlite3"
     with SqliteSessionStore(d, db_path=db) as st:
         [summary] = st.recent(limit=5)
-        assert (summary.title, summary.agent) == ("how do I rotate a PDF", "chit-chat partner")
-    with sqlite3.connect(db) as old:  # what version 5 stored: the agent name as the title
-        old.execute("UPDATE sessions SET title='chit-chat partner'")
-        old.execute("PRAGMA user_version=5")
+        assert (summary.display_title, summary.agent) == (
+            "how do I rotate a PDF",
+            "chit-chat partner",
+        )
+        assert summary.title == "chit-chat partner"  # praisonaiagents' rule: the agent name
+    with sqlite3.connect(db) as old:  # what version 8 held: no praisonaiagents title
+        old.execute("UPDATE sessions SET title='stale', peer_title=NULL")
+        old.execute("PRAGMA user_version=8")
     with SqliteSessionStore(d, db_path=db) as st:
-        assert [s.title for s in st.recent(limit=5)] == ["how do I rotate a PDF"]
-        assert [h.agent for h in st.search("rotate")] == ["chit-chat partner"]
+        [summary] = st.recent(limit=5)
+        assert (summary.title, summary.display_title) == (
+            "chit-chat partner",
+            "how do I rotate a PDF",
+        )
+        [hit] = st.search("rotate")
+        assert (hit.title, hit.display_title, hit.agent) == (
+            "chit-chat partner",
+            "how do I rotate a PDF",
+            "chit-chat partner",
+        )
 
 
 def test_unusable_db_falls_back_to_scan(populated: Path, tmp_path: Path) -> None:

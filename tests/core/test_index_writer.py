@@ -18,7 +18,9 @@ from session_browser.core.store import DefaultSessionStore
 
 def test_writes_through_the_writer_are_indexed(tmp_path: Path) -> None:
     with SqliteSessionStore(tmp_path / "s", db_path=tmp_path / "i.sqlite3") as store:
-        assert not isinstance(store, DefaultSessionStore)
+        # praisonaiagents' class tree (a virtual subclass), composition inside
+        assert isinstance(store, DefaultSessionStore)
+        assert DefaultSessionStore not in type(store).__mro__
         assert isinstance(store.writer, DefaultSessionStore)
         assert writer_of(store) is store.writer and writable_stores([store]) == [store.writer]
         # a write made by the writer itself (what import and rescue use) is indexed at once

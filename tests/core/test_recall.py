@@ -218,7 +218,18 @@ def test_titles(d: Path) -> None:
     put(d, "t5", [msg("user", "q", 1.0)], archived=[msg("user", "archived opener", 0.5)])
     put(d, "t6", [msg("assistant", "q from the agent", 1.0)], agent_name="Agent")
     hits = store(d).search("q", limit=10)
-    titles = {h.session_id: h.title for h in hits}
+    # ``title`` is praisonaiagents' own: explicit, else the agent name, else the first
+    # active user message (60 characters, whitespace folded), else the id.
+    assert {h.session_id: h.title for h in hits} == {
+        "t1": "Named",
+        "t2": "Agent",
+        "t3": ("first user message " + "x" * 100)[:60],
+        "t4": "t4",
+        "t5": "q",
+        "t6": "Agent",
+    }
+    # ``display_title`` is what the app and the CLI show.
+    titles = {h.session_id: h.display_title for h in hits}
     assert titles["t1"] == "Named"
     # The first user message, not the agent name (which every session with it shares).
     assert titles["t2"] == "q why does it"
@@ -229,7 +240,8 @@ def test_titles(d: Path) -> None:
     # No user message: the agent name, then the id.
     assert titles["t6"] == "Agent"
     recent = store(d).recent(limit=10)
-    assert {s.session_id: s.title for s in recent} == titles
+    assert {s.session_id: s.display_title for s in recent} == titles
+    assert {s.session_id: s.title for s in recent} == {h.session_id: h.title for h in hits}
     # The agent goes beside the title.
     agents = {h.session_id: h.agent for h in hits}
     assert agents == {s.session_id: s.agent for s in recent}
@@ -324,8 +336,11 @@ def test_bookends(d: Path) -> None:
     assert [m["index"] for m in hit.bookends["closing"]] == [5, 6]
     assert hit.bookends["opening"][0]["content"] == "turn 0"
     assert "bookends" in hit.as_dict()
+    # A short session: its opening turns and no closing ones, as praisonaiagents gives.
     short = s.search("bk")[0]
-    assert short.bookends == {} and "bookends" not in short.as_dict()
+    assert [m["index"] for m in short.bookends["opening"]] == [0, 1]
+    assert short.bookends["closing"] == []
+    assert "bookends" in short.as_dict()
 
 
 def test_projection_skips_non_objects_and_flags_archived(d: Path) -> None:

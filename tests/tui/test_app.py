@@ -696,7 +696,7 @@ async def test_narrow_rows_keep_counts_and_scores_whole(store: Path) -> None:
             line = recent.row_lines(index, 50)[0].plain
             assert len(line) <= 50
             assert f" {summary.message_count} msgs" in line
-            if len(summary.title) > 20:
+            if len(summary.display_title) > 20:
                 assert "…" in line
 
 

@@ -135,7 +135,7 @@ async def test_a_first_run_lists_and_answers_before_the_index_is_built(tmp_path:
             assert backend.stores[0].count() == 1200
             first = recent.pages[0]
             assert [s.session_id for s in first[:2]] == ["s01199", "s01198"]
-            assert first[0].title == "Session s01199"  # read from the file
+            assert first[0].display_title == "Session s01199"  # read from the file
             await pilot.press(*"walrus1190")
             hits = app.main.query_one(HitList)
             await _until(pilot, lambda: [h.session_id for h in hits.hits] == ["s01190"], 5)

@@ -47,7 +47,7 @@ async def test_titles_are_first_user_messages_with_the_agent_beside(tmp_path: Pa
         await pilot.press(*"rotate")
         await settle(pilot, app)
         hits = app.screen.query_one(HitList)
-        assert [h.title for h in hits.hits] == ["How do I rotate a PDF?"]
+        assert [h.display_title for h in hits.hits] == ["How do I rotate a PDF?"]
         assert "How do I rotate a PDF? · ChatGPT" in screen_text(app)
         await pilot.press("enter", "enter")
         await settle(pilot, app)

@@ -14,9 +14,9 @@ def writer_of(store: Any) -> DefaultSessionStore | None:
     an index holds over PraisonAI's files, or None for a read-only store."""
     from ..index import SqliteSessionStore
 
-    if isinstance(store, DefaultSessionStore):
-        return store
-    return store.writer if isinstance(store, SqliteSessionStore) else None
+    if isinstance(store, SqliteSessionStore):  # first: a virtual DefaultSessionStore
+        return store.writer
+    return store if isinstance(store, DefaultSessionStore) else None
 
 
 def writable_stores(stores: Iterable[Any]) -> list[DefaultSessionStore]:

@@ -201,6 +201,8 @@ class IndexStoreAPI(CompatReads):
         DefaultSessionStore.discard_partial_assistant_message, "change a message"
     )
 
+    _save_session = _written(DefaultSessionStore._save_session, "add a message")
+
     def flush_mirror(self, timeout: float | None = None) -> bool:
         """Wait until queued mirror records are delivered (True at once without a mirror)."""
         return True if self.writer is None else self.writer.flush_mirror(timeout)

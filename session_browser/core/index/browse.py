@@ -181,9 +181,9 @@ class IndexBrowse(IndexHits):
     # ------------------------------------------------------------------ browse
 
     def _summary(self, row: Sequence[Any]) -> SessionSummary:
-        return summary_row(row, self.source_kind, self.label)
+        return summary_row(row[:-1], self.source_kind, self.label, peer=row[-1])
 
-    _SUMMARY_SQL = f"SELECT {SUMMARY_COLUMNS} FROM sessions"
+    _SUMMARY_SQL = f"SELECT {SUMMARY_COLUMNS}, peer_title FROM sessions"
 
     def _listed(self, db: sqlite3.Connection | None = None) -> tuple[str, str]:
         """(the FROM clause, the condition) of the sessions a list shows: one row a session.
@@ -276,7 +276,9 @@ class IndexBrowse(IndexHits):
             needle = (text or "").strip().lower()
             if needle:
                 items = [
-                    s for s in items if needle in s.title.lower() or needle in s.session_id.lower()
+                    s
+                    for s in items
+                    if needle in s.display_title.lower() or needle in s.session_id.lower()
                 ]
             key: Callable[[SessionSummary], Any] = {
                 "updated": lambda s: s.when or "",
@@ -301,7 +303,7 @@ class IndexBrowse(IndexHits):
             return sum(
                 1
                 for s in self.reader.summaries()
-                if not needle or needle in s.title.lower() or needle in s.session_id.lower()
+                if not needle or needle in s.display_title.lower() or needle in s.session_id.lower()
             )
 
     # ------------------------------------------------------------------ misc

@@ -21,7 +21,7 @@ from ..query import (
 )
 from . import hidden
 from .fuzzy import IndexFuzzy
-from .pick import light_hit, session_hit
+from .pick import light_hit, peer_or, session_hit
 from .rank import (
     Scored,
     explain,
@@ -38,7 +38,7 @@ HIT_CACHE_BYTES = 8 << 20  # ... and at most this many bytes of their JSON
 
 _SESSION_COLS = (
     "file, size, mtime_ns, inode, session_id, title, when_, agent, project, hit_rows, "
-    "message_count, archived_count, nmsg, row_lo, row_hi, chars"
+    "message_count, archived_count, nmsg, row_lo, row_hi, chars, peer_title"
 )
 _CONVO = ("user", "assistant")
 # A verbatim entry with text (its view's content is not empty): turns without text (tool
@@ -227,7 +227,7 @@ class IndexHits(IndexFuzzy):
             if row is None or not row[9] or row[0] != s.info.file:
                 raise _FromFile
             (name, size, mtime_ns, inode, session_id, title, when, agent, project, flag) = row[:10]
-            count, archived_count, nmsg, lo, hi, chars = row[10:]
+            count, archived_count, nmsg, lo, hi, chars, peer = row[10:]
             try:
                 st = os.stat(os.path.join(self.source.root, name))
             except (OSError, ValueError):
@@ -345,15 +345,18 @@ class IndexHits(IndexFuzzy):
         opening = sorted({r[1] for r in first} | set(v_first))[:3]
         closing = sorted({r[1] for r in last} | set(v_last))[-2:]
         ends: dict[str, list[JSONDict]] = {}
-        if len(opening) > recall.BOOKEND_SIZE:
+        if opening:  # as recall.bookends: no closing ones in a short session
             ends = {
                 "opening": [view(i) for i in opening[: recall.BOOKEND_SIZE]],
-                "closing": [view(i) for i in closing],
+                "closing": (
+                    [view(i) for i in closing] if len(opening) > recall.BOOKEND_SIZE else []
+                ),
             }
         shown = view(anchor)
         hit = SessionHit(
             session_id=session_id,
-            title=title,
+            title=peer_or(peer, title, self.source_kind),
+            display_title=title,
             agent=agent,
             when=when,
             snippet=recall.make_snippet(

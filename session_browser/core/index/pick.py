@@ -96,12 +96,22 @@ def session_hit(
     return hit
 
 
-def summary_row(row: Sequence[Any], source: str, store: str) -> SessionSummary:
-    """A listed session from its row (see :data:`SUMMARY_COLUMNS`)."""
+def peer_or(peer: str | None, title: str | None, source: str) -> str:
+    """The library's ``title`` of an indexed session: praisonaiagents' title of a PraisonAI
+    session (``peer``, stored beside ours), else ours (``title``)."""
+    return (peer if source == "praisonai" and peer is not None else title) or ""
+
+
+def summary_row(
+    row: Sequence[Any], source: str, store: str, peer: str | None = None
+) -> SessionSummary:
+    """A listed session from its row (see :data:`SUMMARY_COLUMNS`); ``peer`` is its
+    praisonaiagents title (see :func:`peer_or`), when the row's index stores one."""
     (sid_, title, when, mc, ac, created, size, tagged, rate, lineage, project, agent) = row
     return SessionSummary(
         session_id=sid_,
-        title=title or "",
+        title=peer_or(peer, title, source),
+        display_title=title or "",
         when=when,
         message_count=mc or 0,
         archived_count=ac or 0,

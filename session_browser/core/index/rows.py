@@ -135,6 +135,11 @@ class SessionRow:
     # as it would be from the file (see :mod:`.hits`): 0 sends hits to the file; n > 0
     # builds them from the rows, with n - 1 entries of the session in ``verbatim``.
     hit_rows: int = 0
+    # praisonaiagents' title of a PraisonAI session (:func:`~..recall.peer_title`); None
+    # when it is ``title`` (a session of another agent).
+    peer_title: str | None = None
+    # praisonaiagents' gateway route: the gateway session the session is linked to.
+    gateway: str | None = None
 
     def values(self) -> tuple[Any, ...]:
         """The columns in the order of :data:`_SESSION_COLS`."""
@@ -154,6 +159,8 @@ class SessionRow:
             self.lineage,
             self.project,
             self.hit_rows,
+            self.peer_title,
+            self.gateway,
         )
 
     def settle_automation(self, automated: bool) -> None:
@@ -183,7 +190,8 @@ class Parsed:
 
 _SESSION_COLS = (
     "session_id, title, when_, created, updated_ts, message_count, archived_count, "
-    "source, agent, tagged, rate_auto, machine, lineage, project, hit_rows"
+    "source, agent, tagged, rate_auto, machine, lineage, project, hit_rows, peer_title, "
+    "gateway"
 )
 
 
@@ -292,6 +300,8 @@ def extract(file: str, identity: FileIdentity, data: JSONDict, *, folded: bool) 
         safely(None, recall.lineage_key, data),
         project,
         1 + len(verbatim) if exact and not failed else 0,
+        derived(session_id, recall.peer_title, data),
+        gateway if isinstance(gateway := data.get("gateway_session_id"), str) else None,
     )
     return Parsed(file, identity, session_id, row, rows, chars, verbatim=verbatim or None)
 
@@ -374,7 +384,7 @@ def insert_rows(db: sqlite3.Connection, items: Sequence[Parsed], *, fts: bool) -
     db.executemany(
         f"INSERT INTO sessions(sid, file, size, mtime_ns, inode, {_SESSION_COLS}, nmsg, "
         "chars, row_lo, row_hi) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, ?, ?, ?, ?, ?)",
+        "?, ?, ?, ?, ?, ?, ?, ?, ?)",
         session_rows,
     )
     if verbatim:

@@ -39,8 +39,10 @@ log = logging.getLogger("session_browser.index")
 # message before the agent name, and the agent is stored as recall.agent_of says. 7: the
 # hidden parts of transcripts in their own tables (``hidden``, ``hidden_fts``: in:tools),
 # and what was skipped inside indexed files (``partly``). 8: hits are built from the rows
-# (``sessions.hit_rows``, the ``verbatim`` table).
-SCHEMA_VERSION = 8
+# (``sessions.hit_rows``, the ``verbatim`` table). 9: praisonaiagents' own title beside
+# ours (``sessions.peer_title``: the library's ``title``; ours is ``display_title``), and
+# its gateway route (``sessions.gateway``: the gateway session a session is linked to).
+SCHEMA_VERSION = 9
 OPEN_BUSY_SECONDS = 30.0  # how long opening retries while other processes set the index up
 #: How long closing an index waits for its background reconcile to stop (one stuck in I/O
 #: is then left behind: a daemon thread never keeps the process from exiting).
@@ -406,10 +408,12 @@ class IndexDatabase:
                 session_id TEXT NOT NULL, title TEXT, when_ TEXT, created TEXT,
                 updated_ts REAL, message_count INTEGER, archived_count INTEGER,
                 source TEXT, agent TEXT, tagged INTEGER, rate_auto INTEGER, machine INTEGER,
-                lineage TEXT, project TEXT, hit_rows INTEGER,
+                lineage TEXT, project TEXT, hit_rows INTEGER, peer_title TEXT, gateway TEXT,
                 nmsg INTEGER NOT NULL, chars INTEGER NOT NULL,
                 row_lo INTEGER NOT NULL, row_hi INTEGER NOT NULL);
             CREATE INDEX IF NOT EXISTS sessions_id ON sessions(session_id);
+            CREATE INDEX IF NOT EXISTS sessions_gateway ON sessions(gateway)
+                WHERE gateway IS NOT NULL;
             CREATE INDEX IF NOT EXISTS sessions_ident ON sessions(file, size, mtime_ns, inode);
             CREATE INDEX IF NOT EXISTS sessions_when ON sessions(when_);
             CREATE INDEX IF NOT EXISTS sessions_created ON sessions(created);

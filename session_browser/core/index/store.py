@@ -16,6 +16,7 @@ from .. import recall
 from ..compat import StoreDir
 from ..model import (
     JSONDict,
+    SessionData,
     content_text,
     finite_float,
     stored_epoch,
@@ -202,6 +203,28 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
                 self.last_report = self.reconcile()
             elif reconcile == "background":
                 self.start_reconcile()
+
+    def get_by_gateway_session(self, gateway_session_id: str) -> SessionData | None:
+        """The session linked to a gateway session, found through the index's gateway route
+        (``sessions.gateway``) and read from its file, checked; a session the index does not
+        route yet (a file written behind its back) is looked for by the scan."""
+        if self.writer is not None and self.broken is None:
+            try:
+                names = self._rows(
+                    "SELECT file FROM sessions WHERE gateway = ? ORDER BY sid",
+                    (gateway_session_id,),
+                )
+            except (Broken, sqlite3.Error):
+                names = []
+            for (name,) in names:
+                data = self._load_file(name)
+                if data is not None and data.get("gateway_session_id") == gateway_session_id:
+                    return SessionData.from_dict(data)
+        return super().get_by_gateway_session(gateway_session_id)
+
+    def _ensure_backfilled(self) -> None:
+        """praisonaiagents' seam: index every session file not indexed yet (a reconcile)."""
+        self.reconcile()
 
     def __enter__(self) -> SqliteSessionStore:
         return self
@@ -542,3 +565,8 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
 
     def _session_filters_ok(self, pq: ParsedQuery, data: JSONDict, name: str) -> bool:
         return recall.keeps_session(pq, data, file_name=name, source_kind=self.source_kind)
+
+
+# As in praisonaiagents, where SqliteSessionStore subclasses DefaultSessionStore: a virtual
+# subclass (the index holds a DefaultSessionStore as its writer instead of being one).
+DefaultSessionStore.register(SqliteSessionStore)

@@ -167,7 +167,7 @@ def _hit_block(hit: SessionHit, clean: _Text) -> _Block:
     ]
     if hit.snippet:
         facts.append(("snippet", clean(hit.snippet, one_line=True)))
-    return _Block(clean(hit.title or hit.session_id, one_line=True), facts, entries)
+    return _Block(clean(hit.display_title or hit.session_id, one_line=True), facts, entries)
 
 
 # ---- Markdown

@@ -65,4 +65,4 @@ def explain_text(hit: SessionHit) -> str:
 
 class ExplainScreen(TextScreen):
     def __init__(self, hit: SessionHit) -> None:
-        super().__init__(f"Why this hit: {one_line(hit.title)}", explain_text(hit))
+        super().__init__(f"Why this hit: {one_line(hit.display_title)}", explain_text(hit))

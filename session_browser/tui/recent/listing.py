@@ -161,7 +161,8 @@ class RecentList(RowList):
         else:
             title.append("  ")
         title.append(
-            one_line(summary.title) or one_line(summary.session_id), style=self.style_of("title")
+            one_line(summary.display_title) or one_line(summary.session_id),
+            style=self.style_of("title"),
         )
         with_agent(title, summary.agent, dim)
         if summary.session_id in self.fresh:

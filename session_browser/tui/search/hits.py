@@ -127,6 +127,8 @@ class HitList(RowList):
         """The bookend turns before and after the match, in index order, each once (the
         matched turn itself and repeats left out)."""
         ends = hit.bookends or {}
+        if not ends.get("closing"):  # a short session: every turn of it is near the match
+            return [], []
         seen: set[int] = {hit.anchor_index}
         turns: list[tuple[int, dict[str, Any]]] = []
         for side, msgs in ((-1, ends.get("opening", [])), (1, ends.get("closing", []))):
@@ -164,7 +166,9 @@ class HitList(RowList):
         match = self.style_of("match")
         badge = self.style_of("badge")
         title = Text(" ", end="")
-        title.append(one_line(hit.title) or one_line(hit.session_id), style=self.style_of("title"))
+        title.append(
+            one_line(hit.display_title) or one_line(hit.session_id), style=self.style_of("title")
+        )
         with_agent(title, hit.agent, dim)
         if hit.session_id in self.fresh:
             join_badges(title, ["new"], self.style_of("accent"))

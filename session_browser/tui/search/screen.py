@@ -444,7 +444,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             store=hit.store,
             anchor=hit.anchor_index,
             terms=hits.terms,
-            title=hit.title,
+            title=hit.display_title,
             agent=hit.agent,
             # turns a rewrite dropped: the viewer opens the kept version that has them
             dropped=bool(hit.kept) and " turns dropped from " in str(hit.kept),
@@ -603,7 +603,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
                 store=summary.store,
                 anchor=-1,
                 terms=[],
-                title=summary.title,
+                title=summary.display_title,
                 agent=summary.agent,
             )
 
