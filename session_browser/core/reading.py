@@ -66,9 +66,15 @@ _SLASH_COMMAND = re.compile(r"^/[A-Za-z][\w:.-]*(?:\s|$)")
 
 
 def is_slash_command(text: str) -> bool:
-    """Whether a user turn is a slash command (``/model``, ``/mode plan``), not a prompt."""
+    """Whether a user turn is a slash command (``/model``, ``/mode plan``), not a prompt. A
+    command given a sentence (``/orchestrator create a TODO app``: three words or more after
+    it) is a prompt: the sentence is what was asked."""
     stripped = text.strip()
-    return bool(_SLASH_COMMAND.match(stripped)) and "\n" not in stripped
+    return (
+        bool(_SLASH_COMMAND.match(stripped))
+        and "\n" not in stripped
+        and len(stripped.split()) <= 3
+    )
 
 
 def is_bookkeeping(part: Any) -> bool:

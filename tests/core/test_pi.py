@@ -200,7 +200,7 @@ def test_before_compaction_counts_and_archive(shared_data: Path) -> None:
         e["message"] for e in raw if e["type"] == "message" and e["message"]["role"] == "user"
     )
     words = " ".join(strip_markdown(block_texts(first_user["content"])[0]).split())
-    summ = recall.summary_of(data)
+    summ = recall.summary_of(data, source="pi")
     # The first user message's start, cut after a whole word.
     assert len(words) > recall.TITLE_CHARS and summ.title.endswith("…")
     assert words.startswith(summ.title[:-1] + " ")
