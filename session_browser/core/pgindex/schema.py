@@ -20,6 +20,14 @@ so a version 1 index is migrated in place and nothing has to be pushed again. Ve
 ``sb_hidden``: a version 2 index is migrated in place (the table is created empty; the prose
 stays as it is), and only its sessions pushed with ``--include-hidden`` are marked to be sent
 again by the next push, which fills their hidden parts.
+
+Version 4 made a session id one session per machine and user: ``sb_sessions`` holds one row
+per (machine, user, session id), the newest copy (the greater ``updated_ts``, then the file's
+``mtime_ns``), whichever store dir and file it came from, as the local stores are one list of
+sessions. A unique key enforces it, so pushers at once cannot both insert a copy. Migrating a
+version 3 index folds the copies it holds (the newest kept, with its messages and hidden
+parts; the others deleted) before the key is made; the file's key
+(machine, user, kind, store dir, file) stays as an index.
 """
 
 from __future__ import annotations
@@ -28,8 +36,12 @@ from typing import Any
 
 from .conn import PgIndexError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 _LOCK_KEY = 0x5B5C0001  # the advisory lock that serialises schema changes
+
+# The order of the copies of one session, newest first: the one kept (the rest by
+# insertion, the latest first, so the choice is the same every time).
+NEWEST_FIRST = "updated_ts DESC NULLS LAST, mtime_ns DESC NULLS LAST, pushed_at DESC, sid DESC"
 
 _DDL = (
     """CREATE TABLE IF NOT EXISTS sb_sessions(
@@ -41,8 +53,7 @@ _DDL = (
         source text, agent text, tagged smallint, rate_auto smallint, machine_paced smallint,
         lineage text, project text, nmsg integer NOT NULL, chars bigint NOT NULL,
         redacted boolean NOT NULL DEFAULT false, data text NOT NULL,
-        pushed_at timestamptz NOT NULL DEFAULT now(),
-        UNIQUE (machine, os_user, kind, root, file))""",
+        pushed_at timestamptz NOT NULL DEFAULT now(), mtime_ns bigint)""",
     "CREATE INDEX IF NOT EXISTS sb_sessions_id ON sb_sessions(session_id)",
     "CREATE INDEX IF NOT EXISTS sb_sessions_updated ON sb_sessions(updated_ts)",
     """CREATE TABLE IF NOT EXISTS sb_messages(
@@ -69,6 +80,24 @@ _DDL = (
     "CREATE INDEX IF NOT EXISTS sb_hidden_sid ON sb_hidden(sid, idx)",
     "CREATE INDEX IF NOT EXISTS sb_hidden_tsv ON sb_hidden USING gin(tsv) "
     "WITH (gin_pending_list_limit = 1024)",
+    # version 3 -> 4: one row per (machine, user, session id), the newest copy (see above)
+    "ALTER TABLE sb_sessions ADD COLUMN IF NOT EXISTS mtime_ns bigint",
+    # (a fingerprint is ``v<N>:<size>:<mtime_ns>:<inode>:<flags>``, see ``push.fingerprint``)
+    "UPDATE sb_sessions SET mtime_ns = split_part(fingerprint, ':', 3)::bigint "
+    "WHERE mtime_ns IS NULL AND fingerprint ~ '^v[0-9]+:[0-9]+:[0-9]+:'",
+    f"""CREATE TEMP TABLE sb_folded ON COMMIT DROP AS SELECT sid FROM (
+        SELECT sid, row_number() OVER (PARTITION BY machine, os_user, session_id
+            ORDER BY {NEWEST_FIRST}) AS n FROM sb_sessions) AS copies WHERE n > 1""",
+    "DELETE FROM sb_messages WHERE sid IN (SELECT sid FROM sb_folded)",
+    "DELETE FROM sb_hidden WHERE sid IN (SELECT sid FROM sb_folded)",
+    "DELETE FROM sb_sessions WHERE sid IN (SELECT sid FROM sb_folded)",
+    "DROP TABLE sb_folded",
+    "ALTER TABLE sb_sessions "
+    "DROP CONSTRAINT IF EXISTS sb_sessions_machine_os_user_kind_root_file_key",
+    "CREATE INDEX IF NOT EXISTS sb_sessions_file "
+    "ON sb_sessions(machine, os_user, kind, root, file)",
+    "CREATE UNIQUE INDEX IF NOT EXISTS sb_sessions_one "
+    "ON sb_sessions(machine, os_user, session_id)",
 )
 # Run when migrating from an older version only: the sessions a version before 3 holds with
 # their hidden parts (their fingerprint ends with the hidden flag, see ``push.fingerprint``)
