@@ -1,8 +1,9 @@
 """The team index's tables in PostgreSQL, created and migrated by the tool.
 
 ``sb_schema`` holds the schema version; a database made by a newer version is refused (one
-line), an older one is migrated. ``sb_sessions`` has one row per pushed session file with its
-origin (machine, user, source kind, store dir, file), the columns the filters and the ranking
+line), an older one is migrated. ``sb_sessions`` has one row per session (machine, user,
+session id: the newest copy pushed, see version 4 below) with its origin (machine, user,
+source kind, store dir, file), the columns the filters and the ranking
 read (named as in the SQLite index, so the filter table's clauses apply to both) and the
 session itself (JSON, redacted when the push was), so the team index can show a session whose
 file lives on another machine. ``sb_messages`` holds the searchable messages, each with a
