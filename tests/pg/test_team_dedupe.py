@@ -19,6 +19,7 @@ from session_browser.cli import main
 from session_browser.core.pgindex import SCHEMA_VERSION, PgIndexStore, push_stores
 from session_browser.core.query import local_user
 from session_browser.core.sources import SOURCES
+from session_browser.core.sources.base import Identity, SessionDoc, Skip
 
 from .corpus import HOUR, T0, put, write_store
 
@@ -116,26 +117,57 @@ def test_two_dirs_with_the_same_ids_pushed_at_once_list_each_session_once_the_ne
     assert _rows(pg_url) == rows
 
 
-def test_an_older_copy_edited_to_be_newest_replaces_the_held_one(
+class Reads:
+    """A store dir's real source, noting which files a push reads."""
+
+    def __init__(self, root: Path) -> None:
+        self.source = SOURCES["praisonai"].source(root)
+        self.root = root
+        self.read: list[str] = []
+
+    def list_files(self) -> dict[str, Identity]:
+        return self.source.list_files()
+
+    def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
+        self.read.append(name)
+        return self.source.parse(name, ident, prior)
+
+
+def test_older_copies_are_not_read_again_and_a_newer_edit_takes_over(
     tmp_path: Path, pg_url: str
 ) -> None:
     a, b = _dirs(tmp_path)
-    src = [(SOURCES["praisonai"].source(d), "praisonai") for d in (a, b)]
-    push_stores(pg_url, src, machine="m1")  # type: ignore[arg-type]
+    ra, rb = Reads(a), Reads(b)
+    src = [(ra, "praisonai"), (rb, "praisonai")]
+
+    def push() -> tuple[int, int, int, int]:
+        ra.read.clear()
+        rb.read.clear()
+        r = push_stores(pg_url, src, machine="m1")
+        return r.sent, r.unchanged, r.older, len(ra.read) + len(rb.read)
+
+    first = push()
+    # (a's odd ids, held until b's newer copies replaced them, are read once more)
+    assert push() == (0, SHARED + 2 * OWN, SHARED, SHARED // 2)
+    # pushed again: each file is known, held or older, and none is read
+    assert push() == (0, SHARED + 2 * OWN, SHARED, 0)
+    assert first[0] == 2 * OWN + SHARED + SHARED // 2  # a's 155, then b's 80 newer
+
     put(b, "dup000", ["dup0 editedcopy later", "yes"], updated_at="2026-03-01T00:00:00+00:00")
-    report = push_stores(pg_url, src, machine="m1")  # type: ignore[arg-type]
-    # dup000 now from b; the older copies: b's other 74 and a's 75 (a's dup000 was held)
-    assert (report.sent, report.older) == (1, SHARED - 1)
+    # b's dup000 only is read (a's, held when a is pushed first, is unchanged)
+    assert push() == (1, SHARED + 2 * OWN, SHARED - 1, 1)
+    assert rb.read == ["dup000.json"]
     with PgIndexStore(pg_url) as team:
         assert [h.session_id for h in team.search("editedcopy")] == ["dup000"]
         assert "dup000" not in [h.session_id for h in team.search("freshcopy", limit=1000)]
-    # the copy held gone from its dir: the next push of the other dir holds that one again
+    # the copy held gone from its dir: a later push holds the other dir's copy again
     (b / "dup000.json").unlink()
-    push_stores(pg_url, src, machine="m1")  # type: ignore[arg-type]
-    push_stores(pg_url, src, machine="m1")  # type: ignore[arg-type]
+    push()
+    push()
     with PgIndexStore(pg_url) as team:
         assert "dup000" in [h.session_id for h in team.search("freshcopy", limit=1000)]
     assert [r[2] for r in _rows(pg_url)].count("dup000") == 1
+    assert push()[3] == 0
 
 
 def test_the_same_id_from_two_machines_is_two_sessions_and_show_asks_which(

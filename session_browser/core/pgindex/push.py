@@ -218,12 +218,18 @@ class Pusher:
         started = time.perf_counter()
         self.report.stores += 1
         files: dict[str, tuple[int, int, int]] = dict(source.list_files())
-        have = dict(
-            self.conn.execute(
-                "SELECT file, fingerprint FROM sb_sessions WHERE machine = %s AND os_user = %s "
-                "AND kind = %s AND root = %s",
-                (origin.machine, origin.user, origin.kind, origin.root),
-            ).fetchall()
+        where = (origin.machine, origin.user, origin.kind, origin.root)
+        # the files held, and those known to be older copies of a session held (not read
+        # again while they do not change)
+        have, older = (
+            dict(
+                self.conn.execute(
+                    f"SELECT file, fingerprint FROM {table} WHERE machine = %s "
+                    "AND os_user = %s AND kind = %s AND root = %s",
+                    where,
+                ).fetchall()
+            )
+            for table in ("sb_sessions", "sb_older")
         )
         self.report.files += len(files)
         todo: list[tuple[str, str, tuple[int, int, int]]] = []
@@ -231,20 +237,26 @@ class Pusher:
             fp = fingerprint(files[name], self.redact, self.hidden)
             if have.get(name) == fp:
                 self.report.unchanged += 1
+            elif older.get(name) == fp:
+                self.report.older += 1
             else:
                 todo.append((name, fp, files[name]))
         gone = sorted(set(have) - set(files))
-        if gone:
+        if gone or set(older) - set(files):
             with self.conn.transaction():  # the sessions and their messages at once
                 rows = self.conn.execute(
                     "DELETE FROM sb_sessions WHERE machine = %s AND os_user = %s AND kind = %s "
-                    "AND root = %s AND file = ANY(%s) RETURNING sid",
-                    (origin.machine, origin.user, origin.kind, origin.root, gone),
+                    "AND root = %s AND file = ANY(%s) RETURNING sid, session_id",
+                    (*where, gone),
                 ).fetchall()
                 for table in ("sb_messages", "sb_hidden"):
                     self.conn.execute(
                         f"DELETE FROM {table} WHERE sid = ANY(%s)", ([r[0] for r in rows],)
                     )
+                # the older copies of the sessions gone are read again by the next push
+                _forget_older(
+                    self.conn, origin, [str(r[1]) for r in rows], sorted(set(older) - set(files))
+                )
                 self.report.removed += len(rows)
         batch: list[tuple[Parsed, str, bytes]] = []
         count = 0
@@ -360,7 +372,7 @@ class Pusher:
                     "DELETE FROM sb_sessions s USING unnest(%s::text[], %s::text[]) "
                     "AS u(file, session_id) WHERE s.machine = %s AND s.os_user = %s "
                     "AND s.kind = %s AND s.root = %s AND s.file = u.file "
-                    "AND s.session_id <> u.session_id RETURNING s.sid",
+                    "AND s.session_id <> u.session_id RETURNING s.sid, s.session_id",
                     (
                         [p.file for p, _fp, _blob in batch],
                         [_no_nul(p.session_id) for p, _fp, _blob in batch],
@@ -371,6 +383,7 @@ class Pusher:
                     ),
                 ).fetchall()
                 gone = [int(r[0]) for r in replaced]
+                where = (origin.machine, origin.user, origin.kind, origin.root)
                 cur.executemany(_UPSERT, params, returning=True)
                 # each session's row, or None where the index holds a newer copy
                 taken: list[int | None] = []
@@ -389,6 +402,23 @@ class Pusher:
                     if sid is not None and last[sid] == n
                 ]
                 sids = [sid for sid, _item, _part, _hid in kept]
+                # the older copies: a session held anew has its older copies read again by
+                # the next push (the copy held may have gone back in time: its own file's),
+                # and the copies older than the one held are known as such
+                _forget_older(
+                    cur,
+                    origin,
+                    [str(r[1]) for r in replaced]
+                    + [_no_nul(b[0].session_id) for _s, b, _p, _h in kept],
+                    [b[0].file for _s, b, _p, _h in kept],
+                )
+                lost = [
+                    (*where, p.file, fp, _no_nul(p.session_id))
+                    for (p, fp, _blob), sid in zip(batch, taken, strict=True)
+                    if sid is None
+                ]
+                if lost:
+                    cur.executemany(_OLDER, lost)
                 cur.execute("DELETE FROM sb_messages WHERE sid = ANY(%s)", (sids + gone,))
                 # (a session sent without its hidden parts keeps none of those sent before)
                 cur.execute("DELETE FROM sb_hidden WHERE sid = ANY(%s)", (sids + gone,))
@@ -411,6 +441,24 @@ class Pusher:
 
 
 _COPY_COLUMNS = "(sid, idx, role, archived, ts, text, tsv)"
+
+# A file known to hold an older copy of a session the team index holds from another file.
+_OLDER = (
+    "INSERT INTO sb_older(machine, os_user, kind, root, file, fingerprint, session_id) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (machine, os_user, kind, root, file) "
+    "DO UPDATE SET fingerprint = EXCLUDED.fingerprint, session_id = EXCLUDED.session_id"
+)
+
+
+def _forget_older(db: Any, origin: Origin, session_ids: list[str], files: list[str]) -> None:
+    """Forget the older copies known of ``session_ids`` (of this machine and user, in any
+    store dir), and those of ``files`` of ``origin``'s dir: the next push reads them again."""
+    if session_ids or files:
+        db.execute(
+            "DELETE FROM sb_older WHERE machine = %s AND os_user = %s AND (session_id = ANY(%s) "
+            "OR (kind = %s AND root = %s AND file = ANY(%s)))",
+            (origin.machine, origin.user, session_ids, origin.kind, origin.root, files),
+        )
 
 
 def _copy_rows(cur: Any, table: str, sids: list[int], parts: list[list[tuple[Any, ...]]]) -> None:

@@ -28,7 +28,9 @@ per (machine, user, session id), the newest copy (the greater ``updated_ts``, th
 sessions. A unique key enforces it, so pushers at once cannot both insert a copy. Migrating a
 version 3 index folds the copies it holds (the newest kept, with its messages and hidden
 parts; the others deleted) before the key is made; the file's key
-(machine, user, kind, store dir, file) stays as an index.
+(machine, user, kind, store dir, file) stays as an index. ``sb_older`` names the files that
+hold an older copy of a session held (with their fingerprint), so a push does not read them
+again until they change or the copy held does.
 """
 
 from __future__ import annotations
@@ -99,6 +101,12 @@ _DDL = (
     "ON sb_sessions(machine, os_user, kind, root, file)",
     "CREATE UNIQUE INDEX IF NOT EXISTS sb_sessions_one "
     "ON sb_sessions(machine, os_user, session_id)",
+    # the files known to hold an older copy of a session held (by its fingerprint)
+    """CREATE TABLE IF NOT EXISTS sb_older(
+        machine text NOT NULL, os_user text NOT NULL, kind text NOT NULL,
+        root text NOT NULL, file text NOT NULL, fingerprint text NOT NULL,
+        session_id text NOT NULL, PRIMARY KEY (machine, os_user, kind, root, file))""",
+    "CREATE INDEX IF NOT EXISTS sb_older_id ON sb_older(machine, os_user, session_id)",
 )
 # Run when migrating from an older version only: the sessions a version before 3 holds with
 # their hidden parts (their fingerprint ends with the hidden flag, see ``push.fingerprint``)
