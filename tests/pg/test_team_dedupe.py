@@ -114,6 +114,9 @@ def test_two_dirs_with_the_same_ids_pushed_at_once_list_each_session_once_the_ne
     )
     report = json.loads(again.stdout)
     assert (report["sent"], report["unchanged"], report["older"]) == (0, SHARED + 2 * OWN, SHARED)
+    code, out, err = _cli("push", "--to", pg_url, "--machine", "m1", "--store", str(a))
+    assert code == 0, err
+    assert f"{SHARED // 2} older copies of sessions held not sent" in out
     assert _rows(pg_url) == rows
 
 
