@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,7 +15,7 @@ from session_browser.core.compat import CompatReads
 from session_browser.core.files import SessionFileError
 from session_browser.core.model import JSONDict, SessionData, SessionHit, content_text
 from session_browser.core.multi import RecallStore, resume_of
-from session_browser.core.pgindex.store import PgIndexStore
+from session_browser.core.pgindex.store import CopyNotChosen, PgIndexStore, origin_label
 from session_browser.core.resume_line import ResumeLine, ResumeRefused
 from session_browser.core.text import printable, shown_id
 
@@ -182,6 +183,13 @@ def search(
     help="Read version N the vault keeps (see 'vault log'); a deleted session's latest "
     "version is read from the vault without it.",
 )
+@click.option(
+    "--machine",
+    default=None,
+    metavar="NAME",
+    help="On the team index: read the session pushed from machine NAME (or USER@NAME), "
+    "for an id pushed from several.",
+)
 @store_option
 @json_option
 @click.pass_context
@@ -192,17 +200,31 @@ def show(
     window: int,
     full: bool,
     number: int | None,
+    machine: str | None,
     stores: tuple[str, ...],
     as_json: bool,
 ) -> None:
-    """Show the messages of SESSION_ID around a message (the latest by default)."""
+    """Show the messages of SESSION_ID around a message (the latest by default).
+
+    On the team index, a session id pushed from several machines (or users) is several
+    sessions: name one with --machine.
+    """
     if not session_id:
         fail("the session id is empty")
+    if machine is not None and number is not None:
+        fail("--machine reads the team index, --version the vault: give one of them")
     kept: str | None = None
+    origin: str | None = None
     store: RecallStore | None = None
     if number is None:
         group = group_from(ctx, stores)
         store = group.store_of(session_id)
+        if isinstance(store, PgIndexStore):
+            origin = _choose_copy(store, session_id, machine)
+        elif machine is not None:
+            if store is None:
+                fail(f"unknown session id: {shown_id(session_id)}")
+            fail("--machine chooses among the team index's sessions (--index URL)")
     if store is None:
         data, kept = _from_vault(session_id, number)
     else:
@@ -217,6 +239,8 @@ def show(
         resume = resume_of(store, session_id, meta if isinstance(meta, dict) else {})
     if as_json:
         payload: JSONDict = {"session_id": session_id, "around": around, "messages": messages}
+        if origin:
+            payload["from"] = origin
         if kept:
             payload["kept"] = kept
         if isinstance(resume, ResumeLine):
@@ -236,6 +260,9 @@ def show(
         head.append(f"  [{printable(str(source), one_line=True)}]", style="magenta")
     if kept:
         head.append(f"  [{printable(kept, one_line=True)}]", style="magenta")
+    if origin:
+        head.append("  from ", style="dim")
+        head.append_text(safe(origin))
     out.print(head, overflow="fold")
     if resume is not None:
         line = Text("resume: ", style="dim")
@@ -254,6 +281,28 @@ def show(
         out.print(_message_line(msg, mark=mark, body=False), end="")
         out.file.flush()
         click.echo(printable(text))
+
+
+def _choose_copy(store: PgIndexStore, session_id: str, machine: str | None) -> str:
+    """The ``user@machine`` of the team index's copy of ``session_id`` that ``show`` reads
+    (the only one, or the one ``machine`` names); one clear error otherwise."""
+    try:
+        return origin_label(*store.choose(session_id, machine))
+    except CopyNotChosen as exc:
+        shown = shown_id(session_id)
+        listed = printable(", ".join(exc.matching or exc.held), one_line=True)
+        named = printable(str(machine), one_line=True)
+        if exc.matching:
+            where = "machines" if machine is None else f"users of {named}"
+            fail(
+                f"session {shown} is on the team index from {len(exc.matching)} {where} "
+                f"({listed}): choose one with "
+                f"show {shlex.quote(printable(session_id, one_line=True))} --machine NAME "
+                "(or USER@NAME)"
+            )
+        if not exc.held:
+            fail(f"unknown session id: {shown}")
+        fail(f"session {shown} is not on the team index from {named} (it is from {listed})")
 
 
 def _from_vault(session_id: str, number: int | None) -> tuple[JSONDict, str]:
@@ -315,9 +364,19 @@ def recent(
         return
     out = console()
     # The title gets what the id leaves (ids fold onto more lines on a narrow terminal).
-    id_width = min(40, max(len(printable(s.session_id, one_line=True)) for s in rows))
+    # the team index: under each id the user@machine it comes from (an id from two machines
+    # is two sessions)
+    origin = any(isinstance(s, PgIndexStore) for s in group.stores)
+    id_width = min(
+        40,
+        max(
+            len(printable(text, one_line=True))
+            for s in rows
+            for text in ((s.session_id, s.store) if origin else (s.session_id,))
+        ),
+    )
     counts = max(len(str(s.message_count)) for s in rows) + 6
-    title_width = max(20, min(60, out.width - (16 + counts + id_width + 12)))
+    title_width = max(20, min(60, out.width - (16 + counts + id_width + 14)))
     table = Table(show_edge=False, pad_edge=False)
     table.add_column("updated", no_wrap=True, width=16)
     table.add_column("title", overflow="ellipsis", no_wrap=True, max_width=title_width)
@@ -332,11 +391,15 @@ def recent(
             title = Text("[deleted] ", style="magenta") + title
         if s.automated:
             title.append(" [automated]", style="magenta")
+        ident = safe(s.session_id)
+        if origin:
+            ident.append("\n")
+            ident.append_text(safe(s.store, style="dim"))
         table.add_row(
             when_text(s.when, relative=False),
             title,
             str(s.message_count),
             str(s.archived_count),
-            safe(s.session_id),
+            ident,
         )
     out.print(table)

@@ -144,6 +144,8 @@ def _print_report(report: PushReport, as_json: bool, redact: bool, target: str) 
         f" {rate:,.0f}/s), {report.unchanged} unchanged, {report.removed} removed,"
         f" {report.skipped} skipped"
     )
+    if report.older:  # the same session id in several dirs: the newest copy is held
+        line += f", {report.older} older copies of sessions held not sent"
     if redact:
         line += f"; redacted {sum(report.redactions.values())} secrets"
     click.echo(line)

@@ -196,21 +196,23 @@ class StoreGroup:
                 per_store.append(store.search_candidates(query, window=window, language=True))
         # An id an earlier store holds is that store's, and one store's first candidate of
         # an id is the one kept, but for its versions (the turns rewrites dropped, which
-        # share its fold key): they go on, to fold into its hit.
+        # share its fold key): they go on, to fold into its hit. (One id from two origins
+        # of one store, the team index's machines, is two sessions: both go on.)
         seen: set[str] = set()
         out: list[recall.Candidate] = []
         for cands in per_store:
-            first: dict[str, str | None] = {}
+            first: dict[tuple[str, str], str | None] = {}
             for cand in cands:
                 sid = cand.hit.session_id
                 if sid in seen:
                     continue
-                if sid not in first:
-                    first[sid] = cand.lineage
-                elif first[sid] is None or cand.lineage != first[sid]:
+                key = (sid, cand.hit.store)
+                if key not in first:
+                    first[key] = cand.lineage
+                elif first[key] is None or cand.lineage != first[key]:
                     continue
                 out.append(cand)
-            seen |= first.keys()
+            seen |= {sid for sid, _store in first}
         if ranking != "relevance" and result is not None:
             result.matched_sessions = len(out)
         if result is not None and any(n < m for n, m in searched.values()):

@@ -9,7 +9,7 @@ from typing import Any
 
 import psycopg
 
-from session_browser.core.pgindex import PgIndexStore, push_stores
+from session_browser.core.pgindex import SCHEMA_VERSION, PgIndexStore, push_stores
 from session_browser.core.pgindex.store import NO_HIDDEN
 from session_browser.core.sources import SOURCES
 from tests.core.test_claude import Transcript, text, tool_use
@@ -120,7 +120,7 @@ def test_a_version_2_index_is_migrated_in_place(tmp_path: Path, pg_url: str) -> 
         conn.execute("DROP TABLE sb_hidden")
         conn.execute("UPDATE sb_schema SET version = 2")
     with PgIndexStore(pg_url) as team:
-        assert team.status()["schema_version"] == 3
+        assert team.status()["schema_version"] == SCHEMA_VERSION
         assert _hidden_rows(pg_url) == 0
         assert [h[0] for h in _found(team, "billing")[0]] == ["billing"]
         assert len(_found(team, "files")[0]) == 3

@@ -11,6 +11,12 @@ resumes with what is missing. Each session is taken under an advisory lock of it
 locks of a batch in one order), so pushers working at once never interleave one session's
 rows.
 
+A session id is one session per machine and user, as it is locally across stores: when two
+store dirs (or two files) hold the same id, the team index keeps the newest copy (the greater
+``updated`` time, then the file's mtime), whichever dir it is in; an older copy is not sent
+(counted as ``older``), and the same file sent again always replaces its own copy. The
+schema's unique key on (machine, user, session id) holds it for pushers working at once.
+
 What is sent: each session as the source reads it (the PraisonAI-shaped dict, titles,
 times, roles, message text), without the hidden parts (thinking, tool calls and results that
 a Pi, Claude Code or Codex file keeps in ``metadata.hidden``) unless asked. Asked
@@ -69,6 +75,7 @@ class PushReport:
     unchanged: int = 0
     removed: int = 0
     skipped: int = 0
+    older: int = 0  # copies of a session the team index holds a newer copy of (not sent)
     messages: int = 0
     seconds: float = 0.0
     redactions: dict[str, int] = field(default_factory=dict)
@@ -81,6 +88,7 @@ class PushReport:
             "unchanged": self.unchanged,
             "removed": self.removed,
             "skipped": self.skipped,
+            "older": self.older,
             "messages": self.messages,
             "seconds": round(self.seconds, 3),
             "redactions": dict(sorted(self.redactions.items())),
@@ -210,12 +218,18 @@ class Pusher:
         started = time.perf_counter()
         self.report.stores += 1
         files: dict[str, tuple[int, int, int]] = dict(source.list_files())
-        have = dict(
-            self.conn.execute(
-                "SELECT file, fingerprint FROM sb_sessions WHERE machine = %s AND os_user = %s "
-                "AND kind = %s AND root = %s",
-                (origin.machine, origin.user, origin.kind, origin.root),
-            ).fetchall()
+        where = (origin.machine, origin.user, origin.kind, origin.root)
+        # the files held, and those known to be older copies of a session held (not read
+        # again while they do not change)
+        have, older = (
+            dict(
+                self.conn.execute(
+                    f"SELECT file, fingerprint FROM {table} WHERE machine = %s "
+                    "AND os_user = %s AND kind = %s AND root = %s",
+                    where,
+                ).fetchall()
+            )
+            for table in ("sb_sessions", "sb_older")
         )
         self.report.files += len(files)
         todo: list[tuple[str, str, tuple[int, int, int]]] = []
@@ -223,20 +237,26 @@ class Pusher:
             fp = fingerprint(files[name], self.redact, self.hidden)
             if have.get(name) == fp:
                 self.report.unchanged += 1
+            elif older.get(name) == fp:
+                self.report.older += 1
             else:
                 todo.append((name, fp, files[name]))
         gone = sorted(set(have) - set(files))
-        if gone:
+        if gone or set(older) - set(files):
             with self.conn.transaction():  # the sessions and their messages at once
                 rows = self.conn.execute(
                     "DELETE FROM sb_sessions WHERE machine = %s AND os_user = %s AND kind = %s "
-                    "AND root = %s AND file = ANY(%s) RETURNING sid",
-                    (origin.machine, origin.user, origin.kind, origin.root, gone),
+                    "AND root = %s AND file = ANY(%s) RETURNING sid, session_id",
+                    (*where, gone),
                 ).fetchall()
                 for table in ("sb_messages", "sb_hidden"):
                     self.conn.execute(
                         f"DELETE FROM {table} WHERE sid = ANY(%s)", ([r[0] for r in rows],)
                     )
+                # the older copies of the sessions gone are read again by the next push
+                _forget_older(
+                    self.conn, origin, [str(r[1]) for r in rows], sorted(set(older) - set(files))
+                )
                 self.report.removed += len(rows)
         batch: list[tuple[Parsed, str, bytes]] = []
         count = 0
@@ -302,9 +322,17 @@ class Pusher:
 
     def _write_once(self, origin: Origin, batch: list[tuple[Parsed, str, bytes]]) -> None:
         conn = self.conn
+        # each session's lock (by machine, user and id: the copies of other dirs wait) and
+        # its file's (whose row of another id it replaces)
         keys = sorted(
-            f"{origin.machine}\x1f{origin.user}\x1f{origin.kind}\x1f{origin.root}\x1f{p.file}"
-            for p, _fp, _blob in batch
+            {
+                f"{origin.machine}\x1f{origin.user}\x1f{key}"
+                for p, _fp, _blob in batch
+                for key in (
+                    f"id\x1f{_no_nul(p.session_id)}",
+                    f"file\x1f{origin.kind}\x1f{origin.root}\x1f{p.file}",
+                )
+            }
         )
         vectors: list[list[tuple[Any, ...]]] = []
         hidden: list[list[tuple[Any, ...]]] = []
@@ -313,7 +341,6 @@ class Pusher:
             vectors.append(_vector_rows(parsed.messages, seen))
             hidden.append(_vector_rows(parsed.hidden or (), None))
         new_terms = seen - self._terms
-        sent = sum(map(len, vectors))
         params = [
             (
                 origin.machine,
@@ -322,6 +349,7 @@ class Pusher:
                 origin.root,
                 parsed.file,
                 fp,
+                parsed.identity.mtime_ns,
                 _no_nul(parsed.session_id),
                 *(_no_nul(v) if isinstance(v, str) else v for v in _row_columns(parsed.row)),
                 len(parsed.messages),
@@ -338,25 +366,67 @@ class Pusher:
                 "AS h FROM unnest(%s::text[]) AS u(k) ORDER BY 1) AS locks",
                 (keys,),
             )
-            sids: list[int] = []
             with conn.cursor() as cur:
+                # a file that now holds another session id: its row of the old id goes
+                replaced = cur.execute(
+                    "DELETE FROM sb_sessions s USING unnest(%s::text[], %s::text[]) "
+                    "AS u(file, session_id) WHERE s.machine = %s AND s.os_user = %s "
+                    "AND s.kind = %s AND s.root = %s AND s.file = u.file "
+                    "AND s.session_id <> u.session_id RETURNING s.sid, s.session_id",
+                    (
+                        [p.file for p, _fp, _blob in batch],
+                        [_no_nul(p.session_id) for p, _fp, _blob in batch],
+                        origin.machine,
+                        origin.user,
+                        origin.kind,
+                        origin.root,
+                    ),
+                ).fetchall()
+                gone = [int(r[0]) for r in replaced]
+                where = (origin.machine, origin.user, origin.kind, origin.root)
                 cur.executemany(_UPSERT, params, returning=True)
+                # each session's row, or None where the index holds a newer copy
+                taken: list[int | None] = []
                 while True:
                     row = cur.fetchone()
-                    assert row is not None
-                    sids.append(int(row[0]))
+                    taken.append(None if row is None else int(row[0]))
                     if not cur.nextset():
                         break
-                cur.execute("DELETE FROM sb_messages WHERE sid = ANY(%s)", (sids,))
-                # (a session sent without its hidden parts keeps none of those sent before)
-                cur.execute("DELETE FROM sb_hidden WHERE sid = ANY(%s)", (sids,))
-                long = [
-                    (sid, b[2]) for sid, b in zip(sids, batch, strict=True) if len(b[2]) > LONG_TEXT
+                # (two files of the batch with one id: the row is the last one's)
+                last = {sid: n for n, sid in enumerate(taken) if sid is not None}
+                kept = [
+                    (sid, item, part, hid)
+                    for n, (sid, item, part, hid) in enumerate(
+                        zip(taken, batch, vectors, hidden, strict=True)
+                    )
+                    if sid is not None and last[sid] == n
                 ]
+                sids = [sid for sid, _item, _part, _hid in kept]
+                # the older copies: a session held anew has its older copies read again by
+                # the next push (the copy held may have gone back in time: its own file's),
+                # and the copies older than the one held are known as such
+                _forget_older(
+                    cur,
+                    origin,
+                    [str(r[1]) for r in replaced]
+                    + [_no_nul(b[0].session_id) for _s, b, _p, _h in kept],
+                    [b[0].file for _s, b, _p, _h in kept],
+                )
+                lost = [
+                    (*where, p.file, fp, _no_nul(p.session_id))
+                    for (p, fp, _blob), sid in zip(batch, taken, strict=True)
+                    if sid is None
+                ]
+                if lost:
+                    cur.executemany(_OLDER, lost)
+                cur.execute("DELETE FROM sb_messages WHERE sid = ANY(%s)", (sids + gone,))
+                # (a session sent without its hidden parts keeps none of those sent before)
+                cur.execute("DELETE FROM sb_hidden WHERE sid = ANY(%s)", (sids + gone,))
+                long = [(sid, b[2]) for sid, b, _part, _hid in kept if len(b[2]) > LONG_TEXT]
                 if long:
                     _copy_long_data(cur, long)
-                for table, parts in (("sb_messages", vectors), ("sb_hidden", hidden)):
-                    _copy_rows(cur, table, sids, parts)
+                _copy_rows(cur, "sb_messages", sids, [part for _s, _b, part, _h in kept])
+                _copy_rows(cur, "sb_hidden", sids, [hid for _s, _b, _p, hid in kept])
         if new_terms:  # the typo pass's vocabulary: its own short transaction, so pushers
             # adding the same new words wait on each other for this statement only
             conn.execute(
@@ -365,11 +435,30 @@ class Pusher:
                 (sorted(new_terms),),
             )
         self._terms |= new_terms
-        self.report.sent += len(batch)
-        self.report.messages += sent
+        self.report.sent += len(kept)
+        self.report.older += len(batch) - len(kept)
+        self.report.messages += sum(len(part) for _s, _b, part, _h in kept)
 
 
 _COPY_COLUMNS = "(sid, idx, role, archived, ts, text, tsv)"
+
+# A file known to hold an older copy of a session the team index holds from another file.
+_OLDER = (
+    "INSERT INTO sb_older(machine, os_user, kind, root, file, fingerprint, session_id) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (machine, os_user, kind, root, file) "
+    "DO UPDATE SET fingerprint = EXCLUDED.fingerprint, session_id = EXCLUDED.session_id"
+)
+
+
+def _forget_older(db: Any, origin: Origin, session_ids: list[str], files: list[str]) -> None:
+    """Forget the older copies known of ``session_ids`` (of this machine and user, in any
+    store dir), and those of ``files`` of ``origin``'s dir: the next push reads them again."""
+    if session_ids or files:
+        db.execute(
+            "DELETE FROM sb_older WHERE machine = %s AND os_user = %s AND (session_id = ANY(%s) "
+            "OR (kind = %s AND root = %s AND file = ANY(%s)))",
+            (origin.machine, origin.user, session_ids, origin.kind, origin.root, files),
+        )
 
 
 def _copy_rows(cur: Any, table: str, sids: list[int], parts: list[list[tuple[Any, ...]]]) -> None:
@@ -463,15 +552,18 @@ def _row_columns(row: SessionRow) -> tuple[Any, ...]:
     return tuple(getattr(row, name) for name in _ROW_FIELDS)
 
 
+# One row per (machine, user, session id): a copy replaces the row when it is newer (see
+# ``schema.NEWEST_FIRST``) or when it is the row's own file; else no row is returned.
 _UPSERT = (
-    "INSERT INTO sb_sessions(machine, os_user, kind, root, file, fingerprint, "
+    "INSERT INTO sb_sessions(machine, os_user, kind, root, file, fingerprint, mtime_ns, "
     "session_id, title, when_, created, updated_ts, message_count, "
     "archived_count, source, agent, tagged, rate_auto, machine_paced, lineage, "
-    "project, nmsg, chars, redacted, data) VALUES (%s, %s, %s, %s, %s, %s, %s, "
+    "project, nmsg, chars, redacted, data) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, "
     "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
     "convert_from(%b, 'UTF8')) "
-    "ON CONFLICT (machine, os_user, kind, root, file) DO UPDATE SET "
-    "fingerprint = EXCLUDED.fingerprint, session_id = EXCLUDED.session_id, "
+    "ON CONFLICT (machine, os_user, session_id) DO UPDATE SET "
+    "kind = EXCLUDED.kind, root = EXCLUDED.root, file = EXCLUDED.file, "
+    "fingerprint = EXCLUDED.fingerprint, mtime_ns = EXCLUDED.mtime_ns, "
     "title = EXCLUDED.title, when_ = EXCLUDED.when_, "
     "created = EXCLUDED.created, updated_ts = EXCLUDED.updated_ts, "
     "message_count = EXCLUDED.message_count, "
@@ -481,6 +573,10 @@ _UPSERT = (
     "lineage = EXCLUDED.lineage, project = EXCLUDED.project, "
     "nmsg = EXCLUDED.nmsg, chars = EXCLUDED.chars, "
     "redacted = EXCLUDED.redacted, data = EXCLUDED.data, pushed_at = now() "
+    "WHERE (sb_sessions.kind, sb_sessions.root, sb_sessions.file) "
+    "= (EXCLUDED.kind, EXCLUDED.root, EXCLUDED.file) "
+    "OR (coalesce(EXCLUDED.updated_ts, '-infinity'), coalesce(EXCLUDED.mtime_ns, -1)) "
+    "> (coalesce(sb_sessions.updated_ts, '-infinity'), coalesce(sb_sessions.mtime_ns, -1)) "
     "RETURNING sid"
 )
 

@@ -1,8 +1,9 @@
 """The team index's tables in PostgreSQL, created and migrated by the tool.
 
 ``sb_schema`` holds the schema version; a database made by a newer version is refused (one
-line), an older one is migrated. ``sb_sessions`` has one row per pushed session file with its
-origin (machine, user, source kind, store dir, file), the columns the filters and the ranking
+line), an older one is migrated. ``sb_sessions`` has one row per session (machine, user,
+session id: the newest copy pushed, see version 4 below) with its origin (machine, user,
+source kind, store dir, file), the columns the filters and the ranking
 read (named as in the SQLite index, so the filter table's clauses apply to both) and the
 session itself (JSON, redacted when the push was), so the team index can show a session whose
 file lives on another machine. ``sb_messages`` holds the searchable messages, each with a
@@ -20,6 +21,16 @@ so a version 1 index is migrated in place and nothing has to be pushed again. Ve
 ``sb_hidden``: a version 2 index is migrated in place (the table is created empty; the prose
 stays as it is), and only its sessions pushed with ``--include-hidden`` are marked to be sent
 again by the next push, which fills their hidden parts.
+
+Version 4 made a session id one session per machine and user: ``sb_sessions`` holds one row
+per (machine, user, session id), the newest copy (the greater ``updated_ts``, then the file's
+``mtime_ns``), whichever store dir and file it came from, as the local stores are one list of
+sessions. A unique key enforces it, so pushers at once cannot both insert a copy. Migrating a
+version 3 index folds the copies it holds (the newest kept, with its messages and hidden
+parts; the others deleted) before the key is made; the file's key
+(machine, user, kind, store dir, file) stays as an index. ``sb_older`` names the files that
+hold an older copy of a session held (with their fingerprint), so a push does not read them
+again until they change or the copy held does.
 """
 
 from __future__ import annotations
@@ -28,8 +39,12 @@ from typing import Any
 
 from .conn import PgIndexError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 _LOCK_KEY = 0x5B5C0001  # the advisory lock that serialises schema changes
+
+# The order of the copies of one session, newest first: the one kept (the rest by
+# insertion, the latest first, so the choice is the same every time).
+NEWEST_FIRST = "updated_ts DESC NULLS LAST, mtime_ns DESC NULLS LAST, pushed_at DESC, sid DESC"
 
 _DDL = (
     """CREATE TABLE IF NOT EXISTS sb_sessions(
@@ -41,8 +56,7 @@ _DDL = (
         source text, agent text, tagged smallint, rate_auto smallint, machine_paced smallint,
         lineage text, project text, nmsg integer NOT NULL, chars bigint NOT NULL,
         redacted boolean NOT NULL DEFAULT false, data text NOT NULL,
-        pushed_at timestamptz NOT NULL DEFAULT now(),
-        UNIQUE (machine, os_user, kind, root, file))""",
+        pushed_at timestamptz NOT NULL DEFAULT now(), mtime_ns bigint)""",
     "CREATE INDEX IF NOT EXISTS sb_sessions_id ON sb_sessions(session_id)",
     "CREATE INDEX IF NOT EXISTS sb_sessions_updated ON sb_sessions(updated_ts)",
     """CREATE TABLE IF NOT EXISTS sb_messages(
@@ -69,6 +83,30 @@ _DDL = (
     "CREATE INDEX IF NOT EXISTS sb_hidden_sid ON sb_hidden(sid, idx)",
     "CREATE INDEX IF NOT EXISTS sb_hidden_tsv ON sb_hidden USING gin(tsv) "
     "WITH (gin_pending_list_limit = 1024)",
+    # version 3 -> 4: one row per (machine, user, session id), the newest copy (see above)
+    "ALTER TABLE sb_sessions ADD COLUMN IF NOT EXISTS mtime_ns bigint",
+    # (a fingerprint is ``v<N>:<size>:<mtime_ns>:<inode>:<flags>``, see ``push.fingerprint``)
+    "UPDATE sb_sessions SET mtime_ns = split_part(fingerprint, ':', 3)::bigint "
+    "WHERE mtime_ns IS NULL AND fingerprint ~ '^v[0-9]+:[0-9]+:[0-9]+:'",
+    f"""CREATE TEMP TABLE sb_folded ON COMMIT DROP AS SELECT sid FROM (
+        SELECT sid, row_number() OVER (PARTITION BY machine, os_user, session_id
+            ORDER BY {NEWEST_FIRST}) AS n FROM sb_sessions) AS copies WHERE n > 1""",
+    "DELETE FROM sb_messages WHERE sid IN (SELECT sid FROM sb_folded)",
+    "DELETE FROM sb_hidden WHERE sid IN (SELECT sid FROM sb_folded)",
+    "DELETE FROM sb_sessions WHERE sid IN (SELECT sid FROM sb_folded)",
+    "DROP TABLE sb_folded",
+    "ALTER TABLE sb_sessions "
+    "DROP CONSTRAINT IF EXISTS sb_sessions_machine_os_user_kind_root_file_key",
+    "CREATE INDEX IF NOT EXISTS sb_sessions_file "
+    "ON sb_sessions(machine, os_user, kind, root, file)",
+    "CREATE UNIQUE INDEX IF NOT EXISTS sb_sessions_one "
+    "ON sb_sessions(machine, os_user, session_id)",
+    # the files known to hold an older copy of a session held (by its fingerprint)
+    """CREATE TABLE IF NOT EXISTS sb_older(
+        machine text NOT NULL, os_user text NOT NULL, kind text NOT NULL,
+        root text NOT NULL, file text NOT NULL, fingerprint text NOT NULL,
+        session_id text NOT NULL, PRIMARY KEY (machine, os_user, kind, root, file))""",
+    "CREATE INDEX IF NOT EXISTS sb_older_id ON sb_older(machine, os_user, session_id)",
 )
 # Run when migrating from an older version only: the sessions a version before 3 holds with
 # their hidden parts (their fingerprint ends with the hidden flag, see ``push.fingerprint``)

@@ -15,6 +15,10 @@ engines put the same sessions on top. Filters come from the one filter table
 anchored at their turn). With no exact match, unknown words are
 corrected from the index's vocabulary (``pg_trgm`` similarity, then edit distance).
 Hits and ``show`` read the pushed session from the database: the files are on other machines.
+A session id is one session per machine and user (the newest copy pushed, see
+:mod:`.schema`); the same id from several machines (or users) is several sessions, each hit
+and listed row naming its ``user@machine``. Reading an id held from several, the newest is
+read unless one is chosen (:meth:`PgIndexStore.choose`, which refuses to guess).
 """
 
 from __future__ import annotations
@@ -63,7 +67,7 @@ from ..model import JSONDict, SessionData, SessionHit, SessionSummary
 from ..notes import NOTHING_SEARCHABLE, Note
 from ..query import ParsedQuery, QueryError, Term, fold, parse_query, pg_where
 from .conn import PgIndexError, error_line, mask_url, psycopg_module
-from .schema import ensure_schema
+from .schema import NEWEST_FIRST, ensure_schema
 from .tsv import all_query, any_query, query_lexeme, term_query
 
 _SORTS = {"updated": "updated_ts", "created": "created", "size": "chars"}  # browse order
@@ -88,7 +92,9 @@ _SUMMARY_COLS = SUMMARY_COLUMNS.replace(" size,", " NULL,") + ", kind, machine, 
 
 
 # The copy of a session id read (pushed from several machines, the newest one).
-_NEWEST_COPY = "WHERE session_id = %s ORDER BY updated_ts DESC NULLS LAST, pushed_at DESC LIMIT 1"
+_NEWEST_COPY = f"WHERE session_id = %s ORDER BY {NEWEST_FIRST} LIMIT 1"
+# ... or the one chosen
+_CHOSEN_COPY = "WHERE session_id = %s AND machine = %s AND os_user = %s"
 
 NO_HIDDEN = (
     "in:tools: the team index holds no hidden parts to search (tool calls and results, "
@@ -99,6 +105,18 @@ NO_HIDDEN = (
 
 def origin_label(machine: str, user: str) -> str:
     return f"{user}@{machine}"
+
+
+class CopyNotChosen(PgIndexError):
+    """:meth:`PgIndexStore.choose` could not choose one copy of a session: ``held`` is every
+    copy's ``user@machine`` (newest first; none when the id is not held at all), ``matching``
+    those the machine asked for names (several: still ambiguous; none: not from there)."""
+
+    def __init__(self, session_id: str, held: list[str], matching: list[str]) -> None:
+        super().__init__(f"session {session_id!r}: {len(matching)} of {held} match")
+        self.session_id = session_id
+        self.held = held
+        self.matching = matching
 
 
 class PgIndexStore(IndexSearch):
@@ -137,6 +155,7 @@ class PgIndexStore(IndexSearch):
         self.has_fts = True
         self.indexing = False
         self.progress = (0, 0)
+        self._chosen: dict[str, tuple[str, str]] = {}  # session id -> (machine, user) read
 
     # ------------------------------------------------------------------ plumbing
 
@@ -678,8 +697,40 @@ class PgIndexStore(IndexSearch):
         thread.start()
         return thread
 
+    def copies(self, session_id: str) -> list[tuple[str, str]]:
+        """(machine, user) of each copy of ``session_id`` held (one per machine and user),
+        newest first."""
+        rows = self._all(
+            f"SELECT machine, os_user FROM sb_sessions WHERE session_id = %s "
+            f"ORDER BY {NEWEST_FIRST}",
+            (session_id,),
+        )
+        return [(str(m), str(u)) for m, u in rows]
+
+    def choose(self, session_id: str, machine: str | None = None) -> tuple[str, str]:
+        """Read the copy of ``session_id`` pushed from ``machine`` (its name, or
+        ``user@name``) from now on, and return its (machine, user). Without ``machine``, the
+        only copy held. Raises :class:`CopyNotChosen` when no copy, or more than one, fits."""
+        held = self.copies(session_id)
+        fits = [(m, u) for m, u in held if machine is None or machine in (m, origin_label(m, u))]
+        if len(fits) != 1:
+            raise CopyNotChosen(
+                session_id,
+                [origin_label(m, u) for m, u in held],
+                [origin_label(m, u) for m, u in fits],
+            )
+        self._chosen[session_id] = fits[0]
+        return fits[0]
+
+    def _copy(self, columns: str, session_id: str) -> Any:
+        """``columns`` of the copy of ``session_id`` read: the one chosen, else the newest."""
+        chosen = self._chosen.get(session_id)
+        if chosen is None:
+            return self._one(f"SELECT {columns} FROM sb_sessions {_NEWEST_COPY}", (session_id,))
+        return self._one(f"SELECT {columns} FROM sb_sessions {_CHOSEN_COPY}", (session_id, *chosen))
+
     def _data(self, session_id: str) -> JSONDict | None:
-        row = self._one(f"SELECT data FROM sb_sessions {_NEWEST_COPY}", (session_id,))
+        row = self._copy("data", session_id)
         if row is None:
             return None
         data = orjson.loads(row[0])
@@ -688,7 +739,7 @@ class PgIndexStore(IndexSearch):
     def session_kind(self, session_id: str) -> str | None:
         """The kind of source (``claude``, ``codex``, ...) that wrote the pushed session
         ``session_id``, of the copy :meth:`read_raw` reads; None when none is held."""
-        row = self._one(f"SELECT kind FROM sb_sessions {_NEWEST_COPY}", (session_id,))
+        row = self._copy("kind", session_id)
         return None if row is None else str(row[0])
 
     def session_exists(self, session_id: str) -> bool:
