@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from session_browser.core.store import DefaultSessionStore
+from session_browser.core.vault import Vault, default_vault_dir
 
 LONG_ID = "project-" + "a1b2c3d4" * 14  # 120 characters: wider than an 80-column pipe
 LONG_TITLE = "Migrating the billing service " + "with a very long title " * 5 + "END"
@@ -101,3 +103,44 @@ def test_show_around_past_the_end_is_an_error(store: Path) -> None:
     last = sb("show", LONG_ID, "--around", "1", "--json", "--store", str(store))
     assert last.returncode == 0, last.stderr
     assert json.loads(last.stdout)["messages"][-1]["content"] == "billing answer"
+
+
+def _kept(sessions: Path) -> bytes:
+    sessions.mkdir(parents=True)
+    data = json.dumps({"session_id": "s1", "messages": [{"role": "user", "content": "hi"}]})
+    with Vault(default_vault_dir()) as vault:
+        vault.keep("praisonai", sessions / "s1.json", "s1", data.encode(), messages=1)
+    return data.encode()
+
+
+def test_vault_restore_makes_the_missing_dir(tmp_path: Path) -> None:
+    data = _kept(tmp_path / "sessions")
+    into = tmp_path / "rescued" / "day" / "one"
+    res = sb("vault", "restore", "s1", "--to", str(into))
+    assert res.returncode == 0, res.stderr
+    assert (into / "s1.json").read_bytes() == data
+    for made in (tmp_path / "rescued", into.parent, into):
+        assert stat.S_IMODE(made.stat().st_mode) == 0o700, made
+    # Relative to the working dir, as typed.
+    res = sb("vault", "restore", "s1", "--to", "here/now", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "here" / "now" / "s1.json").read_bytes() == data
+
+
+def test_vault_restore_never_makes_a_dir_through_a_symlink(tmp_path: Path) -> None:
+    _kept(tmp_path / "sessions")
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    res = sb("vault", "restore", "s1", "--to", str(link / "new" / "dir"))
+    assert res.returncode == 1 and res.stderr.count("\n") == 1
+    assert "is a symlink" in res.stderr
+    assert list(real.iterdir()) == []  # nothing made through the link
+    a_file = tmp_path / "plain"
+    a_file.write_text("x")
+    res = sb("vault", "restore", "s1", "--to", str(a_file))
+    assert res.returncode == 2 and res.stderr.count("\n") == 1  # a file is no dir
+    res = sb("vault", "restore", "s1", "--to", str(a_file / "under"))
+    assert res.returncode == 1 and res.stderr.count("\n") == 1
+    assert a_file.read_text() == "x"
