@@ -35,7 +35,9 @@ CODEMIE_ID = "019e1625-789d-76c0-80ab-3724b5ddb799"
 
 def run(*args: str) -> Result:
     res = CliRunner().invoke(main, list(args))
-    assert res.exit_code == 0, res.output
+    # search exits 1 when no session matches, as grep
+    none = args[0] == "search" and "--json" in args and not json.loads(res.stdout)["results"]
+    assert res.exit_code == (1 if none else 0), res.output
     return res
 
 

@@ -73,11 +73,16 @@ def test_search_takes_unquoted_words(store: DefaultSessionStore) -> None:
     assert payload["results"][0]["session_id"] == "s2"
 
 
-def test_show_keeps_line_breaks_and_marks_clamped_anchor(store: DefaultSessionStore) -> None:
-    code, out, err = run("show", "s1", "--around", "99", "--store", str(store.session_dir))
+def test_show_keeps_line_breaks_and_refuses_an_anchor_past_the_end(
+    store: DefaultSessionStore,
+) -> None:
+    code, out, err = run("show", "s1", "--around", "1", "--store", str(store.session_dir))
     assert code == 0, err
     assert "\\x0a" not in out and "first line\n" in out
-    assert "▶ #1 assistant" in out  # --around past the end marks the last message
+    assert "▶ #1 assistant" in out
+    code, out, err = run("show", "s1", "--around", "99", "--store", str(store.session_dir))
+    assert code == 1 and out == ""
+    assert "message #99 does not exist; the session has 2 messages" in _one_line(err)
 
 
 def test_show_unreadable_session_is_an_error(store: DefaultSessionStore) -> None:

@@ -124,7 +124,7 @@ def test_index_commands_on_a_pi_store(pi_dir: Path, isolated_home: Path) -> None
 def test_missing_pi_dir_is_one_clear_line(tmp_path: Path) -> None:
     for args in (("search", "x"), ("recent",), ("index", "status")):
         code, out, err = run(*args, "--store", f"pi:{tmp_path / 'nope'}")
-        assert code == 1 and out == ""
+        assert code == (2 if args[0] == "search" else 1) and out == ""  # search: 1 is no match
         assert (
             err.strip()
             == f"session-browser: Pi session dir not found: {tmp_path / 'nope'} is not a directory"

@@ -57,9 +57,9 @@ def test_search_json(store_dir: Path) -> None:
 
 def test_search_no_match(store_dir: Path) -> None:
     code, out, _ = run("search", "zzzz", "--store", str(store_dir))
-    assert code == 0 and "No session matches" in out
+    assert code == 1 and "No session matches" in out  # grep's status for no match
     code, out, _ = run("search", "zzzz", "--json", "--store", str(store_dir))
-    assert json.loads(out)["results"] == []
+    assert code == 1 and json.loads(out)["results"] == []
 
 
 def test_show_human_and_json(store_dir: Path) -> None:

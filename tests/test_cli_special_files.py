@@ -53,7 +53,10 @@ def ok(*args: str) -> str:
 
 
 def found(*args: str) -> list[str]:
-    return [h["session_id"] for h in json.loads(ok("search", *args, "--json"))["results"]]
+    proc = cli("search", *args, "--json")
+    hits = [h["session_id"] for h in json.loads(proc.stdout)["results"]]
+    assert proc.returncode == (0 if hits else 1), proc.stderr  # 1: no match, as grep
+    return hits
 
 
 def specials(folder: Path, stem: str) -> None:

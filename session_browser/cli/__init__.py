@@ -53,8 +53,9 @@ class LazyGroup(click.Group):
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         from session_browser.core.pgindex.conn import PgIndexError
 
-        from .common import BROKEN_PIPE_STATUS, fail, silence_stdout
+        from .common import BROKEN_PIPE_STATUS, fail, silence_stdout, use_error_status
 
+        use_error_status(1)  # until a command chooses another
         try:
             code = super().main(args, prog_name, complete_var, False, **extra)
         except click.UsageError as exc:
@@ -65,7 +66,7 @@ class LazyGroup(click.Group):
                 hint = f" (see '{exc.ctx.command_path} --help')"
             fail(f"{where}{exc.format_message()}{hint}", code=exc.exit_code)
         except click.ClickException as exc:
-            fail(exc.format_message(), code=exc.exit_code)
+            fail(exc.format_message(), code=None if exc.exit_code == 1 else exc.exit_code)
         except PgIndexError as exc:  # the team index unreachable or failing: one line
             fail(str(exc))
         except click.Abort:

@@ -164,8 +164,24 @@ class _Console(Console):
         raise SystemExit(BROKEN_PIPE_STATUS)
 
 
+# The width of a console whose output is not a terminal (a pipe, a file): wide enough that
+# no line is ever wrapped or cut, so ids, paths and titles stay whole for grep, cut and awk.
+UNWRAPPED_WIDTH = 1 << 20
+
+
 def console() -> Console:
-    return _Console(highlight=False, soft_wrap=False, emoji=False)
+    """A Rich console for stdout: the terminal's width, or no wrapping when piped."""
+    piped = not stdout_is_terminal()
+    return _Console(
+        highlight=False, soft_wrap=False, emoji=False, width=UNWRAPPED_WIDTH if piped else None
+    )
+
+
+def stdout_is_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):  # replaced or closed stdout
+        return False
 
 
 def safe(text: Any, *, one_line: bool = True, style: str = "") -> Text:
@@ -205,12 +221,23 @@ def relative_age(dt: datetime, *, now: datetime | None = None) -> str:
 MAX_ERROR_CHARS = 2000
 
 
-def fail(message: str, *, code: int = 1) -> NoReturn:
-    """One clear line on stderr and exit status ``code`` (1 by default)."""
+# The exit status of an error in the command running: 1, except where 1 has a meaning of
+# its own (``search``: no session matches, as grep), which then uses 2 for its errors.
+_error_status = [1]
+
+
+def use_error_status(code: int) -> None:
+    """Exit with ``code`` on an error from now on (set by a command as it starts)."""
+    _error_status[0] = code
+
+
+def fail(message: str, *, code: int | None = None) -> NoReturn:
+    """One clear line on stderr and exit status ``code`` (default: the command's error
+    status, 1 unless it set another with :func:`use_error_status`)."""
     click.echo(
         f"session-browser: {clip(printable(message, one_line=True), MAX_ERROR_CHARS)}", err=True
     )
-    sys.exit(code)
+    sys.exit(_error_status[0] if code is None else code)
 
 
 def os_error_text(exc: OSError, action: str = "") -> str:

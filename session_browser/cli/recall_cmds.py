@@ -28,7 +28,9 @@ from .common import (
     json_option,
     os_error_text,
     safe,
+    stdout_is_terminal,
     store_option,
+    use_error_status,
     when_text,
 )
 
@@ -87,6 +89,10 @@ def _print_hit(n: int, hit: SessionHit, *, origin: bool = False) -> None:
     out.print()
 
 
+# ``search``'s exit statuses besides 0, as grep's: nothing matched, and an error.
+SEARCH_NO_MATCH_STATUS = 1
+SEARCH_ERROR_STATUS = 2
+
 LIMIT_HELP = "How many sessions to list at most."
 WINDOW_HELP = "Messages to show on each side of the anchor."
 
@@ -122,7 +128,11 @@ def search(
 
     The words of QUERY need no quotes: 'search billing migration' searches for
     "billing migration".
+
+    Exit status (as grep's): 0 when a session matches, 1 when none does (--json still
+    prints its answer), 2 on an error.
     """
+    use_error_status(SEARCH_ERROR_STATUS)
     query = " ".join(words)
     if not query.strip():
         fail("the query is empty")
@@ -148,15 +158,16 @@ def search(
                 "results": [h.to_json() for h in hits],
             }
         )
-        return
-    if not hits:
+    elif not hits:
         console().print(
             Text("No session matches ") + safe(query) + Text(f" (searched {group.label}).")
         )
-        return
-    origin = any(isinstance(s, PgIndexStore) for s in group.stores)
-    for n, hit in enumerate(hits, 1):
-        _print_hit(n, hit, origin=origin)
+    else:
+        origin = any(isinstance(s, PgIndexStore) for s in group.stores)
+        for n, hit in enumerate(hits, 1):
+            _print_hit(n, hit, origin=origin)
+    if not hits:
+        ctx.exit(SEARCH_NO_MATCH_STATUS)
 
 
 @click.command()
@@ -165,7 +176,8 @@ def search(
     "--around",
     type=click.IntRange(min=0),
     default=None,
-    help="Index of the message to centre on (as search reports it). Default: the latest.",
+    help="Index of the message to centre on (as search reports it; past the last message "
+    "is an error). Default: the latest.",
 )
 @click.option(
     "--window", default=5, show_default=True, type=click.IntRange(min=0), help=WINDOW_HELP
@@ -230,6 +242,10 @@ def show(
     else:
         data = _read_session(store, session_id)
     projection = recall.project(data)
+    if around is not None and around >= len(projection):
+        # An error, not the nearest message: a script that asks for a message search named
+        # must not get another one (the session was rewritten or shortened since).
+        fail(f"message #{around} does not exist; {_messages_text(len(projection))}")
     anchor = recall.parse_anchor(around, len(projection))
     messages = recall.window_slice(projection, anchor, window)
     # A kept copy of a deleted session is not offered: its agent no longer has it.
@@ -305,6 +321,15 @@ def _choose_copy(store: PgIndexStore, session_id: str, machine: str | None) -> s
         fail(f"session {shown} is not on the team index from {named} (it is from {listed})")
 
 
+def _messages_text(count: int) -> str:
+    """``the session has 7 messages (#0 to #6)``."""
+    if count == 0:
+        return "the session has no messages"
+    if count == 1:
+        return "the session has 1 message (#0)"
+    return f"the session has {count} messages (#0 to #{count - 1})"
+
+
 def _from_vault(session_id: str, number: int | None) -> tuple[JSONDict, str]:
     """Version ``number`` (None: the latest) of a session from the vault, and what it is."""
     from session_browser.core.vault import VaultError
@@ -376,10 +401,16 @@ def recent(
         ),
     )
     counts = max(len(str(s.message_count)) for s in rows) + 6
+    # Piped (no terminal width to fit): every title whole.
     title_width = max(20, min(60, out.width - (16 + counts + id_width + 14)))
     table = Table(show_edge=False, pad_edge=False)
     table.add_column("updated", no_wrap=True, width=16)
-    table.add_column("title", overflow="ellipsis", no_wrap=True, max_width=title_width)
+    table.add_column(
+        "title",
+        overflow="ellipsis",
+        no_wrap=True,
+        max_width=title_width if stdout_is_terminal() else None,
+    )
     table.add_column("msgs", justify="right", no_wrap=True)
     table.add_column("arch.", justify="right", no_wrap=True)
     table.add_column("id", overflow="fold", min_width=12)

@@ -144,7 +144,8 @@ def log(session_id: str, as_json: bool) -> None:
     "--to",
     "to",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Write into this dir instead of where the file was.",
+    help="Write into this dir instead of where the file was (made, 0700, with its parents "
+    "when missing; never through a symlink).",
 )
 @json_option
 def restore(session_id: str, number: int | None, to: Path | None, as_json: bool) -> None:

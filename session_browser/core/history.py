@@ -1,5 +1,8 @@
 """The query history: earlier searches, recalled with Up / Ctrl+R in the app.
 
+The app keeps every query whose hits stayed on screen a moment (as a shell keeps every
+command run), and at once one a session was opened from; never one that found nothing.
+
 One JSON file in our data dir (``query-history.json``, 0600, in a 0700 dir), oldest first,
 each query once (asking one again moves it to the end), at most :data:`MAX_ENTRIES`,
 written atomically. A file that cannot be read is an empty history (and is replaced on

@@ -92,7 +92,7 @@ def test_cli_says_nothing_searchable(d: Path, query: str) -> None:
     put(d, "a", ["hello there"])
     put(d, "b", ["another chat"])
     res = CliRunner().invoke(main, ["search", query, "--store", str(d), "--json"])
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output  # no session matches
     assert json.loads(res.stdout)["results"] == []
     assert res.stderr == f"session-browser: {NOTHING_SEARCHABLE}\n"
     res = CliRunner().invoke(main, ["search", query, "--store", str(d)])

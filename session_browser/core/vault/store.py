@@ -974,9 +974,9 @@ class Vault:
     # ------------------------------------------------------------------ restore
 
     def restore(self, version: Version, *, to: Path | None = None) -> Path:
-        """Write ``version`` back where it was (or into dir ``to``), byte-identical, 0600,
-        with the versions of its part files that go with it, placed relative to it as they
-        were (their missing dirs made, 0700).
+        """Write ``version`` back where it was (or into dir ``to``, made 0700 with its
+        parents when missing), byte-identical, 0600, with the versions of its part files
+        that go with it, placed relative to it as they were (their missing dirs made, 0700).
 
         Never over a file that exists: when one of them does, nothing is written
         (:class:`VaultError`). Every file's bytes are checked before any is put in place.
@@ -985,7 +985,10 @@ class Vault:
 
         original = Path(version.path)
         target = (Path(to) / original.name) if to is not None else original
-        if not target.parent.is_dir():
+        # Dir ``to`` is made (0700, with its missing parents) when it does not exist yet;
+        # where the file was must still be a dir.
+        missing_ok = to is not None and not os.path.lexists(to)
+        if not (missing_ok or target.parent.is_dir()):
             raise VaultError(f"cannot restore to {target}: {target.parent} is not a directory")
         todo = [(version, target)]
         todo += [(part, target.parent / rel) for part, rel in parts_of(self, version)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
@@ -43,6 +44,10 @@ SEARCH_DEBOUNCE = 0.04  # seconds of quiet typing before a search starts
 SEARCH_DEBOUNCE_BUILDING = 0.2
 FILTER_DEBOUNCE = 0.15
 SEARCHING_HINT = 0.3  # seconds before a slow search says it is searching
+# Seconds the hits of a query stay on screen before the query joins the history (as a
+# shell keeps every command run, not only those whose output was used); opening one of
+# its hits keeps it at once. Read when the hits arrive.
+REMEMBER_AFTER = 1.5
 
 
 class MainScreen(ReportsWorkerErrors, Screen[None]):
@@ -73,6 +78,9 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self._open_when_answered = False  # Enter came before the hits of the query
         self._history: HistoryWalk | None = None
         self._recalled: str | None = None  # the text the history walk put in the field
+        self._remember_timer: Timer | None = None
+        self._remembered = ""  # the query last kept (a refresh of its hits keeps it once)
+        self._history_lock = threading.Lock()  # one history write at a time
         self._keep_recent: str | None = None  # the session the recent cursor stays on
 
     @property
@@ -206,6 +214,8 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self._paging_from = -1
         if self._search_timer is not None:
             self._search_timer.stop()
+        if self._remember_timer is not None:
+            self._remember_timer.stop()
         query = event.value
         if not query.strip():
             self.workers.cancel_group(self, "search")
@@ -255,11 +265,45 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
     def remember_query(self) -> None:
         """Keep the query in the history (a session was opened from its hits)."""
         text = self.query_one("#query", Input).value
+        self._remembered = text.strip()
         try:
-            remember(text)
+            with self._history_lock:
+                remember(text)
         except OSError as exc:  # the history is a convenience: say so, never stop
             self.browser.report_error(exc, where="saving the query history")
         self._history = None
+
+    def _remember_later(self, out: SearchResult, generation: int) -> None:
+        """Keep the query of hits just shown once they stayed :data:`REMEMBER_AFTER` on
+        screen: not a query that found nothing or failed, nor one an Up walk shows (keeping
+        it would reorder the history being walked)."""
+        if self._remember_timer is not None:
+            self._remember_timer.stop()
+            self._remember_timer = None
+        query = out.query.strip()
+        if out.error or not out.hits or query == self._remembered:
+            return
+        self._remember_timer = self.set_timer(
+            REMEMBER_AFTER, lambda: self._remember_shown(query, generation)
+        )
+
+    def _remember_shown(self, query: str, generation: int) -> None:
+        self._remember_timer = None
+        walking = self._history is not None and self._history.active
+        if generation != self._answered or generation != self._search_gen or walking:
+            return
+        if not self.is_current or self.pane != "search-pane" or query == self._remembered:
+            return
+        if self.query_one("#query", Input).value.strip() != query:
+            return
+        self._remembered = query
+        self._keep_query(query)
+
+    @work(thread=True, group="history", name="saving the query history", exit_on_error=False)
+    def _keep_query(self, query: str) -> None:
+        """Add ``query`` to the history file (off the UI thread: it is written durably)."""
+        with self._history_lock:
+            remember(query)
 
     def _searching(self, generation: int) -> None:
         """Say a search is on its way when it has not answered in a moment."""
@@ -345,6 +389,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
                     continue
                 info.append(f" · {printable(warning, one_line=True)}", style="yellow")
         self.query_one("#search-info", Static).update(info)
+        self._remember_later(out, message.generation)
         if self._open_when_answered:
             self._open_when_answered = False
             self._open_current()

@@ -1,0 +1,80 @@
+"""The query history keeps every query whose hits were left on screen a moment (as a shell
+keeps every command run), not only those a session was opened from; never one that found
+nothing, and an Up walk through the history does not reorder it."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+from session_browser.core.history import load_history, remember
+from session_browser.tui import search as search_pkg
+from session_browser.tui.app import SessionBrowserApp
+from session_browser.tui.search.hits import HitList
+from session_browser.tui.search.screen import MainScreen
+
+from .conftest import make_app, settle
+
+SIZE = (120, 36)
+GUARD = 30.0  # seconds: a history entry that never comes fails the test
+
+
+async def history_becomes(pilot: Pilot[int], want: list[str]) -> None:
+    """Wait until the history file holds ``want`` (the screen writes it off its thread)."""
+    deadline = time.monotonic() + GUARD
+    while load_history() != want:
+        assert time.monotonic() < deadline, load_history()
+        await pilot.pause(0.05)
+
+
+async def type_query(pilot: Pilot[int], app: SessionBrowserApp, text: str) -> None:
+    app.screen.query_one("#query", Input).value = ""
+    await pilot.press(*text)
+    await settle(pilot, app)
+
+
+async def test_a_query_left_on_screen_is_kept_without_opening_a_hit(store: Path) -> None:
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_query(pilot, app, "chargefox")
+        assert [h.session_id for h in app.screen.query_one(HitList).hits] == ["billing-plan"]
+        await history_becomes(pilot, ["chargefox"])
+        assert isinstance(app.screen, MainScreen)  # nothing was opened
+
+
+async def test_a_query_without_hits_is_not_kept(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_pkg.screen, "REMEMBER_AFTER", 0.01)
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_query(pilot, app, "zzqqnothingmatches")
+        assert app.screen.query_one(HitList).hits == []
+        await type_query(pilot, app, "retention")
+        assert app.screen.query_one(HitList).hits
+        await history_becomes(pilot, ["retention"])
+
+
+async def test_walking_the_history_does_not_reorder_it(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_pkg.screen, "REMEMBER_AFTER", 0.01)
+    remember("chargefox")
+    remember("retention")
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        field = app.screen.query_one("#query", Input)
+        await pilot.press("up")
+        await settle(pilot, app)
+        assert field.value == "retention" and app.screen.query_one(HitList).hits
+        await pilot.press("up")
+        await settle(pilot, app)
+        assert field.value == "chargefox" and app.screen.query_one(HitList).hits
+        assert load_history() == ["chargefox", "retention"]
+        # Typed after the walk, a query is kept again.
+        await type_query(pilot, app, "billing")
+        await history_becomes(pilot, ["chargefox", "retention", "billing"])
