@@ -100,7 +100,7 @@ def test_two_dirs_with_the_same_ids_pushed_at_once_list_each_session_once_the_ne
     found = [h["session_id"] for h in json.loads(out)["results"]]
     assert sorted(found) == sorted(ids)  # every session once
     code, out, err = _cli("search", "stalecopy", "--limit", "1000", "--json")
-    assert code == 0, err
+    assert code == 1, err  # no match: exit 1, as grep
     assert json.loads(out)["results"] == []  # no older copy is held
     code, out, err = _cli("show", "dup007", "--json")
     assert code == 0, err

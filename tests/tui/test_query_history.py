@@ -31,6 +31,18 @@ async def history_becomes(pilot: Pilot[int], want: list[str]) -> None:
         await pilot.pause(0.05)
 
 
+async def hits_for(pilot: Pilot[int], app: SessionBrowserApp, query: str) -> None:
+    """Wait until the query box holds ``query`` and its hits are shown (the search runs off
+    the UI thread, so a settled screen may not have them yet)."""
+    deadline = time.monotonic() + GUARD
+    while not (
+        app.screen.query_one("#query", Input).value == query
+        and app.screen.query_one(HitList).hits
+    ):
+        assert time.monotonic() < deadline, app.screen.query_one("#query", Input).value
+        await pilot.pause(0.05)
+
+
 async def type_query(pilot: Pilot[int], app: SessionBrowserApp, text: str) -> None:
     app.screen.query_one("#query", Input).value = ""
     await pilot.press(*text)
@@ -70,10 +82,11 @@ async def test_walking_the_history_does_not_reorder_it(
         field = app.screen.query_one("#query", Input)
         await pilot.press("up")
         await settle(pilot, app)
-        assert field.value == "retention" and app.screen.query_one(HitList).hits
+        await hits_for(pilot, app, "retention")
         await pilot.press("up")
         await settle(pilot, app)
-        assert field.value == "chargefox" and app.screen.query_one(HitList).hits
+        await hits_for(pilot, app, "chargefox")
+        assert field.value == "chargefox"
         assert load_history() == ["chargefox", "retention"]
         # Typed after the walk, a query is kept again.
         await type_query(pilot, app, "billing")
