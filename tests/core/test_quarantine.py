@@ -649,3 +649,21 @@ def test_inspection_creates_no_lock_or_any_other_file(tmp_path: Path) -> None:
     q.list_items([store])
     q.journal_entries()
     assert _snapshot(*_roots(store)) == before
+
+
+def test_discard_moves_the_file_where_its_preview_said(tmp_path: Path) -> None:
+    """The confirmation names the trash folder the discard then uses (one place, not a
+    second one made up when the file moves)."""
+    store, _full, (corrupt, _spill) = _setup(tmp_path)
+    item = q.find_item([store], corrupt.name)
+    raw = corrupt.read_bytes()
+
+    def trash_path(result: q.ActionResult) -> Path:
+        [path] = [f["path"] for f in result.files if f.get("role") == "trash"]
+        return Path(path)
+
+    named = trash_path(q.discard(item, dry_run=True))
+    assert named.parent.parent == data_dir() / "trash" and not named.exists()
+    done = q.discard(item)
+    assert trash_path(done) == named
+    assert named.read_bytes() == raw and not corrupt.exists()
