@@ -38,7 +38,6 @@ def remove_db(db_path: Path) -> None:
         Path(str(db_path) + suffix).unlink(missing_ok=True)
 
 
-
 def open_store(
     kind: str,
     session_dir: Path,
@@ -50,7 +49,7 @@ def open_store(
     if kind == OURS:
         from session_browser.core.index import SqliteSessionStore
 
-        return SqliteSessionStore(session_dir, db_path=db_path, reconcile=reconcile)
+        return SqliteSessionStore(session_dir, db_path=db_path, reconcile=reconcile, vault=True)
     if kind == SCAN:
         from session_browser.core.store import DefaultSessionStore
 
@@ -58,7 +57,7 @@ def open_store(
     if kind == PI:
         from session_browser.core.pi_index import PiIndexStore
 
-        return PiIndexStore(session_dir, db_path=db_path, reconcile=reconcile)
+        return PiIndexStore(session_dir, db_path=db_path, reconcile=reconcile, vault=True)
     if kind == PI_SCAN:
         from session_browser.core.sources.pi import PiStore
 
@@ -69,7 +68,10 @@ def open_store(
         if pi_dir is None:
             raise ValueError("the group needs a Pi dir")
         return open_stores(
-            [str(session_dir), f"{PI_PREFIX}{pi_dir}"], indexed=True, reconcile=reconcile
+            [str(session_dir), f"{PI_PREFIX}{pi_dir}"],
+            indexed=True,
+            reconcile=reconcile,
+            vault=True,
         )
     if kind in AGENT_OF:
         from session_browser.core.sources import SOURCES
@@ -79,8 +81,10 @@ def open_store(
             return source.scan(session_dir)
         from session_browser.core.index.sourced import SourceIndexStore
 
-        # the index the source kind opens, at the measured path
-        return SourceIndexStore(source.source(session_dir), db_path=db_path, reconcile=reconcile)
+        # the index the source kind opens (as the CLI and the app do), at the measured path
+        return SourceIndexStore(
+            source.source(session_dir), db_path=db_path, reconcile=reconcile, vault=True
+        )
     if kind == PRAISON_JSON:
         from praisonaiagents.session.store import DefaultSessionStore as PraisonDefault
 
@@ -219,7 +223,6 @@ def search_ids(kind: str, store: Any, query: str, limit: int) -> list[str]:
 
 def recent_count(store: Any, limit: int) -> int:
     return len(store.recent(limit=limit))
-
 
 
 def store_available(kind: str) -> str | None:

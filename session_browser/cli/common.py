@@ -70,6 +70,7 @@ def group_from(ctx: click.Context, stores: tuple[str, ...], *, indexed: bool = F
             list(chosen_stores(ctx, stores)) or None,
             indexed=indexed,
             reconcile="none" if indexed else "sync",
+            vault=True,
         )
     except StoreNotFound as exc:
         fail(str(exc))

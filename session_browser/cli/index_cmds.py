@@ -30,7 +30,7 @@ def _dirs(ctx: click.Context, stores: tuple[str, ...]) -> list[StoreSpec]:
 
 
 def _open(spec: StoreSpec) -> SqliteSessionStore:
-    return open_index(spec, reconcile="none")
+    return open_index(spec, reconcile="none", vault=True)
 
 
 def _print_report(store: SqliteSessionStore, report: ReconcileReport) -> None:

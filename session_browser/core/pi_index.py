@@ -129,6 +129,7 @@ class PiIndexStore(SqliteSessionStore):
         db_path: str | os.PathLike[str] | None = None,
         reconcile: str = "sync",
         fts: bool = True,
+        vault: bool = False,
     ) -> None:
         root_path = Path(root).expanduser() if root is not None else default_pi_dir()
         self.root = root_path
@@ -140,6 +141,7 @@ class PiIndexStore(SqliteSessionStore):
             fts=fts,
             source=PiSource(root_path, self.pi),
             reader=_PiReader(self.pi, self._pi_path),
+            vault=vault,
         )
 
     def __enter__(self) -> PiIndexStore:

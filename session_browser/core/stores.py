@@ -103,33 +103,36 @@ def default_store_dirs(cwd: Path | None = None) -> list[Path]:
 
 @overload
 def open_store(
-    path: Path, *, indexed: Literal[False] = False, reconcile: str = "sync"
+    path: Path, *, indexed: Literal[False] = False, reconcile: str = "sync", vault: bool = False
 ) -> DefaultSessionStore: ...
 
 
 @overload
 def open_store(
-    path: Path, *, indexed: bool, reconcile: str = "sync"
+    path: Path, *, indexed: bool, reconcile: str = "sync", vault: bool = False
 ) -> DefaultSessionStore | SqliteSessionStore: ...
 
 
 def open_store(
-    path: Path, *, indexed: bool = False, reconcile: str = "sync"
+    path: Path, *, indexed: bool = False, reconcile: str = "sync", vault: bool = False
 ) -> DefaultSessionStore | SqliteSessionStore:
     """A store over one dir; its spill dir follows PraisonAI's ``<home>/state`` layout.
 
     With ``indexed`` it is a :class:`~session_browser.core.index.SqliteSessionStore` (its
-    index in our cache dir, reconciled on open per ``reconcile``: sync, background or none).
+    index in our cache dir, reconciled on open per ``reconcile``: sync, background or none;
+    with ``vault`` it keeps the files it reads in the vault).
     """
     if indexed:
         from .index import SqliteSessionStore
 
-        return SqliteSessionStore(path, spill_dir=spill_dir_for(path), reconcile=reconcile)
+        return SqliteSessionStore(
+            path, spill_dir=spill_dir_for(path), reconcile=reconcile, vault=vault
+        )
     return DefaultSessionStore(path, spill_dir=spill_dir_for(path))
 
 
 def open_pi_store(
-    path: Path | None = None, *, indexed: bool = False, reconcile: str = "sync"
+    path: Path | None = None, *, indexed: bool = False, reconcile: str = "sync", vault: bool = False
 ) -> PiStore | PiIndexStore:
     """A read-only store over a Pi session dir (the default one when ``path`` is None).
 
@@ -140,19 +143,23 @@ def open_pi_store(
     if indexed:
         from .pi_index import PiIndexStore
 
-        return PiIndexStore(path, reconcile=reconcile)
+        return PiIndexStore(path, reconcile=reconcile, vault=vault)
     return PiStore(path)
 
 
-def open_index(spec: StoreSpec, *, reconcile: str = "sync") -> SqliteSessionStore:
-    """The indexed store of one :class:`StoreSpec`."""
-    return spec.source.index(spec.path, reconcile)
+def open_index(
+    spec: StoreSpec, *, reconcile: str = "sync", vault: bool = False
+) -> SqliteSessionStore:
+    """The indexed store of one :class:`StoreSpec` (with ``vault``, keeping the vault)."""
+    return spec.source.index(spec.path, reconcile, vault=vault)
 
 
-def open_spec(spec: StoreSpec, *, indexed: bool = False, reconcile: str = "sync") -> RecallStore:
+def open_spec(
+    spec: StoreSpec, *, indexed: bool = False, reconcile: str = "sync", vault: bool = False
+) -> RecallStore:
     """Open one :class:`StoreSpec` (with ``indexed``, as :func:`open_index` does)."""
     if indexed:
-        return open_index(spec, reconcile=reconcile)
+        return open_index(spec, reconcile=reconcile, vault=vault)
     return spec.source.scan(spec.path)
 
 
@@ -161,18 +168,20 @@ def open_stores(
     *,
     indexed: bool = False,
     reconcile: str = "sync",
+    vault: bool = False,
 ) -> StoreGroup:
     """Open the given stores (``DIR`` or ``pi:DIR``; or the defaults) as one group.
 
     Explicitly named dirs must exist (:class:`StoreNotFound` otherwise); default dirs
     that do not exist are simply empty (the default Pi dir is used only when it exists).
-    ``indexed`` opens each as an indexed store.
+    ``indexed`` opens each as an indexed store; with ``vault`` too, each keeps the files it
+    reads in the vault (what the CLI and the app do; off for a library caller unless asked).
     """
     specs = store_specs(dirs)
     stores: list[RecallStore] = []
     try:
         for spec in specs:
-            stores.append(open_spec(spec, indexed=indexed, reconcile=reconcile))
+            stores.append(open_spec(spec, indexed=indexed, reconcile=reconcile, vault=vault))
     except BaseException:
         # Those already open are closed (their index connections, background threads).
         for store in reversed(stores):

@@ -228,7 +228,8 @@ def session_search(
             return _answer(store, query, session_id, around_message_id, limit_n, window_n)
         from .stores import open_stores
 
-        group = open_stores(indexed=True)
+        # the user's own stores through the index the CLI and the app share: kept as they keep it
+        group = open_stores(indexed=True, vault=True)
         try:
             return _answer(group, query, session_id, around_message_id, limit_n, window_n)
         finally:

@@ -348,7 +348,8 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         from session_browser.tui.common.vaultline import vault_segment
 
         kinds = [s.source_kind for s in self.backend.stores]
-        self.call_from_thread(self._set_vault_note, vault_segment(kinds), read)
+        note = vault_segment(kinds) if self.backend.vault else ""  # the demo keeps no vault
+        self.call_from_thread(self._set_vault_note, note, read)
 
     def _set_vault_note(self, note: str, read: int) -> None:
         if read != self._vault_reads or note == self.vault_note:

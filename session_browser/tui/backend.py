@@ -124,9 +124,13 @@ def collect_and_release() -> None:
 class Backend:
     """Stores opened for the app, and the few calls it makes on them."""
 
-    def __init__(self, dirs: Sequence[str | Path] | None, *, indexed: bool = True) -> None:
+    def __init__(
+        self, dirs: Sequence[str | Path] | None, *, indexed: bool = True, vault: bool = True
+    ) -> None:
         # None: the default stores; an empty list: no store at all (every one named is gone).
+        # ``vault``: the indexes keep what they read in the vault (not for the demo's store).
         self.dirs = [str(d) for d in dirs] if dirs is not None else None
+        self.vault = vault
         self.group: StoreGroup = self._open(indexed)
         self._cancel = threading.Event()
         # Per store: how many of its warnings were there when our last build started (a
@@ -164,7 +168,7 @@ class Backend:
         if indexed:
             # No build here: the app starts it in the background (start_index), so the
             # first paint never waits for it.
-            return open_stores(self.dirs, indexed=True, reconcile="none")
+            return open_stores(self.dirs, indexed=True, reconcile="none", vault=self.vault)
         return open_stores(self.dirs)
 
     # ------------------------------------------------------------------ description

@@ -345,7 +345,7 @@ def test_browsing_never_writes_in_session_dir(populated: Path, tmp_path: Path) -
 
 def test_outside_changes_are_picked_up(populated: Path, tmp_path: Path) -> None:
     db = tmp_path / "f.sqlite3"
-    with SqliteSessionStore(populated, db_path=db) as store:
+    with SqliteSessionStore(populated, db_path=db, vault=True) as store:
         assert store.search("walrus") == []
         put(populated, "added", ["a walrus on the beach"])
         put(populated, "flight", ["the flight was cancelled by a walrus"],

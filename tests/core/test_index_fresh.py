@@ -303,7 +303,7 @@ def test_hits_come_from_the_current_file_and_are_the_callers_own(tmp_path: Path)
         {"role": "assistant", "content": [{"type": "text", "text": "ocelot facts"}]}
     )
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    with SqliteSessionStore(d, db_path=tmp_path / "h.sqlite3") as store:
+    with SqliteSessionStore(d, db_path=tmp_path / "h.sqlite3", vault=True) as store:
         first = store.search("ocelot")[0]
         listed = next(m for m in first.messages if isinstance(m["content"], list))
         listed["content"].append({"type": "text", "text": "changed by the caller"})

@@ -72,7 +72,7 @@ def build(d: Path, db: Path, *, worker: bool) -> tuple[dict[str, Any], dict[str,
     class Store(SqliteSessionStore):
         worker_min_files = 0 if worker else 10**9
 
-    with Store(d, db_path=db, reconcile="none") as store:
+    with Store(d, db_path=db, reconcile="none", vault=True) as store:
         report = store.reconcile()
     return dump(db), vault_bytes(d), report
 
@@ -147,7 +147,7 @@ def progress(done, total):
         print("batch", flush=True)
         time.sleep(30)  # killed here, with the worker at work
 
-store = Store(Path(sys.argv[1]), db_path=Path(sys.argv[2]), reconcile="none")
+store = Store(Path(sys.argv[1]), db_path=Path(sys.argv[2]), reconcile="none", vault=True)
 store.reconcile(progress=progress)
 """
 
@@ -203,7 +203,7 @@ def test_a_build_killed_takes_its_worker_and_the_next_reconcile_completes(
         assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         check.execute("INSERT INTO fts(fts, rank) VALUES('integrity-check', 1)")
         assert 0 < check.execute("SELECT count(*) FROM sessions").fetchone()[0] < 1099
-    with SqliteSessionStore(d, db_path=db) as store:
+    with SqliteSessionStore(d, db_path=db, vault=True) as store:
         assert store.count() == 1099
         assert [h.session_id for h in store.search("question 1034")][:1] == ["s1034"]
     with Vault(default_vault_dir()) as v:
@@ -225,7 +225,7 @@ def test_files_a_first_build_could_not_keep_are_handed_to_the_vault_again(
     class Store(SqliteSessionStore):
         worker_min_files = 0 if worker else 10**9
 
-    with Store(d, db_path=db, reconcile="none") as store:
+    with Store(d, db_path=db, reconcile="none", vault=True) as store:
         report = store.reconcile()
         feed = store.vault_feed()
         assert feed is not None and feed.problems  # said, not silently dropped
@@ -233,7 +233,7 @@ def test_files_a_first_build_could_not_keep_are_handed_to_the_vault_again(
     with sqlite3.connect(db) as c:  # not taken as fed: the next open hands them over
         assert c.execute("SELECT 1 FROM meta WHERE key='vault_fed'").fetchone() is None
     (vault_dir / "packs").unlink()
-    with Store(d, db_path=db, reconcile="none") as store:
+    with Store(d, db_path=db, reconcile="none", vault=True) as store:
         store.reconcile()
     with sqlite3.connect(db) as c:
         assert c.execute("SELECT 1 FROM meta WHERE key='vault_fed'").fetchone() is not None

@@ -649,3 +649,65 @@ def test_inspection_creates_no_lock_or_any_other_file(tmp_path: Path) -> None:
     q.list_items([store])
     q.journal_entries()
     assert _snapshot(*_roots(store)) == before
+
+
+def test_discard_moves_the_file_where_its_preview_said(tmp_path: Path) -> None:
+    """The confirmation names the trash folder the discard then uses (one place, not a
+    second one made up when the file moves)."""
+    store, _full, (corrupt, _spill) = _setup(tmp_path)
+    item = q.find_item([store], corrupt.name)
+    raw = corrupt.read_bytes()
+
+    def trash_path(result: q.ActionResult) -> Path:
+        [path] = [f["path"] for f in result.files if f.get("role") == "trash"]
+        return Path(path)
+
+    named = trash_path(q.discard(item, dry_run=True))
+    assert named.parent.parent == data_dir() / "trash" and not named.exists()
+    done = q.discard(item)
+    assert trash_path(done) == named
+    assert named.read_bytes() == raw and not corrupt.exists()
+
+
+def test_undo_leaves_the_lock_file_of_a_session_it_removed(tmp_path: Path) -> None:
+    """Restore as a new session, then undo: the new session file goes, its empty
+    ``<id>.json.lock`` stays (see the next test for why), and PraisonAI locks it as before."""
+    from praisonaiagents.session.store import FileLock
+
+    store, _full, (corrupt, _spill) = _setup(tmp_path)
+    item = q.find_item([store], corrupt.name)
+    q.restore(store, item)
+    new = store.session_dir / "s1-restored.json"
+    assert new.exists()
+    q.undo()
+    assert not new.exists()
+    lock = Path(f"{new}.lock")
+    assert lock.is_file() and lock.stat().st_size == 0
+    with FileLock(str(new), timeout=1.0):
+        pass
+
+
+def test_removing_a_lock_file_breaks_praisonais_lock(tmp_path: Path) -> None:
+    """Why lock files stay: PraisonAI's lock opens ``<file>.lock`` and then flocks it without
+    checking that the path still names what it opened. A writer between those two steps
+    when the file is removed ends up holding a lock on the removed file while the next
+    writer locks a new file at the path: two writers at once. Taking the lock first (even
+    non-blocking) does not close that gap, so nothing here removes a lock file."""
+    import fcntl
+
+    from praisonaiagents.session.store import FileLock
+
+    session = tmp_path / "s.json"
+    lock_path = Path(f"{session}.lock")
+    cleaner = FileLock(str(session), timeout=1.0)
+    assert cleaner.acquire()  # a cleanup that holds the lock first
+    early = open(lock_path, "w")  # noqa: SIM115 - a writer's open() before its flock()
+    try:
+        lock_path.unlink()  # the cleanup removes the lock file, then lets go
+        cleaner.release()
+        fcntl.flock(early.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # the writer's flock
+        other = FileLock(str(session), timeout=1.0)
+        assert other.acquire()  # a second writer gets "the" lock too
+        other.release()
+    finally:
+        early.close()

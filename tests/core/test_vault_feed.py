@@ -47,7 +47,7 @@ def test_a_deleted_transcript_stays_findable_and_comes_back_identical(tmp_path: 
     path, _t = claude_dir(root)
     original = path.read_bytes()
     before = snapshot(root)
-    store = SOURCES["claude"].index(root)
+    store = SOURCES["claude"].index(root, vault=True)
     try:
         assert snapshot(root) == before  # the vault writes only in our data dir
         path.unlink()
@@ -69,7 +69,7 @@ def test_a_deleted_transcript_stays_findable_and_comes_back_identical(tmp_path: 
         assert version.gone_at is not None and version.messages == 2
         vault.restore(version)
     assert path.read_bytes() == original
-    again = SOURCES["claude"].index(root)
+    again = SOURCES["claude"].index(root, vault=True)
     try:
         [hit] = again.search("heron", limit=5)
         assert hit.kept is None  # the file is back: read from it again
@@ -84,7 +84,7 @@ def test_an_appended_transcript_stores_only_what_was_appended(tmp_path: Path) ->
         t.prompt(f"question {i} about the heron migration and its ledger tables")
         t.answer(f"a{i}", text(f"answer {i}: the heron ledger moves in step {i * 7}"))
     t.write(path)
-    store = SOURCES["claude"].index(root)
+    store = SOURCES["claude"].index(root, vault=True)
     try:
         first = packs_size()
         n = len(t.lines)
@@ -107,7 +107,7 @@ def test_an_appended_transcript_stores_only_what_was_appended(tmp_path: Path) ->
 
 def test_a_truncate_write_keeps_the_dropped_turns_findable(tmp_path: Path) -> None:
     sessions = tmp_path / "sessions"
-    store = SqliteSessionStore(sessions, retention="truncate", max_messages=4)
+    store = SqliteSessionStore(sessions, vault=True, retention="truncate", max_messages=4)
     try:
         store.add_user_message("s1", "the pelican budget is forty")
         store.add_assistant_message("s1", "noted the pelican budget")
@@ -127,7 +127,7 @@ def test_turns_dropped_by_many_rewrites_are_one_hit_of_their_session(tmp_path: P
     """Every write past the cap drops a turn: the kept turns of all those rewrites and the
     file as it is now fold into one hit (the best), never one hit per rewrite."""
     sessions = tmp_path / "sessions"
-    store = SqliteSessionStore(sessions, retention="truncate", max_messages=4)
+    store = SqliteSessionStore(sessions, vault=True, retention="truncate", max_messages=4)
     try:
         store.add_user_message("other", "the pelican went elsewhere")
         for r in range(4):
@@ -160,7 +160,7 @@ def test_turns_dropped_by_many_rewrites_are_one_hit_of_their_session(tmp_path: P
 def test_a_damaged_copy_is_reported_never_served(tmp_path: Path) -> None:
     root = tmp_path / "projects"
     path, _t = claude_dir(root)
-    store = SOURCES["claude"].index(root)
+    store = SOURCES["claude"].index(root, vault=True)
     try:
         path.unlink()
         store.reconcile()
@@ -182,7 +182,7 @@ def test_the_vault_is_off_for_a_source_the_settings_name(tmp_path: Path) -> None
     save_settings(Settings(vault_off=["claude"]))
     root = tmp_path / "projects"
     path, _t = claude_dir(root)
-    store = SOURCES["claude"].index(root)
+    store = SOURCES["claude"].index(root, vault=True)
     try:
         assert store.vault_feed() is None
         path.unlink()
@@ -216,9 +216,9 @@ def test_an_index_built_before_the_vault_hands_it_every_file_once(
     root = tmp_path / "projects"
     path, _t = claude_dir(root)
     monkeypatch.setenv("SESSION_BROWSER_VAULT", "off")
-    SOURCES["claude"].index(root).close()  # built without the vault
+    SOURCES["claude"].index(root, vault=True).close()  # built without the vault
     monkeypatch.delenv("SESSION_BROWSER_VAULT")
-    store = SOURCES["claude"].index(root)  # nothing changed, yet every file is kept
+    store = SOURCES["claude"].index(root, vault=True)  # nothing changed, yet every file is kept
     try:
         with Vault() as vault:
             assert {v.session_id for v in vault.latest()} == {SID, OTHER}
@@ -239,7 +239,7 @@ def test_a_json_build_keeps_the_bytes_it_indexed_one_version_each(tmp_path: Path
     big = {"session_id": "s30", "messages": [{"role": "user", "content": "kestrel " * 9000}]}
     (sessions / "s30.json").write_text(json.dumps(big))  # over RAW_KEPT: read by the vault
     before = snapshot(sessions)
-    store = SqliteSessionStore(sessions)
+    store = SqliteSessionStore(sessions, vault=True)
     try:
         assert len(store.search("kestrel", limit=50)) == 31
         store.reconcile()  # nothing changed: nothing new kept

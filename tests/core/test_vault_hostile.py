@@ -238,7 +238,7 @@ def test_the_index_never_hands_the_vault_a_link(tmp_path: Path) -> None:
     root = tmp_path / "projects"
     main, folder_sub, _sibling, _sub = session_dir(root)
     (folder_sub.parent / "agent-x.jsonl").symlink_to(secret)
-    store = SOURCES["claude"].index(root)
+    store = SOURCES["claude"].index(root, vault=True)
     store.close()
     codex = tmp_path / "codex"
     r = Rollout(TID)
@@ -247,7 +247,7 @@ def test_the_index_never_hands_the_vault_a_link(tmp_path: Path) -> None:
     linked = rollout_path(codex)
     linked.parent.mkdir(parents=True)
     linked.symlink_to(real)
-    SOURCES["codex"].index(codex).close()
+    SOURCES["codex"].index(codex, vault=True).close()
     with Vault(default_vault_dir()) as vault:
         kept = {v.path for v in vault.latest(parts=True)}
         assert str(main) in kept and str(folder_sub) in kept  # the regular files are kept

@@ -15,7 +15,7 @@ from tests.core.test_vault_feed import OTHER, SID, claude_dir
 def truncated(sessions: Path) -> SqliteSessionStore:
     """Store over ``sessions``: s1 rewritten without its first turns (kept by the vault),
     and s2 untouched."""
-    store = SqliteSessionStore(sessions, retention="truncate", max_messages=4)
+    store = SqliteSessionStore(sessions, vault=True, retention="truncate", max_messages=4)
     store.add_user_message("s2", "the heron is fine")
     store.add_user_message("s1", "the pelican budget is forty")
     store.add_assistant_message("s1", "noted the pelican budget")
@@ -57,7 +57,7 @@ def test_a_session_with_dropped_turns_is_listed_once_as_its_file_holds_it(
 def test_a_deleted_session_is_listed_once_and_marked(tmp_path: Path) -> None:
     root = tmp_path / "projects"
     path, _t = claude_dir(root)
-    store = SOURCES["claude"].index(root)
+    store = SOURCES["claude"].index(root, vault=True)
     try:
         assert all(s.kept is None for s in store.recent(limit=10))
         path.unlink()

@@ -189,6 +189,7 @@ async def test_discard_restore_and_undo(demo: DemoInfo) -> None:
             len(trashed) == 1
             and trashed[0].read_bytes() == before[str(lost.relative_to(demo.root))]
         )
+        assert trashed[0].parent.name in said  # the dialog named the folder it went to
         assert app.attention == 2
         await pilot.press("u")
         await confirm(pilot, app)

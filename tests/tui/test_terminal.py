@@ -64,9 +64,15 @@ def read_until(fd: int, wanted: list[bytes], timeout: float, seen: bytearray) ->
     return True
 
 
-def run_in_pty(args: list[str], env: dict[str, str], tmp: Path) -> tuple[int, bytes, bool]:
+def run_in_pty(
+    args: list[str],
+    env: dict[str, str],
+    tmp: Path,
+    steps: list[tuple[bytes, list[bytes]]] | None = None,
+) -> tuple[int, bytes, bool]:
     """Start ``args`` on a new pseudo-terminal of ROWS x COLS; wait for the demo's first
-    screen, press Ctrl+Q, and return (exit code, everything written, first screen seen)."""
+    screen; for each of ``steps``, type its keys and wait for its texts; press Ctrl+Q, and
+    return (exit code, everything written, first screen and every step seen)."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
     proc = subprocess.Popen(
@@ -92,6 +98,13 @@ def run_in_pty(args: list[str], env: dict[str, str], tmp: Path) -> tuple[int, by
             START_TIMEOUT,
             seen,
         )
+        for keys, wanted in steps or []:
+            if not first:
+                break
+            os.write(master, keys)
+            after = bytearray()  # the step's texts, drawn after its keys
+            first = read_until(master, wanted, START_TIMEOUT, after)
+            seen.extend(after)
         if first:
             time.sleep(0.5)  # let it finish the frame in hand
         os.write(master, b"\x11")  # Ctrl+Q
@@ -149,3 +162,47 @@ def test_demo_starts_in_a_terminal_and_quits_cleanly(tmp_path: Path) -> None:
     assert re.search(r"\b\d+ sessions\b", shown), shown[-2000:]
     # The demo store is temporary: nothing of it is left behind in the temp dir.
     assert not list((tmp_path / "tmp").glob("session-browser-demo-*"))
+
+
+def _files_under(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+@pytest.mark.skipif(not hasattr(pty, "openpty"), reason="needs a POSIX pseudo-terminal")
+def test_demo_leaves_nothing_in_the_users_dirs(tmp_path: Path) -> None:
+    """``--demo`` builds, indexes and shows its store without touching the user's cache dir
+    (no index, no lock), data dir (no vault, no journal, no query history) or home: all of
+    it lives in its temporary dir, removed at exit. The XDG dirs point into the test's dir
+    too (no SESSION_BROWSER_* override), as they would on a user's machine."""
+    home = tmp_path / "home"
+    xdg = {
+        name: home / sub
+        for name, sub in (
+            ("XDG_CACHE_HOME", ".cache"),
+            ("XDG_DATA_HOME", ".local/share"),
+            ("XDG_CONFIG_HOME", ".config"),
+            ("XDG_STATE_HOME", ".local/state"),
+        )
+    }
+    for path in xdg.values():
+        path.mkdir(parents=True)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TEXTUAL", "PYTEST", "COLUMNS", "LINES", "SESSION_BROWSER", "XDG"))
+    }
+    env.update(
+        TERM="xterm-256color",
+        HOME=str(home),
+        PRAISONAI_HOME=str(home / ".praisonai"),
+        TMPDIR=str(tmp_path / "tmp"),
+        **{k: str(v) for k, v in xdg.items()},
+    )
+    (tmp_path / "tmp").mkdir()
+    # a search whose best hit is opened: what the query history remembers
+    steps = [(b"python", [b"matched"]), (b"\r", [b"Next hit"])]
+    code, out, first = run_in_pty([*console_script(), "--demo"], env, tmp_path, steps)
+    text = out.decode("utf-8", "replace")
+    assert first and code == 0, f"exit code {code}; output tail: {text[-800:]!r}"
+    assert _files_under(home) == [], "the demo wrote into the user's dirs"
+    assert not list((tmp_path / "tmp").iterdir()), "the demo left its temporary dir behind"

@@ -315,3 +315,37 @@ async def test_redacted_import_over_a_session_needs_a_second_yes_and_undoes(
         await settle(pilot, app)
     assert target.read_bytes() == original
     assert not (demo.sessions_dir / "restic-copy.json").exists()
+
+
+async def test_checkbox_and_radio_state_reads_without_colour(demo: DemoInfo) -> None:
+    """On and off are told apart by the text, not only by the colour: ``[x]`` / ``[ ]``
+    and ``(•)`` / ``( )``, following the values as they change."""
+    app = make_app(demo.sessions_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_export_on(pilot, app, demo.archived_id)
+        text = screen_text(app)
+        assert "(•) JSON (portable)" in text
+        assert "( ) Markdown" in text and "( ) HTML (self-contained)" in text
+        assert "[ ] Redact secrets and emails" in text
+        assert "[x] Add continuations (lineage)" in text
+        await choose_format(pilot, screen, 1)
+        screen.query_one("#x-redact").focus()
+        await pilot.press("space")
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "( ) JSON (portable)" in text and "(•) Markdown" in text
+        assert "[x] Redact secrets and emails" in text
+        await pilot.press("escape")
+        await settle(pilot, app)
+        await pilot.press("escape")
+        await settle(pilot, app)
+        await pilot.press("f7")
+        await settle(pilot, app)
+        assert isinstance(app.screen, ImportScreen)
+        text = screen_text(app)
+        for label in (
+            "Overwrite existing sessions",
+            "Keep gateway/agent ids",
+            "Skip unusable entries",
+        ):
+            assert f"[ ] {label}" in text

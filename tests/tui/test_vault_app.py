@@ -35,7 +35,7 @@ def claude_dir(root: Path) -> tuple[Path, Transcript]:
 
 
 def indexed(root: Path) -> None:
-    store = SOURCES["claude"].index(root)
+    store = SOURCES["claude"].index(root, vault=True)
     try:
         store.reconcile()
     finally:

@@ -66,6 +66,7 @@ class EitherEvent(threading.Event):
 class IndexReconcile(IndexDatabase):
     """Reconcile, rebuild and the file hooks a store over another format overrides."""
 
+    keeps_vault = False  # whether this index keeps its files in the vault (asked for)
     _vault_feed: VaultFeed | None = None
     _vault_ready = False
     _vault_fresh = False  # this reconcile builds a new index
@@ -78,9 +79,12 @@ class IndexReconcile(IndexDatabase):
     on_batch: Callable[[int, int], None] | None = None
 
     def vault_feed(self) -> VaultFeed | None:
-        """What keeps the files this index reads in the vault (None: off for this source)."""
+        """What keeps the files this index reads in the vault (None: not asked for, or off
+        for this source)."""
         if not self._vault_ready:
             self._vault_ready = True
+            if not self.keeps_vault:
+                return None
             parts = getattr(self.source, "part_files", None)
             self._vault_feed = feed_for(self.source_kind, self.source.root, parts)
         return self._vault_feed

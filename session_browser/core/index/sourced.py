@@ -31,6 +31,7 @@ class SourceIndexStore(SqliteSessionStore):
         db_path: str | os.PathLike[str] | None = None,
         reconcile: str = "sync",
         fts: bool = True,
+        vault: bool = False,
     ) -> None:
         root = source.root
         super().__init__(
@@ -40,6 +41,7 @@ class SourceIndexStore(SqliteSessionStore):
             fts=fts,
             source=source,
             reader=SourceStore(source),
+            vault=vault,
         )
 
     def to_json(self) -> JSONDict:

@@ -126,12 +126,15 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         fts: bool = True,
         source: SessionSource | None = None,
         reader: SessionReader | None = None,
+        vault: bool = False,
         **store_kwargs: Any,
     ) -> None:
         """``source``: what the files of ``session_dir`` are (default: PraisonAI's JSON files
         of ``session_dir``); every file-level read of the index goes to it. ``reader``: what
         reads the source's sessions, for a read-only source (default: the JSON store over
-        ``session_dir``, built with ``store_kwargs``, which then makes every write)."""
+        ``session_dir``, built with ``store_kwargs``, which then makes every write).
+        ``vault``: keep every file the index reads in the vault (in our data dir) and read
+        deleted sessions back from it; off unless asked (the CLI and the app ask)."""
         if reconcile not in RECONCILE_MODES:
             raise ValueError(f"reconcile must be one of {RECONCILE_MODES}, not {reconcile!r}")
         if reader is None:
@@ -145,6 +148,7 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
             self.session_dir = StoreDir(session_dir or default_session_dir())
         self.source = source if source is not None else PraisonAISource(self.session_dir.path)
         self.source_kind = self.source.kind
+        self.keeps_vault = vault
         self.last_reads = {"resumed": 0, "full": 0}
         self._priors = {}
         if db_path is None:

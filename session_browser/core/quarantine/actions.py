@@ -449,14 +449,32 @@ def fold(
     return res
 
 
+#: The trash path a preview of discarding a file named (by the file's path): the discard
+#: that follows moves it there, so what the confirmation said is what happens.
+_PLANNED_TRASH: dict[Path, Path] = {}
+
+
+def _trash_target(item: QuarantineItem, *, dry_run: bool) -> Path:
+    """Where discarding ``item`` moves it: the place its last preview named (while that is
+    still free and in the trash), else a new folder of the trash. A preview remembers it."""
+    planned = _PLANNED_TRASH.pop(item.path, None) if not dry_run else None
+    if planned is not None and planned.parent.parent == trash_dir() and not planned.parent.exists():
+        return planned
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    target = trash_dir() / f"{stamp}-{os.urandom(3).hex()}" / item.name
+    if dry_run:
+        _PLANNED_TRASH[item.path] = target
+    return target
+
+
 def discard(item: QuarantineItem, *, dry_run: bool = False) -> ActionResult:
     """Move the item into our trash (``data_dir()/trash``); it is never deleted.
 
     The file is copied in chunks (a sparse file stays sparse, memory stays bounded); a
-    symlink is moved as the link itself, never followed.
+    symlink is moved as the link itself, never followed. The trash folder is the one a
+    preview (``dry_run``) of the same file named, so a confirmation names the real place.
     """
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    target = trash_dir() / f"{stamp}-{os.urandom(3).hex()}" / item.name
+    target = _trash_target(item, dry_run=dry_run)
     changes = [
         _FileChange(item.path, item.kind, "remove"),
         _FileChange(target, "trash", "create"),

@@ -157,7 +157,7 @@ class SourceKind:
     kind, named by a bare ``DIR``). ``default_dirs(cwd)``: the dirs read when no store is
     named; ``only_if_present``: whether those are used only when they exist.
     ``source(root)``: the :class:`SessionSource` over a dir. ``describe``: what a missing
-    dir is called in an error. ``open_scan(root)`` and ``open_index(root, reconcile)``: the
+    dir is called in an error. ``open_scan(root)`` and ``open_index(root, reconcile, vault)``: the
     scanning and the indexed store of a kind that has stores of its own (PraisonAI's writer,
     Pi's viewer with branches); without them a read-only kind gets the generic ones
     (:meth:`scan`, :meth:`index`).
@@ -171,7 +171,7 @@ class SourceKind:
     source: Callable[[Path], SessionSource]
     describe: str
     open_scan: Callable[[Path], RecallStore] | None = None
-    open_index: Callable[[Path, str], SqliteSessionStore] | None = None
+    open_index: Callable[[Path, str, bool], SqliteSessionStore] | None = None
 
     def scan(self, path: Path) -> RecallStore:
         """The scanning store over ``path`` (what ``--no-index`` reads)."""
@@ -181,13 +181,16 @@ class SourceKind:
 
         return SourceStore(self.source(path))
 
-    def index(self, path: Path, reconcile: str = "sync") -> SqliteSessionStore:
-        """The indexed store over ``path`` (its index in our cache dir)."""
+    def index(
+        self, path: Path, reconcile: str = "sync", *, vault: bool = False
+    ) -> SqliteSessionStore:
+        """The indexed store over ``path`` (its index in our cache dir); with ``vault`` it
+        keeps the files it reads in the vault."""
         if self.open_index is not None:
-            return self.open_index(path, reconcile)
+            return self.open_index(path, reconcile, vault)
         from ..index.sourced import SourceIndexStore
 
-        return SourceIndexStore(self.source(path), reconcile=reconcile)
+        return SourceIndexStore(self.source(path), reconcile=reconcile, vault=vault)
 
     def spec_text(self, path: str | os.PathLike[str]) -> str:
         """How to name a dir of this kind on the command line."""

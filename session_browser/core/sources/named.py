@@ -75,16 +75,16 @@ def _index_class() -> type[SourceIndexStore]:
 
 def named_kind_stores(
     make: Callable[[Path], NamedSource],
-) -> tuple[Callable[[Path], SourceStore], Callable[[Path, str], SqliteSessionStore]]:
+) -> tuple[Callable[[Path], SourceStore], Callable[[Path, str, bool], SqliteSessionStore]]:
     """``(open_scan, open_index)`` of a source kind whose files are named after their ids."""
 
     def open_scan(path: Path) -> SourceStore:
         return NamedScanStore(make(path))
 
-    def open_index(path: Path, reconcile: str) -> SqliteSessionStore:
+    def open_index(path: Path, reconcile: str, vault: bool) -> SqliteSessionStore:
 
         source = make(path)
-        store = _index_class()(source, reconcile=reconcile)
+        store = _index_class()(source, reconcile=reconcile, vault=vault)
         store.reader = NamedScanStore(source)
         return store
 

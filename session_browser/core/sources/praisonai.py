@@ -159,11 +159,11 @@ def open_scan(path: Path) -> DefaultSessionStore:
     return DefaultSessionStore(path, spill_dir=spill_dir_for(path))
 
 
-def open_index(path: Path, reconcile: str) -> SqliteSessionStore:
+def open_index(path: Path, reconcile: str, vault: bool) -> SqliteSessionStore:
     """The indexed JSON store over ``path`` (its index in our cache dir)."""
     from ..index import SqliteSessionStore
 
-    return SqliteSessionStore(path, spill_dir=spill_dir_for(path), reconcile=reconcile)
+    return SqliteSessionStore(path, spill_dir=spill_dir_for(path), reconcile=reconcile, vault=vault)
 
 
 KIND = SourceKind(

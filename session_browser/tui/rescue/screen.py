@@ -620,10 +620,13 @@ class QuarantineScreen(ContextScreen):
         body.append_text(change_lines(plan.files))
         for note in plan.notes:
             body.append(f"{printable(note, one_line=True)}\n", style="dim")
+        # the trash folder the discard moves the file into, as the plan names it
+        trash = [Path(str(f.get("path"))).parent for f in plan.files if f.get("role") == "trash"]
+        where = shown_path(str(trash[0])) if trash else "the trash"
         body.append(
             "\nEvery file is backed up in the journal first: u undoes it, byte-identical."
             if message.action != "discard"
-            else "\nThe file is moved to session-browser's trash, never deleted: u brings it back."
+            else f"\nThe file is moved to {where}, never deleted: u brings it back."
         )
         action = message.action
         new_id = message.new_id

@@ -21,11 +21,9 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import (
-    Checkbox,
     Footer,
     Input,
     ProgressBar,
-    RadioButton,
     RadioSet,
     Static,
 )
@@ -50,6 +48,7 @@ from session_browser.tui.common.base import ContextScreen, shown_path
 from session_browser.tui.common.chrome import AppHeader, StatusLine
 from session_browser.tui.common.confirm import ConfirmScreen
 from session_browser.tui.common.render import human_size, one_line, printable
+from session_browser.tui.common.toggles import TextCheckbox, TextRadioButton
 
 if TYPE_CHECKING:
     from session_browser.tui.app import ScreenContext
@@ -67,7 +66,7 @@ SCREEN_CSS = """
 .xfer-label { height: 1; padding: 0 1; text-style: bold; }
 .xfer-col .xfer-label { padding: 0; }
 .xfer-col RadioSet { width: 100%; }
-.xfer-col Checkbox { width: 100%; border: none; padding: 0 1; height: 1; margin: 0 0 1 0; }
+.xfer-col TextCheckbox { width: 100%; border: none; padding: 0 1; height: 1; margin: 0 0 1 0; }
 .xfer-path { margin: 0 1; }
 .xfer-summary { height: auto; padding: 0 1; }
 .xfer-progress { height: 1; padding: 0 1; }
@@ -168,17 +167,17 @@ class ExportScreen(ContextScreen):
                 yield _label("What")
                 with RadioSet(id="x-scope"):
                     for n, (_key, label) in enumerate(self.scopes):
-                        yield RadioButton(label, value=n == 0)
+                        yield TextRadioButton(label, value=n == 0)
             with Vertical(classes="xfer-col"):
                 yield _label("Format")
                 with RadioSet(id="x-format"):
-                    yield RadioButton(Text("JSON (portable)"), value=True)
-                    yield RadioButton(Text("Markdown"))
-                    yield RadioButton(Text("HTML (self-contained)"))
+                    yield TextRadioButton(Text("JSON (portable)"), value=True)
+                    yield TextRadioButton(Text("Markdown"))
+                    yield TextRadioButton(Text("HTML (self-contained)"))
             with Vertical(classes="xfer-col"):
                 yield _label("Options")
-                yield Checkbox(Text("Redact secrets and emails"), id="x-redact")
-                yield Checkbox(Text("Add continuations (lineage)"), value=True, id="x-lineage")
+                yield TextCheckbox(Text("Redact secrets and emails"), id="x-redact")
+                yield TextCheckbox(Text("Add continuations (lineage)"), value=True, id="x-lineage")
         yield _label(f"Write to (relative to {shown_path(Path.cwd())})")
         yield Input(id="x-path", classes="xfer-path", select_on_focus=False)
         yield Static("", id="x-summary", classes="xfer-summary")
@@ -244,13 +243,13 @@ class ExportScreen(ContextScreen):
             text.append("session ", style="bold")
             text.append(one_line(ids[0]), style="bold")
             if (
-                self.query_one("#x-lineage", Checkbox).value and self.fmt == "json"
-            ) or self.query_one("#x-lineage", Checkbox).value:
+                self.query_one("#x-lineage", TextCheckbox).value and self.fmt == "json"
+            ) or self.query_one("#x-lineage", TextCheckbox).value:
                 text.append(" (with its continuations)")
         else:
             text.append(f"{len(ids)} sessions", style="bold")
         text.append(f" as {FORMAT_NAMES[self.fmt]}", style="bold")
-        if self.query_one("#x-redact", Checkbox).value:
+        if self.query_one("#x-redact", TextCheckbox).value:
             text.append(", redacted", style="bold")
         text.append(" to ", style="dim")
         value = self.query_one("#x-path", Input).value.strip()
@@ -260,7 +259,7 @@ class ExportScreen(ContextScreen):
         self.query_one("#x-summary", Static).update(text)
 
     @on(RadioSet.Changed)
-    @on(Checkbox.Changed)
+    @on(TextCheckbox.Changed)
     def _options_changed(self) -> None:
         path = self.query_one("#x-path", Input)
         if path.value == self._auto_path:  # follow the options until the user edits it
@@ -307,8 +306,8 @@ class ExportScreen(ContextScreen):
             scope=self.scope,
             session_ids=ids,
             fmt=self.fmt,
-            redact=self.query_one("#x-redact", Checkbox).value,
-            lineage=self.query_one("#x-lineage", Checkbox).value,
+            redact=self.query_one("#x-redact", TextCheckbox).value,
+            lineage=self.query_one("#x-lineage", TextCheckbox).value,
             path=path,
         )
         try:
@@ -401,7 +400,7 @@ class ExportScreen(ContextScreen):
             )
             report.append(shown_path(out.path.absolute()))
             report.append(f" ({human_size(out.size)})")
-            if out.redactions or self.query_one("#x-redact", Checkbox).value:
+            if out.redactions or self.query_one("#x-redact", TextCheckbox).value:
                 kinds = ", ".join(f"{k}: {v}" for k, v in sorted(out.redactions.items()))
                 report.append(
                     f"\nRedacted {sum(out.redactions.values())} item(s)"
@@ -477,12 +476,12 @@ class ImportScreen(ContextScreen):
                 yield _label("Into")
                 with RadioSet(id="i-store"):
                     for n, store in enumerate(self.stores):
-                        yield RadioButton(Text(_store_label(self.context, store)), value=n == 0)
+                        yield TextRadioButton(Text(_store_label(self.context, store)), value=n == 0)
             with Vertical(classes="xfer-col"):
                 yield _label("Options")
-                yield Checkbox(Text("Overwrite existing sessions"), id="i-overwrite")
-                yield Checkbox(Text("Keep gateway/agent ids"), id="i-keep-live")
-                yield Checkbox(Text("Skip unusable entries"), id="i-skip")
+                yield TextCheckbox(Text("Overwrite existing sessions"), id="i-overwrite")
+                yield TextCheckbox(Text("Keep gateway/agent ids"), id="i-keep-live")
+                yield TextCheckbox(Text("Skip unusable entries"), id="i-skip")
         with VerticalScroll(id="i-report", classes="xfer-report"):
             yield Static("", id="i-report-body")
         yield _keys(
@@ -504,14 +503,14 @@ class ImportScreen(ContextScreen):
         return ImportRequest(
             path=self.query_one("#i-path", Input).value.strip(),
             store_index=max(0, self.query_one("#i-store", RadioSet).pressed_index),
-            overwrite=self.query_one("#i-overwrite", Checkbox).value,
-            keep_live=self.query_one("#i-keep-live", Checkbox).value,
-            skip_invalid=self.query_one("#i-skip", Checkbox).value,
+            overwrite=self.query_one("#i-overwrite", TextCheckbox).value,
+            keep_live=self.query_one("#i-keep-live", TextCheckbox).value,
+            skip_invalid=self.query_one("#i-skip", TextCheckbox).value,
         )
 
     @on(Input.Changed, "#i-path")
     @on(RadioSet.Changed)
-    @on(Checkbox.Changed)
+    @on(TextCheckbox.Changed)
     def _changed(self) -> None:
         if self.checked is not None and self.checked != self._request():
             self.checked = None

@@ -139,11 +139,11 @@ def open_scan(path: Path) -> PiStore:
     return PiStore(path)
 
 
-def open_index(path: Path, reconcile: str) -> SqliteSessionStore:
+def open_index(path: Path, reconcile: str, vault: bool) -> SqliteSessionStore:
     """The read-only index over the Pi dir ``path`` (in our cache dir)."""
     from ...pi_index import PiIndexStore
 
-    return PiIndexStore(path, reconcile=reconcile)
+    return PiIndexStore(path, reconcile=reconcile, vault=vault)
 
 
 KIND = SourceKind(
