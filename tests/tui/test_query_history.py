@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
 from session_browser.core.history import load_history, remember
+from session_browser.core.index.results import SearchResult
 from session_browser.tui import search as search_pkg
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.search.hits import HitList
@@ -91,3 +93,27 @@ async def test_walking_the_history_does_not_reorder_it(
         # Typed after the walk, a query is kept again.
         await type_query(pilot, app, "billing")
         await history_becomes(pilot, ["chargefox", "retention", "billing"])
+
+
+async def test_a_refresh_during_the_debounce_of_a_recalled_query_shows_its_hits(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lists asked again (a build's progress, a change on disk) between the Up and the
+    end of its debounce: the hits of the recalled query still come."""
+    remember("retention")
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        search = app.backend.search
+
+        def slow_search(*args: Any, **kwargs: Any) -> SearchResult:
+            time.sleep(0.2)  # still searching when the debounce ends
+            return search(*args, **kwargs)
+
+        monkeypatch.setattr(app.backend, "search", slow_search)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        screen.action_history_older()
+        await pilot.pause()  # the recalled query's search waits for its debounce
+        screen.rerun_search(keep_cursor=True)
+        await hits_for(pilot, app, "retention")

@@ -225,7 +225,16 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         gen = self._search_gen
         building = self.browser.index_state.mode == "building"
         delay = SEARCH_DEBOUNCE_BUILDING if building else SEARCH_DEBOUNCE
-        self._search_timer = self.set_timer(delay, lambda: self.run_search(query, gen))
+        self._search_timer = self.set_timer(delay, lambda: self._search_typed(query, gen))
+
+    def _search_typed(self, query: str, generation: int) -> None:
+        """The debounce of ``query`` ended: search it unless a later search took its place
+        (a refresh of the lists asks the query again meanwhile). Started anyway, the stale
+        search would cancel the current one (the group is exclusive) and then drop its own
+        answer, and the hits of the query on screen would never come."""
+        self._search_timer = None
+        if generation == self._search_gen:
+            self.run_search(query, generation)
 
     @on(Input.Submitted, "#query")
     def _query_submitted(self) -> None:
@@ -510,6 +519,9 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         cursor on the same session when it is still among the hits."""
         query = self.query_one("#query", Input).value
         if query.strip():
+            if self._search_timer is not None:  # this asks the same query now
+                self._search_timer.stop()
+                self._search_timer = None
             self._search_gen += 1
             self._keep_cursor = keep_cursor
             self.run_search(query, self._search_gen, self._limit)
