@@ -34,7 +34,9 @@ def test_ranges_count_what_the_join_counts_through_rewrites_kept_turns_and_delet
 ) -> None:
     # a capped file drops its oldest turns at each write: the dropped ones stay in the
     # index under a kept version's name (a range with holes, later ranges above it)
-    store = SqliteSessionStore(tmp_path / "sessions", retention="truncate", max_messages=4)
+    store = SqliteSessionStore(
+        tmp_path / "sessions", retention="truncate", max_messages=4, vault=True
+    )
     try:
         store.add_user_message("other", "the pelican went elsewhere, a heron stayed")
         for r in range(3):

@@ -55,17 +55,21 @@ async def test_a_word_of_an_old_indexed_session_is_found_while_the_build_is_paus
     try:
         async with app.run_test(size=SIZE) as pilot:
             await _until(pilot, reached.is_set, 30)
-            assert app.index_state.mode == "building"
-            assert app.index_state.done == 500
+            # the app reads the build's progress on its own poll: wait for it to show
+            await _until(
+                pilot,
+                lambda: app.index_state.mode == "building" and app.index_state.done == 500,
+                30,
+            )
             await pilot.press(*WORD)
             hits = app.main.query_one(HitList)
-            await _until(pilot, lambda: [h.session_id for h in hits.hits] == ["s00000"], 10)
+            await _until(pilot, lambda: [h.session_id for h in hits.hits] == ["s00000"], 30)
             assert hits.hits[0].archived
             await _until(
                 pilot,
                 lambda: "searched 600 of 2,000 sessions; full results when the index is ready"
                 in str(app.main.query_one("#search-info").render()),
-                10,
+                30,
             )
             assert app.index_state.mode == "building"  # still held: the answer came meanwhile
             go.set()
