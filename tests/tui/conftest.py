@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,17 @@ def make_app(store: Path, **kwargs: object) -> SessionBrowserApp:
 def demo(tmp_path: Path) -> DemoInfo:
     """The demo store, built with the frozen clock."""
     return build_demo_store(tmp_path / "home", now=NOW.timestamp())
+
+
+async def until(pilot: Pilot[int], check: Callable[[], object], seconds: float) -> float:
+    """Wait (pressing nothing) until ``check()`` is true, at most ``seconds`` (a ceiling, not a
+    wait: the test goes on as soon as the state is there); returns the seconds it took."""
+    started = time.monotonic()
+    while time.monotonic() - started < seconds:
+        if check():
+            return time.monotonic() - started
+        await pilot.pause(0.05)
+    raise AssertionError(f"not within {seconds} s")
 
 
 async def settle_workers(pilot: Pilot[int], app: SessionBrowserApp) -> None:

@@ -4,13 +4,10 @@ searches, one key map."""
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from textual.binding import Binding
-from textual.pilot import Pilot
 from textual.widgets import Input
 
 from session_browser.core.saved_searches import SavedSearch, load_saved, saved_path
@@ -25,6 +22,7 @@ from session_browser.tui.viewer.screen import ViewerScreen
 from session_browser.tui.viewer.transcript import CONTEXT_LEVELS, TranscriptView
 
 from .conftest import make_app, screen_text, settle
+from .conftest import until as _until
 from .stores import BASE, HOUR, _msg, _session
 
 SIZE = (120, 36)
@@ -86,15 +84,6 @@ def _append_turn(store: Path, session_id: str, text: str) -> int:
     tmp.write_text(json.dumps(data), encoding="utf-8")
     tmp.replace(path)
     return len(data["messages"]) + len(data.get("archived_messages") or [])
-
-
-async def _until(pilot: Pilot[int], check: Callable[[], bool], seconds: float) -> None:
-    started = time.monotonic()
-    while time.monotonic() - started < seconds:
-        if check():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"not within {seconds} s")
 
 
 async def test_the_viewer_follows_appended_turns_and_keeps_a_readers_place(

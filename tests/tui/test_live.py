@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from textual import events
-from textual.pilot import Pilot
 
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
@@ -20,6 +19,7 @@ from session_browser.tui.recent.listing import RecentList
 from session_browser.tui.search.hits import HitList
 
 from .conftest import screen_text
+from .conftest import until as _until
 from .stores import NOW
 
 SIZE = (120, 36)
@@ -44,16 +44,6 @@ def _write(store: Path, data: dict[str, Any]) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data), encoding="utf-8")
     tmp.replace(path)  # as an agent saves: one rename, never a half-written file
-
-
-async def _until(pilot: Pilot[int], check: Any, seconds: float) -> float:
-    """Wait (without pressing anything) until ``check()``; returns the seconds it took."""
-    started = time.monotonic()
-    while time.monotonic() - started < seconds:
-        if check():
-            return time.monotonic() - started
-        await pilot.pause(0.05)
-    raise AssertionError(f"not within {seconds} s")
 
 
 async def test_files_written_while_the_app_runs_appear_by_themselves_marked_new(

@@ -9,24 +9,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from textual.pilot import Pilot
-
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
 
 from .conftest import screen_text
+from .conftest import until as _until
 from .stores import NOW
 
 SIZE = (120, 36)
-
-
-async def _until(pilot: Pilot[int], check: Any, seconds: float) -> None:
-    """Wait (pressing nothing) until ``check()``, at most ``seconds``."""
-    started = time.monotonic()
-    while not check():
-        if time.monotonic() - started > seconds:
-            raise AssertionError(f"not within {seconds} s")
-        await pilot.pause(0.05)
 
 
 def _write(store: Path, sid: str, text: str, ts: float) -> None:

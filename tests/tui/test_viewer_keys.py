@@ -3,7 +3,6 @@ its term, and a hit in the last screenful opens with the cursor on it."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -15,19 +14,12 @@ from session_browser.tui.backend import Backend
 from session_browser.tui.viewer.screen import ViewerScreen
 from session_browser.tui.viewer.transcript import TranscriptView
 
+from .conftest import until as _until
 from .stores import BASE, HOUR, NOW, _session, conversation, long_session
 from .test_live_state import _burst
 from .test_reading import write
 
 SIZE = (120, 36)
-
-
-async def _until(pilot: Pilot[int], check: Any, seconds: float) -> None:
-    started = time.monotonic()
-    while not check():
-        if time.monotonic() - started > seconds:
-            raise AssertionError(f"not within {seconds} s")
-        await pilot.pause(0.05)
 
 
 async def _open(pilot: Pilot[int], app: SessionBrowserApp, anchor: int, terms: list[str]) -> Any:
