@@ -294,7 +294,10 @@ def test_default_sgd_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SESSION_BROWSER_DATA_DIR", str(sgd.parent))
     assert D.default_sgd_path() == sgd
     monkeypatch.delenv("SESSION_BROWSER_DATA_DIR")
-    assert D.default_sgd_path().resolve() == sgd.resolve()  # found beside the package
+    # From the checkout, the walk up finds the data beside it (a ``shared/`` beside an
+    # unrelated working directory, say /tmp/shared, must not decide this test).
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    assert D.default_sgd_path().resolve() == sgd.resolve()
 
 
 def _scan(info: C.CorpusInfo, item: Q.KnownItem) -> set[str]:
