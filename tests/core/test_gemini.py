@@ -291,3 +291,44 @@ def test_a_deleted_chat_is_kept_by_the_vault(tmp_path: Path) -> None:
     assert kept is not None and "mixed line endings" in json.dumps(kept)
     assert not chat.exists() and os.listdir(chat.parent) == []
     assert original  # the vault's copy came from these bytes, read once
+
+
+def test_doctor_lists_the_agent_its_count_and_its_retention(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path))
+    dot = gemini_home(tmp_path)
+    second = dot / "tmp" / "parser-fix" / "chats" / "session-2026-08-21T08-00-12345678.jsonl"
+    shutil.copy(dot / "tmp" / CHAT, second)
+    before = snapshot(dot)
+    report = cli_json("doctor", "--json")
+    [agent] = [a for a in report["agents"] if a["source"] == "gemini"]
+    assert agent["dir"] == str(dot / "tmp") and agent["sessions"] == 2
+    settings = dot / "settings.json"
+    assert agent["retention"] == (
+        f"Gemini CLI deletes chats older than 30d (the default; {settings} does not set "
+        "general.sessionRetention)"
+    )
+    assert any(f["source"] == "gemini" for f in report["findings"])
+    settings.write_text(
+        json.dumps({"general": {"sessionRetention": {"maxAge": "7d", "maxCount": 5}}})
+    )
+    res = CliRunner().invoke(main, ["doctor"])
+    assert res.exit_code == 0, res.output
+    assert (
+        f"gemini: 2 sessions in {dot / 'tmp'} (Gemini CLI deletes chats older than 7d and "
+        f"beyond the newest 5 (general.sessionRetention in {settings}))"
+    ) in res.output
+    settings.write_text(json.dumps({"general": {"sessionRetention": {"enabled": False}}}))
+    report = cli_json("doctor", "--json")
+    [agent] = [a for a in report["agents"] if a["source"] == "gemini"]
+    assert agent["retention"].startswith("Gemini CLI keeps chats until they are deleted")
+    assert not any(f["source"] == "gemini" for f in report["findings"])
+    settings.unlink()
+    assert snapshot(dot) == before
+
+
+def cli_json(*args: str) -> Any:
+    res = CliRunner().invoke(main, list(args))
+    assert res.exit_code == 0, res.output
+    return json.loads(res.output)

@@ -46,7 +46,7 @@ from typing import Any
 
 from ..files import loads, read_file_bytes, real_dir
 from ..model import JSONDict, SessionHit, iso_epoch
-from .base import RAW_KEPT, Identity, LinesSkipped, SessionDoc, Skip
+from .base import RAW_KEPT, Identity, LinesSkipped, Retention, SessionDoc, Skip
 from .claude.source import empty_reason, file_ident, settle_agent_hit
 from .claude.transcript import Turn, short, split_compaction
 from .named import agent_kind
@@ -77,6 +77,40 @@ def gemini_home() -> Path:
 def default_gemini_dir() -> Path:
     """Where the chats are: ``<gemini home>/tmp`` (one folder per project)."""
     return gemini_home() / "tmp"
+
+
+#: gemini-cli's defaults for ``general.sessionRetention`` (its settings schema, v0.56.0):
+#: chats older than 30 days are deleted at start-up.
+DEFAULT_RETENTION: JSONDict = {"enabled": True, "maxAge": "30d"}
+
+
+def gemini_retention() -> Retention:
+    """What Gemini CLI deletes at start-up: ``general.sessionRetention`` of its user
+    ``settings.json`` over its defaults (a project's own settings may differ)."""
+    path = gemini_home() / "settings.json"
+    try:
+        data = json.loads(read_file_bytes(path, max_bytes=16 << 20))
+    except (OSError, ValueError):
+        data = None
+    general = data.get("general") if isinstance(data, dict) else None
+    own = general.get("sessionRetention") if isinstance(general, dict) else None
+    where = (
+        f"general.sessionRetention in {path}"
+        if isinstance(own, dict)
+        else f"the default; {path} does not set general.sessionRetention"
+    )
+    rule = {**DEFAULT_RETENTION, **(own if isinstance(own, dict) else {})}
+    if rule.get("enabled") is not True:
+        return Retention(f"Gemini CLI keeps chats until they are deleted ({where})", False)
+    limits: list[str] = []
+    if isinstance(rule.get("maxAge"), str) and rule["maxAge"]:
+        limits.append(f"older than {rule['maxAge']}")
+    count = rule.get("maxCount")
+    if isinstance(count, int) and not isinstance(count, bool):
+        limits.append(f"beyond the newest {count}")
+    if not limits:
+        return Retention(f"Gemini CLI keeps chats until they are deleted ({where})", False)
+    return Retention(f"Gemini CLI deletes chats {' and '.join(limits)} ({where})", True)
 
 
 def project_dirs(tmp_dir: Path) -> dict[str, str]:
@@ -523,4 +557,6 @@ class GeminiSource:
         ]
 
 
-KIND = agent_kind(GEMINI_SOURCE, GeminiSource, default_gemini_dir, "Gemini CLI chats dir")
+KIND = agent_kind(
+    GEMINI_SOURCE, GeminiSource, default_gemini_dir, "Gemini CLI chats dir", gemini_retention
+)
