@@ -12,8 +12,9 @@ act on is refused, with the reason, rather than quoted:
   ``ESC [201~`` ends a bracketed paste), format characters (Unicode ``Cf``: bidi overrides
   and isolates, zero-width ones), the line and paragraph separators U+2028/U+2029, spaces other
   than the ASCII space (the no-break ones) and lone surrogates, in the dir or the id;
-- an id that is not a UUID: these agents name a session by a UUID, and a UUID never starts
-  with ``-`` (which would make it a flag such as ``--dangerously-skip-permissions``).
+- an id that is not a UUID (OpenCode's: not ``ses_`` and letters and digits): these agents
+  name a session so, and such an id never starts with ``-`` (which would make it a flag such
+  as ``--dangerously-skip-permissions``).
 
 The dir is quoted with :func:`shlex.quote`. Codex's ``resume`` takes the id as a clap
 positional, so ``codex resume -- <id>`` binds it and ends the flags; Claude Code's
@@ -21,7 +22,8 @@ positional, so ``codex resume -- <id>`` binds it and ends the flags; Claude Code
 its value, so its line is ``claude --resume <id>`` and the UUID check alone keeps the id a value.
 Gemini CLI's ``--resume`` is a string option (yargs) that takes ``latest``, an index or a session
 UUID and finds the session among the chats of the dir it runs in: ``cd <dir> && gemini --resume
-<id>``, the UUID check again keeping the id a value.
+<id>``, the UUID check again keeping the id a value. OpenCode's ``--session`` (yargs) takes
+its ``ses_...`` id: ``cd <dir> && opencode --session <id>``.
 """
 
 from __future__ import annotations
@@ -36,9 +38,14 @@ COMMANDS: dict[str, str] = {
     "claude": "claude --resume",
     "codex": "codex resume --",
     "gemini": "gemini --resume",
+    "opencode": "opencode --session",
 }
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+#: The kinds whose session ids are no UUIDs: (their id's form, what it is called).
+IDS: dict[str, tuple[re.Pattern[str], str]] = {
+    "opencode": (re.compile(r"ses_[0-9A-Za-z]{8,64}"), "an OpenCode session id (ses_...)"),
+}
 
 
 @dataclass(frozen=True)
@@ -92,8 +99,9 @@ def resume_line(kind: str, session_id: str, cwd: str | None) -> Resume | None:
         return ResumeRefused(f"the session id holds {bad}")
     if session_id.startswith("-"):
         return ResumeRefused("the session id starts with '-' (it would be read as a flag)")
-    if not _UUID.fullmatch(session_id):
-        return ResumeRefused("the session id is not a UUID")
+    form, called = IDS.get(kind, (_UUID, "a UUID"))
+    if not form.fullmatch(session_id):
+        return ResumeRefused(f"the session id is not {called}")
     if cwd:
         bad = unsafe_character(cwd)
         if bad is not None:

@@ -56,7 +56,7 @@ class NamedScanStore(SourceStore):
 
 
 @cache
-def _index_class() -> type[SourceIndexStore]:
+def named_index_class() -> type[SourceIndexStore]:
     """The index store of a named source: :class:`SourceIndexStore` with the viewer's
     projection (defined on first use: the index imports the sources)."""
     from ..index.sourced import SourceIndexStore
@@ -84,7 +84,7 @@ def named_kind_stores(
     def open_index(path: Path, reconcile: str, vault: bool) -> SqliteSessionStore:
 
         source = make(path)
-        store = _index_class()(source, reconcile=reconcile, vault=vault)
+        store = named_index_class()(source, reconcile=reconcile, vault=vault)
         store.reader = NamedScanStore(source)
         return store
 
