@@ -407,4 +407,9 @@ def test_default_dir_and_resume_line(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     (tmp_path / "opencode").mkdir()
     write_database(tmp_path / "opencode" / "opencode.db", sessions())
     assert ids(cli("search", "ninety", "--store", "opencode:", "--json")) == [SID]
+    res = CliRunner().invoke(main, ["doctor", "--json"])
+    assert res.exit_code == 0, res.output
+    [agent] = [a for a in json.loads(res.output)["agents"] if a["source"] == "opencode"]
+    assert agent["sessions"] == 2 and agent["dir"] == str(tmp_path / "opencode")
+    assert agent["retention"].startswith("OpenCode keeps sessions")
     assert resume_line("opencode", SID, CWD) == ResumeLine(f"cd {CWD} && opencode --session {SID}")
