@@ -23,12 +23,15 @@ from session_browser.core.sources.gemini import (
     default_gemini_dir,
     read_gemini_chat,
 )
+from session_browser.core.vault import Vault
+from session_browser.core.vault.parts import parts_of
 from session_browser.core.vault.reading import kept_session
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "gemini"
 SID = "7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
 CHAT = "parser-fix/chats/session-2026-08-20T09-15-7c1d2e3f.jsonl"
 PROJECT = "/home/dev/parser"
+AGENT = "b3a2c1d0-9e8f-4a7b-8c6d-5e4f3a2b1c0d"
 REAL = {
     # file: (title, user turns, tool calls)
     "m-gemini/session-2025-12-30T01-16-3f9ce747.json": ("Update Gemini CLI via npm", 2, 7),
@@ -156,8 +159,19 @@ def test_jsonl_records_rewinds_rewrites_and_compaction(tmp_path: Path) -> None:
     assert [m["content"] for m in active[1:]] == [
         "Got it. Thanks for the additional context!",
         "now add a regression test for mixed line endings",
+        "",  # the tool call that ran a subagent; its turns come right after it
+        "Find every caller of tokenize() that passes raw file text",
+        "Searching for the callers.",
+        "Two callers pass raw text: loader.py line 41 and cli.py line 88 (the heron branch).",
         "Added test_mixed_line_endings covering \\r\\n, \\n and a lone \\r.",
     ]
+    # The subagent's own chat (chats/<session id>/<agent id>.jsonl) is folded in.
+    assert [m["metadata"].get("subagent") for m in active[4:7]] == [AGENT] * 3
+    assert [label for label, _t in hidden_parts(active[3])] == [
+        "tool call: codebase_investigator",
+        "tool result: codebase_investigator",
+    ]
+    assert "cli.py:88" in hidden_parts(active[5])[1][1]
     assert data["last_compaction"]["metadata"]["compacted_count"] == 5
     # The rewound prompt is gone, as gemini-cli's own loader drops it.
     assert "rust" not in json.dumps(data)
@@ -173,7 +187,7 @@ def test_jsonl_records_rewinds_rewrites_and_compaction(tmp_path: Path) -> None:
     assert "This is the Gemini CLI" in everything  # a hidden note, with include_hidden
     plain = source.load(CHAT)
     assert plain is not None and "This is the Gemini CLI" not in json.dumps(plain)
-    assert sum(1 for m in recall.project(plain) if m["role"] == "user") == 3
+    assert sum(1 for m in recall.project(plain) if m["role"] == "user") == 4
 
 
 def test_project_dir_from_projects_json_for_a_hash_folder(tmp_path: Path) -> None:
@@ -277,20 +291,32 @@ def test_a_deleted_chat_is_kept_by_the_vault(tmp_path: Path) -> None:
     dot = gemini_home(tmp_path)
     chat = dot / "tmp" / CHAT
     original = chat.read_bytes()
+    sub_original = (chat.parent / SID / f"{AGENT}.jsonl").read_bytes()
     store = SOURCES["gemini"].index(dot / "tmp", vault=True)
     try:
         assert [h.session_id for h in store.search("regression")] == [SID]
+        assert [h.session_id for h in store.search("heron")] == [SID]
         chat.unlink()  # Gemini CLI's retention deletes old chats
         assert store.reconcile().removed == 1
         [hit] = store.search("regression", limit=5)
         assert hit.session_id == SID and hit.kept is not None
         assert hit.kept.startswith(f"deleted from {chat} on ")
+        shutil.rmtree(chat.parent / SID)  # and its subagents' chats
+        assert store.reconcile().removed == 0
+        [hit] = store.search("heron", limit=5)  # a subagent's words, from the vault's copy
+        assert hit.session_id == SID and hit.kept is not None
     finally:
         store.close()
     kept = kept_session(SID)
     assert kept is not None and "mixed line endings" in json.dumps(kept)
-    assert not chat.exists() and os.listdir(chat.parent) == []
-    assert original  # the vault's copy came from these bytes, read once
+    assert "heron branch" in json.dumps(kept)
+    assert os.listdir(chat.parent) == []
+    with Vault() as vault:
+        [version] = vault.versions(SID)
+        assert [rel for _p, rel in parts_of(vault, version)] == [f"{SID}/{AGENT}.jsonl"]
+        vault.restore(version)
+    assert chat.read_bytes() == original
+    assert (chat.parent / SID / f"{AGENT}.jsonl").read_bytes() == sub_original
 
 
 def test_doctor_lists_the_agent_its_count_and_its_retention(

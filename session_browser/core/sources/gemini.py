@@ -6,7 +6,10 @@ Where they live
     is the SHA-256 of the project dir (older releases) or a short slug (newer ones, listed in
     ``~/.gemini/projects.json`` and named in ``<project>/.project_root``). A store of this kind
     is the ``tmp`` dir (every project) or any dir under it; every ``session-*.json[l]`` below it
-    is read. A subagent's own chat (``chats/<parent id>/<id>.jsonl``) is not a session here.
+    is read. A subagent's own chat (``chats/<parent session id>/<agent id>.jsonl``) is no
+    session of its own: it is folded into its parent (its turns after the tool call whose
+    ``agentId`` names it; its file's identity folded into the parent's, and kept with it by
+    the vault).
 
 The format (read from gemini-cli's ``chatRecordingService.ts``; not a stable contract)
     The legacy file is ``{sessionId, projectHash, startTime, lastUpdated, summary?, messages}``.
@@ -47,7 +50,7 @@ from typing import Any
 from ..files import loads, read_file_bytes, real_dir
 from ..model import JSONDict, SessionHit, iso_epoch
 from .base import RAW_KEPT, Identity, LinesSkipped, Retention, SessionDoc, Skip
-from .claude.source import empty_reason, file_ident, settle_agent_hit
+from .claude.source import empty_reason, file_ident, fold, settle_agent_hit
 from .claude.transcript import Turn, short, split_compaction
 from .named import agent_kind
 from .pi.store import pi_is_automated
@@ -372,22 +375,13 @@ def _turn(record: JSONDict, read: GeminiRead, hidden_before: list[JSONDict]) -> 
     return None
 
 
-def read_gemini_chat(
-    path: Path,
-    *,
-    cwd: str | None = None,
-    include_hidden: bool = False,
-    raw: bytes | None = None,
-) -> GeminiRead:
-    """The session of one Gemini CLI chat file (legacy JSON or JSONL); ``cwd``: its project
-    dir when known. Raises ``OSError`` when it cannot be read."""
-    if raw is None:
-        raw = read_file_bytes(path, max_bytes=MAX_FILE_BYTES, follow_links=False)
-    read = GeminiRead(data={})
-    meta: JSONDict = {}
+def _chat_turns(raw: bytes, read: GeminiRead, meta: JSONDict) -> tuple[list[Turn], dict[str, Turn]]:
+    """The turns of a chat file's bytes (hidden parts attached), and the turn of each tool
+    call that ran a subagent, by the subagent's id (``agentId``)."""
     history = _records(raw, meta, read)
     turns: list[Turn] = []
     pending: list[JSONDict] = []
+    by_agent: dict[str, Turn] = {}
     for record in history.records():
         if isinstance(record, Turn):
             turns.append(record)
@@ -404,11 +398,80 @@ def read_gemini_chat(
             turn.hidden[:0] = pending
             pending = []
             turns.append(turn)
+            for call in record.get("toolCalls") or []:
+                agent = call.get("agentId") if isinstance(call, dict) else None
+                if isinstance(agent, str) and agent:
+                    by_agent[agent] = turn
+    return turns, by_agent
+
+
+def subagent_chats(path: Path, session_id: str) -> list[Path]:
+    """The subagents' own chats of the chat file ``path`` of session ``session_id``:
+    ``<its folder>/<session id>/*.jsonl`` (regular files, sorted)."""
+    folder = path.parent / session_id
+    if not session_id or "/" in session_id or not real_dir(folder):
+        return []
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    return [folder / n for n in names if n.endswith(".jsonl") and file_ident(folder / n)]
+
+
+def _with_subagents(
+    path: Path, session_id: str, turns: list[Turn], by_agent: dict[str, Turn], read: GeminiRead
+) -> list[Turn]:
+    """``turns`` with each subagent's turns just after the turn of the tool call that ran
+    it (at the end when none did), marked with the subagent's id."""
+    after: dict[int, list[Turn]] = {}
+    tail: list[Turn] = []
+    for sub in subagent_chats(path, session_id):
+        try:
+            raw = read_file_bytes(sub, max_bytes=MAX_FILE_BYTES, follow_links=False)
+        except OSError:
+            continue
+        sub_turns, _calls = _chat_turns(raw, read, {})
+        agent = sub.stem
+        mine = [t for t in sub_turns if t.role is not None]
+        for turn in mine:
+            turn.meta["subagent"] = agent
+        caller = by_agent.get(agent)
+        if caller is None:
+            tail.extend(mine)
+        else:
+            after.setdefault(id(caller), []).extend(mine)
+    if not after and not tail:
+        return turns
+    out: list[Turn] = []
+    for turn in turns:
+        out.append(turn)
+        out.extend(after.get(id(turn), ()))
+    return [*out, *tail]
+
+
+def read_gemini_chat(
+    path: Path,
+    *,
+    cwd: str | None = None,
+    include_hidden: bool = False,
+    raw: bytes | None = None,
+    subagents: bool = True,
+) -> GeminiRead:
+    """The session of one Gemini CLI chat file (legacy JSON or JSONL), with its subagents'
+    chats folded in (``subagents``); ``cwd``: its project dir when known. Raises ``OSError``
+    when it cannot be read."""
+    if raw is None:
+        raw = read_file_bytes(path, max_bytes=MAX_FILE_BYTES, follow_links=False)
+    read = GeminiRead(data={})
+    meta: JSONDict = {}
+    turns, by_agent = _chat_turns(raw, read, meta)
+    session_id = meta.get("sessionId") if isinstance(meta.get("sessionId"), str) else None
+    if subagents and session_id:
+        turns = _with_subagents(path, session_id, turns, by_agent, read)
     if not include_hidden:
         for turn in turns:
             turn.hidden = []
     archived, active, last = split_compaction(turns, include_hidden, "gemini_compaction")
-    session_id = meta.get("sessionId") if isinstance(meta.get("sessionId"), str) else None
     info: JSONDict = {"source": GEMINI_SOURCE}
     summary = meta.get("summary")
     if isinstance(summary, str) and summary.strip():
@@ -474,18 +537,47 @@ class GeminiSource:
             for name in sorted(filenames):
                 if not _is_chat(name) or (name.endswith(".json") and f"{name}l" in names):
                     continue  # a legacy file migrated beside itself is read from the new one
-                ident = file_ident(os.path.join(dirpath, name), refused)
+                path = os.path.join(dirpath, name)
+                ident = file_ident(path, refused)
                 if ident is not None:
                     rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
-                    out[rel] = ident
+                    parts = self._parts(Path(path), dirnames)
+                    out[rel] = fold(ident, (i for p in parts if (i := file_ident(p)) is not None))
         self.refused = refused
         return out
 
+    def _parts(self, path: Path, folders: Iterable[str] | None = None) -> list[Path]:
+        """The subagent chats that may go with chat file ``path``: those in the folders
+        beside it named after a session id that starts as its name ends (``-<id8>``)."""
+        short_id = path.name.split(".")[0].rsplit("-", 1)[-1]
+        if len(short_id) < 8:
+            return []
+        if folders is None:
+            try:
+                folders = [d for d in os.listdir(path.parent) if real_dir(path.parent / d)]
+            except OSError:
+                return []
+        out: list[Path] = []
+        for folder in sorted(folders):
+            if folder.startswith(short_id):
+                out.extend(subagent_chats(path, folder))
+        return out
+
+    def part_files(self, name: str) -> list[Path]:
+        """The subagents' chats of chat file ``name`` as they are now (the vault keeps them
+        with it)."""
+        return self._parts(self.root / name)
+
     def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
-        return {
-            name: file_ident(self.root / name) if _is_chat(os.path.basename(name)) else None
-            for name in names
-        }
+        out: dict[str, Identity | None] = {}
+        for name in names:
+            path = self.root / name
+            ident = file_ident(path) if _is_chat(path.name) else None
+            if ident is not None:
+                parts = self._parts(path)
+                ident = fold(ident, (i for p in parts if (i := file_ident(p)) is not None))
+            out[name] = ident
+        return out
 
     def project_dir(self, name: str) -> str | None:
         """The project dir of chat file ``name`` (``<project>/chats/<file>``), when known."""
