@@ -358,3 +358,22 @@ def cli_json(*args: str) -> Any:
     res = CliRunner().invoke(main, list(args))
     assert res.exit_code == 0, res.output
     return json.loads(res.output)
+
+
+@pytest.mark.parametrize("value", [None, 5, True, "text", [], {}, [1, None], {"a": 1}])
+def test_fields_of_the_wrong_type_never_break_a_read(tmp_path: Path, value: object) -> None:
+    good = {"id": "u1", "timestamp": "2026-01-01T00:00:00Z", "type": "user", "content": "kept"}
+    fields = ("id", "timestamp", "type", "content", "displayContent", "thoughts", "toolCalls")
+    for field in fields:
+        for kind in ("user", "gemini", "info"):
+            bad = {"id": "m2", "timestamp": "2026-01-01T00:01:00Z", "type": kind, field: value}
+            head = {"sessionId": "s1", "projectHash": "h", "summary": value, "startTime": value}
+            # a string $rewindTo is a rewind (to an unknown id: everything, as gemini-cli does)
+            rewind = bad["id"] if isinstance(value, str) else value
+            lines = [head, good, bad, {"$set": {"summary": value}}, {"$rewindTo": rewind}]
+            raw = "".join(json.dumps(x) + "\n" for x in lines).encode()
+            data = read_gemini_chat(tmp_path / "c.jsonl", raw=raw, include_hidden=True).data
+            assert data["messages"][0]["content"] == "kept", (field, kind)
+            legacy = json.dumps({**head, "messages": [good, bad]}).encode()
+            data = read_gemini_chat(tmp_path / "c.json", raw=legacy, include_hidden=True).data
+            assert data["messages"][0]["content"] == "kept", (field, kind)

@@ -171,6 +171,11 @@ def _text(content: Any, *, thoughts: bool = False) -> str:
     return "\n".join(t for t in out if t)
 
 
+def _list(value: Any) -> list[Any]:
+    """``value`` when it is a list, else an empty one (a field of the wrong type)."""
+    return value if isinstance(value, list) else []
+
+
 def _has(content: Any, key: str) -> bool:
     return any(isinstance(p, dict) and key in p for p in _parts(content))
 
@@ -292,7 +297,7 @@ def _records(raw: bytes, meta: JSONDict, read: GeminiRead) -> _History:
             meta.update({k: v for k, v in update.items() if k != "messages"})
         elif isinstance(obj.get("sessionId"), str):
             meta.update({k: v for k, v in obj.items() if k != "messages"})
-            for m in obj.get("messages") or []:
+            for m in _list(obj.get("messages")):
                 if _message(m) is not None:
                     history.put(m)
         else:
@@ -350,7 +355,7 @@ def _turn(record: JSONDict, read: GeminiRead, hidden_before: list[JSONDict]) -> 
         turn = Turn("assistant", stamp, [_text(content)], {"gemini_id": record["id"]})
         if isinstance(record.get("model"), str):
             turn.meta["model"] = record["model"]
-        for thought in record.get("thoughts") or []:
+        for thought in _list(record.get("thoughts")):
             if isinstance(thought, dict):
                 subject, body = thought.get("subject"), thought.get("description")
                 words = [w for w in (subject, body) if isinstance(w, str) and w]
@@ -370,7 +375,7 @@ def _turn(record: JSONDict, read: GeminiRead, hidden_before: list[JSONDict]) -> 
     _count(read, f"message/{kind}" if isinstance(kind, str) else "message/untyped")
     note = _text(content).strip()
     if note:
-        label = kind if kind in NOTE_TYPES else "note"
+        label = kind if isinstance(kind, str) and kind in NOTE_TYPES else "note"
         hidden_before.append({"type": "custom", "text": short(f"{label}: {note}")})
     return None
 
@@ -398,7 +403,7 @@ def _chat_turns(raw: bytes, read: GeminiRead, meta: JSONDict) -> tuple[list[Turn
             turn.hidden[:0] = pending
             pending = []
             turns.append(turn)
-            for call in record.get("toolCalls") or []:
+            for call in _list(record.get("toolCalls")):
                 agent = call.get("agentId") if isinstance(call, dict) else None
                 if isinstance(agent, str) and agent:
                     by_agent[agent] = turn
