@@ -22,6 +22,7 @@ from session_browser.cli import main
 from session_browser.core import recall
 from session_browser.core.model import SUMMARY_PREFIX, hidden_parts
 from session_browser.core.resume_line import ResumeLine, resume_line
+from session_browser.core.sources.base import Skip
 from session_browser.core.sources.opencode import OpenCodeSource, default_opencode_dir
 
 SID = "ses_4f1d2c3b8ffeA1b2C3d4E5f6G7"
@@ -413,3 +414,35 @@ def test_default_dir_and_resume_line(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     assert agent["sessions"] == 2 and agent["dir"] == str(tmp_path / "opencode")
     assert agent["retention"].startswith("OpenCode keeps sessions")
     assert resume_line("opencode", SID, CWD) == ResumeLine(f"cd {CWD} && opencode --session {SID}")
+
+
+def test_rows_that_are_not_what_opencode_writes_are_skipped(tmp_path: Path) -> None:
+    root = tmp_path / "opencode"
+    root.mkdir()
+    db = write_database(root / "opencode.db", sessions())
+    with sqlite3.connect(db) as conn:
+        first = conn.execute(
+            "SELECT id FROM message WHERE session_id = ? ORDER BY time_created LIMIT 1", (SID,)
+        ).fetchone()[0]
+        conn.execute("UPDATE message SET data = 'not json' WHERE id = ?", (first,))
+        parts = [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM part WHERE session_id = ? AND message_id != ? ORDER BY id",
+                (SID, first),
+            )
+        ]
+        conn.execute("UPDATE part SET data = '[1, 2]' WHERE id = ?", (parts[0],))
+        conn.execute(
+            "UPDATE part SET data = ? WHERE id = ?",
+            (json.dumps({"type": "tool", "tool": 5, "state": "done"}), parts[1]),
+        )
+    conn.close()
+    (root / "opencode-beta.db").write_bytes(b"not a database at all")
+    source = OpenCodeSource(root)
+    names = source.list_files()
+    assert sorted(names) == [f"opencode.db/{CHILD}", f"opencode.db/{SID}"]
+    doc = source.parse(f"opencode.db/{SID}", names[f"opencode.db/{SID}"], None)
+    assert not isinstance(doc, Skip) and doc.skipped is not None and doc.skipped.bad == 2
+    assert doc.data["archived_messages"][0]["role"] == "assistant"  # the unreadable prompt left out
+    assert "ninety minutes" in json.dumps(doc.data)
