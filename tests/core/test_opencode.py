@@ -446,3 +446,27 @@ def test_rows_that_are_not_what_opencode_writes_are_skipped(tmp_path: Path) -> N
     assert not isinstance(doc, Skip) and doc.skipped is not None and doc.skipped.bad == 2
     assert doc.data["archived_messages"][0]["role"] == "assistant"  # the unreadable prompt left out
     assert "ninety minutes" in json.dumps(doc.data)
+
+
+def test_a_session_written_to_since_is_read_again(tmp_path: Path) -> None:
+    root = tmp_path / "opencode"
+    root.mkdir()
+    items = sessions()
+    db = write_database(root / "opencode.db", items)
+    store = f"opencode:{root}"
+    assert ids(cli("search", "albatross", "--store", store, "--json")) == []
+    with sqlite3.connect(db) as conn:  # OpenCode answers again in the same session
+        later = T0 + 3_600_000
+        data = {"role": "assistant", "time": {"created": later}, "modelID": "m", "summary": False}
+        conn.execute(
+            "INSERT INTO message VALUES ('msg_zzz', ?, ?, ?, ?)",
+            (SID, later, later, json.dumps(data)),
+        )
+        part = {"type": "text", "text": "The albatross cache key is fixed too."}
+        conn.execute(
+            "INSERT INTO part VALUES ('prt_zzz', 'msg_zzz', ?, ?, ?, ?)",
+            (SID, later, later, json.dumps(part)),
+        )
+        conn.execute("UPDATE session SET time_updated = ? WHERE id = ?", (later, SID))
+    conn.close()
+    assert ids(cli("search", "albatross", "--store", store, "--json")) == [SID]

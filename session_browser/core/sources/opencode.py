@@ -383,6 +383,9 @@ class OpenCodeSource:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.refused: dict[str, int] = {}
+        # database file -> (its identity, its sessions) as last listed (read immutable: the
+        # same file is the same sessions)
+        self._listed: dict[str, tuple[Identity, dict[str, tuple[int, int]]]] = {}
 
     def _databases(self) -> Iterator[tuple[str, Identity]]:
         try:
@@ -400,10 +403,15 @@ class OpenCodeSource:
         out: dict[str, Identity] = {}
         seen: set[str] = set()
         for db_name, db_ident in self._databases():
-            try:
-                sessions = database_sessions(self.root / db_name)
-            except sqlite3.Error:
-                continue
+            cached = self._listed.get(db_name)
+            if cached is not None and cached[0] == db_ident:
+                sessions = cached[1]  # the file is as it was: so are its sessions
+            else:
+                try:
+                    sessions = database_sessions(self.root / db_name)
+                except sqlite3.Error:
+                    continue
+                self._listed[db_name] = (db_ident, sessions)
             for sid, (rows, when) in sessions.items():
                 if sid in seen:
                     continue
