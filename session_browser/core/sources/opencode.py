@@ -31,9 +31,9 @@ The mapping (one PraisonAI-shaped session dict per session)
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
 
 from .. import recall
-from ..files import read_file_bytes, real_dir, regular_lstat
+from ..files import loads, read_file_bytes, real_dir, regular_lstat
 from ..model import JSONDict, SessionHit
 from .base import Identity, LinesSkipped, Retention, SessionDoc, Skip, SourceKind
 from .claude.source import file_ident, settle_agent_hit
@@ -233,11 +233,14 @@ def opencode_session(
 
 
 def _loads(text: Any) -> JSONDict | None:
-    if not isinstance(text, (str, bytes)):
+    """A JSON object of a ``data`` column or a file (None: anything else)."""
+    if isinstance(text, str):
+        text = text.encode("utf-8", "surrogatepass")
+    if not isinstance(text, bytes):
         return None
     try:
-        value = json.loads(text)
-    except ValueError:
+        value = loads(text)
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
@@ -262,46 +265,45 @@ def database_sessions(path: Path) -> dict[str, tuple[int, int]]:
 
 
 def database_session(
-    path: Path, session_id: str, *, include_hidden: bool = False
+    db: sqlite3.Connection, session_id: str, *, include_hidden: bool = False
 ) -> OpenCodeRead | None:
-    """Session ``session_id`` of the database at ``path`` (None: not in it)."""
-    with closing(connect_immutable(path)) as db:
-        row = db.execute(
-            "SELECT id, parent_id, directory, title, time_created, time_updated"
-            " FROM session WHERE id = ?",
-            (session_id,),
-        ).fetchone()
-        if row is None:
-            return None
-        info: JSONDict = {
-            "id": row[0],
-            "parentID": row[1],
-            "directory": row[2],
-            "title": row[3],
-            "time": {"created": row[4], "updated": row[5]},
-        }
-        parts: dict[str, list[JSONDict]] = {}
-        bad = 0
-        for mid, data in db.execute(
-            "SELECT message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id",
-            (session_id,),
-        ):
-            part = _loads(data)
-            if part is None:
-                bad += 1
-                continue
-            parts.setdefault(mid, []).append(part)
-        messages: list[tuple[JSONDict, list[JSONDict]]] = []
-        for mid, data in db.execute(
-            "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id",
-            (session_id,),
-        ):
-            msg = _loads(data)
-            if msg is None:
-                bad += 1
-                continue
-            msg["id"] = mid
-            messages.append((msg, parts.get(mid, [])))
+    """Session ``session_id`` of the database ``db`` is connected to (None: not in it)."""
+    row = db.execute(
+        "SELECT id, parent_id, directory, title, time_created, time_updated"
+        " FROM session WHERE id = ?",
+        (session_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    info: JSONDict = {
+        "id": row[0],
+        "parentID": row[1],
+        "directory": row[2],
+        "title": row[3],
+        "time": {"created": row[4], "updated": row[5]},
+    }
+    parts: dict[str, list[JSONDict]] = {}
+    bad = 0
+    for mid, data in db.execute(
+        "SELECT message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id",
+        (session_id,),
+    ):
+        part = _loads(data)
+        if part is None:
+            bad += 1
+            continue
+        parts.setdefault(mid, []).append(part)
+    messages: list[tuple[JSONDict, list[JSONDict]]] = []
+    for mid, data in db.execute(
+        "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id",
+        (session_id,),
+    ):
+        msg = _loads(data)
+        if msg is None:
+            bad += 1
+            continue
+        msg["id"] = mid
+        messages.append((msg, parts.get(mid, [])))
     read = opencode_session(info, messages, include_hidden=include_hidden)
     read.bad += bad
     return read
@@ -386,6 +388,37 @@ class OpenCodeSource:
         # database file -> (its identity, its sessions) as last listed (read immutable: the
         # same file is the same sessions)
         self._listed: dict[str, tuple[Identity, dict[str, tuple[int, int]]]] = {}
+        # database file -> (its identity, an open immutable connection to it)
+        self._open: dict[str, tuple[Identity, sqlite3.Connection]] = {}
+        self._lock = threading.Lock()  # one read of a kept connection at a time
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_open"] = {}  # connections stay in the process that opened them
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def _connection(self, db_name: str) -> sqlite3.Connection | None:
+        """An immutable connection to database ``db_name`` as it is now (one is kept per
+        file while the file is unchanged: reading a session opens nothing)."""
+        ident = file_ident(self.root / db_name)
+        kept = self._open.get(db_name)
+        if ident is None:
+            if kept is not None:
+                kept[1].close()
+                del self._open[db_name]
+            return None
+        if kept is not None and kept[0] == ident:
+            return kept[1]
+        if kept is not None:
+            kept[1].close()
+        db = connect_immutable(self.root / db_name)
+        self._open[db_name] = (ident, db)
+        return db
 
     def _databases(self) -> Iterator[tuple[str, Identity]]:
         try:
@@ -456,7 +489,11 @@ class OpenCodeSource:
                 db_name, _, sid = name.partition(_SEP)
                 if not is_database(db_name) or not sid:
                     return Skip("not an OpenCode session")
-                got = database_session(self.root / db_name, sid, include_hidden=include_hidden)
+                with self._lock:
+                    db = self._connection(db_name)
+                    if db is None:
+                        return Skip("unreadable: not a regular file")
+                    got = database_session(db, sid, include_hidden=include_hidden)
         except (OSError, sqlite3.Error) as exc:
             return Skip(f"unreadable: {exc}")
         if got is None:
