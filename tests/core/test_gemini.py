@@ -139,6 +139,10 @@ def test_tool_output_is_found_only_with_in_tools(shared_data: Path) -> None:
 
 def test_jsonl_records_rewinds_rewrites_and_compaction(tmp_path: Path) -> None:
     dot = gemini_home(tmp_path)
+    # a project's other folders (logs, checkpoints, tool outputs) hold no chats to read
+    outputs = dot / "tmp" / "parser-fix" / "tool-outputs" / SID
+    outputs.mkdir(parents=True)
+    shutil.copy(dot / "tmp" / CHAT, outputs / "session-2026-08-20T09-15-7c1d2e3f.jsonl")
     source = GeminiSource(dot / "tmp")
     assert list(source.list_files()) == [CHAT]
     data = source.load(CHAT, include_hidden=True)

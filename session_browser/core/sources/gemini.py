@@ -537,6 +537,11 @@ class GeminiSource:
         refused: dict[str, int] = {}
         for dirpath, dirnames, filenames in os.walk(base):
             dirnames[:] = sorted(d for d in dirnames if real_dir(os.path.join(dirpath, d), refused))
+            folders = list(dirnames)  # beside a chat file: its subagents' chats
+            if os.path.basename(dirpath) == "chats":
+                dirnames[:] = []  # only subagents' chats below, read with their parents
+            elif "chats" in dirnames:
+                dirnames[:] = ["chats"]  # a project's logs, checkpoints, tool outputs: not chats
             rel_dir = os.path.relpath(dirpath, base)
             names = set(filenames)
             for name in sorted(filenames):
@@ -546,7 +551,7 @@ class GeminiSource:
                 ident = file_ident(path, refused)
                 if ident is not None:
                     rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
-                    parts = self._parts(Path(path), dirnames)
+                    parts = self._parts(Path(path), folders)
                     out[rel] = fold(ident, (i for p in parts if (i := file_ident(p)) is not None))
         self.refused = refused
         return out
