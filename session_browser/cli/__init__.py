@@ -122,8 +122,10 @@ class LazyGroup(click.Group):
     help="Session dir to use, for every command (repeatable). Read-only sources by prefix: "
     "'pi:DIR' (Pi), 'claude:DIR' (Claude Code transcripts; 'claude:' alone: "
     "~/.claude/projects), 'codex:DIR' (Codex CLI rollouts; 'codex:' alone: "
-    "~/.codex/sessions). Default: ./.praisonai/sessions (if present), the global store, "
-    "and Pi's, Claude Code's and Codex's sessions when present.",
+    "~/.codex/sessions), 'gemini:DIR' (Gemini CLI chats; 'gemini:' alone: ~/.gemini/tmp), "
+    "'opencode:DIR' (OpenCode; 'opencode:' alone: ~/.local/share/opencode). Default: "
+    "./.praisonai/sessions (if present), the global store, and the agents' sessions that "
+    "are present.",
 )
 @click.option(
     "--index",

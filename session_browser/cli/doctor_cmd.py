@@ -1,4 +1,5 @@
-"""``session-browser doctor``: what deletes history here, and what the vault keeps of it."""
+"""``session-browser doctor``: the agents found here with their session counts, what deletes
+history, and what the vault keeps of it."""
 
 from __future__ import annotations
 
@@ -12,12 +13,22 @@ from .common import echo_json, json_option
 @click.command()
 @json_option
 def doctor(as_json: bool) -> None:
-    """Say which sources delete history, and how many deleted sessions the vault keeps."""
-    found = examine()
+    """Say which agents' sessions are here, which sources delete history, and how many
+    deleted sessions the vault keeps."""
+    found = examine(agents=True)
     stats = found.stats
     if as_json:
         echo_json(
             {
+                "agents": [
+                    {
+                        "source": a.source,
+                        "dir": a.dir,
+                        "sessions": a.sessions,
+                        "retention": a.retention,
+                    }
+                    for a in found.agents
+                ],
                 "findings": [
                     {"source": f.source, "text": f.text, "kept_by_vault": f.protected}
                     for f in found.findings
@@ -35,6 +46,10 @@ def doctor(as_json: bool) -> None:
             }
         )
         return
+    for a in found.agents:
+        click.echo(f"{a.source}: {a.sessions:,} sessions in {a.dir} ({a.retention})")
+    if not found.agents:
+        click.echo("no agent's sessions found in their default places")
     for f in found.findings:
         tail = "the vault keeps them" if f.protected else "the vault is OFF for it: they are lost"
         click.echo(f"warning: {f.text}; {tail}")

@@ -2,8 +2,8 @@
 
 The line is built from what wrote the session (its source kind), its id and its dir, never
 from anything stored with the session: a transcript, a PraisonAI session's metadata or a
-session pushed to the team index by someone else does not choose what runs. Claude Code and
-Codex have a resume command; the other kinds have none (:func:`resume_line` gives None).
+session pushed to the team index by someone else does not choose what runs. Claude Code, Codex
+and Gemini CLI have a resume command; the other kinds have none (:func:`resume_line` gives None).
 
 A pasted line must run exactly the command it shows, so a value a shell or a terminal would
 act on is refused, with the reason, rather than quoted:
@@ -12,13 +12,18 @@ act on is refused, with the reason, rather than quoted:
   ``ESC [201~`` ends a bracketed paste), format characters (Unicode ``Cf``: bidi overrides
   and isolates, zero-width ones), the line and paragraph separators U+2028/U+2029, spaces other
   than the ASCII space (the no-break ones) and lone surrogates, in the dir or the id;
-- an id that is not a UUID: both agents name a session by a UUID, and a UUID never starts
-  with ``-`` (which would make it a flag such as ``--dangerously-skip-permissions``).
+- an id that is not a UUID (OpenCode's: not ``ses_`` and letters and digits): these agents
+  name a session so, and such an id never starts with ``-`` (which would make it a flag such
+  as ``--dangerously-skip-permissions``).
 
 The dir is quoted with :func:`shlex.quote`. Codex's ``resume`` takes the id as a clap
 positional, so ``codex resume -- <id>`` binds it and ends the flags; Claude Code's
 ``--resume [value]`` is an optional-value option (commander), which ``--`` would leave without
 its value, so its line is ``claude --resume <id>`` and the UUID check alone keeps the id a value.
+Gemini CLI's ``--resume`` is a string option (yargs) that takes ``latest``, an index or a session
+UUID and finds the session among the chats of the dir it runs in: ``cd <dir> && gemini --resume
+<id>``, the UUID check again keeping the id a value. OpenCode's ``--session`` (yargs) takes
+its ``ses_...`` id: ``cd <dir> && opencode --session <id>``.
 """
 
 from __future__ import annotations
@@ -32,9 +37,15 @@ from dataclasses import dataclass
 COMMANDS: dict[str, str] = {
     "claude": "claude --resume",
     "codex": "codex resume --",
+    "gemini": "gemini --resume",
+    "opencode": "opencode --session",
 }
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+#: The kinds whose session ids are no UUIDs: (their id's form, what it is called).
+IDS: dict[str, tuple[re.Pattern[str], str]] = {
+    "opencode": (re.compile(r"ses_[0-9A-Za-z]{8,64}"), "an OpenCode session id (ses_...)"),
+}
 
 
 @dataclass(frozen=True)
@@ -88,8 +99,9 @@ def resume_line(kind: str, session_id: str, cwd: str | None) -> Resume | None:
         return ResumeRefused(f"the session id holds {bad}")
     if session_id.startswith("-"):
         return ResumeRefused("the session id starts with '-' (it would be read as a flag)")
-    if not _UUID.fullmatch(session_id):
-        return ResumeRefused("the session id is not a UUID")
+    form, called = IDS.get(kind, (_UUID, "a UUID"))
+    if not form.fullmatch(session_id):
+        return ResumeRefused(f"the session id is not {called}")
     if cwd:
         bad = unsafe_character(cwd)
         if bad is not None:

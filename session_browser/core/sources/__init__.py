@@ -10,6 +10,8 @@ and summarises them unchanged (see :mod:`.base` for what a source offers).
 - :mod:`.pi`: Pi coding-agent sessions (``~/.pi/agent/sessions/**/*.jsonl``).
 - :mod:`.claude`: Claude Code transcripts (``~/.claude/projects/<dir>/*.jsonl``).
 - :mod:`.codex`: Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``).
+- :mod:`.gemini`: Gemini CLI chats (``~/.gemini/tmp/<project>/chats/session-*.json[l]``).
+- :mod:`.opencode`: OpenCode sessions (``~/.local/share/opencode/opencode.db`` and ``storage/``).
 
 :data:`SOURCES` is the one table of source kinds: ``--store KIND:DIR``, the default store
 list, the agent tool and the benchmark learn from it which sources exist. A new format is one
@@ -18,7 +20,7 @@ reader module plus one row here.
 
 from __future__ import annotations
 
-from . import codex_source, praisonai
+from . import codex_source, gemini, opencode, praisonai
 from .base import SessionDoc, SessionSource, Skip, SourceKind
 from .claude import source as claude_source
 from .pi import (
@@ -43,6 +45,8 @@ SOURCES: dict[str, SourceKind] = {
     pi_source.KIND.name: pi_source.KIND,
     claude_source.KIND.name: claude_source.KIND,
     codex_source.KIND.name: codex_source.KIND,
+    gemini.KIND.name: gemini.KIND,
+    opencode.KIND.name: opencode.KIND,
 }
 #: The kind of a store named without a prefix.
 DEFAULT_KIND = praisonai.PRAISONAI_SOURCE

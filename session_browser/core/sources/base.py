@@ -149,6 +149,15 @@ class SessionSource(Protocol):
 
 
 @dataclass(frozen=True)
+class Retention:
+    """What deletes a kind's sessions where its agent keeps them: ``text``, one sentence a
+    user reads (``doctor`` says it); ``deletes``: whether the agent deletes them by itself."""
+
+    text: str
+    deletes: bool
+
+
+@dataclass(frozen=True)
 class SourceKind:
     """One row of the table of source kinds: how the CLI, the app, the tool and the
     benchmark name, find and open stores of one format.
@@ -160,7 +169,8 @@ class SourceKind:
     dir is called in an error. ``open_scan(root)`` and ``open_index(root, reconcile, vault)``: the
     scanning and the indexed store of a kind that has stores of its own (PraisonAI's writer,
     Pi's viewer with branches); without them a read-only kind gets the generic ones
-    (:meth:`scan`, :meth:`index`).
+    (:meth:`scan`, :meth:`index`). ``retention()``: what deletes its sessions, read from the
+    agent's settings now (None: nothing known deletes them).
     """
 
     name: str
@@ -172,6 +182,7 @@ class SourceKind:
     describe: str
     open_scan: Callable[[Path], RecallStore] | None = None
     open_index: Callable[[Path, str, bool], SqliteSessionStore] | None = None
+    retention: Callable[[], Retention] | None = None
 
     def scan(self, path: Path) -> RecallStore:
         """The scanning store over ``path`` (what ``--no-index`` reads)."""

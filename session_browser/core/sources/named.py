@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ..model import JSONDict
-from .base import SessionSource, SourceKind
+from .base import Retention, SessionSource, SourceKind
 from .scan import SourceStore
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class NamedScanStore(SourceStore):
 
 
 @cache
-def _index_class() -> type[SourceIndexStore]:
+def named_index_class() -> type[SourceIndexStore]:
     """The index store of a named source: :class:`SourceIndexStore` with the viewer's
     projection (defined on first use: the index imports the sources)."""
     from ..index.sourced import SourceIndexStore
@@ -84,7 +84,7 @@ def named_kind_stores(
     def open_index(path: Path, reconcile: str, vault: bool) -> SqliteSessionStore:
 
         source = make(path)
-        store = _index_class()(source, reconcile=reconcile, vault=vault)
+        store = named_index_class()(source, reconcile=reconcile, vault=vault)
         store.reader = NamedScanStore(source)
         return store
 
@@ -92,11 +92,16 @@ def named_kind_stores(
 
 
 def agent_kind(
-    name: str, make: Callable[[Path], NamedSource], default_dir: Callable[[], Path], describe: str
+    name: str,
+    make: Callable[[Path], NamedSource],
+    default_dir: Callable[[], Path],
+    describe: str,
+    retention: Callable[[], Retention] | None = None,
 ) -> SourceKind:
     """The row of the table of source kinds for a coding agent's transcripts (Claude Code,
     Codex): read-only, ``NAME:DIR`` on the command line, its default dir used when it
-    exists, stores that find a session by the id in its file name."""
+    exists, stores that find a session by the id in its file name; ``retention``: what
+    deletes its sessions (see :class:`~.base.SourceKind`)."""
     open_scan, open_index = named_kind_stores(make)
     return SourceKind(
         name=name,
@@ -108,4 +113,5 @@ def agent_kind(
         open_scan=open_scan,
         open_index=open_index,
         describe=describe,
+        retention=retention,
     )

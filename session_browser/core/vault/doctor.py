@@ -1,24 +1,24 @@
 """Warnings that save data: the sources set to delete history, and what the vault holds.
 
 Claude Code deletes transcripts older than ``cleanupPeriodDays`` (30 when its
-``settings.json`` does not say) at start-up; a PraisonAI store in ``truncate`` retention drops
-its oldest turns on every write past its limit. The vault keeps what they delete (unless it is
-turned off for that source): these lines say so, and how much it keeps.
+``settings.json`` does not say) at start-up, Gemini CLI chats older than its
+``general.sessionRetention`` (30 days by default); a PraisonAI store in ``truncate`` retention
+drops its oldest turns on every write past its limit. The vault keeps what they delete (unless
+it is turned off for that source): these lines say so, and how much it keeps. The agents found
+where they keep their sessions are listed with their session counts and retention rules.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..settings import load_settings, vault_on
-from ..sources.claude.reader import claude_config_dir
+from ..sources import SOURCES
+from ..sources.claude.reader import claude_cleanup_days as claude_cleanup_days  # the app's
 from .store import Vault, VaultError, VaultStats, catalog_guard, default_vault_dir
-
-CLAUDE_DEFAULT_CLEANUP_DAYS = 30
 
 
 @dataclass
@@ -29,40 +29,41 @@ class Finding:
 
 
 @dataclass
+class AgentFound:
+    """An agent's sessions found in their default place: how many, and what deletes them."""
+
+    source: str
+    dir: str
+    sessions: int
+    retention: str
+
+
+@dataclass
 class Doctor:
     findings: list[Finding] = field(default_factory=list)
+    agents: list[AgentFound] = field(default_factory=list)
     vault_dir: str = ""
     stats: VaultStats | None = None
     vault_error: str | None = None
     off: list[str] = field(default_factory=list)
 
 
-def claude_cleanup_days() -> tuple[int, Path, bool]:
-    """(days after which Claude Code deletes a transcript, its settings file, whether the
-    file sets it)."""
-    path = claude_config_dir() / "settings.json"
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return CLAUDE_DEFAULT_CLEANUP_DAYS, path, False
-    days = data.get("cleanupPeriodDays") if isinstance(data, dict) else None
-    if isinstance(days, int) and not isinstance(days, bool):
-        return days, path, True
-    return CLAUDE_DEFAULT_CLEANUP_DAYS, path, False
-
-
-def examine(vault_root: Path | None = None) -> Doctor:
-    """What deletes history here, and the vault's size and deleted sessions."""
+def examine(vault_root: Path | None = None, *, agents: bool = False) -> Doctor:
+    """What deletes history here, and the vault's size and deleted sessions; with
+    ``agents``, also the agents found in their default places with their session counts
+    (their files are listed: not for a status line)."""
     out = Doctor(off=list(load_settings().vault_off))
-    days, path, set_here = claude_cleanup_days()
-    where = f"cleanupPeriodDays in {path}" if set_here else f"the default; {path} does not set it"
-    out.findings.append(
-        Finding(
-            "claude",
-            f"Claude Code deletes transcripts older than {days} days ({where})",
-            vault_on("claude"),
-        )
-    )
+    for kind in SOURCES.values():
+        rule = kind.retention() if kind.retention is not None else None
+        if rule is not None and rule.deletes:
+            out.findings.append(Finding(kind.name, rule.text, vault_on(kind.name)))
+        if not agents or not kind.read_only:
+            continue  # PraisonAI's own store: its retention is the env line below
+        for path in kind.default_dirs(None):
+            if path.is_dir():
+                count = len(kind.source(path).list_files())
+                said = rule.text if rule is not None else "no automatic deletion known"
+                out.agents.append(AgentFound(kind.name, str(path), count, said))
     retention = os.environ.get("PRAISONAI_SESSION_RETENTION")
     if retention == "truncate":
         out.findings.append(

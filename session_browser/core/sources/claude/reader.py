@@ -4,6 +4,7 @@ the package's docstring)."""
 from __future__ import annotations
 
 import copy
+import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -117,6 +118,24 @@ def claude_config_dir() -> Path:
     """Claude Code's data folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
     env = os.environ.get("CLAUDE_CONFIG_DIR", "").strip()
     return Path(env).expanduser() if env else Path.home() / ".claude"
+
+
+#: Days after which Claude Code deletes a transcript when its settings do not say.
+CLAUDE_DEFAULT_CLEANUP_DAYS = 30
+
+
+def claude_cleanup_days() -> tuple[int, Path, bool]:
+    """(days after which Claude Code deletes a transcript, its settings file, whether the
+    file sets it: ``cleanupPeriodDays``)."""
+    path = claude_config_dir() / "settings.json"
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return CLAUDE_DEFAULT_CLEANUP_DAYS, path, False
+    days = data.get("cleanupPeriodDays") if isinstance(data, dict) else None
+    if isinstance(days, int) and not isinstance(days, bool):
+        return days, path, True
+    return CLAUDE_DEFAULT_CLEANUP_DAYS, path, False
 
 
 def default_claude_dir() -> Path:

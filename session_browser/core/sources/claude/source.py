@@ -26,7 +26,7 @@ from typing import Generic, Protocol, TypeVar
 
 from ...files import loads, open_regular, real_dir, regular_lstat
 from ...model import JSONDict, SessionHit
-from ..base import Identity, LinesSkipped, SessionDoc, Skip
+from ..base import Identity, LinesSkipped, Retention, SessionDoc, Skip
 from ..named import agent_kind
 from ..pi.store import pi_is_automated, settle_automation
 from ..resume import ResumeStates
@@ -36,6 +36,7 @@ from .reader import (
     FIRST_LINE_LIMIT,
     ClaudeParseState,
     ClaudeSession,
+    claude_cleanup_days,
     claude_summaries,
     default_claude_dir,
     read_claude_session,
@@ -414,4 +415,13 @@ def empty_reason(skipped_lines: int, unknown: dict[str, int]) -> str:
     return f"no conversation (no prompt or answer){extra}{bad}"
 
 
-KIND = agent_kind(CLAUDE_SOURCE, ClaudeSource, default_claude_dir, "Claude Code transcripts dir")
+def claude_retention() -> Retention:
+    """Claude Code deletes transcripts older than ``cleanupPeriodDays`` at start-up."""
+    days, path, set_here = claude_cleanup_days()
+    where = f"cleanupPeriodDays in {path}" if set_here else f"the default; {path} does not set it"
+    return Retention(f"Claude Code deletes transcripts older than {days} days ({where})", True)
+
+
+KIND = agent_kind(
+    CLAUDE_SOURCE, ClaudeSource, default_claude_dir, "Claude Code transcripts dir", claude_retention
+)
