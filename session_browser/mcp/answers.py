@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
+from typing import Any
 
 from session_browser.core import recall
 from session_browser.core.index import Cancelled
@@ -26,7 +27,7 @@ from session_browser.core.tool import NOTICE
 
 DEFAULT_BYTES = 8 * 1024
 MAX_BYTES = 64 * 1024
-MIN_BYTES = 1024
+MIN_BYTES = 2048
 MAX_LIMIT = 20
 MAX_WINDOW = 20
 MAX_COUNT = 50
@@ -35,9 +36,12 @@ MAX_COUNT = 50
 FIRST_CUT = MAX_BYTES
 # Below this, message text is not cut shorter: whole items are dropped instead.
 MIN_CUT = 120
+# The last try: one hit, its texts this short.
+TINY_CUT = 40
 TITLE_CHARS = 200
 WHY_CHARS = 300
 ECHO_CHARS = 200
+FIELD_CHARS = 64
 
 
 class ToolInputError(ValueError):
@@ -85,6 +89,11 @@ def _size(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
+def _field(value: Any) -> Any:
+    """A short field (role, timestamp) as stored, a long text cut (it is the file's word)."""
+    return clip_marked(value, FIELD_CHARS) if isinstance(value, str) else value
+
+
 def _cut(msg: JSONDict, session_id: str, limit: int, offset: int = 0) -> JSONDict:
     """``msg`` (the public shape) with its text from ``offset`` cut at ``limit`` characters,
     the cut marked with how to read on."""
@@ -92,8 +101,8 @@ def _cut(msg: JSONDict, session_id: str, limit: int, offset: int = 0) -> JSONDic
     text = full[offset:] if offset else full
     out: JSONDict = {
         "index": msg.get("index"),
-        "role": msg.get("role"),
-        "timestamp": msg.get("timestamp"),
+        "role": _field(msg.get("role")),
+        "timestamp": _field(msg.get("timestamp")),
     }
     if msg.get("archived"):
         out["archived"] = True
@@ -129,10 +138,7 @@ def _fit(
     none does. ``truncated`` says when the first did not fit."""
     for n, attempt in enumerate(tries):
         if n == 1:
-            payload["truncated"] = (
-                "cut to fit max_bytes: ask for fewer items, a smaller window, or a larger "
-                "max_bytes; a cut message says how to read on"
-            )
+            payload["truncated"] = "cut to fit max_bytes (fewer items or a larger max_bytes)"
         payload[key] = attempt()
         text = safe_json(payload, indent=None)
         if _size(text) <= budget:
@@ -152,8 +158,8 @@ def _nearest(messages: Sequence[JSONDict], anchor: int, n: int) -> list[JSONDict
     return [messages[i] for i in keep]
 
 
-def _why(hit: SessionHit) -> JSONDict:
-    why: JSONDict = {"snippet": clip_marked(hit.snippet, WHY_CHARS)}
+def _why(hit: SessionHit, limit: int) -> JSONDict:
+    why: JSONDict = {"snippet": clip_marked(hit.snippet, min(WHY_CHARS, limit))}
     terms = hit.explain.get("terms")
     if isinstance(terms, list) and terms:
         why["terms"] = terms[:20]
@@ -164,20 +170,22 @@ def _why(hit: SessionHit) -> JSONDict:
     return why
 
 
-def _hit_head(hit: SessionHit) -> JSONDict:
+def _hit_head(hit: SessionHit, limit: int) -> JSONDict:
+    """A hit without its messages; its texts cut at ``limit`` characters at most."""
+    width = min(TITLE_CHARS, limit)
     head: JSONDict = {
         "session_id": hit.session_id,
-        "title": clip_marked(hit.display_title or hit.title, TITLE_CHARS),
+        "title": clip_marked(hit.display_title or hit.title, width),
         "source": hit.source,
         "when": hit.when,
         "score": round(hit.score, 4),
         "anchor_index": hit.anchor_index,
-        "why": _why(hit),
+        "why": _why(hit, limit),
     }
     for name in ("agent", "project", "kept", "store"):
         value = getattr(hit, name)
         if value:
-            head[name] = clip_marked(str(value), TITLE_CHARS)
+            head[name] = clip_marked(str(value), width)
     return head
 
 
@@ -227,15 +235,15 @@ def search(
         payload["hint"] = "include_current=true includes the caller's own live session"
     if result.warnings:
         payload["warnings"] = [clip_marked(w, 400) for w in result.warnings]
-    heads = [_hit_head(h) for h in hits]
 
     def build(limit_chars: int, wide: int, n: int) -> list[JSONDict]:
         out: list[JSONDict] = []
-        for head, hit in zip(heads[:n], hits[:n], strict=True):
+        for hit in hits[:n]:
             near = [
                 m for m in hit.messages if abs(int(m.get("index") or 0) - hit.anchor_index) <= wide
             ]
-            out.append(head | {"messages": [_cut(m, hit.session_id, limit_chars) for m in near]})
+            messages = [_cut(m, hit.session_id, limit_chars) for m in near]
+            out.append(_hit_head(hit, limit_chars) | {"messages": messages})
         return out
 
     def tries() -> Iterator[Callable[[], list[JSONDict]]]:
@@ -245,6 +253,7 @@ def search(
             yield partial(build, MIN_CUT, wide, len(hits))
         for n in range(len(hits) - 1, 0, -1):
             yield partial(build, MIN_CUT, 0, n)
+        yield partial(build, TINY_CUT, 0, 1)
 
     return _fit(payload, "results", tries(), budget)
 
