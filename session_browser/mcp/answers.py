@@ -122,12 +122,46 @@ def _cut(msg: JSONDict, session_id: str, limit: int, offset: int = 0) -> JSONDic
     return out
 
 
-def _limits(budget: int) -> list[int]:
-    """The text limits tried, longest first: from the budget halving down to MIN_CUT."""
-    out = [min(budget, FIRST_CUT)]
+def _limits(budget: int, skeleton: int, lengths: Sequence[int]) -> list[int]:
+    """The text limits to try, longest first: the one that shares the room the answer's
+    skeleton (every text cut at MIN_CUT, ``skeleton`` bytes) leaves among texts of
+    ``lengths`` characters (the short ones whole, the long ones cut alike), then shorter
+    ones down to MIN_CUT."""
+    room = (budget - skeleton) * 0.9
+    extra = sorted(max(0, n - MIN_CUT) for n in lengths)
+    cap = 0.0
+    for i, e in enumerate(extra):
+        share = room / (len(extra) - i)
+        if e > share:
+            cap = share
+            break
+        room -= e
+        cap = e
+    top = min(FIRST_CUT, MIN_CUT + int(cap))
+    out = [top]
     while out[-1] > MIN_CUT:
-        out.append(max(MIN_CUT, out[-1] // 2))
+        out.append(max(MIN_CUT, out[-1] * 3 // 4))
     return out
+
+
+def _text_tries(
+    payload: JSONDict,
+    key: str,
+    build: Callable[[int], list[JSONDict]],
+    lengths: Sequence[int],
+    budget: int,
+) -> Iterator[Callable[[], list[JSONDict]]]:
+    """``build(limit)`` for the limits of :func:`_limits` (none when even MIN_CUT does
+    not fit)."""
+    payload[key] = build(MIN_CUT)
+    skeleton = _size(safe_json(payload, indent=None))
+    if skeleton > budget:
+        return
+    for limit in _limits(budget, skeleton, lengths):
+        yield partial(build, limit)
+
+
+TRUNCATED = "cut to fit max_bytes (fewer items or a larger max_bytes)"
 
 
 def _fit(
@@ -135,15 +169,22 @@ def _fit(
 ) -> str:
     """The JSON of ``payload`` with ``payload[key]`` from the first of ``tries`` (each a
     smaller answer than the one before) that fits in ``budget`` bytes; an empty list when
-    none does. ``truncated`` says when the first did not fit."""
-    for n, attempt in enumerate(tries):
-        if n == 1:
-            payload["truncated"] = "cut to fit max_bytes (fewer items or a larger max_bytes)"
-        payload[key] = attempt()
+    none does. ``truncated`` says when a text was cut or an item left out."""
+    whole: int | None = None
+    for attempt in tries:
+        items = attempt()
+        whole = len(items) if whole is None else whole
+        payload[key] = items
+        payload.pop("truncated", None)
         text = safe_json(payload, indent=None)
+        # a cut text has the key next_offset (the same words inside a text are escaped)
+        if len(items) < whole or '"next_offset":' in text:
+            payload["truncated"] = TRUNCATED
+            text = safe_json(payload, indent=None)
         if _size(text) <= budget:
             return text
     payload[key] = []
+    payload["truncated"] = TRUNCATED
     return safe_json(payload, indent=None)
 
 
@@ -210,19 +251,24 @@ def search(
         parse_query(query)
     except QueryError as exc:
         raise ToolInputError(f"bad query: {exc}") from None
-    extra = 0 if include_current else 2
-    result = group.search_ex(query, limit=limit + extra, window=window, cancelled=cancelled)
-    if result.cancelled:
-        raise Stopped
-    if result.error:
-        raise ToolInputError(f"bad query: {result.error}")
     hits: list[SessionHit] = []
     left_out: list[str] = []
-    for hit in result.hits:
-        if not include_current and live.excludes(hit.session_id, hit.project, hit.when):
-            left_out.append(hit.session_id)
-        elif len(hits) < limit:
-            hits.append(hit)
+    want = limit
+    while True:  # again with more when the live session took a place
+        result = group.search_ex(query, limit=want, window=window, cancelled=cancelled)
+        if result.cancelled:
+            raise Stopped
+        if result.error:
+            raise ToolInputError(f"bad query: {result.error}")
+        hits, left_out = [], []
+        for hit in result.hits:
+            if not include_current and live.excludes(hit.session_id, hit.project, hit.when):
+                left_out.append(hit.session_id)
+            elif len(hits) < limit:
+                hits.append(hit)
+        if len(hits) == limit or len(result.hits) < want or want > limit + len(left_out):
+            break
+        want = limit + len(left_out)
     payload: JSONDict = {
         "notice": NOTICE,
         "tool": "search_sessions",
@@ -247,8 +293,9 @@ def search(
         return out
 
     def tries() -> Iterator[Callable[[], list[JSONDict]]]:
-        for limit_chars in _limits(budget):
-            yield partial(build, limit_chars, window, len(hits))
+        lengths = [len(content_text(m.get("content"))) for h in hits for m in h.messages]
+        full = partial(build, wide=window, n=len(hits))
+        yield from _text_tries(payload, "results", full, lengths, budget)
         for wide in range(window - 1, -1, -1):
             yield partial(build, MIN_CUT, wide, len(hits))
         for n in range(len(hits) - 1, 0, -1):
@@ -344,8 +391,9 @@ def read(
         return [_cut(m, session_id, limit_chars, offset) for m in chosen]
 
     def tries() -> Iterator[Callable[[], list[JSONDict]]]:
-        for limit_chars in _limits(budget):
-            yield partial(build, limit_chars, len(page))
+        lengths = [max(0, len(content_text(m.get("content"))) - offset) for m in page]
+        full = partial(build, n=len(page))
+        yield from _text_tries(payload, "messages", full, lengths, budget)
         for n in range(len(page) - 1, 0, -1):
             yield partial(build, MIN_CUT, n)
 

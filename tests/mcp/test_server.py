@@ -370,6 +370,9 @@ def test_the_callers_live_session_is_left_out_unless_asked(tmp_path: Path) -> No
                 session, "search_sessions", query="billing ledger", include_current=True
             )
             assert ids(found)[0] == SID and "left_out_current_session" not in found
+            # The live session's place goes to the next session.
+            found = await answer(session, "search_sessions", query="migration", limit=1)
+            assert len(found["results"]) == 1 and SID not in ids(found)
             recent = await answer(session, "recent_sessions", limit=20)
             assert SID not in ids(recent) and TID in ids(recent)
             recent = await answer(session, "recent_sessions", limit=20, include_current=True)
