@@ -19,9 +19,15 @@ from typing import Any
 
 from session_browser.core import recall
 from session_browser.core.index import Cancelled
-from session_browser.core.model import JSONDict, SessionHit, SessionSummary, content_text
+from session_browser.core.model import (
+    JSONDict,
+    SessionHit,
+    SessionSummary,
+    content_text,
+    utc_datetime,
+)
 from session_browser.core.multi import StoreGroup
-from session_browser.core.query import QueryError, parse_query
+from session_browser.core.query import QueryError, normalize_project, parse_query
 from session_browser.core.text import clip_marked, safe_json
 from session_browser.core.tool import NOTICE
 
@@ -66,9 +72,6 @@ class Live:
             return session_id in self.ids
         if self.cwd is None or self.seconds <= 0 or project is None or not when:
             return False
-        from session_browser.core.model import utc_datetime
-        from session_browser.core.query import normalize_project
-
         updated = utc_datetime(when)
         if updated is None or normalize_project(project) != self.cwd:
             return False

@@ -90,11 +90,9 @@ class Runner:
         if now - self._refreshed < REFRESH_SECONDS:
             return
         self._refreshed = now
-        for store in self.group.stores:
-            index = index_of(store)
-            reconcile = getattr(index, "reconcile", None)
-            if callable(reconcile):
-                reconcile()
+        for index in map(index_of, self.group.stores):
+            if index is not None:
+                index.reconcile()
 
     async def run(self, work: Callable[[Callable[[], bool]], T]) -> T:
         stop = threading.Event()

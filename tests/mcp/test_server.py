@@ -408,6 +408,36 @@ def test_without_an_id_the_session_of_the_cwd_updated_just_now_is_left_out(
     run(body)
 
 
+def test_a_session_written_while_serving_is_found(tmp_path: Path) -> None:
+    s = write_stores(tmp_path)
+
+    async def body() -> None:
+        async with connect(server(s.args)) as session:
+            found = await answer(session, "search_sessions", query="wombat")
+            assert ids(found) == []
+            DefaultSessionStore(s.praison).add_user_message("new-1", "the wombat budget")
+            with anyio.fail_after(30):
+                while ids(found) != ["new-1"]:  # the index catches up between calls
+                    await anyio.sleep(0.2)
+                    found = await answer(session, "search_sessions", query="wombat")
+
+    run(body)
+
+
+def test_a_missing_store_is_one_line_before_serving(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "session_browser", "--store", str(tmp_path / "nope"), "mcp"],
+        capture_output=True,
+        text=True,
+        env=os.environ | {"PYTHONPATH": str(ROOT)},
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode != 0 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "nope" in proc.stderr
+
+
 def test_without_the_mcp_package_the_command_says_how_to_install_it(tmp_path: Path) -> None:
     code = "import sys; sys.modules['mcp'] = None; from session_browser.cli import main; main()"
     proc = subprocess.run(
