@@ -233,6 +233,27 @@ def _hit_head(hit: SessionHit, limit: int) -> JSONDict:
     return head
 
 
+def with_filters(
+    query: str, *, source: str | None = None, since: str | None = None, project: str | None = None
+) -> str:
+    """``query`` with the filters given as arguments appended in the query language."""
+    words = [query]
+    for name, value in (("source", source), ("since", since)):
+        if value is None:
+            continue
+        if not value.strip() or any(c.isspace() or c == '"' for c in value.strip()):
+            raise ToolInputError(f"{name} must be one word (e.g. {name}:{_EXAMPLE[name]})")
+        words.append(f"{name}:{value.strip()}")
+    if project is not None:
+        if not project.strip() or '"' in project:
+            raise ToolInputError("project must be a directory path (without double quotes)")
+        words.append(f'project:"{project.strip()}"')
+    return " ".join(words)
+
+
+_EXAMPLE = {"source": "claude", "since": "7d"}
+
+
 def search(
     group: StoreGroup,
     query: str,

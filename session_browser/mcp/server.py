@@ -147,6 +147,29 @@ def build_server(group: StoreGroup, live: Live) -> MCPServer:
                 description="Messages shown on each side of the best-matching one.",
             ),
         ] = 2,
+        source: Annotated[
+            str | None,
+            Field(
+                max_length=100,
+                description="Only sessions of this agent: claude, codex, pi or praisonai (the "
+                "same as source: in the query).",
+            ),
+        ] = None,
+        since: Annotated[
+            str | None,
+            Field(
+                max_length=100,
+                description="Only sessions active since then: an age (7d, 12h, 2w), a date "
+                "(2026-05-01), today or yesterday.",
+            ),
+        ] = None,
+        project: Annotated[
+            str | None,
+            Field(
+                max_length=4096,
+                description="Only sessions held in this directory (or below it).",
+            ),
+        ] = None,
         max_bytes: MaxBytes = DEFAULT_BYTES,
         include_current: IncludeCurrent = False,
     ) -> str:
@@ -162,7 +185,7 @@ def build_server(group: StoreGroup, live: Live) -> MCPServer:
         return await runner.run(
             lambda stop: answers.search(
                 group,
-                query,
+                answers.with_filters(query, source=source, since=since, project=project),
                 limit=limit,
                 window=window,
                 max_bytes=max_bytes,

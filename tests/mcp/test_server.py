@@ -193,6 +193,14 @@ def test_tools_schemas_and_every_source(tmp_path: Path) -> None:
             assert page["next_start"] is None and page["total_messages"] == 2
             found = await answer(session, "search_sessions", query="source:codex pelican")
             assert ids(found) == [TID]
+            found = await answer(session, "search_sessions", query="pelican", source="codex")
+            assert ids(found) == [TID]
+            found = await answer(
+                session, "search_sessions", query="migration", project="/home/someone/project"
+            )
+            assert ids(found) == [SID]
+            found = await answer(session, "search_sessions", query="zebrafish", since="1d")
+            assert ids(found) == ["pr-1"]
             found = await answer(session, "search_sessions", query="-zebrafish protocol")
             assert "pr-1" not in ids(found)
 
@@ -277,6 +285,8 @@ def test_bad_input_gives_tool_errors_and_the_server_keeps_serving(tmp_path: Path
                 ("search_sessions", {"query": "since:banana zebrafish"}, "since:"),
                 ("search_sessions", {"query": "in:banana x"}, "in: expects tools"),
                 ("search_sessions", {"query": "   "}, "query is empty"),
+                ("search_sessions", {"query": "x", "since": "last week"}, "one word"),
+                ("search_sessions", {"query": "x", "since": "fortnight"}, "since: expects"),
                 ("search_sessions", {"query": "x", "limit": 500}, "less than or equal to 20"),
                 ("search_sessions", {"query": "x", "max_bytes": 10}, "greater than or equal"),
                 ("search_sessions", {"query": 42}, "valid string"),
