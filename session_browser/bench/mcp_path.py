@@ -2,9 +2,10 @@
 in-process search, on the benchmark corpus.
 
 The corpus and known-item queries are the benchmark's own. The stores are opened as the CLI
-opens them (the index brought up to date first); the same queries then run in this process
-(``StoreGroup.search_ex``, what ``session-browser search`` calls) and as tool calls to the
-server, a real subprocess spoken to with the MCP SDK's stdio client: latency p50/p95 of
+opens them (the index brought up to date first); each query then runs in this process
+(``StoreGroup.search_ex``, what ``session-browser search`` calls) and right after as a tool
+call to the server, a real subprocess spoken to with the MCP SDK's stdio client (one after
+the other, so a busy machine slows both alike): latency p50/p95 of
 each (warm: a few queries run first), the p95 gap (target: within 5 ms), and the answer size
 distribution (bytes; how many answers were cut to the budget).
 """
@@ -49,32 +50,23 @@ def _environ(env: dict[str, str]) -> Iterator[None]:
         os.environ.update(saved)
 
 
-def _in_process(sessions: Path, queries: list[str]) -> list[float]:
+def _open(sessions: Path) -> Any:
+    """The stores of ``sessions`` opened as the CLI opens them (the index brought up to
+    date)."""
     from session_browser.core.multi import index_of
     from session_browser.core.stores import open_stores
 
     group = open_stores([str(sessions)], indexed=True, reconcile="none", vault=True)
-    try:
-        for store in group.stores:
-            index = index_of(store)
-            if index is not None:
-                index.reconcile()
-        for q in queries[:WARM]:
-            group.search_ex(q, limit=SEARCH_LIMIT, window=WINDOW)
-        times = []
-        for q in queries:
-            started = time.perf_counter()
-            group.search_ex(q, limit=SEARCH_LIMIT, window=WINDOW)
-            times.append((time.perf_counter() - started) * 1000)
-        return times
-    finally:
-        group.close()
+    for index in map(index_of, group.stores):
+        if index is not None:
+            index.reconcile()
+    return group
 
 
-async def _over_mcp(
-    sessions: Path, env: dict[str, str], items: list[Any]
-) -> tuple[list[float], list[int], list[int | None], int, int]:
-    """(latencies ms, answer sizes, ranks, answers cut, tool errors) of the tool calls."""
+async def _measure(group: Any, sessions: Path, env: dict[str, str], items: list[Any]) -> JSONDict:
+    """Each query in this process, then as a tool call (one after the other, so both see
+    the same load): their latencies (ms), the answers' sizes, ranks, cut answers and tool
+    errors."""
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
     from mcp.types import TextContent
@@ -85,8 +77,9 @@ async def _over_mcp(
         env=env,
     )
     args = {"limit": SEARCH_LIMIT, "window": WINDOW}
+    cli: list[float] = []
     times: list[float] = []
-    sizes: list[int] = []
+    sizes: list[float] = []
     ranks: list[int | None] = []
     cut = errors = 0
     with open(os.devnull, "w") as errlog:
@@ -95,24 +88,35 @@ async def _over_mcp(
             ClientSession(read, write) as session,
         ):
             await session.initialize()
-            for item in items[:WARM]:
-                await session.call_tool("search_sessions", {"query": item.query, **args})
-            for item in items:
+            for n, item in enumerate([*items[:WARM], *items]):
                 started = time.perf_counter()
+                group.search_ex(item.query, limit=SEARCH_LIMIT, window=WINDOW)
+                middle = time.perf_counter()
                 result = await session.call_tool("search_sessions", {"query": item.query, **args})
-                times.append((time.perf_counter() - started) * 1000)
+                ended = time.perf_counter()
+                if n < WARM:
+                    continue
+                cli.append((middle - started) * 1000)
+                times.append((ended - middle) * 1000)
                 part = result.content[0] if result.content else None
                 text = part.text if isinstance(part, TextContent) else ""
                 if result.is_error:
                     errors += 1
                     continue
-                sizes.append(len(text.encode()))
+                sizes.append(float(len(text.encode())))
                 data = json.loads(text)
                 cut += "truncated" in data
                 ranks.append(
                     first_relevant_rank([r["session_id"] for r in data["results"]], item.relevant)
                 )
-    return times, sizes, ranks, cut, errors
+    return {
+        "cli_ms": latency_stats(cli),
+        "mcp_ms": latency_stats(times),
+        "answer_bytes": latency_stats(sizes),
+        "answers_cut": cut,
+        "tool_errors": errors,
+        "quality": quality_stats(ranks),
+    }
 
 
 def run_mcp_bench(
@@ -135,27 +139,23 @@ def run_mcp_bench(
         info = build_corpus(work / "home", sessions=sessions, seed=seed, include_sgd=include_sgd)
         items = make_queries(info, n=queries, seed=seed)
         env = child_env(info.home, work)
-        say("searching in process")
+        say("searching in process and over MCP")
         with _environ(env):
-            cli = _in_process(info.sessions_dir, [i.query for i in items])
-        say("searching over MCP")
-        times, sizes, ranks, cut, errors = anyio.run(_over_mcp, info.sessions_dir, env, items)
-        cli_stats, mcp_stats = latency_stats(cli), latency_stats(times)
-        gap = (mcp_stats["p95"] or 0.0) - (cli_stats["p95"] or 0.0)
+            group = _open(info.sessions_dir)
+            try:
+                measured = anyio.run(_measure, group, info.sessions_dir, env, items)
+            finally:
+                group.close()
+        gap = (measured["mcp_ms"]["p95"] or 0.0) - (measured["cli_ms"]["p95"] or 0.0)
         return {
             "machine": machine_info(),
             "corpus": {"sessions": info.session_count, "messages": info.message_count},
             "queries": len(items),
             "limit": SEARCH_LIMIT,
             "window": WINDOW,
-            "cli_ms": cli_stats,
-            "mcp_ms": mcp_stats,
             "p95_gap_ms": round(gap, 3),
             "gap_target_ms": GAP_TARGET_MS,
-            "answer_bytes": latency_stats([float(s) for s in sizes]),
-            "answers_cut": cut,
-            "tool_errors": errors,
-            "quality": quality_stats(ranks),
+            **measured,
         }
     finally:
         if not keep:
