@@ -88,13 +88,14 @@ async def _measure(group: Any, sessions: Path, env: dict[str, str], items: list[
             ClientSession(read, write) as session,
         ):
             await session.initialize()
-            for n, item in enumerate([*items[:WARM], *items]):
+            warm = items[:WARM]
+            for n, item in enumerate([*warm, *items]):
                 started = time.perf_counter()
                 group.search_ex(item.query, limit=SEARCH_LIMIT, window=WINDOW)
                 middle = time.perf_counter()
                 result = await session.call_tool("search_sessions", {"query": item.query, **args})
                 ended = time.perf_counter()
-                if n < WARM:
+                if n < len(warm):
                     continue
                 cli.append((middle - started) * 1000)
                 times.append((ended - middle) * 1000)
