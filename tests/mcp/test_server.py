@@ -25,6 +25,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import TextContent
 
 from session_browser.cli import main
+from session_browser.core.multi import index_of
 from session_browser.core.store import DefaultSessionStore
 from tests import hostile
 from tests.core.test_pi import assistant, header, user, write_lines
@@ -322,43 +323,42 @@ def test_a_cancelled_call_leaves_the_server_serving(tmp_path: Path) -> None:
 
 
 def test_a_cancelled_search_stops_its_sqlite_query(tmp_path: Path) -> None:
+    """The flag a cancelled call sets is read by SQLite's progress handler, mid-query."""
     from session_browser.core.stores import open_stores
     from session_browser.mcp import answers
 
     s = write_stores(tmp_path)
+    store = DefaultSessionStore(s.praison)
+    for n in range(100):  # a query long enough for SQLite to ask
+        store.add_user_message(f"filler-{n}", f"zebrafish notes {n} " + "more words " * 200)
     group = open_stores([str(s.praison)], indexed=True, vault=True)
     try:
-        asked: list[int] = []
+        for index in map(index_of, group.stores):
+            assert index is not None
+            index.reconcile()
+        asked: list[str] = []
 
         def cancelled() -> bool:
-            asked.append(1)
-            return True
+            asked.append(sys._getframe(1).f_code.co_name)
+            return asked[-1] == "handler"  # only inside the SQLite query
+
+        def search(flag: Callable[[], bool]) -> str:
+            return answers.search(
+                group,
+                "zebrafish notes",
+                limit=5,
+                window=2,
+                max_bytes=8192,
+                live=answers.Live(),
+                include_current=False,
+                cancelled=flag,
+            )
 
         with pytest.raises(answers.Stopped):
-            answers.search(
-                group,
-                "zebrafish",
-                limit=5,
-                window=2,
-                max_bytes=8192,
-                live=answers.Live(),
-                include_current=False,
-                cancelled=cancelled,
-            )
-        assert asked
-        found = json.loads(
-            answers.search(
-                group,
-                "zebrafish",
-                limit=5,
-                window=2,
-                max_bytes=8192,
-                live=answers.Live(),
-                include_current=False,
-                cancelled=lambda: False,
-            )
-        )
-        assert ids(found) == ["pr-1"]
+            search(cancelled)
+        assert asked[-1] == "handler"
+        found = json.loads(search(lambda: False))  # the store answers on
+        assert len(found["results"]) == 5
     finally:
         group.close()
 
