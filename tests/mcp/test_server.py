@@ -49,6 +49,7 @@ class Stores:
         self.pi = root / "pi"
         self.claude = root / "claude" / "projects"
         self.codex = root / "codex"
+        self.hostile: dict[str, str] = {}  # kind -> session id
 
     @property
     def args(self) -> list[str]:
@@ -77,7 +78,7 @@ def write_stores(root: Path, *, big: bool = False) -> Stores:
     store.add_message("pr-1", "assistant", "Agreed: the zebrafish protocol goes to Ana.")
     store.add_user_message("injected", INJECTION)
     store.add_user_message("gone-1", "the capybara migration was rolled back")
-    hostile.nasty_text(s.praison)
+    s.hostile = hostile.write_all(s.praison)
     if big:
         hostile.big_message(s.praison)
     write_lines(
@@ -231,6 +232,13 @@ def test_hostile_content_is_bounded_labelled_and_escaped(tmp_path: Path) -> None
                 r for r in json.loads(text)["results"] if r["session_id"] == "hostile-nasty-text"
             )
             assert hostile.NASTY_TEXT in " ".join(m["content"] for m in hit["messages"])
+
+            # Every kind of file that has broken a reader: read and listed within budget.
+            for kind, sid in s.hostile.items():
+                page = await answer(session, "read_session", session_id=sid)
+                assert page["messages"] and page["session_id"] == sid, kind
+            recent = await answer(session, "recent_sessions", limit=20)
+            assert set(s.hostile.values()) <= set(ids(recent))
 
             # Injected instructions stay a string inside the labelled answer.
             found = await answer(session, "search_sessions", query="okapi")
