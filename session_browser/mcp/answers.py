@@ -18,6 +18,7 @@ from functools import partial
 from typing import Any
 
 from session_browser.core import recall
+from session_browser.core.files import SessionFileError
 from session_browser.core.index import Cancelled
 from session_browser.core.model import (
     JSONDict,
@@ -330,29 +331,37 @@ def search(
 
 
 def _session_messages(group: StoreGroup, session_id: str) -> tuple[list[JSONDict], str | None]:
-    """The public projection of ``session_id`` and, for a session only the vault keeps
-    (deleted), what that copy is."""
+    """The public projection of ``session_id`` and, for a session read from the vault's kept
+    copy (its file deleted, or damaged), what that copy is."""
+    shown = clip_marked(session_id, ECHO_CHARS)
+    damaged: str | None = None
     store = group.store_of(session_id)
     if store is not None:
         try:
             return store.projection(session_id), None
         except KeyError:
             pass
+        except SessionFileError as exc:
+            damaged = f"its file is damaged ({exc.path.name}: {exc.reason})"
+        except OSError as exc:
+            damaged = f"its file cannot be read ({exc.strerror or exc})"
     from session_browser.core.vault import VaultError
     from session_browser.core.vault.reading import load_session
 
     try:
         data, version, _n = load_session(session_id)
-    except VaultError:
+    except (VaultError, OSError):
         data = None
+    if data is None and damaged:
+        raise ToolInputError(f"session {shown!r} cannot be read: {damaged}; none is kept")
     if data is None:
         raise ToolInputError(
-            f"unknown session_id {clip_marked(session_id, ECHO_CHARS)!r}: use a session_id "
-            "exactly as search_sessions or recent_sessions returned it"
+            f"unknown session_id {shown!r}: use a session_id exactly as search_sessions or "
+            "recent_sessions returned it"
         )
     messages = recall.project(data)
-    kept = "deleted; read from the vault's kept copy"
-    if version.gone_at is not None:
+    kept = f"{damaged or 'deleted'}; read from the vault's kept copy"
+    if damaged is None and version.gone_at is not None:
         day = datetime.fromtimestamp(version.gone_at, UTC).strftime("%Y-%m-%d")
         kept = f"deleted on {day}; read from the vault's kept copy"
     return [recall.view(messages, i) for i in range(len(messages))], kept

@@ -314,6 +314,27 @@ def test_bad_input_gives_tool_errors_and_the_server_keeps_serving(tmp_path: Path
     run(body)
 
 
+def test_a_damaged_file_is_read_from_the_vaults_copy(tmp_path: Path) -> None:
+    s = write_stores(tmp_path)  # the vault keeps pr-1 as the CLI saw it
+    store = DefaultSessionStore(s.praison)
+    store.add_user_message("later", "the tapir schedule")
+    (s.praison / "pr-1.json").write_bytes(b"{not json")
+
+    async def body() -> None:
+        async with connect(server(s.args)) as session:
+            page = await answer(session, "read_session", session_id="pr-1")
+            assert "damaged" in page["kept"] and "vault" in page["kept"]
+            assert "zebrafish protocol" in page["messages"][0]["content"]
+            found = await answer(session, "search_sessions", query="tapir")
+            assert ids(found) == ["later"]  # the server's index kept it as it indexed it
+            (s.praison / "later.json").write_bytes(b"\xff\xfe")
+            page = await answer(session, "read_session", session_id="later")
+            assert "damaged" in page["kept"] and "not valid JSON" in page["kept"]
+            assert page["messages"][0]["content"] == "the tapir schedule"
+
+    run(body)
+
+
 def test_a_cancelled_call_leaves_the_server_serving(tmp_path: Path) -> None:
     s = write_stores(tmp_path, big=True)
 
