@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 
 import click
 
@@ -10,9 +11,18 @@ from .common import fail, group_from, store_option
 
 
 @click.command()
+@click.option(
+    "--http",
+    "http",
+    default=None,
+    metavar="HOST:PORT",
+    help="Serve over streamable HTTP at http://HOST:PORT/mcp instead of stdio (e.g. "
+    "127.0.0.1:8765). A host beyond this machine is refused unless "
+    "$SESSION_BROWSER_MCP_TOKEN is set; every request then needs it as a bearer token.",
+)
 @store_option
 @click.pass_context
-def mcp(ctx: click.Context, stores: tuple[str, ...]) -> None:
+def mcp(ctx: click.Context, http: str | None, stores: tuple[str, ...]) -> None:
     """Serve the tools search_sessions, read_session and recent_sessions over stdio (MCP).
 
     Reads the stores every command reads (--store, the defaults, or the team index with
@@ -27,10 +37,28 @@ def mcp(ctx: click.Context, stores: tuple[str, ...]) -> None:
             "the MCP server needs the mcp package: "
             "pip install 'session-browser[mcp]' (or pip install mcp)"
         )
-    from session_browser.mcp.server import serve
+    from session_browser.mcp.server import TOKEN_ENV, BadBind, check_bind, serve, serve_http
 
+    where = _host_port(http) if http is not None else None
+    token = os.environ.get(TOKEN_ENV) or None
+    if where is not None:
+        try:
+            check_bind(where[0], token)
+        except BadBind as exc:
+            fail(str(exc))
     group = group_from(ctx, stores, indexed=True)
     try:
-        serve(group)
+        if where is None:
+            serve(group)
+        else:
+            serve_http(group, *where, token)
     finally:
         group.close()
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        fail(f"--http must be HOST:PORT (e.g. 127.0.0.1:8765), not {text!r}")
+    return host, int(port)

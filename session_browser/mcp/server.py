@@ -8,11 +8,12 @@ server keeps serving after every error.
 
 from __future__ import annotations
 
+import hmac
 import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -300,3 +301,59 @@ def serve(group: StoreGroup, live: Live | None = None) -> None:
     """Serve over stdio until the client closes the connection."""
     server = build_server(group, live_from_env() if live is None else live)
     anyio.run(server.run_stdio_async)
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+TOKEN_ENV = "SESSION_BROWSER_MCP_TOKEN"
+HTTP_PATH = "/mcp"
+
+
+class BadBind(ValueError):
+    """A bind the HTTP server refuses (beyond this machine without a token)."""
+
+
+def bearer_guard(app: Any, token: str) -> Any:
+    """An ASGI app answering 401 to every HTTP request without ``Bearer <token>``."""
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, expected):
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"text/plain"),
+                            (b"www-authenticate", b"Bearer"),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": b"a bearer token is needed\n"})
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """Refuse (:class:`BadBind`) a host beyond this machine without a token."""
+    if host not in LOOPBACK and not token:
+        raise BadBind(f"serving on {host} (beyond this machine) needs a token: set {TOKEN_ENV}")
+
+
+def serve_http(group: StoreGroup, host: str, port: int, token: str | None) -> None:
+    """Serve over streamable HTTP at ``http://host:port/mcp`` until interrupted. A host
+    beyond this machine needs a token (every request then carries it as a bearer token);
+    no live session is left out (the callers are not this machine's agents)."""
+    if host not in LOOPBACK and not token:
+        raise BadBind(f"serving on {host} (beyond this machine) needs a token: set {TOKEN_ENV}")
+    import uvicorn
+
+    server = build_server(group, Live())
+    app: Any = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
+    if token:
+        app = bearer_guard(app, token)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
+    uvicorn.Server(config).run()
