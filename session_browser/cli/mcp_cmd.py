@@ -15,9 +15,9 @@ from .common import fail, group_from, store_option
     "--http",
     "http",
     default=None,
-    metavar="HOST:PORT",
-    help="Serve over streamable HTTP at http://HOST:PORT/mcp instead of stdio (e.g. "
-    "127.0.0.1:8765). A host beyond this machine is refused unless "
+    metavar="[HOST:]PORT",
+    help="Serve over streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST: "
+    "127.0.0.1 unless given). A host beyond this machine is refused unless "
     "$SESSION_BROWSER_MCP_TOKEN is set; every request then needs it as a bearer token.",
 )
 @store_option
@@ -57,8 +57,9 @@ def mcp(ctx: click.Context, http: str | None, stores: tuple[str, ...]) -> None:
 
 
 def _host_port(text: str) -> tuple[str, int]:
+    """``HOST:PORT``, or ``PORT`` alone on this machine (127.0.0.1)."""
     host, sep, port = text.rpartition(":")
-    host = host.strip("[]")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        fail(f"--http must be HOST:PORT (e.g. 127.0.0.1:8765), not {text!r}")
+    host = host.strip("[]") if sep else "127.0.0.1"
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        fail(f"--http must be [HOST:]PORT (e.g. 8765 or 127.0.0.1:8765), not {text!r}")
     return host, int(port)

@@ -63,7 +63,7 @@ def store(tmp_path: Path) -> Path:
 
 def test_over_http_with_a_token(store: Path) -> None:
     port = free_port()
-    proc = start(store, f"127.0.0.1:{port}", TOKEN)
+    proc = start(store, str(port), TOKEN)  # a port alone: on 127.0.0.1
     try:
         wait_listening(port, proc)
         url = f"http://127.0.0.1:{port}/mcp"
@@ -98,4 +98,4 @@ def test_a_bind_beyond_this_machine_needs_a_token(store: Path) -> None:
     assert err.count(b"\n") == 1 and b"SESSION_BROWSER_MCP_TOKEN" in err
     proc = start(store, "127.0.0.1:notaport", None)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 1 and err.count(b"\n") == 1 and b"HOST:PORT" in err
+    assert proc.returncode == 1 and err.count(b"\n") == 1 and b"[HOST:]PORT" in err
