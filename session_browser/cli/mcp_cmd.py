@@ -23,7 +23,8 @@ from .common import fail, group_from, store_option
 @store_option
 @click.pass_context
 def mcp(ctx: click.Context, http: str | None, stores: tuple[str, ...]) -> None:
-    """Serve the tools search_sessions, read_session and recent_sessions over stdio (MCP).
+    """Serve the tools search_sessions, read_session and recent_sessions over MCP (stdio;
+    streamable HTTP with --http).
 
     Reads the stores every command reads (--store, the defaults, or the team index with
     --index URL); writes nothing where sessions are kept. The caller's own live session
