@@ -156,6 +156,14 @@ from session_browser.core.text import printable
     show_default=True,
     help="Concurrent pushers for --index.",
 )
+@click.option(
+    "--mcp",
+    "mcp_path",
+    is_flag=True,
+    help="Measure search_sessions through 'session-browser mcp' (a subprocess, the SDK's "
+    "stdio client) beside the CLI's in-process search on the corpus: p50/p95, the p95 gap "
+    "(target <= 5 ms), answer sizes.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
 @click.option("--keep", is_flag=True, help="Keep the work dir (corpus, copies, indexes, logs).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
@@ -183,6 +191,7 @@ def bench(
     index_url: str | None,
     push_message_mb: float,
     pushers: int,
+    mcp_path: bool,
     as_json: bool,
     keep: bool,
     quiet: bool,
@@ -202,6 +211,9 @@ def bench(
     'session-browser[bench]').
     """
     given = store_dir is not None or home is not None
+    if mcp_path:
+        _mcp(sessions, seed, queries, workdir, keep, quiet, as_json, no_sgd)
+        return
     if index_url is not None:
         _team(
             index_url,
@@ -293,6 +305,40 @@ def bench(
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
     else:
         click.echo(printable(format_report(report)))
+
+
+def _mcp(
+    sessions: int | None,
+    seed: int,
+    queries: int,
+    workdir: Path | None,
+    keep: bool,
+    quiet: bool,
+    as_json: bool,
+    no_sgd: bool,
+) -> None:
+    """``bench --mcp``: the MCP tool call beside the in-process search (see
+    :mod:`..bench.mcp_path`)."""
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        fail("--mcp needs the mcp package: pip install 'session-browser[mcp]'")
+    from session_browser.bench.mcp_path import format_mcp, run_mcp_bench
+
+    def say(line: str) -> None:
+        if not quiet:
+            click.echo(f"bench: {line}", err=True)
+
+    report = run_mcp_bench(
+        sessions=sessions or 2000,
+        seed=seed,
+        queries=queries,
+        workdir=workdir,
+        keep=keep,
+        progress=say,
+        include_sgd=not no_sgd,
+    )
+    click.echo(json.dumps(report, indent=2) if as_json else format_mcp(report))
 
 
 def _team(

@@ -1,0 +1,1 @@
+"""``session-browser mcp``: recall over the Model Context Protocol (the ``mcp`` extra)."""
