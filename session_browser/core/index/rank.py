@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .. import recall
+from ..files import live_file
 from ..model import JSONDict
 from ..query import (
     ParsedQuery,
@@ -18,7 +19,6 @@ from ..query import (
 )
 from ..query.match import COMMON_SHARE as COMMON_SHARE  # (the team index reads it here)
 from ..query.match import is_common, rare_terms
-from ..vault.feed import live_file
 
 BM25_K1 = 1.2
 BM25_B = 0.4
