@@ -21,7 +21,6 @@ from typing import cast
 from session_browser.core import recall
 from session_browser.core.actions.rescue import writable_stores
 from session_browser.core.index import SqliteSessionStore
-from session_browser.core.index.results import SearchResult
 from session_browser.core.model import JSONDict, SessionSummary
 from session_browser.core.multi import RecallStore, StoreGroup, index_of, resume_of
 from session_browser.core.notes import INDEX_FAILED, code_of
@@ -30,6 +29,7 @@ from session_browser.core.pgindex.store import PgIndexStore
 from session_browser.core.quarantine import list_items
 from session_browser.core.query import QueryError
 from session_browser.core.resume_line import Resume
+from session_browser.core.search.results import SearchResult
 from session_browser.core.sources import PiStore
 from session_browser.core.store import DefaultSessionStore
 from session_browser.core.stores import open_stores

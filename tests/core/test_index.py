@@ -782,8 +782,8 @@ def test_fewer_driver_messages_when_every_term_fills_the_limit(d: Path, tmp_path
     # 30 sessions hold both words in one message; 20 others hold only the rarer word, in
     # 480 messages. Asked for 10, the sessions holding every term fill the list, so only a
     # few of the rarer word's other messages are read; asked for 50, all of them are.
-    from session_browser.core.index import candidates as ix
     from session_browser.core.query import parse_query
+    from session_browser.core.search import candidates as ix
 
     for i in range(30):
         put(d, f"both{i}", [f"alpha beta report {i}", "ok"], updated="2026-01-01T00:00:00+00:00")

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from session_browser.core.index import SqliteSessionStore, hits, plan, rank
+from session_browser.core.index import SqliteSessionStore, hits, plan
 from session_browser.core.query import fts_expr, parse_query
+from session_browser.core.search import rank
 
 from .test_index import put
 

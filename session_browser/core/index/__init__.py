@@ -101,9 +101,9 @@ Modules (each imports only those above it)
 from __future__ import annotations
 
 from ..query import QueryError
-from .rank import CorpusStats
-from .results import Cancelled, ReconcileReport, Relevance, SearchCancelled, SearchResult
-from .rows import machine_paced
+from ..search.rank import CorpusStats
+from ..search.results import Cancelled, ReconcileReport, Relevance, SearchCancelled, SearchResult
+from ..search.rows import machine_paced
 from .schema import SCHEMA_VERSION, default_db_path
 from .store import _LOWERS_TO_ASCII, RANKINGS, SqliteSessionStore
 from .watch import DirWatch

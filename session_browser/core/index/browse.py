@@ -17,11 +17,11 @@ from ..model import (
     SessionSummary,
     stored_epoch,
 )
+from ..search.pick import SUMMARY_COLUMNS, summary_row
 from ..vault.feed import kept_note
 from . import partly
 from .api import SessionReader
 from .hits import IndexHits
-from .pick import SUMMARY_COLUMNS, summary_row
 from .schema import (
     Broken,
 )

@@ -19,17 +19,17 @@ from ..model import (
 from ..query import (
     ParsedQuery,
 )
-from . import hidden
-from .fuzzy import IndexFuzzy
-from .pick import light_hit, peer_or, session_hit
-from .rank import (
+from ..search.hidden import snippet_source
+from ..search.pick import light_hit, peer_or, session_hit
+from ..search.rank import (
     Scored,
     explain,
     lineage_key,
     order,
 )
-from .results import Cancelled, SearchCancelled
-from .rows import COMPOUND_CHUNK, IN_CHUNK
+from ..search.results import Cancelled, SearchCancelled
+from ..search.rows import COMPOUND_CHUNK, IN_CHUNK
+from .typos import IndexFuzzy
 
 log = logging.getLogger("session_browser.index")
 
@@ -360,7 +360,7 @@ class IndexHits(IndexFuzzy):
             agent=agent,
             when=when,
             snippet=recall.make_snippet(
-                hidden.snippet_source(pq, "".join(texts.get(anchor, ())), s.anchor_text),
+                snippet_source(pq, "".join(texts.get(anchor, ())), s.anchor_text),
                 pq.words,
                 pq.all_tokens,
             ),

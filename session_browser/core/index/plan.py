@@ -17,8 +17,7 @@ from ..query import (
     sql_where,
     tokenize,
 )
-from . import hidden
-from .candidates import (
+from ..search.candidates import (
     CANDIDATE_LIMIT,
     PER_SESSION,
     RARE_DF,
@@ -27,10 +26,8 @@ from .candidates import (
     score_rows,
     scorer_for,
 )
-from .newest import newest_ids
-from .owners import RowOwners
-from .pick import recent_first
-from .rank import (
+from ..search.pick import recent_first
+from ..search.rank import (
     COVERAGE_CHECK,
     CorpusStats,
     Scored,
@@ -38,10 +35,13 @@ from .rank import (
     SessionInfo,
     refine,
 )
+from ..search.rows import COMPOUND_CHUNK, IN_CHUNK
+from . import hidden
+from .newest import newest_ids
+from .owners import RowOwners
 from .reconcile import (
     IndexReconcile,
 )
-from .rows import COMPOUND_CHUNK, IN_CHUNK
 
 COUNT_BUDGET = 3_000  # postings read at most to count the matched sessions exactly
 _READS_SESSIONS = re.compile(r"\bs\.")  # a filter clause reading a sessions column

@@ -19,21 +19,19 @@ from ..model import (
     JSONDict,
 )
 from ..notes import INDEX_FAILED, Note
-from ..vault.feed import Kept, VaultFeed, feed_for
-from . import hidden, parsing, partly
-from .parsing import parse_one
-from .results import ReconcileReport
-from .rows import (
+from ..search.hidden import hidden_rows
+from ..search.results import ReconcileReport
+from ..search.rows import (
     IN_CHUNK,
     Parsed,
-    delete_rows,
     extract,
-    insert_isolated,
-    insert_rows,
     machine_paced,
     safely,
     skip_reason,
 )
+from ..vault.feed import Kept, VaultFeed, feed_for
+from . import hidden, parsing, partly
+from .parsing import parse_one
 from .schema import (
     Broken,
     IndexDatabase,
@@ -41,6 +39,7 @@ from .schema import (
     rollback,
 )
 from .watch import DirWatch, scan_fingerprint
+from .write import delete_rows, insert_isolated, insert_rows
 
 log = logging.getLogger("session_browser.index")
 
@@ -745,9 +744,7 @@ class IndexReconcile(IndexDatabase):
                         except Exception as exc:  # the content: skipped, as a reconcile would
                             item = skip_reason(exc)
                         if not isinstance(item, str):
-                            item.hidden = safely(
-                                [], hidden.hidden_rows, dict(data), not self.has_fts
-                            )
+                            item.hidden = safely([], hidden_rows, dict(data), not self.has_fts)
                         if feed is not None and not isinstance(item, str):
                             feed.keep_dropped(
                                 db, path.name, [m[4] for m in item.messages], fts=self.has_fts

@@ -31,13 +31,7 @@ from ..query import (
     parse_query,
 )
 from ..query.match import rare_terms
-from ..sources.base import SessionSource
-from ..sources.praisonai import PraisonAISource
-from ..store import DefaultSessionStore
-from .api import IndexStoreAPI, SessionReader
-from .browse import IndexBrowse
-from .owners import RowOwners
-from .rank import (
+from ..search.rank import (
     CorpusStats,
     Msg,
     Scored,
@@ -46,17 +40,23 @@ from .rank import (
     recency,
     recent_scored,
 )
+from ..search.results import Cancelled, ReconcileReport, Relevance, SearchCancelled, SearchResult
+from ..search.searching import IndexSearch
+from ..sources.base import SessionSource
+from ..sources.praisonai import PraisonAISource
+from ..store import DefaultSessionStore
+from .api import IndexStoreAPI, SessionReader
+from .browse import IndexBrowse
+from .owners import RowOwners
 from .reconcile import (
     WATCH_MIN_FILES,
 )
-from .results import Cancelled, ReconcileReport, Relevance, SearchCancelled, SearchResult
 from .schema import (
     SCHEMA_VERSION,
     Broken,
     default_db_path,
     rollback,
 )
-from .searching import IndexSearch
 from .watch import DirWatch
 
 log = logging.getLogger("session_browser.index")

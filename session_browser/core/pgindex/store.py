@@ -32,8 +32,11 @@ from typing import Any
 import orjson
 
 from .. import recall
-from ..index import hidden
-from ..index.candidates import (
+from ..model import JSONDict, SessionData, SessionHit, SessionSummary
+from ..notes import NOTHING_SEARCHABLE, Note
+from ..query import ParsedQuery, QueryError, Term, fold, parse_query, pg_where
+from ..search import hidden
+from ..search.candidates import (
     PER_SESSION,
     RARE_DF,
     SMALL_SESSION_CHARS,
@@ -41,8 +44,8 @@ from ..index.candidates import (
     score_rows,
     scorer_for,
 )
-from ..index.fuzzy import levenshtein
-from ..index.pick import (
+from ..search.fuzzy import levenshtein
+from ..search.pick import (
     SUMMARY_COLUMNS,
     corrected,
     light_hit,
@@ -50,7 +53,7 @@ from ..index.pick import (
     session_hit,
     summary_row,
 )
-from ..index.rank import (
+from ..search.rank import (
     COMMON_SHARE,
     COVERAGE_CHECK,
     CorpusStats,
@@ -61,11 +64,8 @@ from ..index.rank import (
     order,
     refine,
 )
-from ..index.results import Cancelled, Relevance, SearchCancelled
-from ..index.searching import IndexSearch
-from ..model import JSONDict, SessionData, SessionHit, SessionSummary
-from ..notes import NOTHING_SEARCHABLE, Note
-from ..query import ParsedQuery, QueryError, Term, fold, parse_query, pg_where
+from ..search.results import Cancelled, Relevance, SearchCancelled
+from ..search.searching import IndexSearch
 from .conn import PgIndexError, error_line, mask_url, psycopg_module
 from .schema import NEWEST_FIRST, ensure_schema
 from .tsv import all_query, any_query, query_lexeme, term_query
@@ -382,7 +382,7 @@ class PgIndexStore(IndexSearch):
 
     def _hidden_candidates(self, pq: ParsedQuery, limit: int) -> list[tuple[Any, ...]]:
         """The newest hidden parts holding a term of ``pq`` and passing its filters, at most
-        :data:`~session_browser.core.index.hidden.PER_SESSION` of one session, as candidate
+        :data:`~session_browser.core.search.hidden.PER_SESSION` of one session, as candidate
         rows whose last column (the row id) is negated: never a message's."""
         want = max(hidden.CANDIDATES, hidden.PER_SESSION * limit)
         rows = self._fetch(

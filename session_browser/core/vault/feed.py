@@ -406,7 +406,7 @@ class VaultFeed:
         """Index again (in the caller's transaction) the deleted files of this root the vault
         keeps and the index does not hold (a rebuilt or new index); how many."""
         from ..files import FileIdentity
-        from ..index.rows import extract
+        from ..search.rows import extract
         from .reading import load_version
 
         prefix = os.path.join(os.fspath(self.root), "")
