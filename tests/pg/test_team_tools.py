@@ -10,7 +10,7 @@ from typing import Any
 import psycopg
 
 from session_browser.core.pgindex import SCHEMA_VERSION, PgIndexStore, push_stores
-from session_browser.core.pgindex.store import NO_HIDDEN
+from session_browser.core.pgindex.engine import NO_HIDDEN
 from session_browser.core.sources import SOURCES
 from tests.core.test_claude import Transcript, text, tool_use
 

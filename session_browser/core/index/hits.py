@@ -24,10 +24,7 @@ from ..search.pick import light_hit, peer_or, session_hit
 from ..search.rank import (
     Scored,
     explain,
-    lineage_key,
-    order,
 )
-from ..search.results import Cancelled, SearchCancelled
 from ..search.rows import COMPOUND_CHUNK, IN_CHUNK
 from .typos import IndexFuzzy
 
@@ -71,55 +68,10 @@ class _FromFile(Exception):
 class IndexHits(IndexFuzzy):
     """Turns scored sessions into hits, reading only the sessions that will be shown."""
 
-    def _to_candidates(
-        self,
-        scored: list[Scored],
-        pq: ParsedQuery,
-        limit: int,
-        window: int,
-        cancelled: Cancelled | None = None,
-    ) -> list[recall.Candidate]:
-        """Order (:func:`~.rank.order`), fold lineage, and build full hits only for what
-        will be shown (each read from its file: :class:`SearchCancelled` between two reads
-        when ``cancelled()`` turns true)."""
-        out: list[recall.Candidate] = []
-        shown: set[str] = set()
-        kept = 0
-        ordered = order(scored, pq)
-        read = self._read_ahead(ordered, limit)
-        for s in ordered:
-            key = lineage_key(s.info)
-            # The fold key as the ranking across stores sees it: a lineage is global, a
-            # file (with the turns its rewrites dropped) is this store's own.
-            lineage = s.info.lineage if s.info.lineage is not None else self.label + key
-            if key in shown or kept >= limit:
-                if key in shown:
-                    out.append(recall.Candidate(self._light_hit(s), lineage))
-                continue
-            if cancelled is not None and cancelled():
-                raise SearchCancelled
-            hit = self._full_hit(s, pq, window, read.get(s.info.key))
-            if hit is None:
-                continue
-            shown.add(key)
-            kept += 1
-            out.append(recall.Candidate(hit, lineage))
-        return out
-
-    def _read_ahead(self, ordered: list[Scored], limit: int) -> dict[int, _Ahead]:
-        """The session rows of the sessions that will most likely be shown (the first
-        ``limit`` lineages of ``ordered``), and the message rows of the short ones, in two
-        reads instead of two a session (:meth:`_hit_from_rows` checks each as before)."""
-        keys: set[str] = set()
-        sids: list[int] = []
-        for s in ordered:
-            if len(keys) >= limit:
-                break
-            key = lineage_key(s.info)
-            if key not in keys:
-                keys.add(key)
-                if s.info.key >= 0:
-                    sids.append(s.info.key)
+    def _read_ahead(self, sids: list[int]) -> dict[int, _Ahead]:
+        """The session rows of the sessions ``sids`` (those most likely shown), and the
+        message rows of the short ones, in two reads instead of two a session
+        (:meth:`_hit_from_rows` checks each as before)."""
         if not sids:
             return {}
         out: dict[int, _Ahead] = {}
@@ -189,17 +141,8 @@ class IndexHits(IndexFuzzy):
     def _full_hit(
         self, s: Scored, pq: ParsedQuery, window: int, ahead: _Ahead | None = None
     ) -> SessionHit | None:
-        """The hit with its context from the file; a hit without context when the file's
-        content cannot be turned into one (never an error for the whole search)."""
-        try:
-            return self._full_hit_of(s, pq, window, ahead)
-        except Exception as exc:
-            log.warning("%s: hit without context: %s: %s", s.info.file, type(exc).__name__, exc)
-            return self._light_hit(s)
-
-    def _full_hit_of(
-        self, s: Scored, pq: ParsedQuery, window: int, ahead: _Ahead | None = None
-    ) -> SessionHit | None:
+        """The hit with its context: from the index's rows when they give exactly what the
+        file gives, else from the file; None when the file is gone (and not kept)."""
         if s.info.key >= 0:  # an indexed session (scanned files have negative keys)
             try:
                 return self._hit_from_rows(s, pq, window, ahead)

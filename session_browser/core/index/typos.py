@@ -5,22 +5,12 @@ from __future__ import annotations
 
 import sqlite3
 
-from ..query import ParsedQuery, Term
 from ..search.fuzzy import edits1, levenshtein
-from ..search.pick import corrected
 from .plan import IndexPlan
 
 
 class IndexFuzzy(IndexPlan):
     """The query with its unknown words corrected from the index's vocabulary."""
-
-    def _fuzzy_query(
-        self, db: sqlite3.Connection, pq: ParsedQuery
-    ) -> tuple[ParsedQuery, str] | None:
-        """The query with unknown words replaced by the most common close vocabulary word."""
-        return corrected(
-            pq, lambda tok: self._df(db, Term((tok,), tok)) > 0, lambda tok: self._correct(db, tok)
-        )
 
     def _correct(self, db: sqlite3.Connection, tok: str) -> str | None:
         if len(tok) < 3 or len(tok) > 40:
