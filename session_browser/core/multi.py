@@ -2,7 +2,8 @@
 
 Session ids are de-duplicated: the first store that holds an id wins, in the order given.
 Indexed stores (:class:`~session_browser.core.index.SqliteSessionStore`, and
-:class:`~session_browser.core.pi_index.PiIndexStore` over Pi files) are used through their
+the same over Pi files, :func:`~session_browser.core.sources.pi.indexed.pi_index_store`) are
+used through their
 richer API when present (``ranking``, :meth:`StoreGroup.search_ex`, ``browse``/``count``,
 indexing progress); plain stores answer with the classic heuristic and a scan.
 

@@ -26,7 +26,6 @@ from .store import DefaultSessionStore
 
 if TYPE_CHECKING:
     from .index import SqliteSessionStore
-    from .pi_index import PiIndexStore
 
 PI_PREFIX = f"{PI_SOURCE}:"
 
@@ -133,17 +132,17 @@ def open_store(
 
 def open_pi_store(
     path: Path | None = None, *, indexed: bool = False, reconcile: str = "sync", vault: bool = False
-) -> PiStore | PiIndexStore:
+) -> PiStore | SqliteSessionStore:
     """A read-only store over a Pi session dir (the default one when ``path`` is None).
 
-    With ``indexed`` it is a :class:`~session_browser.core.pi_index.PiIndexStore` (its index
-    in our cache dir, reconciled on open per ``reconcile``); else a scanning
+    With ``indexed`` it is an indexed store (:func:`~.sources.pi.indexed.pi_index_store`:
+    its index in our cache dir, reconciled on open per ``reconcile``); else a scanning
     :class:`~session_browser.core.sources.pi.PiStore`.
     """
     if indexed:
-        from .pi_index import PiIndexStore
+        from .sources.pi.indexed import pi_index_store
 
-        return PiIndexStore(path, reconcile=reconcile, vault=vault)
+        return pi_index_store(path, reconcile=reconcile, vault=vault)
     return PiStore(path)
 
 

@@ -15,11 +15,11 @@ import pytest
 from session_browser.core.index import SqliteSessionStore
 from session_browser.core.index import hits as index_hits
 from session_browser.core.index.engine import SqliteEngine
-from session_browser.core.pi_index import PiIndexStore
 from session_browser.core.query import parse_query
 from session_browser.core.search import procedure
 from session_browser.core.search import rows as index_rows
 from session_browser.core.search.rank import order
+from session_browser.core.sources.pi.indexed import pi_index_store
 from tests.core.test_pi import V3_ID, v3_entries, write_lines
 
 T0 = 1_760_000_000.0
@@ -191,7 +191,7 @@ def test_parts_of_a_long_message_are_joined(
 def test_pi_hits_from_rows_equal_hits_from_files(tmp_path: Path) -> None:
     root = tmp_path / "pi"
     write_lines(root / "--home-u-zephyr--" / "2025_v3.jsonl", v3_entries())
-    with PiIndexStore(root) as store:
+    with pi_index_store(root) as store:
         ((flag,),) = store._rows("SELECT hit_rows FROM sessions")
         assert flag >= 1
         assert _compare(store, QUERIES) > 5

@@ -77,9 +77,11 @@ Other formats
     :class:`~session_browser.core.sources.base.SessionSource` (PraisonAI's JSON files by
     default): listing the files with their identity, parsing one (resuming from a parse state
     the index keeps for it, when the source has one), loading one for reading, its file order
-    and its automation rule. A store over another agent's files passes its source and reuses
-    all of the above: :class:`~session_browser.core.pi_index.PiIndexStore` indexes Pi JSONL
-    sessions with a :class:`~session_browser.core.sources.pi.source.PiSource`.
+    and its automation rule. One store class serves every source: a store over another
+    agent's files passes its source and the reader its sessions are read through (a
+    scanning store over the source by default; Pi's is
+    :class:`~session_browser.core.sources.pi.indexed.PiIndexReader`); without a writer,
+    every write is refused.
 
 Modules
     The ranking and the relevance procedure are :mod:`session_browser.core.search` (shared

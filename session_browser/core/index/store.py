@@ -10,6 +10,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 from .. import recall
@@ -45,6 +46,7 @@ from ..search.results import Cancelled, ReconcileReport, Relevance, SearchCancel
 from ..search.searching import IndexSearch
 from ..sources.base import SessionSource
 from ..sources.praisonai import PraisonAISource
+from ..sources.scan import SourceStore
 from ..store import DefaultSessionStore
 from .api import IndexStoreAPI, SessionReader
 from .browse import IndexBrowse
@@ -121,9 +123,13 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         reads the source's sessions, for a read-only source (default: the JSON store over
         ``session_dir``, built with ``store_kwargs``, which then makes every write).
         ``vault``: keep every file the index reads in the vault (in our data dir) and read
-        deleted sessions back from it; off unless asked (the CLI and the app ask)."""
+        deleted sessions back from it; off unless asked (the CLI and the app ask). A
+        read-only ``source`` without a ``reader`` is read through a scanning store over it;
+        ``session_dir`` defaults to the source's root."""
         if reconcile not in RECONCILE_MODES:
             raise ValueError(f"reconcile must be one of {RECONCILE_MODES}, not {reconcile!r}")
+        if reader is None and source is not None and source.read_only:
+            reader = SourceStore(source)
         if reader is None:
             writer = DefaultSessionStore(session_dir, observer=self._after_write, **store_kwargs)
             self.writer = writer
@@ -132,7 +138,8 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         else:
             self.writer = None
             self.reader = reader
-            self.session_dir = StoreDir(session_dir or default_session_dir())
+            where = session_dir or (source.root if source is not None else default_session_dir())
+            self.session_dir = StoreDir(where)
         self.source = source if source is not None else PraisonAISource(self.session_dir.path)
         self.source_kind = self.source.kind
         self.keeps_vault = vault
@@ -183,12 +190,13 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         self.last_report: ReconcileReport | None = None
         self._open()
         try:
-            self._start(reconcile)
+            self.start(reconcile)
         except BaseException:  # a store that fails to open leaves nothing open behind
             self.close()
             raise
 
-    def _start(self, reconcile: str) -> None:
+    def start(self, reconcile: str) -> None:
+        """Bring the index up to date per ``reconcile`` (what opening does)."""
         if self.broken is None:
             if reconcile == "sync":
                 self.last_report = self.reconcile()
@@ -212,6 +220,21 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
                 if data is not None and data.get("gateway_session_id") == gateway_session_id:
                     return SessionData.from_dict(data)
         return super().get_by_gateway_session(gateway_session_id)
+
+    def indexed_path(self, session_id: str) -> Path | None:
+        """The file of ``session_id`` as the index knows it (None: it does not, or the index
+        cannot be used, or the file is gone)."""
+        try:
+            rows = self._rows(
+                "SELECT file FROM sessions WHERE session_id=? ORDER BY file", (session_id,)
+            )
+        except (Broken, sqlite3.Error):
+            return None
+        for (name,) in rows:
+            path = self.source.root / str(name)
+            if path.is_file():
+                return path
+        return None
 
     def _ensure_backfilled(self) -> None:
         """praisonaiagents' seam: index every session file not indexed yet (a reconcile)."""

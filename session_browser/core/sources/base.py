@@ -188,9 +188,10 @@ class SourceKind:
         keeps the files it reads in the vault."""
         if self.open_index is not None:
             return self.open_index(path, reconcile, vault)
-        from ..index.sourced import SourceIndexStore
+        from ..index import SqliteSessionStore
 
-        return SourceIndexStore(self.source(path), reconcile=reconcile, vault=vault)
+        source = self.source(path)
+        return SqliteSessionStore(source.root, source=source, reconcile=reconcile, vault=vault)
 
     def spec_text(self, path: str | os.PathLike[str]) -> str:
         """How to name a dir of this kind on the command line."""

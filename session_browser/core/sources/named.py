@@ -10,7 +10,6 @@ and the full scan is left for the rest (a file renamed, or an id that is not in 
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -20,7 +19,6 @@ from .scan import SourceStore
 
 if TYPE_CHECKING:
     from ..index import SqliteSessionStore
-    from ..index.sourced import SourceIndexStore
 
 
 class NamedSource(SessionSource, Protocol):
@@ -55,24 +53,6 @@ class NamedScanStore(SourceStore):
         return super()._find(session_id)
 
 
-@cache
-def _index_class() -> type[SourceIndexStore]:
-    """The index store of a named source: :class:`SourceIndexStore` with the viewer's
-    projection (defined on first use: the index imports the sources)."""
-    from ..index.sourced import SourceIndexStore
-
-    class NamedIndexStore(SourceIndexStore):
-        """A :class:`SourceIndexStore` whose session reads go through a
-        :class:`NamedScanStore`."""
-
-        reader: NamedScanStore
-
-        def projection(self, session_id: str, *, include_hidden: bool = False) -> list[JSONDict]:
-            return self.reader.projection(session_id, include_hidden=include_hidden)
-
-    return NamedIndexStore
-
-
 def named_kind_stores(
     make: Callable[[Path], NamedSource],
 ) -> tuple[Callable[[Path], SourceStore], Callable[[Path, str, bool], SqliteSessionStore]]:
@@ -83,10 +63,13 @@ def named_kind_stores(
 
     def open_index(path: Path, reconcile: str, vault: bool) -> SqliteSessionStore:
 
+        from ..index import SqliteSessionStore
+
         source = make(path)
-        store = _index_class()(source, reconcile=reconcile, vault=vault)
-        store.reader = NamedScanStore(source)
-        return store
+        reader = NamedScanStore(source)
+        return SqliteSessionStore(
+            source.root, source=source, reader=reader, reconcile=reconcile, vault=vault
+        )
 
     return open_scan, open_index
 

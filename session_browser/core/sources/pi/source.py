@@ -141,9 +141,9 @@ def open_scan(path: Path) -> PiStore:
 
 def open_index(path: Path, reconcile: str, vault: bool) -> SqliteSessionStore:
     """The read-only index over the Pi dir ``path`` (in our cache dir)."""
-    from ...pi_index import PiIndexStore
+    from .indexed import pi_index_store
 
-    return PiIndexStore(path, reconcile=reconcile, vault=vault)
+    return pi_index_store(path, reconcile=reconcile, vault=vault)
 
 
 KIND = SourceKind(
