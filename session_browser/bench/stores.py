@@ -55,7 +55,7 @@ def open_store(
 
         return DefaultSessionStore(session_dir)
     if kind == PI:
-        from session_browser.core.sources.pi.indexed import pi_index_store
+        from session_browser.core.open import pi_index_store
 
         return pi_index_store(session_dir, db_path=db_path, reconcile=reconcile, vault=True)
     if kind == PI_SCAN:
@@ -74,18 +74,14 @@ def open_store(
             vault=True,
         )
     if kind in AGENT_OF:
+        from session_browser.core.open import index_store, scan_store
         from session_browser.core.sources import SOURCES
 
         source = SOURCES[AGENT_OF[kind]]
         if kind not in AGENT_KINDS:  # the scan
-            return source.scan(session_dir)
-        from session_browser.core.index import SqliteSessionStore
-
-        # the index of the source kind's files, at the measured path
-        src = source.source(session_dir)
-        return SqliteSessionStore(
-            src.root, source=src, db_path=db_path, reconcile=reconcile, vault=True
-        )
+            return scan_store(source, session_dir)
+        # the index the source kind opens (as the CLI and the app do), at the measured path
+        return index_store(source, session_dir, reconcile, vault=True, db_path=db_path)
     if kind == PRAISON_JSON:
         from praisonaiagents.session.store import DefaultSessionStore as PraisonDefault
 
@@ -154,8 +150,7 @@ def import_store(kind: str) -> None:
     elif kind == SCAN:
         import session_browser.core.store
     elif kind in (PI, GROUP):
-        import session_browser.core.sources.pi.indexed
-        import session_browser.core.stores
+        import session_browser.core.open
     elif kind == PI_SCAN:
         import session_browser.core.sources.pi
     elif kind in AGENT_OF:
@@ -230,9 +225,9 @@ def store_available(kind: str) -> str | None:
     """None when the store can be imported, else why not."""
     modules = {
         OURS: "session_browser.core.index",
-        PI: "session_browser.core.sources.pi.indexed",
+        PI: "session_browser.core.open",
         PI_SCAN: "session_browser.core.sources.pi",
-        GROUP: "session_browser.core.sources.pi.indexed",
+        GROUP: "session_browser.core.open",
         **{k: "session_browser.core.sources" for k in AGENT_OF},
     }
     if kind in modules:

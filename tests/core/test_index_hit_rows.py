@@ -15,11 +15,11 @@ import pytest
 from session_browser.core.index import SqliteSessionStore
 from session_browser.core.index import hits as index_hits
 from session_browser.core.index.engine import SqliteEngine
+from session_browser.core.open import pi_index_store
 from session_browser.core.query import parse_query
 from session_browser.core.search import procedure
 from session_browser.core.search import rows as index_rows
 from session_browser.core.search.rank import order
-from session_browser.core.sources.pi.indexed import pi_index_store
 from tests.core.test_pi import V3_ID, v3_entries, write_lines
 
 T0 = 1_760_000_000.0

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from session_browser.cli import main
 from session_browser.core.index import SqliteSessionStore
-from session_browser.core.sources.pi.indexed import pi_index_store
+from session_browser.core.open import pi_index_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import hostile

@@ -10,8 +10,8 @@ import pytest
 
 from session_browser.core.actions.rescue import writable_stores, writer_of
 from session_browser.core.index import SqliteSessionStore
+from session_browser.core.open import pi_index_store
 from session_browser.core.sources.pi import pi_jsonl
-from session_browser.core.sources.pi.indexed import pi_index_store
 from session_browser.core.sources.readonly import ReadOnlyStore
 from session_browser.core.store import DefaultSessionStore
 

@@ -13,9 +13,9 @@ import pytest
 
 from session_browser.core.index import SqliteSessionStore, default_db_path
 from session_browser.core.model import SessionData, SessionMessage
+from session_browser.core.open import pi_index_store
 from session_browser.core.query import parse_query
 from session_browser.core.sources.pi import PiStore, pi_jsonl, read_pi_session
-from session_browser.core.sources.pi.indexed import pi_index_store
 from session_browser.core.sources.pi.source import PiSource
 from session_browser.core.sources.readonly import ReadOnlyStore
 from session_browser.core.store import DefaultSessionStore

@@ -31,7 +31,7 @@ from .. import paths
 from ..compat import CompatReads
 from ..files import FileIdentity
 from ..model import JSONDict, SessionData
-from ..multi import RecallStore
+from ..protocols import RecallStore
 from ..sources.base import SessionSource
 from ..sources.readonly import WRITE_ACTIONS, refuse
 from ..store import DEFAULT_MAX_MESSAGES, DefaultSessionStore

@@ -44,7 +44,7 @@ from ..search.rank import (
 )
 from ..search.results import Cancelled, ReconcileReport, Relevance, SearchCancelled, SearchResult
 from ..search.searching import IndexSearch
-from ..sources.base import SessionSource
+from ..sources.base import Locate, SessionSource
 from ..sources.praisonai import PraisonAISource
 from ..sources.scan import SourceStore
 from ..store import DefaultSessionStore
@@ -115,6 +115,7 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         fts: bool = True,
         source: SessionSource | None = None,
         reader: SessionReader | None = None,
+        read_through: Callable[[Locate], SessionReader] | None = None,
         vault: bool = False,
         **store_kwargs: Any,
     ) -> None:
@@ -124,10 +125,13 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         ``session_dir``, built with ``store_kwargs``, which then makes every write).
         ``vault``: keep every file the index reads in the vault (in our data dir) and read
         deleted sessions back from it; off unless asked (the CLI and the app ask). A
-        read-only ``source`` without a ``reader`` is read through a scanning store over it;
+        read-only ``source`` without a ``reader`` is read through a scanning store over it,
+        or through what ``read_through`` makes of this index's :meth:`indexed_path`;
         ``session_dir`` defaults to the source's root."""
         if reconcile not in RECONCILE_MODES:
             raise ValueError(f"reconcile must be one of {RECONCILE_MODES}, not {reconcile!r}")
+        if read_through is not None:  # a reader that finds files through the index
+            reader = read_through(self.indexed_path)
         if reader is None and source is not None and source.read_only:
             reader = SourceStore(source)
         if reader is None:

@@ -19,13 +19,12 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..model import JSONDict, SessionHit
 
 if TYPE_CHECKING:
-    from ..index import SqliteSessionStore
-    from ..multi import RecallStore
+    from ..protocols import RecallStore
 
 #: A file's identity: (size, mtime_ns, inode). A file whose identity changed is read again.
 Identity = tuple[int, int, int]
@@ -148,6 +147,10 @@ class SessionSource(Protocol):
         ...
 
 
+#: The file of a session id as an index knows it (None: it does not).
+Locate = Callable[[str], Path | None]
+
+
 @dataclass(frozen=True)
 class SourceKind:
     """One row of the table of source kinds: how the CLI, the app, the tool and the
@@ -157,10 +160,13 @@ class SourceKind:
     kind, named by a bare ``DIR``). ``default_dirs(cwd)``: the dirs read when no store is
     named; ``only_if_present``: whether those are used only when they exist.
     ``source(root)``: the :class:`SessionSource` over a dir. ``describe``: what a missing
-    dir is called in an error. ``open_scan(root)`` and ``open_index(root, reconcile, vault)``: the
-    scanning and the indexed store of a kind that has stores of its own (PraisonAI's writer,
-    Pi's viewer with branches); without them a read-only kind gets the generic ones
-    (:meth:`scan`, :meth:`index`).
+    dir is called in an error. Which stores open over a dir is decided in one place,
+    :mod:`session_browser.core.open`; a kind declares what it brings there:
+    ``open_scan(root)``, its own scanning store (Pi's viewer with branches; without one, a
+    scanning store over the source), and ``reader(source, locate)``, what an index over its
+    files reads sessions through (``locate``: the file of a session id as the index knows
+    it; without one, the scanning store). A kind that is not ``read_only`` is PraisonAI's
+    JSON store, the only one written.
     """
 
     name: str
@@ -171,27 +177,7 @@ class SourceKind:
     source: Callable[[Path], SessionSource]
     describe: str
     open_scan: Callable[[Path], RecallStore] | None = None
-    open_index: Callable[[Path, str, bool], SqliteSessionStore] | None = None
-
-    def scan(self, path: Path) -> RecallStore:
-        """The scanning store over ``path`` (what ``--no-index`` reads)."""
-        if self.open_scan is not None:
-            return self.open_scan(path)
-        from .scan import SourceStore
-
-        return SourceStore(self.source(path))
-
-    def index(
-        self, path: Path, reconcile: str = "sync", *, vault: bool = False
-    ) -> SqliteSessionStore:
-        """The indexed store over ``path`` (its index in our cache dir); with ``vault`` it
-        keeps the files it reads in the vault."""
-        if self.open_index is not None:
-            return self.open_index(path, reconcile, vault)
-        from ..index import SqliteSessionStore
-
-        source = self.source(path)
-        return SqliteSessionStore(source.root, source=source, reconcile=reconcile, vault=vault)
+    reader: Callable[[SessionSource, Locate], Any] | None = None
 
     def spec_text(self, path: str | os.PathLike[str]) -> str:
         """How to name a dir of this kind on the command line."""

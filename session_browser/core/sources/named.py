@@ -11,14 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol, cast
 
 from ..model import JSONDict
-from .base import SessionSource, SourceKind
+from .base import Locate, SessionSource, SourceKind
 from .scan import SourceStore
-
-if TYPE_CHECKING:
-    from ..index import SqliteSessionStore
 
 
 class NamedSource(SessionSource, Protocol):
@@ -53,25 +50,9 @@ class NamedScanStore(SourceStore):
         return super()._find(session_id)
 
 
-def named_kind_stores(
-    make: Callable[[Path], NamedSource],
-) -> tuple[Callable[[Path], SourceStore], Callable[[Path, str, bool], SqliteSessionStore]]:
-    """``(open_scan, open_index)`` of a source kind whose files are named after their ids."""
-
-    def open_scan(path: Path) -> SourceStore:
-        return NamedScanStore(make(path))
-
-    def open_index(path: Path, reconcile: str, vault: bool) -> SqliteSessionStore:
-
-        from ..index import SqliteSessionStore
-
-        source = make(path)
-        reader = NamedScanStore(source)
-        return SqliteSessionStore(
-            source.root, source=source, reader=reader, reconcile=reconcile, vault=vault
-        )
-
-    return open_scan, open_index
+def named_reader(source: SessionSource, _locate: Locate) -> NamedScanStore:
+    """What an index over a named source reads sessions through."""
+    return NamedScanStore(cast(NamedSource, source))
 
 
 def agent_kind(
@@ -80,7 +61,10 @@ def agent_kind(
     """The row of the table of source kinds for a coding agent's transcripts (Claude Code,
     Codex): read-only, ``NAME:DIR`` on the command line, its default dir used when it
     exists, stores that find a session by the id in its file name."""
-    open_scan, open_index = named_kind_stores(make)
+
+    def open_scan(path: Path) -> SourceStore:
+        return NamedScanStore(make(path))
+
     return SourceKind(
         name=name,
         prefix=f"{name}:",
@@ -89,6 +73,6 @@ def agent_kind(
         only_if_present=True,
         source=make,
         open_scan=open_scan,
-        open_index=open_index,
+        reader=named_reader,
         describe=describe,
     )

@@ -1,9 +1,8 @@
 """A Pi session dir read through the search index: what an indexed store over Pi files reads
 sessions with (the viewer, export, the scan it falls back to), and that store opened.
 
-The store is the one indexed store of every source
-(:class:`~session_browser.core.index.SqliteSessionStore`) with a
-:class:`~.source.PiSource` and a :class:`PiIndexReader`:
+The store (:func:`session_browser.core.open.pi_index_store`) is the one indexed store of
+every source with a :class:`~.source.PiSource` and a :class:`PiIndexReader`:
 
 - **Strictly read-only.** The Pi files are opened ``rb`` and closed; nothing is written,
   locked or created under the Pi dir. The database lives in our cache dir
@@ -33,23 +32,16 @@ The store is the one indexed store of every source
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ... import paths, recall
 from ...files import FileIdentity
 from ...model import JSONDict, SessionData, SessionSummary
-from .entries import default_pi_dir
+from ..base import Locate
 from .session import PiBranch
-from .source import PiSource
 from .store import PiStore
-
-if TYPE_CHECKING:
-    from ...index import SqliteSessionStore
-
-#: The file of a session id as the index knows it (None: it does not).
-Locate = Callable[[str], Path | None]
 
 
 class PiIndexReader:
@@ -128,36 +120,3 @@ class PiIndexReader:
 
     def file_identity(self, session_id: str) -> FileIdentity | None:
         return FileIdentity.at(self._path(session_id))
-
-
-def pi_index_store(
-    root: str | os.PathLike[str] | None = None,
-    *,
-    db_path: str | os.PathLike[str] | None = None,
-    reconcile: str = "sync",
-    fts: bool = True,
-    vault: bool = False,
-) -> SqliteSessionStore:
-    """The searchable, read-only index over a Pi session dir (the default one when ``root``
-    is None; its index in our cache dir unless ``db_path``)."""
-    from ...index import SqliteSessionStore
-
-    root_path = Path(root).expanduser() if root is not None else default_pi_dir()
-    pi = PiStore(root_path)
-    reader = PiIndexReader(pi)
-    store = SqliteSessionStore(
-        root_path,
-        db_path=db_path,
-        reconcile="none",
-        fts=fts,
-        source=PiSource(root_path, pi),
-        reader=reader,
-        vault=vault,
-    )
-    reader.locate = store.indexed_path
-    try:
-        store.start(reconcile)
-    except BaseException:
-        store.close()
-        raise
-    return store
