@@ -235,7 +235,8 @@ def test_an_index_fed_before_subagents_were_kept_keeps_them_once(
     main, _folder_sub, sibling, _sub = session_dir(root)
     original = contents(root / "proj")
     with monkeypatch.context() as m:
-        m.setattr(ClaudeSource, "part_files", None)  # a vault that kept main files only
+        # a vault that kept main files only
+        m.setattr(ClaudeSource, "part_files", property(lambda _self: None))
         index_store(SOURCES["claude"], root, vault=True).close()
     with Vault() as vault:
         [version] = vault.versions(SID)

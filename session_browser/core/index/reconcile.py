@@ -84,8 +84,7 @@ class IndexReconcile(IndexDatabase):
             self._vault_ready = True
             if not self.keeps_vault:
                 return None
-            parts = getattr(self.source, "part_files", None)
-            self._vault_feed = feed_for(self.source_kind, self.source.root, parts)
+            self._vault_feed = feed_for(self.source_kind, self.source.root, self.source.part_files)
         return self._vault_feed
 
     def close(self) -> None:
@@ -570,7 +569,7 @@ class IndexReconcile(IndexDatabase):
             not self._bulk
             or files < self.worker_min_files
             or type(self)._parse_file is not IndexReconcile._parse_file
-            or not getattr(self.source, "parses_apart", False)  # its parse keeps state
+            or not self.source.parses_apart  # its parse keeps state
             or not parsing.picklable(self.source)
         ):
             return None

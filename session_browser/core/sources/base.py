@@ -90,7 +90,10 @@ class Skip:
 
 
 class SessionSource(Protocol):
-    """The file-level reads of one format under one root directory (see the module doc)."""
+    """The file-level reads of one format under one root directory (see the module doc).
+
+    A source class subclasses it, so it has the optional capabilities' defaults
+    (:attr:`parses_apart`, :attr:`part_files`) unless it declares them."""
 
     #: The source kind (``praisonai``, ``pi``, ...): hits and summaries carry it, and the
     #: query's ``source:`` filter names it.
@@ -109,6 +112,16 @@ class SessionSource(Protocol):
     #: index's schema version says it all).
     state_table: str | None
     content_version: str | None
+    #: Optional: True when parsing one file needs nothing kept in this process (no parse
+    #: state), so a copy of the source in a worker process parses as this one would (a first
+    #: build parses there).
+    parses_apart: bool = False
+
+    @property
+    def part_files(self) -> Callable[[str], list[Path]] | None:
+        """Optional: the part files read and kept with a session file (Claude Code's
+        subagent runs), by the session file's name; None: the format has none."""
+        return None
 
     def list_files(self) -> dict[str, Identity]:
         """Every session file now, by name relative to :attr:`root`, with its identity."""

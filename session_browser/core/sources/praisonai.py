@@ -18,7 +18,7 @@ from pathlib import Path
 from ..files import MAX_SESSION_BYTES, loads, read_file_bytes, read_json
 from ..model import JSONDict, SessionHit
 from ..paths import default_session_dir, project_session_dir, same_dir
-from .base import RAW_KEPT, Identity, SessionDoc, Skip, SourceKind
+from .base import RAW_KEPT, Identity, SessionDoc, SessionSource, Skip, SourceKind
 
 PRAISONAI_SOURCE = "praisonai"
 
@@ -69,7 +69,7 @@ def stat_names(session_dir: Path, names: Iterable[str]) -> dict[str, Identity | 
     return out
 
 
-class PraisonAISource:
+class PraisonAISource(SessionSource):
     """The ``*.json`` session files of one PraisonAI session dir."""
 
     kind = PRAISONAI_SOURCE

@@ -48,7 +48,7 @@ def scan_pi_dir(root: Path, refused: dict[str, int] | None = None) -> dict[str, 
     return out
 
 
-class PiSource:
+class PiSource(SessionSource):
     """The Pi session files under one root (see the module doc)."""
 
     kind = PI_SOURCE
