@@ -8,7 +8,7 @@ import itertools
 import json
 import logging
 import os
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import recall
 from ..model import (
@@ -56,9 +56,34 @@ WHOLE_CHARS = 64_000
 _MESSAGE_COLS = "id, idx, role, archived, ts, text"
 
 
-# A session's row (``_SESSION_COLS``) and, for a short session, its message rows
-# (``_MESSAGE_COLS``, in id order), read ahead for several hits at once.
-_Ahead = tuple[tuple[Any, ...], list[tuple[Any, ...]] | None]
+class HitRow(NamedTuple):
+    """A session's row as its hit is built from it (``_SESSION_COLS``)."""
+
+    file: str
+    size: int
+    mtime_ns: int
+    inode: int
+    session_id: str
+    title: str | None
+    when: str | None
+    agent: str | None
+    project: str | None
+    hit_rows: int
+    message_count: int
+    archived_count: int
+    nmsg: int
+    row_lo: int
+    row_hi: int
+    chars: int | None
+    peer_title: str | None
+
+
+class _Ahead(NamedTuple):
+    """A session's row and, for a short session, its message rows (``_MESSAGE_COLS``, in
+    id order), read ahead for several hits at once."""
+
+    session: HitRow
+    messages: list[tuple[Any, ...]] | None
 
 
 class _FromFile(Exception):
@@ -83,11 +108,11 @@ class IndexHits(IndexFuzzy):
                 for sid, *row in db.execute(
                     f"SELECT sid, {_SESSION_COLS} FROM sessions WHERE sid IN ({marks})", chunk
                 ):
-                    out[sid] = (tuple(row), None)
+                    out[sid] = _Ahead(HitRow._make(row), None)
             short = [
-                (sid, row[13], row[14])
+                (sid, row.row_lo, row.row_hi)
                 for sid, (row, _m) in out.items()
-                if row[14] - row[13] < WHOLE_ROWS and (row[15] or 0) <= WHOLE_CHARS
+                if row.row_hi - row.row_lo < WHOLE_ROWS and (row.chars or 0) <= WHOLE_CHARS
             ]
             if short:
                 rows: dict[int, list[tuple[Any, ...]]] = {sid: [] for sid, _lo, _hi in short}
@@ -101,7 +126,7 @@ class IndexHits(IndexFuzzy):
                         rows[sid].append(tuple(message))
                 for sid, messages in rows.items():
                     messages.sort(key=lambda r: int(r[0]))
-                    out[sid] = (out[sid][0], messages)
+                    out[sid] = _Ahead(out[sid].session, messages)
         return out
 
     def _light_hit(self, s: Scored) -> SessionHit:
@@ -161,16 +186,19 @@ class IndexHits(IndexFuzzy):
         ``ahead``: its session row (and a short session's message rows) read already."""
         with self._lock:
             db = self._conn()
+            row: HitRow | None = None
             if ahead is not None:
-                row = ahead[0]
+                row = ahead.session
             else:
-                row = db.execute(
+                got = db.execute(
                     f"SELECT {_SESSION_COLS} FROM sessions WHERE sid = ?", (s.info.key,)
                 ).fetchone()
-            if row is None or not row[9] or row[0] != s.info.file:
+                row = None if got is None else HitRow._make(got)
+            if row is None or not row.hit_rows or row.file != s.info.file:
                 raise _FromFile
-            (name, size, mtime_ns, inode, session_id, title, when, agent, project, flag) = row[:10]
-            count, archived_count, nmsg, lo, hi, chars, peer = row[10:]
+            name, size, mtime_ns, inode = row.file, row.size, row.mtime_ns, row.inode
+            count, archived_count, nmsg = row.message_count, row.archived_count, row.nmsg
+            lo, hi, chars, flag = row.row_lo, row.row_hi, row.chars, row.hit_rows
             try:
                 st = os.stat(os.path.join(self.source.root, name))
             except (OSError, ValueError):
@@ -194,8 +222,8 @@ class IndexHits(IndexFuzzy):
             whole = hi - lo < WHOLE_ROWS and (chars or 0) <= WHOLE_CHARS
             if whole:
                 # a short session: all its rows at once (one read instead of three)
-                if ahead is not None and ahead[1] is not None:
-                    rows = ahead[1]
+                if ahead is not None and ahead.messages is not None:
+                    rows = ahead.messages
                 else:
                     rows = db.execute(
                         f"SELECT {_MESSAGE_COLS} FROM messages WHERE id BETWEEN ? AND ? "
@@ -297,11 +325,11 @@ class IndexHits(IndexFuzzy):
             }
         shown = view(anchor)
         hit = SessionHit(
-            session_id=session_id,
-            title=peer_or(peer, title, self.source_kind),
-            display_title=title,
-            agent=agent,
-            when=when,
+            session_id=row.session_id,
+            title=peer_or(row.peer_title, row.title, self.source_kind),
+            display_title=row.title or "",
+            agent=row.agent,
+            when=row.when,
             snippet=recall.make_snippet(
                 snippet_source(pq, "".join(texts.get(anchor, ())), s.anchor_text),
                 pq.words,
@@ -317,7 +345,7 @@ class IndexHits(IndexFuzzy):
             automated=s.info.tagged or s.info.machine,
             explain=explain(s, pq) or {},
         )
-        hit.project = project
+        hit.project = row.project
         return hit
 
     def _hit_from_file(self, s: Scored, pq: ParsedQuery, window: int) -> SessionHit | None:

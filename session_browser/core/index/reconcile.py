@@ -11,6 +11,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import recall
@@ -60,6 +61,25 @@ class EitherEvent(threading.Event):
 
     def is_set(self) -> bool:
         return super().is_set() or any(e.is_set() for e in self._events)
+
+
+Ident = tuple[int, int, int]  # a file's (size, mtime_ns, inode)
+
+
+@dataclass
+class Survey:
+    """What a reconcile compares: the session files now (``files``), the identities the
+    index holds for those looked at (``known``), the files it skipped and why, and how many
+    indexed files were not looked at (``outside``: unchanged since the last pass, as an
+    inotify watch says). ``unchanged``: the scan is exactly the one the last complete pass
+    indexed (then ``known`` is ``files``)."""
+
+    files: dict[str, Ident]
+    known: dict[str, Ident]
+    skipped: dict[str, Ident]
+    reasons: dict[str, str]
+    outside: int
+    unchanged: bool = False
 
 
 class IndexReconcile(IndexDatabase):
@@ -270,9 +290,11 @@ class IndexReconcile(IndexDatabase):
         progress: Callable[[int, int], None] | None,
         cancel: threading.Event | None,
     ) -> None:
-        files, known, skipped, reasons, outside = self._survey(db)
+        survey = self._survey(db)
+        files, known, skipped, reasons = survey.files, survey.known, survey.skipped, survey.reasons
+        outside = survey.outside
         report.scope = self._scope
-        if known is files:  # unchanged since the last complete pass (fingerprint)
+        if survey.unchanged:  # unchanged since the last complete pass (fingerprint)
             report.skipped.extend((name, reasons[name]) for name in skipped)
             report.unchanged = len(files) - len(skipped)
             self._progress = (0, 0)
@@ -427,15 +449,8 @@ class IndexReconcile(IndexDatabase):
 
     def _survey(
         self, db: sqlite3.Connection
-    ) -> tuple[
-        dict[str, tuple[int, int, int]],
-        dict[str, tuple[int, int, int]],
-        dict[str, tuple[int, int, int]],
-        dict[str, str],
-        int,
-    ]:
-        """What to compare: (files, indexed, skipped, skip reasons, indexed files not looked
-        at).
+    ) -> Survey:
+        """What to compare (see :class:`Survey`).
 
         A full pass stats every file and reads every indexed identity. After one, when the
         dir is large, a :class:`DirWatch` names what changed since, and only those names
@@ -481,7 +496,7 @@ class IndexReconcile(IndexDatabase):
                     files[f] = (size, mt, ino)  # not touched since: still skipped as it is
             indexed = db.execute("SELECT count(*) FROM sessions").fetchone()[0]
             self._scope = "changes"
-            return files, known, skipped, reasons, int(indexed) - len(known)
+            return Survey(files, known, skipped, reasons, int(indexed) - len(known))
         if watch is not None:
             watch.close()
             self._watch = None
@@ -507,7 +522,7 @@ class IndexReconcile(IndexDatabase):
                     skipped[f] = files.get(f, (-1, -1, -1))
                     reasons[f] = reason
                 self._scope = "unchanged"
-                return files, files, skipped, reasons, 0
+                return Survey(files, files, skipped, reasons, 0, unchanged=True)
         known = {
             r[0]: r[1:]
             for r in db.execute(
@@ -519,7 +534,7 @@ class IndexReconcile(IndexDatabase):
         ):
             skipped[f] = (size, mt, ino)
             reasons[f] = reason
-        return files, known, skipped, reasons, 0
+        return Survey(files, known, skipped, reasons, 0)
 
     def _parsed_batches(
         self, todo: list[tuple[str, tuple[int, int, int]]], cancel: threading.Event | None
