@@ -87,22 +87,21 @@ def group_from(ctx: click.Context, stores: tuple[str, ...], *, indexed: bool = F
 def _team_group(ctx: click.Context, stores: tuple[str, ...]) -> StoreGroup | None:
     """The team index (``--index URL`` or ``SESSION_BROWSER_INDEX_URL``) as a group of one
     store, unless this command names local stores with ``--store``."""
-    from session_browser.core.pgindex.conn import PgIndexError, index_url, is_index_url
+    from session_browser.core.open import open_team, team_url
+    from session_browser.core.pgindex.conn import PgIndexError
 
     if stores:
         return None
     obj = ctx.find_root().obj
-    url = index_url(obj.get("index") if isinstance(obj, dict) else None)
-    if url is None or not is_index_url(url):
+    url = team_url(obj.get("index") if isinstance(obj, dict) else None)
+    if url is None:
         return None
-    from session_browser.core.pgindex.store import PgIndexStore
-
     try:
-        store = PgIndexStore(url)
+        group = open_team(url)
     except PgIndexError as exc:
         fail(str(exc))
-    ctx.call_on_close(store.close)
-    return StoreGroup([store])
+    ctx.call_on_close(group.close)
+    return group
 
 
 def progress_printer(label: str, enabled: bool) -> Callable[[int, int], None] | None:

@@ -15,7 +15,8 @@ from session_browser.core.compat import CompatReads
 from session_browser.core.files import SessionFileError
 from session_browser.core.model import JSONDict, SessionData, SessionHit, content_text
 from session_browser.core.multi import RecallStore, resume_of
-from session_browser.core.pgindex.store import CopyNotChosen, PgIndexStore, origin_label
+from session_browser.core.pgindex.engine import origin_label
+from session_browser.core.pgindex.store import CopyNotChosen, PgIndexStore
 from session_browser.core.resume_line import ResumeLine, ResumeRefused
 from session_browser.core.text import printable, shown_id
 

@@ -1,10 +1,10 @@
 """Several stores read as one (project store + global store, ``--store`` repeated, Pi).
 
 Session ids are de-duplicated: the first store that holds an id wins, in the order given.
-Indexed stores (:class:`~session_browser.core.index.SqliteSessionStore`, and
-:class:`~session_browser.core.pi_index.PiIndexStore` over Pi files) are used through their
-richer API when present (``ranking``, :meth:`StoreGroup.search_ex`, ``browse``/``count``,
-indexing progress); plain stores answer with the classic heuristic and a scan.
+Indexed stores (:class:`~session_browser.core.index.SqliteSessionStore` over any source, the
+team index) are used through their richer API when present (``ranking``,
+:meth:`StoreGroup.search_ex`, ``browse``/``count``, indexing progress); plain stores answer
+with the classic heuristic and a scan.
 
 Ranking across stores: under ``relevance`` every indexed store scores with the SAME collection
 statistics (messages, mean length and each term's document frequency summed over the stores,
@@ -22,50 +22,18 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from . import recall
 from .model import JSONDict, SessionData, SessionHit, SessionSummary
 from .notes import FUZZY, code_of
+from .protocols import RecallStore as RecallStore
 from .resume_line import COMMANDS, Resume, session_resume
 
 if TYPE_CHECKING:
     from .index import Cancelled, CorpusStats, SearchResult, SqliteSessionStore
     from .pgindex.store import PgIndexStore
     from .query import ParsedQuery
-
-
-class RecallStore(Protocol):
-    """What a store offers to recall and to the viewer (every store implements it)."""
-
-    source_kind: str  # what wrote its sessions (a key of the sources table, or "team")
-
-    @property
-    def label(self) -> str: ...
-
-    def projection(self, session_id: str, *, include_hidden: bool = False) -> list[JSONDict]:
-        """The whole archived+active projection of a session in the public message shape
-        (``KeyError`` when missing); ``include_hidden``: with the parts the source keeps
-        apart (tool calls and results, reasoning) in ``metadata.hidden``, where it has any."""
-        ...
-
-    def search_candidates(
-        self, query: str, *, window: int = 5, language: bool = False
-    ) -> list[recall.Candidate]: ...
-
-    def window(
-        self, session_id: str, around_message_id: Any = None, *, window: int = 5
-    ) -> list[JSONDict]: ...
-
-    def summaries(self) -> list[SessionSummary]: ...
-
-    def session_exists(self, session_id: str) -> bool: ...
-
-    def get_session(self, session_id: str) -> SessionData: ...
-
-    def recent(self, *, limit: int = 10) -> list[SessionSummary]: ...
-
-    def session_path(self, session_id: str) -> Path | None: ...
 
 
 def index_of(store: RecallStore) -> SqliteSessionStore | PgIndexStore | None:

@@ -21,18 +21,18 @@ from typing import cast
 from session_browser.core import recall
 from session_browser.core.actions.rescue import writable_stores
 from session_browser.core.index import SqliteSessionStore
-from session_browser.core.index.results import SearchResult
 from session_browser.core.model import JSONDict, SessionSummary
 from session_browser.core.multi import RecallStore, StoreGroup, index_of, resume_of
 from session_browser.core.notes import INDEX_FAILED, code_of
+from session_browser.core.open import open_stores, open_team
 from session_browser.core.pgindex.conn import is_index_url
 from session_browser.core.pgindex.store import PgIndexStore
 from session_browser.core.quarantine import list_items
 from session_browser.core.query import QueryError
 from session_browser.core.resume_line import Resume
+from session_browser.core.search.results import SearchResult
 from session_browser.core.sources import PiStore
 from session_browser.core.store import DefaultSessionStore
-from session_browser.core.stores import open_stores
 from session_browser.core.vault import VaultDamaged, VaultError, Version
 from session_browser.core.vault.reading import kept_versions, load_session
 
@@ -162,9 +162,7 @@ class Backend:
             return StoreGroup([])
         if self.dirs is not None and len(self.dirs) == 1 and is_index_url(self.dirs[0]):
             # the team index (PostgreSQL): read-only, searched and read like an index
-            from session_browser.core.pgindex.store import PgIndexStore
-
-            return StoreGroup([PgIndexStore(self.dirs[0])])
+            return open_team(self.dirs[0])
         if indexed:
             # No build here: the app starts it in the background (start_index), so the
             # first paint never waits for it.

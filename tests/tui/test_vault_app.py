@@ -8,6 +8,7 @@ from pathlib import Path
 
 from textual.widgets import Input, Static
 
+from session_browser.core.open import index_store
 from session_browser.core.sources import SOURCES
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
@@ -35,7 +36,7 @@ def claude_dir(root: Path) -> tuple[Path, Transcript]:
 
 
 def indexed(root: Path) -> None:
-    store = SOURCES["claude"].index(root, vault=True)
+    store = index_store(SOURCES["claude"], root, vault=True)
     try:
         store.reconcile()
     finally:

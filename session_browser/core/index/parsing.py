@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from ..files import FileIdentity
+from ..search.hidden import hidden_rows
+from ..search.rows import Parsed, extract, safely, skip_reason
 from ..sources.base import SessionSource, Skip
 from ..vault.feed import Kept, VaultFeed
-from . import hidden
-from .rows import Parsed, extract, safely, skip_reason
 
 log = logging.getLogger("session_browser.index")
 
@@ -66,7 +66,7 @@ def parse_one(
         if doc.automated is not None:
             parsed.row.settle_automation(doc.automated)
         parsed.state = doc.state
-        parsed.hidden = safely([], hidden.hidden_rows, doc.data, folded)
+        parsed.hidden = safely([], hidden_rows, doc.data, folded)
         parsed.partly = doc.skipped
         parsed.raw = doc.raw
         return name, parsed, resumed

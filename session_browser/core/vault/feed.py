@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from ..files import SHADOW_MARK
 from ..model import JSONDict
 from ..settings import vault_on
 from .parts import keep_parts
@@ -45,7 +46,6 @@ KEPT_DDL = (
 )
 #: A file just indexed: (name, session id, messages[, its bytes as read, or None]).
 Kept = tuple[str, str, int] | tuple[str, str, int, bytes | None]
-SHADOW_MARK = "#v"  # index name of the turns a rewrite dropped: "<file>#v<version id>"
 FED = "vault_fed"  # index meta key: every file the index holds was handed to the vault once
 PARTS_FED = "vault_parts_fed"  # and so were their part files (kept since, or once after)
 BACKFILL_BATCH = 500
@@ -60,13 +60,6 @@ def feed_for(kind: str, root: Path, parts: PartFiles | None = None) -> VaultFeed
     """The feed of a store over ``root`` of source ``kind`` (None: the vault is off for it);
     ``parts``: the part files of a session file, kept with it."""
     return VaultFeed(kind, root, parts=parts) if vault_on(kind) else None
-
-
-def live_file(name: str) -> str:
-    """The file an index name stands for: ``name`` itself, or for the turns a rewrite
-    dropped (``<file>#v<version id>``) the file they were dropped from."""
-    head, mark, tail = name.rpartition(SHADOW_MARK)
-    return head if mark and tail.isdigit() else name
 
 
 def kept_note(path: str, at: float, dropped: int | None) -> str:
@@ -413,7 +406,7 @@ class VaultFeed:
         """Index again (in the caller's transaction) the deleted files of this root the vault
         keeps and the index does not hold (a rebuilt or new index); how many."""
         from ..files import FileIdentity
-        from ..index.rows import extract
+        from ..search.rows import extract
         from .reading import load_version
 
         prefix = os.path.join(os.fspath(self.root), "")

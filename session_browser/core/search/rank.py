@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .. import recall
+from ..files import live_file
 from ..model import JSONDict
 from ..query import (
     ParsedQuery,
@@ -18,7 +19,6 @@ from ..query import (
 )
 from ..query.match import COMMON_SHARE as COMMON_SHARE  # (the team index reads it here)
 from ..query.match import is_common, rare_terms
-from ..vault.feed import live_file
 
 BM25_K1 = 1.2
 BM25_B = 0.4
@@ -298,12 +298,9 @@ def recent_scored(info: SessionInfo, score: float, anchor: int, text: str, n: in
     )
 
 
-# A look-up of which query terms a session holds: (terms, which of them, the session) ->
-# the numbers of those it holds.
-Holds = Callable[[Sequence[Term], Iterable[int], SessionInfo], set[int]]
-# The same look-up for several sessions at once: (terms, [(which, session), ...]) -> for each
-# pair, the numbers of those its session holds (an engine answers them in fewer reads).
-HoldsMany = Callable[[Sequence[Term], Sequence[tuple[Sequence[int], SessionInfo]]], list[set[int]]]
+# A look-up of which query terms sessions hold: (terms, [(which, session), ...]) -> for each
+# pair, the numbers of those its session holds (an engine answers them in few reads).
+Holds = Callable[[Sequence[Term], Sequence[tuple[Sequence[int], SessionInfo]]], list[set[int]]]
 
 
 def refine(
@@ -312,21 +309,17 @@ def refine(
     scored: list[Scored],
     limit: int,
     holds: Holds,
-    holds_many: HoldsMany | None = None,
 ) -> list[Scored]:
     """Look in the best sessions' other messages: excluded words drop the session, missing
     query terms raise its coverage. A session whose score could not reach the shown
     results even with every term covered is not looked at (nothing would change).
-    ``holds(terms, which, info)`` says which of ``terms`` (numbers in ``which``) some
-    message of the session holds (the engine looks them up); ``holds_many``, when given,
-    answers all the sessions looked at in one call instead."""
+    ``holds(terms, asks)`` says, for each ``(which, info)`` asked, which of ``terms``
+    (numbers in ``which``) some message of the session holds (the engine looks them up)."""
 
     def lookup(
         terms: Sequence[Term], asks: Sequence[tuple[Sequence[int], SessionInfo]]
     ) -> list[set[int]]:
-        if holds_many is not None:
-            return holds_many(terms, asks) if asks else []
-        return [holds(terms, which, info) for which, info in asks]
+        return holds(terms, asks) if asks else []
 
     scored.sort(key=lambda s: s.score, reverse=True)
     if pq.excluded:
