@@ -18,6 +18,8 @@ them to the hits and leaves the other words to the heuristic).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 import time
 from collections.abc import Sequence
@@ -44,6 +46,41 @@ def index_of(store: RecallStore) -> SqliteSessionStore | PgIndexStore | None:
     from .pgindex.store import PgIndexStore
 
     return store if isinstance(store, SqliteSessionStore | PgIndexStore) else None
+
+
+def files_fingerprint(store: RecallStore) -> int:
+    """One number for the (name, size, mtime_ns, inode) of every session file of a store
+    without a local index: it changes when a file is added, changed or removed. One
+    ``stat`` a file, no reading. 0 for a store whose files are not looked at (a local
+    index, which says itself what changed; the team index; another agent's files scanned)."""
+    from .index import SqliteSessionStore
+    from .sources import PiStore
+    from .store import DefaultSessionStore
+
+    if isinstance(store, PiStore):
+        return hash(
+            frozenset(
+                (str(p), st.st_size, st.st_mtime_ns, st.st_ino) for p, st in store.session_files()
+            )
+        )
+    if (
+        isinstance(store, SqliteSessionStore)  # a virtual DefaultSessionStore
+        or not isinstance(store, DefaultSessionStore)
+        or not str(store.session_dir)
+    ):
+        return 0
+    found: set[tuple[str, int, int, int]] = set()
+    try:
+        with os.scandir(store.session_dir) as entries:
+            for entry in entries:
+                if entry.name.startswith(".") or not entry.name.endswith(".json"):
+                    continue
+                with contextlib.suppress(OSError):
+                    st = entry.stat()
+                    found.add((entry.name, st.st_size, st.st_mtime_ns, st.st_ino))
+    except OSError:
+        return 0
+    return hash(frozenset(found))
 
 
 def resume_of(
@@ -309,6 +346,19 @@ class StoreGroup:
         Setting ``cancel`` stops them (what is indexed so far stays indexed)."""
         indexes = [i for i in map(index_of, self.stores) if i is not None]
         return [i.start_reconcile(cancel=cancel) for i in indexes]
+
+    def local_indexes(self) -> list[SqliteSessionStore]:
+        """The local indexes of the group: they reconcile with their files and say what
+        changed (:meth:`~session_browser.core.index.SqliteSessionStore.changed_since`)."""
+        from .index import SqliteSessionStore
+
+        return [s for s in self.stores if isinstance(s, SqliteSessionStore)]
+
+    def plain_stores(self) -> list[RecallStore]:
+        """The stores without a local index: their files are compared at each look
+        (:func:`files_fingerprint`)."""
+        local = set(map(id, self.local_indexes()))
+        return [s for s in self.stores if id(s) not in local]
 
     def close(self) -> None:
         for store in self.stores:

@@ -73,7 +73,7 @@ class IndexBrowse(IndexHits):
         out["db_bytes"] = size
         files = self.source.list_files()
         # What that listing did not take: symlinks (never followed), FIFOs, devices, sockets.
-        out["refused"] = dict(getattr(self.source, "refused", None) or {})
+        out["refused"] = dict(self.source.refused)
         out["files"] = len(files)
         out["json_bytes"] = sum(ident[0] for ident in files.values())
         return out

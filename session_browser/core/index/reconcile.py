@@ -583,7 +583,6 @@ class IndexReconcile(IndexDatabase):
         if (
             not self._bulk
             or files < self.worker_min_files
-            or type(self)._parse_file is not IndexReconcile._parse_file
             or not self.source.parses_apart  # its parse keeps state
             or not parsing.picklable(self.source)
         ):

@@ -16,9 +16,10 @@ summarises it unchanged.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..model import JSONDict, SessionHit
@@ -116,6 +117,9 @@ class SessionSource(Protocol):
     #: state), so a copy of the source in a worker process parses as this one would (a first
     #: build parses there).
     parses_apart: bool = False
+    #: Optional: what the last listing of the files did not take, by kind (symlinks, never
+    #: followed; FIFOs, devices, sockets); empty for a source that does not count them.
+    refused: Mapping[str, int] = MappingProxyType({})
 
     @property
     def part_files(self) -> Callable[[str], list[Path]] | None:

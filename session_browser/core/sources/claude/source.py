@@ -20,7 +20,7 @@ the shared rule counts every message, which any session with tool calls exceeds)
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
@@ -171,7 +171,7 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
         self._resume: ResumeStates[ClaudeParseState] = ResumeStates()
         #: What the last :meth:`list_files` did not take, by kind (symlinks are never
         #: followed; FIFOs, devices and sockets never opened): ``index status`` says it.
-        self.refused: dict[str, int] = {}
+        self.refused: Mapping[str, int] = {}
 
     # ------------------------------------------------------------------ listing
 

@@ -10,7 +10,7 @@ and closed, nothing is written, locked or created under the root. Automation: Pi
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import cast
 
@@ -62,7 +62,7 @@ class PiSource(SessionSource):
         self.root = root
         self.reader = reader if reader is not None else PiStore(root)
         #: What the last :meth:`list_files` did not take, by kind (as for Claude Code).
-        self.refused: dict[str, int] = {}
+        self.refused: Mapping[str, int] = {}
 
     def list_files(self) -> dict[str, Identity]:
         refused: dict[str, int] = {}
