@@ -42,7 +42,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -526,7 +526,7 @@ class GeminiSource(SessionSource):
     def __init__(self, root: Path) -> None:
         self.root = root
         #: What the last :meth:`list_files` did not take, by kind (symlinks, FIFOs...).
-        self.refused: dict[str, int] = {}
+        self.refused: Mapping[str, int] = {}
         self._projects: tuple[Identity | None, dict[str, str]] | None = None
 
     def list_files(self) -> dict[str, Identity]:

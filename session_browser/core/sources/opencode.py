@@ -34,7 +34,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -378,7 +378,7 @@ class OpenCodeSource(SessionSource):
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.refused: dict[str, int] = {}
+        self.refused: Mapping[str, int] = {}
         # database file -> (its identity, its sessions) as last listed (read immutable: the
         # same file is the same sessions)
         self._listed: dict[str, tuple[Identity, dict[str, tuple[int, int]]]] = {}
@@ -414,22 +414,23 @@ class OpenCodeSource(SessionSource):
         self._open[db_name] = (ident, db)
         return db
 
-    def _databases(self) -> Iterator[tuple[str, Identity]]:
+    def _databases(self, refused: dict[str, int]) -> Iterator[tuple[str, Identity]]:
         try:
             names = sorted(os.listdir(self.root))
         except OSError:
             return
         for name in names:
             if is_database(name):
-                ident = file_ident(self.root / name, self.refused)
+                ident = file_ident(self.root / name, refused)
                 if ident is not None:
                     yield name, ident
 
     def list_files(self) -> dict[str, Identity]:
-        self.refused = {}
+        refused: dict[str, int] = {}
+        self.refused = refused
         out: dict[str, Identity] = {}
         seen: set[str] = set()
-        for db_name, db_ident in self._databases():
+        for db_name, db_ident in self._databases(refused):
             sessions = self._sessions(db_name, db_ident)
             if sessions is None:
                 continue
