@@ -88,11 +88,8 @@ def _is_session_name(name: str) -> bool:
 def _index_skipped(store: DefaultSessionStore) -> frozenset[str]:
     """The names of the files the store's index (when it has one) could not read: each is
     read whole, whatever its first and last bytes look like."""
-    names = getattr(store, "skipped_names", None)
-    if not callable(names):
-        return frozenset()
     try:
-        return frozenset(str(n) for n in names())
+        return frozenset(str(n) for n in store.skipped_names())
     except Exception:  # an index problem never stops the listing
         return frozenset()
 
