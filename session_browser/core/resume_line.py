@@ -2,8 +2,9 @@
 
 The line is built from what wrote the session (its source kind), its id and its dir, never
 from anything stored with the session: a transcript, a PraisonAI session's metadata or a
-session pushed to the team index by someone else does not choose what runs. Claude Code, Codex
-and Gemini CLI have a resume command; the other kinds have none (:func:`resume_line` gives None).
+session pushed to the team index by someone else does not choose what runs. The kinds in
+:data:`COMMANDS` have a resume command; the other kinds have none (:func:`resume_line` gives
+None).
 
 A pasted line must run exactly the command it shows, so a value a shell or a terminal would
 act on is refused, with the reason, rather than quoted:
@@ -23,7 +24,9 @@ its value, so its line is ``claude --resume <id>`` and the UUID check alone keep
 Gemini CLI's ``--resume`` is a string option (yargs) that takes ``latest``, an index or a session
 UUID and finds the session among the chats of the dir it runs in: ``cd <dir> && gemini --resume
 <id>``, the UUID check again keeping the id a value. OpenCode's ``--session`` (yargs) takes
-its ``ses_...`` id: ``cd <dir> && opencode --session <id>``.
+its ``ses_...`` id: ``cd <dir> && opencode --session <id>``. Kimi Code CLI's ``--session``
+(typer; without a value it opens a picker) takes a session UUID and looks for it among the
+sessions of the dir it runs in: ``cd <dir> && kimi --session <id>``.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ COMMANDS: dict[str, str] = {
     "codex": "codex resume --",
     "gemini": "gemini --resume",
     "opencode": "opencode --session",
+    "kimi": "kimi --session",
 }
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")

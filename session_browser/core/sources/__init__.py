@@ -12,6 +12,7 @@ and summarises them unchanged (see :mod:`.base` for what a source offers).
 - :mod:`.codex`: Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``).
 - :mod:`.gemini`: Gemini CLI chats (``~/.gemini/tmp/<project>/chats/session-*.json[l]``).
 - :mod:`.opencode`: OpenCode sessions (``~/.local/share/opencode/opencode.db`` and ``storage/``).
+- :mod:`.kimi`: Kimi Code CLI sessions (``~/.kimi/sessions/<work dir>/<session>/wire.jsonl``).
 
 :data:`SOURCES` is the one table of source kinds: ``--store KIND:DIR``, the default store
 list, the agent tool and the benchmark learn from it which sources exist. A new format is one
@@ -20,7 +21,7 @@ reader module plus one row here.
 
 from __future__ import annotations
 
-from . import codex_source, gemini, opencode, praisonai
+from . import codex_source, gemini, kimi, opencode, praisonai
 from .base import SessionDoc, SessionSource, Skip, SourceKind
 from .claude import source as claude_source
 from .pi import (
@@ -47,6 +48,7 @@ SOURCES: dict[str, SourceKind] = {
     codex_source.KIND.name: codex_source.KIND,
     gemini.KIND.name: gemini.KIND,
     opencode.KIND.name: opencode.KIND,
+    kimi.KIND.name: kimi.KIND,
 }
 #: The kind of a store named without a prefix.
 DEFAULT_KIND = praisonai.PRAISONAI_SOURCE
