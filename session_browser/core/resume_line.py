@@ -36,14 +36,30 @@ import shlex
 import unicodedata
 from dataclasses import dataclass
 
-#: The source kinds that have a resume command, and how their line starts before the id.
-COMMANDS: dict[str, str] = {
-    "claude": "claude --resume",
-    "codex": "codex resume --",
-    "gemini": "gemini --resume",
-    "opencode": "opencode --session",
-    "kimi": "kimi --session",
+
+@dataclass(frozen=True)
+class ResumeCommand:
+    """How an agent's resume line starts before the id (``command``), and the agent's name."""
+
+    agent: str
+    command: str
+
+
+#: The source kinds that have a resume command.
+COMMANDS: dict[str, ResumeCommand] = {
+    "claude": ResumeCommand("Claude Code", "claude --resume"),
+    "codex": ResumeCommand("Codex", "codex resume --"),
+    "gemini": ResumeCommand("Gemini CLI", "gemini --resume"),
+    "opencode": ResumeCommand("OpenCode", "opencode --session"),
+    "kimi": ResumeCommand("Kimi Code CLI", "kimi --session"),
 }
+
+
+def resume_agents() -> str:
+    """The agents that have a resume command, for a sentence (``A, B and C``)."""
+    names = [c.agent for c in COMMANDS.values()]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 #: The kinds whose session ids are no UUIDs: (their id's form, what it is called).
@@ -95,9 +111,10 @@ def resume_line(kind: str, session_id: str, cwd: str | None) -> Resume | None:
     """The line that resumes session ``session_id`` of source kind ``kind`` in dir ``cwd``
     (None or empty: no ``cd``); a refusal that says why; None when ``kind`` has no resume
     command."""
-    command = COMMANDS.get(kind)
-    if command is None:
+    entry = COMMANDS.get(kind)
+    if entry is None:
         return None
+    command = entry.command
     bad = unsafe_character(session_id)
     if bad is not None:
         return ResumeRefused(f"the session id holds {bad}")
