@@ -33,6 +33,7 @@ def isolated_home(
     monkeypatch.delenv("CODEX_HOME", raising=False)
     monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
     monkeypatch.delenv("KIMI_SHARE_DIR", raising=False)
+    monkeypatch.delenv("GOOSE_PATH_ROOT", raising=False)
     work = root / "work"
     work.mkdir()
     monkeypatch.chdir(work)
