@@ -124,7 +124,8 @@ class LazyGroup(click.Group):
     "~/.claude/projects), 'codex:DIR' (Codex CLI rollouts; 'codex:' alone: "
     "~/.codex/sessions), 'gemini:DIR' (Gemini CLI chats; 'gemini:' alone: ~/.gemini/tmp), "
     "'opencode:DIR' (OpenCode; 'opencode:' alone: ~/.local/share/opencode), 'kimi:DIR' "
-    "(Kimi Code CLI; 'kimi:' alone: ~/.kimi/sessions). Default: "
+    "(Kimi Code CLI; 'kimi:' alone: ~/.kimi/sessions), 'aider:DIR', 'cline:DIR', 'goose:DIR', "
+    "'copilot:DIR'. Default: "
     "./.praisonai/sessions (if present), the global store, and the agents' sessions that "
     "are present.",
 )

@@ -26,7 +26,8 @@ UUID and finds the session among the chats of the dir it runs in: ``cd <dir> && 
 <id>``, the UUID check again keeping the id a value. OpenCode's ``--session`` (yargs) takes
 its ``ses_...`` id: ``cd <dir> && opencode --session <id>``. Kimi Code CLI's ``--session``
 (typer; without a value it opens a picker) takes a session UUID and looks for it among the
-sessions of the dir it runs in: ``cd <dir> && kimi --session <id>``.
+sessions of the dir it runs in: ``cd <dir> && kimi --session <id>``. GitHub Copilot CLI's
+``--resume [sessionId]`` takes a session UUID: ``cd <dir> && copilot --resume <id>``.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ COMMANDS: dict[str, ResumeCommand] = {
     "gemini": ResumeCommand("Gemini CLI", "gemini --resume"),
     "opencode": ResumeCommand("OpenCode", "opencode --session"),
     "kimi": ResumeCommand("Kimi Code CLI", "kimi --session"),
+    "copilot": ResumeCommand("GitHub Copilot CLI", "copilot --resume"),
 }
 
 

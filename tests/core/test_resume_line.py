@@ -106,6 +106,8 @@ def test_the_agents_with_a_resume_command_are_named_from_the_table(
 ) -> None:
     from session_browser.core import resume_line as module
 
-    assert module.resume_agents() == ("Claude Code, Codex, Gemini CLI, OpenCode and Kimi Code CLI")
+    assert module.resume_agents() == (
+        "Claude Code, Codex, Gemini CLI, OpenCode, Kimi Code CLI and GitHub Copilot CLI"
+    )
     monkeypatch.setitem(module.COMMANDS, "aider", module.ResumeCommand("Aider", "aider"))
-    assert module.resume_agents().endswith("Kimi Code CLI and Aider")
+    assert module.resume_agents().endswith("GitHub Copilot CLI and Aider")

@@ -14,6 +14,7 @@ and summarises them unchanged (see :mod:`.base` for what a source offers).
 - :mod:`.opencode`: OpenCode sessions (``~/.local/share/opencode/opencode.db`` and ``storage/``).
 - :mod:`.aider`: Aider chat histories (``<repo>/.aider.chat.history.md``, one session a launch).
 - :mod:`.cline`: Cline and Roo Code tasks (``<editor>/User/globalStorage/<extension>/tasks/<id>/``).
+- :mod:`.copilot`: GitHub Copilot CLI sessions (``~/.copilot/session-state/<id>/events.jsonl``).
 - :mod:`.goose`: Goose sessions (``~/.local/share/goose/sessions/sessions.db`` and ``*.jsonl``).
 - :mod:`.kimi`: Kimi Code CLI sessions (``~/.kimi/sessions/<work dir>/<session>/wire.jsonl``).
 
@@ -24,7 +25,7 @@ reader module plus one row here.
 
 from __future__ import annotations
 
-from . import aider, cline, codex_source, gemini, goose, kimi, opencode, praisonai
+from . import aider, cline, codex_source, copilot, gemini, goose, kimi, opencode, praisonai
 from .base import SessionDoc, SessionSource, Skip, SourceKind
 from .claude import source as claude_source
 from .pi import (
@@ -55,6 +56,7 @@ SOURCES: dict[str, SourceKind] = {
     aider.KIND.name: aider.KIND,
     cline.KIND.name: cline.KIND,
     goose.KIND.name: goose.KIND,
+    copilot.KIND.name: copilot.KIND,
 }
 #: The kind of a store named without a prefix.
 DEFAULT_KIND = praisonai.PRAISONAI_SOURCE
