@@ -17,14 +17,17 @@ The format (read from aider's ``aider/io.py`` and ``aider/reasoning_tags.py`` at
     between ``<thinking-content-<hex>>`` and ``</thinking-content-<hex>>``.
 
 The mapping
-    One history file is one session (the index and the vault know a session as one file, so
-    each launch cannot be a session of its own): its id is ``aider-<hash of the file's
-    path>``, its launches follow one another, each turn stamped with the time its launch
-    started (``launch`` in its metadata), and a launch with no prompt (only its banner) adds
-    nothing. A run of ``####`` lines is a user turn, the reply after it an assistant turn;
-    aider's ``>`` output and the thinking are hidden parts. ``cwd``/``project``: the history
-    file's dir. No compaction is written to the file (aider summarises its context in
-    memory) and aider has no resume command for a past chat.
+    Each launch holding a prompt is one session (a launch with none, only its banner, is
+    not). Its id is ``aider-<hash of the file's path>-<launch time>`` (``.2``, ``.3``... for
+    launches written in the same second), stable as the file grows; text before the first
+    header (a file whose start was cut) is the launch ``start``. Its name in the store is
+    ``<history file>#<launch time>``, its identity that of its own bytes (size, CRC-32, the
+    file's inode): a launch appended later leaves the earlier ones as they were. A run of
+    ``####`` lines is a user turn, the reply after it an assistant turn; aider's ``>`` output
+    and the thinking are hidden parts. ``cwd``/``project``: the history file's dir. No
+    compaction is written to the file (aider summarises its context in memory) and aider has
+    no resume command for a past launch. A launch is no file of its own: the vault does not
+    keep it (as for OpenCode's and Goose's databases).
 
 Nothing here writes, locks, renames or creates anything: files are read whole (``rb``).
 """
@@ -35,18 +38,27 @@ import hashlib
 import os
 import re
 import time
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
+from .. import recall
 from ..files import read_file_bytes, real_dir
 from ..model import JSONDict, SessionHit
 from ..settings import load_settings
-from .base import RAW_KEPT, Identity, LinesSkipped, Retention, SessionDoc, Skip, SourceKind
+from .base import Identity, LinesSkipped, Retention, SessionDoc, Skip, SourceKind
 from .claude.source import file_ident, settle_agent_hit
 from .claude.transcript import Turn, short, split_compaction
+from .named import NamedScanStore, named_index_class
 from .pi.store import pi_is_automated
+from .scan import SourceStore
 from .view import session_dict
+
+if TYPE_CHECKING:
+    from ..index import SqliteSessionStore
 
 AIDER_SOURCE = "aider"
 AIDER_CONTENT_VERSION = "1"
@@ -69,24 +81,30 @@ def aider_roots() -> list[Path]:
 
 @dataclass(frozen=True)
 class Launch:
-    """One launch in a history file: its start time as written ('' for text before the
-    first header) and where its bytes are."""
+    """One launch in a history file: its key in the store (its start time, ``.2``... for a
+    repeated second; ``start`` for text before the first header), its start time as written
+    ('' for that text) and where its bytes are."""
 
+    key: str
     started: str
     start: int
     end: int
 
 
 def launches(raw: bytes) -> list[Launch]:
-    """The launches of a history file's bytes (text before the first header, as in a file
-    whose start was cut, is a launch of its own with no time)."""
+    """The launches of a history file's bytes."""
     heads = list(_HEADER.finditer(raw))
     out: list[Launch] = []
     if not heads or raw[: heads[0].start()].strip():
-        out.append(Launch("", 0, heads[0].start() if heads else len(raw)))
+        out.append(Launch("start", "", 0, heads[0].start() if heads else len(raw)))
+    seen: dict[str, int] = {}
     for i, match in enumerate(heads):
+        started = match.group(1).decode()
+        stamp = started.replace(" ", "T")
+        seen[stamp] = seen.get(stamp, 0) + 1
+        key = stamp if seen[stamp] == 1 else f"{stamp}.{seen[stamp]}"
         end = heads[i + 1].start() if i + 1 < len(heads) else len(raw)
-        out.append(Launch(match.group(1).decode(), match.start(), end))
+        out.append(Launch(key, started, match.start(), end))
     return out
 
 
@@ -179,27 +197,17 @@ def read_launch(text: str, stamp: float | None) -> AiderRead:
     return read
 
 
-def _session_id(path: Path) -> str:
-    return "aider-" + hashlib.sha256(os.fsencode(os.path.abspath(path))).hexdigest()[:16]
+def _session_id(path: Path, key: str) -> str:
+    digest = hashlib.sha256(os.fsencode(os.path.abspath(path))).hexdigest()[:8]
+    return f"aider-{digest}-{key}"
 
 
-def read_history(
-    path: Path, *, include_hidden: bool = False, raw: bytes | None = None
+def launch_session(
+    path: Path, launch: Launch, raw: bytes, *, include_hidden: bool = False
 ) -> tuple[JSONDict, AiderRead]:
-    """The session of the history file ``path`` (``raw``: its bytes, when read already).
-    Raises ``OSError`` when it cannot be read."""
-    if raw is None:
-        raw = read_file_bytes(path, max_bytes=MAX_FILE_BYTES, follow_links=False)
-    read = AiderRead()
-    for launch in launches(raw):
-        stamp = _epoch(launch.started)
-        one = read_launch(raw[launch.start : launch.end].decode("utf-8", "replace"), stamp)
-        for turn in one.turns:
-            if launch.started:
-                turn.meta["launch"] = launch.started
-        read.turns.extend(one.turns)
-        for key, n in one.hidden_records.items():
-            read.hidden_records[key] = read.hidden_records.get(key, 0) + n
+    """The session of one launch of the history file ``path`` (``raw``: the file's bytes)."""
+    stamp = _epoch(launch.started)
+    read = read_launch(raw[launch.start : launch.end].decode("utf-8", "replace"), stamp)
     if not include_hidden:
         for turn in read.turns:
             turn.hidden = []
@@ -211,24 +219,41 @@ def read_history(
         "project": cwd,
         "hidden_records": dict(read.hidden_records),
     }
-    stamps = [t.timestamp for t in read.turns if t.timestamp is not None]
+    if launch.started:
+        info["launched"] = launch.started
     data = session_dict(
-        _session_id(path),
+        _session_id(path, launch.key),
         active=active,
         archived=archived,
-        created=min(stamps) if stamps else None,
-        updated=max(stamps) if stamps else None,
+        created=stamp,
+        updated=stamp,
         meta=info,
         last_compaction=last,
     )
     return data, read
 
 
+def read_history(path: Path, *, include_hidden: bool = False) -> list[tuple[JSONDict, AiderRead]]:
+    """The sessions of the history file ``path``, one per launch with a prompt. Raises
+    ``OSError`` when it cannot be read."""
+    raw = read_file_bytes(path, max_bytes=MAX_FILE_BYTES, follow_links=False)
+    out = [launch_session(path, x, raw, include_hidden=include_hidden) for x in launches(raw)]
+    return [(data, read) for data, read in out if data["messages"]]
+
+
 # ---------------------------------------------------------------------- source
 
 
+def split_name(name: str) -> tuple[str, str]:
+    """``<history file>#<key>`` -> (history file, key); ('', '') for another name."""
+    file, sep, key = name.rpartition("#")
+    if not sep or file.rsplit("/", 1)[-1] != HISTORY or not key:
+        return "", ""
+    return file, key
+
+
 class AiderSource:
-    """The Aider chat histories under one root (see the module doc)."""
+    """The Aider launches in the history files under one root (see the module doc)."""
 
     kind = AIDER_SOURCE
     read_only = True
@@ -240,13 +265,15 @@ class AiderSource:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.refused: dict[str, int] = {}
+        # history file -> (its identity, each launch with a prompt by name, its identity)
+        self._cache: dict[str, tuple[Identity, dict[str, Identity]]] = {}
 
-    def list_files(self) -> dict[str, Identity]:
-        out: dict[str, Identity] = {}
+    def history_files(self) -> list[str]:
+        """The history files under the root (relative names)."""
+        out: list[str] = []
         if not self.root.is_dir():
             return out
         base = str(self.root)
-        refused: dict[str, int] = {}
         for dirpath, dirnames, filenames in os.walk(base):
             rel = os.path.relpath(dirpath, base)
             depth = 0 if rel == "." else rel.count(os.sep) + 1
@@ -258,50 +285,80 @@ class AiderSource:
                     for d in dirnames
                     if not d.startswith(".")
                     and d not in SKIP_DIRS
-                    and real_dir(os.path.join(dirpath, d), refused)
+                    and real_dir(os.path.join(dirpath, d), self.refused)
                 )
             )
             if HISTORY in filenames:
-                name = HISTORY if rel == "." else f"{rel}/{HISTORY}".replace(os.sep, "/")
-                ident = file_ident(os.path.join(dirpath, HISTORY), refused)
-                if ident is not None:
-                    out[name] = ident
-        self.refused = refused
+                out.append(HISTORY if rel == "." else f"{rel}/{HISTORY}".replace(os.sep, "/"))
+        return out
+
+    def _launches(self, file: str) -> dict[str, Identity]:
+        """Each launch with a prompt of history file ``file``, by name, with its identity;
+        the file is read again only when it changed."""
+        path = self.root / file
+        ident = file_ident(path, self.refused)
+        if ident is None:
+            self._cache.pop(file, None)
+            return {}
+        cached = self._cache.get(file)
+        if cached is not None and cached[0] == ident:
+            return cached[1]
+        try:
+            raw = read_file_bytes(path, max_bytes=MAX_FILE_BYTES, follow_links=False)
+        except OSError:
+            return {}
+        out: dict[str, Identity] = {}
+        for launch in launches(raw):
+            body = raw[launch.start : launch.end]
+            if b"\n#### " in b"\n" + body:
+                out[f"{file}#{launch.key}"] = (len(body), zlib.crc32(body), ident[2])
+        self._cache[file] = (ident, out)
+        return out
+
+    def list_files(self) -> dict[str, Identity]:
+        self.refused = {}
+        out: dict[str, Identity] = {}
+        files = self.history_files()
+        for file in files:
+            out.update(self._launches(file))
+        for gone in set(self._cache) - set(files):
+            del self._cache[gone]
         return out
 
     def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
-        return {
-            n: file_ident(self.root / n) if n.rsplit("/", 1)[-1] == HISTORY else None for n in names
-        }
+        out: dict[str, Identity | None] = {}
+        for name in names:
+            file, _key = split_name(name)
+            out[name] = self._launches(file).get(name) if file else None
+        return out
 
-    def _read(self, name: str, include_hidden: bool) -> tuple[JSONDict, AiderRead, bytes] | Skip:
-        path = self.root / name
+    def _read(self, name: str, include_hidden: bool) -> tuple[JSONDict, AiderRead] | Skip:
+        file, key = split_name(name)
+        if not file:
+            return Skip("not an Aider launch")
+        path = self.root / file
         try:
             raw = read_file_bytes(path, max_bytes=MAX_FILE_BYTES, follow_links=False)
         except OSError as exc:
             return Skip(f"unreadable: {exc.strerror or exc}")
-        data, read = read_history(path, include_hidden=include_hidden, raw=raw)
-        return data, read, raw
+        launch = next((x for x in launches(raw) if x.key == key), None)
+        if launch is None:
+            return Skip("no such launch in the chat history")
+        data, read = launch_session(path, launch, raw, include_hidden=include_hidden)
+        if not data["messages"]:
+            return Skip("no conversation (a launch without a prompt)")
+        return data, read
 
     def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
         got = self._read(name, include_hidden=True)
         if isinstance(got, Skip):
             return got
-        data, _read, raw = got
-        if not data.get("messages"):
-            return Skip("no conversation (no prompt in any launch)")
-        return SessionDoc(
-            data,
-            automated=pi_is_automated(data),
-            skipped=LinesSkipped(),
-            raw=raw if len(raw) <= RAW_KEPT else None,
-        )
+        data = got[0]
+        return SessionDoc(data, automated=pi_is_automated(data), skipped=LinesSkipped())
 
     def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
         got = self._read(name, include_hidden=include_hidden)
-        if isinstance(got, Skip):
-            return None
-        return got[0] if got[0].get("messages") else None
+        return None if isinstance(got, Skip) else got[0]
 
     def file_order(self, names: set[str]) -> list[str]:
         return sorted(names)
@@ -311,6 +368,42 @@ class AiderSource:
 
     def settle_hit(self, hit: SessionHit, data: JSONDict) -> None:
         settle_agent_hit(hit, data, self.kind)
+
+    def named_files(self, session_id: str, names: set[str]) -> list[str]:
+        """The launch whose key the id ends with (``aider-<hash>-<key>``)."""
+        parts = session_id.split("-", 2)
+        key = parts[2] if len(parts) == 3 and parts[0] == AIDER_SOURCE else ""
+        return [n for n in self.file_order(names) if key and n.endswith(f"#{key}")]
+
+
+@cache
+def _index_class() -> type[SqliteSessionStore]:
+    """The index store of Aider's launches: a launch is no file of its own, so its identity
+    and its reading come from the source."""
+
+    class AiderIndexStore(named_index_class()):  # type: ignore[misc]
+        source: AiderSource
+
+        def _stat_tuple(self, name: str) -> tuple[int, int, int] | None:
+            return self.source.identities([name]).get(name)
+
+        def _projected(self, name: str) -> tuple[JSONDict, list[JSONDict]] | None:
+            data = self.source.load(name)
+            return None if data is None else (data, recall.project(data))
+
+    return AiderIndexStore
+
+
+def _open_scan(path: Path) -> SourceStore:
+    return NamedScanStore(AiderSource(path))
+
+
+def _open_index(path: Path, reconcile: str, vault: bool) -> SqliteSessionStore:
+    source = AiderSource(path)
+    make: Any = _index_class()
+    store = make(source, reconcile=reconcile, vault=vault)
+    store.reader = NamedScanStore(source)
+    return cast("SqliteSessionStore", store)
 
 
 def aider_retention() -> Retention:
@@ -326,6 +419,8 @@ KIND = SourceKind(
     default_dirs=lambda _cwd: aider_roots(),
     only_if_present=True,
     source=AiderSource,
+    open_scan=_open_scan,
+    open_index=_open_index,
     describe="Aider repo dir",
     retention=aider_retention,
 )
