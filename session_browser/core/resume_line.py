@@ -27,7 +27,8 @@ UUID and finds the session among the chats of the dir it runs in: ``cd <dir> && 
 its ``ses_...`` id: ``cd <dir> && opencode --session <id>``. Kimi Code CLI's ``--session``
 (typer; without a value it opens a picker) takes a session UUID and looks for it among the
 sessions of the dir it runs in: ``cd <dir> && kimi --session <id>``. GitHub Copilot CLI's
-``--resume [sessionId]`` takes a session UUID: ``cd <dir> && copilot --resume <id>``.
+``--resume [sessionId]`` takes a session UUID: ``cd <dir> && copilot --resume <id>``. Goose's
+``session --resume --session-id <id>`` (clap) takes its ``YYYYMMDD_N`` id.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ COMMANDS: dict[str, ResumeCommand] = {
     "opencode": ResumeCommand("OpenCode", "opencode --session"),
     "kimi": ResumeCommand("Kimi Code CLI", "kimi --session"),
     "copilot": ResumeCommand("GitHub Copilot CLI", "copilot --resume"),
+    "goose": ResumeCommand("Goose", "goose session --resume --session-id"),
 }
 
 
@@ -67,6 +69,7 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 #: The kinds whose session ids are no UUIDs: (their id's form, what it is called).
 IDS: dict[str, tuple[re.Pattern[str], str]] = {
     "opencode": (re.compile(r"ses_[0-9A-Za-z]{8,64}"), "an OpenCode session id (ses_...)"),
+    "goose": (re.compile(r"[0-9]{8}_[0-9]{1,9}"), "a Goose session id (YYYYMMDD_N)"),
 }
 
 

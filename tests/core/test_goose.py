@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from session_browser.cli import main
 from session_browser.core import recall
 from session_browser.core.model import SUMMARY_PREFIX, hidden_parts
-from session_browser.core.resume_line import resume_line
+from session_browser.core.resume_line import ResumeLine, ResumeRefused, resume_line
 from session_browser.core.sources import SOURCES
 from session_browser.core.sources.goose import DB_NAME, GooseSource, default_goose_dir
 from session_browser.core.vault import Vault
@@ -228,8 +228,12 @@ def test_search_filters_and_reads_never_write(tmp_path: Path, index: bool) -> No
     assert snapshot(sessions) == before
 
 
-def test_no_resume_command() -> None:
-    assert resume_line("goose", SID, "/home/dev/parser") is None
+def test_resume_line() -> None:
+    assert resume_line("goose", SID, "/home/dev/parser") == ResumeLine(
+        f"cd /home/dev/parser && goose session --resume --session-id {SID}"
+    )
+    refused = resume_line("goose", "--help", None)
+    assert isinstance(refused, ResumeRefused)
 
 
 def test_a_deleted_legacy_session_is_kept_by_the_vault(tmp_path: Path) -> None:

@@ -107,7 +107,7 @@ def test_the_agents_with_a_resume_command_are_named_from_the_table(
     from session_browser.core import resume_line as module
 
     assert module.resume_agents() == (
-        "Claude Code, Codex, Gemini CLI, OpenCode, Kimi Code CLI and GitHub Copilot CLI"
+        "Claude Code, Codex, Gemini CLI, OpenCode, Kimi Code CLI, GitHub Copilot CLI and Goose"
     )
     monkeypatch.setitem(module.COMMANDS, "aider", module.ResumeCommand("Aider", "aider"))
-    assert module.resume_agents().endswith("GitHub Copilot CLI and Aider")
+    assert module.resume_agents().endswith("Goose and Aider")

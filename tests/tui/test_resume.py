@@ -80,5 +80,5 @@ async def test_resume_command_shown_and_copied_with_one_key(tmp_path: Path) -> N
         assert app.clipboard == f"cd {CODEX_CWD} && codex resume -- {TID}"  # unchanged
         assert list(app._notifications)[-1].message == (
             "No resume command for this session: only Claude Code, Codex, Gemini CLI, "
-            "OpenCode, Kimi Code CLI and GitHub Copilot CLI sessions have one."
+            "OpenCode, Kimi Code CLI, GitHub Copilot CLI and Goose sessions have one."
         )

@@ -32,8 +32,8 @@ The mapping
     goose keeps the messages it compacted, visible to the user only, and adds the summary
     visible to the agent only: the last such summary after messages the agent no longer sees
     is the archived/active boundary; other messages the user does not see are hidden.
-    ``title``: the session's name; ``cwd``: its working dir. No resume line is offered (the
-    CLI's resume flags changed between releases).
+    ``title``: the session's name; ``cwd``: its working dir. Resume:
+    ``goose session --resume --session-id <id>`` (``crates/goose-cli/src/cli.rs``).
 """
 
 from __future__ import annotations
