@@ -205,3 +205,19 @@ def test_doctor_lists_the_agent_its_count_and_its_retention(tmp_path: Path) -> N
     assert agent["dir"] == str(dot / "session-state") and agent["sessions"] == 1
     assert agent["retention"] == "Copilot CLI keeps session state until it is deleted"
     assert snapshot(dot) == before
+
+
+def test_flat_early_files_and_a_dir_above_session_state(tmp_path: Path) -> None:
+    dot = copilot_home(tmp_path)
+    other = "5b1e0c2d-0000-4000-8000-0000000000aa"
+    text = (dot / "session-state" / SID / "events.jsonl").read_text().replace(SID, other)
+    (dot / "session-state" / f"{other}.jsonl").write_text(text)  # an early build's flat file
+    (dot / "session-state" / SID / "files").mkdir()
+    (dot / "session-state" / SID / "files" / "notes.jsonl").write_text("{}\n")  # an artifact
+    assert sorted(CopilotSource(tmp_path).list_files()) == [
+        f".copilot/session-state/{SID}/events.jsonl",
+        f".copilot/session-state/{other}.jsonl",
+    ]
+    source = CopilotSource(dot / "session-state")
+    data = source.load(f"{other}.jsonl")
+    assert data is not None and data["session_id"] == other

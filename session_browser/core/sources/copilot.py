@@ -259,8 +259,8 @@ class CopilotSource:
         self.refused: dict[str, int] = {}
 
     def list_files(self) -> dict[str, Identity]:
-        """``<id>/events.jsonl`` and ``<id>.jsonl`` in the root and in any ``session-state``
-        dir below it."""
+        """``<id>/events.jsonl`` and the flat ``<id>.jsonl`` of the ``session-state`` dir the
+        root is or holds (up to :data:`DEPTH` levels below it)."""
         out: dict[str, Identity] = {}
         if not self.root.is_dir():
             return out
@@ -269,25 +269,24 @@ class CopilotSource:
         for dirpath, dirnames, filenames in os.walk(base):
             rel = os.path.relpath(dirpath, base)
             depth = 0 if rel == "." else rel.count(os.sep) + 1
-            state_dir = rel == "." or os.path.basename(dirpath) == "session-state"
-            in_session = os.path.basename(os.path.dirname(dirpath)) == "session-state" or (
-                depth == 1
-            )
+            parent = os.path.basename(os.path.dirname(dirpath))
             names: list[str] = []
-            if state_dir:
-                names = [f for f in filenames if f.endswith(".jsonl")]
-            elif in_session and EVENTS in filenames:
-                names = [EVENTS]
-            for name in sorted(names):
+            if EVENTS in filenames and (rel == "." or parent == "session-state" or depth == 1):
+                names = [EVENTS]  # a session's folder: nothing below it is a session
+                dirnames[:] = []
+            else:
+                if os.path.basename(dirpath) == "session-state":
+                    names = sorted(f for f in filenames if f.endswith(".jsonl"))
+                dirnames[:] = (
+                    []
+                    if depth >= DEPTH
+                    else sorted(d for d in dirnames if real_dir(os.path.join(dirpath, d), refused))
+                )
+            for name in names:
                 rel_name = name if rel == "." else f"{rel}/{name}".replace(os.sep, "/")
                 ident = file_ident(os.path.join(dirpath, name), refused)
                 if ident is not None:
                     out[rel_name] = ident
-            dirnames[:] = (
-                []
-                if depth >= DEPTH or (in_session and not state_dir)
-                else sorted(d for d in dirnames if real_dir(os.path.join(dirpath, d), refused))
-            )
         self.refused = refused
         return out
 
