@@ -165,7 +165,8 @@ def read_events(raw: bytes) -> CopilotRead:
             reasoning = _text(data.get("reasoningText")).strip()
             if reasoning:
                 turn.hidden.append({"type": "thinking", "text": short(reasoning)})
-            for call in data.get("toolRequests") or []:
+            calls = data.get("toolRequests")
+            for call in calls if isinstance(calls, list) else []:
                 if not isinstance(call, dict):
                     continue
                 name = call.get("name") if isinstance(call.get("name"), str) else "?"
