@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import recall
-from ..files import read_file_bytes, real_dir
+from ..files import open_regular, read_file_bytes, real_dir
 from ..model import JSONDict, SessionHit
 from ..settings import load_settings
 from .base import Identity, LinesSkipped, Retention, SessionDoc, Skip, SourceKind
@@ -129,6 +129,7 @@ def read_launch(text: str, stamp: float | None) -> AiderRead:
     reply: list[str] = []
     think: list[str] | None = None
     think_tag = ""
+    output: list[str] = []  # a run of aider's own ``>`` lines, one hidden part
 
     def count(key: str) -> None:
         read.hidden_records[key] = read.hidden_records.get(key, 0) + 1
@@ -160,8 +161,15 @@ def read_launch(text: str, stamp: float | None) -> AiderRead:
         else:
             count("prompt/blank")
 
+    def end_output() -> None:
+        if output:
+            hide({"type": "custom", "text": short("\n".join(output))})
+            output.clear()
+
     for line in text.splitlines():
         bare = line.rstrip()
+        if output and not bare.startswith(">"):
+            end_output()
         if think is not None:
             if bare.strip() == f"</{think_tag}>":
                 end_reply()
@@ -181,7 +189,7 @@ def read_launch(text: str, stamp: float | None) -> AiderRead:
         if bare.startswith(">"):
             end_reply()
             count("output")
-            hide({"type": "custom", "text": short(bare[1:].strip())})
+            output.append(bare[1:].strip())
         elif bare.startswith("# aider chat started at "):
             continue
         elif (opened := _THINK_OPEN.match(bare)) is not None:
@@ -189,6 +197,7 @@ def read_launch(text: str, stamp: float | None) -> AiderRead:
             think, think_tag = [], opened.group(1)
         else:
             reply.append(bare)
+    end_output()
     if think is not None:
         hide({"type": "thinking", "text": short("\n".join(think).strip())})
     if user is not None:
@@ -265,8 +274,9 @@ class AiderSource:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.refused: dict[str, int] = {}
-        # history file -> (its identity, each launch with a prompt by name, its identity)
-        self._cache: dict[str, tuple[Identity, dict[str, Identity]]] = {}
+        # history file -> (its identity, each launch with a prompt: its identity by name, and
+        # the launch by key): a launch is then read alone, not its whole file
+        self._cache: dict[str, tuple[Identity, dict[str, Identity], dict[str, Launch]]] = {}
 
     def history_files(self) -> list[str]:
         """The history files under the root (relative names)."""
@@ -292,28 +302,49 @@ class AiderSource:
                 out.append(HISTORY if rel == "." else f"{rel}/{HISTORY}".replace(os.sep, "/"))
         return out
 
-    def _launches(self, file: str) -> dict[str, Identity]:
-        """Each launch with a prompt of history file ``file``, by name, with its identity;
-        the file is read again only when it changed."""
+    def _table(self, file: str) -> tuple[dict[str, Identity], dict[str, Launch]]:
+        """Each launch with a prompt of history file ``file``: its identity by name, and the
+        launch by key; the file is read again only when it changed."""
         path = self.root / file
         ident = file_ident(path, self.refused)
         if ident is None:
             self._cache.pop(file, None)
-            return {}
+            return {}, {}
         cached = self._cache.get(file)
         if cached is not None and cached[0] == ident:
-            return cached[1]
+            return cached[1], cached[2]
         try:
             raw = read_file_bytes(path, max_bytes=MAX_FILE_BYTES, follow_links=False)
         except OSError:
-            return {}
-        out: dict[str, Identity] = {}
+            return {}, {}
+        names: dict[str, Identity] = {}
+        by_key: dict[str, Launch] = {}
         for launch in launches(raw):
             body = raw[launch.start : launch.end]
             if b"\n#### " in b"\n" + body:
-                out[f"{file}#{launch.key}"] = (len(body), zlib.crc32(body), ident[2])
-        self._cache[file] = (ident, out)
-        return out
+                names[f"{file}#{launch.key}"] = (len(body), zlib.crc32(body), ident[2])
+                by_key[launch.key] = launch
+        self._cache[file] = (ident, names, by_key)
+        return names, by_key
+
+    def _launches(self, file: str) -> dict[str, Identity]:
+        return self._table(file)[0]
+
+    def _segment(self, file: str, key: str) -> tuple[Launch, bytes] | None:
+        """Launch ``key`` of history file ``file`` and its bytes, read alone (None: no such
+        launch with a prompt). Raises ``OSError``."""
+        for _attempt in range(2):
+            names, by_key = self._table(file)
+            launch = by_key.get(key)
+            if launch is None:
+                return None
+            with open_regular(self.root / file) as fh:
+                fh.seek(launch.start)
+                body = fh.read(launch.end - launch.start)
+            if names.get(f"{file}#{key}", (0, -1, 0))[1] == zlib.crc32(body):
+                return launch, body
+            self._cache.pop(file, None)  # written since it was listed: list it again
+        return None
 
     def list_files(self) -> dict[str, Identity]:
         self.refused = {}
@@ -336,15 +367,15 @@ class AiderSource:
         file, key = split_name(name)
         if not file:
             return Skip("not an Aider launch")
-        path = self.root / file
         try:
-            raw = read_file_bytes(path, max_bytes=MAX_FILE_BYTES, follow_links=False)
+            got = self._segment(file, key)
         except OSError as exc:
             return Skip(f"unreadable: {exc.strerror or exc}")
-        launch = next((x for x in launches(raw) if x.key == key), None)
-        if launch is None:
+        if got is None:
             return Skip("no such launch in the chat history")
-        data, read = launch_session(path, launch, raw, include_hidden=include_hidden)
+        launch, body = got
+        alone = Launch(launch.key, launch.started, 0, len(body))
+        data, read = launch_session(self.root / file, alone, body, include_hidden=include_hidden)
         if not data["messages"]:
             return Skip("no conversation (a launch without a prompt)")
         return data, read
