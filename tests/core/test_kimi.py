@@ -149,6 +149,13 @@ def test_real_session_turns_compaction_subagent_and_hidden_parts(
         p.strip() for p in sub_prompts
     ]
     assert recall.session_title(data) == "hi"
+    state = share / "sessions" / f"wd_real/{SID}/agents/main/state.json"
+    before = source.identities([MAIN])[MAIN]
+    state.write_text(json.dumps({"custom_title": "Count the Swift files"}))
+    assert source.identities([MAIN])[MAIN] != before  # a new title is read again
+    titled = source.load(MAIN)
+    assert titled is not None and recall.session_title(titled) == "Count the Swift files"
+    state.unlink()
     # The compaction: everything before it archived, its summary the first active message.
     summary = next(r for r in raw if r["type"] == "context.apply_compaction")["summary"]
     assert all(m.get("archived") for m in projection[:-1])

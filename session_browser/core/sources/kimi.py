@@ -351,6 +351,8 @@ def read_kimi_session(
     title = None
     if session_dir is not None:
         title = _state_title(session_dir)
+        if title is None and path.parent != session_dir:
+            title = _state_title(path.parent)  # beside an agent's log (newer releases)
         after: dict[int, list[Turn]] = {}
         tail: list[Turn] = []
         for agent, wire in subagent_wires(session_dir):
@@ -422,8 +424,9 @@ class KimiSource:
         ident = file_ident(self.root / name, refused) if folder is not None else None
         if ident is None or folder is None:
             return None
-        wires = subagent_wires(folder)
-        return fold(ident, (i for _a, w in wires if (i := file_ident(w)) is not None))
+        parts = [w for _a, w in subagent_wires(folder)]
+        parts += [folder / "state.json", (self.root / name).parent / "state.json"]  # the title
+        return fold(ident, (i for p in dict.fromkeys(parts) if (i := file_ident(p)) is not None))
 
     def list_files(self) -> dict[str, Identity]:
         out: dict[str, Identity] = {}
