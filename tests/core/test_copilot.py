@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from session_browser.cli import main
 from session_browser.core import recall
 from session_browser.core.model import SUMMARY_PREFIX, hidden_parts
-from session_browser.core.resume_line import ResumeLine, resume_line
+from session_browser.core.resume_line import ResumeLine, ResumeRefused, resume_line
 from session_browser.core.sources import SOURCES
 from session_browser.core.sources.copilot import CopilotSource, default_copilot_dir
 from session_browser.core.vault import Vault
@@ -28,8 +28,15 @@ AGENT = "toolu_vrtx_01TxUTxpA98CaQcbRogpf822"
 
 def copilot_home(home: Path) -> Path:
     dot = home / ".copilot"
-    shutil.copytree(FIXTURE, dot, ignore=shutil.ignore_patterns("README.md"))
+    shutil.copytree(FIXTURE / "session-state", dot / "session-state")
     return dot
+
+
+def vscode_user(home: Path) -> Path:
+    """``~/.config/Code/User`` holding the fixture's chat sessions."""
+    user = home / ".config" / "Code" / "User"
+    shutil.copytree(FIXTURE / "Code" / "User", user)
+    return user
 
 
 def events() -> list[dict[str, Any]]:
@@ -203,7 +210,9 @@ def test_doctor_lists_the_agent_its_count_and_its_retention(tmp_path: Path) -> N
     assert res.exit_code == 0, res.output
     [agent] = [a for a in json.loads(res.output)["agents"] if a["source"] == "copilot"]
     assert agent["dir"] == str(dot / "session-state") and agent["sessions"] == 1
-    assert agent["retention"] == "Copilot CLI keeps session state until it is deleted"
+    assert agent["retention"] == (
+        "Copilot CLI and VS Code keep chat sessions until they are deleted"
+    )
     assert snapshot(dot) == before
 
 
@@ -221,3 +230,63 @@ def test_flat_early_files_and_a_dir_above_session_state(tmp_path: Path) -> None:
     source = CopilotSource(dot / "session-state")
     data = source.load(f"{other}.jsonl")
     assert data is not None and data["session_id"] == other
+
+
+CHAT = "4f6a2b1c-8d9e-4f0a-9b1c-2d3e4f5a6b7c"
+EMPTY = "9a8b7c6d-0000-4000-8000-00000000beef"
+WORKSPACE = "workspaceStorage/6f1d3c2b9a8e7d6c5b4a39281706f5e4/chatSessions"
+
+
+def test_vscode_chat_turns_title_workspace_and_hidden_parts(tmp_path: Path) -> None:
+    user = vscode_user(tmp_path)
+    source = CopilotSource(user)
+    assert sorted(source.list_files()) == [
+        f"globalStorage/emptyWindowChatSessions/{EMPTY}.json",
+        f"{WORKSPACE}/{CHAT}.json",
+    ]
+    data = source.load(f"{WORKSPACE}/{CHAT}.json")
+    assert data is not None and data["session_id"] == f"vscode-{CHAT}"
+    assert recall.session_title(data) == "CRLF in quoted strings"
+    assert data["metadata"]["cwd"] == "/home/dev/my parser"  # the workspace's folder
+    assert [(m["role"], m["content"]) for m in recall.project(data)] == [
+        ("user", "Why does the tokenizer drop CRLF in quoted strings?"),
+        (
+            "assistant",
+            "The lexer splits on `\\n` before it knows it is inside quotes, so the `\\r` of a "
+            "CRLF stays at the end of the string.",
+        ),
+        ("user", "Fix it"),
+        ("assistant", "Done: quoted strings now keep CR, LF and CRLF."),
+    ]
+    assert "egret" not in json.dumps(data)  # a tool's result: hidden
+    full = source.load(f"{WORKSPACE}/{CHAT}.json", include_hidden=True)
+    assert full is not None
+    parts = [(label, text) for m in recall.project(full) for label, text in hidden_parts(m)]
+    labels = [label for label, _text in parts]
+    assert labels.count("thinking") == 1 and "tool call: copilot_readFile" in labels
+    assert "egret" in json.dumps(full) and "rate limited" in json.dumps(full)
+    older = source.load(f"globalStorage/emptyWindowChatSessions/{EMPTY}.json")
+    assert older is not None and recall.session_title(older) == "Heron regex"  # version 2
+    assert [m["content"] for m in recall.project(older)] == [
+        "write a regex for heron ids",
+        "Use `^HER-[0-9]{4}$`.",
+    ]
+    # A chat of VS Code has no resume command: its id is no Copilot CLI session's.
+    refused = resume_line("copilot", data["session_id"], "/home/dev/my parser")
+    assert isinstance(refused, ResumeRefused)
+
+
+@pytest.mark.parametrize("index", [True, False])
+def test_vscode_chats_found_by_bare_copilot(index: bool) -> None:
+    home = Path.home()
+    user = vscode_user(home)
+    dot = copilot_home(home)
+    before = {**snapshot(user), **snapshot(dot)}
+    extra = [] if index else ["--no-index"]
+    found = ids(cli("search", "CRLF", "--store", "copilot:", "--json", *extra))
+    assert f"vscode-{CHAT}" in found
+    assert ids(cli("search", "egret", "--store", "copilot:", "--json", *extra)) == []
+    tools = cli("search", "in:tools", "egret", "--store", "copilot:", "--json", *extra)
+    assert ids(tools) == [f"vscode-{CHAT}"]
+    assert SID in ids(cli("search", "README summary", "--store", "copilot:", "--json", *extra))
+    assert {**snapshot(user), **snapshot(dot)} == before

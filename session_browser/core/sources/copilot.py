@@ -1,4 +1,9 @@
-"""GitHub Copilot CLI sessions as a read-only source.
+"""GitHub Copilot CLI sessions and VS Code Copilot Chat sessions as a read-only source.
+
+VS Code's chats (``<user dir>/workspaceStorage/<hash>/chatSessions/<id>.json`` and
+``<user dir>/globalStorage/emptyWindowChatSessions/<id>.json``) are read as VS Code's
+``chatModel.ts`` writes them (``ISerializableChatData`` versions 1-3); see
+:func:`read_vscode_chat`. The newer ``.jsonl`` chat files are not read.
 
 Where they live
     ``~/.copilot/session-state/<session id>/events.jsonl`` (early builds: a flat
@@ -33,13 +38,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from ..files import loads, read_file_bytes, real_dir
 from ..model import JSONDict, SessionHit, iso_epoch
-from .base import RAW_KEPT, Identity, LinesSkipped, Retention, SessionDoc, Skip
+from .base import RAW_KEPT, Identity, LinesSkipped, Retention, SessionDoc, Skip, SourceKind
 from .claude.source import empty_reason, file_ident, settle_agent_hit
 from .claude.transcript import Turn, short, split_compaction
-from .named import agent_kind
+from .cline import editor_user_dirs
+from .named import named_kind_stores
 from .pi.store import pi_is_automated
 from .view import session_dict
 
@@ -245,6 +252,147 @@ def read_copilot_session(
     return data, read
 
 
+# ---------------------------------------------------------------------- VS Code Copilot Chat
+
+#: The folders VS Code keeps chat sessions in (a workspace's, and the windows without one).
+CHAT_DIRS = ("chatSessions", "emptyWindowChatSessions")
+#: VS Code chat sessions are named so: they have no resume command (their ids are no UUIDs).
+VSCODE_PREFIX = "vscode-"
+
+
+def _markdown(value: Any) -> str:
+    """A ``string | IMarkdownString`` as text."""
+    if isinstance(value, dict):
+        value = value.get("value")
+    return value if isinstance(value, str) else ""
+
+
+def _workspace_dir(chat_dir: Path) -> str | None:
+    """The folder of the workspace whose ``chatSessions`` is ``chat_dir`` (its
+    ``workspace.json`` names it as a ``file://`` URI)."""
+    try:
+        data = loads(read_file_bytes(chat_dir.parent / "workspace.json", max_bytes=1 << 16))
+    except (OSError, ValueError, RecursionError):
+        return None
+    folder = data.get("folder") if isinstance(data, dict) else None
+    if not isinstance(folder, str) or not folder.startswith("file://"):
+        return None
+    path = unquote(urlparse(folder).path)
+    return path or None
+
+
+def read_vscode_chat(raw: bytes, read: CopilotRead) -> JSONDict:
+    """The turns of a VS Code chat session file (``ISerializableChatData``, versions 1-3):
+    each request's message is a user turn, its response an assistant turn (markdown parts;
+    thinking and tool invocations hidden). Returns the session object's other fields."""
+    try:
+        obj = loads(raw)
+    except (ValueError, RecursionError):
+        read.bad += 1
+        return {}
+    if not isinstance(obj, dict):
+        read.bad += 1
+        return {}
+    created = obj.get("creationDate")
+    base = created / 1000.0 if isinstance(created, (int, float)) and created > 0 else None
+    requests = obj.get("requests")
+    for request in requests if isinstance(requests, list) else []:
+        if not isinstance(request, dict):
+            read.bad += 1
+            continue
+        when = request.get("timestamp")
+        stamp = when / 1000.0 if isinstance(when, (int, float)) and when > 0 else base
+        message = request.get("message")
+        text = (
+            _markdown({"value": message.get("text")})
+            if isinstance(message, dict)
+            else _markdown(message)
+        ).strip()
+        if text:
+            read.turns.append(Turn("user", stamp, [text]))
+        answer = Turn("assistant", stamp, [])
+        if isinstance(request.get("modelId"), str):
+            answer.meta["model"] = request["modelId"]
+        pieces: list[str] = []
+        response = request.get("response")
+        for part in response if isinstance(response, list) else []:
+            kind = part.get("kind") if isinstance(part, dict) else None
+            if not isinstance(part, dict):
+                read.bad += 1
+            elif kind in (None, "markdownContent"):
+                pieces.append(_markdown(part.get("content", part)))
+            elif kind == "thinking":
+                value = part.get("value")
+                words = (
+                    "".join(v for v in value if isinstance(v, str))
+                    if isinstance(value, list)
+                    else _markdown(value)
+                )
+                if words:
+                    answer.hidden.append({"type": "thinking", "text": short(words)})
+            elif kind in ("toolInvocationSerialized", "toolInvocation"):
+                name = part.get("toolId") if isinstance(part.get("toolId"), str) else "?"
+                said = _markdown(part.get("invocationMessage"))
+                answer.hidden.append({"type": "toolCall", "name": name, "arguments": short(said)})
+                details = part.get("resultDetails")
+                done = _markdown(part.get("pastTenseMessage"))
+                if details or done:
+                    body = short(details) if details else done
+                    answer.hidden.append({"type": "toolResult", "text": body, "is_error": False})
+            else:
+                key = f"response/{kind}" if isinstance(kind, str) else "response/untyped"
+                read.hidden_records[key] = read.hidden_records.get(key, 0) + 1
+        result = request.get("result")
+        details = result.get("errorDetails") if isinstance(result, dict) else None
+        if isinstance(details, dict) and isinstance(details.get("message"), str):
+            answer.hidden.append({"type": "custom", "text": short(f"error: {details['message']}")})
+        reply = "".join(pieces).strip()
+        if reply:
+            answer.texts.append(reply)
+        if reply or answer.hidden:
+            read.turns.append(answer)
+    return obj
+
+
+def read_chat_session(
+    path: Path, *, include_hidden: bool = False, raw: bytes | None = None
+) -> tuple[JSONDict, CopilotRead]:
+    """The session of one VS Code chat file. Raises ``OSError`` when it cannot be read."""
+    if raw is None:
+        raw = read_file_bytes(path, max_bytes=MAX_FILE_BYTES, follow_links=False)
+    read = CopilotRead()
+    obj = read_vscode_chat(raw, read)
+    turns = [t for t in read.turns if t.text or (include_hidden and t.hidden)]
+    if not include_hidden:
+        for turn in turns:
+            turn.hidden = []
+    archived, active, last = split_compaction(turns, include_hidden, "copilot_compaction")
+    info: JSONDict = {
+        "source": COPILOT_SOURCE,
+        "agent": "VS Code Copilot Chat",
+        "hidden_records": dict(read.hidden_records),
+    }
+    title = obj.get("customTitle") or obj.get("computedTitle")
+    if isinstance(title, str) and title.strip():
+        info["title"] = title.strip()
+    cwd = _workspace_dir(path.parent) if path.parent.name == "chatSessions" else None
+    if cwd:
+        info["cwd"] = cwd
+        info["project"] = cwd
+    sid = obj.get("sessionId") if isinstance(obj.get("sessionId"), str) else path.stem
+    stamps = [t.timestamp for t in turns if t.role and t.timestamp is not None]
+    data = session_dict(
+        f"{VSCODE_PREFIX}{sid}",
+        active=active,
+        archived=archived,
+        created=min(stamps) if stamps else None,
+        updated=max(stamps) if stamps else None,
+        meta=info,
+        last_compaction=last,
+    )
+    return data, read
+
+
 class CopilotSource:
     """The Copilot CLI sessions under one root (see the module doc)."""
 
@@ -271,8 +419,16 @@ class CopilotSource:
             rel = os.path.relpath(dirpath, base)
             depth = 0 if rel == "." else rel.count(os.sep) + 1
             parent = os.path.basename(os.path.dirname(dirpath))
+            here = os.path.basename(dirpath)
             names: list[str] = []
-            if EVENTS in filenames and (rel == "." or parent == "session-state" or depth == 1):
+            if here in CHAT_DIRS:
+                names = sorted(f for f in filenames if f.endswith(".json"))
+                dirnames[:] = []
+            elif here == "globalStorage":
+                dirnames[:] = [d for d in dirnames if d == "emptyWindowChatSessions"]
+            elif parent == "workspaceStorage":
+                dirnames[:] = [d for d in dirnames if d == "chatSessions"]
+            elif EVENTS in filenames and (rel == "." or parent == "session-state" or depth == 1):
                 names = [EVENTS]  # a session's folder: nothing below it is a session
                 dirnames[:] = []
             else:
@@ -292,7 +448,9 @@ class CopilotSource:
         return out
 
     def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
-        return {n: file_ident(self.root / n) if n.endswith(".jsonl") else None for n in names}
+        return {
+            n: file_ident(self.root / n) if n.endswith((".jsonl", ".json")) else None for n in names
+        }
 
     def _read(self, name: str, include_hidden: bool) -> tuple[JSONDict, CopilotRead, bytes] | Skip:
         path = self.root / name
@@ -300,7 +458,8 @@ class CopilotSource:
             raw = read_file_bytes(path, max_bytes=MAX_FILE_BYTES, follow_links=False)
         except OSError as exc:
             return Skip(f"unreadable: {exc.strerror or exc}")
-        data, read = read_copilot_session(path, include_hidden=include_hidden, raw=raw)
+        reader = read_chat_session if path.suffix == ".json" else read_copilot_session
+        data, read = reader(path, include_hidden=include_hidden, raw=raw)
         return data, read, raw
 
     def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
@@ -334,22 +493,44 @@ class CopilotSource:
         settle_agent_hit(hit, data, self.kind)
 
     def named_files(self, session_id: str, names: set[str]) -> list[str]:
-        """``<id>/events.jsonl`` or ``<id>.jsonl``."""
+        """``<id>/events.jsonl``, ``<id>.jsonl``, or a VS Code chat's ``<id>.json``."""
+        chat = session_id.removeprefix(VSCODE_PREFIX)
         return [
             n
             for n in self.file_order(names)
-            if n.endswith((f"{session_id}/{EVENTS}", f"{session_id}.jsonl"))
+            if n.endswith((f"{session_id}/{EVENTS}", f"{session_id}.jsonl", f"/{chat}.json"))
         ]
 
 
 def copilot_retention() -> Retention:
-    return Retention("Copilot CLI keeps session state until it is deleted", False)
+    return Retention("Copilot CLI and VS Code keep chat sessions until they are deleted", False)
 
 
-KIND = agent_kind(
-    COPILOT_SOURCE,
-    CopilotSource,
-    default_copilot_dir,
-    "Copilot CLI session-state dir",
-    copilot_retention,
+def default_copilot_dirs() -> list[Path]:
+    """The Copilot CLI's ``session-state`` dir and the editors' user dirs that hold chat
+    sessions, those that exist (the CLI's when none does, so that ``copilot:`` alone says
+    where it looked)."""
+    users = [
+        user
+        for user in editor_user_dirs()
+        if (user / "workspaceStorage").is_dir()
+        or (user / "globalStorage" / "emptyWindowChatSessions").is_dir()
+    ]
+    found = [d for d in (default_copilot_dir(), *users) if d.is_dir()]
+    return found or [default_copilot_dir()]
+
+
+_open_scan, _open_index = named_kind_stores(CopilotSource)
+
+KIND = SourceKind(
+    name=COPILOT_SOURCE,
+    prefix=f"{COPILOT_SOURCE}:",
+    read_only=True,
+    default_dirs=lambda _cwd: default_copilot_dirs(),
+    only_if_present=True,
+    source=CopilotSource,
+    open_scan=_open_scan,
+    open_index=_open_index,
+    describe="Copilot session dir",
+    retention=copilot_retention,
 )
