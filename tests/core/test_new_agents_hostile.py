@@ -178,3 +178,28 @@ def test_aider_binary_and_odd_text(tmp_path: Path) -> None:
         b"#### <blank>\n####\n> \n\xc3\x28 reply\n"
     )
     read_all("aider", tmp_path)
+
+
+VSCODE_REQUEST: dict[str, Any] = {
+    "message": {"text": "hi"},
+    "response": [
+        {"value": "ok"},
+        {"kind": "thinking", "value": ["a", 5]},
+        {"kind": "toolInvocationSerialized", "toolId": "t", "invocationMessage": {"value": 3}},
+    ],
+    "result": {"errorDetails": {"message": 4}},
+    "timestamp": 1767225600000,
+}
+
+
+def test_vscode_chat(tmp_path: Path) -> None:
+    folder = tmp_path / "workspaceStorage" / "abc" / "chatSessions"
+    folder.mkdir(parents=True)
+    (folder.parent / "workspace.json").write_text(json.dumps({"folder": 5}))
+    requests = [VSCODE_REQUEST, *variants(VSCODE_REQUEST), 5, None]
+    chat = {"version": 3, "sessionId": 7, "creationDate": "x", "requests": requests}
+    (folder / "a.json").write_text(json.dumps(chat))
+    for odd in ODD:
+        (folder / f"odd-{ODD.index(odd)}.json").write_text(json.dumps({"requests": odd}))
+    (folder / "broken.json").write_text('{"requests": [')
+    read_all("copilot", tmp_path)
