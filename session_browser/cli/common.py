@@ -40,8 +40,10 @@ def store_option(func: F) -> F:
         "'claude:DIR' (Claude Code transcripts; 'claude:' alone: ~/.claude/projects), "
         "'codex:DIR' (Codex CLI rollouts; 'codex:' alone: ~/.codex/sessions), 'gemini:DIR' "
         "(Gemini CLI chats; 'gemini:' alone: ~/.gemini/tmp), 'opencode:DIR' (OpenCode; "
-        "'opencode:' alone: ~/.local/share/opencode). Default: ./.praisonai/sessions (if "
-        "present), the global store, and the agents' sessions that are present.",
+        "'opencode:' alone: ~/.local/share/opencode), 'kimi:DIR' (Kimi Code CLI; 'kimi:' "
+        "alone: ~/.kimi/sessions), 'aider:DIR', 'cline:DIR', 'goose:DIR', 'copilot:DIR'. "
+        "Default: ./.praisonai/sessions (if present), the global store, and the agents' "
+        "sessions that are present.",
     )(func)
 
 

@@ -64,17 +64,29 @@ class StoreSpec:
         return self.source.spec_text(self.path)
 
 
-def parse_store_spec(value: str | os.PathLike[str]) -> StoreSpec:
-    """``KIND:DIR`` -> a store of that kind (``pi:DIR``; ``pi:`` alone: its default dir), any
-    other ``DIR`` -> a PraisonAI store."""
+def parse_store_specs(value: str | os.PathLike[str]) -> list[StoreSpec]:
+    """``KIND:DIR`` -> a store of that kind (``pi:DIR``; ``pi:`` alone: its default dirs), any
+    other ``DIR`` -> a PraisonAI store (:class:`StoreNotFound` for a bare ``KIND:`` whose kind
+    has no default dir: Aider's, when the settings list no ``aider_roots``)."""
     text = os.fspath(value)
     for kind in SOURCES.values():
         if kind.prefix and text.startswith(kind.prefix):
             rest = text[len(kind.prefix) :].strip()
-            return StoreSpec(
-                kind.name, Path(rest).expanduser() if rest else kind.default_dirs(None)[0]
-            )
-    return StoreSpec(DEFAULT_KIND, Path(text).expanduser())
+            if rest:
+                return [StoreSpec(kind.name, Path(rest).expanduser())]
+            dirs = kind.default_dirs(None)
+            if not dirs:
+                raise StoreNotFound(
+                    f"'{kind.prefix}' alone names no {kind.describe}: name one ({kind.prefix}DIR) "
+                    f"or list them in {kind.name}_roots in settings.json"
+                )
+            return [StoreSpec(kind.name, d) for d in dirs]
+    return [StoreSpec(DEFAULT_KIND, Path(text).expanduser())]
+
+
+def parse_store_spec(value: str | os.PathLike[str]) -> StoreSpec:
+    """The first store :func:`parse_store_specs` names."""
+    return parse_store_specs(value)[0]
 
 
 def default_store_specs(cwd: Path | None = None) -> list[StoreSpec]:
@@ -94,7 +106,7 @@ def store_specs(dirs: Sequence[str | os.PathLike[str]] | None = None) -> list[St
     Explicitly named dirs must exist (:class:`StoreNotFound` otherwise).
     """
     if dirs:
-        specs = [parse_store_spec(d) for d in dirs]
+        specs = [spec for d in dirs for spec in parse_store_specs(d)]
         for spec in specs:
             if not spec.path.is_dir():
                 what = spec.source.describe

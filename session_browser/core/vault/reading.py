@@ -36,7 +36,11 @@ def load_version(vault: Vault, version: Version, *, hidden: bool = False) -> JSO
             target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             _write(vault, part, target)
         source = kind.source(Path(tmp))
-        return source.load(name, include_hidden=hidden)
+        data = source.load(name, include_hidden=hidden)
+    if data is not None and version.session_id:
+        # A format whose id is its folder's name (Kimi Code CLI) reads none here.
+        data["session_id"] = version.session_id
+    return data
 
 
 def _write(vault: Vault, version: Version, target: Path) -> None:
