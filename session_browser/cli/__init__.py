@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "vault": "session_browser.cli.vault_cmds:vault",
     "push": "session_browser.cli.team_cmds:push",
     "doctor": "session_browser.cli.doctor_cmd:doctor",
+    "forget": "session_browser.cli.forget_cmd:forget",
 }
 
 

@@ -1,0 +1,155 @@
+"""Forgetting on purpose in the SQLite index files (``forget``): which indexed files hold a
+session or a text, and their removal so that no copy is left in the database file, its
+``-wal`` or its freed pages (``secure_delete`` for the delete, FTS segments merged without
+them, the WAL checkpointed and truncated, the file vacuumed)."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+from .. import paths
+from ..query import fold
+from . import hidden, partly
+from .rows import delete_rows
+
+BUSY_MS = 30_000
+
+
+def index_files() -> list[Path]:
+    """Every index database in our cache dir (one per store, any source)."""
+    base = paths.cache_dir() / "index"
+    try:
+        return sorted(p for p in base.iterdir() if p.suffix == ".sqlite3" and p.is_file())
+    except OSError:
+        return []
+
+
+def connect(path: Path) -> sqlite3.Connection | None:
+    """A connection to index ``path`` (None when it is not an index: no ``sessions``)."""
+    try:
+        db = sqlite3.connect(path, timeout=BUSY_MS / 1000, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        db.execute(f"PRAGMA busy_timeout={BUSY_MS}")
+        names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.Error:
+        db.close()
+        return None
+    if not {"sessions", "messages"} <= names:
+        db.close()
+        return None
+    return db
+
+
+def _tables(db: sqlite3.Connection) -> set[str]:
+    return {str(r[0]) for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def holding_ids(db: sqlite3.Connection, session_ids: Sequence[str]) -> list[tuple[str, str]]:
+    """(file, session id) of the indexed files of ``session_ids``."""
+    out: list[tuple[str, str]] = []
+    for sid in dict.fromkeys(session_ids):
+        out += [
+            (str(f), str(s))
+            for f, s in db.execute(
+                "SELECT file, session_id FROM sessions WHERE session_id = ?", (sid,)
+            )
+        ]
+    return out
+
+
+def holding_text(db: sqlite3.Connection, text: str) -> list[tuple[str, str]]:
+    """(file, session id) of the indexed files holding ``text`` anywhere we keep it (the
+    messages, the hidden parts, the exact turns, the titles), as written or folded."""
+    needles = list(dict.fromkeys([text, fold(text)]))
+    tables = _tables(db)
+    found: dict[str, str] = {}
+    for needle in needles:
+        queries = [
+            "SELECT s.file, s.session_id FROM sessions s WHERE instr(s.title, ?1) > 0 "
+            "OR instr(s.peer_title, ?1) > 0 OR instr(s.session_id, ?1) > 0",
+            "SELECT DISTINCT s.file, s.session_id FROM messages m JOIN sessions s "
+            "ON m.sid = s.sid WHERE instr(m.text, ?1) > 0",
+        ]
+        if "hidden" in tables:
+            queries.append(
+                "SELECT DISTINCT s.file, s.session_id FROM hidden h JOIN sessions s "
+                "ON h.sid = s.sid WHERE instr(h.text, ?1) > 0"
+            )
+        if "verbatim" in tables:
+            queries.append(
+                "SELECT DISTINCT s.file, s.session_id FROM verbatim v JOIN sessions s "
+                "ON v.sid = s.sid WHERE instr(v.raw, ?1) > 0"
+            )
+        for sql in queries:
+            for f, s in db.execute(sql, (needle,)):
+                found[str(f)] = str(s)
+    return sorted(found.items())
+
+
+def delete_files(db: sqlite3.Connection, files: Sequence[str]) -> int:
+    """Remove every row of the indexed ``files`` (session, messages, FTS entries, hidden
+    parts, exact turns, parse states, what was skipped, the vault's notes) in one
+    transaction with ``secure_delete`` on, merge the FTS segments so none still holds
+    them, then checkpoint and truncate the WAL and vacuum. The files removed."""
+    tables = _tables(db)
+    meta = dict(db.execute("SELECT key, value FROM meta").fetchall()) if "meta" in tables else {}
+    fts = meta.get("fts") == "1" and "fts" in tables
+    states = sorted(t for t in tables if t.endswith("_state"))
+    db.execute("PRAGMA secure_delete=ON")
+    removed = 0
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for name in dict.fromkeys(files):
+            for table in states:
+                db.execute(f"DELETE FROM {table} WHERE file = ?", (name,))
+            if "hidden" in tables:
+                hidden.delete(db, name, fts=fts and "hidden_fts" in tables)
+            if "partly" in tables:
+                partly.delete(db, name)
+            if "vault_kept" in tables:
+                db.execute("DELETE FROM vault_kept WHERE file = ?", (name,))
+            if delete_rows(db, name, fts=fts):
+                removed += 1
+        if fts:
+            db.execute("INSERT INTO fts(fts) VALUES('optimize')")
+            if "hidden_fts" in tables:
+                db.execute("INSERT INTO hidden_fts(hidden_fts) VALUES('optimize')")
+        db.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+        raise
+    scrub(db)
+    return removed
+
+
+def scrub(db: sqlite3.Connection) -> None:
+    """Leave no copy of deleted rows in the WAL or in freed pages: checkpoint and truncate
+    the WAL, vacuum (with ``secure_delete`` on), and truncate the WAL again."""
+    db.execute("PRAGMA secure_delete=ON")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.execute("VACUUM")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def readmit(reason: str) -> None:
+    """Let the files left out for ``reason`` (a denylist entry taken off) be read again by
+    the next update of every index: their ``skipped`` rows go, and so does the scan's
+    fingerprint (an unchanged dir is then scanned anyway)."""
+    for path in index_files():
+        db = connect(path)
+        if db is None:
+            continue
+        try:
+            if "skipped" in _tables(db):
+                db.execute("DELETE FROM skipped WHERE reason = ?", (reason,))
+            db.execute("DELETE FROM meta WHERE key = 'scan_fp'")
+        except sqlite3.Error:
+            continue
+        finally:
+            db.close()

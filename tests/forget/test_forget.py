@@ -1,0 +1,253 @@
+"""``session-browser forget``: a secret planted in sessions of every source kind, copied into
+everything we keep (index, vault versions with a subagent part, trash, undo journal, query
+history, saved searches, a real team index), is erased from every byte of our dirs and from
+a ``pg_dump``; the next index update, vault keep and push leave it out while the agents'
+own files still hold it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import zlib
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from session_browser.cli import main
+from session_browser.core.history import remember
+from session_browser.core.paths import cache_dir, data_dir
+from session_browser.core.saved_searches import save_search
+from session_browser.core.store import DefaultSessionStore
+from session_browser.core.vault.store import MAGIC, scan_pack
+from session_browser.core.vault.zdict import ZDICT
+from tests.core.test_claude import Transcript, text
+from tests.core.test_codex import Rollout
+from tests.core.test_pi import assistant, header, user, write_lines
+from tests.pg.conftest import Cluster
+
+SECRET = "sk-forgetme-7q3ZxK9wLmP2vR8tQ"
+TOKEN = b"7q3zxk9wlmp2vr8tq"  # the secret's rarest word, as the indexes fold it
+CLAUDE_ID = "11111111-2222-3333-4444-555555555555"
+CODEX_ID = "019e0000-1111-7222-8333-944445555666"
+
+
+def run(*args: str, code: int = 0) -> str:
+    res = CliRunner().invoke(main, list(args))
+    assert res.exit_code == code, (args, res.output)
+    return res.stdout
+
+
+def occurrences(data: bytes) -> int:
+    low = data.lower()
+    return data.count(SECRET.encode()) + low.count(TOKEN)
+
+
+def pack_texts(path: Path) -> list[bytes]:
+    """Every chunk of a vault pack, decompressed (so a grep sees what it holds)."""
+    out = []
+    with open(path, "rb") as fh:
+        for offset, magic, flag, _digest, length in scan_pack(fh):
+            fh.seek(offset + 48)
+            body = fh.read(length)
+            if magic == MAGIC:
+                dec = zlib.decompressobj(zdict=ZDICT) if flag else zlib.decompressobj()
+                out.append(dec.decompress(body) + dec.flush())
+            else:
+                out.append(body)
+    return out
+
+
+def found_in_our_dirs() -> list[str]:
+    """Every file of our cache and data dirs holding the secret (packs read decompressed)."""
+    hits = []
+    for root in (cache_dir(), data_dir()):
+        for path in sorted(root.rglob("*")):
+            if not path.is_file() or path.is_symlink():
+                continue
+            data = path.read_bytes()
+            blobs = [data] + (pack_texts(path) if path.suffix == ".pack" else [])
+            if any(occurrences(b) for b in blobs):
+                hits.append(str(path))
+    return hits
+
+
+def pg_dump(cluster: Cluster, url: str) -> bytes:
+    done = subprocess.run(
+        [str(cluster.bindir / "pg_dump"), "--no-owner", url], capture_output=True, check=True
+    )
+    return done.stdout
+
+
+def plant(root: Path) -> tuple[list[str], dict[str, Path]]:
+    """Sessions of every kind holding the secret (and one that does not): the --store args
+    and the agents' files."""
+    praison = DefaultSessionStore(root / "praison" / "sessions", retention="keep_all")
+    praison.add_user_message("p-secret", f"here is the key {SECRET} for the billing api")
+    praison.add_assistant_message("p-secret", "noted, rotating it tomorrow")
+    praison.add_user_message("p-clean", "the walrus migration plan is ready")
+    pi = write_lines(
+        root / "pi" / "--work-proj--" / "2025-01-02_pi.jsonl",
+        [header("pi-secret"), user(f"deploy with {SECRET} please"), assistant("deployed")],
+    )
+    claude = Transcript(CLAUDE_ID)
+    claude.prompt("review the ledger schema with a subagent")
+    claude.answer("m1", text("I asked a subagent."))
+    folder = root / "claude" / "-home-someone-project"
+    main_file = claude.write(folder / f"{CLAUDE_ID}.jsonl")
+    sub = Transcript(CLAUDE_ID, agentId="a1", isSidechain=True)
+    sub.prompt("review the ledger schema")
+    sub.answer("s1", text(f"The schema uses {SECRET} in its config."))
+    sub.write(folder / CLAUDE_ID / "subagents" / "agent-a1.jsonl")
+    rollout = Rollout(CODEX_ID)
+    rollout.prompt(f"why does {SECRET} fail")
+    rollout.answer("It expired.")
+    codex = rollout.write(
+        root / "codex" / "sessions" / "2026" / "05" / "11" / f"rollout-{CODEX_ID}.jsonl"
+    )
+    stores = [
+        "--store", str(praison.session_dir),
+        "--store", f"pi:{root / 'pi'}",
+        "--store", f"claude:{root / 'claude'}",
+        "--store", f"codex:{root / 'codex' / 'sessions'}",
+    ]  # fmt: skip
+    files = {
+        "praison": praison.session_path("p-secret"),
+        "pi": pi,
+        "claude": main_file,
+        "codex": codex,
+    }
+    return stores, files
+
+
+def grow(files: dict[str, Path]) -> None:
+    """A second version of each file (the vault keeps both)."""
+    DefaultSessionStore(files["praison"].parent, retention="keep_all").add_user_message(
+        "p-secret", "and one more turn"
+    )
+    with open(files["pi"], "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(user("one more", ts="2025-01-02T03:09:00.000Z")) + "\n")
+
+
+def quarantine_and_undo(sessions: Path) -> None:
+    """A damaged copy of the secret's session discarded into our trash, then undone: the
+    trash and the undo journal hold copies."""
+    raw = (sessions / "p-secret.json").read_bytes()
+    corrupt = sessions / "p-secret.json.corrupt-1700000000000"
+    corrupt.write_bytes(raw[: raw.index(b"rotating")])
+    run("quarantine", "discard", corrupt.name, "--store", str(sessions), "-y")
+    run("quarantine", "undo", "--yes")
+    corrupt.unlink()  # (the agent's dir is not ours: a copy left there is not the point)
+    corrupt.write_bytes(raw[: raw.index(b"rotating")])
+    run("quarantine", "discard", corrupt.name, "--store", str(sessions), "-y")
+
+
+def ids_found(stores: list[str], query: str) -> set[str]:
+    res = CliRunner().invoke(main, ["search", query, *stores, "--json"])
+    return {h["session_id"] for h in json.loads(res.stdout)["results"]} if res.stdout else set()
+
+
+def test_forget_text_reaches_every_copy_and_stays_forgotten(
+    tmp_path: Path, pg_cluster: Cluster, pg_url: str
+) -> None:
+    stores, files = plant(tmp_path)
+    run("index", "update", *stores)
+    grow(files)
+    run("index", "update", *stores)
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    run("export", "p-secret", "-o", str(exports / "p.json"), *stores)
+    run("push", "--to", pg_url, "--include-hidden", *stores)
+    quarantine_and_undo(files["praison"].parent)
+    remember(f"key {SECRET}")
+    save_search("billing key", SECRET)
+    assert found_in_our_dirs() and occurrences(pg_dump(pg_cluster, pg_url))
+    assert any("catalog.sqlite" in p or ".pack" in p for p in found_in_our_dirs())
+    assert any("/trash/" in p for p in found_in_our_dirs())
+    assert any("/journal/" in p for p in found_in_our_dirs())
+
+    before = {p: Path(p).read_bytes() for p in found_in_our_dirs()}
+    out = run("forget", "--text", SECRET, "--index", pg_url)
+    assert "dry run" in out and SECRET not in out
+    for word in ("index", "vault", "trash folder", "undo journal entry", "query history"):
+        assert word in out, word
+    assert "team index" in out and "saved searches" in out
+    for sid in ("p-secret", "pi-secret", CLAUDE_ID, CODEX_ID):
+        assert sid in out
+    assert "p-clean" not in out
+    assert {p: Path(p).read_bytes() for p in found_in_our_dirs()} == before  # nothing changed
+
+    out = run("forget", "--secret", SECRET, "--index", pg_url, "--yes")
+    assert SECRET not in out
+    assert found_in_our_dirs() == []
+    assert occurrences(pg_dump(pg_cluster, pg_url)) == 0
+
+    # another pass of everything takes nothing back while the agents' files still hold it
+    for f in files.values():
+        assert SECRET.encode() in f.read_bytes() or f == files["claude"]
+    run("index", "update", *stores)
+    run("push", "--to", pg_url, "--include-hidden", *stores)
+    grow(files)
+    run("index", "update", *stores)
+    assert found_in_our_dirs() == []
+    assert occurrences(pg_dump(pg_cluster, pg_url)) == 0
+    assert ids_found(stores, "walrus migration") == {"p-clean"}
+    assert SECRET.encode() in (exports / "p.json").read_bytes()  # not ours: left as it is
+
+    log = json.loads(run("forget", "--log", "--json"))["log"]
+    assert len(log) == 1 and log[0]["what"] == "text" and "p-secret" in log[0]["session_ids"]
+    assert SECRET not in json.dumps(log)
+    denied = json.loads(run("forget", "--list", "--json"))["denied"]
+    assert [d["kind"] for d in denied] == ["text", "session", "session", "session", "session"]
+    assert SECRET not in (data_dir() / "forget" / "denied.json").read_text()
+
+
+def test_forget_a_deleted_session_only_the_vault_has(tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    store = DefaultSessionStore(sessions, retention="keep_all")
+    store.add_user_message("gone-1", f"the deploy key is {SECRET}")
+    store.add_user_message("kept-1", "the otter census is due")
+    args = ["--store", str(sessions)]
+    run("index", "update", *args)
+    store.add_user_message("gone-1", "second turn")
+    run("index", "update", *args)
+    store.session_path("gone-1").unlink()
+    run("index", "update", *args)
+    assert json.loads(run("vault", "log", "gone-1", "--json"))["versions"]
+    assert found_in_our_dirs()
+
+    out = run("forget", "gone-1")
+    assert "vault" in out and "2 version(s)" in out and "dry run" in out
+    run("forget", "gone-1", "--yes")
+    assert found_in_our_dirs() == []
+    run("vault", "log", "gone-1", code=1)
+    run("index", "update", *args)
+    assert found_in_our_dirs() == []
+    assert ids_found(args, "otter census") == {"kept-1"}
+    # the session's file written again by its agent stays out while it is denied
+    DefaultSessionStore(sessions).add_user_message("gone-1", f"again {SECRET}")
+    run("index", "update", *args)
+    assert found_in_our_dirs() == []
+    entry = json.loads(run("forget", "--list", "--json"))["denied"][0]
+    assert entry["session_id"] == "gone-1"
+    run("forget", "--undo-deny", entry["id"])
+    run("index", "update", *args)
+    assert ids_found(args, "again") == {"gone-1"}
+
+
+def test_delete_file_only_for_praisonai_and_bad_requests(tmp_path: Path) -> None:
+    stores, files = plant(tmp_path)
+    run("index", "update", *stores)
+    res = CliRunner().invoke(main, ["forget", CLAUDE_ID, "--delete-file", "--yes"])
+    assert res.exit_code == 1 and "read-only" in res.stderr
+    assert files["claude"].exists()
+    run("forget", "p-secret", "--delete-file", "--yes")
+    assert not files["praison"].exists()
+    for args, why in (
+        ([], "name a session id or --text"),
+        (["--text", "  "], "non-blank"),
+        (["x", "--redact"], "--redact goes with --text"),
+        (["--undo-deny", "nope"], "no denylist entry"),
+    ):
+        res = CliRunner().invoke(main, ["forget", *args])
+        assert res.exit_code != 0 and why in res.stderr, (args, res.output)
+        assert res.stderr.count("\n") == 1
