@@ -251,3 +251,44 @@ def test_delete_file_only_for_praisonai_and_bad_requests(tmp_path: Path) -> None
         res = CliRunner().invoke(main, ["forget", *args])
         assert res.exit_code != 0 and why in res.stderr, (args, res.output)
         assert res.stderr.count("\n") == 1
+
+
+def test_redact_keeps_the_sessions_with_the_text_replaced_everywhere(
+    tmp_path: Path, pg_cluster: Cluster, pg_url: str
+) -> None:
+    stores, files = plant(tmp_path)
+    run("index", "update", *stores)
+    grow(files)
+    run("index", "update", *stores)
+    run("push", "--to", pg_url, "--include-hidden", *stores)
+    versions = json.loads(run("vault", "log", "p-secret", "--json"))["versions"]
+    assert len(versions) == 2
+
+    out = run("forget", "--text", SECRET, "--redact", "--index", pg_url)
+    assert "text redacted in" in out and "dry run" in out
+    run("forget", "--text", SECRET, "--redact", "--index", pg_url, "--yes")
+    assert found_in_our_dirs() == []
+    dump = pg_dump(pg_cluster, pg_url)
+    assert occurrences(dump) == 0 and b"[REDACTED:forgotten]" in dump
+    # the sessions stay: every version (same times), readable, found by their other words
+    after = json.loads(run("vault", "log", "p-secret", "--json"))["versions"]
+    assert [v["seen"] for v in after] == [v["seen"] for v in versions]
+    run("vault", "check")
+    out_dir = tmp_path / "restored"
+    run("vault", "restore", "p-secret", "--version", "1", "--to", str(out_dir))
+    restored = (out_dir / "p-secret.json").read_text(encoding="utf-8")
+    assert "[REDACTED:forgotten]" in restored and SECRET not in restored
+    assert json.loads(restored)["session_id"] == "p-secret"
+    assert ids_found(stores, "billing api") == {"p-secret"}
+    # the catalog rebuilt from the packs alone names the redacted versions, not the old
+    run("vault", "rebuild")
+    run("vault", "check")
+    assert len(json.loads(run("vault", "log", "p-secret", "--json"))["versions"]) == 2
+    # the next passes (the agents' files still hold it, and grow) keep it redacted
+    grow(files)
+    run("index", "update", *stores)
+    run("push", "--to", pg_url, "--include-hidden", *stores)
+    assert found_in_our_dirs() == []
+    assert occurrences(pg_dump(pg_cluster, pg_url)) == 0
+    assert len(json.loads(run("vault", "log", "p-secret", "--json"))["versions"]) == 3
+    assert SECRET.encode() in files["praison"].read_bytes()

@@ -21,7 +21,7 @@ from ..index import forget as index_forget
 from ..model import JSONDict
 from ..paths import session_file_name
 from ..vault import compact
-from ..vault.store import Vault, VaultError, default_vault_dir
+from ..vault.store import Vault, VaultError, Version, default_vault_dir
 from . import deny, ours
 from .record import record
 
@@ -49,6 +49,7 @@ class Plan:
     redact: bool = False
     indexes: list[IndexHits] = field(default_factory=list)
     vault_fids: list[int] = field(default_factory=list)
+    vault_redact: list[Version] = field(default_factory=list)  # --redact: versions rewritten
     vault_versions: int = 0
     copies: list[Path] = field(default_factory=list)
     history: list[str] = field(default_factory=list)
@@ -63,6 +64,7 @@ class Plan:
         return not (
             self.indexes
             or self.vault_fids
+            or self.vault_redact
             or self.copies
             or self.history
             or self.saved
@@ -75,7 +77,7 @@ class Plan:
 
     def stores(self) -> list[str]:
         out = [f"index {h.path.name}" for h in self.indexes]
-        if self.vault_fids:
+        if self.vault_fids or self.vault_redact:
             out.append("vault")
         out += [f"{c.parent.name} {c.name}" for c in self.copies]
         if self.history:
@@ -90,10 +92,17 @@ class Plan:
     def lines(self) -> list[str]:
         """One line per place and what goes from it (no content is ever quoted)."""
         out: list[str] = []
+        how = "text redacted in" if self.redact else "erased"
         for h in self.indexes:
             out.append(
-                f"index {h.path} ({h.kind} store {h.session_dir}): {len(h.files)} file(s): "
-                + ", ".join(sorted({sid for _f, sid in h.files}))
+                f"index {h.path} ({h.kind} store {h.session_dir}): {how} {len(h.files)} "
+                "file(s): " + ", ".join(sorted({sid for _f, sid in h.files}))
+            )
+        if self.vault_redact:
+            names = sorted({v.session_id for v in self.vault_redact})
+            out.append(
+                f"vault {default_vault_dir()}: text redacted in {len(self.vault_redact)} "
+                f"version(s) of {', '.join(names)}, packs rewritten"
             )
         if self.vault_fids:
             out.append(
@@ -101,10 +110,10 @@ class Plan:
                 f"{self.vault_versions} version(s), packs rewritten"
             )
         for c in self.copies:
-            kind = "undo journal entry" if c.parent.name == "journal" else "trash folder"
-            out.append(
-                f"{kind} {c} (no longer undoable)" if kind.startswith("undo") else f"{kind} {c}"
-            )
+            if c.parent.name == "journal":
+                out.append(f"undo journal entry {c} (that action can no longer be undone)")
+            else:
+                out.append(f"trash folder {c}")
         if self.history:
             out.append(f"query history: {len(self.history)} quer(ies)")
         if self.saved:
@@ -139,6 +148,8 @@ def plan(
         raise ForgetError("name a session id or --text")
     if redact and text is None:
         raise ForgetError("--redact goes with --text")
+    if redact and delete_file:
+        raise ForgetError("--redact keeps the sessions: it does not go with --delete-file")
     try:
         deny.load()
     except (OSError, ValueError) as exc:
@@ -166,9 +177,13 @@ def plan(
             with Vault(vault_root) as vault:
                 if text is not None:
                     raw = ours.Needles(texts=(text,)).raw()
-                    for version in compact.versions_holding(vault, raw):
+                    holding = compact.versions_holding(vault, raw)
+                    for version in holding:
                         found_ids[compact.session_of(vault, version)] = None
-                fids = compact.files_of_sessions(vault, list(found_ids))
+                    if redact:
+                        out.vault_redact = holding
+                        out.vault_versions = len(holding)
+                fids = [] if redact else compact.files_of_sessions(vault, list(found_ids))
                 out.vault_fids = fids
                 if fids:
                     marks = ",".join("?" * len(fids))
@@ -238,15 +253,28 @@ def carry_out(p: Plan) -> Done:
         forget_ids = p.session_ids
         denied = []
     denied += [e.id for e in deny.deny_sessions(forget_ids)]
+    texts = deny.variants(p.text) if p.text is not None else []
     for hits in p.indexes:
         db = index_forget.connect(hits.path)
         if db is None:
             continue
         try:
-            n = index_forget.delete_files(db, [f for f, _sid in hits.files])
+            if p.redact:
+                n = index_forget.redact_text(db, texts, deny.REDACTED)
+                done.append(f"index {hits.path}: text redacted in {n} row(s), file vacuumed")
+            else:
+                n = index_forget.delete_files(db, [f for f, _sid in hits.files])
+                done.append(f"index {hits.path}: {n} session(s) removed, file vacuumed")
         finally:
             db.close()
-        done.append(f"index {hits.path}: {n} session(s) removed, file vacuumed")
+    if p.vault_redact:
+        pairs = [(t.encode("utf-8", "surrogatepass"), deny.REDACTED.encode()) for t in texts]
+        with Vault(default_vault_dir()) as vault:
+            redacted = compact.redact_versions(vault, p.vault_redact, pairs)
+        done.append(
+            f"vault: text redacted in {redacted.versions} version(s), "
+            f"{redacted.packs_rewritten} pack(s) rewritten"
+        )
     if p.vault_fids:
         with Vault(default_vault_dir()) as vault:
             dropped = compact.forget_files(vault, p.vault_fids)
@@ -266,8 +294,12 @@ def carry_out(p: Plan) -> Done:
         from ..pgindex.forget import TeamIndex
 
         with TeamIndex(p.team_url) as team:
-            gone = team.forget(p.team)
-        line = f"team index: {gone.sessions} session(s), {gone.messages} message(s) deleted"
+            if p.redact:
+                gone = team.redact(p.team, texts, deny.REDACTED)
+                line = f"team index: text redacted in {gone.sessions} session(s)"
+            else:
+                gone = team.forget(p.team)
+                line = f"team index: {gone.sessions} session(s) deleted"
         if gone.vacuumed:
             line += f"; VACUUM FULL of {', '.join(gone.vacuumed)}"
         if gone.not_vacuumed:

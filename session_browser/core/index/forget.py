@@ -153,3 +153,74 @@ def readmit(reason: str) -> None:
             continue
         finally:
             db.close()
+
+
+def redact_text(db: sqlite3.Connection, texts: Sequence[str], placeholder: str) -> int:
+    """Replace ``texts`` (as written, and folded in a folded index) with ``placeholder`` in
+    every row we keep of it (messages and their FTS entries, hidden parts, exact turns,
+    titles), in one transaction with ``secure_delete`` on, then merge the FTS segments and
+    scrub the file (:func:`scrub`). The rows changed."""
+    tables = _tables(db)
+    meta = dict(db.execute("SELECT key, value FROM meta").fetchall()) if "meta" in tables else {}
+    fts = meta.get("fts") == "1" and "fts" in tables
+    pairs = list(
+        dict.fromkeys(
+            [(t, placeholder) for t in texts] + [(fold(t), fold(placeholder)) for t in texts]
+        )
+    )
+    db.execute("PRAGMA secure_delete=ON")
+    changed = 0
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for table, index in (("messages", "fts"), ("hidden", "hidden_fts")):
+            if table not in tables:
+                continue
+            with_fts = fts and index in tables
+            for old, new in pairs:
+                ids = [
+                    int(r[0])
+                    for r in db.execute(f"SELECT id FROM {table} WHERE instr(text, ?) > 0", (old,))
+                ]
+                for start in range(0, len(ids), 500):
+                    chunk = ids[start : start + 500]
+                    marks = ",".join("?" * len(chunk))
+                    if with_fts:
+                        db.execute(
+                            f"INSERT INTO {index}({index}, rowid, text) SELECT 'delete', id, "
+                            f"text FROM {table} WHERE id IN ({marks})",
+                            chunk,
+                        )
+                    db.execute(
+                        f"UPDATE {table} SET text = replace(text, ?, ?) WHERE id IN ({marks})",
+                        [old, new, *chunk],
+                    )
+                    if with_fts:
+                        db.execute(
+                            f"INSERT INTO {index}(rowid, text) SELECT id, text FROM {table} "
+                            f"WHERE id IN ({marks})",
+                            chunk,
+                        )
+                changed += len(ids)
+        for old, new in pairs:
+            if "verbatim" in tables:
+                changed += db.execute(
+                    "UPDATE verbatim SET raw = replace(raw, ?1, ?2) WHERE instr(raw, ?1) > 0",
+                    (old, new),
+                ).rowcount
+            for column in ("title", "peer_title"):
+                changed += db.execute(
+                    f"UPDATE sessions SET {column} = replace({column}, ?1, ?2) "
+                    f"WHERE instr({column}, ?1) > 0",
+                    (old, new),
+                ).rowcount
+        if fts:
+            db.execute("INSERT INTO fts(fts) VALUES('optimize')")
+            if "hidden_fts" in tables:
+                db.execute("INSERT INTO hidden_fts(hidden_fts) VALUES('optimize')")
+        db.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+        raise
+    scrub(db)
+    return changed

@@ -15,6 +15,7 @@ from typing import Any
 from ..query import tokenize
 from .conn import PgIndexError, error_line, psycopg_module
 from .schema import ensure_schema
+from .tsv import message_vector
 
 TABLES = ("sb_sessions", "sb_messages", "sb_hidden", "sb_older", "sb_terms")
 
@@ -119,19 +120,69 @@ class TeamIndex:
                         "AND session_id = %s",
                         (c.machine, c.user, c.session_id),
                     )
-                if words:  # the words no message left holds
-                    out.terms = self.conn.execute(
-                        "DELETE FROM sb_terms t WHERE t.term = ANY(%s) "
-                        "AND NOT EXISTS (SELECT 1 FROM sb_messages m "
-                        "WHERE m.tsv @@ quote_literal(t.term)::tsquery) "
-                        "AND NOT EXISTS (SELECT 1 FROM sb_hidden h "
-                        "WHERE h.tsv @@ quote_literal(t.term)::tsquery)",
-                        (sorted(words),),
-                    ).rowcount
+                out.terms = self._drop_words(words)
         except self._errors as exc:
             raise PgIndexError(f"the team index failed: {error_line(exc, self.url)}") from exc
         self._vacuum(out)
         return out
+
+    def redact(
+        self, copies: Sequence[TeamCopy], texts: Sequence[str], placeholder: str
+    ) -> TeamForgot:
+        """Replace ``texts`` with ``placeholder`` in ``copies`` (the session's JSON, its
+        title, its messages and hidden parts with their vectors), one transaction; then the
+        words only they held leave the vocabulary and our tables are vacuumed."""
+        out = TeamForgot()
+        if not copies:
+            return out
+        sids = [c.sid for c in copies]
+        try:
+            with self.conn.transaction():
+                for text in texts:
+                    out.sessions += self.conn.execute(
+                        "UPDATE sb_sessions SET data = replace(data, %(t)s, %(p)s), "
+                        "title = replace(title, %(t)s, %(p)s) WHERE sid = ANY(%(s)s) "
+                        "AND (strpos(data, %(t)s) > 0 OR strpos(coalesce(title, ''), %(t)s) > 0)",
+                        {"t": text, "p": placeholder, "s": sids},
+                    ).rowcount
+                    for table in ("sb_messages", "sb_hidden"):
+                        rows = self.conn.execute(
+                            f"SELECT id, text FROM {table} WHERE sid = ANY(%s) "
+                            "AND strpos(text, %s) > 0",
+                            (sids, text),
+                        ).fetchall()
+                        for row_id, old in rows:
+                            new = str(old).replace(text, placeholder)
+                            literal, _toks = message_vector(new)
+                            self.conn.execute(
+                                f"UPDATE {table} SET text = %s, tsv = %s::tsvector WHERE id = %s",
+                                (new, literal, row_id),
+                            )
+                        if table == "sb_messages":
+                            out.messages += len(rows)
+                        else:
+                            out.hidden += len(rows)
+                words = {w for t in texts for w in tokenize(t)}
+                out.terms = self._drop_words(words)
+        except self._errors as exc:
+            raise PgIndexError(f"the team index failed: {error_line(exc, self.url)}") from exc
+        self._vacuum(out)
+        return out
+
+    def _drop_words(self, words: set[str]) -> int:
+        """Take out of the typo pass's vocabulary the ``words`` no message holds any more."""
+        if not words:
+            return 0
+        return int(
+            self.conn.execute(
+                "DELETE FROM sb_terms t WHERE t.term = ANY(%s) "
+                "AND NOT EXISTS (SELECT 1 FROM sb_messages m "
+                "WHERE m.tsv @@ quote_literal(t.term)::tsquery) "
+                "AND NOT EXISTS (SELECT 1 FROM sb_hidden h "
+                "WHERE h.tsv @@ quote_literal(t.term)::tsquery)",
+                (sorted(words),),
+            ).rowcount
+        )
 
     def _vacuum(self, out: TeamForgot) -> None:
         owned = {

@@ -78,6 +78,92 @@ def session_of(vault: Vault, version: Version) -> str:
     return str(row[0]) if row is not None else version.session_id
 
 
+def redact_versions(
+    vault: Vault, versions: Sequence[Version], pairs: Sequence[tuple[bytes, bytes]]
+) -> Dropped:
+    """Rewrite ``versions`` (main or part files) with each ``old`` of ``pairs`` replaced by
+    its ``new``: each keeps its place (id, time) with the new bytes; the chunks of the old
+    bytes and the descriptions of those files are dropped and the packs rewritten as
+    :func:`forget_files` does, then those files are described again."""
+    out = Dropped()
+    if not versions:
+        return out
+    db = vault._db
+    db.execute("PRAGMA secure_delete=ON")
+    with vault.batch():
+        keys: set[tuple[str, str]] = set()
+        for version in versions:
+            data = vault.read(version)
+            for old, new in pairs:
+                data = data.replace(old, new)
+            digest = vault._put(data)
+            db.execute(
+                "UPDATE versions SET size = ?, sha256 = ?, chunks = '' WHERE vid = ?",
+                (len(data), digest, version.vid),
+            )
+            keys.add((version.source, version.path))
+        out.versions = len(versions)
+        out.files = len(keys)
+        vault._collect()
+        emptied = _rewrite(vault, keys)
+        _describe_files(vault, keys)
+    _drop_packs(vault, emptied, out)
+    _scrub(vault)
+    return out
+
+
+def _describe_files(vault: Vault, keys: set[tuple[str, str]]) -> None:
+    """Describe again (in the packs) every version, set of parts and gone mark of the files
+    ``keys`` (inside a batch)."""
+    db = vault._db
+    records: list[dict[str, object]] = []
+    mains: list[Version] = []
+    for source, path in sorted(keys):
+        rows = db.execute(
+            f"{vault._SELECT} WHERE f.source = ? AND f.path = ? ORDER BY v.vid", (source, path)
+        ).fetchall()
+        for row in rows:
+            version = vault._version(row)
+            records.append(vault._version_record(version))
+            mains.append(version)
+        gone = db.execute(
+            "SELECT gone_at FROM files WHERE source = ? AND path = ? AND gone_at IS NOT NULL",
+            (source, path),
+        ).fetchone()
+        if gone is not None:
+            records.append({"gone": {"source": source, "path": path, "at": gone[0]}})
+    for version in mains:  # the sets of parts naming any of them
+        for (main_vid,) in db.execute(
+            "SELECT DISTINCT vid FROM parts WHERE vid = ? OR part = ?", (version.vid, version.vid)
+        ).fetchall():
+            main = vault.version(int(main_vid))
+            parts = [
+                vault.version(int(r[0]))
+                for r in db.execute(
+                    "SELECT part FROM parts WHERE vid = ? ORDER BY part", (main.vid,)
+                )
+            ]
+            records.append(vault._parts_record(main, parts))
+    unique = {json.dumps(r, sort_keys=True): r for r in records}
+    vault._describe(*unique.values())
+
+
+def _drop_packs(vault: Vault, emptied: Sequence[int], out: Dropped) -> None:
+    for pid in emptied:
+        with contextlib.suppress(FileNotFoundError):
+            path = vault._pack_path(pid)
+            out.packs.append(path.name)
+            path.unlink()
+    out.packs_rewritten = len(emptied)
+
+
+def _scrub(vault: Vault) -> None:
+    db = vault._db
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.execute("VACUUM")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
 def forget_files(vault: Vault, fids: Sequence[int]) -> Dropped:
     """Drop files ``fids`` with every version of them and rewrite the packs (module doc)."""
     out = Dropped()
@@ -103,16 +189,9 @@ def forget_files(vault: Vault, fids: Sequence[int]) -> Dropped:
         db.execute(f"DELETE FROM files WHERE fid IN ({marks})", fids)
         out.files, out.versions = len(fids), len(vids)
         vault._collect()
-        emptied = _rewrite(vault, keys)
-    for pid in emptied:
-        with contextlib.suppress(FileNotFoundError):
-            path = vault._pack_path(pid)
-            out.packs.append(path.name)
-            path.unlink()
-    out.packs_rewritten = len(emptied)
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    db.execute("VACUUM")
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        emptied = _rewrite(vault, keys)  # (a set of parts is dropped with its main file)
+    _drop_packs(vault, emptied, out)
+    _scrub(vault)
     return out
 
 
@@ -135,6 +214,7 @@ def _rewrite(vault: Vault, forgotten: set[tuple[str, str]]) -> list[int]:
     """Copy what is still kept of every pack holding something else into a new pack (inside
     the batch); the packs to delete once it commits."""
     db = vault._db
+    vault._seal()  # what this batch wrote is in the pack's recorded end before it is read
     live = {
         (int(p), int(o)): str(h)
         for h, p, o in db.execute("SELECT hash, pack, offset FROM objects WHERE pack IS NOT NULL")
