@@ -8,7 +8,7 @@ replica, and (without the vacuum) dead tuples in the table files."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +65,16 @@ class TeamIndex:
     def _run(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         try:
             return list(self.conn.execute(sql, params).fetchall())
+        except self._errors as exc:
+            raise PgIndexError(f"the team index failed: {error_line(exc, self.url)}") from exc
+
+    def sessions_data(self) -> Iterator[tuple[str, str]]:
+        """(session id, its JSON as pushed) of every session held, one at a time."""
+        try:
+            with self.conn.transaction(), self.conn.cursor(name="sb_forget_scan") as cur:
+                cur.execute("SELECT session_id, data FROM sb_sessions ORDER BY sid")
+                for sid, data in cur:
+                    yield str(sid), str(data)
         except self._errors as exc:
             raise PgIndexError(f"the team index failed: {error_line(exc, self.url)}") from exc
 
