@@ -3,6 +3,8 @@ out (dry run by default)."""
 
 from __future__ import annotations
 
+import sqlite3
+
 import click
 
 from session_browser.core.forget import deny
@@ -76,7 +78,8 @@ def forget(
             fail("--list, --undo-deny and --log take no session id or --text")
         _denylist(show_list, undo_deny, show_log, as_json)
         return
-    from session_browser.core.forget.plan import ForgetError, carry_out, plan
+    from session_browser.core.forget.plan import ForgetError, carry_out, plan, scrub_all
+    from session_browser.core.vault.store import VaultError
 
     try:
         the_plan = plan(
@@ -95,11 +98,13 @@ def forget(
             echo_json({"dry_run": not yes, "erase": [], "refused": the_plan.refused})
         else:
             _say("nothing we keep holds that" + ("" if text is None else " text"))
-        if yes:  # still denied: whatever holds it later stays out
+        if yes:  # still denied (whatever holds it later stays out) and scrubbed
             if text is not None:
                 deny.deny_text(text, redact=redact)
             else:
                 deny.deny_sessions(list(session_ids))
+            for path in scrub_all():
+                _say(f"index {path} is open in another process: not vacuumed yet")
         if the_plan.refused:
             ctx.exit(1)
         return
@@ -112,7 +117,10 @@ def forget(
             _say(f"  {line}")
         _say("run again with --yes to erase; exports you wrote elsewhere are not ours to erase")
         return
-    done = carry_out(the_plan)
+    try:
+        done = carry_out(the_plan)
+    except (sqlite3.Error, VaultError) as exc:
+        fail(f"forget stopped: {exc}; what was erased stays erased: run it again")
     if as_json:
         echo_json({"dry_run": False, **done.as_dict(), "refused": the_plan.refused})
     else:

@@ -6,7 +6,9 @@ own files still hold it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 import subprocess
 import zlib
 from pathlib import Path
@@ -57,8 +59,27 @@ def pack_texts(path: Path) -> list[bytes]:
     return out
 
 
+def blobs_inflated(path: Path) -> list[bytes]:
+    """Every compressed value in an SQLite file's tables, inflated (a parse state is)."""
+    out = []
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for name in names:
+            with contextlib.suppress(sqlite3.Error):
+                for row in db.execute(f'SELECT * FROM "{name}"'):
+                    for value in row:
+                        if isinstance(value, bytes):
+                            with contextlib.suppress(zlib.error):
+                                out.append(zlib.decompress(value))
+    finally:
+        db.close()
+    return out
+
+
 def found_in_our_dirs() -> list[str]:
-    """Every file of our cache and data dirs holding the secret (packs read decompressed)."""
+    """Every file of our cache and data dirs holding the secret (packs read decompressed,
+    and the compressed values of the index files inflated)."""
     hits = []
     for root in (cache_dir(), data_dir()):
         for path in sorted(root.rglob("*")):
@@ -66,6 +87,8 @@ def found_in_our_dirs() -> list[str]:
                 continue
             data = path.read_bytes()
             blobs = [data] + (pack_texts(path) if path.suffix == ".pack" else [])
+            if path.suffix == ".sqlite3":
+                blobs += blobs_inflated(path)
             if any(occurrences(b) for b in blobs):
                 hits.append(str(path))
     return hits
@@ -292,3 +315,24 @@ def test_redact_keeps_the_sessions_with_the_text_replaced_everywhere(
     assert occurrences(pg_dump(pg_cluster, pg_url)) == 0
     assert len(json.loads(run("vault", "log", "p-secret", "--json"))["versions"]) == 3
     assert SECRET.encode() in files["praison"].read_bytes()
+
+
+def test_an_index_held_open_is_said_and_scrubbed_by_the_next_forget(tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    store = DefaultSessionStore(sessions, retention="keep_all")
+    store.add_user_message("s-1", f"token {SECRET}")
+    store.add_user_message("s-2", "the heron count")
+    run("index", "update", "--store", str(sessions))
+    (index_file,) = (cache_dir() / "index").glob("*.sqlite3")
+    reader = sqlite3.connect(index_file, isolation_level=None)
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT count(*) FROM sessions").fetchone()[0] == 2  # a snapshot
+    try:
+        out = run("forget", "--text", SECRET, "--yes")
+        assert "another process has it open" in out
+    finally:
+        reader.execute("COMMIT")
+        reader.close()
+    out = run("forget", "--text", SECRET, "--yes")
+    assert "nothing we keep holds that text" in out and "not vacuumed" not in out
+    assert found_in_our_dirs() == []

@@ -165,6 +165,8 @@ def plan(
             hits = index_forget.holding_ids(db, ids)
             if text is not None:
                 hits += index_forget.holding_text(db, text)
+        except sqlite3.Error as exc:
+            raise ForgetError(f"the index {path} cannot be read: {exc}") from exc
         finally:
             db.close()
         hits = sorted(set(hits))
@@ -229,6 +231,23 @@ def _agent_files(out: Plan) -> None:
                 out.files.append(path)
 
 
+def scrub_all() -> list[str]:
+    """Scrub every local index (:func:`~..index.forget.scrub`): what a forget that found
+    nothing left to erase still does, so one an open index held up is finished; the
+    indexes still held up."""
+    held: list[str] = []
+    for path in index_forget.index_files():
+        db = index_forget.connect(path)
+        if db is None:
+            continue
+        try:
+            if not index_forget.scrub(db):
+                held.append(str(path))
+        finally:
+            db.close()
+    return held
+
+
 @dataclass
 class Done:
     """What :func:`carry_out` erased."""
@@ -260,11 +279,18 @@ def carry_out(p: Plan) -> Done:
             continue
         try:
             if p.redact:
-                n = index_forget.redact_text(db, texts, deny.REDACTED)
-                done.append(f"index {hits.path}: text redacted in {n} row(s), file vacuumed")
+                files = [f for f, _sid in hits.files]
+                n, scrubbed = index_forget.redact_text(db, texts, deny.REDACTED, files)
+                line = f"index {hits.path}: text redacted in {n} row(s)"
             else:
-                n = index_forget.delete_files(db, [f for f, _sid in hits.files])
-                done.append(f"index {hits.path}: {n} session(s) removed, file vacuumed")
+                n, scrubbed = index_forget.delete_files(db, [f for f, _sid in hits.files])
+                line = f"index {hits.path}: {n} session(s) removed"
+            done.append(
+                f"{line}, file vacuumed"
+                if scrubbed
+                else f"{line}; another process has it open, so its freed pages and WAL may "
+                "still hold a copy until it closes: run this forget again then (it vacuums)"
+            )
         finally:
             db.close()
     if p.vault_redact:

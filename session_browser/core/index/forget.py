@@ -16,6 +16,7 @@ from . import hidden, partly
 from .rows import delete_rows
 
 BUSY_MS = 30_000
+SCRUB_WAIT_MS = 2_000
 
 
 def index_files() -> list[Path]:
@@ -91,11 +92,12 @@ def holding_text(db: sqlite3.Connection, text: str) -> list[tuple[str, str]]:
     return sorted(found.items())
 
 
-def delete_files(db: sqlite3.Connection, files: Sequence[str]) -> int:
+def delete_files(db: sqlite3.Connection, files: Sequence[str]) -> tuple[int, bool]:
     """Remove every row of the indexed ``files`` (session, messages, FTS entries, hidden
     parts, exact turns, parse states, what was skipped, the vault's notes) in one
     transaction with ``secure_delete`` on, merge the FTS segments so none still holds
-    them, then checkpoint and truncate the WAL and vacuum. The files removed."""
+    them, then checkpoint and truncate the WAL and vacuum. The files removed, and whether
+    the scrub finished (:func:`scrub`)."""
     tables = _tables(db)
     meta = dict(db.execute("SELECT key, value FROM meta").fetchall()) if "meta" in tables else {}
     fts = meta.get("fts") == "1" and "fts" in tables
@@ -124,17 +126,25 @@ def delete_files(db: sqlite3.Connection, files: Sequence[str]) -> int:
         with contextlib.suppress(sqlite3.Error):
             db.execute("ROLLBACK")
         raise
-    scrub(db)
-    return removed
+    return removed, scrub(db)
 
 
-def scrub(db: sqlite3.Connection) -> None:
+def scrub(db: sqlite3.Connection) -> bool:
     """Leave no copy of deleted rows in the WAL or in freed pages: checkpoint and truncate
-    the WAL, vacuum (with ``secure_delete`` on), and truncate the WAL again."""
+    the WAL, vacuum (with ``secure_delete`` on), and truncate the WAL again. False when
+    another process kept that from finishing (its open read holds the old pages: the
+    caller says so, and a later forget or index update finishes it)."""
     db.execute("PRAGMA secure_delete=ON")
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    db.execute("VACUUM")
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.execute(f"PRAGMA busy_timeout={SCRUB_WAIT_MS}")  # a reader is waited for briefly
+    try:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        db.execute("VACUUM")
+        busy = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        db.execute(f"PRAGMA busy_timeout={BUSY_MS}")
+    return busy is None or not busy[0]
 
 
 def readmit(reason: str) -> None:
@@ -155,11 +165,15 @@ def readmit(reason: str) -> None:
             db.close()
 
 
-def redact_text(db: sqlite3.Connection, texts: Sequence[str], placeholder: str) -> int:
+def redact_text(
+    db: sqlite3.Connection, texts: Sequence[str], placeholder: str, files: Sequence[str]
+) -> tuple[int, bool]:
     """Replace ``texts`` (as written, and folded in a folded index) with ``placeholder`` in
     every row we keep of it (messages and their FTS entries, hidden parts, exact turns,
     titles), in one transaction with ``secure_delete`` on, then merge the FTS segments and
-    scrub the file (:func:`scrub`). The rows changed."""
+    scrub the file (:func:`scrub`). The parse states of ``files`` (the files holding it:
+    a state keeps what was read, compressed) are dropped: a file that grows is then read
+    whole again. The rows changed, and whether the scrub finished (:func:`scrub`)."""
     tables = _tables(db)
     meta = dict(db.execute("SELECT key, value FROM meta").fetchall()) if "meta" in tables else {}
     fts = meta.get("fts") == "1" and "fts" in tables
@@ -170,8 +184,11 @@ def redact_text(db: sqlite3.Connection, texts: Sequence[str], placeholder: str) 
     )
     db.execute("PRAGMA secure_delete=ON")
     changed = 0
+    states = sorted(t for t in tables if t.endswith("_state"))
     db.execute("BEGIN IMMEDIATE")
     try:
+        for table in states:
+            db.executemany(f"DELETE FROM {table} WHERE file = ?", [(f,) for f in files])
         for table, index in (("messages", "fts"), ("hidden", "hidden_fts")):
             if table not in tables:
                 continue
@@ -222,5 +239,4 @@ def redact_text(db: sqlite3.Connection, texts: Sequence[str], placeholder: str) 
         with contextlib.suppress(sqlite3.Error):
             db.execute("ROLLBACK")
         raise
-    scrub(db)
-    return changed
+    return changed, scrub(db)

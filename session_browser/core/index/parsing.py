@@ -83,13 +83,15 @@ FORGOTTEN = "forgotten on purpose (session-browser forget --list)"
 
 def screened(doc: SessionDoc, name: str) -> bool:
     """Apply the denylist to ``doc`` (see :mod:`~..forget.deny`): False when it is left
-    out; its data and bytes redacted in place when a redacted text is in them."""
+    out; its data and bytes redacted in place when a redacted text is in them (and no parse
+    state kept: the file is read whole when it changes)."""
     sid = str(doc.data.get("session_id") or Path(name).stem)
     data = screen(sid, doc.data)
     raw = doc.raw if doc.raw is None or data is None else screen_bytes(sid, doc.raw)
     if data is None or (doc.raw is not None and raw is None):
         return False
-    doc.data, doc.raw = data, raw
+    if data is not doc.data or raw is not doc.raw:  # redacted: no parse state (it keeps text)
+        doc.data, doc.raw, doc.state = data, raw, None
     return True
 
 
