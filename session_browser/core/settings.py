@@ -31,6 +31,9 @@ class Settings:
     # Source kinds whose files the vault does not keep (``"vault_off": ["codex"]``).
     vault_off: list[str] = field(default_factory=list)
     index_url: str | None = None  # the team index (postgresql://...), set by hand
+    # Keep only redacted copies (the export's rules) in the index, the vault and the team
+    # index (``"redact_kept": true``, set by hand).
+    redact_kept: bool = False
 
 
 def settings_path() -> Path:
@@ -60,6 +63,8 @@ def load_settings(path: Path | None = None) -> Settings:
     context = data.get("context")
     if isinstance(context, int) and not isinstance(context, bool) and 0 <= context < 100:
         out.context = context
+    if data.get("redact_kept") is True:
+        out.redact_kept = True
     off = data.get("vault_off")
     if isinstance(off, list):
         out.vault_off = [k for k in off if isinstance(k, str)]
@@ -81,5 +86,7 @@ def save_settings(settings: Settings, path: Path | None = None) -> None:
     data = asdict(settings)
     if data["index_url"] is None:  # only written when set (by hand)
         del data["index_url"]
+    if not data["redact_kept"]:  # (likewise)
+        del data["redact_kept"]
     payload = json.dumps(data, indent=2, sort_keys=True).encode("utf-8")
     atomic_write_bytes(path, payload + b"\n")

@@ -39,7 +39,9 @@ def run(*args: str, code: int = 0) -> str:
     return res.stdout
 
 
-def occurrences(data: bytes) -> int:
+def occurrences(data: bytes, needles: list[bytes] | None = None) -> int:
+    if needles is not None:
+        return sum(data.count(n) for n in needles)
     low = data.lower()
     return data.count(SECRET.encode()) + low.count(TOKEN)
 
@@ -80,6 +82,11 @@ def blobs_inflated(path: Path) -> list[bytes]:
 def found_in_our_dirs() -> list[str]:
     """Every file of our cache and data dirs holding the secret (packs read decompressed,
     and the compressed values of the index files inflated)."""
+    return found_in_our_dirs_of(None)
+
+
+def found_in_our_dirs_of(needles: list[bytes] | None) -> list[str]:
+    """:func:`found_in_our_dirs` for ``needles`` (None: the secret)."""
     hits = []
     for root in (cache_dir(), data_dir()):
         for path in sorted(root.rglob("*")):
@@ -89,7 +96,7 @@ def found_in_our_dirs() -> list[str]:
             blobs = [data] + (pack_texts(path) if path.suffix == ".pack" else [])
             if path.suffix == ".sqlite3":
                 blobs += blobs_inflated(path)
-            if any(occurrences(b) for b in blobs):
+            if any(occurrences(b, needles) for b in blobs):
                 hits.append(str(path))
     return hits
 

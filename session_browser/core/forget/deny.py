@@ -28,6 +28,8 @@ from typing import Any
 from ..files import atomic_write_bytes
 from ..model import JSONDict
 from ..paths import data_dir, ensure_private_dir
+from ..redact import Redactor
+from ..settings import load_settings, settings_path
 
 REDACTED = "[REDACTED:forgotten]"
 MAX_FILE_BYTES = 4 << 20
@@ -261,41 +263,97 @@ def undo_deny(entry_id: str) -> Entry | None:
 
 def screen(session_id: str, data: JSONDict) -> JSONDict | None:
     """What may be taken in of session ``session_id`` (``data``: its dict): None when it is
-    denied, else ``data`` (itself when nothing is denied in it; a redacted copy otherwise)."""
+    denied, else ``data`` (itself when nothing is denied or redacted in it; a redacted copy
+    otherwise: the denylist's texts, and with ``redact_kept`` every likely secret)."""
     deny = _quiet_load()
-    if deny is None:
-        return data
-    if session_id in deny.sessions or str(data.get("session_id") or "") in deny.sessions:
-        return None
-    if not deny.has_texts:
-        return data
-    try:
-        out = _walk(data, deny)
-    except _Drop:
-        return None
+    out = data
+    if deny is not None:
+        if session_id in deny.sessions or str(data.get("session_id") or "") in deny.sessions:
+            return None
+        if deny.has_texts:
+            try:
+                out = _walk(data, deny)
+            except _Drop:
+                return None
+    if redact_kept():
+        out = Redactor().value(out)
     return data if out == data else out
 
 
 def screen_bytes(session_id: str, data: bytes) -> bytes | None:
     """:func:`screen` for the bytes of a session file (the vault's copies)."""
     deny = _quiet_load()
-    if deny is None:
-        return data
-    if session_id in deny.sessions:
-        return None
-    if not deny.has_texts:
-        return data
-    text = data.decode("utf-8", "surrogateescape")
-    screened = deny.screen_text(text)
-    if screened is None:
-        return None
-    return data if screened == text else screened.encode("utf-8", "surrogateescape")
+    out = data
+    if deny is not None:
+        if session_id in deny.sessions:
+            return None
+        if deny.has_texts:
+            text = data.decode("utf-8", "surrogateescape")
+            screened = deny.screen_text(text)
+            if screened is None:
+                return None
+            if screened != text:
+                out = screened.encode("utf-8", "surrogateescape")
+    if redact_kept():
+        out = redact_file(out)
+    return data if out == data else out
 
 
-def denies_texts() -> bool:
-    """Whether any text is denied (a hook then needs a file's bytes to decide)."""
+def redact_file(data: bytes) -> bytes:
+    """The bytes of a session file (one JSON document, or JSON lines) with every likely
+    secret redacted by the export's rules, each value inside its JSON string (so the copy
+    stays readable); a line that is not JSON is left as it is."""
+    try:
+        whole = json.loads(data)
+    except ValueError:
+        whole = None
+    if isinstance(whole, dict):
+        red = Redactor().value(whole)
+        if red == whole:
+            return data
+        if b"\n" in data.strip():  # a JSON file as PraisonAI writes it
+            return json.dumps(red, ensure_ascii=False, indent=2).encode("utf-8")
+        end = data[len(data.rstrip()) :]  # one JSON line: stays one line
+        return json.dumps(red, ensure_ascii=False).encode("utf-8") + end
+    lines = data.split(b"\n")
+    changed = False
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        red = Redactor().value(obj)
+        if red != obj:
+            lines[i] = json.dumps(red, ensure_ascii=False).encode("utf-8")
+            changed = True
+    return b"\n".join(lines) if changed else data
+
+
+_settings_cache: tuple[tuple[int, int], bool] | None = None
+
+
+def redact_kept() -> bool:
+    """Whether ``settings.json`` says ``"redact_kept": true`` (read again when it changes)."""
+    global _settings_cache
+    path = settings_path()
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    key = (st.st_mtime_ns, st.st_size)
+    if _settings_cache is not None and _settings_cache[0] == key:
+        return _settings_cache[1]
+    value = load_settings(path).redact_kept
+    _settings_cache = (key, value)
+    return value
+
+
+def needs_bytes() -> bool:
+    """Whether a keep must look at a file's bytes (a denied text, or ``redact_kept``)."""
     deny = _quiet_load()
-    return deny is not None and deny.has_texts
+    return (deny is not None and deny.has_texts) or redact_kept()
 
 
 def denied_session(session_id: str) -> bool:

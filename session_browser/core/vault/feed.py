@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from ..forget.deny import denied_session, denies_texts, screen_bytes
+from ..forget.deny import denied_session, needs_bytes, screen_bytes
 from ..model import JSONDict
 from ..settings import vault_on
 from .parts import keep_parts
@@ -83,7 +83,7 @@ def screened(session_id: str, path: Path, data: bytes | None) -> tuple[bytes | N
     is kept at all."""
     if denied_session(session_id):
         return None, False
-    if not denies_texts():
+    if not needs_bytes():
         return data, True
     if data is None:
         try:
@@ -96,7 +96,7 @@ def screened(session_id: str, path: Path, data: bytes | None) -> tuple[bytes | N
 
 def screened_parts(session_id: str, parts: list[Path]) -> list[Path]:
     """The part files that hold no denied text (one that does is not kept)."""
-    if not denies_texts():
+    if not needs_bytes():
         return parts
     out = []
     for part in parts:
