@@ -8,7 +8,7 @@ import sqlite3
 import click
 
 from session_browser.core.forget import deny
-from session_browser.core.forget.record import read_log
+from session_browser.core.forget.record import read_log, record
 from session_browser.core.text import printable
 
 from .common import echo_json, fail, json_option
@@ -91,11 +91,13 @@ def forget(
         )
     except ForgetError as exc:
         fail(str(exc))
-    for why in the_plan.refused:
-        click.echo(f"session-browser: refused: {printable(why, one_line=True)}", err=True)
+    if the_plan.refused:  # nothing is erased when part of what was asked cannot be done
+        for why in the_plan.refused[1:]:
+            click.echo(f"session-browser: refused: {printable(why, one_line=True)}", err=True)
+        fail(f"refused: {the_plan.refused[0]}; nothing was erased")
     if the_plan.empty:
         if as_json:
-            echo_json({"dry_run": not yes, "erase": [], "refused": the_plan.refused})
+            echo_json({"dry_run": not yes, "erase": []})
         else:
             _say("nothing we keep holds that" + ("" if text is None else " text"))
         if yes:  # still denied (whatever holds it later stays out) and scrubbed
@@ -105,12 +107,16 @@ def forget(
                 deny.deny_sessions(list(session_ids))
             for path in scrub_all():
                 _say(f"index {path} is open in another process: not vacuumed yet")
-        if the_plan.refused:
-            ctx.exit(1)
+            record(
+                what="session" if text is None else "text",
+                session_ids=list(session_ids),
+                stores=[],
+                mode="redact" if redact else "forget",
+            )
         return
     if not yes:
         if as_json:
-            echo_json({"dry_run": True, "erase": the_plan.lines(), "refused": the_plan.refused})
+            echo_json({"dry_run": True, "erase": the_plan.lines()})
             return
         _say("dry run: would erase" + (" (redact the text in)" if redact else "") + ":")
         for line in the_plan.lines():
@@ -122,13 +128,11 @@ def forget(
     except (sqlite3.Error, VaultError) as exc:
         fail(f"forget stopped: {exc}; what was erased stays erased: run it again")
     if as_json:
-        echo_json({"dry_run": False, **done.as_dict(), "refused": the_plan.refused})
+        echo_json({"dry_run": False, **done.as_dict()})
     else:
         for line in done.lines:
             _say(f"erased: {line}")
         _say(f"denied: {', '.join(done.denied) or 'already denied'} (forget --list)")
-    if the_plan.refused:
-        ctx.exit(1)
 
 
 def _denylist(show_list: bool, undo_deny: str | None, show_log: bool, as_json: bool) -> None:

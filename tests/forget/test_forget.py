@@ -16,7 +16,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from session_browser.cli import main
-from session_browser.core.history import remember
+from session_browser.core.history import load_history, remember
 from session_browser.core.paths import cache_dir, data_dir
 from session_browser.core.saved_searches import save_search
 from session_browser.core.store import DefaultSessionStore
@@ -268,10 +268,16 @@ def test_delete_file_only_for_praisonai_and_bad_requests(tmp_path: Path) -> None
     stores, files = plant(tmp_path)
     run("index", "update", *stores)
     res = CliRunner().invoke(main, ["forget", CLAUDE_ID, "--delete-file", "--yes"])
-    assert res.exit_code == 1 and "read-only" in res.stderr
-    assert files["claude"].exists()
+    assert res.exit_code == 1 and "read-only" in res.stderr and "nothing was erased" in res.stderr
+    assert res.stderr.count("\n") == 1
+    assert files["claude"].exists() and CLAUDE_ID in run("forget", CLAUDE_ID)  # still kept
+    # a query or a backup that only mentions an id is not a copy of that session
+    remember("class1 p-secret-notes")
+    remember("find p-secret now")
+    assert "query history: 1" in run("forget", "p-secret")
     run("forget", "p-secret", "--delete-file", "--yes")
     assert not files["praison"].exists()
+    assert load_history() == ["class1 p-secret-notes"]
     for args, why in (
         ([], "name a session id or --text"),
         (["--text", "  "], "non-blank"),

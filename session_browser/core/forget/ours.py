@@ -6,12 +6,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import atomic_write_bytes, fsync_dir
+from ..files import atomic_write_bytes, fsync_dir, session_id_from_bytes
 from ..history import history_path, load_history
 from ..paths import safe_id
 from ..quarantine.journal import journal_dir, trash_dir
@@ -36,7 +37,11 @@ class Needles:
         return list(dict.fromkeys(out))
 
     def in_text(self, text: str) -> bool:
-        return any(s in text for s in self.session_ids) or any(t in text for t in self.texts)
+        """Whether ``text`` (a query, a saved search) names one of the sessions (as a whole
+        word: ``s1`` is not named by ``class1``) or holds one of the texts."""
+        if any(t in text for t in self.texts):
+            return True
+        return any(re.search(rf"(?<![\w-]){re.escape(s)}(?![\w-])", text) for s in self.session_ids)
 
 
 def _variants(text: str) -> list[str]:
@@ -63,11 +68,29 @@ def _holds(path: Path, needles: Sequence[bytes]) -> bool:
     return False
 
 
-def _dir_holds(folder: Path, needles: Sequence[bytes], stems: set[str]) -> bool:
+def _names_session(path: Path, session_ids: Sequence[str]) -> bool:
+    """Whether the file at ``path`` is a copy of one of ``session_ids``: by its name (a
+    session file's stem, a corrupt or spill copy's first part) or by the id it starts with
+    (a broken copy included); a file that only mentions an id somewhere is not one."""
+    if not session_ids:
+        return False
+    stems = {safe_id(s) for s in session_ids}
+    if path.stem in stems or path.name.split(".")[0] in stems:
+        return True
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as fh:
+        head = fh.read(_BLOCK)
+    return session_id_from_bytes(head) in session_ids
+
+
+def _dir_holds(folder: Path, needles: Sequence[bytes], session_ids: Sequence[str]) -> bool:
     for path in folder.rglob("*"):
         if path.is_symlink() or not path.is_file():
             continue
-        if path.stem in stems or path.name.split(".")[0] in stems or _holds(path, needles):
+        if _names_session(path, session_ids) or _holds(path, needles):
             return True
     return False
 
@@ -113,10 +136,7 @@ def _entry_session(folder: Path) -> str | None:
 
 def copies(needles: Needles) -> list[Path]:
     """The journal entries and trash folders holding a copy of what ``needles`` name."""
-    raw = needles.raw() + [
-        json.dumps(sid).encode("utf-8", "surrogatepass") for sid in needles.session_ids
-    ]
-    stems = {safe_id(s) for s in needles.session_ids}
+    raw = needles.raw()
     found: list[Path] = []
     for base in (journal_dir(), trash_dir()):
         try:
@@ -124,7 +144,9 @@ def copies(needles: Needles) -> list[Path]:
         except OSError:
             continue
         for folder in folders:
-            if _entry_session(folder) in needles.session_ids or _dir_holds(folder, raw, stems):
+            if _entry_session(folder) in needles.session_ids or _dir_holds(
+                folder, raw, needles.session_ids
+            ):
                 found.append(folder)
     return found
 
