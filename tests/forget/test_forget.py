@@ -13,6 +13,7 @@ import subprocess
 import zlib
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from session_browser.cli import main
@@ -20,7 +21,8 @@ from session_browser.core.history import load_history, remember
 from session_browser.core.paths import cache_dir, data_dir
 from session_browser.core.saved_searches import save_search
 from session_browser.core.store import DefaultSessionStore
-from session_browser.core.vault.store import MAGIC, scan_pack
+from session_browser.core.vault import compact
+from session_browser.core.vault.store import MAGIC, Vault, scan_pack
 from session_browser.core.vault.zdict import ZDICT
 from tests.core.test_claude import Transcript, text
 from tests.core.test_codex import Rollout
@@ -207,7 +209,9 @@ def test_forget_text_reaches_every_copy_and_stays_forgotten(
     assert {p: Path(p).read_bytes() for p in found_in_our_dirs()} == before  # nothing changed
 
     out = run("forget", "--secret", SECRET, "--index", pg_url, "--yes")
-    assert SECRET not in out
+    assert SECRET not in out and "VACUUM FULL of sb_sessions" in out
+    assert "may still hold copies in its WAL" in out
+    run("vault", "check")
     assert found_in_our_dirs() == []
     assert occurrences(pg_dump(pg_cluster, pg_url)) == 0
 
@@ -250,6 +254,11 @@ def test_forget_a_deleted_session_only_the_vault_has(tmp_path: Path) -> None:
     run("forget", "gone-1", "--yes")
     assert found_in_our_dirs() == []
     run("vault", "log", "gone-1", code=1)
+    run("vault", "check")
+    # a catalog rebuilt from the packs alone does not bring it back either
+    run("vault", "rebuild")
+    run("vault", "log", "gone-1", code=1)
+    assert json.loads(run("vault", "log", "kept-1", "--json"))["versions"]
     run("index", "update", *args)
     assert found_in_our_dirs() == []
     assert ids_found(args, "otter census") == {"kept-1"}
@@ -348,4 +357,32 @@ def test_an_index_held_open_is_said_and_scrubbed_by_the_next_forget(tmp_path: Pa
         reader.close()
     out = run("forget", "--text", SECRET, "--yes")
     assert "nothing we keep holds that text" in out and "not vacuumed" not in out
+    assert found_in_our_dirs() == []
+
+
+def test_a_forget_that_fails_midway_leaves_the_vault_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sessions = tmp_path / "sessions"
+    store = DefaultSessionStore(sessions, retention="keep_all")
+    store.add_user_message("s-1", f"token {SECRET}")
+    store.add_user_message("s-2", "the heron count")
+    run("index", "update", "--store", str(sessions))
+    packs = sorted(p.name for p in (data_dir() / "vault" / "packs").iterdir())
+
+    real = compact._rewrite
+
+    def fail(vault: Vault, forgotten: set[tuple[str, str]]) -> list[int]:
+        real(vault, forgotten)  # the new pack is written...
+        assert len(list((data_dir() / "vault" / "packs").iterdir())) > len(packs)
+        raise OSError(28, "No space left on device")  # ... and the catalog cannot take it
+
+    monkeypatch.setattr(compact, "_rewrite", fail)
+    res = CliRunner().invoke(main, ["forget", "s-1", "--yes"])
+    assert res.exit_code == 1 and res.stderr.count("\n") == 1
+    assert sorted(p.name for p in (data_dir() / "vault" / "packs").iterdir()) == packs
+    run("vault", "check")
+    assert len(json.loads(run("vault", "log", "s-1", "--json"))["versions"]) == 1
+    monkeypatch.undo()
+    run("forget", "s-1", "--yes")  # once it can, the forget finishes
     assert found_in_our_dirs() == []

@@ -333,7 +333,7 @@ def carry_out(p: Plan) -> Done:
                 f"; not vacuumed (not the tables' owner): {', '.join(gone.not_vacuumed)}: "
                 "the server keeps dead rows until its own vacuum"
             )
-        done.append(line)
+        done.append(line + "; the server may still hold copies in its WAL, replicas and backups")
     for path in p.files:
         from ..store import DefaultSessionStore
 

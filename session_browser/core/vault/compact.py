@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .store import _HEADER, MAGIC, RECORD, Vault, Version, scan_pack
@@ -90,7 +90,7 @@ def redact_versions(
         return out
     db = vault._db
     db.execute("PRAGMA secure_delete=ON")
-    with vault.batch():
+    with _all_or_nothing(vault), vault.batch():
         keys: set[tuple[str, str]] = set()
         for version in versions:
             data = vault.read(version)
@@ -148,6 +148,21 @@ def _describe_files(vault: Vault, keys: set[tuple[str, str]]) -> None:
     vault._describe(*unique.values())
 
 
+@contextlib.contextmanager
+def _all_or_nothing(vault: Vault) -> Iterator[None]:
+    """Around a batch: when it fails (its catalog changes rolled back), the pack files it
+    started are deleted too, so no pack the catalog does not name is left behind."""
+    before = set(vault._pack_ids())
+    try:
+        yield
+    except BaseException:
+        named = {int(r[0]) for r in vault._db.execute("SELECT id FROM packs")}
+        for pid in set(vault._pack_ids()) - before - named:
+            with contextlib.suppress(OSError):
+                vault._pack_path(pid).unlink()
+        raise
+
+
 def _drop_packs(vault: Vault, emptied: Sequence[int], out: Dropped) -> None:
     for pid in emptied:
         with contextlib.suppress(FileNotFoundError):
@@ -172,7 +187,7 @@ def forget_files(vault: Vault, fids: Sequence[int]) -> Dropped:
     db = vault._db
     db.execute("PRAGMA secure_delete=ON")
     emptied: list[int] = []
-    with vault.batch():
+    with _all_or_nothing(vault), vault.batch():
         marks = ",".join("?" * len(fids))
         keys = {
             (str(s), str(p))
