@@ -7,10 +7,12 @@ team push ask :func:`screen` (or :func:`screen_bytes`) about every session they 
 denied session is left out, a denied text leaves out the session holding it, or (an entry
 made with ``--redact``) is replaced by :data:`REDACTED` in what is kept.
 
-A hash cannot be searched for, so a text is looked for where a text can start: at the
-start of a word or at any character that is not a letter, digit or ``_`` (a secret glued
-to the end of another word is not recognised by the denylist; ``forget --text`` itself
-finds it anywhere).
+A hash cannot be searched for, so a text is looked for where a text can start (at the start
+of a word, or at any character that is not a letter, digit or ``_``), and only in what holds
+every one of its words (their hashes and lengths are kept too: most sessions are cleared by
+one pass of a regular expression). So the denylist recognises a text standing as whole
+words: one glued to other letters or digits (``xsk-live-...``) is not recognised by it;
+``forget --text`` itself finds it anywhere.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from ..settings import load_settings, settings_path
 REDACTED = "[REDACTED:forgotten]"
 MAX_FILE_BYTES = 4 << 20
 _STARTS = re.compile(r"(?<!\w)(?=\w)|(?=\W)")
+_WORD = re.compile(r"\w+")
 
 
 def forget_dir() -> Path:
@@ -66,6 +69,8 @@ class Entry:
     session: str | None = None
     hashes: dict[str, int] = field(default_factory=dict)  # hash -> length
     redact: bool = False
+    # per form of the text (as typed, as JSON writes it): its words' hashes and lengths
+    words: list[list[tuple[str, int]]] = field(default_factory=list)
 
     def as_dict(self) -> JSONDict:
         out: JSONDict = {"id": self.id, "kind": self.kind, "at": self.at}
@@ -74,6 +79,7 @@ class Entry:
         else:
             out["hashes"] = self.hashes
             out["redact"] = self.redact
+            out["words"] = [[list(w) for w in form] for form in self.words]
         return out
 
 
@@ -87,10 +93,31 @@ class Denylist:
     def __post_init__(self) -> None:
         self.sessions = {e.session for e in self.entries if e.kind == "session"}
         self._by_len: dict[int, dict[str, bool]] = {}
+        # every form of every denied text as the hashes of its words (None: a text without
+        # words, or an entry written before words were kept: no quick test for it)
+        self._forms: list[list[tuple[str, int]]] | None = []
         for e in self.entries:
             if e.kind == "text":
                 for digest, length in e.hashes.items():
                     self._by_len.setdefault(length, {})[digest] = e.redact
+                if self._forms is not None and e.words and all(e.words):
+                    self._forms.extend(e.words)
+                else:
+                    self._forms = None
+        self._word_lens = (
+            {n for form in self._forms for _h, n in form} if self._forms is not None else set()
+        )
+
+    def may_hold(self, text: str) -> bool:
+        """False when ``text`` surely holds no denied text: some word of each form of each
+        is missing from it (only words of the lengths they have are hashed: most text is
+        decided by one pass of a regular expression)."""
+        if self._forms is None:
+            return True
+        if not self._forms:
+            return False
+        found = {self.digest(w) for w in set(_WORD.findall(text)) if len(w) in self._word_lens}
+        return any(all(h in found for h, _n in form) for form in self._forms)
 
     @property
     def has_texts(self) -> bool:
@@ -152,6 +179,22 @@ def _walk(value: Any, deny: Denylist) -> Any:
     return value
 
 
+def _strings(value: Any) -> list[str]:
+    """Every string in a JSON value (keys too), iteratively."""
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            out.extend(k for k in item if isinstance(k, str))
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return out
+
+
 _cache_lock = threading.Lock()
 _cache: tuple[tuple[str, int, int], Denylist] | None = None
 
@@ -188,12 +231,28 @@ def load() -> Denylist:
                 session=item.get("session_id") if item.get("kind") == "session" else None,
                 hashes={str(k): int(v) for k, v in hashes.items()},
                 redact=bool(item.get("redact")),
+                words=_words(item.get("words")),
             )
         )
     deny = Denylist(salt=str(raw.get("salt") or ""), entries=entries)
     with _cache_lock:
         _cache = (key, deny)
     return deny
+
+
+def _words(value: Any) -> list[list[tuple[str, int]]]:
+    """The ``words`` of an entry as written ([] when missing or not as written)."""
+    if not isinstance(value, list):
+        return []
+    out: list[list[tuple[str, int]]] = []
+    for form in value:
+        if not isinstance(form, list):
+            return []
+        try:
+            out.append([(str(h), int(n)) for h, n in form])
+        except (TypeError, ValueError):
+            return []
+    return out
 
 
 def _quiet_load() -> Denylist | None:
@@ -238,11 +297,13 @@ def deny_sessions(session_ids: list[str]) -> list[Entry]:
 def deny_text(text: str, *, redact: bool) -> Entry:
     """Deny ``text`` (its hashes only are written); the entry."""
     deny = _writable()
-    hashes = {deny.digest(v): len(v) for v in variants(text)}
+    forms = variants(text)
+    hashes = {deny.digest(v): len(v) for v in forms}
     for e in deny.entries:
         if e.kind == "text" and e.hashes == hashes and e.redact == redact:
             return e
-    entry = Entry(_new_id(), "text", now_iso(), hashes=hashes, redact=redact)
+    words = [sorted({(deny.digest(w), len(w)) for w in _WORD.findall(v)}) for v in forms]
+    entry = Entry(_new_id(), "text", now_iso(), hashes=hashes, redact=redact, words=words)
     _save(Denylist(deny.salt, [*deny.entries, entry]))
     return entry
 
@@ -270,7 +331,7 @@ def screen(session_id: str, data: JSONDict) -> JSONDict | None:
     if deny is not None:
         if session_id in deny.sessions or str(data.get("session_id") or "") in deny.sessions:
             return None
-        if deny.has_texts:
+        if deny.has_texts and deny.may_hold("\n".join(_strings(data))):
             try:
                 out = _walk(data, deny)
             except _Drop:
@@ -287,8 +348,8 @@ def screen_bytes(session_id: str, data: bytes) -> bytes | None:
     if deny is not None:
         if session_id in deny.sessions:
             return None
-        if deny.has_texts:
-            text = data.decode("utf-8", "surrogateescape")
+        text = data.decode("utf-8", "surrogateescape") if deny.has_texts else ""
+        if deny.has_texts and deny.may_hold(text):
             screened = deny.screen_text(text)
             if screened is None:
                 return None
