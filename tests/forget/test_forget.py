@@ -235,24 +235,31 @@ def test_forget_text_reaches_every_copy_and_stays_forgotten(
     assert SECRET not in (data_dir() / "forget" / "denied.json").read_text()
 
 
-def test_forget_a_deleted_session_only_the_vault_has(tmp_path: Path) -> None:
+def test_forget_a_deleted_session_only_the_vault_has(
+    tmp_path: Path, pg_cluster: Cluster, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SESSION_BROWSER_INDEX_URL", pg_url)  # a team index configured
     sessions = tmp_path / "sessions"
     store = DefaultSessionStore(sessions, retention="keep_all")
     store.add_user_message("gone-1", f"the deploy key is {SECRET}")
     store.add_user_message("kept-1", "the otter census is due")
     args = ["--store", str(sessions)]
     run("index", "update", *args)
+    run("push", *args)
     store.add_user_message("gone-1", "second turn")
     run("index", "update", *args)
     store.session_path("gone-1").unlink()
     run("index", "update", *args)
     assert json.loads(run("vault", "log", "gone-1", "--json"))["versions"]
-    assert found_in_our_dirs()
+    assert found_in_our_dirs() and occurrences(pg_dump(pg_cluster, pg_url))
 
     out = run("forget", "gone-1")
     assert "vault" in out and "2 version(s)" in out and "dry run" in out
+    assert "team index: 1 session(s): gone-1" in out
     run("forget", "gone-1", "--yes")
     assert found_in_our_dirs() == []
+    assert occurrences(pg_dump(pg_cluster, pg_url)) == 0
+    assert b"otter census" in pg_dump(pg_cluster, pg_url)
     run("vault", "log", "gone-1", code=1)
     run("vault", "check")
     # a catalog rebuilt from the packs alone does not bring it back either
