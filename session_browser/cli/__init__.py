@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "push": "session_browser.cli.team_cmds:push",
     "doctor": "session_browser.cli.doctor_cmd:doctor",
     "mcp": "session_browser.cli.mcp_cmd:mcp",
+    "forget": "session_browser.cli.forget_cmd:forget",
 }
 
 

@@ -34,6 +34,9 @@ class Settings:
     index_url: str | None = None  # the team index (postgresql://...), set by hand
     # The dirs (repos, or dirs of repos) whose Aider chat histories are read (``aider:``).
     aider_roots: list[str] = field(default_factory=list)
+    # Keep only redacted copies (the export's rules) in the index, the vault and the team
+    # index (``"redact_kept": true``, set by hand).
+    redact_kept: bool = False
 
 
 def settings_path() -> Path:
@@ -66,6 +69,8 @@ def load_settings(path: Path | None = None) -> Settings:
     roots = data.get("aider_roots")
     if isinstance(roots, list):
         out.aider_roots = [r for r in roots if isinstance(r, str) and r.strip()]
+    if data.get("redact_kept") is True:
+        out.redact_kept = True
     off = data.get("vault_off")
     if isinstance(off, list):
         out.vault_off = [k for k in off if isinstance(k, str)]
@@ -89,5 +94,7 @@ def save_settings(settings: Settings, path: Path | None = None) -> None:
         del data["index_url"]
     if not data["aider_roots"]:
         del data["aider_roots"]
+    if not data["redact_kept"]:  # (likewise)
+        del data["redact_kept"]
     payload = json.dumps(data, indent=2, sort_keys=True).encode("utf-8")
     atomic_write_bytes(path, payload + b"\n")

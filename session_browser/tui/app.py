@@ -109,6 +109,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         Binding("f9", "saved_searches", "Saved searches", show=False, id="app.saved"),
         Binding("ctrl+o", "open_in_pager", "Open in $PAGER", show=False, id="app.pager"),
         Binding("ctrl+y", "copy_session_id", "Copy session id", show=False, id="app.copy_id"),
+        Binding("ctrl+d", "forget_session", "Forget session…", show=False, id="app.forget"),
         Binding("ctrl+g", "cancel_index", "Cancel index build", id="app.cancel_index"),
         # The same key (and id, so a keymap moves both) when no build runs: it says so, and
         # the footer does not offer a cancel there is nothing to cancel.
@@ -826,6 +827,66 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             return
         self.copy_to_clipboard(held[0])
         self.notify(f"Copied the session id {held[0]}.", timeout=3)
+
+    def action_forget_session(self) -> None:
+        """Forget the session in hand (viewer or Recent): what goes where is asked first."""
+        held = self.session_in_hand()
+        if held is None:
+            self.notify("No session here: pick one in a list first.", timeout=3)
+            return
+        self._plan_forget(held[0])
+
+    @work(thread=True, exclusive=True, group="forget", exit_on_error=False)
+    def _plan_forget(self, session_id: str) -> None:
+        from session_browser.core.forget.plan import ForgetError, plan
+        from session_browser.core.pgindex.conn import PgIndexError, index_url
+
+        try:
+            found = plan([session_id], team_url=index_url())
+        except (ForgetError, PgIndexError, OSError) as exc:
+            self.call_from_thread(self.notify, str(exc), severity="error")
+            return
+        self.call_from_thread(self._confirm_forget, session_id, found)
+
+    def _confirm_forget(self, session_id: str, found: Any) -> None:
+        from session_browser.tui.common.forget import forget_body
+
+        if found.empty:
+            self.notify(f"Nothing we keep holds session {session_id}.", timeout=4)
+            return
+
+        def answered(ok: bool | None) -> None:
+            if ok:
+                self._forget(session_id, found)
+            else:
+                self.notify("Cancelled; nothing changed.", timeout=3)
+
+        title = f"Forget session {printable(session_id, one_line=True)}?"
+        self.push_screen(ConfirmScreen(title, forget_body(found), yes="Forget"), answered)
+
+    @work(thread=True, exclusive=True, group="forget", exit_on_error=False)
+    def _forget(self, session_id: str, found: Any) -> None:
+        import sqlite3
+
+        from session_browser.core.forget.plan import carry_out
+        from session_browser.core.pgindex.conn import PgIndexError
+        from session_browser.core.vault.store import VaultError
+
+        try:
+            done = carry_out(found)
+        except (sqlite3.Error, VaultError, PgIndexError, OSError) as exc:
+            self.call_from_thread(
+                self.notify, f"Forget stopped: {exc}; run it again.", severity="error"
+            )
+            return
+        self.backend.refresh()
+        self.call_from_thread(self._forgotten, session_id, len(done.lines))
+
+    def _forgotten(self, session_id: str, places: int) -> None:
+        if isinstance(self.screen, ViewerScreen) and self.screen.session_id == session_id:
+            self.pop_screen()
+        self.notify(f"Forgot session {session_id} in {places} place(s).", timeout=5)
+        self._refresh_lists(recent=True)
 
     def action_copy_session_path(self) -> None:
         found = self._session_file()

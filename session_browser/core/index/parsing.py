@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from ..files import FileIdentity
+from ..forget.deny import screen, screen_bytes
 from ..search.hidden import hidden_rows
 from ..search.rows import Parsed, extract, safely, skip_reason
-from ..sources.base import SessionSource, Skip
+from ..sources.base import SessionDoc, SessionSource, Skip
 from ..vault.feed import Kept, VaultFeed
 
 log = logging.getLogger("session_browser.index")
@@ -59,6 +60,8 @@ def parse_one(
         resumed = doc.resumed
         if isinstance(doc, Skip):
             return name, doc.reason, resumed
+        if not screened(doc, name):
+            return name, FORGOTTEN, resumed
         try:
             parsed = extract(name, FileIdentity(*ident), doc.data, folded=folded)
         except Exception as exc:  # one file's content never stops the others
@@ -73,6 +76,23 @@ def parse_one(
     except Exception as exc:
         log.warning("%s: skipped: %s", name, exc)
         return name, skip_reason(exc), None
+
+
+FORGOTTEN = "forgotten on purpose (session-browser forget --list)"
+
+
+def screened(doc: SessionDoc, name: str) -> bool:
+    """Apply the denylist to ``doc`` (see :mod:`~..forget.deny`): False when it is left
+    out; its data and bytes redacted in place when a redacted text is in them (and no parse
+    state kept: the file is read whole when it changes)."""
+    sid = str(doc.data.get("session_id") or Path(name).stem)
+    data = screen(sid, doc.data)
+    raw = doc.raw if doc.raw is None or data is None else screen_bytes(sid, doc.raw)
+    if data is None or (doc.raw is not None and raw is None):
+        return False
+    if data is not doc.data or raw is not doc.raw:  # redacted: no parse state (it keeps text)
+        doc.data, doc.raw, doc.state = data, raw, None
+    return True
 
 
 #: Where the worker keeps what it read: (source kind, vault dir); None: the vault is off.

@@ -40,6 +40,7 @@ from typing import Any, Protocol
 import orjson
 
 from ..files import FileIdentity
+from ..forget.deny import screen
 from ..model import JSONDict
 from ..query import local_machine, local_user
 from ..redact import Redactor
@@ -292,6 +293,10 @@ class Pusher:
             return None
         if isinstance(doc, Skip):
             return None
+        screened = screen(str(doc.data.get("session_id") or Path(name).stem), doc.data)
+        if screened is None:  # forgotten on purpose (see forget --list)
+            return None
+        doc.data = screened
         # a parse holds the hidden parts (``metadata.hidden``) as the viewer's read does
         data: JSONDict = doc.data if self.hidden else strip_hidden(doc.data)
         if self.redact:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from ..files import SHADOW_MARK
+from ..forget.deny import denied_session, needs_bytes, screen_bytes
 from ..model import JSONDict
 from ..settings import vault_on
 from .parts import keep_parts
@@ -67,6 +68,38 @@ def kept_note(path: str, at: float, dropped: int | None) -> str:
     if dropped:
         return f"{dropped} turns dropped from {path} on {day}"
     return f"deleted from {path} on {day}"
+
+
+def screened(session_id: str, path: Path, data: bytes | None) -> tuple[bytes | None, bool]:
+    """The denylist applied to a file about to be kept (see :mod:`~..forget.deny`): its
+    bytes (read here when a denied text may be in them; redacted when one is) and whether it
+    is kept at all."""
+    if denied_session(session_id):
+        return None, False
+    if not needs_bytes():
+        return data, True
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None, True  # kept (or not) as before: the keep reads it itself
+    out = screen_bytes(session_id, data)
+    return out, out is not None
+
+
+def screened_parts(session_id: str, parts: list[Path]) -> list[Path]:
+    """The part files that hold no denied text (one that does is not kept)."""
+    if not needs_bytes():
+        return parts
+    out = []
+    for part in parts:
+        try:
+            data = part.read_bytes()
+        except OSError:
+            continue
+        if screen_bytes(session_id, data) == data:
+            out.append(part)
+    return out
 
 
 class VaultFeed:
@@ -140,6 +173,9 @@ class VaultFeed:
                     except OSError as exc:
                         log.warning("vault: %s not kept: %s", name, exc)
                         continue
+                    data, keep_it = screened(session_id, path, data)
+                    if not keep_it:
+                        continue
                     if data is not None and self.parts is None:
                         read.append((self.path_of(name), session_id, data, messages))
                         continue
@@ -158,7 +194,7 @@ class VaultFeed:
                                 self.kind,
                                 path,
                                 session_id,
-                                self._regular_parts(name),
+                                screened_parts(session_id, self._regular_parts(name)),
                                 added=kept,
                                 messages=messages,
                             )
