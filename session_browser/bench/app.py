@@ -68,7 +68,12 @@ TARGETS: dict[str, tuple[float, str, str]] = {
 BIG_ID = "bench-app-twenty-thousand"
 BIG_WORD = "zephyrquartzite"
 SIZE = (120, 36)
-CHILD_TIMEOUT = 600.0
+#: The ceiling of one wait for the app (a wait names what it waits for: on a timeout the
+#: report says which wait it was); ``--wait-limit`` lowers every wait's ceiling.
+WAIT_LIMIT = 300.0
+#: The ceiling of one measuring process as a whole (a process that hangs outside a wait is
+#: killed: the report says which phase, and what the phases before it measured).
+CHILD_TIMEOUT = 1200.0
 SETTLE_S = 1.0  # after a close or an export, before RSS is read again
 
 
@@ -87,6 +92,43 @@ class BenchAppError(Exception):
     """The benchmark cannot run (bad store, a child process failed)."""
 
 
+class WaitTimedOut(Exception):
+    """A wait for the app passed its ceiling (in a measuring process)."""
+
+    def __init__(self, what: str, limit: float) -> None:
+        super().__init__(f"waiting for {what}: not within {limit:g} s")
+        self.what = what
+        self.limit = limit
+
+
+class BenchAppIncomplete(BenchAppError):
+    """A phase did not finish: a wait passed its ceiling, or its process hung. Holds what
+    the phases before it measured (``finished``: phase -> its results) and the wait."""
+
+    def __init__(
+        self,
+        phase: str,
+        wait: str,
+        limit: float,
+        finished: dict[str, dict[str, Any]],
+        partial: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(f"the {phase} phase timed out waiting for {wait} ({limit:g} s)")
+        self.phase = phase
+        self.wait = wait
+        self.limit = limit
+        self.finished = dict(finished)
+        self.partial = partial or {}  # what the phase that timed out measured before
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "passed": False,
+            "timed_out": {"phase": self.phase, "wait": self.wait, "limit_s": self.limit},
+            "finished": self.finished,
+            "partial": self.partial,
+        }
+
+
 @dataclass
 class BenchAppOptions:
     store: Path | None = None
@@ -97,6 +139,7 @@ class BenchAppOptions:
     seed: int = 7
     extra_queries: tuple[str, ...] = ()  # typed after the known-item queries
     sgd: bool = True  # False: corpus from pip-installable data only (chitchat + demo)
+    wait_limit: float | None = None  # the ceiling of every wait (None: each its own)
 
 
 # ---------------------------------------------------------------------- machine
@@ -250,12 +293,14 @@ def run_child(kind: str, args: dict[str, Any], env: dict[str, str]) -> dict[str,
         result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
         return result
     except subprocess.TimeoutExpired as exc:
-        raise BenchAppError(f"the {kind} run took longer than {CHILD_TIMEOUT:.0f} s") from exc
+        raise WaitTimedOut("its process to finish (killed)", CHILD_TIMEOUT) from exc
     finally:
         out.unlink(missing_ok=True)
 
 
-async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
+async def _child_async(spec: dict[str, Any], spawned: float, result: dict[str, Any]) -> None:
+    """One measurement; what it measured goes into ``result`` as it goes (a wait that times
+    out leaves what was measured before it)."""
     t_import = time.time()
     from textual import events
     from textual.pilot import Pilot
@@ -318,15 +363,29 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
 
     t_construct = time.time()
     app = TimedApp(Backend([spec["store"]]), animate=False, keymap={})
-    result: dict[str, Any] = {"kind": spec["kind"]}
+    cap = spec.get("wait_limit")
 
-    async def until(check: Callable[[], bool], pilot: Pilot[Any], limit: float = 120.0) -> None:
+    def ceiling(limit: float) -> float:
+        return min(limit, float(cap)) if cap is not None else limit
+
+    async def until(
+        check: Callable[[], bool], pilot: Pilot[Any], what: str, limit: float = 120.0
+    ) -> None:
+        """Wait until ``check()``, at most ``limit`` s (:class:`WaitTimedOut` names ``what``)."""
+        limit = ceiling(limit)
         deadline = time.time() + limit
         while not check():
             if time.time() > deadline:
-                raise TimeoutError("the app did not get there in time")
+                raise WaitTimedOut(what, limit)
             await asyncio.sleep(0.001)
         await pilot.pause()
+
+    async def workers_done(limit: float = 120.0) -> None:
+        limit = ceiling(limit)
+        try:
+            await asyncio.wait_for(app.workers.wait_for_complete(), limit)
+        except TimeoutError as exc:
+            raise WaitTimedOut("the app's workers to finish", limit) from exc
 
     def index_settled() -> bool:
         return app.session_count is not None and app.index_state.mode != "building"
@@ -336,7 +395,7 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
         return [state.done, state.total] if state.mode == "building" else []
 
     async with app.run_test(size=SIZE) as pilot:
-        await until(lambda: "ready" in painted, pilot)
+        await until(lambda: "ready" in painted, pilot, "the first frame")
         if spec["kind"] == "cold":
             result["first_paint_s"] = round(painted["ready"] - spawned, 4)
             query = spec["queries"][0]
@@ -362,7 +421,7 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
                     return True
                 return False
 
-            await until(answered, pilot, CHILD_TIMEOUT)
+            await until(answered, pilot, f"the answer to {query!r}", WAIT_LIMIT)
             answer = painted[f"answer:{query}"]
             result["cold_answer_s"] = round(answer - sent, 4)
             result["answer_from_start_s"] = round(answer - spawned, 4)
@@ -373,8 +432,10 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
             # The known session itself may wait for the index (a build indexes the oldest
             # files first, a search reads only the newest ones not indexed yet).
             try:
-                await until(lambda: f"hits:{query}" in painted, pilot, CHILD_TIMEOUT / 2)
-            except TimeoutError:  # never found: said in the report
+                await until(
+                    lambda: f"hits:{query}" in painted, pilot, f"hits for {query!r}", WAIT_LIMIT
+                )
+            except WaitTimedOut:  # never found: said in the report
                 result["hits_s"] = None
             else:
                 result["hits_s"] = round(painted[f"hits:{query}"] - sent, 4)
@@ -384,20 +445,22 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
             f3 = events.Key("f3", None)
             f3.set_sender(app)
             driver.send_message(f3)
-            await until(lambda: bool(recent.pages.get(0)), pilot, CHILD_TIMEOUT)
+            await until(
+                lambda: bool(recent.pages.get(0)), pilot, "the Recent list's first rows", WAIT_LIMIT
+            )
             result["recent_s"] = round(time.time() - asked, 4)
             result["recent_rows"] = recent.total
             result["building_at_recent"] = progress()
             result["status"] = app.status_text
             result["peak_rss_mb"] = round(max_rss_mb(), 1)
-            return result
-        await until(lambda: app.session_count is not None, pilot)
+            return
+        await until(lambda: app.session_count is not None, pilot, "the session count")
         t_counts = time.time()
         result["first_paint_s"] = round(painted["ready"] - spawned, 4)
         result["from_construction_s"] = round(painted["ready"] - t_construct, 4)
         result["imports_s"] = round(t_construct - t_import, 4)
         result["counts_shown_s"] = round(t_counts - spawned, 4)
-        await until(index_settled, pilot)
+        await until(index_settled, pilot, "the index to be up to date")
         delay = float(spec.get("key_delay", 0.08))
 
         async def type_query(query: str) -> float:
@@ -406,7 +469,7 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
             box.focus()
             box.value = ""  # type: ignore[attr-defined]
             await pilot.pause(0.2)
-            await app.workers.wait_for_complete()
+            await workers_done()
             keys = ["space" if c == " " else c for c in query]
             for key in keys[:-1]:
                 await pilot.press(key)
@@ -432,7 +495,7 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
                         return True
                     return False
 
-                await until(shown, pilot, 30.0)
+                await until(shown, pilot, f"the hit list for {query!r}", 30.0)
                 ms = (painted[f"hits:{query}"] - sent) * 1000.0
                 hits = len(app.screen.query_one(HitList).hits)
                 samples.append(
@@ -441,16 +504,18 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
             result["samples"] = samples
         elif spec["kind"] == "open":
             await type_query(BIG_WORD)
-            await until(lambda: f"hits:{BIG_WORD}" in painted, pilot, 30.0)
+            await until(lambda: f"hits:{BIG_WORD}" in painted, pilot, "the big session's hit", 30.0)
             found = app.screen.query_one(HitList)
             if not found.hits or found.hits[0].session_id != BIG_ID:
                 raise RuntimeError("the big session was not the first hit")
-            await app.workers.wait_for_complete()
+            await workers_done()
             await pilot.pause(SETTLE_S)
             result["rss_before_open_mb"] = round(current_rss_mb(), 1)
             sent = time.time()
             await pilot.press("enter")  # Enter in the query opens the best hit
-            await until(lambda: "transcript" in painted, pilot, 60.0)
+            await until(
+                lambda: "transcript" in painted, pilot, "the big session's transcript", 60.0
+            )
             result["open_big_s"] = round(painted["transcript"] - sent, 4)
             screen = app.screen
             if not isinstance(screen, ViewerScreen):
@@ -465,7 +530,9 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
                 painted.pop("transcript", None)
                 sent = time.time()
                 await pilot.press(key)
-                await until(lambda: "transcript" in painted, pilot, 30.0)
+                await until(
+                    lambda: "transcript" in painted, pilot, f"the transcript after {key}", 30.0
+                )
                 return (painted["transcript"] - sent) * 1000.0
 
             pages: list[float] = []
@@ -480,13 +547,17 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
             result["page_ms_max"] = round(max(pages), 1)
             result["rss_open_mb"] = round(current_rss_mb(), 1)
             await pilot.press("escape")
-            await until(lambda: not isinstance(app.screen, ViewerScreen), pilot, 30.0)
-            await app.workers.wait_for_complete()
+            await until(
+                lambda: not isinstance(app.screen, ViewerScreen), pilot, "the viewer to close", 30.0
+            )
+            await workers_done()
             await pilot.pause(SETTLE_S)
             result["rss_after_close_mb"] = round(current_rss_mb(), 1)
         elif spec["kind"] == "export":
             await pilot.press("f6")
-            await until(lambda: isinstance(app.screen, ExportScreen), pilot, 30.0)
+            await until(
+                lambda: isinstance(app.screen, ExportScreen), pilot, "the Export screen", 30.0
+            )
             screen = app.screen
             assert isinstance(screen, ExportScreen)
             scope = screen.query_one("#x-scope")
@@ -498,12 +569,14 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
             target = Path(spec["export_to"])
             path_input = screen.query_one("#x-path")
             path_input.value = str(target)  # type: ignore[attr-defined]
-            await app.workers.wait_for_complete()
+            await workers_done()
             await pilot.pause(SETTLE_S)
             result["rss_before_export_mb"] = round(current_rss_mb(), 1)
             sent = time.time()
             await pilot.press("ctrl+s")
-            await until(lambda: screen.outcome is not None, pilot, CHILD_TIMEOUT)
+            await until(
+                lambda: screen.outcome is not None, pilot, "the export to finish", WAIT_LIMIT
+            )
             result["export_s"] = round(time.time() - sent, 3)
             outcome = screen.outcome
             assert outcome is not None
@@ -512,17 +585,21 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
             result["exported_sessions"] = outcome.sessions
             result["export_bytes"] = outcome.size
             target.unlink(missing_ok=True)
-            await app.workers.wait_for_complete()
+            await workers_done()
             await pilot.pause(SETTLE_S)
             result["rss_after_export_mb"] = round(current_rss_mb(), 1)
-        await app.workers.wait_for_complete()
+        await workers_done()
     result["peak_rss_mb"] = round(max_rss_mb(), 1)
-    return result
 
 
 def _child_main(payload: str, spawned: str) -> int:
     spec = json.loads(payload)
-    result = asyncio.run(_child_async(spec, float(spawned)))
+    result: dict[str, Any] = {"kind": spec["kind"]}
+    try:
+        asyncio.run(_child_async(spec, float(spawned), result))
+    except WaitTimedOut as exc:  # what was measured before it, and which wait it was
+        result["timed_out"] = {"wait": exc.what, "limit_s": exc.limit}
+        result["peak_rss_mb"] = round(max_rss_mb(), 1)
     Path(spec["out"]).write_text(json.dumps(result), encoding="utf-8")
     return 0
 
@@ -559,18 +636,46 @@ def run_bench_app(
                     os.environ.pop(key, None)
                 else:
                     os.environ[key] = before
-        common = {"store": str(sessions), "key_delay": opts.key_delay}
-        say("measuring first paint")
-        paint = run_child("paint", common, env)
-        say(f"measuring {len(queries)} searches")
-        search = run_child("search", {**common, "queries": queries}, env)
-        say("measuring the 20k-message session")
-        opened = run_child("open", common, env)
-        say("measuring an export of every session")
-        exported = run_child("export", {**common, "export_to": str(work / "export.json")}, env)
-        say("measuring the first answer on the same store without an index")
+        common = {
+            "store": str(sessions),
+            "key_delay": opts.key_delay,
+            "wait_limit": opts.wait_limit,
+        }
+        finished: dict[str, dict[str, Any]] = {}
+
+        def phase(
+            kind: str, what: str, args: dict[str, Any], run_env: dict[str, str] = env
+        ) -> dict[str, Any]:
+            """Run one measuring process; a wait of it that times out ends the run with
+            what the phases before measured (:class:`BenchAppIncomplete`)."""
+            say(f"measuring {what}")
+            try:
+                result = run_child(kind, args, run_env)
+            except WaitTimedOut as exc:
+                raise BenchAppIncomplete(kind, exc.what, exc.limit, finished) from exc
+            timed_out = result.pop("timed_out", None)
+            if timed_out:
+                raise BenchAppIncomplete(
+                    kind, str(timed_out["wait"]), float(timed_out["limit_s"]), finished, result
+                )
+            finished[kind] = result
+            return result
+
+        paint = phase("paint", "first paint", common)
+        search = phase("search", f"{len(queries)} searches", {**common, "queries": queries})
+        opened = phase("open", "the 20k-message session", common)
+        exported = phase(
+            "export",
+            "an export of every session",
+            {**common, "export_to": str(work / "export.json")},
+        )
         cold_env = {**env, "SESSION_BROWSER_CACHE_DIR": str(work / "cold-cache")}
-        cold = run_child("cold", {**common, "queries": queries}, cold_env)
+        cold = phase(
+            "cold",
+            "the first answer on the same store without an index",
+            {**common, "queries": queries},
+            cold_env,
+        )
     samples = search["samples"]
     search_errors = [s for s in samples if s.get("error")]
     no_hits = [s for s in samples if not s.get("error") and not s["hits"]]
@@ -669,6 +774,29 @@ def run_bench_app(
         "targets": targets,
         "passed": all(t["pass"] for t in targets),
     }
+
+
+def _scalars(result: dict[str, Any]) -> str:
+    return ", ".join(
+        f"{key} {value}"
+        for key, value in result.items()
+        if key != "kind" and isinstance(value, (int, float, str)) and not isinstance(value, bool)
+    )
+
+
+def format_incomplete(stopped: BenchAppIncomplete) -> str:
+    """The report of a run a wait stopped: which phase and wait, then what the phases that
+    finished (and the one stopped, up to the wait) measured."""
+    lines = [
+        f"bench-app did not finish: the {stopped.phase} phase timed out waiting for "
+        f"{stopped.wait} (ceiling {stopped.limit:g} s)",
+        "finished phases: " + (", ".join(stopped.finished) or "none"),
+    ]
+    for name, result in stopped.finished.items():
+        lines.append(f"  {name}: {_scalars(result)}")
+    if stopped.partial:
+        lines.append(f"  {stopped.phase} (until the timeout): {_scalars(stopped.partial)}")
+    return "\n".join(lines)
 
 
 def format_report(report: dict[str, Any]) -> str:

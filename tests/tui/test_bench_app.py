@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import sys
+import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -98,3 +102,38 @@ def test_bench_app_rejects_a_missing_store(tmp_path: object) -> None:
     result = CliRunner().invoke(main, ["bench-app", "--store", "/nonexistent/sessions"])
     assert result.exit_code != 0
     assert "not a directory" in result.output
+
+
+HOOK = """
+import os
+
+if os.environ.get("SESSION_BROWSER_CACHE_DIR", "").endswith("cold-cache"):
+    # The phase on the store without an index: its Recent list never gets a page.
+    from session_browser.tui.recent.listing import RecentList
+
+    RecentList.add_page = lambda self, page, rows: None
+"""
+
+
+def test_a_wait_that_times_out_names_itself_and_the_finished_phases(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every wait has a ceiling: when one passes it the run stops, and the report says
+    which phase and which wait, and what the phases before it measured (exit status 1)."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(HOOK, encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(hook), *sys.path]))
+    monkeypatch.setenv("DO_NOT_TRACK", "1")
+    args = ["bench-app", "--sessions", "20", "--queries", "1", "--big-messages", "100"]
+    started = time.monotonic()
+    result = CliRunner().invoke(main, [*args, "--no-sgd", "--wait-limit", "8"])
+    assert time.monotonic() - started < 240
+    assert result.exit_code == 1, result.output
+    text = result.stdout
+    assert "the cold phase timed out waiting for the Recent list's first rows (ceiling 8 s)" in text
+    assert "finished phases: paint, search, open, export" in text
+    assert re.search(r"^  paint: .*first_paint_s \d", text, flags=re.M)
+    assert re.search(r"^  export: .*exported_sessions 2\d", text, flags=re.M)
+    # the phase stopped says what it measured before the wait: the first answer
+    assert re.search(r"^  cold \(until the timeout\): .*cold_answer_s \d", text, flags=re.M)
