@@ -76,7 +76,14 @@ def test_bench_app_report_structure() -> None:
     assert "search without hits: 'zqxjvkbenchprobe'" in text
     assert report["open_big"]["messages"] == 301  # 300 turns + the compaction summary
     assert report["open_big"]["opened_at_index"] == 151  # the hit: the marked middle turn
-    assert set(report["rss_mb"]) == {"paint", "search", "open", "export", "cold"}
+    assert set(report["rss_mb"]) == {"paint", "search", "open", "export", "session", "cold"}
+    # One process through a whole session of work: its peak is one of those compared.
+    whole = report["session"]
+    assert whole["queries"] == 5 and whole["messages_opened"] == 301
+    assert whole["exported_sessions"] >= 50
+    assert whole["peak_rss_mb"] >= max(whole["rss_workbench_mb"], whole["rss_after_export_mb"])
+    assert by_name["peak_rss_mb"]["value"] == max(report["rss_mb"].values())
+    assert "whole session of work in one process (5 searches, the 301-message session" in text
     # RSS now, not the peak: read before the open and after the close, around the export
     ob, ex = report["open_big"], report["export"]
     assert min(ob["rss_before_open_mb"], ob["rss_open_mb"], ob["rss_after_close_mb"]) > 0
@@ -132,7 +139,7 @@ def test_a_wait_that_times_out_names_itself_and_the_finished_phases(
     assert result.exit_code == 1, result.output
     text = result.stdout
     assert "the cold phase timed out waiting for the Recent list's first rows (ceiling 8 s)" in text
-    assert "finished phases: paint, search, open, export" in text
+    assert "finished phases: paint, search, open, export, session" in text
     assert re.search(r"^  paint: .*first_paint_s \d", text, flags=re.M)
     assert re.search(r"^  export: .*exported_sessions 2\d", text, flags=re.M)
     # the phase stopped says what it measured before the wait: the first answer
