@@ -649,6 +649,37 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[k]
 
 
+def search_times(samples: list[dict[str, Any]]) -> list[float]:
+    """The times of the answers that came back with hits: an error or an empty list is
+    quick to paint and says nothing about the search."""
+    return [float(s["ms"]) for s in samples if not s.get("error") and s["hits"]]
+
+
+def judge(
+    values: dict[str, float | None], missing: dict[str, tuple[int, int]]
+) -> list[dict[str, Any]]:
+    """Each target of :data:`TARGETS` with its value and PASS/FAIL; ``missing``: per target,
+    (errors, answers without hits) among what it was to measure. A target measured on
+    answers the app did not get cannot pass, however fast the others were."""
+    targets = []
+    for key, (limit, unit, label) in TARGETS.items():
+        value = values.get(key)
+        n_errors, n_empty = missing.get(key, (0, 0))
+        targets.append(
+            {
+                "name": key,
+                "label": label,
+                "value": value,
+                "target": limit,
+                "unit": unit,
+                "errors": n_errors,
+                "no_hits": n_empty,
+                "pass": value is not None and value < limit and not (n_errors or n_empty),
+            }
+        )
+    return targets
+
+
 def run_bench_app(
     opts: BenchAppOptions, *, say: Callable[[str], None] = lambda _m: None
 ) -> dict[str, Any]:
@@ -718,9 +749,7 @@ def run_bench_app(
     samples = search["samples"]
     search_errors = [s for s in samples if s.get("error")]
     no_hits = [s for s in samples if not s.get("error") and not s["hits"]]
-    # only answers that came back with hits are timed (an error or an empty list is quick
-    # to paint and says nothing about the search)
-    times = [float(s["ms"]) for s in samples if not s.get("error") and s["hits"]]
+    times = search_times(samples)
     rss = {
         "paint": paint["peak_rss_mb"],
         "search": search["peak_rss_mb"],
@@ -739,24 +768,7 @@ def run_bench_app(
         - float(exported["rss_before_export_mb"]),
         "cold_answer_s": float(cold["cold_answer_s"]),
     }
-    missing = {"search_p95_ms": (len(search_errors), len(no_hits))}
-    targets = []
-    for key, (limit, unit, label) in TARGETS.items():
-        value = values[key]
-        n_errors, n_empty = missing.get(key, (0, 0))
-        targets.append(
-            {
-                "name": key,
-                "label": label,
-                "value": value,
-                "target": limit,
-                "unit": unit,
-                "errors": n_errors,
-                "no_hits": n_empty,
-                # a target measured on answers the app did not get cannot pass
-                "pass": value is not None and value < limit and not (n_errors or n_empty),
-            }
-        )
+    targets = judge(values, {"search_p95_ms": (len(search_errors), len(no_hits))})
     return {
         "machine": machine(),
         "store": store_info,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from session_browser.bench.app import format_report
+from session_browser.bench.app import TARGETS, format_report, judge, search_times
 from session_browser.cli import main
 
 
@@ -144,3 +144,31 @@ def test_a_wait_that_times_out_names_itself_and_the_finished_phases(
     assert re.search(r"^  export: .*exported_sessions 2\d", text, flags=re.M)
     # the phase stopped says what it measured before the wait: the first answer
     assert re.search(r"^  cold \(until the timeout\): .*cold_answer_s \d", text, flags=re.M)
+
+
+@pytest.mark.parametrize(
+    ("errors", "empty", "passes"), [(0, 0, True), (1, 0, False), (0, 1, False), (2, 3, False)]
+)
+def test_the_search_target_fails_on_failed_or_empty_answers_however_fast(
+    errors: int, empty: int, passes: bool
+) -> None:
+    """On any machine, fast or slow: errors and empty answers are never timed, and one of
+    them fails the search target even when every timed answer was fast."""
+    samples = [
+        {"query": "fast", "ms": 5.0, "hits": 3, "error": None},
+        *({"query": f"e{i}", "ms": 1.0, "hits": 0, "error": "bad filter"} for i in range(errors)),
+        *({"query": f"n{i}", "ms": 9999.0, "hits": 0, "error": None} for i in range(empty)),
+    ]
+    assert search_times(samples) == [5.0]
+    values: dict[str, float | None] = dict.fromkeys(TARGETS, 0.001)
+    values["search_p95_ms"] = max(search_times(samples))
+    [target] = [
+        t for t in judge(values, {"search_p95_ms": (errors, empty)}) if t["name"] == "search_p95_ms"
+    ]
+    assert target["pass"] is passes
+    assert (target["errors"], target["no_hits"]) == (errors, empty)
+    others = [
+        t for t in judge(values, {"search_p95_ms": (errors, empty)}) if t["name"] != "search_p95_ms"
+    ]
+    assert all(t["pass"] for t in others)
+    assert judge({**values, "search_p95_ms": None}, {})[1]["pass"] is False  # none answered
