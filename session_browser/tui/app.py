@@ -132,6 +132,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         animate: bool = True,
         show_timings: bool = True,
         missing_stores: list[str] | None = None,
+        store_title: str | None = None,
     ) -> None:
         super().__init__()
         # Off in snapshot tests: a measured duration would change the picture run to run.
@@ -139,6 +140,8 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self.backend = backend
         self.store_labels = store_labels or backend.store_paths()
         self.missing_stores = list(missing_stores or [])
+        # What the status line calls the stores (None: their kinds, "PraisonAI ×2 + Pi").
+        self.store_title = store_title
         # None: the live clock (relative ages stay right in a long-running app); tests fix it.
         self._fixed_now = now
         # An indexed store builds from the start: until the first progress read, say so
@@ -616,8 +619,8 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             k = self.skipped_files
             files = f"{k:,} file{'s' if k != 1 else ''} skipped"
             parts.append(StatusPart(f"{files} — session-browser index status", files, rank=2))
-        kinds = stores_part([s.source_kind for s in self.backend.stores])
-        parts.append(StatusPart(printable(kinds, one_line=True), rank=1))
+        stores = self.store_title or stores_part([s.source_kind for s in self.backend.stores])
+        parts.append(StatusPart(printable(stores, one_line=True), rank=1))
         if self.vault_note:
             parts.append(StatusPart(self.vault_note, rank=0))
         self.status_parts = tuple(parts)
