@@ -1,9 +1,12 @@
 """``session-browser bench-app``: the app's own targets, measured headlessly.
 
 On a store (a copy of ``--store DIR``, or a generated corpus of ``--sessions N``) with a warm
-index and one added session of 20,000 messages, each measurement runs the real app
+index and one added session of 20,000 messages, the real app
 (:class:`~session_browser.tui.app.SessionBrowserApp` under ``App.run_test``, driven by a
-Pilot) in a fresh Python process:
+Pilot) runs in three fresh Python processes: one for the first paint, one for a whole
+session of work (the searches, the 20,000-message session opened, paged and closed, the
+quarantine workbench, an export of every session, in that order, each timed there), and
+one on the store without an index:
 
 - **first paint**: from the moment the process is spawned (interpreter start and every
   import included, as a user pressing Enter on ``session-browser`` waits for them) to
@@ -18,14 +21,12 @@ Pilot) in a fresh Python process:
 - **opening a 20,000-message session**: its unique word is searched, then Enter on the hit;
   the clock runs from sending Enter to the first rendered line of the loaded transcript.
   Paging through it (PageDown) is timed as well.
-- **a whole session of work** in one process: the searches, the 20,000-message session
-  opened, paged and closed, the quarantine workbench, an export of every session; its peak
-  RSS is the app's through a day's use.
-- **peak RSS** of each app process (``VmHWM``); the largest is compared to the target.
+- **peak RSS** of each app process (``VmHWM``); the largest (the whole session of work's,
+  as a rule) is compared to the target.
 - **RSS after a close and after an export** (the process's current ``VmRSS``, not its
-  peak): in the run that opens the 20,000-message session, before the Enter that opens it
-  and one second after Esc closed it; in a run of its own, before Ctrl+S on the Export
-  screen (F6, every session, JSON) and one second after the export finished. Each is
+  peak): before the Enter that opens the 20,000-message session and one second after Esc
+  closed it; before Ctrl+S on the Export screen (F6, every session, JSON) and one second
+  after the export finished. Each is
   compared with the RSS before: memory a closed viewer or a finished export still holds
   is what the targets catch.
 - **first answer on a cold store**: the same store with no index at all (a fresh cache dir),
@@ -613,15 +614,9 @@ async def _child_async(spec: dict[str, Any], spawned: float, result: dict[str, A
             await pilot.pause(SETTLE_S)
             result["rss_after_export_mb"] = round(current_rss_mb(), 1)
 
-        steps = {
-            "search": [search_phase],
-            "open": [open_phase],
-            "export": [export_phase],
-            # a whole session of work in one process: its peak is the app's
-            "session": [search_phase, open_phase, workbench_phase, export_phase],
-        }
-        for step in steps.get(spec["kind"], []):
-            await step()
+        if spec["kind"] == "session":  # a whole session of work: its peak is the app's
+            for step in (search_phase, open_phase, workbench_phase, export_phase):
+                await step()
         await workers_done()
     result["peak_rss_mb"] = round(max_rss_mb(), 1)
 
@@ -727,13 +722,8 @@ def run_bench_app(
             return result
 
         paint = phase("paint", "first paint", common)
-        search = phase("search", f"{len(queries)} searches", {**common, "queries": queries})
-        opened = phase("open", "the 20k-message session", common)
-        exported = phase(
-            "export",
-            "an export of every session",
-            {**common, "export_to": str(work / "export.json")},
-        )
+        # The searches, the big session, the workbench and the export in one process (as a
+        # user works): each is timed there, and its peak RSS is the app's through all of it.
         whole = phase(
             "session",
             "a whole session of work (searches, the 20k session, the workbench, an export)",
@@ -746,15 +736,13 @@ def run_bench_app(
             {**common, "queries": queries},
             cold_env,
         )
+    search = opened = exported = whole
     samples = search["samples"]
     search_errors = [s for s in samples if s.get("error")]
     no_hits = [s for s in samples if not s.get("error") and not s["hits"]]
     times = search_times(samples)
     rss = {
         "paint": paint["peak_rss_mb"],
-        "search": search["peak_rss_mb"],
-        "open": opened["peak_rss_mb"],
-        "export": exported["peak_rss_mb"],
         "session": whole["peak_rss_mb"],
         "cold": cold["peak_rss_mb"],
     }

@@ -76,7 +76,7 @@ def test_bench_app_report_structure() -> None:
     assert "search without hits: 'zqxjvkbenchprobe'" in text
     assert report["open_big"]["messages"] == 301  # 300 turns + the compaction summary
     assert report["open_big"]["opened_at_index"] == 151  # the hit: the marked middle turn
-    assert set(report["rss_mb"]) == {"paint", "search", "open", "export", "session", "cold"}
+    assert set(report["rss_mb"]) == {"paint", "session", "cold"}
     # One process through a whole session of work: its peak is one of those compared.
     whole = report["session"]
     assert whole["queries"] == 5 and whole["messages_opened"] == 301
@@ -114,8 +114,8 @@ def test_bench_app_rejects_a_missing_store(tmp_path: object) -> None:
 HOOK = """
 from pathlib import Path
 
-if b'"kind": "open"' in Path("/proc/self/cmdline").read_bytes():
-    # The phase that opens the big session: the search for its word never answers.
+if b'"kind": "session"' in Path("/proc/self/cmdline").read_bytes():
+    # The whole session of work: the search for the big session's word never answers.
     from session_browser.tui.backend import Backend
 
     search = Backend.search
@@ -145,12 +145,14 @@ def test_a_wait_that_times_out_names_itself_and_the_finished_phases(
     assert time.monotonic() - started < 240
     assert result.exit_code == 1, result.output
     text = result.stdout
-    assert "the open phase timed out waiting for the big session's hit (ceiling 8 s)" in text
-    assert "finished phases: paint, search\n" in text
+    assert "the session phase timed out waiting for the big session's hit (ceiling 8 s)" in text
+    assert "finished phases: paint\n" in text
     assert re.search(r"^  paint: .*first_paint_s \d", text, flags=re.M)
-    assert re.search(r"^  search: .*peak_rss_mb \d", text, flags=re.M)
     # the phase stopped says what it measured up to the wait
-    assert re.search(r"^  open \(until the timeout\): first_paint_s \d.*peak_rss", text, flags=re.M)
+    assert re.search(
+        r"^  session \(until the timeout\): first_paint_s \d.*peak_rss", text, flags=re.M
+    )
+    assert "the session phase timed out" in text and "samples" not in text  # scalars only
 
 
 @pytest.mark.parametrize(
