@@ -32,9 +32,7 @@ def sessions(tmp_path: Path) -> Path:
     return d
 
 
-def test_a_damaged_index_another_store_holds_is_not_deleted(
-    sessions: Path, tmp_path: Path
-) -> None:
+def test_a_damaged_index_another_store_holds_is_not_deleted(sessions: Path, tmp_path: Path) -> None:
     db = tmp_path / "index.sqlite3"
     with SqliteSessionStore(sessions, db_path=db) as first:
         assert [h.session_id for h in first.search("quokka")] == ["quokka"]
