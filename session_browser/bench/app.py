@@ -1,9 +1,12 @@
 """``session-browser bench-app``: the app's own targets, measured headlessly.
 
 On a store (a copy of ``--store DIR``, or a generated corpus of ``--sessions N``) with a warm
-index and one added session of 20,000 messages, each measurement runs the real app
+index and one added session of 20,000 messages, the real app
 (:class:`~session_browser.tui.app.SessionBrowserApp` under ``App.run_test``, driven by a
-Pilot) in a fresh Python process:
+Pilot) runs in three fresh Python processes: one for the first paint, one for a whole
+session of work (the searches, the 20,000-message session opened, paged and closed, the
+quarantine workbench, an export of every session, in that order, each timed there), and
+one on the store without an index:
 
 - **first paint**: from the moment the process is spawned (interpreter start and every
   import included, as a user pressing Enter on ``session-browser`` waits for them) to
@@ -18,11 +21,12 @@ Pilot) in a fresh Python process:
 - **opening a 20,000-message session**: its unique word is searched, then Enter on the hit;
   the clock runs from sending Enter to the first rendered line of the loaded transcript.
   Paging through it (PageDown) is timed as well.
-- **peak RSS** of each app process (``VmHWM``); the largest is compared to the target.
+- **peak RSS** of each app process (``VmHWM``); the largest (the whole session of work's,
+  as a rule) is compared to the target.
 - **RSS after a close and after an export** (the process's current ``VmRSS``, not its
-  peak): in the run that opens the 20,000-message session, before the Enter that opens it
-  and one second after Esc closed it; in a run of its own, before Ctrl+S on the Export
-  screen (F6, every session, JSON) and one second after the export finished. Each is
+  peak): before the Enter that opens the 20,000-message session and one second after Esc
+  closed it; before Ctrl+S on the Export screen (F6, every session, JSON) and one second
+  after the export finished. Each is
   compared with the RSS before: memory a closed viewer or a finished export still holds
   is what the targets catch.
 - **first answer on a cold store**: the same store with no index at all (a fresh cache dir),
@@ -59,7 +63,8 @@ TARGETS: dict[str, tuple[float, str, str]] = {
     "first_paint_s": (1.0, "s", "first paint (process start -> first frame)"),
     "search_p95_ms": (100.0, "ms", "results on screen after last keystroke (p95)"),
     "open_big_s": (0.5, "s", "open 20k-message session -> first paint"),
-    "peak_rss_mb": (250.0, "MB", "peak RSS of the app process"),
+    # the largest of every measuring process's peak, the whole session of work among them
+    "peak_rss_mb": (250.0, "MB", "peak RSS of the app (a whole session of work)"),
     # RSS now (VmRSS) less RSS before: what a closed viewer or a finished export kept.
     "close_kept_mb": (25.0, "MB", "RSS kept after closing the 20k session"),
     "export_kept_mb": (50.0, "MB", "RSS kept after exporting every session"),
@@ -68,7 +73,12 @@ TARGETS: dict[str, tuple[float, str, str]] = {
 BIG_ID = "bench-app-twenty-thousand"
 BIG_WORD = "zephyrquartzite"
 SIZE = (120, 36)
-CHILD_TIMEOUT = 600.0
+#: The ceiling of one wait for the app (a wait names what it waits for: on a timeout the
+#: report says which wait it was); ``--wait-limit`` lowers every wait's ceiling.
+WAIT_LIMIT = 300.0
+#: The ceiling of one measuring process as a whole (a process that hangs outside a wait is
+#: killed: the report says which phase, and what the phases before it measured).
+CHILD_TIMEOUT = 1200.0
 SETTLE_S = 1.0  # after a close or an export, before RSS is read again
 
 
@@ -87,6 +97,43 @@ class BenchAppError(Exception):
     """The benchmark cannot run (bad store, a child process failed)."""
 
 
+class WaitTimedOut(Exception):
+    """A wait for the app passed its ceiling (in a measuring process)."""
+
+    def __init__(self, what: str, limit: float) -> None:
+        super().__init__(f"waiting for {what}: not within {limit:g} s")
+        self.what = what
+        self.limit = limit
+
+
+class BenchAppIncomplete(BenchAppError):
+    """A phase did not finish: a wait passed its ceiling, or its process hung. Holds what
+    the phases before it measured (``finished``: phase -> its results) and the wait."""
+
+    def __init__(
+        self,
+        phase: str,
+        wait: str,
+        limit: float,
+        finished: dict[str, dict[str, Any]],
+        partial: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(f"the {phase} phase timed out waiting for {wait} ({limit:g} s)")
+        self.phase = phase
+        self.wait = wait
+        self.limit = limit
+        self.finished = dict(finished)
+        self.partial = partial or {}  # what the phase that timed out measured before
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "passed": False,
+            "timed_out": {"phase": self.phase, "wait": self.wait, "limit_s": self.limit},
+            "finished": self.finished,
+            "partial": self.partial,
+        }
+
+
 @dataclass
 class BenchAppOptions:
     store: Path | None = None
@@ -97,6 +144,7 @@ class BenchAppOptions:
     seed: int = 7
     extra_queries: tuple[str, ...] = ()  # typed after the known-item queries
     sgd: bool = True  # False: corpus from pip-installable data only (chitchat + demo)
+    wait_limit: float | None = None  # the ceiling of every wait (None: each its own)
 
 
 # ---------------------------------------------------------------------- machine
@@ -250,12 +298,14 @@ def run_child(kind: str, args: dict[str, Any], env: dict[str, str]) -> dict[str,
         result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
         return result
     except subprocess.TimeoutExpired as exc:
-        raise BenchAppError(f"the {kind} run took longer than {CHILD_TIMEOUT:.0f} s") from exc
+        raise WaitTimedOut("its process to finish (killed)", CHILD_TIMEOUT) from exc
     finally:
         out.unlink(missing_ok=True)
 
 
-async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
+async def _child_async(spec: dict[str, Any], spawned: float, result: dict[str, Any]) -> None:
+    """One measurement; what it measured goes into ``result`` as it goes (a wait that times
+    out leaves what was measured before it)."""
     t_import = time.time()
     from textual import events
     from textual.pilot import Pilot
@@ -263,6 +313,7 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
     from session_browser.tui.app import SessionBrowserApp
     from session_browser.tui.backend import Backend
     from session_browser.tui.recent.listing import RecentList
+    from session_browser.tui.rescue.screen import QuarantineScreen
     from session_browser.tui.search.hits import HitList
     from session_browser.tui.transfer.screen import ExportScreen
     from session_browser.tui.viewer.screen import ViewerScreen
@@ -318,15 +369,29 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
 
     t_construct = time.time()
     app = TimedApp(Backend([spec["store"]]), animate=False, keymap={})
-    result: dict[str, Any] = {"kind": spec["kind"]}
+    cap = spec.get("wait_limit")
 
-    async def until(check: Callable[[], bool], pilot: Pilot[Any], limit: float = 120.0) -> None:
+    def ceiling(limit: float) -> float:
+        return min(limit, float(cap)) if cap is not None else limit
+
+    async def until(
+        check: Callable[[], bool], pilot: Pilot[Any], what: str, limit: float = 120.0
+    ) -> None:
+        """Wait until ``check()``, at most ``limit`` s (:class:`WaitTimedOut` names ``what``)."""
+        limit = ceiling(limit)
         deadline = time.time() + limit
         while not check():
             if time.time() > deadline:
-                raise TimeoutError("the app did not get there in time")
+                raise WaitTimedOut(what, limit)
             await asyncio.sleep(0.001)
         await pilot.pause()
+
+    async def workers_done(limit: float = 120.0) -> None:
+        limit = ceiling(limit)
+        try:
+            await asyncio.wait_for(app.workers.wait_for_complete(), limit)
+        except TimeoutError as exc:
+            raise WaitTimedOut("the app's workers to finish", limit) from exc
 
     def index_settled() -> bool:
         return app.session_count is not None and app.index_state.mode != "building"
@@ -336,7 +401,7 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
         return [state.done, state.total] if state.mode == "building" else []
 
     async with app.run_test(size=SIZE) as pilot:
-        await until(lambda: "ready" in painted, pilot)
+        await until(lambda: "ready" in painted, pilot, "the first frame")
         if spec["kind"] == "cold":
             result["first_paint_s"] = round(painted["ready"] - spawned, 4)
             query = spec["queries"][0]
@@ -362,7 +427,7 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
                     return True
                 return False
 
-            await until(answered, pilot, CHILD_TIMEOUT)
+            await until(answered, pilot, f"the answer to {query!r}", WAIT_LIMIT)
             answer = painted[f"answer:{query}"]
             result["cold_answer_s"] = round(answer - sent, 4)
             result["answer_from_start_s"] = round(answer - spawned, 4)
@@ -373,8 +438,10 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
             # The known session itself may wait for the index (a build indexes the oldest
             # files first, a search reads only the newest ones not indexed yet).
             try:
-                await until(lambda: f"hits:{query}" in painted, pilot, CHILD_TIMEOUT / 2)
-            except TimeoutError:  # never found: said in the report
+                await until(
+                    lambda: f"hits:{query}" in painted, pilot, f"hits for {query!r}", WAIT_LIMIT
+                )
+            except WaitTimedOut:  # never found: said in the report
                 result["hits_s"] = None
             else:
                 result["hits_s"] = round(painted[f"hits:{query}"] - sent, 4)
@@ -384,20 +451,22 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
             f3 = events.Key("f3", None)
             f3.set_sender(app)
             driver.send_message(f3)
-            await until(lambda: bool(recent.pages.get(0)), pilot, CHILD_TIMEOUT)
+            await until(
+                lambda: bool(recent.pages.get(0)), pilot, "the Recent list's first rows", WAIT_LIMIT
+            )
             result["recent_s"] = round(time.time() - asked, 4)
             result["recent_rows"] = recent.total
             result["building_at_recent"] = progress()
             result["status"] = app.status_text
             result["peak_rss_mb"] = round(max_rss_mb(), 1)
-            return result
-        await until(lambda: app.session_count is not None, pilot)
+            return
+        await until(lambda: app.session_count is not None, pilot, "the session count")
         t_counts = time.time()
         result["first_paint_s"] = round(painted["ready"] - spawned, 4)
         result["from_construction_s"] = round(painted["ready"] - t_construct, 4)
         result["imports_s"] = round(t_construct - t_import, 4)
         result["counts_shown_s"] = round(t_counts - spawned, 4)
-        await until(index_settled, pilot)
+        await until(index_settled, pilot, "the index to be up to date")
         delay = float(spec.get("key_delay", 0.08))
 
         async def type_query(query: str) -> float:
@@ -406,7 +475,7 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
             box.focus()
             box.value = ""  # type: ignore[attr-defined]
             await pilot.pause(0.2)
-            await app.workers.wait_for_complete()
+            await workers_done()
             keys = ["space" if c == " " else c for c in query]
             for key in keys[:-1]:
                 await pilot.press(key)
@@ -415,7 +484,7 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
             await pilot.press(keys[-1])
             return sent
 
-        if spec["kind"] == "search":
+        async def search_phase() -> None:
             samples: list[dict[str, Any]] = []
             for query in spec["queries"]:
                 sent = await type_query(query)
@@ -432,25 +501,28 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
                         return True
                     return False
 
-                await until(shown, pilot, 30.0)
+                await until(shown, pilot, f"the hit list for {query!r}", 30.0)
                 ms = (painted[f"hits:{query}"] - sent) * 1000.0
                 hits = len(app.screen.query_one(HitList).hits)
                 samples.append(
                     {"query": query, "ms": round(ms, 1), "hits": hits, "error": errors.get(query)}
                 )
             result["samples"] = samples
-        elif spec["kind"] == "open":
+
+        async def open_phase() -> None:
             await type_query(BIG_WORD)
-            await until(lambda: f"hits:{BIG_WORD}" in painted, pilot, 30.0)
+            await until(lambda: f"hits:{BIG_WORD}" in painted, pilot, "the big session's hit", 30.0)
             found = app.screen.query_one(HitList)
             if not found.hits or found.hits[0].session_id != BIG_ID:
                 raise RuntimeError("the big session was not the first hit")
-            await app.workers.wait_for_complete()
+            await workers_done()
             await pilot.pause(SETTLE_S)
             result["rss_before_open_mb"] = round(current_rss_mb(), 1)
             sent = time.time()
             await pilot.press("enter")  # Enter in the query opens the best hit
-            await until(lambda: "transcript" in painted, pilot, 60.0)
+            await until(
+                lambda: "transcript" in painted, pilot, "the big session's transcript", 60.0
+            )
             result["open_big_s"] = round(painted["transcript"] - sent, 4)
             screen = app.screen
             if not isinstance(screen, ViewerScreen):
@@ -465,7 +537,9 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
                 painted.pop("transcript", None)
                 sent = time.time()
                 await pilot.press(key)
-                await until(lambda: "transcript" in painted, pilot, 30.0)
+                await until(
+                    lambda: "transcript" in painted, pilot, f"the transcript after {key}", 30.0
+                )
                 return (painted["transcript"] - sent) * 1000.0
 
             pages: list[float] = []
@@ -480,13 +554,35 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
             result["page_ms_max"] = round(max(pages), 1)
             result["rss_open_mb"] = round(current_rss_mb(), 1)
             await pilot.press("escape")
-            await until(lambda: not isinstance(app.screen, ViewerScreen), pilot, 30.0)
-            await app.workers.wait_for_complete()
+            await until(
+                lambda: not isinstance(app.screen, ViewerScreen), pilot, "the viewer to close", 30.0
+            )
+            await workers_done()
             await pilot.pause(SETTLE_S)
             result["rss_after_close_mb"] = round(current_rss_mb(), 1)
-        elif spec["kind"] == "export":
+
+        async def workbench_phase() -> None:
+            """The quarantine workbench (F4), listed, then back to the search (F2)."""
+            await pilot.press("f4")
+            await until(
+                lambda: isinstance(app.screen, QuarantineScreen), pilot, "the workbench", 30.0
+            )
+            await workers_done()
+            await pilot.pause(SETTLE_S)
+            result["rss_workbench_mb"] = round(current_rss_mb(), 1)
+            await pilot.press("f2")
+            await until(
+                lambda: not isinstance(app.screen, QuarantineScreen),
+                pilot,
+                "the workbench to close",
+                30.0,
+            )
+
+        async def export_phase() -> None:
             await pilot.press("f6")
-            await until(lambda: isinstance(app.screen, ExportScreen), pilot, 30.0)
+            await until(
+                lambda: isinstance(app.screen, ExportScreen), pilot, "the Export screen", 30.0
+            )
             screen = app.screen
             assert isinstance(screen, ExportScreen)
             scope = screen.query_one("#x-scope")
@@ -498,12 +594,14 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
             target = Path(spec["export_to"])
             path_input = screen.query_one("#x-path")
             path_input.value = str(target)  # type: ignore[attr-defined]
-            await app.workers.wait_for_complete()
+            await workers_done()
             await pilot.pause(SETTLE_S)
             result["rss_before_export_mb"] = round(current_rss_mb(), 1)
             sent = time.time()
             await pilot.press("ctrl+s")
-            await until(lambda: screen.outcome is not None, pilot, CHILD_TIMEOUT)
+            await until(
+                lambda: screen.outcome is not None, pilot, "the export to finish", WAIT_LIMIT
+            )
             result["export_s"] = round(time.time() - sent, 3)
             outcome = screen.outcome
             assert outcome is not None
@@ -512,17 +610,25 @@ async def _child_async(spec: dict[str, Any], spawned: float) -> dict[str, Any]:
             result["exported_sessions"] = outcome.sessions
             result["export_bytes"] = outcome.size
             target.unlink(missing_ok=True)
-            await app.workers.wait_for_complete()
+            await workers_done()
             await pilot.pause(SETTLE_S)
             result["rss_after_export_mb"] = round(current_rss_mb(), 1)
-        await app.workers.wait_for_complete()
+
+        if spec["kind"] == "session":  # a whole session of work: its peak is the app's
+            for step in (search_phase, open_phase, workbench_phase, export_phase):
+                await step()
+        await workers_done()
     result["peak_rss_mb"] = round(max_rss_mb(), 1)
-    return result
 
 
 def _child_main(payload: str, spawned: str) -> int:
     spec = json.loads(payload)
-    result = asyncio.run(_child_async(spec, float(spawned)))
+    result: dict[str, Any] = {"kind": spec["kind"]}
+    try:
+        asyncio.run(_child_async(spec, float(spawned), result))
+    except WaitTimedOut as exc:  # what was measured before it, and which wait it was
+        result["timed_out"] = {"wait": exc.what, "limit_s": exc.limit}
+        result["peak_rss_mb"] = round(max_rss_mb(), 1)
     Path(spec["out"]).write_text(json.dumps(result), encoding="utf-8")
     return 0
 
@@ -536,6 +642,37 @@ def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     k = max(0, min(len(ordered) - 1, round(q * (len(ordered) - 1))))
     return ordered[k]
+
+
+def search_times(samples: list[dict[str, Any]]) -> list[float]:
+    """The times of the answers that came back with hits: an error or an empty list is
+    quick to paint and says nothing about the search."""
+    return [float(s["ms"]) for s in samples if not s.get("error") and s["hits"]]
+
+
+def judge(
+    values: dict[str, float | None], missing: dict[str, tuple[int, int]]
+) -> list[dict[str, Any]]:
+    """Each target of :data:`TARGETS` with its value and PASS/FAIL; ``missing``: per target,
+    (errors, answers without hits) among what it was to measure. A target measured on
+    answers the app did not get cannot pass, however fast the others were."""
+    targets = []
+    for key, (limit, unit, label) in TARGETS.items():
+        value = values.get(key)
+        n_errors, n_empty = missing.get(key, (0, 0))
+        targets.append(
+            {
+                "name": key,
+                "label": label,
+                "value": value,
+                "target": limit,
+                "unit": unit,
+                "errors": n_errors,
+                "no_hits": n_empty,
+                "pass": value is not None and value < limit and not (n_errors or n_empty),
+            }
+        )
+    return targets
 
 
 def run_bench_app(
@@ -559,29 +696,54 @@ def run_bench_app(
                     os.environ.pop(key, None)
                 else:
                     os.environ[key] = before
-        common = {"store": str(sessions), "key_delay": opts.key_delay}
-        say("measuring first paint")
-        paint = run_child("paint", common, env)
-        say(f"measuring {len(queries)} searches")
-        search = run_child("search", {**common, "queries": queries}, env)
-        say("measuring the 20k-message session")
-        opened = run_child("open", common, env)
-        say("measuring an export of every session")
-        exported = run_child("export", {**common, "export_to": str(work / "export.json")}, env)
-        say("measuring the first answer on the same store without an index")
+        common = {
+            "store": str(sessions),
+            "key_delay": opts.key_delay,
+            "wait_limit": opts.wait_limit,
+        }
+        finished: dict[str, dict[str, Any]] = {}
+
+        def phase(
+            kind: str, what: str, args: dict[str, Any], run_env: dict[str, str] = env
+        ) -> dict[str, Any]:
+            """Run one measuring process; a wait of it that times out ends the run with
+            what the phases before measured (:class:`BenchAppIncomplete`)."""
+            say(f"measuring {what}")
+            try:
+                result = run_child(kind, args, run_env)
+            except WaitTimedOut as exc:
+                raise BenchAppIncomplete(kind, exc.what, exc.limit, finished) from exc
+            timed_out = result.pop("timed_out", None)
+            if timed_out:
+                raise BenchAppIncomplete(
+                    kind, str(timed_out["wait"]), float(timed_out["limit_s"]), finished, result
+                )
+            finished[kind] = result
+            return result
+
+        paint = phase("paint", "first paint", common)
+        # The searches, the big session, the workbench and the export in one process (as a
+        # user works): each is timed there, and its peak RSS is the app's through all of it.
+        whole = phase(
+            "session",
+            "a whole session of work (searches, the 20k session, the workbench, an export)",
+            {**common, "queries": queries, "export_to": str(work / "export.json")},
+        )
         cold_env = {**env, "SESSION_BROWSER_CACHE_DIR": str(work / "cold-cache")}
-        cold = run_child("cold", {**common, "queries": queries}, cold_env)
+        cold = phase(
+            "cold",
+            "the first answer on the same store without an index",
+            {**common, "queries": queries},
+            cold_env,
+        )
+    search = opened = exported = whole
     samples = search["samples"]
     search_errors = [s for s in samples if s.get("error")]
     no_hits = [s for s in samples if not s.get("error") and not s["hits"]]
-    # only answers that came back with hits are timed (an error or an empty list is quick
-    # to paint and says nothing about the search)
-    times = [float(s["ms"]) for s in samples if not s.get("error") and s["hits"]]
+    times = search_times(samples)
     rss = {
         "paint": paint["peak_rss_mb"],
-        "search": search["peak_rss_mb"],
-        "open": opened["peak_rss_mb"],
-        "export": exported["peak_rss_mb"],
+        "session": whole["peak_rss_mb"],
         "cold": cold["peak_rss_mb"],
     }
     values: dict[str, float | None] = {
@@ -594,24 +756,7 @@ def run_bench_app(
         - float(exported["rss_before_export_mb"]),
         "cold_answer_s": float(cold["cold_answer_s"]),
     }
-    missing = {"search_p95_ms": (len(search_errors), len(no_hits))}
-    targets = []
-    for key, (limit, unit, label) in TARGETS.items():
-        value = values[key]
-        n_errors, n_empty = missing.get(key, (0, 0))
-        targets.append(
-            {
-                "name": key,
-                "label": label,
-                "value": value,
-                "target": limit,
-                "unit": unit,
-                "errors": n_errors,
-                "no_hits": n_empty,
-                # a target measured on answers the app did not get cannot pass
-                "pass": value is not None and value < limit and not (n_errors or n_empty),
-            }
-        )
+    targets = judge(values, {"search_p95_ms": (len(search_errors), len(no_hits))})
     return {
         "machine": machine(),
         "store": store_info,
@@ -665,10 +810,42 @@ def run_bench_app(
             "index_at_recent": cold["building_at_recent"],
             "status_line": cold["status"],
         },
+        "session": {
+            "queries": len(whole["samples"]),
+            "messages_opened": whole["opened_messages"],
+            "exported_sessions": whole["exported_sessions"],
+            "rss_after_close_mb": whole["rss_after_close_mb"],
+            "rss_workbench_mb": whole["rss_workbench_mb"],
+            "rss_after_export_mb": whole["rss_after_export_mb"],
+            "peak_rss_mb": whole["peak_rss_mb"],
+        },
         "rss_mb": rss,
         "targets": targets,
         "passed": all(t["pass"] for t in targets),
     }
+
+
+def _scalars(result: dict[str, Any]) -> str:
+    return ", ".join(
+        f"{key} {value}"
+        for key, value in result.items()
+        if key != "kind" and isinstance(value, (int, float, str)) and not isinstance(value, bool)
+    )
+
+
+def format_incomplete(stopped: BenchAppIncomplete) -> str:
+    """The report of a run a wait stopped: which phase and wait, then what the phases that
+    finished (and the one stopped, up to the wait) measured."""
+    lines = [
+        f"bench-app did not finish: the {stopped.phase} phase timed out waiting for "
+        f"{stopped.wait} (ceiling {stopped.limit:g} s)",
+        "finished phases: " + (", ".join(stopped.finished) or "none"),
+    ]
+    for name, result in stopped.finished.items():
+        lines.append(f"  {name}: {_scalars(result)}")
+    if stopped.partial:
+        lines.append(f"  {stopped.phase} (until the timeout): {_scalars(stopped.partial)}")
+    return "\n".join(lines)
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -720,6 +897,13 @@ def format_report(report: dict[str, Any]) -> str:
         f"export: {ex['sessions']:,} sessions as JSON ({ex['bytes'] / 1e6:.1f} MB) in "
         f"{ex['seconds']:.1f} s; RSS now {ex['rss_before_mb']:.0f} MB before Ctrl+S, "
         f"{ex['rss_after_mb']:.0f} MB {SETTLE_S:g} s after it finished",
+        f"whole session of work in one process ({report['session']['queries']} searches, "
+        f"the {report['session']['messages_opened']:,}-message session opened and closed, the "
+        f"workbench, an export of {report['session']['exported_sessions']:,} sessions): "
+        f"peak RSS {report['session']['peak_rss_mb']:.0f} MB; RSS now "
+        f"{report['session']['rss_after_close_mb']:.0f} MB after the close, "
+        f"{report['session']['rss_workbench_mb']:.0f} MB on the workbench, "
+        f"{report['session']['rss_after_export_mb']:.0f} MB after the export",
         "peak RSS: " + ", ".join(f"{k} {v:.0f} MB" for k, v in report["rss_mb"].items()),
     ]
     cold = report["cold"]

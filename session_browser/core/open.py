@@ -3,11 +3,12 @@ them: the local stores of every source kind (scanning or indexed), and the team 
 
 Which kinds of store exist, how ``--store`` names them and where they are by default come
 from one table, :data:`~session_browser.core.sources.SOURCES`. By default: the project store
-``./.praisonai/sessions`` (when present) plus the global store (``$PRAISONAI_HOME/sessions`` or
+``./.praisonai/sessions`` plus the global store (``$PRAISONAI_HOME/sessions`` or
 ``~/.praisonai/sessions``), plus Pi's session dir
-(:func:`~session_browser.core.sources.pi.default_pi_dir`) when it exists, de-duplicated by
-session id. ``--store DIR`` (repeatable) replaces the default; ``pi:DIR`` names a Pi session
-dir (read-only), and a bare ``pi:`` the default Pi dir. The team index (PostgreSQL) is named
+(:func:`~session_browser.core.sources.pi.default_pi_dir`) and the other agents' dirs, each only
+when it exists (the global store stays when none does), de-duplicated by session id.
+``--store DIR`` (repeatable) replaces the default; ``pi:DIR`` names a Pi session dir
+(read-only), and a bare ``pi:`` the default Pi dir. The team index (PostgreSQL) is named
 by ``--index URL``, ``SESSION_BROWSER_INDEX_URL`` or the config file
 (:func:`team_url`), and read instead of the local stores unless a command names them.
 
@@ -89,14 +90,34 @@ def parse_store_spec(value: str | os.PathLike[str]) -> StoreSpec:
     return parse_store_specs(value)[0]
 
 
+def _holds_anything(path: Path) -> bool:
+    """Whether ``path`` is a dir with at least one entry (one ``readdir``, not a walk)."""
+    try:
+        with os.scandir(path) as entries:
+            return next(entries, None) is not None
+    except OSError:
+        return False
+
+
 def default_store_specs(cwd: Path | None = None) -> list[StoreSpec]:
     """The default stores of every source kind, in the table's order: PraisonAI's
-    (:func:`default_store_dirs`), then Pi's dir when it exists."""
+    (:func:`default_store_dirs`), then the other agents' dirs.
+
+    A default dir that does not exist is neither listed nor indexed, nor is an empty dir of
+    a kind used only when present (an empty Pi dir). When no default dir exists at all, the
+    global PraisonAI store stays: it is where new sessions appear, and what an empty state
+    names."""
     specs: list[StoreSpec] = []
+    first: StoreSpec | None = None
     for kind in SOURCES.values():
         for path in kind.default_dirs(cwd):
-            if not kind.only_if_present or path.is_dir():
+            first = first or StoreSpec(kind.name, path)
+            if kind.only_if_present and not _holds_anything(path):
+                continue
+            if path.is_dir():
                 specs.append(StoreSpec(kind.name, path))
+    if not specs and first is not None:
+        specs.append(first)
     return specs
 
 

@@ -30,6 +30,7 @@ from session_browser.core.paths import config_dir
 from session_browser.core.settings import load_settings, save_settings
 from session_browser.tui.backend import Backend, IndexState, LiveChanges, release_free_memory
 from session_browser.tui.commands import ActionsProvider
+from session_browser.tui.common.chrome import SEPARATOR, StatusPart, stores_part
 from session_browser.tui.common.confirm import ConfirmScreen
 from session_browser.tui.common.errors import ReportsWorkerErrors
 from session_browser.tui.common.explain import TextScreen
@@ -132,6 +133,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         animate: bool = True,
         show_timings: bool = True,
         missing_stores: list[str] | None = None,
+        store_title: str | None = None,
     ) -> None:
         super().__init__()
         # Off in snapshot tests: a measured duration would change the picture run to run.
@@ -139,6 +141,8 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self.backend = backend
         self.store_labels = store_labels or backend.store_paths()
         self.missing_stores = list(missing_stores or [])
+        # What the status line calls the stores (None: their kinds, "PraisonAI ×2 + Pi").
+        self.store_title = store_title
         # None: the live clock (relative ages stay right in a long-running app); tests fix it.
         self._fixed_now = now
         # An indexed store builds from the start: until the first progress read, say so
@@ -172,6 +176,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self._held_keys: deque[events.Event] = deque()
         self._key_timer: Any = None
         self.vault_note = ""  # the status line's vault segment (read by a worker)
+        self.status_parts: tuple[StatusPart, ...] = ()  # what status_text is made of
         self._vault_reads = 0  # reads of it asked for: only the last one's answer is shown
         if keymap is None:
             try:
@@ -598,24 +603,29 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         return True
 
     def _set_status(self) -> None:
-        stores = " + ".join(printable(s, one_line=True) for s in self.store_labels)
-        parts = [f"store: {stores}"]
+        """The status line's parts (:class:`StatusPart`; each screen's line fits them to its
+        width) and their whole text (:attr:`status_text`)."""
+        parts: list[StatusPart] = []
         if self.session_count is not None:
             n = self.session_count
             # While a build lists the files the count is of the indexed ones; once listed,
             # the files not indexed yet are counted (and listed) too.
             listing = self.index_state.mode == "building" and not self.index_state.total
-            so_far = " indexed so far" if listing else ""
-            parts.append(f"{n:,} session{'s' if n != 1 else ''}{so_far}")
+            count = f"{n:,} session{'s' if n != 1 else ''}"
+            so_far = f"{count} indexed so far" if listing else count
+            parts.append(StatusPart(so_far, count, rank=3))
+        state = self.index_state
+        parts.append(StatusPart(state.describe(), state.describe_short(), rank=4, droppable=False))
         if self.skipped_files:
             k = self.skipped_files
-            parts.append(
-                f"{k:,} file{'s' if k != 1 else ''} skipped — session-browser index status"
-            )
-        parts.append(self.index_state.describe())
+            files = f"{k:,} file{'s' if k != 1 else ''} skipped"
+            parts.append(StatusPart(f"{files} — session-browser index status", files, rank=2))
+        stores = self.store_title or stores_part([s.source_kind for s in self.backend.stores])
+        parts.append(StatusPart(printable(stores, one_line=True), rank=1))
         if self.vault_note:
-            parts.append(self.vault_note)
-        self.status_text = " · ".join(parts)
+            parts.append(StatusPart(self.vault_note, rank=0))
+        self.status_parts = tuple(parts)
+        self.status_text = SEPARATOR.join(p.text for p in parts)
 
     def empty_text(self) -> Text:
         text = Text(end="")

@@ -76,6 +76,18 @@ class IndexState:
             return "index ready"
         return "scanning files (no index)"
 
+    def describe_short(self) -> str:
+        """:meth:`describe` for a narrow status line."""
+        if self.mode == "building":
+            if self.total <= 0:
+                return "index: checking"
+            return f"index {int(self.done * 100 / self.total)}%"
+        if self.mode == "cancelled":
+            return f"index stopped at {self.done:,}/{self.total:,}"
+        if self.error:
+            return "index build failed"
+        return "index ready" if self.mode == "ready" else "no index"
+
 
 @dataclass
 class LiveChanges:

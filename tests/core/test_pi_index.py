@@ -305,6 +305,9 @@ def test_open_stores_understands_pi_specs(
     assert [type(s) for s in open_stores().stores] == [DefaultSessionStore]
     monkeypatch.setenv("PI_CODING_AGENT_SESSION_DIR", str(pi_dir))
     kinds = [getattr(s, "source_kind", None) for s in open_stores().stores]
+    assert kinds == ["pi"]  # the global PraisonAI store does not exist: not listed
+    (isolated_home / ".praisonai" / "sessions").mkdir(parents=True)
+    kinds = [getattr(s, "source_kind", None) for s in open_stores().stores]
     assert kinds == ["praisonai", "pi"]
     bare = open_stores(["pi:"]).stores[0]
     assert isinstance(bare, PiStore) and bare.root == pi_dir

@@ -43,6 +43,19 @@ def load_version(vault: Vault, version: Version, *, hidden: bool = False) -> JSO
     return data
 
 
+def version_turns(vault: Vault, version: Version) -> int | None:
+    """How many turns ``version`` holds, counted as the viewer counts them
+    (:func:`~session_browser.core.recall.turn_count` of the session its source reads from
+    the kept bytes); None when it cannot be read (damaged, or of a kind that reads nothing)."""
+    from .. import recall
+
+    try:
+        data = load_version(vault, version, hidden=True)
+    except (VaultError, OSError, ValueError):
+        return None
+    return None if data is None else recall.turn_count(data)
+
+
 def _write(vault: Vault, version: Version, target: Path) -> None:
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     with os.fdopen(fd, "wb") as fh:
