@@ -156,6 +156,14 @@ from session_browser.core.text import printable
     show_default=True,
     help="Concurrent pushers for --index.",
 )
+@click.option(
+    "--questions",
+    "questions",
+    is_flag=True,
+    help="Measure recall by paraphrase instead: the shipped set of questions asked in other "
+    "words than their sessions, over the built corpus, through our search and a plain "
+    "session-level BM25 reference (Rank@1, Recall@10, MRR, p50/p95 per split).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
 @click.option("--keep", is_flag=True, help="Keep the work dir (corpus, copies, indexes, logs).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
@@ -183,6 +191,7 @@ def bench(
     index_url: str | None,
     push_message_mb: float,
     pushers: int,
+    questions: bool,
     as_json: bool,
     keep: bool,
     quiet: bool,
@@ -202,6 +211,14 @@ def bench(
     'session-browser[bench]').
     """
     given = store_dir is not None or home is not None
+    if questions:
+        if given or index_url is not None or as_pi or as_claude or as_codex or mixed or no_sgd:
+            fail(
+                "--questions measures the built SGD + chitchat corpus; it does not apply to "
+                "--store, --home, --index, --pi, --claude, --codex, --mixed or --no-sgd"
+            )
+        _questions(sessions, seed, workdir, keep, quiet, as_json)
+        return
     if index_url is not None:
         _team(
             index_url,
@@ -339,3 +356,37 @@ def _team(
             fail(f"the team index failed: {error_line(exc, url)}")
         raise
     click.echo(json.dumps(report, indent=2) if as_json else format_team(report))
+
+
+def _questions(
+    sessions: int | None,
+    seed: int,
+    workdir: Path | None,
+    keep: bool,
+    quiet: bool,
+    as_json: bool,
+) -> None:
+    """``bench --questions``: recall by paraphrase (see :mod:`..bench.paraphrase`)."""
+    from session_browser.bench.paraphrase import (
+        QuestionsOptions,
+        format_questions_report,
+        run_questions_bench,
+    )
+
+    def say(line: str) -> None:
+        if not quiet:
+            click.echo(f"bench: {printable(line, one_line=True)}", err=True)
+
+    options = QuestionsOptions(sessions=sessions, seed=seed, workdir=workdir, keep=keep)
+    try:
+        report = run_questions_bench(options, say)
+    except (BenchError, FileNotFoundError, FileExistsError) as exc:
+        fail(str(exc))
+        return
+    except KeyboardInterrupt:
+        click.echo("bench: interrupted", err=True)
+        sys.exit(130)
+    if as_json:
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        click.echo(printable(format_questions_report(report)))
