@@ -215,17 +215,21 @@ def test_the_questions_bench_end_to_end(tmp_path: Path, shared_data: Path) -> No
     qs = report["questions"]
     assert (qs["total"], qs["resolved"], qs["missing"]) == (5, 4, [absent])
     assert qs["by_split"] == {"tune": 2, "held-out": 2}
-    assert set(report["engines"]) == {"ours", "bm25"}
+    assert set(report["engines"]) == {"ours", "bm25", "recall"}
     for engine in report["engines"].values():
         splits = engine["splits"]
         assert splits["all"]["n"] == 4 and splits["all"]["errors"] == 0
         assert splits["tune"]["n"] + splits["held-out"]["n"] == 4
         assert splits["all"]["latency"]["n"] == 4
         assert {a["target"] for a in engine["answers"]} == {r["target"] for r in rows[:4]}
-    # the session's own rarest words: a plain BM25 finds every one of them first
+    # the session's own rarest words: a plain BM25 and the experiment find every one first
     assert report["engines"]["bm25"]["splits"]["all"]["rank1"] == 1.0
+    assert report["engines"]["recall"]["splits"]["all"]["rank1"] == 1.0
+    for engine in report["engines"].values():
+        assert engine["hubs"] == {}  # four questions, four different targets
     text = format_questions_report(report)
     assert "plain session BM25 (reference)" in text
+    assert "lexical recall (experiment)" in text
     assert "4 of 5 targets in this corpus" in text
     assert any("asking 4 questions" in line for line in said)
     relevant = resolve_targets(
@@ -255,3 +259,15 @@ def test_cli_refuses_questions_with_another_corpus(extra: list[str]) -> None:
     lines = result.output.strip().splitlines()
     assert len(lines) == 1
     assert "--questions measures the built SGD + chitchat corpus" in lines[0]
+
+
+def test_hub_wins_count_wrong_first_places() -> None:
+    from session_browser.bench.paraphrase import hub_wins
+
+    answers = [{"top": "hub", "rank": None}] * 3 + [
+        {"top": "hub", "rank": 1},  # it answers this one: no hub win
+        {"top": "other", "rank": 4},
+        {"top": None, "rank": None},
+    ]
+    assert hub_wins(answers) == {"hub": 3}
+    assert hub_wins(answers[1:]) == {}

@@ -26,8 +26,11 @@ document frequency (source conversations holding it) is at most
 The measurement (:func:`run_questions_bench`, ``session-browser bench --questions``) builds the
 corpus, indexes it with our store, asks every question through the product's search as it is and
 through a plain session-level BM25 reference (:class:`SessionBM25`: a throwaway SQLite FTS5 table
-with one row per session, queried with an OR of the question's content words), and prints Rank@1,
-Recall@10, MRR and query p50/p95 per split for both.
+with one row per session, queried with an OR of the question's content words) and through the
+lexical-recall experiment (:mod:`session_browser.bench.lexical_recall`), and prints Rank@1,
+Recall@10, MRR and query p50/p95 per split for each, and how many wrong first places went to
+"hub" sessions (one session taking the first place of three questions or more that it does not
+answer).
 """
 
 from __future__ import annotations
@@ -306,9 +309,27 @@ def ask_all(
                 "seconds": seconds,
                 "rank": rank_of(hits, relevant[q.target]),
                 "hits": len(hits),
+                "top": hits[0] if hits else None,
             }
         )
     return answers
+
+
+#: A session taking the wrong first place of at least this many questions is a hub.
+HUB_WINS = 3
+
+
+def hub_wins(answers: Sequence[JSONDict]) -> dict[str, int]:
+    """Sessions that took the first place of :data:`HUB_WINS` or more questions they do not
+    answer, with how many."""
+    wins: dict[str, int] = {}
+    for a in answers:
+        top = a.get("top")
+        if top is not None and a.get("rank") != 1:
+            wins[top] = wins.get(top, 0) + 1
+    return {
+        sid: n for sid, n in sorted(wins.items(), key=lambda kv: (-kv[1], kv[0])) if n >= HUB_WINS
+    }
 
 
 def summarize(answers: Sequence[JSONDict]) -> JSONDict:
@@ -338,12 +359,13 @@ class QuestionsOptions:
     keep: bool = False
     sgd_path: Path | None = None
     questions: Path | None = None
-    engines: tuple[str, ...] = ("ours", "bm25")
+    engines: tuple[str, ...] = ("ours", "bm25", "recall")
 
 
 ENGINE_LABELS = {
     "ours": "ours (search as shipped)",
     "bm25": "plain session BM25 (reference)",
+    "recall": "lexical recall (experiment)",
 }
 
 
@@ -409,6 +431,7 @@ def run_questions_bench(
                 "label": ENGINE_LABELS[engine],
                 "prepare_seconds": prepared,
                 "splits": summarize(answers),
+                "hubs": hub_wins(answers),
                 "answers": answers,
             }
         return report
@@ -439,6 +462,11 @@ def _open_engine(
         bm25 = SessionBM25(base / "bm25.db")
         bm25.add_all((sid, session_text(data)) for sid, data in sessions)
         return bm25.search, bm25.close
+    if engine == "recall":
+        from session_browser.bench.lexical_recall import LexicalRecall
+
+        recall = LexicalRecall.build((sid, session_messages(data)) for sid, data in sessions)
+        return recall.search, lambda: None
     raise BenchError(f"unknown engine {engine!r}")
 
 
@@ -478,6 +506,14 @@ def format_questions_report(report: JSONDict) -> str:
                 f"{('-' if mrr is None else f'{mrr:.3f}'):>6} "
                 f"{_ms(lat['p50']):>9} {_ms(lat['p95']):>9} {row['errors']:>6}"
             )
+    lines.append("")
+    for engine in report["engines"].values():
+        hubs = engine["hubs"]
+        lines.append(
+            f"{engine['label']}: {sum(hubs.values())} wrong first places went to "
+            f"{len(hubs)} hub session(s)"
+            + (f" (most: {next(iter(hubs))}, {next(iter(hubs.values()))})" if hubs else "")
+        )
     if qs["missing"]:
         lines += ["", f"targets not in this corpus: {len(qs['missing'])}"]
     return "\n".join(lines)
