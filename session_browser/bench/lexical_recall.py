@@ -12,8 +12,16 @@ BM25-class, twice:
 The score is ``session_weight * session + (1 - session_weight) * best_window``. A term's
 weight is its BM25 idf over sessions (over windows for the window part); term frequency
 saturates quickly (``k1``) and length is normalised (``b``), so a long "hub" session that holds
-many words many times does not win by length. No word is required: one absent word only costs
-its own weight.
+many words many times does not win by length; the BM25 sum is multiplied by the share of the
+question's idf weight the session covers, to the power ``coverage_power``. No word is required:
+one absent word only costs its own weight.
+
+Measured on the tune half of the question set at 30,000 sessions (the defaults are the best of
+that grid): stemming adds about 4 points of Recall@10 over the same BM25 without it; windows of
+turns (2, 4 or 6 turns) lower both Rank@1 and Recall@10 at every weight tried (a question is
+about the gist of the whole session more often than about one stretch of it), so the default
+scores the session only; weighing rare words more (idf squared) lowers both; the coverage factor
+(power 0.5) adds about 3 points of Recall@10.
 
 Everything is in memory, plain Python: postings are per term arrays of (row, tf). It is here to
 measure what works (``session-browser bench --questions`` with the ``recall`` engine, and
@@ -110,6 +118,7 @@ class RecallParams:
     session_weight: float = 1.0
     stemming: bool = True
     idf_power: float = 1.0  # > 1 weighs rare words more against common ones
+    coverage_power: float = 0.5  # > 0 favours sessions covering more of the question
 
 
 class _Bm25:
@@ -138,22 +147,35 @@ class _Bm25:
         self.avg = (sum(self.lengths) / n) if n else 1.0
 
     def best_by_owner(
-        self, words: Sequence[str], k1: float, b: float, idf_power: float = 1.0
+        self,
+        words: Sequence[str],
+        k1: float,
+        b: float,
+        idf_power: float = 1.0,
+        coverage_power: float = 0.0,
     ) -> dict[int, float]:
-        """BM25 of every row holding a word, reduced to the best row of each session."""
+        """BM25 of every row holding a word, times the share of the question's idf weight the
+        row covers to the power ``coverage_power``, reduced to the best row of each session."""
         n = len(self.lengths)
         scores: dict[int, float] = {}
+        covered: dict[int, float] = {}
+        total = 0.0
         lengths, avg = self.lengths, self.avg or 1.0
         for word in words:
             rows = self.post_rows.get(word)
+            df = 0 if rows is None else len(rows)
+            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5)) ** idf_power
+            total += idf
             if rows is None:
                 continue
-            df = len(rows)
-            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5)) ** idf_power
             tfs = self.post_tf[word]
             for row, tf in zip(rows, tfs, strict=True):
                 norm = k1 * (1.0 - b + b * lengths[row] / avg)
                 scores[row] = scores.get(row, 0.0) + idf * tf * (k1 + 1.0) / (tf + norm)
+                covered[row] = covered.get(row, 0.0) + idf
+        if coverage_power and total:
+            for row in scores:
+                scores[row] *= (covered[row] / total) ** coverage_power
         best: dict[int, float] = {}
         owner = self.owner
         for row, score in scores.items():
@@ -203,10 +225,10 @@ class LexicalRecall:
         words = list(dict.fromkeys(terms(query, p.stemming)))
         if not words:
             return {}
-        whole = self.sessions.best_by_owner(words, p.k1, p.b, p.idf_power)
+        whole = self.sessions.best_by_owner(words, p.k1, p.b, p.idf_power, p.coverage_power)
         if p.window <= 0 or p.session_weight >= 1.0:
             return whole
-        parts = self.windows.best_by_owner(words, p.k1, p.b, p.idf_power)
+        parts = self.windows.best_by_owner(words, p.k1, p.b, p.idf_power, p.coverage_power)
         w = p.session_weight
         out: dict[int, float] = {}
         for s in whole.keys() | parts.keys():
