@@ -3,6 +3,8 @@ session, stemmed, with no single word required and no win by length."""
 
 from __future__ import annotations
 
+import pytest
+
 from session_browser.bench.lexical_recall import LexicalRecall, RecallParams, spelling, stem, terms
 
 
@@ -76,3 +78,15 @@ def test_windows_score_the_best_stretch() -> None:
     assert recall.search("London hotel rooms", 2)[0] == "long"
     # 22 turns: 21 windows of 2 (one every turn); the 2-turn session: 1
     assert len(recall.windows.lengths) == 22
+
+
+def test_one_message_holding_every_word() -> None:
+    recall = LexicalRecall.build([("target", TARGET), ("other", OTHER)], messages=True)
+    assert recall.one_message_holds_all("booked rooms, one night")
+    assert recall.one_message_holds_all("Hotels in LONDON")
+    # both words are in the session, but in different messages
+    assert not recall.one_message_holds_all("Abercorn London")
+    assert not recall.one_message_holds_all("Mayfair hotel")
+    assert not recall.one_message_holds_all("what about it")
+    with pytest.raises(ValueError, match="without messages"):
+        _index().one_message_holds_all("hotel")

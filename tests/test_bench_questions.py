@@ -208,28 +208,38 @@ def test_the_questions_bench_end_to_end(tmp_path: Path, shared_data: Path) -> No
     work.mkdir()
     said: list[str] = []
     report = run_questions_bench(
-        QuestionsOptions(sessions=sessions, seed=7, workdir=work, questions=qfile), said.append
+        QuestionsOptions(sessions=sessions, seed=7, workdir=work, questions=qfile, known_items=12),
+        said.append,
     )
     assert list(work.iterdir()) == []  # the work dir is removed
     assert report["corpus"]["sessions"] == probe.session_count
     qs = report["questions"]
     assert (qs["total"], qs["resolved"], qs["missing"]) == (5, 4, [absent])
     assert qs["by_split"] == {"tune": 2, "held-out": 2}
-    assert set(report["engines"]) == {"ours", "bm25", "recall"}
+    assert set(report["engines"]) == {"ours", "bm25", "recall", "gated"}
+    assert report["known_items"] == 12
     for engine in report["engines"].values():
         splits = engine["splits"]
         assert splits["all"]["n"] == 4 and splits["all"]["errors"] == 0
         assert splits["tune"]["n"] + splits["held-out"]["n"] == 4
         assert splits["all"]["latency"]["n"] == 4
         assert {a["target"] for a in engine["answers"]} == {r["target"] for r in rows[:4]}
+        assert engine["known"]["n"] == 12 and engine["known"]["errors"] == 0
     # the session's own rarest words: a plain BM25 and the experiment find every one first
     assert report["engines"]["bm25"]["splits"]["all"]["rank1"] == 1.0
     assert report["engines"]["recall"]["splits"]["all"]["rank1"] == 1.0
     for engine in report["engines"].values():
         assert engine["hubs"] == {}  # four questions, four different targets
+    # a known item has a message holding all its words: the gated engine answers it as ours
+    ours, gated = report["engines"]["ours"], report["engines"]["gated"]
+    assert [a["rank"] for a in gated["answers"]] != [None] * 4
+    assert {k: gated["known"][k] for k in ("rank1", "recall10", "mrr")} == {
+        k: ours["known"][k] for k in ("rank1", "recall10", "mrr")
+    }
     text = format_questions_report(report)
     assert "plain session BM25 (reference)" in text
     assert "lexical recall (experiment)" in text
+    assert "12 known-item queries" in text
     assert "4 of 5 targets in this corpus" in text
     assert any("asking 4 questions" in line for line in said)
     relevant = resolve_targets(

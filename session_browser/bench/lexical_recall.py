@@ -193,23 +193,34 @@ class LexicalRecall:
         self.ids: list[str] = []
         self.sessions = _Bm25()
         self.windows = _Bm25()
+        self.messages: _Bm25 | None = None
 
     @classmethod
     def build(
-        cls, sessions: Iterable[tuple[str, Sequence[JSONDict]]], params: RecallParams | None = None
+        cls,
+        sessions: Iterable[tuple[str, Sequence[JSONDict]]],
+        params: RecallParams | None = None,
+        *,
+        messages: bool = False,
     ) -> LexicalRecall:
-        """Index ``(session id, messages)`` pairs."""
+        """Index ``(session id, messages)`` pairs; with ``messages``, every message too (for
+        :meth:`one_message_holds_all`)."""
         self = cls(params)
         p = self.params
-        for sid, messages in sessions:
+        if messages:
+            self.messages = _Bm25()
+        for sid, msgs in sessions:
             index = len(self.ids)
             self.ids.append(sid)
             turns = [
                 terms(m["content"], p.stemming)
-                for m in messages
+                for m in msgs
                 if isinstance(m.get("content"), str) and m.get("role") != "tool"
             ]
             self.sessions.add(index, [w for t in turns for w in t])
+            if self.messages is not None:
+                for turn in turns:
+                    self.messages.add(index, turn)
             if p.window > 0:
                 last = max(1, len(turns) - p.window + 1)
                 for start in range(0, last, max(1, p.stride)):
@@ -218,6 +229,21 @@ class LexicalRecall:
         self.sessions.finish()
         self.windows.finish()
         return self
+
+    def one_message_holds_all(self, query: str) -> bool:
+        """Whether one message holds every content word of ``query`` (needs ``messages``)."""
+        if self.messages is None:
+            raise ValueError("built without messages")
+        post = self.messages.post_rows
+        words = sorted(set(terms(query, self.params.stemming)), key=lambda w: len(post.get(w, ())))
+        if not words or words[0] not in post:
+            return False
+        rows = set(post[words[0]])
+        for word in words[1:]:
+            rows.intersection_update(post.get(word, ()))
+            if not rows:
+                return False
+        return True
 
     def scores(self, query: str) -> dict[int, float]:
         """The combined score of every candidate session."""

@@ -332,17 +332,21 @@ def hub_wins(answers: Sequence[JSONDict]) -> dict[str, int]:
     }
 
 
+def answer_stats(answers: Sequence[JSONDict]) -> JSONDict:
+    """Rank@1, Recall@5/10, MRR, latency and errors of some answers."""
+    timed = [float(a["seconds"]) for a in answers if "seconds" in a]
+    return quality_stats([a["rank"] for a in answers]) | {
+        "latency": latency_stats(timed),
+        "errors": sum(1 for a in answers if "error" in a),
+    }
+
+
 def summarize(answers: Sequence[JSONDict]) -> JSONDict:
-    """Rank@1, Recall@5/10, MRR and latency per split and over all questions."""
-    out: JSONDict = {}
-    for split in (*SPLITS, "all"):
-        chosen = [a for a in answers if split == "all" or a["split"] == split]
-        timed = [float(a["seconds"]) for a in chosen if "seconds" in a]
-        out[split] = quality_stats([a["rank"] for a in chosen]) | {
-            "latency": latency_stats(timed),
-            "errors": sum(1 for a in chosen if "error" in a),
-        }
-    return out
+    """:func:`answer_stats` per split and over all questions."""
+    return {
+        split: answer_stats([a for a in answers if split == "all" or a["split"] == split])
+        for split in (*SPLITS, "all")
+    }
 
 
 # --------------------------------------------------------------------------------------------
@@ -359,13 +363,15 @@ class QuestionsOptions:
     keep: bool = False
     sgd_path: Path | None = None
     questions: Path | None = None
-    engines: tuple[str, ...] = ("ours", "bm25", "recall")
+    engines: tuple[str, ...] = ("ours", "bm25", "recall", "gated")
+    known_items: int = 200  # known-item queries asked of every engine too (0: none)
 
 
 ENGINE_LABELS = {
     "ours": "ours (search as shipped)",
     "bm25": "plain session BM25 (reference)",
     "recall": "lexical recall (experiment)",
+    "gated": "ours, else lexical recall (exp.)",
 }
 
 
@@ -417,6 +423,17 @@ def run_questions_bench(
             },
             "engines": {},
         }
+        known_qs: list[Question] = []
+        known_relevant: dict[str, set[str]] = {}
+        if options.known_items > 0:
+            from session_browser.bench.queries import make_queries
+
+            progress(f"generating {options.known_items} known-item queries")
+            for i, item in enumerate(make_queries(info, n=options.known_items, seed=options.seed)):
+                key = f"known-{i}"
+                known_qs.append(Question(key, item.query, item.slice))
+                known_relevant[key] = set(item.relevant)
+            report["known_items"] = len(known_qs)
         for engine in options.engines:
             progress(f"{ENGINE_LABELS[engine]}: preparing")
             t0 = time.perf_counter()
@@ -425,6 +442,7 @@ def run_questions_bench(
             try:
                 progress(f"{ENGINE_LABELS[engine]}: asking {len(relevant)} questions")
                 answers = ask_all(search, questions, relevant)
+                known = ask_all(search, known_qs, known_relevant) if known_qs else []
             finally:
                 close()
             report["engines"][engine] = {
@@ -434,6 +452,8 @@ def run_questions_bench(
                 "hubs": hub_wins(answers),
                 "answers": answers,
             }
+            if known:
+                report["engines"][engine]["known"] = answer_stats(known)
         return report
     finally:
         if options.keep:
@@ -445,19 +465,33 @@ def run_questions_bench(
 def _open_engine(
     engine: str, sessions_dir: Path, sessions: Sequence[tuple[str, JSONDict]], base: Path
 ) -> tuple[Searcher, Callable[[], None]]:
-    if engine == "ours":
+    if engine in ("ours", "gated"):
         from session_browser.bench.stores import hit_ids
         from session_browser.core.index import SqliteSessionStore
 
         store = SqliteSessionStore(
-            sessions_dir, db_path=base / "index.db", reconcile="none", vault=False
+            sessions_dir, db_path=base / f"{engine}.db", reconcile="none", vault=False
         )
         store.reconcile()
 
         def ours(query: str, limit: int) -> list[str]:
             return hit_ids(store.search(query, limit=limit))
 
-        return ours, store.close
+        if engine == "ours":
+            return ours, store.close
+        from session_browser.bench.lexical_recall import LexicalRecall
+
+        recall = LexicalRecall.build(
+            ((sid, session_messages(data)) for sid, data in sessions), messages=True
+        )
+
+        def gated(query: str, limit: int) -> list[str]:
+            # a message holding every word: today's search; else coverage over sessions
+            if recall.one_message_holds_all(query):
+                return ours(query, limit)
+            return recall.search(query, limit)
+
+        return gated, store.close
     if engine == "bm25":
         bm25 = SessionBM25(base / "bm25.db")
         bm25.add_all((sid, session_text(data)) for sid, data in sessions)
@@ -496,8 +530,10 @@ def format_questions_report(report: JSONDict) -> str:
         f"{'p50':>9} {'p95':>9} {'errors':>6}",
     ]
     for engine in report["engines"].values():
-        for split in (*SPLITS, "all"):
-            row = engine["splits"][split]
+        rows = [(split, engine["splits"][split]) for split in (*SPLITS, "all")]
+        if "known" in engine:
+            rows.append(("known", engine["known"]))
+        for split, row in rows:
             lat = row["latency"]
             mrr = row["mrr"]
             lines.append(
@@ -507,6 +543,12 @@ def format_questions_report(report: JSONDict) -> str:
                 f"{_ms(lat['p50']):>9} {_ms(lat['p95']):>9} {row['errors']:>6}"
             )
     lines.append("")
+    if "known_items" in report:
+        lines += [
+            f"known: {report['known_items']} known-item queries (the session's own words, "
+            "as bench generates them) asked of every engine",
+            "",
+        ]
     for engine in report["engines"].values():
         hubs = engine["hubs"]
         lines.append(
