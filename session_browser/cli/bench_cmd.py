@@ -160,9 +160,10 @@ from session_browser.core.text import printable
     "--questions",
     "questions",
     is_flag=True,
-    help="Measure recall by paraphrase instead: the shipped set of questions asked in other "
-    "words than their sessions, over the built corpus, through our search and a plain "
-    "session-level BM25 reference (Rank@1, Recall@10, MRR, p50/p95 per split).",
+    help="Measure recall by paraphrase instead: the shipped 200 questions asked in other "
+    "words than their sessions, over the built corpus (--sessions, --seed), through our "
+    "search, a plain session-level BM25 reference and the lexical-recall experiment "
+    "(Rank@1, Recall@10, MRR, p50/p95 per split; the known-item queries too).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
 @click.option("--keep", is_flag=True, help="Keep the work dir (corpus, copies, indexes, logs).")
