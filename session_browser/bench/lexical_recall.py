@@ -23,6 +23,13 @@ about the gist of the whole session more often than about one stretch of it), so
 scores the session only; weighing rare words more (idf squared) lowers both; the coverage factor
 (power 0.5) adds about 3 points of Recall@10.
 
+Alone, the method answers known-item queries (the session's own words) worse than our search
+(quoted phrases and sentence fragments of common words most of all), and fusing the two rankings
+by reciprocal rank lets our search's hub sessions back into the first place. Gated, it keeps
+both: when one message holds every content word of the question (:meth:`one_message_holds_all`)
+our search answers, as today; otherwise this coverage ranking does (the ``gated`` engine of
+``bench --questions``).
+
 Everything is in memory, plain Python: postings are per term arrays of (row, tf). It is here to
 measure what works (``session-browser bench --questions`` with the ``recall`` engine, and
 :func:`run_grid`) before the method moves into the search core.
