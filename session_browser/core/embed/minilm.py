@@ -71,7 +71,29 @@ def _model_zip(package: str) -> Path:
     return path
 
 
-def _read_safetensors(data: bytes) -> dict[str, npt.NDArray[Any]]:
+def _inflate(archive: zipfile.ZipFile, name: str) -> bytearray:
+    """A member of ``archive`` inflated straight into one buffer of its size.
+
+    ``ZipFile.read`` joins chunks into a second copy: for 91 MB of weights that is the
+    difference between a 150 MB and a 290 MB peak at load.
+    """
+    size = archive.getinfo(name).file_size
+    data = bytearray(size)
+    view = memoryview(data)
+    done = 0
+    with archive.open(name) as member:
+        while done < size:
+            chunk = member.read(min(1 << 20, size - done))
+            if not chunk:
+                raise ValueError(f"{name} ends after {done} of {size} bytes")
+            view[done : done + len(chunk)] = chunk
+            done += len(chunk)
+        if member.read(1):
+            raise ValueError(f"{name} is longer than its entry says")
+    return data
+
+
+def _read_safetensors(data: bytes | bytearray) -> dict[str, npt.NDArray[Any]]:
     """The tensors of a safetensors file, as read-only arrays over ``data`` (no copy)."""
     if len(data) < 8:
         raise ValueError("too short for a safetensors file")
@@ -295,13 +317,14 @@ def load_minilm(path: Path | None = None, *, package: str = PACKAGE) -> MiniLMEm
             f"the tokenizers package is not installed: {INSTALL_HINT}"
         ) from None
     source = path if path is not None else _model_zip(package)
+    weights: bytes | bytearray
     try:
         if source.is_dir():
             weights = (source / "model.safetensors").read_bytes()
             tokenizer_json = (source / "tokenizer.json").read_text(encoding="utf-8")
         else:
             with zipfile.ZipFile(source) as archive:
-                weights = archive.read("model.safetensors")
+                weights = _inflate(archive, "model.safetensors")
                 tokenizer_json = archive.read("tokenizer.json").decode("utf-8")
         tensors = _read_safetensors(weights)
         tokenizer = Tokenizer.from_str(tokenizer_json)
