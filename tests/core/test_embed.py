@@ -93,10 +93,13 @@ def test_missing_model_package_names_the_install_command() -> None:
     assert INSTALL_HINT in message
 
 
-def test_missing_tokenizers_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("module", ["tokenizers", "threadpoolctl"])
+def test_a_missing_runtime_package_names_the_install_command(
+    monkeypatch: pytest.MonkeyPatch, module: str
+) -> None:
     # None in sys.modules is how Python marks a module that cannot be imported.
-    monkeypatch.setitem(sys.modules, "tokenizers", None)
-    with pytest.raises(EmbedderUnavailable, match="tokenizers package is not installed") as info:
+    monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(EmbedderUnavailable, match=f"{module} package is not installed") as info:
         load_minilm()
     assert INSTALL_HINT in str(info.value)
 

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -564,6 +565,37 @@ def test_loading_holds_one_copy_of_the_weights() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert int(result.stdout) < 220, result.stdout
+
+
+class _Watched(list[str]):
+    """Texts that note the BLAS thread counts each time the embedder reads a slice."""
+
+    seen: list[list[int]]
+
+    def __getitem__(self, index: Any) -> Any:
+        from threadpoolctl import threadpool_info
+
+        self.seen.append(
+            [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+        )
+        return super().__getitem__(index)
+
+
+def test_blas_runs_on_the_threads_asked_for_and_is_restored(model: MiniLMEmbedder) -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads() -> list[int]:
+        return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+
+    texts = _Watched(["a short turn"] * 40)
+    texts.seen = []
+    # Two threads around the call whatever the machine, so one thread inside is the limit.
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        assert before and all(n == 2 for n in before)
+        assert model.embed(texts).shape == (40, 384)
+        assert blas_threads() == before
+    assert texts.seen and all(threads == [1] * len(before) for threads in texts.seen)
 
 
 def test_many_texts_come_back_in_order(model: MiniLMEmbedder) -> None:
