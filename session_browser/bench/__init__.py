@@ -12,7 +12,7 @@ side by side:
   ``SqliteSessionStore``, when ``praisonaiagents`` is installed.
 
 Pi stores (``--store pi:DIR``, or ``--pi`` to build the corpus as Pi JSONL files) are measured
-with ``pi`` (:func:`session_browser.core.sources.pi.indexed.pi_index_store`) and ``pi-scan``
+with ``pi`` (:func:`session_browser.core.open.pi_index_store`) and ``pi-scan``
 (:class:`session_browser.core.sources.pi.PiStore`); PraisonAI's stores and our JSON stores do not
 read Pi files. ``--mixed`` writes half the corpus as PraisonAI JSON and half as Pi JSONL and
 measures ``group``: both opened as one :class:`session_browser.core.multi.StoreGroup`

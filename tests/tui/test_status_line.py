@@ -97,3 +97,12 @@ def test_fit_drops_the_lowest_parts_first_and_never_the_index_state() -> None:
     at_80 = fit_status(parts, 78)
     assert len(at_80) <= 78 and "index" in at_80 and "30,236 sessions" in at_80
     assert fit_status(parts, 10) == "index 45%"
+
+
+def test_every_source_kind_is_named_by_its_agent() -> None:
+    from session_browser.core.sources import SOURCES
+    from session_browser.tui.common.chrome import stores_part
+
+    for kind in SOURCES:
+        assert stores_part([kind]) != kind, kind  # a title, not the bare kind name
+    assert stores_part(["opencode", "gemini", "gemini"]) == "OpenCode + Gemini CLI ×2"

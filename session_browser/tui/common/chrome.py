@@ -47,6 +47,13 @@ KIND_TITLES = {
     "pi": "Pi",
     "claude": "Claude Code",
     "codex": "Codex",
+    "gemini": "Gemini CLI",
+    "opencode": "OpenCode",
+    "kimi": "Kimi Code CLI",
+    "aider": "Aider",
+    "cline": "Cline / Roo Code",
+    "goose": "Goose",
+    "copilot": "Copilot CLI",
     "team": "team index",
 }
 SEPARATOR = " · "
