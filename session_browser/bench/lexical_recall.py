@@ -1,7 +1,7 @@
 """An experiment, not product code: lexical recall of a session from a question in other words.
 
 Candidates are the sessions holding any content word of the question (an OR; stop and question
-words aside, :data:`~session_browser.bench.paraphrase.STOP_WORDS`), each word reduced by a light
+words aside, :data:`~session_browser.bench.stop_words.STOP_WORDS`), each word reduced by a light
 suffix stemmer (:func:`stem`). A session is scored by weighted coverage of the question's words,
 BM25-class, twice:
 
@@ -44,8 +44,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from session_browser.bench.paraphrase import STOP_WORDS
 from session_browser.bench.sessions import JSONDict, tokenize
+from session_browser.bench.stop_words import STOP_WORDS
 
 #: Suffixes stripped by :func:`stem`, longest first, with what replaces them.
 _SUFFIXES = (
