@@ -32,6 +32,8 @@ def isolated_home(
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.delenv("CODEX_HOME", raising=False)
     monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
+    monkeypatch.delenv("KIMI_SHARE_DIR", raising=False)
+    monkeypatch.delenv("GOOSE_PATH_ROOT", raising=False)
     work = root / "work"
     work.mkdir()
     monkeypatch.chdir(work)

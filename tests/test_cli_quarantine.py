@@ -6,6 +6,7 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from session_browser.cli import main
@@ -174,3 +175,29 @@ def test_salvage_output_is_never_written_into_the_session_dir(tmp_path: Path) ->
         ["quarantine", "salvage", corrupt.name, "--store", str(sessions), "-o", str(elsewhere)],
     )
     assert res.exit_code == 0 and json.loads(elsewhere.read_bytes())["session_id"] == "s1"
+
+
+@pytest.mark.parametrize("backup", ["missing", "other bytes"])
+def test_undo_refuses_a_journal_backup_missing_or_not_matching_its_hash(
+    tmp_path: Path, backup: str
+) -> None:
+    """Undo puts back only the bytes the journal recorded: a backup that is gone, or whose
+    hash is not the recorded one, stops it before any file is touched (one error line)."""
+    sessions, corrupt = _setup(tmp_path)
+    runner = CliRunner()
+    base = ["--store", str(sessions)]
+    res = runner.invoke(main, ["quarantine", "merge", corrupt.name, *base, "--yes"])
+    assert res.exit_code == 0, res.output
+    [entry] = [p for p in (data_dir() / "journal").iterdir() if p.is_dir()]
+    copies = [p for p in entry.rglob("*") if p.is_file() and p.name != "entry.json"]
+    assert copies, list(entry.rglob("*"))
+    for copy in copies:
+        if backup == "missing":
+            copy.unlink()
+        else:
+            copy.write_bytes(copy.read_bytes() + b" ")
+    before = _snap(sessions, data_dir())
+    res = runner.invoke(main, ["quarantine", "undo", "--yes"])
+    assert res.exit_code == 1
+    assert res.stderr.count("\n") == 1 and "is missing or damaged" in res.stderr
+    assert _snap(sessions, data_dir()) == before  # nothing put back, the entry kept

@@ -12,7 +12,7 @@ side by side:
   ``SqliteSessionStore``, when ``praisonaiagents`` is installed.
 
 Pi stores (``--store pi:DIR``, or ``--pi`` to build the corpus as Pi JSONL files) are measured
-with ``pi`` (:class:`session_browser.core.pi_index.PiIndexStore`) and ``pi-scan``
+with ``pi`` (:func:`session_browser.core.open.pi_index_store`) and ``pi-scan``
 (:class:`session_browser.core.sources.pi.PiStore`); PraisonAI's stores and our JSON stores do not
 read Pi files. ``--mixed`` writes half the corpus as PraisonAI JSON and half as Pi JSONL and
 measures ``group``: both opened as one :class:`session_browser.core.multi.StoreGroup`
@@ -58,4 +58,10 @@ conversations), ``corpus`` (the built store), ``queries`` (known-item queries), 
 (a phase in a fresh process), ``heavy`` (the one-message file, parallel writers), ``phases``,
 ``layout`` (the sessions measured), ``targets``, ``report``, ``harness``; ``app`` is
 ``session-browser bench-app``.
+
+``session-browser bench --questions`` measures recall by gist instead
+(:mod:`session_browser.bench.paraphrase`): 200 questions written in other words than their
+sessions (``questions.jsonl``), asked of our search, a plain session-level BM25 reference, the
+lexical-recall experiment (:mod:`session_browser.bench.lexical_recall`) and that experiment gated
+behind today's search.
 """

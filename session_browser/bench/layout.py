@@ -117,8 +117,8 @@ def corpus_stats(
             continue
         _count_session(stats, words, data)
     if pi_dir is not None:
-        from session_browser.core.pi_index import scan_pi_dir
         from session_browser.core.sources.pi import read_pi_session
+        from session_browser.core.sources.pi.source import scan_pi_dir
 
         for rel, ident in sorted(scan_pi_dir(pi_dir).items()):
             stats.files += 1
@@ -160,8 +160,8 @@ def pi_readback(pi_dir: Path, dest: Path) -> int:
     ``metadata.automated``, and the others lose their message timestamps, so the generator's
     rate rule (every message an hour) does not exclude coding sessions full of quick turns.
     Returns the count."""
-    from session_browser.core.pi_index import scan_pi_dir
     from session_browser.core.sources.pi import pi_is_automated, read_pi_session
+    from session_browser.core.sources.pi.source import scan_pi_dir
 
     dest.mkdir(parents=True, exist_ok=True)
     seen: set[str] = set()

@@ -184,8 +184,8 @@ def _target_sessions(session_dir: Path, n: int) -> list[tuple[str, Path]]:
 
 def _pi_target_sessions(pi_dir: Path, n: int) -> list[tuple[str, Path]]:
     """``n`` readable Pi sessions with turns, picked deterministically."""
-    from session_browser.core.pi_index import scan_pi_dir
     from session_browser.core.sources.pi import read_pi_session
+    from session_browser.core.sources.pi.source import scan_pi_dir
 
     def sessions() -> Iterator[tuple[str, Path]]:
         for rel in sorted(scan_pi_dir(pi_dir)):

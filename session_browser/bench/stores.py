@@ -55,9 +55,9 @@ def open_store(
 
         return DefaultSessionStore(session_dir)
     if kind == PI:
-        from session_browser.core.pi_index import PiIndexStore
+        from session_browser.core.open import pi_index_store
 
-        return PiIndexStore(session_dir, db_path=db_path, reconcile=reconcile, vault=True)
+        return pi_index_store(session_dir, db_path=db_path, reconcile=reconcile, vault=True)
     if kind == PI_SCAN:
         from session_browser.core.sources.pi import PiStore
 
@@ -74,17 +74,14 @@ def open_store(
             vault=True,
         )
     if kind in AGENT_OF:
+        from session_browser.core.open import index_store, scan_store
         from session_browser.core.sources import SOURCES
 
         source = SOURCES[AGENT_OF[kind]]
         if kind not in AGENT_KINDS:  # the scan
-            return source.scan(session_dir)
-        from session_browser.core.index.sourced import SourceIndexStore
-
+            return scan_store(source, session_dir)
         # the index the source kind opens (as the CLI and the app do), at the measured path
-        return SourceIndexStore(
-            source.source(session_dir), db_path=db_path, reconcile=reconcile, vault=True
-        )
+        return index_store(source, session_dir, reconcile, vault=True, db_path=db_path)
     if kind == PRAISON_JSON:
         from praisonaiagents.session.store import DefaultSessionStore as PraisonDefault
 
@@ -138,11 +135,11 @@ def open_ready(kind: str, args: JSONDict) -> Any:
 def group_db_paths(args: JSONDict) -> list[Path]:
     """Where the group's indexes live (the default paths in this process's cache dir)."""
     from session_browser.core.index import default_db_path
-    from session_browser.core.pi_index import default_pi_db_path
+    from session_browser.core.sources.pi.source import PiSource
 
     return [
         default_db_path(Path(args["session_dir"])),
-        default_pi_db_path(Path(args["pi_dir"])),
+        default_db_path(Path(args["pi_dir"]), PiSource.index_prefix),
     ]
 
 
@@ -153,12 +150,11 @@ def import_store(kind: str) -> None:
     elif kind == SCAN:
         import session_browser.core.store
     elif kind in (PI, GROUP):
-        import session_browser.core.pi_index
-        import session_browser.core.stores
+        import session_browser.core.open
     elif kind == PI_SCAN:
         import session_browser.core.sources.pi
     elif kind in AGENT_OF:
-        import session_browser.core.index.sourced
+        import session_browser.core.index
         import session_browser.core.sources  # noqa: F401
     else:
         import praisonaiagents.session.sqlite_store
@@ -229,9 +225,9 @@ def store_available(kind: str) -> str | None:
     """None when the store can be imported, else why not."""
     modules = {
         OURS: "session_browser.core.index",
-        PI: "session_browser.core.pi_index",
+        PI: "session_browser.core.open",
         PI_SCAN: "session_browser.core.sources.pi",
-        GROUP: "session_browser.core.pi_index",
+        GROUP: "session_browser.core.open",
         **{k: "session_browser.core.sources" for k in AGENT_OF},
     }
     if kind in modules:

@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "push": "session_browser.cli.team_cmds:push",
     "doctor": "session_browser.cli.doctor_cmd:doctor",
     "mcp": "session_browser.cli.mcp_cmd:mcp",
+    "forget": "session_browser.cli.forget_cmd:forget",
 }
 
 
@@ -124,7 +125,9 @@ class LazyGroup(click.Group):
     "'pi:DIR' (Pi), 'claude:DIR' (Claude Code transcripts; 'claude:' alone: "
     "~/.claude/projects), 'codex:DIR' (Codex CLI rollouts; 'codex:' alone: "
     "~/.codex/sessions), 'gemini:DIR' (Gemini CLI chats; 'gemini:' alone: ~/.gemini/tmp), "
-    "'opencode:DIR' (OpenCode; 'opencode:' alone: ~/.local/share/opencode). Default: "
+    "'opencode:DIR' (OpenCode; 'opencode:' alone: ~/.local/share/opencode), 'kimi:DIR' "
+    "(Kimi Code CLI; 'kimi:' alone: ~/.kimi/sessions), 'aider:DIR', 'cline:DIR', 'goose:DIR', "
+    "'copilot:DIR'. Default: "
     "./.praisonai/sessions (if present), the global store, and the agents' sessions that "
     "are present.",
 )

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import click
 
-from session_browser.bench.app import BenchAppError, BenchAppOptions, format_report, run_bench_app
+from session_browser.bench.app import (
+    BenchAppError,
+    BenchAppIncomplete,
+    BenchAppOptions,
+    format_incomplete,
+    format_report,
+    run_bench_app,
+)
 from session_browser.cli.bench_options import (
     amount_option,
     count_option,
@@ -56,6 +63,13 @@ from session_browser.core.text import printable
     help="Also type this query after the known-item ones (repeatable); one that errors or "
     "finds nothing fails the search target.",
 )
+@click.option(
+    "--wait-limit",
+    type=click.FloatRange(min=0.1),
+    default=None,
+    help="The ceiling of every wait for the app, in seconds (default: each wait its own, at "
+    "most 300); a wait that passes it ends the run with what the phases before measured.",
+)
 @no_sgd_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def bench_app(
@@ -65,6 +79,7 @@ def bench_app(
     big_messages: int,
     key_delay: float,
     extra_queries: tuple[str, ...],
+    wait_limit: float | None,
     no_sgd: bool,
     as_json: bool,
 ) -> None:
@@ -86,6 +101,7 @@ def bench_app(
         key_delay=key_delay,
         extra_queries=extra_queries,
         sgd=not no_sgd,
+        wait_limit=wait_limit,
     )
 
     def say(message: str) -> None:
@@ -94,6 +110,11 @@ def bench_app(
 
     try:
         report = run_bench_app(opts, say=say)
+    except BenchAppIncomplete as stopped:  # what finished is printed, then the exit is 1
+        click.echo(
+            json.dumps(stopped.to_json(), indent=2) if as_json else format_incomplete(stopped)
+        )
+        sys.exit(1)
     except (BenchAppError, OSError) as exc:
         fail(printable(str(exc), one_line=True))
     if as_json:

@@ -40,8 +40,10 @@ def store_option(func: F) -> F:
         "'claude:DIR' (Claude Code transcripts; 'claude:' alone: ~/.claude/projects), "
         "'codex:DIR' (Codex CLI rollouts; 'codex:' alone: ~/.codex/sessions), 'gemini:DIR' "
         "(Gemini CLI chats; 'gemini:' alone: ~/.gemini/tmp), 'opencode:DIR' (OpenCode; "
-        "'opencode:' alone: ~/.local/share/opencode). Default: ./.praisonai/sessions (if "
-        "present), the global store, and the agents' sessions that are present.",
+        "'opencode:' alone: ~/.local/share/opencode), 'kimi:DIR' (Kimi Code CLI; 'kimi:' "
+        "alone: ~/.kimi/sessions), 'aider:DIR', 'cline:DIR', 'goose:DIR', 'copilot:DIR'. "
+        "Default: ./.praisonai/sessions (if present), the global store, and the agents' "
+        "sessions that are present.",
     )(func)
 
 
@@ -87,22 +89,21 @@ def group_from(ctx: click.Context, stores: tuple[str, ...], *, indexed: bool = F
 def _team_group(ctx: click.Context, stores: tuple[str, ...]) -> StoreGroup | None:
     """The team index (``--index URL`` or ``SESSION_BROWSER_INDEX_URL``) as a group of one
     store, unless this command names local stores with ``--store``."""
-    from session_browser.core.pgindex.conn import PgIndexError, index_url, is_index_url
+    from session_browser.core.open import open_team, team_url
+    from session_browser.core.pgindex.conn import PgIndexError
 
     if stores:
         return None
     obj = ctx.find_root().obj
-    url = index_url(obj.get("index") if isinstance(obj, dict) else None)
-    if url is None or not is_index_url(url):
+    url = team_url(obj.get("index") if isinstance(obj, dict) else None)
+    if url is None:
         return None
-    from session_browser.core.pgindex.store import PgIndexStore
-
     try:
-        store = PgIndexStore(url)
+        group = open_team(url)
     except PgIndexError as exc:
         fail(str(exc))
-    ctx.call_on_close(store.close)
-    return StoreGroup([store])
+    ctx.call_on_close(group.close)
+    return group
 
 
 def progress_printer(label: str, enabled: bool) -> Callable[[int, int], None] | None:

@@ -12,10 +12,12 @@ from rich.text import Text
 
 from session_browser.core import recall
 from session_browser.core.compat import CompatReads
+from session_browser.core.explaining import explain_lines
 from session_browser.core.files import SessionFileError
 from session_browser.core.model import JSONDict, SessionData, SessionHit, content_text
 from session_browser.core.multi import RecallStore, resume_of
-from session_browser.core.pgindex.store import CopyNotChosen, PgIndexStore, origin_label
+from session_browser.core.pgindex.engine import origin_label
+from session_browser.core.pgindex.store import CopyNotChosen, PgIndexStore
 from session_browser.core.resume_line import ResumeLine, ResumeRefused
 from session_browser.core.text import printable, shown_id
 
@@ -67,7 +69,7 @@ def _message_line(
     return line
 
 
-def _print_hit(n: int, hit: SessionHit, *, origin: bool = False) -> None:
+def _print_hit(n: int, hit: SessionHit, *, origin: bool = False, explain: bool = False) -> None:
     out = console()
     head = Text()
     head.append(f"{n}. ", style="bold")
@@ -86,6 +88,9 @@ def _print_hit(n: int, hit: SessionHit, *, origin: bool = False) -> None:
         idline.append_text(safe(hit.store))
     out.print(idline, overflow="fold")
     out.print(Text("   ") + safe(hit.snippet), overflow="ellipsis", crop=True)
+    if explain:
+        for line in explain_lines(hit):
+            out.print(Text("   ") + safe(line), overflow="fold")
     out.print()
 
 
@@ -110,6 +115,11 @@ WINDOW_HELP = "Messages to show on each side of the anchor."
     help="relevance (BM25, phrase and proximity boosts; the default with the index) or "
     "classic (the documented substring heuristic; the default with --no-index).",
 )
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Under each hit, why it scored so: the factors and how they make its score.",
+)
 @index_option
 @store_option
 @json_option
@@ -120,6 +130,7 @@ def search(
     limit: int,
     window: int,
     ranking: str | None,
+    explain: bool,
     no_index: bool,
     stores: tuple[str, ...],
     as_json: bool,
@@ -165,7 +176,7 @@ def search(
     else:
         origin = any(isinstance(s, PgIndexStore) for s in group.stores)
         for n, hit in enumerate(hits, 1):
-            _print_hit(n, hit, origin=origin)
+            _print_hit(n, hit, origin=origin, explain=explain)
     if not hits:
         ctx.exit(SEARCH_NO_MATCH_STATUS)
 

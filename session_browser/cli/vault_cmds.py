@@ -13,6 +13,7 @@ import click
 from session_browser.core.text import parse_size, printable, shown_id
 from session_browser.core.vault import Vault, VaultError, Version, default_vault_dir
 from session_browser.core.vault.parts import parts_size
+from session_browser.core.vault.reading import version_turns
 from session_browser.core.vault.store import catalog_guard
 
 from .common import echo_json, fail, json_option, os_error_text
@@ -62,7 +63,8 @@ def _row(vault: Vault, number: int, v: Version) -> dict[str, object]:
         "size": v.size + parts_bytes,  # with its subagent files
         "subagent_files": parts,
         "subagent_bytes": parts_bytes,
-        "messages": v.messages,
+        # Counted as the viewer counts them (not the rows the index keeps of it).
+        "turns": version_turns(vault, v),
         "source": v.source,
         "path": v.path,
         "sha256": v.sha256,
@@ -121,7 +123,7 @@ def status(as_json: bool) -> None:
 @json_option
 def log(session_id: str, as_json: bool) -> None:
     """The versions kept of one session, oldest first (numbered for 'restore --version');
-    a size counts the session's subagent files too."""
+    a size counts the session's subagent files too, a count of turns is the viewer's."""
     with _open() as v:
         rows = [_row(v, i, version) for i, version in enumerate(_versions(v, session_id), 1)]
     if as_json:
@@ -129,11 +131,11 @@ def log(session_id: str, as_json: bool) -> None:
         return
     for row in rows:
         gone = f"  gone since {row['gone_at']}" if row["gone_at"] else ""
-        messages = "?" if row["messages"] is None else row["messages"]
+        turns = "?" if row["turns"] is None else f"{row['turns']:,}"
         subs = f" (with {row['subagent_files']} subagent files)" if row["subagent_files"] else ""
         click.echo(
             f"{row['version']:>3}  {row['seen']}  {row['size']:>12,} bytes{subs}"
-            f"  {messages} messages  {click.style(_line(row['path']), bold=True)}{gone}"
+            f"  {turns} turns  {click.style(_line(row['path']), bold=True)}{gone}"
         )
 
 

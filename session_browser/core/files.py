@@ -733,3 +733,13 @@ def iter_session_files(session_dir: Path) -> Iterator[tuple[Path, os.stat_result
             except OSError:
                 continue
             yield Path(entry.path), st
+
+
+SHADOW_MARK = "#v"  # index name of the turns a rewrite dropped: "<file>#v<version id>"
+
+
+def live_file(name: str) -> str:
+    """The file an index name stands for: ``name`` itself, or for the turns a rewrite
+    dropped (``<file>#v<version id>``) the file they were dropped from."""
+    head, mark, tail = name.rpartition(SHADOW_MARK)
+    return head if mark and tail.isdigit() else name

@@ -1,10 +1,10 @@
 """Several stores read as one (project store + global store, ``--store`` repeated, Pi).
 
 Session ids are de-duplicated: the first store that holds an id wins, in the order given.
-Indexed stores (:class:`~session_browser.core.index.SqliteSessionStore`, and
-:class:`~session_browser.core.pi_index.PiIndexStore` over Pi files) are used through their
-richer API when present (``ranking``, :meth:`StoreGroup.search_ex`, ``browse``/``count``,
-indexing progress); plain stores answer with the classic heuristic and a scan.
+Indexed stores (:class:`~session_browser.core.index.SqliteSessionStore` over any source, the
+team index) are used through their richer API when present (``ranking``,
+:meth:`StoreGroup.search_ex`, ``browse``/``count``, indexing progress); plain stores answer
+with the classic heuristic and a scan.
 
 Ranking across stores: under ``relevance`` every indexed store scores with the SAME collection
 statistics (messages, mean length and each term's document frequency summed over the stores,
@@ -18,54 +18,24 @@ them to the hits and leaves the other words to the heuristic).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from . import recall
 from .model import JSONDict, SessionData, SessionHit, SessionSummary
 from .notes import FUZZY, code_of
+from .protocols import RecallStore as RecallStore
 from .resume_line import COMMANDS, Resume, session_resume
 
 if TYPE_CHECKING:
     from .index import Cancelled, CorpusStats, SearchResult, SqliteSessionStore
     from .pgindex.store import PgIndexStore
     from .query import ParsedQuery
-
-
-class RecallStore(Protocol):
-    """What a store offers to recall and to the viewer (every store implements it)."""
-
-    source_kind: str  # what wrote its sessions (a key of the sources table, or "team")
-
-    @property
-    def label(self) -> str: ...
-
-    def projection(self, session_id: str, *, include_hidden: bool = False) -> list[JSONDict]:
-        """The whole archived+active projection of a session in the public message shape
-        (``KeyError`` when missing); ``include_hidden``: with the parts the source keeps
-        apart (tool calls and results, reasoning) in ``metadata.hidden``, where it has any."""
-        ...
-
-    def search_candidates(
-        self, query: str, *, window: int = 5, language: bool = False
-    ) -> list[recall.Candidate]: ...
-
-    def window(
-        self, session_id: str, around_message_id: Any = None, *, window: int = 5
-    ) -> list[JSONDict]: ...
-
-    def summaries(self) -> list[SessionSummary]: ...
-
-    def session_exists(self, session_id: str) -> bool: ...
-
-    def get_session(self, session_id: str) -> SessionData: ...
-
-    def recent(self, *, limit: int = 10) -> list[SessionSummary]: ...
-
-    def session_path(self, session_id: str) -> Path | None: ...
 
 
 def index_of(store: RecallStore) -> SqliteSessionStore | PgIndexStore | None:
@@ -76,6 +46,41 @@ def index_of(store: RecallStore) -> SqliteSessionStore | PgIndexStore | None:
     from .pgindex.store import PgIndexStore
 
     return store if isinstance(store, SqliteSessionStore | PgIndexStore) else None
+
+
+def files_fingerprint(store: RecallStore) -> int:
+    """One number for the (name, size, mtime_ns, inode) of every session file of a store
+    without a local index: it changes when a file is added, changed or removed. One
+    ``stat`` a file, no reading. 0 for a store whose files are not looked at (a local
+    index, which says itself what changed; the team index; another agent's files scanned)."""
+    from .index import SqliteSessionStore
+    from .sources import PiStore
+    from .store import DefaultSessionStore
+
+    if isinstance(store, PiStore):
+        return hash(
+            frozenset(
+                (str(p), st.st_size, st.st_mtime_ns, st.st_ino) for p, st in store.session_files()
+            )
+        )
+    if (
+        isinstance(store, SqliteSessionStore)  # a virtual DefaultSessionStore
+        or not isinstance(store, DefaultSessionStore)
+        or not str(store.session_dir)
+    ):
+        return 0
+    found: set[tuple[str, int, int, int]] = set()
+    try:
+        with os.scandir(store.session_dir) as entries:
+            for entry in entries:
+                if entry.name.startswith(".") or not entry.name.endswith(".json"):
+                    continue
+                with contextlib.suppress(OSError):
+                    st = entry.stat()
+                    found.add((entry.name, st.st_size, st.st_mtime_ns, st.st_ino))
+    except OSError:
+        return 0
+    return hash(frozenset(found))
 
 
 def resume_of(
@@ -341,6 +346,19 @@ class StoreGroup:
         Setting ``cancel`` stops them (what is indexed so far stays indexed)."""
         indexes = [i for i in map(index_of, self.stores) if i is not None]
         return [i.start_reconcile(cancel=cancel) for i in indexes]
+
+    def local_indexes(self) -> list[SqliteSessionStore]:
+        """The local indexes of the group: they reconcile with their files and say what
+        changed (:meth:`~session_browser.core.index.SqliteSessionStore.changed_since`)."""
+        from .index import SqliteSessionStore
+
+        return [s for s in self.stores if isinstance(s, SqliteSessionStore)]
+
+    def plain_stores(self) -> list[RecallStore]:
+        """The stores without a local index: their files are compared at each look
+        (:func:`files_fingerprint`)."""
+        local = set(map(id, self.local_indexes()))
+        return [s for s in self.stores if id(s) not in local]
 
     def close(self) -> None:
         for store in self.stores:

@@ -73,6 +73,13 @@ def project(data: JSONDict) -> list[JSONDict]:
     return merged
 
 
+def turn_count(data: JSONDict) -> int:
+    """How many turns a session dict has: the entries of its projection (:func:`project`),
+    the ones the viewer numbers ``#0``.. and counts ("9 of 344"). The one rule every count
+    of turns shown follows (``vault log`` too), whatever the index keeps rows for."""
+    return len(project(data))
+
+
 def view(messages: Sequence[JSONDict], index: int) -> JSONDict:
     """The public shape of projection entry ``index``."""
     msg = messages[index]

@@ -43,6 +43,21 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("email", re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")),
 )
 
+# What each pattern's match must contain (checked first: most text holds none of them, and
+# a plain substring test costs far less than the pattern); bearer: "bearer " in any case.
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "private_key": ("-----BEGIN ",),
+    "api_key": ("sk-",),
+    "github_token": ("gh", "github_pat_"),
+    "aws_access_key": ("AKIA", "ASIA"),
+    "slack_token": ("xox",),
+    "google_api_key": ("AIza",),
+    "jwt": ("eyJ",),
+    "bearer_token": (),
+    "secret": (":", "="),
+    "email": ("@",),
+}
+
 PLACEHOLDER_PREFIX = "[REDACTED:"
 _PLACEHOLDER = re.compile(rb"\[REDACTED:[a-z_]+\]")
 
@@ -73,7 +88,15 @@ class Redactor:
 
     def text(self, text: str) -> str:
         """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]``."""
+        lowered: str | None = None
         for kind, pattern in _PATTERNS:
+            needs = _NEEDS[kind]  # a pattern whose literal part is absent cannot match
+            if kind == "bearer_token":
+                lowered = text.lower() if lowered is None else lowered
+                if "bearer " not in lowered:
+                    continue
+            elif not any(n in text for n in needs):
+                continue
             if kind == "secret":
                 text = pattern.sub(self._secret, text)
                 continue

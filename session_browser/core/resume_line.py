@@ -2,8 +2,9 @@
 
 The line is built from what wrote the session (its source kind), its id and its dir, never
 from anything stored with the session: a transcript, a PraisonAI session's metadata or a
-session pushed to the team index by someone else does not choose what runs. Claude Code, Codex
-and Gemini CLI have a resume command; the other kinds have none (:func:`resume_line` gives None).
+session pushed to the team index by someone else does not choose what runs. The kinds in
+:data:`COMMANDS` have a resume command; the other kinds have none (:func:`resume_line` gives
+None).
 
 A pasted line must run exactly the command it shows, so a value a shell or a terminal would
 act on is refused, with the reason, rather than quoted:
@@ -23,7 +24,11 @@ its value, so its line is ``claude --resume <id>`` and the UUID check alone keep
 Gemini CLI's ``--resume`` is a string option (yargs) that takes ``latest``, an index or a session
 UUID and finds the session among the chats of the dir it runs in: ``cd <dir> && gemini --resume
 <id>``, the UUID check again keeping the id a value. OpenCode's ``--session`` (yargs) takes
-its ``ses_...`` id: ``cd <dir> && opencode --session <id>``.
+its ``ses_...`` id: ``cd <dir> && opencode --session <id>``. Kimi Code CLI's ``--session``
+(typer; without a value it opens a picker) takes a session UUID and looks for it among the
+sessions of the dir it runs in: ``cd <dir> && kimi --session <id>``. GitHub Copilot CLI's
+``--resume [sessionId]`` takes a session UUID: ``cd <dir> && copilot --resume <id>``. Goose's
+``session --resume --session-id <id>`` (clap) takes its ``YYYYMMDD_N`` id.
 """
 
 from __future__ import annotations
@@ -33,18 +38,38 @@ import shlex
 import unicodedata
 from dataclasses import dataclass
 
-#: The source kinds that have a resume command, and how their line starts before the id.
-COMMANDS: dict[str, str] = {
-    "claude": "claude --resume",
-    "codex": "codex resume --",
-    "gemini": "gemini --resume",
-    "opencode": "opencode --session",
+
+@dataclass(frozen=True)
+class ResumeCommand:
+    """How an agent's resume line starts before the id (``command``), and the agent's name."""
+
+    agent: str
+    command: str
+
+
+#: The source kinds that have a resume command.
+COMMANDS: dict[str, ResumeCommand] = {
+    "claude": ResumeCommand("Claude Code", "claude --resume"),
+    "codex": ResumeCommand("Codex", "codex resume --"),
+    "gemini": ResumeCommand("Gemini CLI", "gemini --resume"),
+    "opencode": ResumeCommand("OpenCode", "opencode --session"),
+    "kimi": ResumeCommand("Kimi Code CLI", "kimi --session"),
+    "copilot": ResumeCommand("GitHub Copilot CLI", "copilot --resume"),
+    "goose": ResumeCommand("Goose", "goose session --resume --session-id"),
 }
+
+
+def resume_agents() -> str:
+    """The agents that have a resume command, for a sentence (``A, B and C``)."""
+    names = [c.agent for c in COMMANDS.values()]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 #: The kinds whose session ids are no UUIDs: (their id's form, what it is called).
 IDS: dict[str, tuple[re.Pattern[str], str]] = {
     "opencode": (re.compile(r"ses_[0-9A-Za-z]{8,64}"), "an OpenCode session id (ses_...)"),
+    "goose": (re.compile(r"[0-9]{8}_[0-9]{1,9}"), "a Goose session id (YYYYMMDD_N)"),
 }
 
 
@@ -91,9 +116,10 @@ def resume_line(kind: str, session_id: str, cwd: str | None) -> Resume | None:
     """The line that resumes session ``session_id`` of source kind ``kind`` in dir ``cwd``
     (None or empty: no ``cd``); a refusal that says why; None when ``kind`` has no resume
     command."""
-    command = COMMANDS.get(kind)
-    if command is None:
+    entry = COMMANDS.get(kind)
+    if entry is None:
         return None
+    command = entry.command
     bad = unsafe_character(session_id)
     if bad is not None:
         return ResumeRefused(f"the session id holds {bad}")

@@ -1,7 +1,8 @@
 """The app's remembered choices (theme, Recent's sort, compact rows, the viewer's context
-level), which sources the vault leaves alone and the team index's URL (``index_url``,
-written by hand): ``settings.json`` in
-our config dir (next to ``keymap.toml``), 0600 in a 0700 dir, written atomically.
+level), which sources the vault leaves alone, the team index's URL (``index_url``, written
+by hand) and the dirs whose Aider chat histories are read (``aider_roots``, by hand):
+``settings.json`` in our config dir (next to ``keymap.toml``), 0600 in a 0700 dir, written
+atomically.
 
 Plain data kept in the core, so that the app itself writes no file.
 
@@ -31,6 +32,11 @@ class Settings:
     # Source kinds whose files the vault does not keep (``"vault_off": ["codex"]``).
     vault_off: list[str] = field(default_factory=list)
     index_url: str | None = None  # the team index (postgresql://...), set by hand
+    # The dirs (repos, or dirs of repos) whose Aider chat histories are read (``aider:``).
+    aider_roots: list[str] = field(default_factory=list)
+    # Keep only redacted copies (the export's rules) in the index, the vault and the team
+    # index (``"redact_kept": true``, set by hand).
+    redact_kept: bool = False
 
 
 def settings_path() -> Path:
@@ -60,6 +66,11 @@ def load_settings(path: Path | None = None) -> Settings:
     context = data.get("context")
     if isinstance(context, int) and not isinstance(context, bool) and 0 <= context < 100:
         out.context = context
+    roots = data.get("aider_roots")
+    if isinstance(roots, list):
+        out.aider_roots = [r for r in roots if isinstance(r, str) and r.strip()]
+    if data.get("redact_kept") is True:
+        out.redact_kept = True
     off = data.get("vault_off")
     if isinstance(off, list):
         out.vault_off = [k for k in off if isinstance(k, str)]
@@ -81,5 +92,9 @@ def save_settings(settings: Settings, path: Path | None = None) -> None:
     data = asdict(settings)
     if data["index_url"] is None:  # only written when set (by hand)
         del data["index_url"]
+    if not data["aider_roots"]:
+        del data["aider_roots"]
+    if not data["redact_kept"]:  # (likewise)
+        del data["redact_kept"]
     payload = json.dumps(data, indent=2, sort_keys=True).encode("utf-8")
     atomic_write_bytes(path, payload + b"\n")

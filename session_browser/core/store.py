@@ -241,6 +241,11 @@ class DefaultSessionStore(PraisonAICompat, metaclass=abc.ABCMeta):
     def label(self) -> str:
         return str(self.session_dir)
 
+    def skipped_names(self) -> list[str]:
+        """The names of the files an index over this store could not read: none (the JSON
+        store keeps no index; an indexed store names them)."""
+        return []
+
     def session_path(self, session_id: str) -> Path:
         """The file of ``session_id`` (a hostile id cannot leave the session dir)."""
         return self.session_dir / session_file_name(session_id)

@@ -30,6 +30,7 @@ from session_browser.core.paths import config_dir
 from session_browser.core.settings import load_settings, save_settings
 from session_browser.tui.backend import Backend, IndexState, LiveChanges, release_free_memory
 from session_browser.tui.commands import ActionsProvider
+from session_browser.tui.common.chrome import SEPARATOR, StatusPart, stores_part
 from session_browser.tui.common.confirm import ConfirmScreen
 from session_browser.tui.common.errors import ReportsWorkerErrors
 from session_browser.tui.common.explain import TextScreen
@@ -109,6 +110,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         Binding("f9", "saved_searches", "Saved searches", show=False, id="app.saved"),
         Binding("ctrl+o", "open_in_pager", "Open in $PAGER", show=False, id="app.pager"),
         Binding("ctrl+y", "copy_session_id", "Copy session id", show=False, id="app.copy_id"),
+        Binding("ctrl+d", "forget_session", "Forget session…", show=False, id="app.forget"),
         Binding("ctrl+g", "cancel_index", "Cancel index build", id="app.cancel_index"),
         # The same key (and id, so a keymap moves both) when no build runs: it says so, and
         # the footer does not offer a cancel there is nothing to cancel.
@@ -131,6 +133,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         animate: bool = True,
         show_timings: bool = True,
         missing_stores: list[str] | None = None,
+        store_title: str | None = None,
     ) -> None:
         super().__init__()
         # Off in snapshot tests: a measured duration would change the picture run to run.
@@ -138,6 +141,8 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self.backend = backend
         self.store_labels = store_labels or backend.store_paths()
         self.missing_stores = list(missing_stores or [])
+        # What the status line calls the stores (None: their kinds, "PraisonAI ×2 + Pi").
+        self.store_title = store_title
         # None: the live clock (relative ages stay right in a long-running app); tests fix it.
         self._fixed_now = now
         # An indexed store builds from the start: until the first progress read, say so
@@ -171,6 +176,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self._held_keys: deque[events.Event] = deque()
         self._key_timer: Any = None
         self.vault_note = ""  # the status line's vault segment (read by a worker)
+        self.status_parts: tuple[StatusPart, ...] = ()  # what status_text is made of
         self._vault_reads = 0  # reads of it asked for: only the last one's answer is shown
         if keymap is None:
             try:
@@ -597,24 +603,29 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         return True
 
     def _set_status(self) -> None:
-        stores = " + ".join(printable(s, one_line=True) for s in self.store_labels)
-        parts = [f"store: {stores}"]
+        """The status line's parts (:class:`StatusPart`; each screen's line fits them to its
+        width) and their whole text (:attr:`status_text`)."""
+        parts: list[StatusPart] = []
         if self.session_count is not None:
             n = self.session_count
             # While a build lists the files the count is of the indexed ones; once listed,
             # the files not indexed yet are counted (and listed) too.
             listing = self.index_state.mode == "building" and not self.index_state.total
-            so_far = " indexed so far" if listing else ""
-            parts.append(f"{n:,} session{'s' if n != 1 else ''}{so_far}")
+            count = f"{n:,} session{'s' if n != 1 else ''}"
+            so_far = f"{count} indexed so far" if listing else count
+            parts.append(StatusPart(so_far, count, rank=3))
+        state = self.index_state
+        parts.append(StatusPart(state.describe(), state.describe_short(), rank=4, droppable=False))
         if self.skipped_files:
             k = self.skipped_files
-            parts.append(
-                f"{k:,} file{'s' if k != 1 else ''} skipped — session-browser index status"
-            )
-        parts.append(self.index_state.describe())
+            files = f"{k:,} file{'s' if k != 1 else ''} skipped"
+            parts.append(StatusPart(f"{files} — session-browser index status", files, rank=2))
+        stores = self.store_title or stores_part([s.source_kind for s in self.backend.stores])
+        parts.append(StatusPart(printable(stores, one_line=True), rank=1))
         if self.vault_note:
-            parts.append(self.vault_note)
-        self.status_text = " · ".join(parts)
+            parts.append(StatusPart(self.vault_note, rank=0))
+        self.status_parts = tuple(parts)
+        self.status_text = SEPARATOR.join(p.text for p in parts)
 
     def empty_text(self) -> Text:
         text = Text(end="")
@@ -826,6 +837,66 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             return
         self.copy_to_clipboard(held[0])
         self.notify(f"Copied the session id {held[0]}.", timeout=3)
+
+    def action_forget_session(self) -> None:
+        """Forget the session in hand (viewer or Recent): what goes where is asked first."""
+        held = self.session_in_hand()
+        if held is None:
+            self.notify("No session here: pick one in a list first.", timeout=3)
+            return
+        self._plan_forget(held[0])
+
+    @work(thread=True, exclusive=True, group="forget", exit_on_error=False)
+    def _plan_forget(self, session_id: str) -> None:
+        from session_browser.core.forget.plan import ForgetError, plan
+        from session_browser.core.pgindex.conn import PgIndexError, index_url
+
+        try:
+            found = plan([session_id], team_url=index_url())
+        except (ForgetError, PgIndexError, OSError) as exc:
+            self.call_from_thread(self.notify, str(exc), severity="error")
+            return
+        self.call_from_thread(self._confirm_forget, session_id, found)
+
+    def _confirm_forget(self, session_id: str, found: Any) -> None:
+        from session_browser.tui.common.forget import forget_body
+
+        if found.empty:
+            self.notify(f"Nothing we keep holds session {session_id}.", timeout=4)
+            return
+
+        def answered(ok: bool | None) -> None:
+            if ok:
+                self._forget(session_id, found)
+            else:
+                self.notify("Cancelled; nothing changed.", timeout=3)
+
+        title = f"Forget session {printable(session_id, one_line=True)}?"
+        self.push_screen(ConfirmScreen(title, forget_body(found), yes="Forget"), answered)
+
+    @work(thread=True, exclusive=True, group="forget", exit_on_error=False)
+    def _forget(self, session_id: str, found: Any) -> None:
+        import sqlite3
+
+        from session_browser.core.forget.plan import carry_out
+        from session_browser.core.pgindex.conn import PgIndexError
+        from session_browser.core.vault.store import VaultError
+
+        try:
+            done = carry_out(found)
+        except (sqlite3.Error, VaultError, PgIndexError, OSError) as exc:
+            self.call_from_thread(
+                self.notify, f"Forget stopped: {exc}; run it again.", severity="error"
+            )
+            return
+        self.backend.refresh()
+        self.call_from_thread(self._forgotten, session_id, len(done.lines))
+
+    def _forgotten(self, session_id: str, places: int) -> None:
+        if isinstance(self.screen, ViewerScreen) and self.screen.session_id == session_id:
+            self.pop_screen()
+        self.notify(f"Forgot session {session_id} in {places} place(s).", timeout=5)
+        self._refresh_lists(recent=True)
 
     def action_copy_session_path(self) -> None:
         found = self._session_file()

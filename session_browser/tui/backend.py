@@ -8,9 +8,7 @@ and returns plain data.
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -21,18 +19,22 @@ from typing import cast
 from session_browser.core import recall
 from session_browser.core.actions.rescue import writable_stores
 from session_browser.core.index import SqliteSessionStore
-from session_browser.core.index.results import SearchResult
 from session_browser.core.model import JSONDict, SessionSummary
-from session_browser.core.multi import RecallStore, StoreGroup, index_of, resume_of
+from session_browser.core.multi import (
+    RecallStore,
+    StoreGroup,
+    files_fingerprint,
+    index_of,
+    resume_of,
+)
 from session_browser.core.notes import INDEX_FAILED, code_of
+from session_browser.core.open import open_stores, open_team
 from session_browser.core.pgindex.conn import is_index_url
 from session_browser.core.pgindex.store import PgIndexStore
 from session_browser.core.quarantine import list_items
 from session_browser.core.query import QueryError
 from session_browser.core.resume_line import Resume
-from session_browser.core.sources import PiStore
-from session_browser.core.store import DefaultSessionStore
-from session_browser.core.stores import open_stores
+from session_browser.core.search.results import SearchResult
 from session_browser.core.vault import VaultDamaged, VaultError, Version
 from session_browser.core.vault.reading import kept_versions, load_session
 
@@ -73,6 +75,18 @@ class IndexState:
         if self.mode == "ready":
             return "index ready"
         return "scanning files (no index)"
+
+    def describe_short(self) -> str:
+        """:meth:`describe` for a narrow status line."""
+        if self.mode == "building":
+            if self.total <= 0:
+                return "index: checking"
+            return f"index {int(self.done * 100 / self.total)}%"
+        if self.mode == "cancelled":
+            return f"index stopped at {self.done:,}/{self.total:,}"
+        if self.error:
+            return "index build failed"
+        return "index ready" if self.mode == "ready" else "no index"
 
 
 @dataclass
@@ -162,9 +176,7 @@ class Backend:
             return StoreGroup([])
         if self.dirs is not None and len(self.dirs) == 1 and is_index_url(self.dirs[0]):
             # the team index (PostgreSQL): read-only, searched and read like an index
-            from session_browser.core.pgindex.store import PgIndexStore
-
-            return StoreGroup([PgIndexStore(self.dirs[0])])
+            return open_team(self.dirs[0])
         if indexed:
             # No build here: the app starts it in the background (start_index), so the
             # first paint never waits for it.
@@ -247,51 +259,14 @@ class Backend:
 
     def _live_stores(self) -> list[SqliteSessionStore]:
         """The local indexes: they reconcile with their files and say what changed."""
-        return [s for s in self.stores if isinstance(s, SqliteSessionStore)]
-
-    def _plain_stores(self) -> list[RecallStore]:
-        """The stores without a local index: their files are compared at each look."""
-        return [s for s in self.stores if not isinstance(s, SqliteSessionStore)]
-
-    @staticmethod
-    def files_hash(store: RecallStore) -> int:
-        """One number for the (name, size, mtime_ns, inode) of every session file of a store
-        without an index: it changes when a file is added, changed or removed. One ``stat``
-        a file, no reading. 0 for a store whose files are not looked at (the team index,
-        another agent's files scanned)."""
-        if isinstance(store, PiStore):
-            return hash(
-                frozenset(
-                    (str(p), st.st_size, st.st_mtime_ns, st.st_ino)
-                    for p, st in store.session_files()
-                )
-            )
-        if (
-            isinstance(store, SqliteSessionStore)  # a virtual DefaultSessionStore
-            or not isinstance(store, DefaultSessionStore)
-            or not str(store.session_dir)
-        ):
-            return 0
-        session_dir = store.session_dir
-        found: set[tuple[str, int, int, int]] = set()
-        try:
-            with os.scandir(session_dir) as entries:
-                for entry in entries:
-                    if entry.name.startswith(".") or not entry.name.endswith(".json"):
-                        continue
-                    with contextlib.suppress(OSError):
-                        st = entry.stat()
-                        found.add((entry.name, st.st_size, st.st_mtime_ns, st.st_ino))
-        except OSError:
-            return 0
-        return hash(frozenset(found))
+        return self.group.local_indexes()
 
     def _plain_changed(self) -> bool:
         """Whether the files of a store without an index were added, changed or removed
         since the last look (the first look only records them)."""
         changed = False
-        for store in self._plain_stores():
-            now = self.files_hash(store)
+        for store in self.group.plain_stores():
+            now = files_fingerprint(store)
             before = self._identities.get(id(store))
             self._identities[id(store)] = now
             if before is not None and before != now:

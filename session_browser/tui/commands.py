@@ -43,6 +43,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("Open session in $EDITOR", "The session's file", "app.open_in_editor"),
     Command("Copy session id", "The session in hand (Ctrl+Y)", "app.copy_session_id"),
     Command("Copy session file path", "The session's file", "app.copy_session_path"),
+    Command(
+        "Forget this session…",
+        "Erase it from every copy we keep, after saying where (Ctrl+D)",
+        "app.forget_session",
+    ),
     Command("Explain hit score", "Why the hit scored so (e)", "screen.explain_hit", "MainScreen"),
     Command(
         "Sort recent sessions",

@@ -96,7 +96,11 @@ def _run(stores: list[str], *, labels: list[str] | None, vault: bool) -> int:
         return _error(str(exc))
     try:
         app = SessionBrowserApp(
-            backend, store_labels=labels or found_labels, missing_stores=missing
+            backend,
+            store_labels=labels or found_labels,
+            missing_stores=missing,
+            # the demo's store is named as such on the status line; others by their kinds
+            store_title=labels[0] if labels else None,
         )
         result = app.run()
         return int(result or 0) if app.return_code is None else int(app.return_code)

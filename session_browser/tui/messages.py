@@ -6,9 +6,9 @@ from typing import Any
 
 from textual.message import Message
 
-from session_browser.core.index.results import SearchResult
 from session_browser.core.model import SessionSummary
 from session_browser.core.resume_line import Resume
+from session_browser.core.search.results import SearchResult
 from session_browser.tui.backend import IndexState
 
 

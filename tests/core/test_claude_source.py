@@ -12,6 +12,7 @@ from typing import Any
 
 from session_browser.core import recall
 from session_browser.core.model import hidden_parts
+from session_browser.core.open import index_store, scan_store
 from session_browser.core.sources import SOURCES
 from session_browser.core.sources.claude import read_claude_session
 from session_browser.core.sources.claude.source import ClaudeSource
@@ -45,7 +46,7 @@ def test_a_growing_claude_transcript_is_read_on(tmp_path: Path) -> None:
     t.prompt("where is the heron config")
     t.answer("m1", text("The heron config is in etc."))
     path = t.write(root / "proj" / f"{SID}.jsonl")
-    store = SOURCES["claude"].index(root)
+    store = index_store(SOURCES["claude"], root)
     try:
         assert found(store, "heron") == [SID]
         assert store.last_reads == {"resumed": 0, "full": 1}
@@ -67,7 +68,7 @@ def test_a_growing_claude_transcript_is_read_on(tmp_path: Path) -> None:
     t.prompt("and the ibis")
     t.answer("m3", text("The ibis config is gone."))
     append(path, t.lines[n:])
-    again = SOURCES["claude"].index(root)
+    again = index_store(SOURCES["claude"], root)
     try:
         assert found(again, "ibis") == [SID]
         assert again.last_reads == {"resumed": 0, "full": 1}
@@ -81,7 +82,7 @@ def test_a_growing_codex_rollout_is_read_on(tmp_path: Path) -> None:
     r.prompt("what does the plover module do")
     r.answer("The plover module parses feeds.")
     path = r.write(rollout_path(root))
-    store = SOURCES["codex"].index(root)
+    store = index_store(SOURCES["codex"], root)
     try:
         assert found(store, "plover") == [TID]
         n = len(r.lines)
@@ -215,7 +216,7 @@ def test_the_viewer_gets_hidden_parts_on_request(tmp_path: Path) -> None:
         ("codex", home / "sessions", TID, "marmalizer"),
     ):
         kind_row = SOURCES[kind]
-        for store in (kind_row.scan(root_dir), kind_row.index(root_dir)):
+        for store in (scan_store(kind_row, root_dir), index_store(kind_row, root_dir)):
             plain = store.projection(sid)  # type: ignore[attr-defined]
             full = store.projection(sid, include_hidden=True)  # type: ignore[attr-defined]
             assert [m["content"] for m in full] == [m["content"] for m in plain]
@@ -242,7 +243,7 @@ def test_read_on_states_outlive_a_larger_reconcile(tmp_path: Path) -> None:
         path = t.write(root / "proj" / f"{sid}.jsonl")
         os.utime(path, ns=(10**18 + i * 10**9, 10**18 + i * 10**9))  # oldest first
         paths.append((t, path))
-    store = SOURCES["claude"].index(root)
+    store = index_store(SOURCES["claude"], root)
     try:
         assert store.last_reads == {"resumed": 0, "full": len(paths)}
 

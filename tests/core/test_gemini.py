@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from session_browser.cli import main
 from session_browser.core import recall
 from session_browser.core.model import SUMMARY_PREFIX, hidden_parts
+from session_browser.core.open import index_store
 from session_browser.core.resume_line import ResumeLine, resume_line
 from session_browser.core.sources import SOURCES
 from session_browser.core.sources.gemini import (
@@ -296,7 +297,7 @@ def test_a_deleted_chat_is_kept_by_the_vault(tmp_path: Path) -> None:
     chat = dot / "tmp" / CHAT
     original = chat.read_bytes()
     sub_original = (chat.parent / SID / f"{AGENT}.jsonl").read_bytes()
-    store = SOURCES["gemini"].index(dot / "tmp", vault=True)
+    store = index_store(SOURCES["gemini"], dot / "tmp", vault=True)
     try:
         assert [h.session_id for h in store.search("regression")] == [SID]
         assert [h.session_id for h in store.search("heron")] == [SID]

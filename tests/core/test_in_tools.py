@@ -13,6 +13,7 @@ import pytest
 from session_browser.core import recall
 from session_browser.core.hidden import HIDDEN_ITEM_CHARS
 from session_browser.core.model import SessionHit
+from session_browser.core.open import index_store, scan_store
 from session_browser.core.query import parse_query
 from session_browser.core.sources import SOURCES
 from tests.core.test_claude import Transcript, text, tool_use
@@ -37,7 +38,7 @@ def hits(store: Any, query: str) -> list[SessionHit]:
 
 def stores(kind: str, root: Path) -> list[Any]:
     row = SOURCES[kind]
-    return [row.scan(root), row.index(root)]
+    return [scan_store(row, root), index_store(row, root)]
 
 
 def close(store: Any) -> None:

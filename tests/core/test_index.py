@@ -275,23 +275,23 @@ def test_a_failed_schema_check_closes_its_connection(d: Path, tmp_path: Path) ->
 def test_open_stores_closes_the_opened_ones_when_a_later_one_fails(
     d: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from session_browser.core import stores
+    from session_browser.core import open as opener
 
     put(d, "a", ["hello"])
     other = tmp_path / "other"
     put(other, "b", ["world"])
-    real_open = stores.open_spec
+    real_open = opener.open_spec
     opened: list[Any] = []
 
-    def open_then_fail(spec: stores.StoreSpec, **kw: Any) -> Any:
+    def open_then_fail(spec: opener.StoreSpec, **kw: Any) -> Any:
         if opened:
             raise OSError("the second store cannot be opened")
         opened.append(real_open(spec, **kw))
         return opened[-1]
 
-    monkeypatch.setattr(stores, "open_spec", open_then_fail)
+    monkeypatch.setattr(opener, "open_spec", open_then_fail)
     with pytest.raises(OSError, match="second store"):
-        stores.open_stores([d, other], indexed=True, reconcile="background")
+        opener.open_stores([d, other], indexed=True, reconcile="background")
     first = opened[0]
     assert isinstance(first, SqliteSessionStore)
     assert first._db is None  # closed, and its background reconcile stopped
@@ -782,8 +782,8 @@ def test_fewer_driver_messages_when_every_term_fills_the_limit(d: Path, tmp_path
     # 30 sessions hold both words in one message; 20 others hold only the rarer word, in
     # 480 messages. Asked for 10, the sessions holding every term fill the list, so only a
     # few of the rarer word's other messages are read; asked for 50, all of them are.
-    from session_browser.core.index import candidates as ix
     from session_browser.core.query import parse_query
+    from session_browser.core.search import candidates as ix
 
     for i in range(30):
         put(d, f"both{i}", [f"alpha beta report {i}", "ok"], updated="2026-01-01T00:00:00+00:00")

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from session_browser.core.index import SqliteSessionStore, hits, plan, rank
+from session_browser.core.index import SqliteSessionStore, hits, plan
 from session_browser.core.query import fts_expr, parse_query
+from session_browser.core.search import rank
 
 from .test_index import put
 
@@ -83,14 +84,14 @@ def test_hits_read_ahead_are_the_hits_read_one_by_one(
         calls: list[int] = []
         real = hits.IndexHits._read_ahead
 
-        def counted(self: hits.IndexHits, ordered: list[rank.Scored], limit: int) -> object:
-            got = real(self, ordered, limit)
+        def counted(self: hits.IndexHits, sids: list[int]) -> object:
+            got = real(self, sids)
             calls.append(len(got))
             return got
 
         monkeypatch.setattr(hits.IndexHits, "_read_ahead", counted)
         assert [asdict(h) for h in store.search("alpha beta gamma", limit=10)] == ahead
         assert calls == [len(ahead)]
-        monkeypatch.setattr(hits.IndexHits, "_read_ahead", lambda self, ordered, limit: {})
+        monkeypatch.setattr(hits.IndexHits, "_read_ahead", lambda self, sids: {})
         assert [asdict(h) for h in store.search("alpha beta gamma", limit=10)] == ahead
         assert {h["session_id"] for h in ahead} >= {"s1", "s2", "s5", "s6"}

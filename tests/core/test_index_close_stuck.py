@@ -12,8 +12,8 @@ import os
 import time
 from pathlib import Path
 
+from session_browser.core.index import SqliteSessionStore
 from session_browser.core.index.schema import CLOSE_WAIT
-from session_browser.core.index.sourced import SourceIndexStore
 from tests.core.test_new_source import TextSource
 
 
@@ -34,7 +34,8 @@ def test_close_returns_while_the_reconcile_is_stuck_in_a_read(tmp_path: Path) ->
     (root / "0-ok.txt").write_text("A title\nuser: hello there\n", encoding="utf-8")
     fifo = root / "1-stuck.txt"
     os.mkfifo(fifo)
-    store = SourceIndexStore(TextSource(root), reconcile="none")
+    source = TextSource(root)
+    store = SqliteSessionStore(source.root, source=source, reconcile="none")
     thread = store.start_reconcile()
     writer = _writer_when_read(fifo, time.monotonic() + 60)
     try:

@@ -14,10 +14,12 @@ import pytest
 
 from session_browser.core.index import SqliteSessionStore
 from session_browser.core.index import hits as index_hits
-from session_browser.core.index import rows as index_rows
-from session_browser.core.index.rank import order
-from session_browser.core.pi_index import PiIndexStore
+from session_browser.core.index.engine import SqliteEngine
+from session_browser.core.open import pi_index_store
 from session_browser.core.query import parse_query
+from session_browser.core.search import procedure
+from session_browser.core.search import rows as index_rows
+from session_browser.core.search.rank import order
 from tests.core.test_pi import V3_ID, v3_entries, write_lines
 
 T0 = 1_760_000_000.0
@@ -136,8 +138,9 @@ def _compare(store: SqliteSessionStore, queries: list[str]) -> int:
     exact = {f for f, flag in store._rows("SELECT file, hit_rows FROM sessions") if flag}
     for query in queries:
         pq = parse_query(query)
-        with store._lock:
-            scored, _warnings, _count = store._score_index(store._conn(), pq, None, 10)
+        engine = SqliteEngine(store)
+        with engine.reading():
+            scored = procedure.score(engine, pq, None, 10).scored
         for s in order(scored, pq):
             for window in (0, 1, 5, 40):
                 want = store._hit_from_file(s, pq, window)
@@ -188,7 +191,7 @@ def test_parts_of_a_long_message_are_joined(
 def test_pi_hits_from_rows_equal_hits_from_files(tmp_path: Path) -> None:
     root = tmp_path / "pi"
     write_lines(root / "--home-u-zephyr--" / "2025_v3.jsonl", v3_entries())
-    with PiIndexStore(root) as store:
+    with pi_index_store(root) as store:
         ((flag,),) = store._rows("SELECT hit_rows FROM sessions")
         assert flag >= 1
         assert _compare(store, QUERIES) > 5
@@ -213,8 +216,9 @@ def test_sessions_the_rows_cannot_give_read_their_file(tmp_path: Path) -> None:
         path.write_text(json.dumps(data))
         os.utime(path, ns=(1, 1))
         pq = parse_query("pelican")
-        with store._lock:
-            scored, _w, _c = store._score_index(store._conn(), pq, None, 10)
+        engine = SqliteEngine(store)
+        with engine.reading():
+            scored = procedure.score(engine, pq, None, 10).scored
         fine = next(s for s in scored if s.info.file == "fine.json")
         with pytest.raises(index_hits._FromFile):
             store._hit_from_rows(fine, pq, 5)

@@ -1,11 +1,11 @@
 """One bad file never takes the index down (issue 9): every hostile kind beside good
-sessions, through SqliteSessionStore, PiIndexStore and the CLI, plus generated values."""
+sessions, through SqliteSessionStore (over PraisonAI and Pi files) and the CLI, plus generated
+values."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +15,8 @@ from hypothesis import strategies as st
 
 from session_browser.cli import main
 from session_browser.core.index import SqliteSessionStore
-from session_browser.core.pi_index import PiIndexStore
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import hostile
+from session_browser.core.open import pi_index_store
+from tests import hostile
 
 GOOD = {"good-0", "good-1", "good-2"}
 
@@ -112,7 +110,7 @@ def test_hostile_pi_files_never_take_the_pi_index_down(tmp_path: Path) -> None:
     bad = hostile.write_pi_all(pi_dir)
     good = _pi_good(pi_dir)
     before = _snapshot(pi_dir)
-    with PiIndexStore(pi_dir, db_path=tmp_path / "pi.sqlite3") as store:
+    with pi_index_store(pi_dir, db_path=tmp_path / "pi.sqlite3") as store:
         assert store.broken is None
         status = store.status()
         indexed = {sid for sid, _file in store.iter_index_sessions()}

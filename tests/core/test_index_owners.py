@@ -7,7 +7,7 @@ from pathlib import Path
 
 from session_browser.core.index import SqliteSessionStore
 from session_browser.core.index.owners import owners_of
-from session_browser.core.index.rows import delete_rows
+from session_browser.core.index.write import delete_rows
 
 WORDS = ("pelican", "filler", "heron", "egret", "turn")
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from session_browser.core import files
-from session_browser.core.index import SqliteSessionStore, rank
-from session_browser.core.index import rows as index_rows
+from session_browser.core.index import SqliteSessionStore
+from session_browser.core.search import rank
+from session_browser.core.search import rows as index_rows
 
 from .test_index import put
 

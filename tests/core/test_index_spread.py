@@ -10,9 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from session_browser.cli import main
-from session_browser.core.index import SqliteSessionStore, plan, rank
+from session_browser.core.index import SqliteSessionStore, plan
 from session_browser.core.multi import StoreGroup
 from session_browser.core.query import loosened
+from session_browser.core.search import rank
 
 from .test_index import put
 

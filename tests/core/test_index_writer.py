@@ -10,7 +10,7 @@ import pytest
 
 from session_browser.core.actions.rescue import writable_stores, writer_of
 from session_browser.core.index import SqliteSessionStore
-from session_browser.core.pi_index import PiIndexStore
+from session_browser.core.open import pi_index_store
 from session_browser.core.sources.pi import pi_jsonl
 from session_browser.core.sources.readonly import ReadOnlyStore
 from session_browser.core.store import DefaultSessionStore
@@ -44,7 +44,7 @@ def test_read_only_index_has_no_writer(tmp_path: Path) -> None:
     }
     (root / "p1.jsonl").write_bytes(pi_jsonl(data))
     before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.iterdir()}
-    with PiIndexStore(tmp_path / "pi", db_path=tmp_path / "pi.sqlite3") as store:
+    with pi_index_store(tmp_path / "pi", db_path=tmp_path / "pi.sqlite3") as store:
         assert store.writer is None and writer_of(store) is None and writable_stores([store]) == []
         assert [h.session_id for h in store.search("gondola")] == ["p1"]
         assert store.get_working_history("p1")[0]["content"] == "gondola"

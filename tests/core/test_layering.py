@@ -5,8 +5,11 @@ from __future__ import annotations
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import session_browser.core
+
+TREE = Path(session_browser.core.__file__).parents[2]
 
 
 def core_modules() -> list[str]:
@@ -34,7 +37,8 @@ def test_core_never_imports_ui() -> None:
         capture_output=True,
         text=True,
         timeout=120,
-        env={"DO_NOT_TRACK": "1", "PATH": "/usr/bin:/bin"},
+        # the package under test, wherever it is imported from (not an installed copy)
+        env={"DO_NOT_TRACK": "1", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(TREE)},
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "", f"core imported: {proc.stdout.strip()}"

@@ -20,13 +20,13 @@ from click.testing import CliRunner
 from session_browser.cli import main
 from session_browser.core.model import JSONDict, SessionHit
 from session_browser.core.sources import SOURCES
-from session_browser.core.sources.base import Identity, SessionDoc, Skip, SourceKind
+from session_browser.core.sources.base import Identity, SessionDoc, SessionSource, Skip, SourceKind
 from session_browser.core.stores import open_stores
 
 T0 = 1_760_000_000.0  # messages of a session are an hour apart (never machine-paced)
 
 
-class TextSource:
+class TextSource(SessionSource):
     """One ``*.txt`` file per session: the first line is its title, every other line is a
     message ``role: text`` (turns an hour apart, from the file's number of lines)."""
 

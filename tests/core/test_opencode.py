@@ -470,3 +470,33 @@ def test_a_session_written_to_since_is_read_again(tmp_path: Path) -> None:
         conn.execute("UPDATE session SET time_updated = ? WHERE id = ?", (later, SID))
     conn.close()
     assert ids(cli("search", "albatross", "--store", store, "--json")) == [SID]
+
+
+def test_a_session_of_the_database_has_its_own_identity(tmp_path: Path) -> None:
+    """A session inside the database is no file of its own: the source gives its identity
+    (the index checks it before it trusts or replaces its rows, and before it reuses a parse
+    to build a hit), and the index reads it by that name."""
+    root = tmp_path / "opencode"
+    root.mkdir()
+    db = write_database(root / "opencode.db", sessions())
+    source = OpenCodeSource(root)
+    listed = source.list_files()
+    name = f"opencode.db/{SID}"
+    assert source.identity(name) == listed[name]
+    other = source.identity(f"opencode.db/{CHILD}")
+    with sqlite3.connect(db) as conn:  # OpenCode answers again in the same session
+        conn.execute("UPDATE session SET time_updated = time_updated + 1000 WHERE id = ?", (SID,))
+    conn.close()
+    changed = source.identity(name)
+    assert changed is not None and changed != listed[name]
+    assert source.identity(f"opencode.db/{CHILD}") == other  # the others are as they were
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM part WHERE session_id = ?", (SID,))
+        conn.execute("DELETE FROM message WHERE session_id = ?", (SID,))
+        conn.execute("DELETE FROM session WHERE id = ?", (SID,))
+    conn.close()
+    assert source.identity(name) is None  # deleted in OpenCode: gone
+    assert source.identity("opencode.db/ses_nothing") is None
+    assert source.identity("notes.txt/whatever") is None
+    (root / "opencode.db").unlink()
+    assert source.identity(f"opencode.db/{CHILD}") is None

@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
-from session_browser.core.index import SqliteSessionStore
+from session_browser.core.index import SqliteSessionStore, default_db_path
 from session_browser.core.model import SessionData, SessionMessage
-from session_browser.core.pi_index import PiIndexStore, default_pi_db_path
+from session_browser.core.open import pi_index_store
 from session_browser.core.query import parse_query
 from session_browser.core.sources.pi import PiStore, pi_jsonl, read_pi_session
+from session_browser.core.sources.pi.source import PiSource
 from session_browser.core.sources.readonly import ReadOnlyStore
 from session_browser.core.store import DefaultSessionStore
 from session_browser.core.stores import StoreNotFound, open_stores
@@ -78,7 +79,7 @@ def indexed_texts(store: SqliteSessionStore, session_id: str) -> list[tuple[Any,
 def test_fixtures_searchable_by_prose_not_by_tools_or_thinking(
     pi_dir: Path, shared_data: Path
 ) -> None:
-    with PiIndexStore(pi_dir) as store:
+    with pi_index_store(pi_dir) as store:
         assert store.last_report is not None and store.last_report.added == 2
         for name in (BEFORE, LARGE):
             path = shared_data / "pi" / name
@@ -110,15 +111,15 @@ def test_fixtures_searchable_by_prose_not_by_tools_or_thinking(
 def test_branches_and_hidden_blocks_through_the_index(tmp_path: Path) -> None:
     root = tmp_path / "pi"
     write_lines(root / "--home-u-zephyr--" / "2025_v3.jsonl", v3_entries())
-    with PiIndexStore(root) as store:
+    with pi_index_store(root) as store:
         assert [h.session_id for h in store.search("lemur")] == [V3_ID]
         assert store.search("reply") == []  # only on the abandoned branch
         assert store.search("secretthoughtword") == []
         assert store.search("tooloutputsecret") == []
         assert [h.session_id for h in store.search("quokka archived:yes")] == [V3_ID]
-        branches = store.branches(V3_ID)
+        branches = store.reader.branches(V3_ID)
         assert branches[0].active and len(branches) == 2
-        side = store.projection(V3_ID, leaf_id=branches[1].leaf_id)
+        side = store.reader.projection(V3_ID, leaf_id=branches[1].leaf_id)
         assert any("walrus reply" in m["content"] for m in side)
         full = json.dumps(store.projection(V3_ID, include_hidden=True))
         assert "secretthoughtword" in full and "tooloutputsecret" in full
@@ -144,7 +145,7 @@ def test_growth_is_read_from_where_it_stopped(
     path.write_bytes(b"".join(lines[:half]))
     inode = path.stat().st_ino
 
-    with PiIndexStore(root) as store:
+    with pi_index_store(root) as store:
         assert store.last_reads == {"resumed": 0, "full": 1}
         before = indexed_texts(store, sid)
     late = [w for w in visible_words(src, "user") if w not in "\n".join(t[3] for t in before)]
@@ -154,7 +155,7 @@ def test_growth_is_read_from_where_it_stopped(
         fh.write(b"".join(lines[half:]))
     assert path.stat().st_ino == inode
     # A new store object (a later run): the parse state comes from the database.
-    with PiIndexStore(root) as store:
+    with pi_index_store(root) as store:
         report = store.last_report
         assert report is not None and report.updated == 1 and report.added == 0
         assert store.last_reads == {"resumed": 1, "full": 0}
@@ -187,7 +188,7 @@ def test_appended_compaction_reindexes_earlier_turns(
             assistant("okapi answer", "2025-01-02T04:06:00.000Z"),
         ],
     )
-    with PiIndexStore(root) as store:
+    with pi_index_store(root) as store:
         assert [h.session_id for h in store.search("narwhal archived:no")] == ["grow"]
         with path.open("a", encoding="utf-8") as fh:
             fh.write(
@@ -222,7 +223,7 @@ def test_partial_last_line_is_picked_up_once_complete(tmp_path: Path) -> None:
     line = json.dumps(assistant("the wombat reply", "2025-01-02T03:07:00.000Z"))
     with path.open("a", encoding="utf-8") as fh:
         fh.write(line[:20])  # Pi is mid-write
-    with PiIndexStore(root) as store:
+    with pi_index_store(root) as store:
         assert store.search("wombat") == []
         with path.open("a", encoding="utf-8") as fh:
             fh.write(line[20:] + "\n")
@@ -240,7 +241,7 @@ def test_nothing_is_written_beside_the_pi_files(
     write_lines(pi_dir / "--home-u-zephyr--" / "2025_v3.jsonl", v3_entries())
     before = snapshot(pi_dir)
     sid = sid_of(shared_data, BEFORE)
-    store = PiIndexStore(pi_dir, reconcile="background")
+    store = pi_index_store(pi_dir, reconcile="background")
     assert store._thread is not None
     store._thread.join()
     try:
@@ -253,8 +254,8 @@ def test_nothing_is_written_beside_the_pi_files(
         store.status()
         store.projection(sid, include_hidden=True)
         store.window(sid, 3)
-        for branch in store.branches(V3_ID):
-            store.projection(V3_ID, leaf_id=branch.leaf_id)
+        for branch in store.reader.branches(V3_ID):
+            store.reader.projection(V3_ID, leaf_id=branch.leaf_id)
         store.rebuild()
         writes: list[Callable[[], object]] = [
             lambda: store.add_message(sid, "user", "x"),
@@ -275,7 +276,8 @@ def test_nothing_is_written_beside_the_pi_files(
         store.close()
     assert snapshot(pi_dir) == before
     db = Path(store.db_path)
-    assert db == default_pi_db_path(pi_dir) and db.is_relative_to(isolated_home / "cache")
+    assert db == default_db_path(pi_dir, PiSource.index_prefix)
+    assert db.is_relative_to(isolated_home / "cache")
     assert store.writer is None and not hasattr(store, "spill_dir")  # nothing to spill into
     assert not (isolated_home / ".praisonai").exists()
 
@@ -292,7 +294,8 @@ def test_open_stores_understands_pi_specs(
     assert isinstance(plain.stores[0], PiStore) and plain.stores[0].label == f"pi:{pi_dir}"
     assert isinstance(plain.stores[1], DefaultSessionStore)
     with open_stores([f"pi:{pi_dir}", str(praison)], indexed=True) as group:
-        assert isinstance(group.stores[0], PiIndexStore)
+        first = group.stores[0]
+        assert isinstance(first, SqliteSessionStore) and first.source_kind == "pi"
         assert type(group.stores[1]) is SqliteSessionStore
         assert group.indexed and group.default_ranking() == "relevance"
     with pytest.raises(StoreNotFound, match=r"Pi session dir not found: .*missing"):
@@ -301,6 +304,9 @@ def test_open_stores_understands_pi_specs(
     monkeypatch.setenv("PI_CODING_AGENT_SESSION_DIR", str(tmp_path / "nowhere"))
     assert [type(s) for s in open_stores().stores] == [DefaultSessionStore]
     monkeypatch.setenv("PI_CODING_AGENT_SESSION_DIR", str(pi_dir))
+    kinds = [getattr(s, "source_kind", None) for s in open_stores().stores]
+    assert kinds == ["pi"]  # the global PraisonAI store does not exist: not listed
+    (isolated_home / ".praisonai" / "sessions").mkdir(parents=True)
     kinds = [getattr(s, "source_kind", None) for s in open_stores().stores]
     assert kinds == ["praisonai", "pi"]
     bare = open_stores(["pi:"]).stores[0]
@@ -354,7 +360,7 @@ def test_one_query_ranks_both_sources_on_one_scale(tmp_path: Path) -> None:
         assert hits[2].session_id == "pr-weak" and hits[2].score < hits[1].score
         assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
         pi_store = group.stores[1]
-        assert isinstance(pi_store, PiIndexStore)
+        assert isinstance(pi_store, SqliteSessionStore) and pi_store.source_kind == "pi"
         pi_alone = pi_store.search("pelican scheduler")[0].score
         assert pi_alone != pytest.approx(hits[0].score, rel=1e-3)  # own stats differ
 
@@ -400,7 +406,7 @@ def test_project_filter_and_recent_by_project(tmp_path: Path) -> None:
             "pr",
         }
         pi = group.stores[0]
-        assert isinstance(pi, PiIndexStore)
+        assert isinstance(pi, SqliteSessionStore) and pi.source_kind == "pi"
         assert {s.session_id for s in pi.recent(project="/home/u/alpha/sub")} == {"p1"}
         assert [s.session_id for s in pi.browse(project="/home/u/beta")] == ["p2"]
     assert parse_query("project:~/x").project == str(Path.home() / "x")
@@ -421,7 +427,7 @@ def test_fuzzy_hits_do_not_outrank_exact_ones_elsewhere(tmp_path: Path) -> None:
 def test_resumed_state_survives_a_mismatched_state_blob(tmp_path: Path) -> None:
     root = tmp_path / "pi"
     path = write_lines(root / "--w--" / "s.jsonl", [header("st", cwd="/w"), user("first ferret")])
-    with PiIndexStore(root) as store:
+    with pi_index_store(root) as store:
         db = sqlite3.connect(store.db_path)
         db.execute("UPDATE pi_state SET state = x'00ff'")
         db.commit()
@@ -466,7 +472,7 @@ def test_pi_jsonl_round_trips_a_praisonai_session(tmp_path: Path) -> None:
         ("user", "new puffin question", False),
         ("assistant", "new puffin answer", False),
     ]
-    with PiIndexStore(root) as store:
+    with pi_index_store(root) as store:
         hit = store.search("gannet")[0]
         assert hit.session_id == "rt-1" and hit.archived and hit.project == "/srv/rt"
 
@@ -477,7 +483,7 @@ def test_an_oversized_pi_file_is_skipped_not_read(pi_dir: Path) -> None:
     huge = pi_dir / PROJECT / "2026-01-01T00-00-00-000Z_huge.jsonl"
     with open(huge, "wb") as fh:  # sparse: one "line" over the limit, no disk used
         fh.truncate(MAX_SESSION_BYTES + 1)
-    with PiIndexStore(pi_dir) as store:
+    with pi_index_store(pi_dir) as store:
         report = store.reconcile()
         assert [name.rsplit("/", 1)[-1] for name, _ in report.skipped] == [huge.name]
         assert "limit" in report.skipped[0][1]

@@ -99,3 +99,15 @@ def test_only_the_dir_is_read_from_the_metadata() -> None:
 def test_safe_text_has_no_unsafe_character() -> None:
     assert unsafe_character("/home/José/projet ü/漢字 dir") is None
     assert unsafe_character("a\tb") == "a control character (U+0009)"
+
+
+def test_the_agents_with_a_resume_command_are_named_from_the_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from session_browser.core import resume_line as module
+
+    assert module.resume_agents() == (
+        "Claude Code, Codex, Gemini CLI, OpenCode, Kimi Code CLI, GitHub Copilot CLI and Goose"
+    )
+    monkeypatch.setitem(module.COMMANDS, "aider", module.ResumeCommand("Aider", "aider"))
+    assert module.resume_agents().endswith("Goose and Aider")

@@ -13,6 +13,7 @@ import pytest
 
 from session_browser.core.index import SqliteSessionStore
 from session_browser.core.multi import StoreGroup
+from session_browser.core.open import index_store
 from session_browser.core.settings import Settings, save_settings
 from session_browser.core.sources import SOURCES
 from session_browser.core.vault import Vault, default_vault_dir
@@ -47,7 +48,7 @@ def test_a_deleted_transcript_stays_findable_and_comes_back_identical(tmp_path: 
     path, _t = claude_dir(root)
     original = path.read_bytes()
     before = snapshot(root)
-    store = SOURCES["claude"].index(root, vault=True)
+    store = index_store(SOURCES["claude"], root, vault=True)
     try:
         assert snapshot(root) == before  # the vault writes only in our data dir
         path.unlink()
@@ -69,7 +70,7 @@ def test_a_deleted_transcript_stays_findable_and_comes_back_identical(tmp_path: 
         assert version.gone_at is not None and version.messages == 2
         vault.restore(version)
     assert path.read_bytes() == original
-    again = SOURCES["claude"].index(root, vault=True)
+    again = index_store(SOURCES["claude"], root, vault=True)
     try:
         [hit] = again.search("heron", limit=5)
         assert hit.kept is None  # the file is back: read from it again
@@ -84,7 +85,7 @@ def test_an_appended_transcript_stores_only_what_was_appended(tmp_path: Path) ->
         t.prompt(f"question {i} about the heron migration and its ledger tables")
         t.answer(f"a{i}", text(f"answer {i}: the heron ledger moves in step {i * 7}"))
     t.write(path)
-    store = SOURCES["claude"].index(root, vault=True)
+    store = index_store(SOURCES["claude"], root, vault=True)
     try:
         first = packs_size()
         n = len(t.lines)
@@ -160,7 +161,7 @@ def test_turns_dropped_by_many_rewrites_are_one_hit_of_their_session(tmp_path: P
 def test_a_damaged_copy_is_reported_never_served(tmp_path: Path) -> None:
     root = tmp_path / "projects"
     path, _t = claude_dir(root)
-    store = SOURCES["claude"].index(root, vault=True)
+    store = index_store(SOURCES["claude"], root, vault=True)
     try:
         path.unlink()
         store.reconcile()
@@ -182,7 +183,7 @@ def test_the_vault_is_off_for_a_source_the_settings_name(tmp_path: Path) -> None
     save_settings(Settings(vault_off=["claude"]))
     root = tmp_path / "projects"
     path, _t = claude_dir(root)
-    store = SOURCES["claude"].index(root, vault=True)
+    store = index_store(SOURCES["claude"], root, vault=True)
     try:
         assert store.vault_feed() is None
         path.unlink()
@@ -216,9 +217,10 @@ def test_an_index_built_before_the_vault_hands_it_every_file_once(
     root = tmp_path / "projects"
     path, _t = claude_dir(root)
     monkeypatch.setenv("SESSION_BROWSER_VAULT", "off")
-    SOURCES["claude"].index(root, vault=True).close()  # built without the vault
+    index_store(SOURCES["claude"], root, vault=True).close()  # built without the vault
     monkeypatch.delenv("SESSION_BROWSER_VAULT")
-    store = SOURCES["claude"].index(root, vault=True)  # nothing changed, yet every file is kept
+    # nothing changed, yet every file is kept
+    store = index_store(SOURCES["claude"], root, vault=True)
     try:
         with Vault() as vault:
             assert {v.session_id for v in vault.latest()} == {SID, OTHER}

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from session_browser.core.open import index_store
 from session_browser.core.vault import Vault, VaultError
 from session_browser.core.vault.parts import keep_parts
 from tests.core.test_vault import jsonl
@@ -238,7 +239,7 @@ def test_the_index_never_hands_the_vault_a_link(tmp_path: Path) -> None:
     root = tmp_path / "projects"
     main, folder_sub, _sibling, _sub = session_dir(root)
     (folder_sub.parent / "agent-x.jsonl").symlink_to(secret)
-    store = SOURCES["claude"].index(root, vault=True)
+    store = index_store(SOURCES["claude"], root, vault=True)
     store.close()
     codex = tmp_path / "codex"
     r = Rollout(TID)
@@ -247,7 +248,7 @@ def test_the_index_never_hands_the_vault_a_link(tmp_path: Path) -> None:
     linked = rollout_path(codex)
     linked.parent.mkdir(parents=True)
     linked.symlink_to(real)
-    SOURCES["codex"].index(codex, vault=True).close()
+    index_store(SOURCES["codex"], codex, vault=True).close()
     with Vault(default_vault_dir()) as vault:
         kept = {v.path for v in vault.latest(parts=True)}
         assert str(main) in kept and str(folder_sub) in kept  # the regular files are kept

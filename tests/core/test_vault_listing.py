@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from session_browser.core.index import SqliteSessionStore
+from session_browser.core.open import index_store
 from session_browser.core.sources import SOURCES
 from tests.core.test_vault_feed import OTHER, SID, claude_dir
 
@@ -57,7 +58,7 @@ def test_a_session_with_dropped_turns_is_listed_once_as_its_file_holds_it(
 def test_a_deleted_session_is_listed_once_and_marked(tmp_path: Path) -> None:
     root = tmp_path / "projects"
     path, _t = claude_dir(root)
-    store = SOURCES["claude"].index(root, vault=True)
+    store = index_store(SOURCES["claude"], root, vault=True)
     try:
         assert all(s.kept is None for s in store.recent(limit=10))
         path.unlink()

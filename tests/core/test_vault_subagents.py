@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from session_browser.core.open import index_store
 from session_browser.core.sources import SOURCES
 from session_browser.core.vault import Vault, VaultDamaged, VaultError, default_vault_dir
 from session_browser.core.vault.parts import parts_of, parts_size
@@ -62,7 +63,7 @@ def test_a_deleted_session_keeps_its_subagent_turns_and_comes_back_whole(tmp_pat
     root = tmp_path / "projects"
     main, _folder_sub, sibling, _sub = session_dir(root)
     original = contents(root / "proj")
-    store = SOURCES["claude"].index(root, vault=True)
+    store = index_store(SOURCES["claude"], root, vault=True)
     try:
         assert [h.session_id for h in store.search("cormorant")] == [SID]  # live
         delete_session(main, sibling)
@@ -98,7 +99,7 @@ def test_a_deleted_session_keeps_its_subagent_turns_and_comes_back_whole(tmp_pat
 def test_restore_writes_nothing_when_one_file_exists(tmp_path: Path) -> None:
     root = tmp_path / "projects"
     main, folder_sub, sibling, _sub = session_dir(root)
-    store = SOURCES["claude"].index(root, vault=True)
+    store = index_store(SOURCES["claude"], root, vault=True)
     store.close()
     delete_session(main, sibling)
     folder_sub.parent.mkdir(parents=True)
@@ -117,7 +118,7 @@ def test_an_appended_subagent_file_stores_only_what_was_appended(tmp_path: Path)
         sub.prompt(f"check nest {i} on the north bank and its ledger")
         sub.answer(f"n{i}", text(f"nest {i}: cormorant chicks counted in step {i * 7}"))
     sub.write(folder_sub)
-    store = SOURCES["claude"].index(root, vault=True)
+    store = index_store(SOURCES["claude"], root, vault=True)
     try:
         packs = default_vault_dir() / "packs"
         first = chunk_bytes_on_disk(packs.parent)
@@ -158,7 +159,7 @@ def test_an_appended_subagent_file_stores_only_what_was_appended(tmp_path: Path)
 def test_a_damaged_subagent_copy_is_reported_never_served(tmp_path: Path) -> None:
     root = tmp_path / "projects"
     main, _folder_sub, sibling, _sub = session_dir(root)
-    SOURCES["claude"].index(root, vault=True).close()
+    index_store(SOURCES["claude"], root, vault=True).close()
     vault_dir = default_vault_dir()
     with Vault() as vault:
         [version] = vault.versions(SID)
@@ -185,7 +186,7 @@ def test_vault_log_and_restore_count_the_subagent_files(tmp_path: Path) -> None:
     root = tmp_path / "projects"
     main, folder_sub, sibling, _sub = session_dir(root)
     sizes = main.stat().st_size, folder_sub.stat().st_size + sibling.stat().st_size
-    SOURCES["claude"].index(root, vault=True).close()
+    index_store(SOURCES["claude"], root, vault=True).close()
     delete_session(main, sibling)
     res = CliRunner().invoke(cli, ["vault", "log", SID, "--json"])
     [row] = json.loads(res.stdout)["versions"]
@@ -206,7 +207,7 @@ def test_a_real_claude_code_session_with_subagents_survives_its_deletion(
     shutil.copytree(real / sid, root / "proj" / sid)
     shutil.copy(real / f"{sid}.jsonl", root / "proj")
     original = contents(root / "proj")
-    store = SOURCES["claude"].index(root, vault=True)
+    store = index_store(SOURCES["claude"], root, vault=True)
     try:
         assert [h.session_id for h in store.search("erlang")] == [sid]  # a subagent's word
         shutil.rmtree(root / "proj")  # Claude Code's cleanup: the main file and its folder
@@ -234,12 +235,14 @@ def test_an_index_fed_before_subagents_were_kept_keeps_them_once(
     main, _folder_sub, sibling, _sub = session_dir(root)
     original = contents(root / "proj")
     with monkeypatch.context() as m:
-        m.setattr(ClaudeSource, "part_files", None)  # a vault that kept main files only
-        SOURCES["claude"].index(root, vault=True).close()
+        # a vault that kept main files only
+        m.setattr(ClaudeSource, "part_files", property(lambda _self: None))
+        index_store(SOURCES["claude"], root, vault=True).close()
     with Vault() as vault:
         [version] = vault.versions(SID)
         assert parts_size(vault, version) == (0, 0)
-    store = SOURCES["claude"].index(root, vault=True)  # nothing changed: the index only settles
+    # nothing changed: the index only settles
+    store = index_store(SOURCES["claude"], root, vault=True)
     store.close()
     delete_session(main, sibling)
     data, version, n = load_session(SID)

@@ -22,7 +22,7 @@ from session_browser.cli import main
 from session_browser.core.index import SqliteSessionStore
 from session_browser.core.pgindex import PgIndexError, PgIndexStore, mask_url, push_stores
 from session_browser.core.pgindex.schema import SCHEMA_VERSION
-from session_browser.core.query import local_machine, local_user
+from session_browser.core.query import Term, local_machine, local_user, parse_query
 from session_browser.core.sources import SOURCES
 
 from .corpus import HOUR, T0, put, write_store
@@ -89,6 +89,63 @@ def test_the_query_table_gives_the_same_sessions_on_both_engines(
         assert compared >= len(QUERIES) - 3  # nearly every query finds something
         # a typo is corrected on both engines the same way
         assert team.search_ex("kuberntes").fuzzy and local.search_ex("kuberntes").fuzzy
+    finally:
+        team.close()
+        local.close()
+
+
+def _fold_keys(store: SqliteSessionStore | PgIndexStore, query: str) -> list[tuple[str, bool, str]]:
+    """(session, full hit, fold key) of each relevance candidate of ``query``; a fold key
+    that is not a lineage (the store's own name for the session's file) reads ``own``."""
+    out: list[tuple[str, bool, str]] = []
+    for cand in store.relevance_candidates(parse_query(query), limit=10).candidates:
+        key = cand.lineage
+        assert key is not None, cand.hit.session_id  # every candidate folds by some key
+        if key.startswith(store.label + "\x00"):
+            key = "own"
+        out.append((cand.hit.session_id, bool(cand.hit.messages), key))
+    return out
+
+
+def test_both_engines_fold_lineage_by_the_same_key_and_leave_out_a_hit_they_cannot_build(
+    tmp_path: Path, pg_url: str
+) -> None:
+    d = write_store(tmp_path / "store")
+    day = 24 * HOUR
+    put(d, "ledger-a", ["the ledger export", "ledger done"], start=T0 + 20 * day, lineage_id="L")
+    put(d, "ledger-b", ["ledger export resumed", "ok"], start=T0 + 21 * day, lineage_id="L")
+    put(d, "ledger-c", ["an unrelated ledger note", "fine"], start=T0 + 22 * day)
+    _pushed(d, pg_url)
+    SqliteSessionStore(d).close()  # indexed as pushed
+    # The python session is emptied behind both indexes' backs, after they read it: its
+    # messages are still indexed (it scores) but its hit cannot be built any more.
+    emptied = json.loads((d / "python.json").read_text())
+    emptied["messages"] = []
+    (d / "python.json").write_text(json.dumps(emptied))
+    with psycopg.connect(pg_url) as conn:
+        conn.execute(
+            "UPDATE sb_sessions SET data = %s WHERE session_id = 'python'", (json.dumps(emptied),)
+        )
+    local = SqliteSessionStore(d, reconcile="none")
+    team = PgIndexStore(pg_url)
+    try:
+        want = _fold_keys(local, "ledger")
+        assert want == _fold_keys(team, "ledger")
+        assert {(sid, key) for sid, _full, key in want} == {
+            ("ledger-a", "L"),
+            ("ledger-b", "L"),
+            ("ledger-c", "own"),
+        }
+        assert sorted(full for _sid, full, _key in want) == [False, True, True]
+        folded = [(h.session_id, h.folded) for h in local.search("ledger", limit=10)]
+        assert folded == [(h.session_id, h.folded) for h in team.search("ledger", limit=10)]
+        assert len(folded) == 2
+        # The emptied session scores on both engines but is no hit: the next session takes
+        # its place (never a hit that opens nothing).
+        for query in ("taskgroup", "taskgroup | readiness"):
+            assert _top(team.search(query, limit=1)) == _top(local.search(query, limit=1))
+        assert local.search("taskgroup", limit=1) == []
+        assert [h.session_id for h in team.search("taskgroup | readiness", limit=1)] == ["typo"]
     finally:
         team.close()
         local.close()
@@ -550,7 +607,8 @@ def test_a_message_vector_is_the_vector_of_its_words_positions_and_all(pg_url: s
 def test_a_frequent_word_read_among_the_newest_messages_first_gives_the_same_sessions(
     tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import session_browser.core.pgindex.store as pgstore
+    import session_browser.core.pgindex.engine as pgstore
+    from session_browser.core.pgindex.engine import PgEngine
 
     d = tmp_path / "store"
     d.mkdir()
@@ -571,7 +629,7 @@ def test_a_frequent_word_read_among_the_newest_messages_first_gives_the_same_ses
         monkeypatch.setattr(pgstore, "RECENT_MIN_DF", 10**9)  # the whole match set
         whole = [_top(team.search(q, limit=10)) for q in queries]
         monkeypatch.setattr(pgstore, "RECENT_MIN_DF", 1)
-        assert team._recent_bound(team._df(pgstore.Term(("weather",), "weather")), 20)
+        assert PgEngine(team)._recent_bound(team._df(Term(("weather",), "weather")), 20)
         newest = [_top(team.search(q, limit=10)) for q in queries]
         monkeypatch.setattr(pgstore, "RECENT_MARGIN", 0.1)  # too narrow a range: read again
         narrow = [_top(team.search(q, limit=10)) for q in queries]

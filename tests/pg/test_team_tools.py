@@ -9,8 +9,9 @@ from typing import Any
 
 import psycopg
 
+from session_browser.core.open import index_store
 from session_browser.core.pgindex import SCHEMA_VERSION, PgIndexStore, push_stores
-from session_browser.core.pgindex.store import NO_HIDDEN
+from session_browser.core.pgindex.engine import NO_HIDDEN
 from session_browser.core.sources import SOURCES
 from tests.core.test_claude import Transcript, text, tool_use
 
@@ -59,7 +60,7 @@ def _hidden_rows(url: str) -> int:
 def test_in_tools_finds_the_same_sessions_on_both_engines(tmp_path: Path, pg_url: str) -> None:
     root = _claude_store(tmp_path / "projects")
     _push(root, pg_url, hidden=True)
-    local = SOURCES["claude"].index(root)
+    local = index_store(SOURCES["claude"], root)
     team = PgIndexStore(pg_url)
     try:
         for query in (

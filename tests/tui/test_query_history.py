@@ -13,7 +13,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 
 from session_browser.core.history import load_history, remember
-from session_browser.core.index.results import SearchResult
+from session_browser.core.search.results import SearchResult
 from session_browser.tui import search as search_pkg
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.search.hits import HitList

@@ -79,5 +79,6 @@ async def test_resume_command_shown_and_copied_with_one_key(tmp_path: Path) -> N
         await pilot.press("C")
         assert app.clipboard == f"cd {CODEX_CWD} && codex resume -- {TID}"  # unchanged
         assert list(app._notifications)[-1].message == (
-            "No resume command for this session: only Claude Code and Codex sessions have one."
+            "No resume command for this session: only Claude Code, Codex, Gemini CLI, "
+            "OpenCode, Kimi Code CLI, GitHub Copilot CLI and Goose sessions have one."
         )

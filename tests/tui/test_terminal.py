@@ -158,7 +158,7 @@ def test_demo_starts_in_a_terminal_and_quits_cleanly(tmp_path: Path) -> None:
     # line, the footer's keys.
     shown = plain(out).decode("utf-8", "replace")
     assert "Search every session" in shown and "Quit" in shown
-    assert "store: demo store (temporary, deleted on exit)" in shown
+    assert "demo store (temporary, deleted on exit)" in shown
     assert re.search(r"\b\d+ sessions\b", shown), shown[-2000:]
     # The demo store is temporary: nothing of it is left behind in the temp dir.
     assert not list((tmp_path / "tmp").glob("session-browser-demo-*"))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from textual.widgets import Input, Static
 
+from session_browser.core.open import index_store
 from session_browser.core.sources import SOURCES
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
@@ -35,7 +36,7 @@ def claude_dir(root: Path) -> tuple[Path, Transcript]:
 
 
 def indexed(root: Path) -> None:
-    store = SOURCES["claude"].index(root, vault=True)
+    store = index_store(SOURCES["claude"], root, vault=True)
     try:
         store.reconcile()
     finally:
@@ -160,8 +161,9 @@ async def test_the_status_line_says_what_deletes_history_and_what_the_vault_keep
         await settle(pilot, app)
         assert app.vault_note == "vault: 1 deleted kept · Claude Code deletes after 12 d"
         status = str(app.screen.query_one("#status", Static).render())
-        assert status.endswith(
-            "index ready · vault: 1 deleted kept · Claude Code deletes after 12 d"
+        assert status == (  # counts and index state first, then the stores by kind
+            "2 sessions · index ready · Claude Code · vault: 1 deleted kept · "
+            "Claude Code deletes after 12 d"
         )
     plain = SessionBrowserApp(Backend([build_store(tmp_path / "home")], indexed=False), now=NOW)
     async with plain.run_test(size=SIZE) as pilot:

@@ -77,33 +77,31 @@ Other formats
     :class:`~session_browser.core.sources.base.SessionSource` (PraisonAI's JSON files by
     default): listing the files with their identity, parsing one (resuming from a parse state
     the index keeps for it, when the source has one), loading one for reading, its file order
-    and its automation rule. A store over another agent's files passes its source and reuses
-    all of the above: :class:`~session_browser.core.pi_index.PiIndexStore` indexes Pi JSONL
-    sessions with a :class:`~session_browser.core.sources.pi.source.PiSource`.
+    and its automation rule. One store class serves every source: a store over another
+    agent's files passes its source and the reader its sessions are read through (a
+    scanning store over the source by default; Pi's is
+    :class:`~session_browser.core.sources.pi.indexed.PiIndexReader`); without a writer,
+    every write is refused.
 
-Modules (each imports only those above it)
-    :mod:`.results` what a reconcile or a search reports; :mod:`.rank` the ranking math over
-    plain data (BM25 per message, boosts, common words, coverage, recency, ordering; no
-    SQL, shared by every engine); :mod:`.candidates` the bounded candidate plan and the
-    candidate rows scored; :mod:`.watch` directory scans and the inotify watch; :mod:`.rows`
-    a session turned into index rows; :mod:`.pick` the filter-only listing, hits and listed
-    sessions built from plain data (both engines hand it their reads, as to
-    :mod:`.candidates`); :mod:`.searching` the search API both engines offer around their
-    relevance search; :mod:`.schema` the database file,
-    connection and schema; :mod:`.reconcile` bringing the index in line with the files;
-    :mod:`.plan` candidate reads, document frequencies and counts; :mod:`.fuzzy` typo
-    correction; :mod:`.hits` hits with their context; :mod:`.api` the store API by composition
-    (reads to a reader, writes to the JSON store it holds, which tells the index of each);
-    :mod:`.browse` lists, status and live changes; :mod:`.store` :class:`SqliteSessionStore`,
-    the search API.
+Modules
+    The ranking and the relevance procedure are :mod:`session_browser.core.search` (shared
+    with the team index); here: :mod:`.watch` directory scans and the inotify watch;
+    :mod:`.write` rows written to and removed from the database; :mod:`.hidden` the hidden
+    parts' tables; :mod:`.schema` the database file, connection and schema;
+    :mod:`.reconcile` bringing the index in line with the files; :mod:`.plan` candidate
+    reads, document frequencies and counts; :mod:`.typos` the typo pass's vocabulary;
+    :mod:`.hits` hits with their context; :mod:`.engine` the index as the procedure's
+    ``Engine``; :mod:`.api` the store API by composition (reads to a reader, writes to the
+    JSON store it holds, which tells the index of each); :mod:`.browse` lists, status and
+    live changes; :mod:`.store` :class:`SqliteSessionStore`, the search API.
 """
 
 from __future__ import annotations
 
 from ..query import QueryError
-from .rank import CorpusStats
-from .results import Cancelled, ReconcileReport, Relevance, SearchCancelled, SearchResult
-from .rows import machine_paced
+from ..search.rank import CorpusStats
+from ..search.results import Cancelled, ReconcileReport, Relevance, SearchCancelled, SearchResult
+from ..search.rows import machine_paced
 from .schema import SCHEMA_VERSION, default_db_path
 from .store import _LOWERS_TO_ASCII, RANKINGS, SqliteSessionStore
 from .watch import DirWatch

@@ -27,11 +27,11 @@ from typing import (
     overload,
 )
 
-from .. import paths, recall
+from .. import paths
 from ..compat import CompatReads
 from ..files import FileIdentity
 from ..model import JSONDict, SessionData
-from ..multi import RecallStore
+from ..protocols import RecallStore
 from ..sources.base import SessionSource
 from ..sources.readonly import WRITE_ACTIONS, refuse
 from ..store import DEFAULT_MAX_MESSAGES, DefaultSessionStore
@@ -146,10 +146,10 @@ class IndexStoreAPI(CompatReads):
     def projection(self, session_id: str, *, include_hidden: bool = False) -> list[JSONDict]:
         """The whole archived+active projection of a session, in the public message shape
         (as its file reads; a source that keeps hidden parts apart gives them here)."""
-        data = self.read_raw(session_id)
-        if data is None:
-            raise KeyError(session_id)
-        return recall.full_view(recall.project(data))
+        return self.reader.projection(session_id, include_hidden=include_hidden)
+
+    def to_json(self) -> JSONDict:
+        return {"source": self.source.kind, "root": str(self.source.root), "label": self.label}
 
     def file_identity(self, session_id: str) -> FileIdentity | None:
         return self.reader.file_identity(session_id)

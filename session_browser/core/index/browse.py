@@ -17,11 +17,12 @@ from ..model import (
     SessionSummary,
     stored_epoch,
 )
+from ..query import normalize_project, project_matches
+from ..search.pick import SUMMARY_COLUMNS, summary_row
 from ..vault.feed import kept_note
 from . import partly
 from .api import SessionReader
 from .hits import IndexHits
-from .pick import SUMMARY_COLUMNS, summary_row
 from .schema import (
     Broken,
 )
@@ -40,6 +41,7 @@ class IndexBrowse(IndexHits):
         """Where the index is and what it holds (for ``session-browser index status``)."""
         out: JSONDict = {
             "session_dir": str(self.session_dir),
+            "source": self.source_kind,
             "db_path": self.db_path,
             "mode": "scan" if self.broken else ("fts5" if self.has_fts else "like"),
             "broken": self.broken,
@@ -71,7 +73,7 @@ class IndexBrowse(IndexHits):
         out["db_bytes"] = size
         files = self.source.list_files()
         # What that listing did not take: symlinks (never followed), FIFOs, devices, sockets.
-        out["refused"] = dict(getattr(self.source, "refused", None) or {})
+        out["refused"] = dict(self.source.refused)
         out["files"] = len(files)
         out["json_bytes"] = sum(ident[0] for ident in files.values())
         return out
@@ -227,8 +229,13 @@ class IndexBrowse(IndexHits):
         except (Broken, sqlite3.Error):
             return self.reader.summaries()
 
-    def recent(self, *, limit: int = 10) -> list[SessionSummary]:
-        """The most recently updated sessions, from the index."""
+    def recent(
+        self, *, limit: int = 10, project: str | os.PathLike[str] | None = None
+    ) -> list[SessionSummary]:
+        """The most recently updated sessions, from the index (``project``: of that project,
+        a session's cwd, only)."""
+        if project is not None:
+            return self.browse(limit=limit, project=project)
         if limit <= 0:
             return []
         try:
@@ -248,12 +255,26 @@ class IndexBrowse(IndexHits):
         )
 
     def browse(
-        self, *, offset: int = 0, limit: int = 100, sort: str = "updated", text: str = ""
+        self,
+        *,
+        offset: int = 0,
+        limit: int = 100,
+        sort: str = "updated",
+        text: str = "",
+        project: str | os.PathLike[str] | None = None,
     ) -> list[SessionSummary]:
         """One page of the session list (``sort``: updated, created or size; newest/largest
-        first); ``text`` keeps sessions whose title or id contains it (any case). While a
-        build runs, the files it has not indexed yet are listed too (see
-        :meth:`_browse_pending`)."""
+        first); ``text`` keeps sessions whose title or id contains it (any case), ``project``
+        those whose project (cwd) is in it. While a build runs, the files it has not indexed
+        yet are listed too (see :meth:`_browse_pending`)."""
+        if project is not None:
+            want = normalize_project(os.fspath(project))
+            rows = [
+                s
+                for s in self.browse(offset=0, limit=1 << 30, sort=sort, text=text)
+                if project_matches(s.project, want)
+            ]
+            return rows[max(0, offset) : max(0, offset) + max(0, limit)]
         if sort not in SORTS:
             raise ValueError(f"sort must be one of {SORTS}, not {sort!r}")
         if limit <= 0:

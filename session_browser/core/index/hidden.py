@@ -17,15 +17,12 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from ..hidden import hidden_texts
-from ..model import JSONDict, finite_float
-from ..query import ParsedQuery, fold, fts_expr, like_pattern
+from ..query import ParsedQuery, fts_expr, like_pattern
+from ..search.hidden import CANDIDATES, PER_SESSION
+from ..search.rows import IN_CHUNK, Parsed
 from .newest import newest_ids
-from .rows import IN_CHUNK, MessageRow, Parsed
 
 TABLES = frozenset({"hidden"})
-PER_SESSION = 8  # hidden candidates taken at most from one session
-CANDIDATES = 400  # hidden candidates taken at most
 _READS_SESSIONS = re.compile(r"\bs\.")
 
 
@@ -41,31 +38,6 @@ def create(db: sqlite3.Connection, fts: bool) -> None:
             "CREATE VIRTUAL TABLE IF NOT EXISTS hidden_fts USING fts5(text, content='hidden', "
             "content_rowid='id', tokenize='unicode61 remove_diacritics 2', columnsize=0)"
         )
-
-
-def hidden_rows(data: JSONDict, folded: bool) -> list[MessageRow]:
-    """One row per hidden part of the session ``data``, at the projection index of its turn
-    (the indices :func:`~.rows.extract` gives the messages)."""
-    active = data.get("messages")
-    archived = data.get("archived_messages")
-    old = [m for m in archived if isinstance(m, dict)] if isinstance(archived, list) else []
-    new = [m for m in active if isinstance(m, dict)] if isinstance(active, list) else []
-    n_old = len(old)
-    rows: list[MessageRow] = []
-    for idx, msg in enumerate(old + new):
-        meta = msg.get("metadata")
-        if not (isinstance(meta, dict) and meta.get("hidden")) and not msg.get("tool_calls"):
-            continue
-        texts = hidden_texts(msg)
-        if not texts:
-            continue
-        role = msg.get("role", "")
-        role = role if isinstance(role, str) else str(role)
-        arch = 1 if idx < n_old or msg.get("archived") else 0
-        ts = finite_float(msg.get("timestamp"))
-        for text in texts:
-            rows.append((idx, role, arch, ts, fold(text) if folded else text))
-    return rows
 
 
 def insert(db: sqlite3.Connection, items: Sequence[Parsed], *, fts: bool) -> None:
@@ -152,6 +124,7 @@ def candidates(
         source = f"hidden m{join}"
         where = "(" + " OR ".join("m.text LIKE ? ESCAPE '\\'" for _ in pq.terms) + ")"
         params, below = [like_pattern(t) for t in pq.terms], "m.id"
+
     def first_of(sid: int) -> int | None:
         lo = db.execute("SELECT min(id) FROM hidden WHERE sid = ?", (sid,)).fetchone()
         return None if lo is None or lo[0] is None else int(lo[0])
@@ -176,14 +149,3 @@ def candidates(
             rows.append((*row[:-1], -int(row[-1])))
     rows.sort(key=lambda r: -r[-1], reverse=True)
     return rows
-
-
-def snippet_source(pq: ParsedQuery, content: str, anchor_text: str) -> str:
-    """The text a hit's snippet is cut from: the anchor turn's prose, or with ``in:tools``
-    the hidden part that matched when the prose holds none of the query's words."""
-    if not pq.tools or not anchor_text:
-        return content
-    folded = fold(content)
-    if any(t.count_in(folded, 1) for t in pq.terms):
-        return content
-    return anchor_text

@@ -8,7 +8,7 @@ import itertools
 import json
 import logging
 import os
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import recall
 from ..model import (
@@ -19,17 +19,14 @@ from ..model import (
 from ..query import (
     ParsedQuery,
 )
-from . import hidden
-from .fuzzy import IndexFuzzy
-from .pick import light_hit, peer_or, session_hit
-from .rank import (
+from ..search.hidden import snippet_source
+from ..search.pick import light_hit, peer_or, session_hit
+from ..search.rank import (
     Scored,
     explain,
-    lineage_key,
-    order,
 )
-from .results import Cancelled, SearchCancelled
-from .rows import COMPOUND_CHUNK, IN_CHUNK
+from ..search.rows import COMPOUND_CHUNK, IN_CHUNK
+from .typos import IndexFuzzy
 
 log = logging.getLogger("session_browser.index")
 
@@ -59,9 +56,34 @@ WHOLE_CHARS = 64_000
 _MESSAGE_COLS = "id, idx, role, archived, ts, text"
 
 
-# A session's row (``_SESSION_COLS``) and, for a short session, its message rows
-# (``_MESSAGE_COLS``, in id order), read ahead for several hits at once.
-_Ahead = tuple[tuple[Any, ...], list[tuple[Any, ...]] | None]
+class HitRow(NamedTuple):
+    """A session's row as its hit is built from it (``_SESSION_COLS``)."""
+
+    file: str
+    size: int
+    mtime_ns: int
+    inode: int
+    session_id: str
+    title: str | None
+    when: str | None
+    agent: str | None
+    project: str | None
+    hit_rows: int
+    message_count: int
+    archived_count: int
+    nmsg: int
+    row_lo: int
+    row_hi: int
+    chars: int | None
+    peer_title: str | None
+
+
+class _Ahead(NamedTuple):
+    """A session's row and, for a short session, its message rows (``_MESSAGE_COLS``, in
+    id order), read ahead for several hits at once."""
+
+    session: HitRow
+    messages: list[tuple[Any, ...]] | None
 
 
 class _FromFile(Exception):
@@ -71,55 +93,10 @@ class _FromFile(Exception):
 class IndexHits(IndexFuzzy):
     """Turns scored sessions into hits, reading only the sessions that will be shown."""
 
-    def _to_candidates(
-        self,
-        scored: list[Scored],
-        pq: ParsedQuery,
-        limit: int,
-        window: int,
-        cancelled: Cancelled | None = None,
-    ) -> list[recall.Candidate]:
-        """Order (:func:`~.rank.order`), fold lineage, and build full hits only for what
-        will be shown (each read from its file: :class:`SearchCancelled` between two reads
-        when ``cancelled()`` turns true)."""
-        out: list[recall.Candidate] = []
-        shown: set[str] = set()
-        kept = 0
-        ordered = order(scored, pq)
-        read = self._read_ahead(ordered, limit)
-        for s in ordered:
-            key = lineage_key(s.info)
-            # The fold key as the ranking across stores sees it: a lineage is global, a
-            # file (with the turns its rewrites dropped) is this store's own.
-            lineage = s.info.lineage if s.info.lineage is not None else self.label + key
-            if key in shown or kept >= limit:
-                if key in shown:
-                    out.append(recall.Candidate(self._light_hit(s), lineage))
-                continue
-            if cancelled is not None and cancelled():
-                raise SearchCancelled
-            hit = self._full_hit(s, pq, window, read.get(s.info.key))
-            if hit is None:
-                continue
-            shown.add(key)
-            kept += 1
-            out.append(recall.Candidate(hit, lineage))
-        return out
-
-    def _read_ahead(self, ordered: list[Scored], limit: int) -> dict[int, _Ahead]:
-        """The session rows of the sessions that will most likely be shown (the first
-        ``limit`` lineages of ``ordered``), and the message rows of the short ones, in two
-        reads instead of two a session (:meth:`_hit_from_rows` checks each as before)."""
-        keys: set[str] = set()
-        sids: list[int] = []
-        for s in ordered:
-            if len(keys) >= limit:
-                break
-            key = lineage_key(s.info)
-            if key not in keys:
-                keys.add(key)
-                if s.info.key >= 0:
-                    sids.append(s.info.key)
+    def _read_ahead(self, sids: list[int]) -> dict[int, _Ahead]:
+        """The session rows of the sessions ``sids`` (those most likely shown), and the
+        message rows of the short ones, in two reads instead of two a session
+        (:meth:`_hit_from_rows` checks each as before)."""
         if not sids:
             return {}
         out: dict[int, _Ahead] = {}
@@ -131,11 +108,11 @@ class IndexHits(IndexFuzzy):
                 for sid, *row in db.execute(
                     f"SELECT sid, {_SESSION_COLS} FROM sessions WHERE sid IN ({marks})", chunk
                 ):
-                    out[sid] = (tuple(row), None)
+                    out[sid] = _Ahead(HitRow._make(row), None)
             short = [
-                (sid, row[13], row[14])
+                (sid, row.row_lo, row.row_hi)
                 for sid, (row, _m) in out.items()
-                if row[14] - row[13] < WHOLE_ROWS and (row[15] or 0) <= WHOLE_CHARS
+                if row.row_hi - row.row_lo < WHOLE_ROWS and (row.chars or 0) <= WHOLE_CHARS
             ]
             if short:
                 rows: dict[int, list[tuple[Any, ...]]] = {sid: [] for sid, _lo, _hi in short}
@@ -149,20 +126,19 @@ class IndexHits(IndexFuzzy):
                         rows[sid].append(tuple(message))
                 for sid, messages in rows.items():
                     messages.sort(key=lambda r: int(r[0]))
-                    out[sid] = (out[sid][0], messages)
+                    out[sid] = _Ahead(out[sid].session, messages)
         return out
 
     def _light_hit(self, s: Scored) -> SessionHit:
         return light_hit(s, self.source_kind, self.label)
 
     def _projected(self, name: str) -> tuple[JSONDict, list[JSONDict]] | None:
-        """Session file ``name`` read and projected, from a small cache checked against the
-        file's identity (a person refining a query sees the same sessions again)."""
-        try:
-            st = os.stat(self.source.root / name)
-        except (OSError, ValueError):
+        """Session ``name`` read and projected, from a small cache checked against its
+        identity as the source gives it (a person refining a query sees the same sessions
+        again)."""
+        ident = self.source.identity(name)
+        if ident is None:
             return self._kept_projected(name)  # gone: the vault's copy, when it keeps one
-        ident = (st.st_size, st.st_mtime_ns, st.st_ino)
         with self._hit_lock:
             cached = self._hit_cache.get(name)
             if cached is not None and cached[0] == ident:
@@ -176,9 +152,9 @@ class IndexHits(IndexFuzzy):
             old = self._hit_cache.pop(name, None)
             if old is not None:
                 self._hit_bytes -= old[0][0]
-            if st.st_size <= HIT_CACHE_BYTES // 8:
+            if ident[0] <= HIT_CACHE_BYTES // 8:
                 self._hit_cache[name] = (ident, data, messages)
-                self._hit_bytes += st.st_size
+                self._hit_bytes += ident[0]
             while self._hit_cache and (
                 len(self._hit_cache) > HIT_CACHE_FILES or self._hit_bytes > HIT_CACHE_BYTES
             ):
@@ -189,17 +165,8 @@ class IndexHits(IndexFuzzy):
     def _full_hit(
         self, s: Scored, pq: ParsedQuery, window: int, ahead: _Ahead | None = None
     ) -> SessionHit | None:
-        """The hit with its context from the file; a hit without context when the file's
-        content cannot be turned into one (never an error for the whole search)."""
-        try:
-            return self._full_hit_of(s, pq, window, ahead)
-        except Exception as exc:
-            log.warning("%s: hit without context: %s: %s", s.info.file, type(exc).__name__, exc)
-            return self._light_hit(s)
-
-    def _full_hit_of(
-        self, s: Scored, pq: ParsedQuery, window: int, ahead: _Ahead | None = None
-    ) -> SessionHit | None:
+        """The hit with its context: from the index's rows when they give exactly what the
+        file gives, else from the file; None when the file is gone (and not kept)."""
         if s.info.key >= 0:  # an indexed session (scanned files have negative keys)
             try:
                 return self._hit_from_rows(s, pq, window, ahead)
@@ -218,16 +185,19 @@ class IndexHits(IndexFuzzy):
         ``ahead``: its session row (and a short session's message rows) read already."""
         with self._lock:
             db = self._conn()
+            row: HitRow | None = None
             if ahead is not None:
-                row = ahead[0]
+                row = ahead.session
             else:
-                row = db.execute(
+                got = db.execute(
                     f"SELECT {_SESSION_COLS} FROM sessions WHERE sid = ?", (s.info.key,)
                 ).fetchone()
-            if row is None or not row[9] or row[0] != s.info.file:
+                row = None if got is None else HitRow._make(got)
+            if row is None or not row.hit_rows or row.file != s.info.file:
                 raise _FromFile
-            (name, size, mtime_ns, inode, session_id, title, when, agent, project, flag) = row[:10]
-            count, archived_count, nmsg, lo, hi, chars, peer = row[10:]
+            name, size, mtime_ns, inode = row.file, row.size, row.mtime_ns, row.inode
+            count, archived_count, nmsg = row.message_count, row.archived_count, row.nmsg
+            lo, hi, chars, flag = row.row_lo, row.row_hi, row.chars, row.hit_rows
             try:
                 st = os.stat(os.path.join(self.source.root, name))
             except (OSError, ValueError):
@@ -251,8 +221,8 @@ class IndexHits(IndexFuzzy):
             whole = hi - lo < WHOLE_ROWS and (chars or 0) <= WHOLE_CHARS
             if whole:
                 # a short session: all its rows at once (one read instead of three)
-                if ahead is not None and ahead[1] is not None:
-                    rows = ahead[1]
+                if ahead is not None and ahead.messages is not None:
+                    rows = ahead.messages
                 else:
                     rows = db.execute(
                         f"SELECT {_MESSAGE_COLS} FROM messages WHERE id BETWEEN ? AND ? "
@@ -354,13 +324,13 @@ class IndexHits(IndexFuzzy):
             }
         shown = view(anchor)
         hit = SessionHit(
-            session_id=session_id,
-            title=peer_or(peer, title, self.source_kind),
-            display_title=title,
-            agent=agent,
-            when=when,
+            session_id=row.session_id,
+            title=peer_or(row.peer_title, row.title, self.source_kind),
+            display_title=row.title or "",
+            agent=row.agent,
+            when=row.when,
             snippet=recall.make_snippet(
-                hidden.snippet_source(pq, "".join(texts.get(anchor, ())), s.anchor_text),
+                snippet_source(pq, "".join(texts.get(anchor, ())), s.anchor_text),
                 pq.words,
                 pq.all_tokens,
             ),
@@ -374,7 +344,7 @@ class IndexHits(IndexFuzzy):
             automated=s.info.tagged or s.info.machine,
             explain=explain(s, pq) or {},
         )
-        hit.project = project
+        hit.project = row.project
         return hit
 
     def _hit_from_file(self, s: Scored, pq: ParsedQuery, window: int) -> SessionHit | None:

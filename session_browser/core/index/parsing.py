@@ -29,10 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from ..files import FileIdentity
-from ..sources.base import SessionSource, Skip
+from ..forget.deny import screen, screen_bytes
+from ..search.hidden import hidden_rows
+from ..search.rows import Parsed, extract, safely, skip_reason
+from ..sources.base import SessionDoc, SessionSource, Skip
 from ..vault.feed import Kept, VaultFeed
-from . import hidden
-from .rows import Parsed, extract, safely, skip_reason
 
 log = logging.getLogger("session_browser.index")
 
@@ -59,6 +60,8 @@ def parse_one(
         resumed = doc.resumed
         if isinstance(doc, Skip):
             return name, doc.reason, resumed
+        if not screened(doc, name):
+            return name, FORGOTTEN, resumed
         try:
             parsed = extract(name, FileIdentity(*ident), doc.data, folded=folded)
         except Exception as exc:  # one file's content never stops the others
@@ -66,13 +69,30 @@ def parse_one(
         if doc.automated is not None:
             parsed.row.settle_automation(doc.automated)
         parsed.state = doc.state
-        parsed.hidden = safely([], hidden.hidden_rows, doc.data, folded)
+        parsed.hidden = safely([], hidden_rows, doc.data, folded)
         parsed.partly = doc.skipped
         parsed.raw = doc.raw
         return name, parsed, resumed
     except Exception as exc:
         log.warning("%s: skipped: %s", name, exc)
         return name, skip_reason(exc), None
+
+
+FORGOTTEN = "forgotten on purpose (session-browser forget --list)"
+
+
+def screened(doc: SessionDoc, name: str) -> bool:
+    """Apply the denylist to ``doc`` (see :mod:`~..forget.deny`): False when it is left
+    out; its data and bytes redacted in place when a redacted text is in them (and no parse
+    state kept: the file is read whole when it changes)."""
+    sid = str(doc.data.get("session_id") or Path(name).stem)
+    data = screen(sid, doc.data)
+    raw = doc.raw if doc.raw is None or data is None else screen_bytes(sid, doc.raw)
+    if data is None or (doc.raw is not None and raw is None):
+        return False
+    if data is not doc.data or raw is not doc.raw:  # redacted: no parse state (it keeps text)
+        doc.data, doc.raw, doc.state = data, raw, None
+    return True
 
 
 #: Where the worker keeps what it read: (source kind, vault dir); None: the vault is off.

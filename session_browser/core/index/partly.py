@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from .rows import Parsed
+from ..search.rows import Parsed
 
 TABLES = frozenset({"partly"})
 
@@ -38,7 +38,6 @@ def insert(db: sqlite3.Connection, items: Sequence[Parsed]) -> None:
 
 def delete(db: sqlite3.Connection, name: str) -> None:
     db.execute("DELETE FROM partly WHERE file=?", (name,))
-
 
 
 def summary(db: sqlite3.Connection) -> JSONDictLike:

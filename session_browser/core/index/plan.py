@@ -17,38 +17,34 @@ from ..query import (
     sql_where,
     tokenize,
 )
-from . import hidden
-from .candidates import (
-    CANDIDATE_LIMIT,
+from ..search.candidates import (
     PER_SESSION,
     RARE_DF,
     SMALL_SESSION_CHARS,
     bounded,
-    score_rows,
     scorer_for,
 )
-from .newest import newest_ids
-from .owners import RowOwners
-from .pick import recent_first
-from .rank import (
-    COVERAGE_CHECK,
+from ..search.pick import recent_first
+from ..search.rank import (
     CorpusStats,
     Scored,
     Scorer,
     SessionInfo,
-    refine,
 )
+from ..search.rows import COMPOUND_CHUNK, IN_CHUNK
+from .newest import newest_ids
+from .owners import RowOwners
 from .reconcile import (
     IndexReconcile,
 )
-from .rows import COMPOUND_CHUNK, IN_CHUNK
 
 COUNT_BUDGET = 3_000  # postings read at most to count the matched sessions exactly
 _READS_SESSIONS = re.compile(r"\bs\.")  # a filter clause reading a sessions column
 
 
 class IndexPlan(IndexReconcile):
-    """Reads the candidates of a query from the index and scores them with :mod:`.rank`."""
+    """Reads the candidates of a query from the index (the relevance procedure,
+    :mod:`session_browser.core.search.procedure`, scores them)."""
 
     _owners: RowOwners
 
@@ -132,7 +128,8 @@ class IndexPlan(IndexReconcile):
         warnings: list[str],
         rare: set[int] | frozenset[int] = frozenset(),
     ) -> list[tuple[Any, ...]]:
-        """:func:`~.candidates.bounded` over FTS5 (``rare``: the terms that may fill)."""
+        """:func:`~session_browser.core.search.candidates.bounded` over FTS5 (``rare``: the
+        terms that may fill)."""
         ex = pq.excluded
 
         def every(live: list[tuple[int, int]], n: int) -> list[tuple[Any, ...]]:
@@ -213,44 +210,6 @@ class IndexPlan(IndexReconcile):
     ) -> Scorer:
         """The scorer for ``pq``: this index's statistics, or the shared ``corpus``."""
         return scorer_for(pq, dfs, corpus, lambda: self._corpus_stats(db))
-
-    def _score_index(
-        self,
-        db: sqlite3.Connection,
-        pq: ParsedQuery,
-        corpus: CorpusStats | None = None,
-        limit: int = 5,
-    ) -> tuple[list[Scored], list[str], tuple[int, bool] | None]:
-        """(scored sessions, warnings, (matched sessions counted over the whole index, exact)
-        or None when not counted). A filter-only query lists every session with a message passing
-        the filters, newest first (:meth:`_recent_index`)."""
-        warnings: list[str] = []
-        if not pq.terms:
-            recent, count = self._recent_index(db, pq, limit)
-            return recent, warnings, (count, True)
-        dfs = [self._df(db, t) for t in pq.terms] if self.has_fts else [1] * len(pq.terms)
-        scorer = self._scorer(db, pq, dfs, corpus)
-        rows: list[tuple[Any, ...]]
-        if not self.has_fts:
-            like = [t for i, t in enumerate(pq.terms) if not scorer.rare or i in scorer.rare]
-            rows = self._fetch(db, pq, None, like, CANDIDATE_LIMIT)
-        else:
-            rows = self._fts_candidates(db, pq, dfs, limit, warnings, scorer.rare)
-        if pq.tools:  # in:tools: the hidden parts' matches too, at their turns
-            found = hidden.candidates(
-                db, pq, self._filter_sql(pq), self._CAND_COLS, fts=self.has_fts, limit=limit
-            )
-            rows = [*rows, *found]
-        scored = score_rows(rows, scorer)
-        if (pq.excluded or len(pq.terms) > 1) and scored:
-            scored = self._refine(db, scorer, pq, scored, limit)
-        if pq.excluded and len(scored) > COVERAGE_CHECK:
-            # refine looked only at the best: no session holding an excluded word is a hit
-            gone = self._excluded_sids(db, pq)
-            scored = [s for s in scored if s.info.key not in gone]
-        counting = self.has_fts and not pq.tools  # (in:tools: the scored sessions are counted)
-        counted = self._count_matches(db, pq, dfs, scorer.rare) if counting else None
-        return scored, warnings, counted
 
     def _count_matches(
         self, db: sqlite3.Connection, pq: ParsedQuery, dfs: Sequence[int], rare: set[int]
@@ -368,26 +327,6 @@ class IndexPlan(IndexReconcile):
 
         order, out = recent_first(infos.values(), latest, limit, anchor)
         return out, len(order)
-
-    def _refine(
-        self,
-        db: sqlite3.Connection,
-        scorer: Scorer,
-        pq: ParsedQuery,
-        scored: list[Scored],
-        limit: int = 5,
-    ) -> list[Scored]:
-        """:func:`~.rank.refine`, looking terms up in the sessions' messages in the index."""
-
-        def holds(terms: Sequence[Term], which: Iterable[int], info: SessionInfo) -> set[int]:
-            return self._session_holds(db, terms, which, info)
-
-        def holds_many(
-            terms: Sequence[Term], asks: Sequence[tuple[Sequence[int], SessionInfo]]
-        ) -> list[set[int]]:
-            return self._sessions_hold(db, terms, asks)
-
-        return refine(scorer, pq, scored, limit, holds, holds_many)
 
     def _sessions_hold(
         self,

@@ -11,6 +11,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import recall
@@ -19,21 +20,19 @@ from ..model import (
     JSONDict,
 )
 from ..notes import INDEX_FAILED, Note
-from ..vault.feed import Kept, VaultFeed, feed_for
-from . import hidden, parsing, partly
-from .parsing import parse_one
-from .results import ReconcileReport
-from .rows import (
+from ..search.hidden import hidden_rows
+from ..search.results import ReconcileReport
+from ..search.rows import (
     IN_CHUNK,
     Parsed,
-    delete_rows,
     extract,
-    insert_isolated,
-    insert_rows,
     machine_paced,
     safely,
     skip_reason,
 )
+from ..vault.feed import Kept, VaultFeed, feed_for
+from . import hidden, parsing, partly
+from .parsing import parse_one
 from .schema import (
     Broken,
     IndexDatabase,
@@ -41,6 +40,7 @@ from .schema import (
     rollback,
 )
 from .watch import DirWatch, scan_fingerprint
+from .write import delete_rows, insert_isolated, insert_rows
 
 log = logging.getLogger("session_browser.index")
 
@@ -61,6 +61,25 @@ class EitherEvent(threading.Event):
 
     def is_set(self) -> bool:
         return super().is_set() or any(e.is_set() for e in self._events)
+
+
+Ident = tuple[int, int, int]  # a file's (size, mtime_ns, inode)
+
+
+@dataclass
+class Survey:
+    """What a reconcile compares: the session files now (``files``), the identities the
+    index holds for those looked at (``known``), the files it skipped and why, and how many
+    indexed files were not looked at (``outside``: unchanged since the last pass, as an
+    inotify watch says). ``unchanged``: the scan is exactly the one the last complete pass
+    indexed (then ``known`` is ``files``)."""
+
+    files: dict[str, Ident]
+    known: dict[str, Ident]
+    skipped: dict[str, Ident]
+    reasons: dict[str, str]
+    outside: int
+    unchanged: bool = False
 
 
 class IndexReconcile(IndexDatabase):
@@ -85,8 +104,7 @@ class IndexReconcile(IndexDatabase):
             self._vault_ready = True
             if not self.keeps_vault:
                 return None
-            parts = getattr(self.source, "part_files", None)
-            self._vault_feed = feed_for(self.source_kind, self.source.root, parts)
+            self._vault_feed = feed_for(self.source_kind, self.source.root, self.source.part_files)
         return self._vault_feed
 
     def close(self) -> None:
@@ -272,9 +290,11 @@ class IndexReconcile(IndexDatabase):
         progress: Callable[[int, int], None] | None,
         cancel: threading.Event | None,
     ) -> None:
-        files, known, skipped, reasons, outside = self._survey(db)
+        survey = self._survey(db)
+        files, known, skipped, reasons = survey.files, survey.known, survey.skipped, survey.reasons
+        outside = survey.outside
         report.scope = self._scope
-        if known is files:  # unchanged since the last complete pass (fingerprint)
+        if survey.unchanged:  # unchanged since the last complete pass (fingerprint)
             report.skipped.extend((name, reasons[name]) for name in skipped)
             report.unchanged = len(files) - len(skipped)
             self._progress = (0, 0)
@@ -330,7 +350,7 @@ class IndexReconcile(IndexDatabase):
                     for name in gone:
                         # Written (and indexed by its writer) after this pass's scan: the
                         # scan missed it, it is not gone.
-                        if self._stat_tuple(name) is not None:
+                        if self.source.identity(name) is not None:
                             continue
                         if feed is not None and feed.keep_gone(db, name):
                             report.removed += 1  # its rows stay, read from the vault's copy
@@ -429,15 +449,8 @@ class IndexReconcile(IndexDatabase):
 
     def _survey(
         self, db: sqlite3.Connection
-    ) -> tuple[
-        dict[str, tuple[int, int, int]],
-        dict[str, tuple[int, int, int]],
-        dict[str, tuple[int, int, int]],
-        dict[str, str],
-        int,
-    ]:
-        """What to compare: (files, indexed, skipped, skip reasons, indexed files not looked
-        at).
+    ) -> Survey:
+        """What to compare (see :class:`Survey`).
 
         A full pass stats every file and reads every indexed identity. After one, when the
         dir is large, a :class:`DirWatch` names what changed since, and only those names
@@ -483,7 +496,7 @@ class IndexReconcile(IndexDatabase):
                     files[f] = (size, mt, ino)  # not touched since: still skipped as it is
             indexed = db.execute("SELECT count(*) FROM sessions").fetchone()[0]
             self._scope = "changes"
-            return files, known, skipped, reasons, int(indexed) - len(known)
+            return Survey(files, known, skipped, reasons, int(indexed) - len(known))
         if watch is not None:
             watch.close()
             self._watch = None
@@ -509,7 +522,7 @@ class IndexReconcile(IndexDatabase):
                     skipped[f] = files.get(f, (-1, -1, -1))
                     reasons[f] = reason
                 self._scope = "unchanged"
-                return files, files, skipped, reasons, 0
+                return Survey(files, files, skipped, reasons, 0, unchanged=True)
         known = {
             r[0]: r[1:]
             for r in db.execute(
@@ -521,7 +534,7 @@ class IndexReconcile(IndexDatabase):
         ):
             skipped[f] = (size, mt, ino)
             reasons[f] = reason
-        return files, known, skipped, reasons, 0
+        return Survey(files, known, skipped, reasons, 0)
 
     def _parsed_batches(
         self, todo: list[tuple[str, tuple[int, int, int]]], cancel: threading.Event | None
@@ -570,8 +583,7 @@ class IndexReconcile(IndexDatabase):
         if (
             not self._bulk
             or files < self.worker_min_files
-            or type(self)._parse_file is not IndexReconcile._parse_file
-            or not getattr(self.source, "parses_apart", False)  # its parse keeps state
+            or not self.source.parses_apart  # its parse keeps state
             or not parsing.picklable(self.source)
         ):
             return None
@@ -610,7 +622,7 @@ class IndexReconcile(IndexDatabase):
                         current[f] = (size, mt, ino)
                 for name, item in parsed:
                     if isinstance(item, str):
-                        ident = self._stat_tuple(name)
+                        ident = self.source.identity(name)
                         if ident is None or current.get(name) == ident:
                             continue  # gone, or indexed as it is now (a write meanwhile)
                         if feed is not None and name in current:
@@ -629,7 +641,7 @@ class IndexReconcile(IndexDatabase):
                         ident2 = (item.identity.size, item.identity.mtime_ns, item.identity.inode)
                         if cur == ident2:
                             continue  # another process indexed this very version meanwhile
-                        if cur != known.get(name) and cur == self._stat_tuple(name):
+                        if cur != known.get(name) and cur == self.source.identity(name):
                             # A write (through this store or another process) indexed the
                             # file as it is now after this pass parsed it: this parse is
                             # older, and must not replace the newer rows.
@@ -679,13 +691,6 @@ class IndexReconcile(IndexDatabase):
     ) -> list[tuple[str, str]]:
         """:func:`~.rows.insert_isolated` through :meth:`_insert_batch`."""
         return insert_isolated(db, items, lambda batch: self._insert_batch(db, batch))
-
-    def _stat_tuple(self, name: str) -> tuple[int, int, int] | None:
-        try:
-            st = os.stat(self.source.root / name)
-        except OSError:
-            return None
-        return (st.st_size, st.st_mtime_ns, st.st_ino)
 
     def _insert(self, db: sqlite3.Connection, item: Parsed, next_id: int = 0) -> int:
         """Insert one parsed file (``next_id`` is ignored: ids follow the table's max)."""
@@ -745,9 +750,7 @@ class IndexReconcile(IndexDatabase):
                         except Exception as exc:  # the content: skipped, as a reconcile would
                             item = skip_reason(exc)
                         if not isinstance(item, str):
-                            item.hidden = safely(
-                                [], hidden.hidden_rows, dict(data), not self.has_fts
-                            )
+                            item.hidden = safely([], hidden_rows, dict(data), not self.has_fts)
                         if feed is not None and not isinstance(item, str):
                             feed.keep_dropped(
                                 db, path.name, [m[4] for m in item.messages], fts=self.has_fts

@@ -28,9 +28,9 @@ from ..model import (
     JSONDict,
 )
 from ..notes import INDEX_BROKEN, INDEX_BUSY, Note
+from ..search.results import ReconcileReport
 from ..sources.base import SessionSource
 from . import hidden, partly
-from .results import ReconcileReport
 from .watch import DirWatch
 
 log = logging.getLogger("session_browser.index")

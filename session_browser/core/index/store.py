@@ -10,7 +10,8 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NamedTuple, TypeVar
+from pathlib import Path
+from typing import Any, TypeVar
 
 from .. import recall
 from ..compat import StoreDir
@@ -31,13 +32,8 @@ from ..query import (
     parse_query,
 )
 from ..query.match import rare_terms
-from ..sources.base import SessionSource
-from ..sources.praisonai import PraisonAISource
-from ..store import DefaultSessionStore
-from .api import IndexStoreAPI, SessionReader
-from .browse import IndexBrowse
-from .owners import RowOwners
-from .rank import (
+from ..search import procedure
+from ..search.rank import (
     CorpusStats,
     Msg,
     Scored,
@@ -46,17 +42,24 @@ from .rank import (
     recency,
     recent_scored,
 )
+from ..search.results import Cancelled, ReconcileReport, Relevance, SearchCancelled, SearchResult
+from ..search.searching import IndexSearch
+from ..sources.base import Locate, SessionSource
+from ..sources.praisonai import PraisonAISource
+from ..sources.scan import SourceStore
+from ..store import DefaultSessionStore
+from .api import IndexStoreAPI, SessionReader
+from .browse import IndexBrowse
+from .engine import SqliteEngine
+from .owners import RowOwners
 from .reconcile import (
     WATCH_MIN_FILES,
 )
-from .results import Cancelled, ReconcileReport, Relevance, SearchCancelled, SearchResult
 from .schema import (
     SCHEMA_VERSION,
     Broken,
     default_db_path,
-    rollback,
 )
-from .searching import IndexSearch
 from .watch import DirWatch
 
 log = logging.getLogger("session_browser.index")
@@ -73,20 +76,6 @@ _LOWERS_TO_ASCII: tuple[tuple[str, str], ...] = (("\u0130", "i"), ("\u212a", "k"
 
 
 T = TypeVar("T")
-
-
-class Found(NamedTuple):
-    """What one relevance search read: from the index and the files not indexed yet."""
-
-    scored: list[Scored]
-    pq: ParsedQuery  # the query searched (typo-corrected when ``fuzzy``)
-    matched: int
-    counted: tuple[int, bool] | None  # (sessions counted over the index, exact)
-    unscanned: int  # files not indexed yet that were not read either
-    fuzzy: bool
-    warnings: list[str]
-    mode: str
-    searched: tuple[int, int] | None  # (sessions searched, sessions) when a build runs
 
 
 def _each_file(names: Iterable[str], read: Callable[[str], T | None]) -> list[T]:
@@ -126,6 +115,7 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         fts: bool = True,
         source: SessionSource | None = None,
         reader: SessionReader | None = None,
+        read_through: Callable[[Locate], SessionReader] | None = None,
         vault: bool = False,
         **store_kwargs: Any,
     ) -> None:
@@ -134,9 +124,16 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         reads the source's sessions, for a read-only source (default: the JSON store over
         ``session_dir``, built with ``store_kwargs``, which then makes every write).
         ``vault``: keep every file the index reads in the vault (in our data dir) and read
-        deleted sessions back from it; off unless asked (the CLI and the app ask)."""
+        deleted sessions back from it; off unless asked (the CLI and the app ask). A
+        read-only ``source`` without a ``reader`` is read through a scanning store over it,
+        or through what ``read_through`` makes of this index's :meth:`indexed_path`;
+        ``session_dir`` defaults to the source's root."""
         if reconcile not in RECONCILE_MODES:
             raise ValueError(f"reconcile must be one of {RECONCILE_MODES}, not {reconcile!r}")
+        if read_through is not None:  # a reader that finds files through the index
+            reader = read_through(self.indexed_path)
+        if reader is None and source is not None and source.read_only:
+            reader = SourceStore(source)
         if reader is None:
             writer = DefaultSessionStore(session_dir, observer=self._after_write, **store_kwargs)
             self.writer = writer
@@ -145,7 +142,8 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         else:
             self.writer = None
             self.reader = reader
-            self.session_dir = StoreDir(session_dir or default_session_dir())
+            where = session_dir or (source.root if source is not None else default_session_dir())
+            self.session_dir = StoreDir(where)
         self.source = source if source is not None else PraisonAISource(self.session_dir.path)
         self.source_kind = self.source.kind
         self.keeps_vault = vault
@@ -196,12 +194,13 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         self.last_report: ReconcileReport | None = None
         self._open()
         try:
-            self._start(reconcile)
+            self.start(reconcile)
         except BaseException:  # a store that fails to open leaves nothing open behind
             self.close()
             raise
 
-    def _start(self, reconcile: str) -> None:
+    def start(self, reconcile: str) -> None:
+        """Bring the index up to date per ``reconcile`` (what opening does)."""
         if self.broken is None:
             if reconcile == "sync":
                 self.last_report = self.reconcile()
@@ -225,6 +224,21 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
                 if data is not None and data.get("gateway_session_id") == gateway_session_id:
                     return SessionData.from_dict(data)
         return super().get_by_gateway_session(gateway_session_id)
+
+    def indexed_path(self, session_id: str) -> Path | None:
+        """The file of ``session_id`` as the index knows it (None: it does not, or the index
+        cannot be used, or the file is gone)."""
+        try:
+            rows = self._rows(
+                "SELECT file FROM sessions WHERE session_id=? ORDER BY file", (session_id,)
+            )
+        except (Broken, sqlite3.Error):
+            return None
+        for (name,) in rows:
+            path = self.source.root / str(name)
+            if path.is_file():
+                return path
+        return None
 
     def _ensure_backfilled(self) -> None:
         """praisonaiagents' seam: index every session file not indexed yet (a reconcile)."""
@@ -360,50 +374,31 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         corpus: CorpusStats | None = None,
         cancelled: Cancelled | None = None,
     ) -> Relevance:
-        if pq.nothing_searchable:  # never the newest sessions as if they matched
-            mode = "scan" if self.broken else "index"
-            return Relevance(warnings=[NOTHING_SEARCHABLE], mode=mode)
         if self.broken is not None:  # the files scanned, with the same filters
-            if not pq.words and not pq.has_filters:
-                return Relevance(mode="scan")
-            try:
-                cands = self.reader.search_candidates(pq.text, window=window, language=True)
-            except QueryError as exc:
-                return Relevance(warnings=[str(exc)], mode="scan")
-            return Relevance(cands, len(cands), mode="scan")
-        stopped = [False]  # set when our handler told SQLite to stop
-
-        def handler() -> int:
-            if cancelled is not None and cancelled():
-                stopped[0] = True
-                return 1
-            return 0
-
+            return self._scan_relevance(pq, window)
+        engine = SqliteEngine(self, cancelled)
         try:
-            with self._lock:
-                db = self._conn()
-                if cancelled is not None:  # SQLite asks every 1,000 instructions
-                    db.set_progress_handler(handler, 1000)
-                try:
-                    found = self._relevance_locked(db, pq, limit, corpus)
-                finally:
-                    if cancelled is not None:
-                        db.set_progress_handler(None, 0)
+            return procedure.relevance(engine, pq, limit, window, corpus, cancelled)
         except sqlite3.OperationalError as exc:
-            if stopped[0]:  # interrupted by us, not a failing index
+            if engine.stopped:  # interrupted by us, not a failing index
                 raise SearchCancelled from exc
             return self._failed(exc, pq, limit, window, corpus, cancelled)
         except sqlite3.DatabaseError as exc:
             return self._failed(exc, pq, limit, window, corpus, cancelled)
         except Broken:
             return self._relevance(pq, limit, window, corpus, cancelled)
-        if cancelled is not None and cancelled():
-            raise SearchCancelled
-        cands = self._to_candidates(found.scored, found.pq, limit, window, cancelled)
-        exact = found.counted is not None and found.counted[1] and not found.unscanned
-        return Relevance(
-            cands, found.matched, exact, found.fuzzy, found.warnings, found.mode, found.searched
-        )
+
+    def _scan_relevance(self, pq: ParsedQuery, window: int) -> Relevance:
+        """The relevance candidates of an index that cannot be used: its files scanned."""
+        if pq.nothing_searchable:  # never the newest sessions as if they matched
+            return Relevance(warnings=[NOTHING_SEARCHABLE], mode="scan")
+        if not pq.words and not pq.has_filters:
+            return Relevance(mode="scan")
+        try:
+            cands = self.reader.search_candidates(pq.text, window=window, language=True)
+        except QueryError as exc:
+            return Relevance(warnings=[str(exc)], mode="scan")
+        return Relevance(cands, len(cands), mode="scan")
 
     def _failed(
         self,
@@ -420,84 +415,6 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
             return self._relevance(pq, limit, window, corpus, cancelled)
         failed = Note(SEARCH_FAILED, f"the index failed during this search: {exc}")
         return Relevance(warnings=[failed])
-
-    def _relevance_locked(
-        self, db: sqlite3.Connection, pq: ParsedQuery, limit: int, corpus: CorpusStats | None
-    ) -> Found:
-        """The scored sessions: the index, then the newest files a running reconcile has not
-        indexed yet, then typo correction; and how much of the store that searched.
-
-        The index is read in one snapshot (a read transaction) taken with the list of the
-        files still to index: a reconcile commits a batch and takes its files off that list
-        in one step (see :meth:`_apply`), so each file is either in the snapshot or on the
-        list, never both, never neither."""
-        snapshot = not self.memory and not db.in_transaction  # (in memory: one connection)
-        try:
-            with self._state_lock:
-                pending, unscanned = self._pending_to_scan()
-                stale = set(self._stale_keys)
-                waiting_new = sum(1 for n in self._pending if n in self._pending_new)
-                if snapshot:
-                    db.execute("BEGIN")
-                    db.execute("SELECT 1 FROM meta LIMIT 1").fetchall()  # the snapshot starts
-            self._stats_for(db)  # (inside the snapshot: the version of what it reads)
-            return self._relevance_snapshot(
-                db, pq, limit, corpus, pending, unscanned, stale, waiting_new
-            )
-        finally:
-            if snapshot:
-                rollback(db)
-
-    def _relevance_snapshot(
-        self,
-        db: sqlite3.Connection,
-        pq: ParsedQuery,
-        limit: int,
-        corpus: CorpusStats | None,
-        pending: list[str],
-        unscanned: int,
-        stale: set[int],
-        waiting_new: int,
-    ) -> Found:
-        """:meth:`_relevance_locked` inside its snapshot."""
-        scored, warnings, counted = self._score_index(db, pq, corpus, limit)
-        # Files not indexed yet are read before any typo correction: a word that
-        # only they hold is no typo.
-        scanned = self._score_files(db, pq, pending, corpus) if pending else []
-        fuzzy = False
-        if not scored and not scanned and pq.terms and self.has_fts:
-            fixed = self._fuzzy_query(db, pq)
-            if fixed is not None:
-                fpq, note = fixed
-                fscored, more, fcounted = self._score_index(db, fpq, corpus, limit)
-                if fscored:
-                    scored, counted = fscored, fcounted
-                    fuzzy = True
-                    warnings.append(note)
-                    warnings.extend(more)
-                    pq = fpq
-                    if pending:
-                        scanned = self._score_files(db, pq, pending, corpus)
-        if stale:
-            scored = [s for s in scored if s.info.key not in stale]
-        if counted is None:
-            matched = len(scored)
-        elif counted[1]:
-            matched = max(counted[0], len(scored))
-        else:  # a lower bound from the data alone (never from the candidates read for this
-            # page, which grow with it), and never below the hits a page shows
-            matched = max(counted[0], min(len(scored), limit))
-        mode = "index" if self.has_fts else "like"
-        searched: tuple[int, int] | None = None
-        if pending or unscanned:
-            mode += "+scan"
-            known = {s.info.session_id for s in scored}
-            scanned = [s for s in scanned if s.info.session_id not in known]
-            matched += len(scanned)
-            scored.extend(scanned)
-            total = self._listed_count(db) + max(0, waiting_new)
-            searched = (max(0, total - unscanned), total)
-        return Found(scored, pq, matched, counted, unscanned, fuzzy, warnings, mode, searched)
 
     def _listed_count(self, db: sqlite3.Connection) -> int:
         """How many sessions the index lists (as :meth:`count` without a filter)."""

@@ -21,7 +21,7 @@ What is sent: each session as the source reads it (the PraisonAI-shaped dict, ti
 times, roles, message text), without the hidden parts (thinking, tool calls and results that
 a Pi, Claude Code or Codex file keeps in ``metadata.hidden``) unless asked. Asked
 (``hidden``), they go in the session's JSON and, as rows of ``sb_hidden`` (the SQLite index's
-:func:`~session_browser.core.index.hidden.hidden_rows`), searchable with ``in:tools``; a
+:func:`~session_browser.core.search.hidden.hidden_rows`), searchable with ``in:tools``; a
 session sent again without them loses those rows. With ``redact``, every string is passed
 through the export's :class:`~session_browser.core.redact.Redactor` first (the index then
 holds only the redacted copy, hidden parts included).
@@ -40,11 +40,12 @@ from typing import Any, Protocol
 import orjson
 
 from ..files import FileIdentity
-from ..index.hidden import hidden_rows
-from ..index.rows import MessageRow, Parsed, SessionRow, cleaned, extract
+from ..forget.deny import screen
 from ..model import JSONDict
 from ..query import local_machine, local_user
 from ..redact import Redactor
+from ..search.hidden import hidden_rows
+from ..search.rows import MessageRow, Parsed, SessionRow, cleaned, extract
 from ..sources.base import Identity, SessionDoc, Skip
 from .conn import PgIndexError, error_line, psycopg_module
 from .schema import ensure_schema
@@ -292,6 +293,10 @@ class Pusher:
             return None
         if isinstance(doc, Skip):
             return None
+        screened = screen(str(doc.data.get("session_id") or Path(name).stem), doc.data)
+        if screened is None:  # forgotten on purpose (see forget --list)
+            return None
+        doc.data = screened
         # a parse holds the hidden parts (``metadata.hidden``) as the viewer's read does
         data: JSONDict = doc.data if self.hidden else strip_hidden(doc.data)
         if self.redact:

@@ -2,20 +2,10 @@
 store, so a :class:`~session_browser.core.multi.StoreGroup`, the CLI and the benchmark use it
 as they use a local store.
 
-Candidates come from PostgreSQL full-text search over the messages' ``tsvector`` (the same
-folded tokens as the SQLite index), bounded as the SQLite engine bounds them: the newest
-messages holding every term, the rarest terms' messages, then any term, at most
-:data:`~session_browser.core.index.candidates.PER_SESSION` messages of one session. The ranking is
-the SQLite engine's own code (:mod:`session_browser.core.index.rank`: BM25 per message,
-phrase and all-words boosts, common words, coverage, demotion, lineage folding), so both
-engines put the same sessions on top. Filters come from the one filter table
-(:func:`~session_browser.core.query.pg_where`). With ``in:tools`` the hidden parts pushed with
-``--include-hidden`` (``sb_hidden``) give candidates too, as the SQLite index's
-:func:`~session_browser.core.index.hidden.candidates` do (the same row layout, ids negated,
-anchored at their turn). With no exact match, unknown words are
-corrected from the index's vocabulary (``pg_trgm`` similarity, then edit distance).
-Hits and ``show`` read the pushed session from the database: the files are on other machines.
-A session id is one session per machine and user (the newest copy pushed, see
+Its searches are the one relevance procedure (:mod:`session_browser.core.search.procedure`)
+over :class:`~.engine.PgEngine`, so both engines put the same sessions on top with the same
+scores. Hits and ``show`` read the pushed session from the database: the files are on other
+machines. A session id is one session per machine and user (the newest copy pushed, see
 :mod:`.schema`); the same id from several machines (or users) is several sessions, each hit
 and listed row naming its ``user@machine``. Reading an id held from several, the newest is
 read unless one is chosen (:meth:`PgIndexStore.choose`, which refuses to guess).
@@ -25,68 +15,29 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from .. import recall
-from ..index import hidden
-from ..index.candidates import (
-    PER_SESSION,
-    RARE_DF,
-    SMALL_SESSION_CHARS,
-    bounded,
-    score_rows,
-    scorer_for,
-)
-from ..index.fuzzy import levenshtein
-from ..index.pick import (
-    SUMMARY_COLUMNS,
-    corrected,
-    light_hit,
-    recent_first,
-    session_hit,
-    summary_row,
-)
-from ..index.rank import (
-    COMMON_SHARE,
-    COVERAGE_CHECK,
-    CorpusStats,
-    Scored,
-    Scorer,
-    SessionInfo,
-    lineage_key,
-    order,
-    refine,
-)
-from ..index.results import Cancelled, Relevance, SearchCancelled
-from ..index.searching import IndexSearch
-from ..model import JSONDict, SessionData, SessionHit, SessionSummary
-from ..notes import NOTHING_SEARCHABLE, Note
-from ..query import ParsedQuery, QueryError, Term, fold, parse_query, pg_where
+from ..model import JSONDict, SessionData, SessionSummary
+from ..query import ParsedQuery, QueryError, Term, parse_query
+from ..search import procedure
+from ..search.candidates import RARE_DF
+from ..search.pick import SUMMARY_COLUMNS, summary_row
+from ..search.rank import COMMON_SHARE, CorpusStats
+from ..search.results import Cancelled, Relevance
+from ..search.searching import IndexSearch
 from .conn import PgIndexError, error_line, mask_url, psycopg_module
+from .engine import PgEngine, origin_label
 from .schema import NEWEST_FIRST, ensure_schema
-from .tsv import all_query, any_query, query_lexeme, term_query
+from .tsv import query_lexeme
 
 _SORTS = {"updated": "updated_ts", "created": "created", "size": "chars"}  # browse order
 STATS_SECONDS = 10.0  # collection statistics are read again after this long
-SCAN_MIN = 500  # ... and at least this many
-SCAN_FACTOR = 4  # newest matching messages read to pick the per-session-capped candidates
-GIN_FIRST = 4  # matches read from the GIN index rather than walking the newest messages
-# while matches² <= GIN_FIRST × rows read × messages (a walk reads about rows × messages /
-# matches messages when the matches are spread evenly, several times more when not)
-RECENT_MIN_DF = 2_000  # a word in this many messages is looked up among the newest first
-RECENT_MARGIN = 3.0  # ... in a range expected to hold this many times the matches needed
-# The candidate rows (:data:`~session_browser.core.index.candidates.ROW_COLUMNS`): a session
-# is named by its key and file (files of several machines share names), and its messages are
-# read by key (no row range).
-_CAND_COLS = (
-    "m.sid, m.idx, coalesce(m.role, ''), m.archived, m.ts, m.text, s.session_id, "
-    "s.sid || '/' || s.file, s.when_, s.tagged, s.machine_paced, s.lineage, 0, -1, s.chars, m.id"
-)
-# The listed sessions (:data:`~session_browser.core.index.pick.SUMMARY_COLUMNS`, no file size
+# The listed sessions (:data:`~session_browser.core.search.pick.SUMMARY_COLUMNS`, no file size
 # here), then where each comes from.
 _SUMMARY_COLS = SUMMARY_COLUMNS.replace(" size,", " NULL,") + ", kind, machine, os_user"
 
@@ -95,16 +46,6 @@ _SUMMARY_COLS = SUMMARY_COLUMNS.replace(" size,", " NULL,") + ", kind, machine, 
 _NEWEST_COPY = f"WHERE session_id = %s ORDER BY {NEWEST_FIRST} LIMIT 1"
 # ... or the one chosen
 _CHOSEN_COPY = "WHERE session_id = %s AND machine = %s AND os_user = %s"
-
-NO_HIDDEN = (
-    "in:tools: the team index holds no hidden parts to search (tool calls and results, "
-    "reasoning): only the prose was searched; push with --include-hidden to have them "
-    "searched"
-)
-
-
-def origin_label(machine: str, user: str) -> str:
-    return f"{user}@{machine}"
 
 
 class CopyNotChosen(PgIndexError):
@@ -293,331 +234,7 @@ class PgIndexStore(IndexSearch):
         corpus: CorpusStats | None = None,
         cancelled: Cancelled | None = None,
     ) -> Relevance:
-        if pq.nothing_searchable:
-            return Relevance(warnings=[NOTHING_SEARCHABLE])
-        warnings: list[str] = [NO_HIDDEN] if pq.tools and not self._has_hidden() else []
-        fuzzy = False
-        if not pq.terms:
-            scored = self._recent(pq, limit)
-        else:
-            scored = self._score(pq, corpus, limit, warnings)
-            if not scored and self.has_trgm:
-                fixed = self._fuzzy_query(pq)
-                if fixed is not None:
-                    fpq, note = fixed
-                    more: list[str] = []
-                    fscored = self._score(fpq, corpus, limit, more)
-                    if fscored:
-                        scored, pq, fuzzy = fscored, fpq, True
-                        warnings.extend([note, *more])
-        if cancelled is not None and cancelled():
-            raise SearchCancelled
-        cands = self._to_candidates(scored, pq, limit, window)
-        return Relevance(cands, len(scored), False, fuzzy, warnings, "index")
-
-    def _score(
-        self, pq: ParsedQuery, corpus: CorpusStats | None, limit: int, warnings: list[str]
-    ) -> list[Scored]:
-        dfs = self._dfs(pq.terms)
-        scorer: Scorer = scorer_for(pq, dfs, corpus, self._corpus)
-        rows = self._candidates(pq, dfs, limit, warnings, scorer.rare)
-        if pq.tools:  # in:tools: the hidden parts' matches too, at their turns
-            rows = [*rows, *self._hidden_candidates(pq, limit)]
-        scored = score_rows(rows, scorer)
-        if (pq.excluded or len(pq.terms) > 1) and scored:
-            texts = self._small_texts(scored)
-
-            def holds(terms: Sequence[Term], which: Iterable[int], info: SessionInfo) -> set[int]:
-                return self._holds(terms, which, info, texts.get(info.key))
-
-            scored = refine(scorer, pq, scored, limit, holds)
-        return scored
-
-    def _small_texts(self, scored: list[Scored]) -> dict[int, list[str]]:
-        """The texts of the short sessions among the best :data:`COVERAGE_CHECK` (those
-        :func:`refine` may look in), read in one query."""
-        best = sorted(scored, key=lambda s: s.score, reverse=True)[:COVERAGE_CHECK]
-        sids = [
-            s.info.key
-            for s in best
-            if s.info.chars is not None and s.info.chars <= SMALL_SESSION_CHARS
-        ]
-        out: dict[int, list[str]] = {sid: [] for sid in sids}
-        if sids:
-            for sid, text in self._all(
-                "SELECT sid, text FROM sb_messages WHERE sid = ANY(%s) ORDER BY sid, id", (sids,)
-            ):
-                out[int(sid)].append(text)
-        return out
-
-    def _candidates(
-        self,
-        pq: ParsedQuery,
-        dfs: Sequence[int],
-        limit: int,
-        warnings: list[str],
-        rare: set[int],
-    ) -> list[tuple[Any, ...]]:
-        """:func:`~session_browser.core.index.candidates.bounded` over the GIN index. The
-        messages holding every term are looked up by the rarer terms and checked for the
-        common ones (GIN reads every posting of each word it is given)."""
-        ex = pq.excluded
-
-        def every(live: list[tuple[int, int]], n: int) -> list[tuple[Any, ...]]:
-            rarer = [pq.terms[i] for df, i in live if df <= RARE_DF] or [pq.terms[live[0][1]]]
-            full = all_query(pq.terms, ex)
-            if len(rarer) < len(pq.terms):
-                return self._fetch(pq, all_query(rarer, ex), n, full, live[0][0])
-            return self._fetch(pq, full, n, df=live[0][0])
-
-        def some(terms: list[Term], n: int, df: int) -> list[tuple[Any, ...]]:
-            return self._fetch(pq, any_query(terms, ex), n, df=df)
-
-        return bounded(pq, dfs, limit, warnings, rare, every, some)
-
-    def _has_hidden(self) -> bool:
-        """Whether some pushed session's hidden parts are here (pushed with
-        ``--include-hidden``)."""
-        return self._one("SELECT EXISTS (SELECT 1 FROM sb_hidden)")[0] is True
-
-    def _hidden_candidates(self, pq: ParsedQuery, limit: int) -> list[tuple[Any, ...]]:
-        """The newest hidden parts holding a term of ``pq`` and passing its filters, at most
-        :data:`~session_browser.core.index.hidden.PER_SESSION` of one session, as candidate
-        rows whose last column (the row id) is negated: never a message's."""
-        want = max(hidden.CANDIDATES, hidden.PER_SESSION * limit)
-        rows = self._fetch(
-            pq, any_query(pq.terms), want, table="sb_hidden", per_session=hidden.PER_SESSION
-        )
-        return [(*r[:-1], -int(r[-1])) for r in rows]
-
-    def _fetch(
-        self,
-        pq: ParsedQuery,
-        query: str,
-        limit: int,
-        check: str | None = None,
-        df: int = 0,
-        *,
-        table: str = "sb_messages",
-        per_session: int = PER_SESSION,
-    ) -> list[tuple[Any, ...]]:
-        """The newest messages matching ``query`` (looked up in the GIN index) and
-        ``check`` (tested on those rows only) and the filters, at most ``per_session`` of
-        one session (``df``: about how many messages match ``query``; ``table``: the
-        messages, or the hidden parts, ``sb_hidden``, which have the same columns)."""
-        if not query:
-            return []
-        fsql, fparams = pg_where(pq.filter_values)
-        if check is not None:
-            fsql = " AND ts_match_vq(m.tsv, %s::tsquery)" + fsql
-            fparams = [check, *fparams]
-        join = " JOIN sb_sessions s ON s.sid = m.sid" if "s." in fsql else ""
-        scan = max(SCAN_FACTOR * limit, SCAN_MIN)
-        # Walking the messages newest first and testing each one (the plan PostgreSQL picks
-        # when it guesses the matches are spread evenly) reads tens of thousands of rows for
-        # a word of a few thousand messages that are not; the GIN index then reads only
-        # the matches. ``m.id + 0`` takes the walk away, unless the matches are so many that
-        # reading them all costs more than walking to the newest of them.
-        total, _avg = self._corpus()
-        newest = "m.id + 0" if df * df <= GIN_FIRST * scan * max(total, 1) else "m.id"
-        sql = (
-            f"WITH hit AS MATERIALIZED (SELECT m.id, m.sid FROM {table} m{join} "
-            f"WHERE m.tsv @@ %s::tsquery{{bound}}{fsql} ORDER BY {newest} DESC LIMIT %s), "
-            "top AS MATERIALIZED (SELECT id FROM (SELECT id, row_number() OVER "
-            "(PARTITION BY sid ORDER BY id DESC) AS rn FROM hit) c WHERE c.rn <= %s "
-            "ORDER BY id DESC LIMIT %s) "
-            f"SELECT {_CAND_COLS}, (SELECT count(*) FROM hit) FROM top t "
-            f"JOIN {table} m ON m.id = t.id "
-            "JOIN sb_sessions s ON s.sid = m.sid ORDER BY m.id DESC"
-        )
-        low = self._recent_bound(df, scan) if not fsql and table == "sb_messages" else None
-        if low is not None:
-            # A frequent word: its matches among the newest messages only (the GIN bitmap
-            # ANDed with the id range, so the rows read are the newest matches, not all of
-            # them). When that range holds ``scan`` matches they are the newest ``scan``
-            # overall, so the answer is the same; else the whole match set is read.
-            rows = self._all(
-                sql.replace("{bound}", " AND m.id > %s"),
-                [query, low, *fparams, scan, per_session, limit],
-            )
-            if rows and int(rows[0][-1]) >= scan:
-                return [r[:-1] for r in rows]
-        rows = self._all(sql.replace("{bound}", ""), [query, *fparams, scan, per_session, limit])
-        return [r[:-1] for r in rows]
-
-    def _recent_bound(self, df: int, scan: int) -> int | None:
-        """An id below which the newest ``scan`` of ``df`` matching messages are not
-        expected (``RECENT_MARGIN`` times as many expected above it when the matches are
-        spread evenly); None when a word is too rare for a bound to pay."""
-        if df < RECENT_MIN_DF or df <= RECENT_MARGIN * scan:
-            return None
-        span = self._id_span()
-        if span is None:
-            return None
-        lo, hi = span
-        share = RECENT_MARGIN * scan / df
-        return int(hi - share * (hi - lo + 1))
-
-    def _id_span(self) -> tuple[int, int] | None:
-        row = self._one("SELECT min(id), max(id) FROM sb_messages")
-        if row is None or row[0] is None:
-            return None
-        return int(row[0]), int(row[1])
-
-    def _holds(
-        self,
-        terms: Sequence[Term],
-        which: Iterable[int],
-        info: SessionInfo,
-        texts: list[str] | None = None,
-    ) -> set[int]:
-        """Which of ``terms`` (numbers in ``which``) some message of the session holds
-        (``texts``: the session's message texts, when already read)."""
-        wanted = list(which)
-        if not wanted:
-            return set()
-        if info.chars is not None and info.chars <= SMALL_SESSION_CHARS:
-            if texts is None:
-                texts = [
-                    r[0]
-                    for r in self._all("SELECT text FROM sb_messages WHERE sid = %s", (info.key,))
-                ]
-            whole = fold("\n".join(texts))
-            return {
-                i
-                for i in wanted
-                if (
-                    terms[i].count_in(whole, 1)
-                    if len(terms[i].tokens) == 1
-                    else any(terms[i].count_in(fold(t), 1) for t in texts)
-                )
-            }
-        out: set[int] = set()
-        for i in wanted:
-            row = self._one(
-                "SELECT 1 FROM sb_messages WHERE sid = %s AND tsv @@ %s::tsquery LIMIT 1",
-                (info.key, term_query(terms[i])),
-            )
-            if row is not None:
-                out.add(i)
-        return out
-
-    def _recent(self, pq: ParsedQuery, limit: int) -> list[Scored]:
-        """A filter-only query: every session with a message passing the filters, newest
-        first, anchored at its latest matching message."""
-        fsql, fparams = pg_where(pq.filter_values)
-        rows = self._all(
-            "SELECT m.sid, max(coalesce(m.ts, s.updated_ts)), count(*) FROM sb_messages m "
-            f"JOIN sb_sessions s ON s.sid = m.sid WHERE true{fsql} GROUP BY m.sid",
-            fparams,
-        )
-        if pq.excluded and rows:
-            gone = {
-                r[0]
-                for r in self._all(
-                    "SELECT DISTINCT sid FROM sb_messages WHERE tsv @@ %s::tsquery",
-                    (any_query(pq.excluded),),
-                )
-            }
-            rows = [r for r in rows if r[0] not in gone]
-        if not rows:
-            return []
-        latest = {int(sid): (t, int(n)) for sid, t, n in rows}
-        infos = [
-            SessionInfo(sid, session_id, f"{sid}/{file}", when, bool(tagged), bool(paced), lineage)
-            for sid, session_id, file, when, tagged, paced, lineage in self._all(
-                "SELECT sid, session_id, file, when_, tagged, machine_paced, lineage "
-                "FROM sb_sessions WHERE sid = ANY(%s)",
-                (list(latest),),
-            )
-        ]
-
-        def anchor(info: SessionInfo) -> Any:
-            return self._one(
-                "SELECT m.idx, m.text FROM sb_messages m JOIN sb_sessions s ON s.sid = m.sid "
-                f"WHERE m.sid = %s{fsql} ORDER BY coalesce(m.ts, s.updated_ts) DESC, m.id DESC "
-                "LIMIT 1",
-                [info.key, *fparams],
-            )
-
-        return recent_first(infos, latest, limit, anchor)[1]
-
-    # ------------------------------------------------------------------ typo pass
-
-    def _fuzzy_query(self, pq: ParsedQuery) -> tuple[ParsedQuery, Note] | None:
-        return corrected(pq, lambda tok: self._df(Term((tok,), tok)) > 0, self._correct)
-
-    def _correct(self, tok: str) -> str | None:
-        """The most frequent vocabulary word one edit away (two for long words), found
-        among the words of similar trigrams."""
-        if len(tok) < 3 or len(tok) > 40:
-            return None
-        limit = 1 if len(tok) < 6 else 2
-        close = [
-            r[0]
-            for r in self._all(
-                "SELECT term FROM sb_terms WHERE term %% %s "
-                "ORDER BY similarity(term, %s) DESC LIMIT 50",
-                (tok, tok),
-            )
-        ]
-        best: tuple[int, int, str] | None = None
-        for word in close:
-            d = levenshtein(tok, word, limit)
-            if d > limit:
-                continue
-            key = (d, -self._df(Term((word,), word)), word)
-            if best is None or key < best:
-                best = key
-        return None if best is None else best[2]
-
-    # ------------------------------------------------------------------ hits
-
-    def _to_candidates(
-        self, scored: list[Scored], pq: ParsedQuery, limit: int, window: int
-    ) -> list[recall.Candidate]:
-        plan: list[tuple[Scored, bool]] = []  # (scored, full hit)
-        shown: set[str] = set()
-        for s in order(scored, pq):
-            key = lineage_key(s.info)
-            if key in shown:
-                plan.append((s, False))
-            elif len(shown) < limit:
-                shown.add(key)
-                plan.append((s, True))
-        wanted = [s.info.key for s, full in plan if full]
-        rows = (
-            {
-                int(r[0]): r[1:]
-                for r in self._all(
-                    "SELECT sid, data, kind, machine, os_user FROM sb_sessions WHERE sid = ANY(%s)",
-                    (wanted,),
-                )
-            }
-            if wanted
-            else {}
-        )
-        return [
-            recall.Candidate(
-                self._full_hit(s, pq, window, rows.get(s.info.key)) if full else self._light_hit(s),
-                s.info.lineage,
-            )
-            for s, full in plan
-        ]
-
-    def _light_hit(self, s: Scored) -> SessionHit:
-        return light_hit(s, self.source_kind, self.label)
-
-    def _full_hit(
-        self, s: Scored, pq: ParsedQuery, window: int, row: Sequence[Any] | None
-    ) -> SessionHit:
-        if row is None:  # replaced by a push meanwhile
-            return self._light_hit(s)
-        data = orjson.loads(row[0])
-        messages = recall.project(data)
-        store = origin_label(row[2], row[3])
-        hit = session_hit(s, pq, data, messages, window, str(row[1]), store)
-        return self._light_hit(s) if hit is None else hit
+        return procedure.relevance(PgEngine(self), pq, limit, window, corpus, cancelled)
 
     # ------------------------------------------------------------------ reading
 

@@ -12,6 +12,11 @@ and summarises them unchanged (see :mod:`.base` for what a source offers).
 - :mod:`.codex`: Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``).
 - :mod:`.gemini`: Gemini CLI chats (``~/.gemini/tmp/<project>/chats/session-*.json[l]``).
 - :mod:`.opencode`: OpenCode sessions (``~/.local/share/opencode/opencode.db`` and ``storage/``).
+- :mod:`.aider`: Aider chat histories (``<repo>/.aider.chat.history.md``, one session a launch).
+- :mod:`.cline`: Cline and Roo Code tasks (``<editor>/User/globalStorage/<extension>/tasks/<id>/``).
+- :mod:`.copilot`: GitHub Copilot CLI sessions (``~/.copilot/session-state/<id>/events.jsonl``).
+- :mod:`.goose`: Goose sessions (``~/.local/share/goose/sessions/sessions.db`` and ``*.jsonl``).
+- :mod:`.kimi`: Kimi Code CLI sessions (``~/.kimi/sessions/<work dir>/<session>/wire.jsonl``).
 
 :data:`SOURCES` is the one table of source kinds: ``--store KIND:DIR``, the default store
 list, the agent tool and the benchmark learn from it which sources exist. A new format is one
@@ -20,7 +25,7 @@ reader module plus one row here.
 
 from __future__ import annotations
 
-from . import codex_source, gemini, opencode, praisonai
+from . import aider, cline, codex_source, copilot, gemini, goose, kimi, opencode, praisonai
 from .base import SessionDoc, SessionSource, Skip, SourceKind
 from .claude import source as claude_source
 from .pi import (
@@ -47,6 +52,11 @@ SOURCES: dict[str, SourceKind] = {
     codex_source.KIND.name: codex_source.KIND,
     gemini.KIND.name: gemini.KIND,
     opencode.KIND.name: opencode.KIND,
+    kimi.KIND.name: kimi.KIND,
+    aider.KIND.name: aider.KIND,
+    cline.KIND.name: cline.KIND,
+    goose.KIND.name: goose.KIND,
+    copilot.KIND.name: copilot.KIND,
 }
 #: The kind of a store named without a prefix.
 DEFAULT_KIND = praisonai.PRAISONAI_SOURCE

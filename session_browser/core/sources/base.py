@@ -16,16 +16,16 @@ summarises it unchanged.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..model import JSONDict, SessionHit
 
 if TYPE_CHECKING:
-    from ..index import SqliteSessionStore
-    from ..multi import RecallStore
+    from ..protocols import RecallStore
 
 #: A file's identity: (size, mtime_ns, inode). A file whose identity changed is read again.
 Identity = tuple[int, int, int]
@@ -91,7 +91,10 @@ class Skip:
 
 
 class SessionSource(Protocol):
-    """The file-level reads of one format under one root directory (see the module doc)."""
+    """The file-level reads of one format under one root directory (see the module doc).
+
+    A source class subclasses it, so it has the optional capabilities' defaults
+    (:attr:`parses_apart`, :attr:`part_files`, :meth:`identity`) unless it declares them."""
 
     #: The source kind (``praisonai``, ``pi``, ...): hits and summaries carry it, and the
     #: query's ``source:`` filter names it.
@@ -110,6 +113,30 @@ class SessionSource(Protocol):
     #: index's schema version says it all).
     state_table: str | None
     content_version: str | None
+    #: Optional: True when parsing one file needs nothing kept in this process (no parse
+    #: state), so a copy of the source in a worker process parses as this one would (a first
+    #: build parses there).
+    parses_apart: bool = False
+    #: Optional: what the last listing of the files did not take, by kind (symlinks, never
+    #: followed; FIFOs, devices, sockets); empty for a source that does not count them.
+    refused: Mapping[str, int] = MappingProxyType({})
+
+    @property
+    def part_files(self) -> Callable[[str], list[Path]] | None:
+        """Optional: the part files read and kept with a session file (Claude Code's
+        subagent runs), by the session file's name; None: the format has none."""
+        return None
+
+    def identity(self, name: str) -> Identity | None:
+        """Optional: the identity of session ``name`` as it is now (None: it is gone), which
+        the index checks before it trusts or replaces what it holds of ``name``. By default
+        the file ``name`` under :attr:`root` stat'ed; a source whose sessions are no files of
+        their own (OpenCode's database) gives theirs."""
+        try:
+            st = os.stat(self.root / name)
+        except (OSError, ValueError):
+            return None
+        return (st.st_size, st.st_mtime_ns, st.st_ino)
 
     def list_files(self) -> dict[str, Identity]:
         """Every session file now, by name relative to :attr:`root`, with its identity."""
@@ -148,6 +175,10 @@ class SessionSource(Protocol):
         ...
 
 
+#: The file of a session id as an index knows it (None: it does not).
+Locate = Callable[[str], Path | None]
+
+
 @dataclass(frozen=True)
 class Retention:
     """What deletes a kind's sessions where its agent keeps them: ``text``, one sentence a
@@ -166,11 +197,14 @@ class SourceKind:
     kind, named by a bare ``DIR``). ``default_dirs(cwd)``: the dirs read when no store is
     named; ``only_if_present``: whether those are used only when they exist.
     ``source(root)``: the :class:`SessionSource` over a dir. ``describe``: what a missing
-    dir is called in an error. ``open_scan(root)`` and ``open_index(root, reconcile, vault)``: the
-    scanning and the indexed store of a kind that has stores of its own (PraisonAI's writer,
-    Pi's viewer with branches); without them a read-only kind gets the generic ones
-    (:meth:`scan`, :meth:`index`). ``retention()``: what deletes its sessions, read from the
-    agent's settings now (None: nothing known deletes them).
+    dir is called in an error. Which stores open over a dir is decided in one place,
+    :mod:`session_browser.core.open`; a kind declares what it brings there:
+    ``open_scan(root)``, its own scanning store (Pi's viewer with branches; without one, a
+    scanning store over the source), and ``reader(source, locate)``, what an index over its
+    files reads sessions through (``locate``: the file of a session id as the index knows
+    it; without one, the scanning store). A kind that is not ``read_only`` is PraisonAI's
+    JSON store, the only one written. ``retention()``: what deletes its sessions, read from
+    the agent's settings now (None: nothing known deletes them).
     """
 
     name: str
@@ -181,27 +215,8 @@ class SourceKind:
     source: Callable[[Path], SessionSource]
     describe: str
     open_scan: Callable[[Path], RecallStore] | None = None
-    open_index: Callable[[Path, str, bool], SqliteSessionStore] | None = None
+    reader: Callable[[SessionSource, Locate], Any] | None = None
     retention: Callable[[], Retention] | None = None
-
-    def scan(self, path: Path) -> RecallStore:
-        """The scanning store over ``path`` (what ``--no-index`` reads)."""
-        if self.open_scan is not None:
-            return self.open_scan(path)
-        from .scan import SourceStore
-
-        return SourceStore(self.source(path))
-
-    def index(
-        self, path: Path, reconcile: str = "sync", *, vault: bool = False
-    ) -> SqliteSessionStore:
-        """The indexed store over ``path`` (its index in our cache dir); with ``vault`` it
-        keeps the files it reads in the vault."""
-        if self.open_index is not None:
-            return self.open_index(path, reconcile, vault)
-        from ..index.sourced import SourceIndexStore
-
-        return SourceIndexStore(self.source(path), reconcile=reconcile, vault=vault)
 
     def spec_text(self, path: str | os.PathLike[str]) -> str:
         """How to name a dir of this kind on the command line."""

@@ -15,7 +15,7 @@ the root. Automation: as for Claude Code (prompts an hour).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ..files import real_dir
@@ -53,7 +53,7 @@ class CodexSource(AgentSource[CodexParseState]):
         self._names: tuple[Identity | None, dict[str, str]] | None = None
         self._resume: ResumeStates[CodexParseState] = ResumeStates()
         #: What the last :meth:`list_files` did not take, by kind (as for Claude Code).
-        self.refused: dict[str, int] = {}
+        self.refused: Mapping[str, int] = {}
 
     def list_files(self) -> dict[str, Identity]:
         out: dict[str, Identity] = {}

@@ -42,14 +42,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..files import loads, read_file_bytes, real_dir
 from ..model import JSONDict, SessionHit, iso_epoch
-from .base import RAW_KEPT, Identity, LinesSkipped, Retention, SessionDoc, Skip
+from .base import RAW_KEPT, Identity, LinesSkipped, Retention, SessionDoc, SessionSource, Skip
 from .claude.source import empty_reason, file_ident, fold, settle_agent_hit
 from .claude.transcript import Turn, short, split_compaction
 from .named import agent_kind
@@ -513,7 +513,7 @@ def _is_chat(name: str) -> bool:
     return name.startswith(SESSION_PREFIX) and name.endswith((".json", ".jsonl"))
 
 
-class GeminiSource:
+class GeminiSource(SessionSource):
     """The Gemini CLI chats under one root (see the module doc)."""
 
     kind = GEMINI_SOURCE
@@ -526,7 +526,7 @@ class GeminiSource:
     def __init__(self, root: Path) -> None:
         self.root = root
         #: What the last :meth:`list_files` did not take, by kind (symlinks, FIFOs...).
-        self.refused: dict[str, int] = {}
+        self.refused: Mapping[str, int] = {}
         self._projects: tuple[Identity | None, dict[str, str]] | None = None
 
     def list_files(self) -> dict[str, Identity]:
@@ -573,7 +573,11 @@ class GeminiSource:
                 out.extend(subagent_chats(path, folder))
         return out
 
-    def part_files(self, name: str) -> list[Path]:
+    @property
+    def part_files(self) -> Callable[[str], list[Path]] | None:
+        return self.chat_parts
+
+    def chat_parts(self, name: str) -> list[Path]:
         """The subagents' chats of chat file ``name`` as they are now (the vault keeps them
         with it)."""
         return self._parts(self.root / name)

@@ -10,17 +10,12 @@ and the full scan is left for the rest (a file renamed, or an id that is not in 
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol, cast
 
 from ..model import JSONDict
-from .base import Retention, SessionSource, SourceKind
+from .base import Locate, Retention, SessionSource, SourceKind
 from .scan import SourceStore
-
-if TYPE_CHECKING:
-    from ..index import SqliteSessionStore
-    from ..index.sourced import SourceIndexStore
 
 
 class NamedSource(SessionSource, Protocol):
@@ -55,40 +50,9 @@ class NamedScanStore(SourceStore):
         return super()._find(session_id)
 
 
-@cache
-def named_index_class() -> type[SourceIndexStore]:
-    """The index store of a named source: :class:`SourceIndexStore` with the viewer's
-    projection (defined on first use: the index imports the sources)."""
-    from ..index.sourced import SourceIndexStore
-
-    class NamedIndexStore(SourceIndexStore):
-        """A :class:`SourceIndexStore` whose session reads go through a
-        :class:`NamedScanStore`."""
-
-        reader: NamedScanStore
-
-        def projection(self, session_id: str, *, include_hidden: bool = False) -> list[JSONDict]:
-            return self.reader.projection(session_id, include_hidden=include_hidden)
-
-    return NamedIndexStore
-
-
-def named_kind_stores(
-    make: Callable[[Path], NamedSource],
-) -> tuple[Callable[[Path], SourceStore], Callable[[Path, str, bool], SqliteSessionStore]]:
-    """``(open_scan, open_index)`` of a source kind whose files are named after their ids."""
-
-    def open_scan(path: Path) -> SourceStore:
-        return NamedScanStore(make(path))
-
-    def open_index(path: Path, reconcile: str, vault: bool) -> SqliteSessionStore:
-
-        source = make(path)
-        store = named_index_class()(source, reconcile=reconcile, vault=vault)
-        store.reader = NamedScanStore(source)
-        return store
-
-    return open_scan, open_index
+def named_reader(source: SessionSource, _locate: Locate) -> NamedScanStore:
+    """What an index over a named source reads sessions through."""
+    return NamedScanStore(cast(NamedSource, source))
 
 
 def agent_kind(
@@ -102,7 +66,10 @@ def agent_kind(
     Codex): read-only, ``NAME:DIR`` on the command line, its default dir used when it
     exists, stores that find a session by the id in its file name; ``retention``: what
     deletes its sessions (see :class:`~.base.SourceKind`)."""
-    open_scan, open_index = named_kind_stores(make)
+
+    def open_scan(path: Path) -> SourceStore:
+        return NamedScanStore(make(path))
+
     return SourceKind(
         name=name,
         prefix=f"{name}:",
@@ -111,7 +78,7 @@ def agent_kind(
         only_if_present=True,
         source=make,
         open_scan=open_scan,
-        open_index=open_index,
+        reader=named_reader,
         describe=describe,
         retention=retention,
     )

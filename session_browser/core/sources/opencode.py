@@ -34,27 +34,21 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import closing
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 from urllib.parse import quote
 
-from .. import recall
 from ..files import loads, read_file_bytes, real_dir, regular_lstat
 from ..model import JSONDict, SessionHit
-from .base import Identity, LinesSkipped, Retention, SessionDoc, Skip, SourceKind
+from .base import Identity, LinesSkipped, Retention, SessionDoc, SessionSource, Skip
 from .claude.source import file_ident, settle_agent_hit
 from .claude.transcript import Turn, short, split_compaction
-from .named import NamedScanStore, named_index_class
+from .named import agent_kind
 from .pi.store import pi_is_automated
-from .scan import SourceStore
 from .view import session_dict
-
-if TYPE_CHECKING:
-    from ..index import SqliteSessionStore
 
 OPENCODE_SOURCE = "opencode"
 OPENCODE_CONTENT_VERSION = "1"
@@ -372,7 +366,7 @@ def storage_session(
 # ---------------------------------------------------------------------- source
 
 
-class OpenCodeSource:
+class OpenCodeSource(SessionSource):
     """OpenCode's sessions under its data dir (see the module doc)."""
 
     kind = OPENCODE_SOURCE
@@ -384,7 +378,7 @@ class OpenCodeSource:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.refused: dict[str, int] = {}
+        self.refused: Mapping[str, int] = {}
         # database file -> (its identity, its sessions) as last listed (read immutable: the
         # same file is the same sessions)
         self._listed: dict[str, tuple[Identity, dict[str, tuple[int, int]]]] = {}
@@ -420,31 +414,26 @@ class OpenCodeSource:
         self._open[db_name] = (ident, db)
         return db
 
-    def _databases(self) -> Iterator[tuple[str, Identity]]:
+    def _databases(self, refused: dict[str, int]) -> Iterator[tuple[str, Identity]]:
         try:
             names = sorted(os.listdir(self.root))
         except OSError:
             return
         for name in names:
             if is_database(name):
-                ident = file_ident(self.root / name, self.refused)
+                ident = file_ident(self.root / name, refused)
                 if ident is not None:
                     yield name, ident
 
     def list_files(self) -> dict[str, Identity]:
-        self.refused = {}
+        refused: dict[str, int] = {}
+        self.refused = refused
         out: dict[str, Identity] = {}
         seen: set[str] = set()
-        for db_name, db_ident in self._databases():
-            cached = self._listed.get(db_name)
-            if cached is not None and cached[0] == db_ident:
-                sessions = cached[1]  # the file is as it was: so are its sessions
-            else:
-                try:
-                    sessions = database_sessions(self.root / db_name)
-                except sqlite3.Error:
-                    continue
-                self._listed[db_name] = (db_ident, sessions)
+        for db_name, db_ident in self._databases(refused):
+            sessions = self._sessions(db_name, db_ident)
+            if sessions is None:
+                continue
             for sid, (rows, when) in sessions.items():
                 if sid in seen:
                     continue
@@ -459,6 +448,35 @@ class OpenCodeSource:
                 if ident is not None:
                     out[path.relative_to(self.root).as_posix()] = ident
         return out
+
+    def _sessions(self, db_name: str, db_ident: Identity) -> dict[str, tuple[int, int]] | None:
+        """The sessions of database ``db_name`` (whose file's identity is ``db_ident``) by id,
+        with their (rows, last update); None when it cannot be read."""
+        cached = self._listed.get(db_name)
+        if cached is not None and cached[0] == db_ident:
+            return cached[1]  # the file is as it was: so are its sessions
+        try:
+            sessions = database_sessions(self.root / db_name)
+        except sqlite3.Error:
+            return None
+        self._listed[db_name] = (db_ident, sessions)
+        return sessions
+
+    def identity(self, name: str) -> Identity | None:
+        """A session of a database is no file of its own: its identity is its row count and
+        last update in the database (as :meth:`list_files` gives it), read again only when
+        the database file changed; a JSON session's is its files'."""
+        if name.startswith("storage/"):
+            return self._storage_identity(self.root / name)
+        db_name, _, sid = name.partition(_SEP)
+        if not is_database(db_name) or not sid:
+            return None
+        db_ident = file_ident(self.root / db_name)
+        if db_ident is None:
+            return None
+        sessions = self._sessions(db_name, db_ident)
+        got = None if sessions is None else sessions.get(sid)
+        return None if got is None else (got[0], got[1] * 1_000_000, db_ident[2])
 
     def _storage_identity(self, path: Path) -> Identity | None:
         own = file_ident(path)
@@ -542,51 +560,12 @@ def _json_dirs(folder: Path) -> list[Path]:
     return [folder / n for n in names if real_dir(folder / n)]
 
 
-@cache
-def _index_class() -> type[SqliteSessionStore]:
-    """The index store of OpenCode's sessions: the named source's, whose identity of a
-    session of a database comes from the source (a session is no file of its own)."""
-
-    class OpenCodeIndexStore(named_index_class()):  # type: ignore[misc]
-        source: OpenCodeSource
-
-        def _stat_tuple(self, name: str) -> tuple[int, int, int] | None:
-            if name.startswith("storage/"):
-                return cast(tuple[int, int, int] | None, super()._stat_tuple(name))
-            return self.source.identities([name]).get(name)
-
-        def _projected(self, name: str) -> tuple[JSONDict, list[JSONDict]] | None:
-            if name.startswith("storage/"):
-                return cast(tuple[JSONDict, list[JSONDict]] | None, super()._projected(name))
-            data = self.source.load(name)
-            return None if data is None else (data, recall.project(data))
-
-    return OpenCodeIndexStore
-
-
-def _open_scan(path: Path) -> SourceStore:
-    return NamedScanStore(OpenCodeSource(path))
-
-
-def _open_index(path: Path, reconcile: str, vault: bool) -> SqliteSessionStore:
-    source = OpenCodeSource(path)
-    make: Any = _index_class()
-    store = make(source, reconcile=reconcile, vault=vault)
-    store.reader = NamedScanStore(source)
-    return cast("SqliteSessionStore", store)
-
-
-KIND = SourceKind(
-    name=OPENCODE_SOURCE,
-    prefix=f"{OPENCODE_SOURCE}:",
-    read_only=True,
-    default_dirs=lambda _cwd: [default_opencode_dir()],
-    only_if_present=True,
-    source=OpenCodeSource,
-    open_scan=_open_scan,
-    open_index=_open_index,
-    describe="OpenCode data dir",
-    retention=lambda: Retention(
+KIND = agent_kind(
+    OPENCODE_SOURCE,
+    OpenCodeSource,
+    default_opencode_dir,
+    "OpenCode data dir",
+    lambda: Retention(
         "OpenCode keeps sessions until they are deleted in OpenCode (no automatic deletion)",
         False,
     ),

@@ -14,16 +14,11 @@ import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..files import MAX_SESSION_BYTES, loads, read_file_bytes, read_json
 from ..model import JSONDict, SessionHit
-from ..paths import default_session_dir, project_session_dir, same_dir, spill_dir_for
-from .base import RAW_KEPT, Identity, SessionDoc, Skip, SourceKind
-
-if TYPE_CHECKING:
-    from ..index import SqliteSessionStore
-    from ..store import DefaultSessionStore
+from ..paths import default_session_dir, project_session_dir, same_dir
+from .base import RAW_KEPT, Identity, SessionDoc, SessionSource, Skip, SourceKind
 
 PRAISONAI_SOURCE = "praisonai"
 
@@ -74,7 +69,7 @@ def stat_names(session_dir: Path, names: Iterable[str]) -> dict[str, Identity | 
     return out
 
 
-class PraisonAISource:
+class PraisonAISource(SessionSource):
     """The ``*.json`` session files of one PraisonAI session dir."""
 
     kind = PRAISONAI_SOURCE
@@ -152,20 +147,6 @@ def default_dirs(cwd: Path | None = None) -> list[Path]:
     return dirs
 
 
-def open_scan(path: Path) -> DefaultSessionStore:
-    """The JSON store over ``path``; its spill dir follows PraisonAI's ``<home>/state``."""
-    from ..store import DefaultSessionStore
-
-    return DefaultSessionStore(path, spill_dir=spill_dir_for(path))
-
-
-def open_index(path: Path, reconcile: str, vault: bool) -> SqliteSessionStore:
-    """The indexed JSON store over ``path`` (its index in our cache dir)."""
-    from ..index import SqliteSessionStore
-
-    return SqliteSessionStore(path, spill_dir=spill_dir_for(path), reconcile=reconcile, vault=vault)
-
-
 KIND = SourceKind(
     name=PRAISONAI_SOURCE,
     prefix=None,
@@ -173,7 +154,5 @@ KIND = SourceKind(
     default_dirs=default_dirs,
     only_if_present=False,
     source=PraisonAISource,
-    open_scan=open_scan,
-    open_index=open_index,
     describe="store",
 )

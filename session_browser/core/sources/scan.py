@@ -2,9 +2,9 @@
 
 What ``--no-index`` opens for a source kind that brings no store of its own (see
 :meth:`~.base.SourceKind.scan`), and what the index of such a source reads sessions through
-(:class:`~session_browser.core.index.sourced.SourceIndexStore`). Every file is loaded through
-the source on each scan (no cache): fine for the small dirs a new format starts with.
-Read-only: every write method raises :class:`~.readonly.ReadOnlyStore`.
+(:class:`~session_browser.core.index.SqliteSessionStore` over a read-only source). Every file
+is loaded through the source on each scan (no cache): fine for the small dirs a new format
+starts with. Read-only: every write method raises :class:`~.readonly.ReadOnlyStore`.
 """
 
 from __future__ import annotations

@@ -20,6 +20,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from ..files import SHADOW_MARK
+from ..forget.deny import denied_session, needs_bytes, screen_bytes
 from ..model import JSONDict
 from ..settings import vault_on
 from .parts import keep_parts
@@ -45,7 +47,6 @@ KEPT_DDL = (
 )
 #: A file just indexed: (name, session id, messages[, its bytes as read, or None]).
 Kept = tuple[str, str, int] | tuple[str, str, int, bytes | None]
-SHADOW_MARK = "#v"  # index name of the turns a rewrite dropped: "<file>#v<version id>"
 FED = "vault_fed"  # index meta key: every file the index holds was handed to the vault once
 PARTS_FED = "vault_parts_fed"  # and so were their part files (kept since, or once after)
 BACKFILL_BATCH = 500
@@ -62,18 +63,43 @@ def feed_for(kind: str, root: Path, parts: PartFiles | None = None) -> VaultFeed
     return VaultFeed(kind, root, parts=parts) if vault_on(kind) else None
 
 
-def live_file(name: str) -> str:
-    """The file an index name stands for: ``name`` itself, or for the turns a rewrite
-    dropped (``<file>#v<version id>``) the file they were dropped from."""
-    head, mark, tail = name.rpartition(SHADOW_MARK)
-    return head if mark and tail.isdigit() else name
-
-
 def kept_note(path: str, at: float, dropped: int | None) -> str:
     day = datetime.fromtimestamp(at).astimezone().strftime("%Y-%m-%d")
     if dropped:
         return f"{dropped} turns dropped from {path} on {day}"
     return f"deleted from {path} on {day}"
+
+
+def screened(session_id: str, path: Path, data: bytes | None) -> tuple[bytes | None, bool]:
+    """The denylist applied to a file about to be kept (see :mod:`~..forget.deny`): its
+    bytes (read here when a denied text may be in them; redacted when one is) and whether it
+    is kept at all."""
+    if denied_session(session_id):
+        return None, False
+    if not needs_bytes():
+        return data, True
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None, True  # kept (or not) as before: the keep reads it itself
+    out = screen_bytes(session_id, data)
+    return out, out is not None
+
+
+def screened_parts(session_id: str, parts: list[Path]) -> list[Path]:
+    """The part files that hold no denied text (one that does is not kept)."""
+    if not needs_bytes():
+        return parts
+    out = []
+    for part in parts:
+        try:
+            data = part.read_bytes()
+        except OSError:
+            continue
+        if screen_bytes(session_id, data) == data:
+            out.append(part)
+    return out
 
 
 class VaultFeed:
@@ -147,6 +173,9 @@ class VaultFeed:
                     except OSError as exc:
                         log.warning("vault: %s not kept: %s", name, exc)
                         continue
+                    data, keep_it = screened(session_id, path, data)
+                    if not keep_it:
+                        continue
                     if data is not None and self.parts is None:
                         read.append((self.path_of(name), session_id, data, messages))
                         continue
@@ -165,7 +194,7 @@ class VaultFeed:
                                 self.kind,
                                 path,
                                 session_id,
-                                self._regular_parts(name),
+                                screened_parts(session_id, self._regular_parts(name)),
                                 added=kept,
                                 messages=messages,
                             )
@@ -413,7 +442,7 @@ class VaultFeed:
         """Index again (in the caller's transaction) the deleted files of this root the vault
         keeps and the index does not hold (a rebuilt or new index); how many."""
         from ..files import FileIdentity
-        from ..index.rows import extract
+        from ..search.rows import extract
         from .reading import load_version
 
         prefix = os.path.join(os.fspath(self.root), "")

@@ -36,7 +36,24 @@ def load_version(vault: Vault, version: Version, *, hidden: bool = False) -> JSO
             target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             _write(vault, part, target)
         source = kind.source(Path(tmp))
-        return source.load(name, include_hidden=hidden)
+        data = source.load(name, include_hidden=hidden)
+    if data is not None and version.session_id:
+        # A format whose id is its folder's name (Kimi Code CLI) reads none here.
+        data["session_id"] = version.session_id
+    return data
+
+
+def version_turns(vault: Vault, version: Version) -> int | None:
+    """How many turns ``version`` holds, counted as the viewer counts them
+    (:func:`~session_browser.core.recall.turn_count` of the session its source reads from
+    the kept bytes); None when it cannot be read (damaged, or of a kind that reads nothing)."""
+    from .. import recall
+
+    try:
+        data = load_version(vault, version, hidden=True)
+    except (VaultError, OSError, ValueError):
+        return None
+    return None if data is None else recall.turn_count(data)
 
 
 def _write(vault: Vault, version: Version, target: Path) -> None:

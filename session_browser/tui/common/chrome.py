@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.cells import cell_len
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import ProgressBar, Static
@@ -36,14 +41,81 @@ class AppHeader(Horizontal):
         badge.update(Text(f" {count} in quarantine · F4 ", end=""))
 
 
+#: How the status line names each source kind (its key in the sources table otherwise).
+KIND_TITLES = {
+    "praisonai": "PraisonAI",
+    "pi": "Pi",
+    "claude": "Claude Code",
+    "codex": "Codex",
+    "gemini": "Gemini CLI",
+    "opencode": "OpenCode",
+    "kimi": "Kimi Code CLI",
+    "aider": "Aider",
+    "cline": "Cline / Roo Code",
+    "goose": "Goose",
+    "copilot": "Copilot CLI",
+    "team": "team index",
+}
+SEPARATOR = " · "
+
+
+@dataclass(frozen=True)
+class StatusPart:
+    """One segment of the status line: its text, a shorter form (or None), and how much it
+    matters (a narrow line shortens, then drops, the lowest first; ``droppable=False``: never
+    dropped, only shortened)."""
+
+    text: str
+    short: str | None = None
+    rank: int = 0
+    droppable: bool = True
+
+
+def stores_part(kinds: Sequence[str]) -> str:
+    """The stores as counts per source kind, in their order: ``PraisonAI ×2 + Pi``."""
+    counts: dict[str, int] = {}
+    for kind in kinds:
+        counts[kind] = counts.get(kind, 0) + 1
+    names = [
+        KIND_TITLES.get(kind, kind) + (f" ×{n}" if n > 1 else "") for kind, n in counts.items()
+    ]
+    return " + ".join(names) if names else "no store"
+
+
+def fit_status(parts: Sequence[StatusPart], width: int) -> str:
+    """The parts joined, fitted into ``width`` cells: from the lowest rank up, a part is
+    shortened, then dropped, until the line fits (a part that is not droppable stays)."""
+    shown: list[str | None] = [p.text for p in parts]
+
+    def line() -> str:
+        return SEPARATOR.join(t for t in shown if t is not None)
+
+    for i in sorted(range(len(parts)), key=lambda i: parts[i].rank):
+        if cell_len(line()) <= width:
+            break
+        part = parts[i]
+        if part.short is not None:
+            shown[i] = part.short
+        if cell_len(line()) > width and part.droppable:
+            shown[i] = None
+    return line()
+
+
 class StatusLine(Static):
-    """Store path(s), counts and index state (kept by the app, shown on every screen)."""
+    """Counts, index state, the stores by kind and the vault note (kept by the app, shown
+    on every screen), fitted to the line's width: the index state is never cut off."""
 
     def on_mount(self) -> None:
         self.watch(self.app, "status_text", self._status, init=True)
 
+    def on_resize(self, event: events.Resize) -> None:
+        self._status(getattr(self.app, "status_text", ""))
+
     def _status(self, text: str) -> None:
-        self.update(Text(text, no_wrap=True, overflow="ellipsis", end=""))
+        parts: Sequence[StatusPart] = getattr(self.app, "status_parts", ())
+        width = self.content_size.width or self.app.size.width
+        fitted = fit_status(parts, width) if parts else text
+        self.update(Text(fitted, no_wrap=True, overflow="ellipsis", end=""))
 
 
 class IndexBar(Horizontal):

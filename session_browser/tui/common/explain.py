@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import ClassVar
 
 from rich.text import Text
@@ -12,6 +11,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from session_browser.core.explaining import explain_lines
 from session_browser.core.model import SessionHit
 from session_browser.tui.common.render import one_line, printable
 
@@ -40,27 +40,9 @@ class TextScreen(ModalScreen[None]):
 
 
 def explain_text(hit: SessionHit) -> str:
-    """The explanation of a hit's score, as lines of ``key: value``."""
-    lines = [
-        f"session: {one_line(hit.session_id)}",
-        f"score: {hit.score:.4g}",
-        f"matched message: #{hit.anchor_index}" + (" (archived turn)" if hit.archived else ""),
-    ]
-    if hit.automated:
-        lines.append("automated session: demoted")
-    continuations = [f for f in hit.folded if f != hit.session_id]
-    if continuations:
-        lines.append("folded continuations: " + ", ".join(one_line(f) for f in continuations))
-    if len(continuations) < len(hit.folded):
-        lines.append(f"other versions folded: {len(hit.folded) - len(continuations)}")
-    explain = dict(hit.explain or {})
-    if explain:
-        lines.append("")
-        lines.append("how the store scored it:")
-        for key, value in explain.items():
-            rendered = value if isinstance(value, str) else json.dumps(value, default=str)
-            lines.append(f"  {key}: {rendered}")
-    return "\n".join(lines)
+    """The explanation of a hit's score, as lines of ``key: value`` (the core's
+    :func:`~session_browser.core.explaining.explain_lines`; the screen escapes them)."""
+    return "\n".join(explain_lines(hit))
 
 
 class ExplainScreen(TextScreen):

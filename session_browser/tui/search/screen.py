@@ -17,11 +17,11 @@ from textual.widgets import ContentSwitcher, Footer, Input, Static
 from textual.worker import get_current_worker
 
 from session_browser.core.history import HistoryWalk, load_history, remember
-from session_browser.core.index.results import WHEN_READY, SearchResult
 from session_browser.core.model import SessionHit
 from session_browser.core.notes import INDEXING, code_of
 from session_browser.core.query import highlight_terms
 from session_browser.core.saved_searches import SavedSearchesError, load_saved, save_search
+from session_browser.core.search.results import WHEN_READY, SearchResult
 from session_browser.tui.backend import SEARCH_LIMIT, SORTS
 from session_browser.tui.common.chrome import AppHeader, IndexBar, StatusLine
 from session_browser.tui.common.errors import ReportsWorkerErrors

@@ -19,7 +19,7 @@ from textual.worker import get_current_worker
 
 from session_browser.core.model import content_text
 from session_browser.core.query import highlight_terms
-from session_browser.core.resume_line import Resume, ResumeLine
+from session_browser.core.resume_line import Resume, ResumeLine, resume_agents
 from session_browser.core.text import clip, code_blocks
 from session_browser.tui.backend import collect_and_release
 from session_browser.tui.common.chrome import AppHeader, IndexBar, StatusLine
@@ -512,10 +512,10 @@ class ViewerScreen(KeptVersions, ReportsWorkerErrors, Screen[None]):
         self.notify(f"Copied message #{view.cursor} ({len(text)} characters).", timeout=3)
 
     def action_copy_resume(self) -> None:
-        """Copy the command that resumes this session in Claude Code or Codex."""
+        """Copy the command that resumes this session in the agent that wrote it."""
         if not isinstance(self.resume, ResumeLine):
             reason = (
-                "only Claude Code and Codex sessions have one"
+                f"only {resume_agents()} sessions have one"
                 if self.resume is None
                 else self.resume.reason
             )

@@ -20,13 +20,13 @@ the shared rule counts every message, which any session with tool calls exceeds)
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
 from ...files import loads, open_regular, real_dir, regular_lstat
 from ...model import JSONDict, SessionHit
-from ..base import Identity, LinesSkipped, Retention, SessionDoc, Skip
+from ..base import Identity, LinesSkipped, Retention, SessionDoc, SessionSource, Skip
 from ..named import agent_kind
 from ..pi.store import pi_is_automated, settle_automation
 from ..resume import ResumeStates
@@ -92,7 +92,7 @@ class _Read(Protocol[S]):
     state: S
 
 
-class AgentSource(Generic[S]):
+class AgentSource(SessionSource, Generic[S]):
     """What the Claude Code and Codex sources share: read-only JSONL transcripts under a
     tree of dirs, read on from a kept parse state when a file grew (:mod:`..resume`), the
     coding agents' automation rule, and a hit's project from the session's cwd. A subclass
@@ -171,7 +171,7 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
         self._resume: ResumeStates[ClaudeParseState] = ResumeStates()
         #: What the last :meth:`list_files` did not take, by kind (symlinks are never
         #: followed; FIFOs, devices and sockets never opened): ``index status`` says it.
-        self.refused: dict[str, int] = {}
+        self.refused: Mapping[str, int] = {}
 
     # ------------------------------------------------------------------ listing
 
@@ -229,7 +229,11 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
         subs = self._subagents(path, own, True, self._sibling_map(path.parent))
         return fold(own, (ident for _p, ident in subs))
 
-    def part_files(self, name: str) -> list[Path]:
+    @property
+    def part_files(self) -> Callable[[str], list[Path]] | None:
+        return self.subagent_files
+
+    def subagent_files(self, name: str) -> list[Path]:
         """The subagent files of main file ``name`` as they are now (the index reads them
         with it; the vault keeps them with it)."""
         path = self.root / name

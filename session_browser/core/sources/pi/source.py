@@ -10,20 +10,18 @@ and closed, nothing is written, locked or created under the root. Automation: Pi
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import cast
 
 from ...files import MAX_SESSION_BYTES, real_dir, regular_lstat
 from ...model import JSONDict, SessionHit
-from ..base import Identity, SessionDoc, Skip, SourceKind
+from ..base import Identity, Locate, SessionDoc, SessionSource, Skip, SourceKind
 from .entries import PI_SOURCE, default_pi_dir
+from .indexed import PiIndexReader
 from .session import read_pi_session
 from .state import PiParseState
 from .store import PiStore, pi_is_automated, settle_automation
-
-if TYPE_CHECKING:
-    from ...index import SqliteSessionStore
 
 PI_CONTENT_VERSION = "1"  # what the Pi reader puts in the rows; another value rebuilds
 
@@ -50,7 +48,7 @@ def scan_pi_dir(root: Path, refused: dict[str, int] | None = None) -> dict[str, 
     return out
 
 
-class PiSource:
+class PiSource(SessionSource):
     """The Pi session files under one root (see the module doc)."""
 
     kind = PI_SOURCE
@@ -64,7 +62,7 @@ class PiSource:
         self.root = root
         self.reader = reader if reader is not None else PiStore(root)
         #: What the last :meth:`list_files` did not take, by kind (as for Claude Code).
-        self.refused: dict[str, int] = {}
+        self.refused: Mapping[str, int] = {}
 
     def list_files(self) -> dict[str, Identity]:
         refused: dict[str, int] = {}
@@ -139,11 +137,9 @@ def open_scan(path: Path) -> PiStore:
     return PiStore(path)
 
 
-def open_index(path: Path, reconcile: str, vault: bool) -> SqliteSessionStore:
-    """The read-only index over the Pi dir ``path`` (in our cache dir)."""
-    from ...pi_index import PiIndexStore
-
-    return PiIndexStore(path, reconcile=reconcile, vault=vault)
+def index_reader(source: SessionSource, locate: Locate) -> PiIndexReader:
+    """What an index over a Pi dir reads sessions through (the source's own Pi store)."""
+    return PiIndexReader(cast(PiSource, source).reader, locate)
 
 
 KIND = SourceKind(
@@ -154,6 +150,6 @@ KIND = SourceKind(
     only_if_present=True,
     source=PiSource,
     open_scan=open_scan,
-    open_index=open_index,
+    reader=index_reader,
     describe="Pi session dir",
 )

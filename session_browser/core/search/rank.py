@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .. import recall
+from ..files import live_file
 from ..model import JSONDict
 from ..query import (
     ParsedQuery,
@@ -18,7 +19,6 @@ from ..query import (
 )
 from ..query.match import COMMON_SHARE as COMMON_SHARE  # (the team index reads it here)
 from ..query.match import is_common, rare_terms
-from ..vault.feed import live_file
 
 BM25_K1 = 1.2
 BM25_B = 0.4
@@ -100,6 +100,8 @@ class Scored:
     messages: int
     anchor_text: str
     common: tuple[str, ...] = ()  # the query's common words, when it has rarer ones too
+    rest: float = 0.0  # the boosted scores of the other matching messages, summed
+    coverage: float = 1.0  # the share of the query terms' weight the session holds
 
 
 def cuts(text: str, size: int) -> list[tuple[int, int]]:
@@ -147,6 +149,17 @@ def length_ratio(ratio: float) -> float:
     message (a pasted log, a burst of chat lines joined) holding every query word must not
     lose to a short one holding a single word, as a linear length norm makes it."""
     return ratio if ratio <= 1.0 else 1.0 + math.log(ratio)
+
+
+def others_bonus(best: float, rest: float) -> float:
+    """What the other matching messages add to the best one's score (``rest``: their
+    boosted scores summed): a tenth of them, at most half the best."""
+    return min(0.5 * best, 0.1 * rest)
+
+
+def coverage_factor(coverage: float) -> float:
+    """How the share of the query's weight a session holds scales its score."""
+    return 0.25 + 0.75 * coverage
 
 
 class Scorer:
@@ -266,7 +279,7 @@ class Scorer:
         count: int,
     ) -> Scored:
         coverage = sum(self.idf[i] for i in matched) / self.idf_total if self.terms else 1.0
-        score = (best + min(0.5 * best, 0.1 * rest)) * (0.25 + 0.75 * coverage)
+        score = (best + others_bonus(best, rest)) * coverage_factor(coverage)
         return Scored(
             info=info,
             score=score,
@@ -279,6 +292,8 @@ class Scorer:
             messages=count,
             anchor_text=anchor_text,
             common=self.common_labels,
+            rest=rest,
+            coverage=coverage,
         )
 
 
@@ -298,12 +313,9 @@ def recent_scored(info: SessionInfo, score: float, anchor: int, text: str, n: in
     )
 
 
-# A look-up of which query terms a session holds: (terms, which of them, the session) ->
-# the numbers of those it holds.
-Holds = Callable[[Sequence[Term], Iterable[int], SessionInfo], set[int]]
-# The same look-up for several sessions at once: (terms, [(which, session), ...]) -> for each
-# pair, the numbers of those its session holds (an engine answers them in fewer reads).
-HoldsMany = Callable[[Sequence[Term], Sequence[tuple[Sequence[int], SessionInfo]]], list[set[int]]]
+# A look-up of which query terms sessions hold: (terms, [(which, session), ...]) -> for each
+# pair, the numbers of those its session holds (an engine answers them in few reads).
+Holds = Callable[[Sequence[Term], Sequence[tuple[Sequence[int], SessionInfo]]], list[set[int]]]
 
 
 def refine(
@@ -312,21 +324,17 @@ def refine(
     scored: list[Scored],
     limit: int,
     holds: Holds,
-    holds_many: HoldsMany | None = None,
 ) -> list[Scored]:
     """Look in the best sessions' other messages: excluded words drop the session, missing
     query terms raise its coverage. A session whose score could not reach the shown
     results even with every term covered is not looked at (nothing would change).
-    ``holds(terms, which, info)`` says which of ``terms`` (numbers in ``which``) some
-    message of the session holds (the engine looks them up); ``holds_many``, when given,
-    answers all the sessions looked at in one call instead."""
+    ``holds(terms, asks)`` says, for each ``(which, info)`` asked, which of ``terms``
+    (numbers in ``which``) some message of the session holds (the engine looks them up)."""
 
     def lookup(
         terms: Sequence[Term], asks: Sequence[tuple[Sequence[int], SessionInfo]]
     ) -> list[set[int]]:
-        if holds_many is not None:
-            return holds_many(terms, asks) if asks else []
-        return [holds(terms, which, info) for which, info in asks]
+        return holds(terms, asks) if asks else []
 
     scored.sort(key=lambda s: s.score, reverse=True)
     if pq.excluded:
@@ -357,7 +365,7 @@ def refine(
             s.info,
             s.best,
             s.bm25,
-            0.0,
+            s.rest,
             every,
             s.anchor,
             s.anchor_text,
@@ -387,7 +395,7 @@ def refine(
                 s.info,
                 s.best,
                 s.bm25,
-                0.0,
+                s.rest,
                 found,
                 s.anchor,
                 s.anchor_text,
@@ -395,7 +403,6 @@ def refine(
                 s.all_terms,
                 s.messages,
             )
-            s2.score = max(s2.score, s.score)
             s = s2
         out.append(s)
     return out
@@ -412,6 +419,15 @@ def order(scored: list[Scored], pq: ParsedQuery) -> list[Scored]:
         s.score = round(s.score * (recall.AUTOMATED_DEMOTION if demote else 1.0), 4)
     scored.sort(key=lambda s: (s.score, s.info.when or ""), reverse=True)
     return scored
+
+
+#: How the factors ``explain`` shows make the score (each factor rounded to 4 digits).
+EXPLAIN_FORMULA = (
+    "score = (best_message + other_messages) × coverage_factor × demotion;"
+    " best_message = bm25 × phrase boost × all_terms boost;"
+    " other_messages = min(best_message / 2, a tenth of the other matching messages' scores);"
+    " coverage_factor = 0.25 + 0.75 × coverage"
+)
 
 
 def explain(s: Scored, pq: ParsedQuery) -> JSONDict:
@@ -433,12 +449,16 @@ def explain(s: Scored, pq: ParsedQuery) -> JSONDict:
         "phrase": s.phrase,
         "all_terms": s.all_terms,
         "bm25": round(s.bm25, 4),
-        "best_message": round(s.best, 4),
-        "matching_messages": s.messages,
         "boosts": {
             "phrase": PHRASE_BOOST if s.phrase else 1.0,
             "all_terms": ALL_TERMS_BOOST if s.all_terms else 1.0,
         },
+        "best_message": round(s.best, 4),
+        "matching_messages": s.messages,
+        "other_messages": round(others_bonus(s.best, s.rest), 4),
+        "coverage": round(s.coverage, 4),
+        "coverage_factor": round(coverage_factor(s.coverage), 4),
         "demotion": recall.AUTOMATED_DEMOTION if demote else 1.0,
+        "formula": EXPLAIN_FORMULA,
         "automated": "tagged" if s.info.tagged else ("machine-paced" if demote else None),
     }

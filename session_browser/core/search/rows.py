@@ -6,14 +6,13 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .. import recall
-from ..files import FileIdentity, disk_full
+from ..files import FileIdentity
 from ..model import (
     JSONDict,
     content_text,
@@ -24,7 +23,6 @@ from ..query import (
     fold,
 )
 from ..sources.base import LinesSkipped
-from .rank import cuts
 
 MACHINE_MIN_MESSAGES = 8
 MACHINE_MAX_GAP = 10.0
@@ -115,7 +113,7 @@ def verbatim_row(idx: int, msg: JSONDict, role: str, archived: int) -> VerbatimR
 @dataclass
 class SessionRow:
     """The ``sessions`` columns of one session beside its file, identity and row range (in
-    the order of :data:`_SESSION_COLS`). Flags are stored as 1/0."""
+    the order of :data:`SESSION_COLUMNS`). Flags are stored as 1/0."""
 
     session_id: str
     title: str | None
@@ -142,7 +140,7 @@ class SessionRow:
     gateway: str | None = None
 
     def values(self) -> tuple[Any, ...]:
-        """The columns in the order of :data:`_SESSION_COLS`."""
+        """The columns in the order of :data:`SESSION_COLUMNS`."""
         return (
             self.session_id,
             self.title,
@@ -188,7 +186,7 @@ class Parsed:
     kept: bool = False  # the vault holds those bytes already (the reader kept them)
 
 
-_SESSION_COLS = (
+SESSION_COLUMNS = (
     "session_id, title, when_, created, updated_ts, message_count, archived_count, "
     "source, agent, tagged, rate_auto, machine, lineage, project, hit_rows, peer_title, "
     "gateway"
@@ -324,171 +322,3 @@ def cleaned(item: Parsed) -> Parsed:
     if changed:
         item.row.hit_rows = 0
     return item
-
-
-def insert_rows(db: sqlite3.Connection, items: Sequence[Parsed], *, fts: bool) -> int:
-    """Insert parsed files (none of them indexed now); returns the next free message id.
-
-    Session and message ids are given here so every row goes in with one
-    ``executemany`` per table, and FTS5 reads the new messages straight from the
-    ``messages`` table (no per-row round trip through Python)."""
-    first_id = (db.execute("SELECT max(id) FROM messages").fetchone()[0] or 0) + 1
-    seq = db.execute("SELECT seq FROM sqlite_sequence WHERE name='sessions'").fetchone()
-    top = db.execute("SELECT max(sid) FROM sessions").fetchone()[0] or 0
-    sid = max(top, seq[0] if seq else 0) + 1
-    next_id = first_id
-    session_rows: list[tuple[Any, ...]] = []
-    verbatim: list[tuple[int, int, int, str]] = []
-    sids: list[int] = []
-    for item in items:
-        if item.verbatim and item.row.hit_rows:
-            verbatim.extend((sid, idx, convo, raw) for idx, convo, raw in item.verbatim)
-        row_lo = next_id
-        next_id += len(item.messages)
-        # a message longer than PART_CHARS goes in as parts (its text may be folded, so
-        # its length is looked at, not the session's characters)
-        long = [t for _i, _r, _a, _ts, t in item.messages if len(t) > PART_CHARS]
-        next_id += sum(len(cuts(t, PART_CHARS)) - 1 for t in long)
-        session_rows.append(
-            (
-                sid,
-                item.file,
-                item.identity.size,
-                item.identity.mtime_ns,
-                item.identity.inode,
-                *item.row.values(),
-                len(item.messages),
-                item.chars,
-                row_lo,
-                next_id - 1,
-            )
-        )
-        sids.append(sid)
-        sid += 1
-
-    def message_rows() -> Iterator[tuple[Any, ...]]:
-        """(id, sid, idx, role, archived, ts, text), in id order: a long message's parts
-        (rows with the same idx) each sliced only as it is stored, so one huge message
-        never needs several copies of itself at once."""
-        mid = first_id
-        for item, msid in zip(items, sids, strict=True):
-            for idx, role, archived, ts, text in item.messages:
-                if len(text) <= PART_CHARS:
-                    yield (mid, msid, idx, role, archived, ts, text)
-                    mid += 1
-                    continue
-                for start, end in cuts(text, PART_CHARS):
-                    yield (mid, msid, idx, role, archived, ts, text[start:end])
-                    mid += 1
-
-    db.executemany(
-        f"INSERT INTO sessions(sid, file, size, mtime_ns, inode, {_SESSION_COLS}, nmsg, "
-        "chars, row_lo, row_hi) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        session_rows,
-    )
-    if verbatim:
-        db.executemany("INSERT INTO verbatim(sid, idx, convo, raw) VALUES (?, ?, ?, ?)", verbatim)
-    if next_id > first_id:
-        db.executemany(
-            "INSERT INTO messages(id, sid, idx, role, archived, ts, text) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            message_rows(),
-        )
-        if fts:
-            db.execute(
-                "INSERT INTO fts(rowid, text) SELECT id, text FROM messages "
-                "WHERE id BETWEEN ? AND ?",
-                (first_id, next_id - 1),
-            )
-    files = [item.file for item in items]
-    for start in range(0, len(files), IN_CHUNK):
-        chunk = files[start : start + IN_CHUNK]
-        db.execute(f"DELETE FROM skipped WHERE file IN ({','.join('?' * len(chunk))})", chunk)
-    return next_id
-
-
-def insert_isolated(
-    db: sqlite3.Connection, items: list[Parsed], insert: Callable[[list[Parsed]], object]
-) -> list[tuple[str, str]]:
-    """Insert ``items`` (in the caller's transaction) so that one that cannot be stored
-    never keeps the others out: the batch at once; if that fails, with lone surrogates
-    replaced; if that fails too, one by one, each failure recorded in ``skipped``.
-    Returns the (file, reason) of the items left out.
-
-    A full disk, or a failure after which SQLite has undone the whole transaction, is no
-    item's fault: it is raised as it is, for the caller to roll back."""
-    try:
-        db.execute("SAVEPOINT batch")
-        try:
-            insert(items)
-            return []
-        except (sqlite3.Error, UnicodeError, OverflowError, ValueError) as exc:
-            _not_the_items(db, exc)
-            db.execute("ROLLBACK TO batch")
-            items = [cleaned(i) for i in items]
-            try:
-                insert(items)
-                return []
-            except (sqlite3.Error, UnicodeError, OverflowError, ValueError) as exc:
-                _not_the_items(db, exc)
-                db.execute("ROLLBACK TO batch")
-    finally:
-        if db.in_transaction:
-            db.execute("RELEASE batch")
-    left_out: list[tuple[str, str]] = []
-    for item in items:
-        db.execute("SAVEPOINT one")
-        try:
-            insert([item])
-        except (sqlite3.Error, UnicodeError, OverflowError, ValueError) as exc:
-            _not_the_items(db, exc)
-            db.execute("ROLLBACK TO one")
-            why = skip_reason(exc)
-            try:
-                db.execute(
-                    "INSERT OR REPLACE INTO skipped(file, size, mtime_ns, inode, reason) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (
-                        item.file,
-                        item.identity.size,
-                        item.identity.mtime_ns,
-                        item.identity.inode,
-                        why,
-                    ),
-                )
-            except (sqlite3.Error, UnicodeError) as failed:
-                _not_the_items(db, failed)
-                why = "file name cannot be stored: " + why  # reported, not kept
-            left_out.append((item.file, why))
-        finally:
-            if db.in_transaction:
-                db.execute("RELEASE one")
-    return left_out
-
-
-def _not_the_items(db: sqlite3.Connection, exc: BaseException) -> None:
-    """Raise ``exc`` again when no item is to blame: the disk is full, or SQLite rolled the
-    whole transaction back (no savepoint is left to return to)."""
-    if disk_full(exc) or not db.in_transaction:
-        raise exc
-
-
-def delete_rows(db: sqlite3.Connection, name: str, *, fts: bool) -> bool:
-    """Remove the rows of file ``name`` (its session, messages and FTS entries, or its
-    ``skipped`` row): True when it had a session."""
-    row = db.execute("SELECT sid, row_lo, row_hi FROM sessions WHERE file=?", (name,)).fetchone()
-    if row is None:
-        db.execute("DELETE FROM skipped WHERE file=?", (name,))
-        return False
-    sid, lo, hi = row
-    if fts and hi >= lo:
-        db.execute(
-            "INSERT INTO fts(fts, rowid, text) SELECT 'delete', id, text FROM messages "
-            "WHERE id BETWEEN ? AND ?",
-            (lo, hi),
-        )
-    db.execute("DELETE FROM messages WHERE id BETWEEN ? AND ?", (lo, hi))
-    db.execute("DELETE FROM verbatim WHERE sid=?", (sid,))
-    db.execute("DELETE FROM sessions WHERE sid=?", (sid,))
-    return True

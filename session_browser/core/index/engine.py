@@ -1,0 +1,151 @@
+"""The SQLite index as an :class:`~session_browser.core.search.engine.Engine`: the questions of
+the relevance procedure answered from one store's database (FTS5, or ``LIKE`` without it),
+inside one read transaction, plus the files a running build has not indexed yet."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from ..model import SessionHit
+from ..query import ParsedQuery, Term
+from ..search.candidates import CANDIDATE_LIMIT
+from ..search.engine import Ask, Backlog, Row
+from ..search.rank import CorpusStats, Scored
+from ..search.results import Cancelled
+from . import hidden
+from .schema import rollback
+
+if TYPE_CHECKING:
+    from .store import SqliteSessionStore
+
+class SqliteEngine:
+    """One search's view of a :class:`SqliteSessionStore`'s index (see :meth:`reading`)."""
+
+    def __init__(self, store: SqliteSessionStore, cancelled: Cancelled | None = None) -> None:
+        self.store = store
+        self.label = store.label
+        self.source_kind = store.source_kind
+        self.mode = "index" if store.has_fts else "like"
+        self.typo_pass = store.has_fts
+        self.stopped = False  # set when the search was interrupted through SQLite
+        self._cancelled = cancelled
+        self._db: sqlite3.Connection | None = None
+        self._backlog = Backlog()
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise RuntimeError("the index is read inside reading()")
+        return self._db
+
+    def handler(self) -> int:
+        """SQLite's progress handler: non-zero interrupts the running statement."""
+        if self._cancelled is not None and self._cancelled():
+            self.stopped = True
+            return 1
+        return 0
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """The index read in one snapshot (a read transaction) taken with the list of the
+        files still to index: a reconcile commits a batch and takes its files off that list
+        in one step, so each file is either in the snapshot or on the list, never both,
+        never neither. A cancelled search interrupts the running statement."""
+        store = self.store
+        with store._lock:
+            db = store._conn()
+            if self._cancelled is not None:  # SQLite asks every 1,000 instructions
+                db.set_progress_handler(self.handler, 1000)
+            snapshot = not store.memory and not db.in_transaction  # (in memory: one connection)
+            try:
+                with store._state_lock:
+                    pending, unscanned = store._pending_to_scan()
+                    self._backlog = Backlog(
+                        pending,
+                        unscanned,
+                        frozenset(store._stale_keys),
+                        sum(1 for n in store._pending if n in store._pending_new),
+                    )
+                    if snapshot:
+                        db.execute("BEGIN")
+                        db.execute("SELECT 1 FROM meta LIMIT 1").fetchall()  # the snapshot starts
+                store._stats_for(db)  # (inside the snapshot: the version of what it reads)
+                self._db = db
+                yield
+            finally:
+                self._db = None
+                try:
+                    if snapshot:
+                        rollback(db)
+                finally:
+                    if self._cancelled is not None:
+                        db.set_progress_handler(None, 0)
+
+    def backlog(self) -> Backlog:
+        return self._backlog
+
+    def notes(self, pq: ParsedQuery) -> list[str]:
+        return []
+
+    def corpus(self) -> tuple[int, float]:
+        return self.store._corpus_stats(self.db)
+
+    def document_frequencies(self, terms: Sequence[Term]) -> list[int]:
+        if not self.store.has_fts:
+            return [1] * len(terms)
+        return [self.store._df(self.db, t) for t in terms]
+
+    def candidate_rows(
+        self, pq: ParsedQuery, dfs: Sequence[int], limit: int, warnings: list[str], rare: set[int]
+    ) -> list[Row]:
+        if not self.store.has_fts:
+            like = [t for i, t in enumerate(pq.terms) if not rare or i in rare]
+            return self.store._fetch(self.db, pq, None, like, CANDIDATE_LIMIT)
+        return self.store._fts_candidates(self.db, pq, dfs, limit, warnings, rare)
+
+    def hidden_rows(self, pq: ParsedQuery, limit: int) -> list[Row]:
+        store = self.store
+        return hidden.candidates(
+            self.db, pq, store._filter_sql(pq), store._CAND_COLS, fts=store.has_fts, limit=limit
+        )
+
+    def holds(self, terms: Sequence[Term], asks: Sequence[Ask]) -> list[set[int]]:
+        return self.store._sessions_hold(self.db, terms, asks)
+
+    def excluded_sessions(self, pq: ParsedQuery) -> set[int]:
+        return self.store._excluded_sids(self.db, pq)
+
+    def count_matches(
+        self, pq: ParsedQuery, dfs: Sequence[int], rare: set[int]
+    ) -> tuple[int, bool] | None:
+        if not self.store.has_fts or pq.tools:  # (in:tools: the scored sessions are counted)
+            return None
+        return self.store._count_matches(self.db, pq, dfs, rare)
+
+    def recent(self, pq: ParsedQuery, limit: int) -> tuple[list[Scored], int]:
+        return self.store._recent_index(self.db, pq, limit)
+
+    def known(self, token: str) -> bool:
+        return self.store._df(self.db, Term((token,), token)) > 0
+
+    def correct(self, token: str) -> str | None:
+        return self.store._correct(self.db, token)
+
+    def score_files(
+        self, pq: ParsedQuery, names: Sequence[str], corpus: CorpusStats | None
+    ) -> list[Scored]:
+        return self.store._score_files(self.db, pq, names, corpus)
+
+    def listed_count(self) -> int:
+        return self.store._listed_count(self.db)
+
+    def rows_of(self, keys: Sequence[int]) -> Mapping[int, Any]:
+        return self.store._read_ahead([k for k in keys if k >= 0])
+
+    def full_hit(
+        self, s: Scored, pq: ParsedQuery, window: int, rows: Any | None
+    ) -> SessionHit | None:
+        return self.store._full_hit(s, pq, window, rows)

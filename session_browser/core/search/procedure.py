@@ -1,0 +1,193 @@
+"""The relevance procedure, once, over any :class:`~.engine.Engine`.
+
+1. Nothing searchable (only stopwords or punctuation): no hits, never the newest sessions.
+2. Score: a filter-only query lists the newest sessions passing its filters; else the
+   engine's bounded candidate rows (and with ``in:tools`` its hidden parts) are scored
+   (:mod:`.rank`), the best refined against the sessions' other messages (excluded words,
+   coverage), and the hits counted over everything stored when the engine counts them.
+   Files the engine has not indexed yet are read and scored too.
+3. Typo pass: when nothing matched, unknown words are corrected from the engine's
+   vocabulary and the query scored again.
+4. Order (demotion, rounding, newest first on ties) and fold lineage: a session whose
+   lineage (else its own file) is shown already comes as a light hit of that fold key.
+5. Build hits: full hits, with their context, only for the ``limit`` sessions shown. A
+   session whose hit cannot be built any more (its file gone or emptied, or a push replaced
+   it, since it was scored) is left out and the next one takes its place, on every engine:
+   a hit that opens nothing is worse than one more session; a hit whose content fails to
+   turn into context is kept, without it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from .. import recall
+from ..model import SessionHit
+from ..query import NOTHING_SEARCHABLE, ParsedQuery
+from .candidates import score_rows, scorer_for
+from .engine import Engine, Found, Scoring
+from .pick import corrected, light_hit
+from .rank import COVERAGE_CHECK, CorpusStats, Scored, lineage_key, order, refine
+from .results import Cancelled, Relevance, SearchCancelled
+
+log = logging.getLogger("session_browser.search")
+
+
+def relevance(
+    engine: Engine,
+    pq: ParsedQuery,
+    limit: int,
+    window: int,
+    corpus: CorpusStats | None = None,
+    cancelled: Cancelled | None = None,
+) -> Relevance:
+    """The relevance candidates of ``pq`` from ``engine`` (:class:`SearchCancelled` when
+    ``cancelled()`` turns true meanwhile); ``corpus``: statistics shared by a group of
+    stores, so their scores rank together."""
+    if pq.nothing_searchable:
+        return Relevance(warnings=[NOTHING_SEARCHABLE])
+    with engine.reading():
+        found = find(engine, pq, limit, corpus)
+    if cancelled is not None and cancelled():
+        raise SearchCancelled
+    cands = hits(engine, found.scored, found.pq, limit, window, cancelled)
+    return Relevance(
+        cands, found.matched, found.exact, found.fuzzy, found.warnings, found.mode, found.searched
+    )
+
+
+def score(
+    engine: Engine, pq: ParsedQuery, corpus: CorpusStats | None = None, limit: int = 5
+) -> Scoring:
+    """One scoring pass over what the engine has indexed (step 2)."""
+    if not pq.terms:
+        recent, count = engine.recent(pq, limit)
+        return Scoring(recent, [], (count, True))
+    warnings: list[str] = []
+    dfs = engine.document_frequencies(pq.terms)
+    scorer = scorer_for(pq, dfs, corpus, engine.corpus)
+    rows = engine.candidate_rows(pq, dfs, limit, warnings, scorer.rare)
+    if pq.tools:  # in:tools: the hidden parts' matches too, at their turns
+        rows = [*rows, *engine.hidden_rows(pq, limit)]
+    scored = score_rows(rows, scorer)
+    if (pq.excluded or len(pq.terms) > 1) and scored:
+        scored = refine(scorer, pq, scored, limit, engine.holds)
+    if pq.excluded and len(scored) > COVERAGE_CHECK:
+        # refine looked only at the best: no session holding an excluded word is a hit
+        gone = engine.excluded_sessions(pq)
+        scored = [s for s in scored if s.info.key not in gone]
+    return Scoring(scored, warnings, engine.count_matches(pq, dfs, scorer.rare))
+
+
+def find(engine: Engine, pq: ParsedQuery, limit: int, corpus: CorpusStats | None) -> Found:
+    """Steps 2 and 3, inside the engine's :meth:`~.engine.Engine.reading` view: the scored
+    sessions, the files not indexed yet, the typo pass, and how much that searched."""
+    backlog = engine.backlog()
+    pending = list(backlog.pending)
+    first = score(engine, pq, corpus, limit)
+    scored, counted = first.scored, first.counted
+    warnings = [*engine.notes(pq), *first.warnings]
+    # Files not indexed yet are read before any typo correction: a word that only they
+    # hold is no typo.
+    scanned = engine.score_files(pq, pending, corpus) if pending else []
+    fuzzy = False
+    if not scored and not scanned and pq.terms and engine.typo_pass:
+        fixed = corrected(pq, engine.known, engine.correct)
+        if fixed is not None:
+            fpq, note = fixed
+            again = score(engine, fpq, corpus, limit)
+            if again.scored:
+                scored, counted = again.scored, again.counted
+                fuzzy = True
+                warnings.append(note)
+                warnings.extend(again.warnings)
+                pq = fpq
+                if pending:
+                    scanned = engine.score_files(pq, pending, corpus)
+    if backlog.stale:
+        scored = [s for s in scored if s.info.key not in backlog.stale]
+    if counted is None:
+        matched = len(scored)
+    elif counted[1]:
+        matched = max(counted[0], len(scored))
+    else:  # a lower bound from the data alone (never from the candidates read for this
+        # page, which grow with it), and never below the hits a page shows
+        matched = max(counted[0], min(len(scored), limit))
+    mode = engine.mode
+    searched: tuple[int, int] | None = None
+    if pending or backlog.unscanned:
+        mode += "+scan"
+        known = {s.info.session_id for s in scored}
+        scanned = [s for s in scanned if s.info.session_id not in known]
+        matched += len(scanned)
+        scored.extend(scanned)
+        total = engine.listed_count() + max(0, backlog.waiting_new)
+        searched = (max(0, total - backlog.unscanned), total)
+    exact = counted is not None and counted[1] and not backlog.unscanned
+    return Found(scored, pq, matched, exact, fuzzy, warnings, mode, searched)
+
+
+def fold_key(engine: Engine, s: Scored) -> str:
+    """The key a group of stores folds ``s`` by: its lineage (global), else its file as
+    this store names it (a file, with the turns its rewrites dropped, is one store's own)."""
+    return s.info.lineage if s.info.lineage is not None else engine.label + lineage_key(s.info)
+
+
+def hits(
+    engine: Engine,
+    scored: list[Scored],
+    pq: ParsedQuery,
+    limit: int,
+    window: int,
+    cancelled: Cancelled | None = None,
+) -> list[recall.Candidate]:
+    """Steps 4 and 5: ``scored`` ordered, folded by lineage, and built into hits (full ones
+    only for the ``limit`` shown; :class:`SearchCancelled` between two when ``cancelled()``
+    turns true)."""
+    ordered = order(scored, pq)
+    rows = engine.rows_of(_likely_shown(ordered, limit))
+    out: list[recall.Candidate] = []
+    shown: set[str] = set()
+    for s in ordered:
+        key = lineage_key(s.info)
+        if key in shown:
+            light = light_hit(s, engine.source_kind, engine.label)
+            out.append(recall.Candidate(light, fold_key(engine, s)))
+            continue
+        if len(shown) >= limit:
+            continue
+        if cancelled is not None and cancelled():
+            raise SearchCancelled
+        hit = _full_hit(engine, s, pq, window, rows.get(s.info.key))
+        if hit is None:
+            continue
+        shown.add(key)
+        out.append(recall.Candidate(hit, fold_key(engine, s)))
+    return out
+
+
+def _likely_shown(ordered: Sequence[Scored], limit: int) -> list[int]:
+    """The keys of the sessions most likely shown: the first ``limit`` lineages'."""
+    keys: set[str] = set()
+    out: list[int] = []
+    for s in ordered:
+        if len(keys) >= limit:
+            break
+        key = lineage_key(s.info)
+        if key not in keys:
+            keys.add(key)
+            out.append(s.info.key)
+    return out
+
+
+def _full_hit(
+    engine: Engine, s: Scored, pq: ParsedQuery, window: int, rows: object | None
+) -> SessionHit | None:
+    """The engine's hit of ``s``; a hit without context when its content cannot be turned
+    into one (never an error for the whole search)."""
+    try:
+        return engine.full_hit(s, pq, window, rows)
+    except Exception as exc:
+        log.warning("%s: hit without context: %s: %s", s.info.file, type(exc).__name__, exc)
+        return light_hit(s, engine.source_kind, engine.label)

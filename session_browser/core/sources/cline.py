@@ -1,0 +1,409 @@
+"""Cline and Roo Code tasks as a read-only source.
+
+Where they live
+    Both are VS Code extensions that keep one folder per task under the editor's global
+    storage: ``<user dir>/globalStorage/saoudrizwan.claude-dev/tasks/<task id>/`` (Cline) and
+    ``…/rooveterinaryinc.roo-cline/tasks/<task id>/`` (Roo Code), the user dir being
+    ``~/.config/<editor>/User`` (Linux), ``~/Library/Application Support/<editor>/User``
+    (macOS) or ``%APPDATA%/<editor>/User`` (Windows), for Code, Code - Insiders, VSCodium,
+    Cursor and Windsurf. A store of this kind is such an extension dir, its ``tasks`` dir, or
+    any dir above them (task folders are looked for up to :data:`DEPTH` levels down); ``cline:``
+    alone reads every one of those that exists.
+
+The format (read from cline/cline at 21cb8d25 and RooCodeInc/Roo-Code at cb836567)
+    A task folder holds ``ui_messages.json`` (what the chat showed: an array of ``{ts (ms),
+    type: "ask"|"say", ask?|say?, text, reasoning?, partial?}``), ``api_conversation_history.json``
+    (what the model was sent: Anthropic-style ``{role, content}`` messages, the task wrapped in
+    ``<task>`` and ``<environment_details>`` appended), and ``task_metadata.json``; Roo Code adds
+    ``history_item.json`` (``task``, ``workspace``, ``parentTaskId``...), Cline keeps its task
+    list in ``<extension dir>/state/taskHistory.json`` (``cwdOnTaskInitialization``). Both files
+    are rewritten whole on every change.
+
+The mapping (one session per task folder; its id is the task id)
+    From ``ui_messages.json``: ``say: task`` (Cline) or Roo Code's first ``say: text`` is the
+    first user turn, ``say: user_feedback`` a later one; ``say: text``, ``completion_result``
+    and the questions and plans the agent asks (``followup``, ``plan_mode_respond``) are the
+    assistant's turns. Hidden: reasoning, tools, commands and their output, API request
+    records, errors and checkpoints. Cline's ``say: compaction`` (completed) and Roo Code's
+    ``say: condense_context`` (its summary) are the archived/active boundary. A task with no
+    ``ui_messages.json`` is read from ``api_conversation_history.json`` (tool use and results,
+    thinking and the environment details hidden). ``cwd``: Roo Code's ``workspace``, Cline's
+    ``cwdOnTaskInitialization``. Neither has a resume command outside the editor.
+
+Nothing here writes, locks, renames or creates anything: files are read whole (``rb``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..files import loads, read_file_bytes, real_dir
+from ..model import JSONDict, SessionHit
+from .base import (
+    RAW_KEPT,
+    Identity,
+    LinesSkipped,
+    Retention,
+    SessionDoc,
+    SessionSource,
+    Skip,
+    SourceKind,
+)
+from .claude.source import file_ident, settle_agent_hit
+from .claude.transcript import Turn, short, split_compaction
+from .pi.store import pi_is_automated
+from .view import session_dict
+
+CLINE_SOURCE = "cline"
+CLINE_CONTENT_VERSION = "1"
+UI = "ui_messages.json"
+API = "api_conversation_history.json"
+#: Extension id -> the agent's name.
+EXTENSIONS = {"saoudrizwan.claude-dev": "Cline", "rooveterinaryinc.roo-cline": "Roo Code"}
+EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
+DEPTH = 6
+MAX_FILE_BYTES = 512 << 20
+_TASK_TAG = re.compile(r"^\s*<task>\s*(.*?)\s*</task>", re.S)
+_ENV = re.compile(r"<environment_details>.*?(</environment_details>|$)", re.S)
+#: ``ask`` kinds whose text (JSON) is something the agent said.
+_SAID_ASKS = {
+    "followup": "question",
+    "plan_mode_respond": "response",
+    "act_mode_respond": "response",
+}
+_HIDDEN_SAYS = frozenset(
+    {"tool", "command", "command_output", "use_mcp_server", "mcp_server_response"}
+)
+
+
+def editor_user_dirs() -> list[Path]:
+    """Each editor's user dir on this system (whether it exists or not)."""
+    home = Path.home()
+    if sys.platform == "darwin":
+        base = home / "Library" / "Application Support"
+    elif sys.platform == "win32":
+        base = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
+    else:
+        env = os.environ.get("XDG_CONFIG_HOME", "").strip()
+        base = Path(env) if env else home / ".config"
+    return [base / editor / "User" for editor in EDITORS]
+
+
+def default_cline_dirs() -> list[Path]:
+    """The Cline and Roo Code dirs that exist here (Cline's in VS Code when none does, so
+    that ``cline:`` alone says where it looked)."""
+    found = [
+        user / "globalStorage" / ext
+        for user in editor_user_dirs()
+        for ext in EXTENSIONS
+        if (user / "globalStorage" / ext).is_dir()
+    ]
+    return found or [editor_user_dirs()[0] / "globalStorage" / next(iter(EXTENSIONS))]
+
+
+# ---------------------------------------------------------------------- reading
+
+
+@dataclass
+class ClineRead:
+    turns: list[Turn] = field(default_factory=list)
+    skipped: int = 0
+    hidden_records: dict[str, int] = field(default_factory=dict)
+
+
+class _Builder:
+    def __init__(self, read: ClineRead) -> None:
+        self.read = read
+        self.pending: list[JSONDict] = []
+
+    def count(self, key: str) -> None:
+        self.read.hidden_records[key] = self.read.hidden_records.get(key, 0) + 1
+
+    def say(self, role: str, stamp: float | None, text: str) -> None:
+        text = text.strip()
+        if not text:
+            return
+        last = self.read.turns[-1] if self.read.turns else None
+        if role == "assistant" and last is not None and last.role == "assistant":
+            last.texts.append(text)
+            return
+        turn = Turn(role, stamp, [text])
+        turn.hidden[:0] = self.pending
+        self.pending = []
+        self.read.turns.append(turn)
+
+    def hide(self, part: JSONDict) -> None:
+        turns = self.read.turns
+        (turns[-1].hidden if turns and turns[-1].role else self.pending).append(part)
+
+    def boundary(self, stamp: float | None, summary: str) -> None:
+        self.read.turns.append(Turn(None, stamp, [summary]))
+
+
+def _json_field(text: str, key: str) -> str:
+    """``key`` of the JSON object ``text`` (the text itself when it is no such object)."""
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return text
+    value = obj.get(key) if isinstance(obj, dict) else None
+    return value if isinstance(value, str) else text
+
+
+def read_ui_messages(messages: list[Any], read: ClineRead) -> None:
+    """The turns of a task's ``ui_messages.json``."""
+    b = _Builder(read)
+    has_task = any(isinstance(m, dict) and m.get("say") == "task" for m in messages)
+    first_text = not has_task
+    for m in messages:
+        if not isinstance(m, dict):
+            read.skipped += 1
+            continue
+        stamp = m["ts"] / 1000.0 if isinstance(m.get("ts"), (int, float)) else None
+        text: str = m["text"] if isinstance(m.get("text"), str) else ""
+        kind = m.get("say") if m.get("type") == "say" else m.get("ask")
+        kind = kind if isinstance(kind, str) else "untyped"
+        if isinstance(m.get("reasoning"), str) and m["reasoning"]:
+            b.hide({"type": "thinking", "text": short(m["reasoning"])})
+        if m.get("type") == "say" and kind == "text" and first_text:
+            first_text = False  # Roo Code says the task as its first text
+            b.say("user", stamp, text)
+        elif m.get("type") == "say" and kind in ("task", "user_feedback"):
+            b.say("user", stamp, text)
+        elif m.get("type") == "say" and kind in ("text", "completion_result"):
+            b.say("assistant", stamp, text)
+        elif m.get("type") == "ask" and kind in _SAID_ASKS:
+            b.say("assistant", stamp, _json_field(text, _SAID_ASKS[kind]))
+        elif kind == "reasoning":
+            b.hide({"type": "thinking", "text": short(text)})
+        elif kind in _HIDDEN_SAYS:
+            b.count(f"{m.get('type')}/{kind}")
+            if kind == "command_output" or kind == "mcp_server_response":
+                b.hide({"type": "toolResult", "text": short(text), "is_error": False})
+            else:
+                name = _json_field(text, "tool") if kind == "tool" else kind
+                b.hide({"type": "toolCall", "name": short(name, 80), "arguments": short(text)})
+        elif kind == "compaction" and _json_field(text, "status") == "completed":
+            b.boundary(stamp, "Context compacted")
+        elif kind == "condense_context":
+            condense = m.get("contextCondense")
+            summary = condense.get("summary") if isinstance(condense, dict) else None
+            b.boundary(
+                stamp, summary if isinstance(summary, str) and summary else "Context condensed"
+            )
+        else:
+            b.count(f"{m.get('type')}/{kind}")
+            if kind in ("error", "api_req_failed", "diff_error") and text:
+                b.hide({"type": "custom", "text": short(f"{kind}: {text}")})
+
+
+def _api_text(block: Any) -> str:
+    if isinstance(block, str):
+        return block
+    text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
+    return text if isinstance(text, str) else ""
+
+
+def read_api_history(messages: list[Any], read: ClineRead) -> None:
+    """The turns of a task's ``api_conversation_history.json`` (no ``ui_messages.json``)."""
+    b = _Builder(read)
+    for m in messages:
+        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
+            read.skipped += 1
+            continue
+        stamp = m["ts"] / 1000.0 if isinstance(m.get("ts"), (int, float)) else None
+        content = m.get("content")
+        blocks = content if isinstance(content, list) else [content]
+        texts: list[str] = []
+        for block in blocks:
+            if not isinstance(block, dict):
+                texts.append(_api_text(block))
+                continue
+            kind = block.get("type")
+            if kind == "tool_use":
+                name = block.get("name") if isinstance(block.get("name"), str) else "?"
+                b.hide({"type": "toolCall", "name": name, "arguments": short(block.get("input"))})
+            elif kind == "tool_result":
+                b.hide(
+                    {
+                        "type": "toolResult",
+                        "text": short(block.get("content")),
+                        "is_error": bool(block.get("is_error")),
+                    }
+                )
+            elif kind in ("thinking", "redacted_thinking"):
+                b.hide({"type": "thinking", "text": short(block.get("thinking") or "")})
+            else:
+                texts.append(_api_text(block))
+        text = "\n".join(t for t in texts if t)
+        if m["role"] == "user":
+            task = _TASK_TAG.match(text)
+            text = task.group(1) if task else text
+            text = _ENV.sub("", text).strip()
+            if text.startswith("[") and "] Result:" in text.split("\n", 1)[0]:
+                b.hide({"type": "toolResult", "text": short(text), "is_error": False})
+                continue
+        b.say(m["role"], stamp, text)
+
+
+# ---------------------------------------------------------------------- source
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        return loads(read_file_bytes(path, max_bytes=MAX_FILE_BYTES, follow_links=False))
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+class ClineSource(SessionSource):
+    """The Cline and Roo Code tasks under one root (see the module doc)."""
+
+    kind = CLINE_SOURCE
+    read_only = True
+    watchable = False
+    index_prefix = f"{CLINE_SOURCE}-"
+    state_table: str | None = None
+    content_version: str | None = CLINE_CONTENT_VERSION
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.refused: Mapping[str, int] = {}
+
+    def list_files(self) -> dict[str, Identity]:
+        out: dict[str, Identity] = {}
+        if not self.root.is_dir():
+            return out
+        base = str(self.root)
+        refused: dict[str, int] = {}
+        for dirpath, dirnames, filenames in os.walk(base):
+            rel = os.path.relpath(dirpath, base)
+            depth = 0 if rel == "." else rel.count(os.sep) + 1
+            names = set(filenames)
+            chosen = UI if UI in names else API if API in names else None
+            if chosen is not None:
+                dirnames[:] = []  # a task folder: nothing below it is a task
+                name = chosen if rel == "." else f"{rel}/{chosen}".replace(os.sep, "/")
+                ident = file_ident(os.path.join(dirpath, chosen), refused)
+                if ident is not None:
+                    out[name] = ident
+                continue
+            dirnames[:] = (
+                []
+                if depth >= DEPTH
+                else sorted(d for d in dirnames if real_dir(os.path.join(dirpath, d), refused))
+            )
+        self.refused = refused
+        return out
+
+    def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
+        return {
+            n: file_ident(self.root / n) if n.rsplit("/", 1)[-1] in (UI, API) else None
+            for n in names
+        }
+
+    def _about(self, task_dir: Path) -> tuple[str | None, str | None]:
+        """(the agent's name, the task's cwd) from what is kept beside the task."""
+        agent = next((a for ext, a in EXTENSIONS.items() if ext in task_dir.parts), None)
+        item = _load_json(task_dir / "history_item.json")
+        if isinstance(item, dict):
+            cwd = item.get("workspace")
+            return agent or "Roo Code", cwd if isinstance(cwd, str) and cwd else None
+        history = _load_json(task_dir.parent.parent / "state" / "taskHistory.json")
+        for entry in history if isinstance(history, list) else []:
+            if isinstance(entry, dict) and entry.get("id") == task_dir.name:
+                cwd = entry.get("cwdOnTaskInitialization")
+                return agent or "Cline", cwd if isinstance(cwd, str) and cwd else None
+        return agent, None
+
+    def _read(self, name: str, include_hidden: bool) -> tuple[JSONDict, ClineRead, bytes] | Skip:
+        path = self.root / name
+        try:
+            raw = read_file_bytes(path, max_bytes=MAX_FILE_BYTES, follow_links=False)
+        except OSError as exc:
+            return Skip(f"unreadable: {exc.strerror or exc}")
+        try:
+            messages = loads(raw)
+        except (ValueError, RecursionError):
+            return Skip("not JSON (a file being rewritten?)")
+        if not isinstance(messages, list):
+            return Skip("not a list of messages")
+        read = ClineRead()
+        (read_ui_messages if path.name == UI else read_api_history)(messages, read)
+        turns = read.turns
+        if not include_hidden:
+            for turn in turns:
+                turn.hidden = []
+        archived, active, last = split_compaction(turns, include_hidden, "cline_compaction")
+        agent, cwd = self._about(path.parent)
+        info: JSONDict = {"source": CLINE_SOURCE, "hidden_records": dict(read.hidden_records)}
+        if agent:
+            info["agent"] = agent
+        if cwd:
+            info["cwd"] = cwd
+            info["project"] = cwd
+        stamps = [t.timestamp for t in turns if t.role and t.timestamp is not None]
+        task_id = path.parent.name
+        data = session_dict(
+            task_id,
+            active=active,
+            archived=archived,
+            created=min(stamps) if stamps else None,
+            updated=max(stamps) if stamps else None,
+            meta=info,
+            last_compaction=last,
+        )
+        return data, read, raw
+
+    def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
+        got = self._read(name, include_hidden=True)
+        if isinstance(got, Skip):
+            return got
+        data, read, raw = got
+        if not data.get("messages") and not data.get("archived_messages"):
+            return Skip("no conversation (no prompt or answer)")
+        return SessionDoc(
+            data,
+            automated=pi_is_automated(data),
+            skipped=LinesSkipped(bad=read.skipped),
+            raw=raw if len(raw) <= RAW_KEPT else None,
+        )
+
+    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
+        got = self._read(name, include_hidden=include_hidden)
+        if isinstance(got, Skip):
+            return None
+        data = got[0]
+        return data if data.get("messages") or data.get("archived_messages") else None
+
+    def file_order(self, names: set[str]) -> list[str]:
+        return sorted(names)
+
+    def automated(self, data: JSONDict) -> bool | None:
+        return pi_is_automated(data)
+
+    def settle_hit(self, hit: SessionHit, data: JSONDict) -> None:
+        settle_agent_hit(hit, data, self.kind)
+
+
+def cline_retention() -> Retention:
+    return Retention("Cline and Roo Code keep tasks until they are deleted in the editor", False)
+
+
+KIND = SourceKind(
+    name=CLINE_SOURCE,
+    prefix=f"{CLINE_SOURCE}:",
+    read_only=True,
+    default_dirs=lambda _cwd: default_cline_dirs(),
+    only_if_present=True,
+    source=ClineSource,
+    describe="Cline or Roo Code dir",
+    retention=cline_retention,
+)

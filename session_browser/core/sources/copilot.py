@@ -1,0 +1,548 @@
+"""GitHub Copilot CLI sessions and VS Code Copilot Chat sessions as a read-only source.
+
+VS Code's chats (``<user dir>/workspaceStorage/<hash>/chatSessions/<id>.json`` and
+``<user dir>/globalStorage/emptyWindowChatSessions/<id>.json``) are read as VS Code's
+``chatModel.ts`` writes them (``ISerializableChatData`` versions 1-3); see
+:func:`read_vscode_chat`. The newer ``.jsonl`` chat files are not read.
+
+Where they live
+    ``~/.copilot/session-state/<session id>/events.jsonl`` (early builds: a flat
+    ``~/.copilot/session-state/<session id>.jsonl``). A store of this kind is the
+    ``session-state`` dir (or a dir above it: ``session-state`` dirs up to :data:`DEPTH` levels
+    below it are read). Copilot CLI's source is not public: the format is what a real 1.0.55
+    session holds (``tests/fixtures/copilot``), read defensively.
+
+The format
+    One event a line, ``{type, data, id, timestamp (ISO), parentId, agentId?}``:
+    ``session.start`` (``sessionId``, ``context.cwd``), ``user.message`` (``content``: what was
+    typed; ``transformedContent``: what the model got), ``assistant.message`` (``content``,
+    ``toolRequests[]``, ``reasoningText``; ``parentToolCallId`` and the event's ``agentId``
+    when a subagent wrote it), ``tool.execution_start`` / ``tool.execution_complete``
+    (``result.content``), ``subagent.started`` / ``completed``, ``session.compaction_complete``,
+    and bookkeeping (``session.model_change``, ``system.message``, ``hook.*``,
+    ``assistant.turn_*``, ``session.shutdown``).
+
+The mapping
+    ``user.message`` is a user turn; the non-empty ``assistant.message`` contents until the
+    next prompt are one assistant turn, a subagent's one turn of their own marked with its
+    agent id (folded into the session, after the answer whose tool call ran it). Hidden:
+    reasoning, tool requests and results, the system prompt. A compaction
+    (``session.compaction_complete``) is the archived/active boundary. ``cwd``:
+    ``session.start``'s ``context.cwd``. Resume: ``cd <cwd> && copilot --resume <id>``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from ..files import loads, read_file_bytes, real_dir
+from ..model import JSONDict, SessionHit, iso_epoch
+from .base import (
+    RAW_KEPT,
+    Identity,
+    LinesSkipped,
+    Retention,
+    SessionDoc,
+    SessionSource,
+    Skip,
+    SourceKind,
+)
+from .claude.source import empty_reason, file_ident, settle_agent_hit
+from .claude.transcript import Turn, short, split_compaction
+from .cline import editor_user_dirs
+from .named import NamedScanStore, named_reader
+from .pi.store import pi_is_automated
+from .scan import SourceStore
+from .view import session_dict
+
+COPILOT_SOURCE = "copilot"
+COPILOT_CONTENT_VERSION = "1"
+EVENTS = "events.jsonl"
+DEPTH = 4
+MAX_FILE_BYTES = 512 << 20
+#: Events that carry nothing to read.
+QUIET = frozenset(
+    {
+        "session.model_change",
+        "session.info",
+        "system.message",
+        "assistant.turn_start",
+        "assistant.turn_end",
+        "tool.execution_start",
+        "hook.start",
+        "hook.end",
+        "subagent.started",
+        "subagent.completed",
+        "session.shutdown",
+        "session.compaction_start",
+    }
+)
+
+
+def default_copilot_dir() -> Path:
+    """``~/.copilot/session-state``."""
+    return Path.home() / ".copilot" / "session-state"
+
+
+@dataclass
+class CopilotRead:
+    turns: list[Turn] = field(default_factory=list)
+    session_id: str | None = None
+    cwd: str | None = None
+    bad: int = 0
+    hidden_records: dict[str, int] = field(default_factory=dict)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def read_events(raw: bytes) -> CopilotRead:
+    """The turns of an events file's bytes."""
+    read = CopilotRead()
+    answers: dict[str, Turn] = {}  # agent ('' for the main one) -> its current answer
+    callers: dict[str, Turn] = {}  # tool call id -> the answer that made it
+    subagent_turns: dict[str, list[Turn]] = {}
+    pending: list[JSONDict] = []
+
+    def count(key: str) -> None:
+        read.hidden_records[key] = read.hidden_records.get(key, 0) + 1
+
+    def main_turns() -> list[Turn]:
+        return read.turns
+
+    def hide(agent: str, part: JSONDict) -> None:
+        target = answers.get(agent)
+        if target is None and not agent:
+            target = next((t for t in reversed(read.turns) if t.role is not None), None)
+        if target is None:
+            pending.append(part)
+        else:
+            target.hidden.append(part)
+
+    def answer(agent: str, stamp: float | None) -> Turn:
+        turn = answers.get(agent)
+        if turn is None:
+            turn = Turn("assistant", stamp, [])
+            if agent:
+                turn.meta["subagent"] = agent
+                subagent_turns.setdefault(agent, []).append(turn)
+            else:
+                turn.hidden[:0] = pending
+                pending.clear()
+                main_turns().append(turn)
+            answers[agent] = turn
+        return turn
+
+    for line in raw.splitlines():
+        if not line.strip():
+            continue
+        try:
+            obj = loads(line)
+        except (ValueError, RecursionError):
+            read.bad += 1
+            continue
+        if not isinstance(obj, dict):
+            read.bad += 1
+            continue
+        kind = obj.get("type")
+        found = obj.get("data")
+        data: JSONDict = found if isinstance(found, dict) else {}
+        stamp = iso_epoch(obj.get("timestamp"))
+        agent_id = obj.get("agentId")
+        agent: str = agent_id if isinstance(agent_id, str) else ""
+        if kind == "session.start":
+            if isinstance(data.get("sessionId"), str):
+                read.session_id = data["sessionId"]
+            context = data.get("context")
+            cwd = context.get("cwd") if isinstance(context, dict) else None
+            if isinstance(cwd, str) and cwd:
+                read.cwd = cwd
+            count(kind)
+        elif kind == "user.message":
+            text = _text(data.get("content")).strip()
+            if text:
+                turn = Turn("user", stamp, [text])
+                turn.hidden[:0] = pending
+                pending.clear()
+                read.turns.append(turn)
+                answers.clear()
+            else:
+                count("user.message/empty")
+        elif kind == "assistant.message":
+            turn = answer(agent, stamp)
+            text = _text(data.get("content")).strip()
+            if text:
+                turn.texts.append(text)
+            reasoning = _text(data.get("reasoningText")).strip()
+            if reasoning:
+                turn.hidden.append({"type": "thinking", "text": short(reasoning)})
+            calls = data.get("toolRequests")
+            for call in calls if isinstance(calls, list) else []:
+                if not isinstance(call, dict):
+                    continue
+                name = call.get("name") if isinstance(call.get("name"), str) else "?"
+                turn.hidden.append(
+                    {"type": "toolCall", "name": name, "arguments": short(call.get("arguments"))}
+                )
+                if isinstance(call.get("toolCallId"), str):
+                    callers[call["toolCallId"]] = turn
+        elif kind == "tool.execution_complete":
+            got = data.get("result")
+            result: JSONDict = got if isinstance(got, dict) else {}
+            error = data.get("error")
+            body = _text(result.get("content")) or (short(error) if error else "")
+            hide(
+                agent,
+                {
+                    "type": "toolResult",
+                    "text": short(body),
+                    "is_error": data.get("success") is False,
+                },
+            )
+        elif kind == "session.compaction_complete":
+            summary = _text(data.get("summary")) or _text(data.get("summaryContent"))
+            read.turns.append(Turn(None, stamp, [summary or "Conversation compacted"]))
+            answers.clear()
+        elif kind in ("session.error", "session.warning"):
+            count(kind)
+            message = data.get("message")
+            if isinstance(message, str) and message:
+                hide(agent, {"type": "custom", "text": short(f"{kind}: {message}")})
+        else:
+            count(kind if isinstance(kind, str) else "untyped")
+    # Each subagent's turns right after the answer whose tool call ran it.
+    after: dict[int, list[Turn]] = {}
+    tail: list[Turn] = []
+    for agent, turns in subagent_turns.items():
+        mine = [t for t in turns if t.text or t.hidden]
+        caller = callers.get(agent)
+        (after.setdefault(id(caller), []) if caller is not None else tail).extend(mine)
+    if after or tail:
+        merged: list[Turn] = []
+        for turn in read.turns:
+            merged.append(turn)
+            merged.extend(after.get(id(turn), ()))
+        read.turns = [*merged, *tail]
+    return read
+
+
+def read_copilot_session(
+    path: Path, *, include_hidden: bool = False, raw: bytes | None = None
+) -> tuple[JSONDict, CopilotRead]:
+    """The session of one events file. Raises ``OSError`` when it cannot be read."""
+    if raw is None:
+        raw = read_file_bytes(path, max_bytes=MAX_FILE_BYTES, follow_links=False)
+    read = read_events(raw)
+    turns = [t for t in read.turns if t.role is None or t.text or (include_hidden and t.hidden)]
+    if not include_hidden:
+        for turn in turns:
+            turn.hidden = []
+    archived, active, last = split_compaction(turns, include_hidden, "copilot_compaction")
+    info: JSONDict = {"source": COPILOT_SOURCE, "hidden_records": dict(read.hidden_records)}
+    if read.cwd:
+        info["cwd"] = read.cwd
+        info["project"] = read.cwd
+    stamps = [t.timestamp for t in turns if t.role and t.timestamp is not None]
+    fallback = path.parent.name if path.name == EVENTS else path.stem
+    data = session_dict(
+        read.session_id or fallback,
+        active=active,
+        archived=archived,
+        created=min(stamps) if stamps else None,
+        updated=max(stamps) if stamps else None,
+        meta=info,
+        last_compaction=last,
+    )
+    return data, read
+
+
+# ---------------------------------------------------------------------- VS Code Copilot Chat
+
+#: The folders VS Code keeps chat sessions in (a workspace's, and the windows without one).
+CHAT_DIRS = ("chatSessions", "emptyWindowChatSessions")
+#: VS Code chat sessions are named so: they have no resume command (their ids are no UUIDs).
+VSCODE_PREFIX = "vscode-"
+
+
+def _markdown(value: Any) -> str:
+    """A ``string | IMarkdownString`` as text."""
+    if isinstance(value, dict):
+        value = value.get("value")
+    return value if isinstance(value, str) else ""
+
+
+def _workspace_dir(chat_dir: Path) -> str | None:
+    """The folder of the workspace whose ``chatSessions`` is ``chat_dir`` (its
+    ``workspace.json`` names it as a ``file://`` URI)."""
+    try:
+        data = loads(read_file_bytes(chat_dir.parent / "workspace.json", max_bytes=1 << 16))
+    except (OSError, ValueError, RecursionError):
+        return None
+    folder = data.get("folder") if isinstance(data, dict) else None
+    if not isinstance(folder, str) or not folder.startswith("file://"):
+        return None
+    path = unquote(urlparse(folder).path)
+    return path or None
+
+
+def read_vscode_chat(raw: bytes, read: CopilotRead) -> JSONDict:
+    """The turns of a VS Code chat session file (``ISerializableChatData``, versions 1-3):
+    each request's message is a user turn, its response an assistant turn (markdown parts;
+    thinking and tool invocations hidden). Returns the session object's other fields."""
+    try:
+        obj = loads(raw)
+    except (ValueError, RecursionError):
+        read.bad += 1
+        return {}
+    if not isinstance(obj, dict):
+        read.bad += 1
+        return {}
+    created = obj.get("creationDate")
+    base = created / 1000.0 if isinstance(created, (int, float)) and created > 0 else None
+    requests = obj.get("requests")
+    for request in requests if isinstance(requests, list) else []:
+        if not isinstance(request, dict):
+            read.bad += 1
+            continue
+        when = request.get("timestamp")
+        stamp = when / 1000.0 if isinstance(when, (int, float)) and when > 0 else base
+        message = request.get("message")
+        text = (
+            _markdown({"value": message.get("text")})
+            if isinstance(message, dict)
+            else _markdown(message)
+        ).strip()
+        if text:
+            read.turns.append(Turn("user", stamp, [text]))
+        answer = Turn("assistant", stamp, [])
+        if isinstance(request.get("modelId"), str):
+            answer.meta["model"] = request["modelId"]
+        pieces: list[str] = []
+        response = request.get("response")
+        for part in response if isinstance(response, list) else []:
+            kind = part.get("kind") if isinstance(part, dict) else None
+            if not isinstance(part, dict):
+                read.bad += 1
+            elif kind in (None, "markdownContent"):
+                pieces.append(_markdown(part.get("content", part)))
+            elif kind == "thinking":
+                value = part.get("value")
+                words = (
+                    "".join(v for v in value if isinstance(v, str))
+                    if isinstance(value, list)
+                    else _markdown(value)
+                )
+                if words:
+                    answer.hidden.append({"type": "thinking", "text": short(words)})
+            elif kind in ("toolInvocationSerialized", "toolInvocation"):
+                name = part.get("toolId") if isinstance(part.get("toolId"), str) else "?"
+                said = _markdown(part.get("invocationMessage"))
+                answer.hidden.append({"type": "toolCall", "name": name, "arguments": short(said)})
+                details = part.get("resultDetails")
+                done = _markdown(part.get("pastTenseMessage"))
+                if details or done:
+                    body = short(details) if details else done
+                    answer.hidden.append({"type": "toolResult", "text": body, "is_error": False})
+            else:
+                key = f"response/{kind}" if isinstance(kind, str) else "response/untyped"
+                read.hidden_records[key] = read.hidden_records.get(key, 0) + 1
+        result = request.get("result")
+        details = result.get("errorDetails") if isinstance(result, dict) else None
+        if isinstance(details, dict) and isinstance(details.get("message"), str):
+            answer.hidden.append({"type": "custom", "text": short(f"error: {details['message']}")})
+        reply = "".join(pieces).strip()
+        if reply:
+            answer.texts.append(reply)
+        if reply or answer.hidden:
+            read.turns.append(answer)
+    return obj
+
+
+def read_chat_session(
+    path: Path, *, include_hidden: bool = False, raw: bytes | None = None
+) -> tuple[JSONDict, CopilotRead]:
+    """The session of one VS Code chat file. Raises ``OSError`` when it cannot be read."""
+    if raw is None:
+        raw = read_file_bytes(path, max_bytes=MAX_FILE_BYTES, follow_links=False)
+    read = CopilotRead()
+    obj = read_vscode_chat(raw, read)
+    turns = [t for t in read.turns if t.text or (include_hidden and t.hidden)]
+    if not include_hidden:
+        for turn in turns:
+            turn.hidden = []
+    archived, active, last = split_compaction(turns, include_hidden, "copilot_compaction")
+    info: JSONDict = {
+        "source": COPILOT_SOURCE,
+        "agent": "VS Code Copilot Chat",
+        "hidden_records": dict(read.hidden_records),
+    }
+    title = obj.get("customTitle") or obj.get("computedTitle")
+    if isinstance(title, str) and title.strip():
+        info["title"] = title.strip()
+    cwd = _workspace_dir(path.parent) if path.parent.name == "chatSessions" else None
+    if cwd:
+        info["cwd"] = cwd
+        info["project"] = cwd
+    sid = obj.get("sessionId") if isinstance(obj.get("sessionId"), str) else path.stem
+    stamps = [t.timestamp for t in turns if t.role and t.timestamp is not None]
+    data = session_dict(
+        f"{VSCODE_PREFIX}{sid}",
+        active=active,
+        archived=archived,
+        created=min(stamps) if stamps else None,
+        updated=max(stamps) if stamps else None,
+        meta=info,
+        last_compaction=last,
+    )
+    return data, read
+
+
+class CopilotSource(SessionSource):
+    """The Copilot CLI sessions under one root (see the module doc)."""
+
+    kind = COPILOT_SOURCE
+    read_only = True
+    watchable = False
+    index_prefix = f"{COPILOT_SOURCE}-"
+    state_table: str | None = None
+    content_version: str | None = COPILOT_CONTENT_VERSION
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.refused: Mapping[str, int] = {}
+
+    def list_files(self) -> dict[str, Identity]:
+        """``<id>/events.jsonl`` and the flat ``<id>.jsonl`` of the ``session-state`` dir the
+        root is or holds (up to :data:`DEPTH` levels below it)."""
+        out: dict[str, Identity] = {}
+        if not self.root.is_dir():
+            return out
+        base = str(self.root)
+        refused: dict[str, int] = {}
+        for dirpath, dirnames, filenames in os.walk(base):
+            rel = os.path.relpath(dirpath, base)
+            depth = 0 if rel == "." else rel.count(os.sep) + 1
+            parent = os.path.basename(os.path.dirname(dirpath))
+            here = os.path.basename(dirpath)
+            names: list[str] = []
+            if here in CHAT_DIRS:
+                names = sorted(f for f in filenames if f.endswith(".json"))
+                dirnames[:] = []
+            elif here == "globalStorage":
+                dirnames[:] = [d for d in dirnames if d == "emptyWindowChatSessions"]
+            elif parent == "workspaceStorage":
+                dirnames[:] = [d for d in dirnames if d == "chatSessions"]
+            elif EVENTS in filenames and (rel == "." or parent == "session-state" or depth == 1):
+                names = [EVENTS]  # a session's folder: nothing below it is a session
+                dirnames[:] = []
+            else:
+                if os.path.basename(dirpath) == "session-state":
+                    names = sorted(f for f in filenames if f.endswith(".jsonl"))
+                dirnames[:] = (
+                    []
+                    if depth >= DEPTH
+                    else sorted(d for d in dirnames if real_dir(os.path.join(dirpath, d), refused))
+                )
+            for name in names:
+                rel_name = name if rel == "." else f"{rel}/{name}".replace(os.sep, "/")
+                ident = file_ident(os.path.join(dirpath, name), refused)
+                if ident is not None:
+                    out[rel_name] = ident
+        self.refused = refused
+        return out
+
+    def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
+        return {
+            n: file_ident(self.root / n) if n.endswith((".jsonl", ".json")) else None for n in names
+        }
+
+    def _read(self, name: str, include_hidden: bool) -> tuple[JSONDict, CopilotRead, bytes] | Skip:
+        path = self.root / name
+        try:
+            raw = read_file_bytes(path, max_bytes=MAX_FILE_BYTES, follow_links=False)
+        except OSError as exc:
+            return Skip(f"unreadable: {exc.strerror or exc}")
+        reader = read_chat_session if path.suffix == ".json" else read_copilot_session
+        data, read = reader(path, include_hidden=include_hidden, raw=raw)
+        return data, read, raw
+
+    def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
+        got = self._read(name, include_hidden=True)
+        if isinstance(got, Skip):
+            return got
+        data, read, raw = got
+        if not data.get("messages") and not data.get("archived_messages"):
+            return Skip(empty_reason(read.bad, {}))
+        return SessionDoc(
+            data,
+            automated=pi_is_automated(data),
+            skipped=LinesSkipped(bad=read.bad),
+            raw=raw if len(raw) <= RAW_KEPT else None,
+        )
+
+    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
+        got = self._read(name, include_hidden=include_hidden)
+        if isinstance(got, Skip):
+            return None
+        data = got[0]
+        return data if data.get("messages") or data.get("archived_messages") else None
+
+    def file_order(self, names: set[str]) -> list[str]:
+        return sorted(names)
+
+    def automated(self, data: JSONDict) -> bool | None:
+        return pi_is_automated(data)
+
+    def settle_hit(self, hit: SessionHit, data: JSONDict) -> None:
+        settle_agent_hit(hit, data, self.kind)
+
+    def named_files(self, session_id: str, names: set[str]) -> list[str]:
+        """``<id>/events.jsonl``, ``<id>.jsonl``, or a VS Code chat's ``<id>.json``."""
+        chat = session_id.removeprefix(VSCODE_PREFIX)
+        return [
+            n
+            for n in self.file_order(names)
+            if n.endswith((f"{session_id}/{EVENTS}", f"{session_id}.jsonl", f"/{chat}.json"))
+        ]
+
+
+def copilot_retention() -> Retention:
+    return Retention("Copilot CLI and VS Code keep chat sessions until they are deleted", False)
+
+
+def default_copilot_dirs() -> list[Path]:
+    """The Copilot CLI's ``session-state`` dir and the editors' user dirs that hold chat
+    sessions, those that exist (the CLI's when none does, so that ``copilot:`` alone says
+    where it looked)."""
+    users = [
+        user
+        for user in editor_user_dirs()
+        if (user / "workspaceStorage").is_dir()
+        or (user / "globalStorage" / "emptyWindowChatSessions").is_dir()
+    ]
+    found = [d for d in (default_copilot_dir(), *users) if d.is_dir()]
+    return found or [default_copilot_dir()]
+
+
+def _open_scan(path: Path) -> SourceStore:
+    return NamedScanStore(CopilotSource(path))
+
+
+KIND = SourceKind(
+    name=COPILOT_SOURCE,
+    prefix=f"{COPILOT_SOURCE}:",
+    read_only=True,
+    default_dirs=lambda _cwd: default_copilot_dirs(),
+    only_if_present=True,
+    source=CopilotSource,
+    open_scan=_open_scan,
+    reader=named_reader,
+    describe="Copilot session dir",
+    retention=copilot_retention,
+)

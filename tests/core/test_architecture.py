@@ -1,0 +1,220 @@
+"""The shape of the code, checked on its source: one indexed store class serves every source
+(no class of the app or the library inherits it), and one relevance procedure serves both
+engines (neither engine's package holds a copy of its steps)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import session_browser
+
+PACKAGE = Path(session_browser.__file__).parent
+
+
+def _classes() -> list[tuple[str, str, list[str]]]:
+    """(file, class, the names of its bases) of every class in the package."""
+    out: list[tuple[str, str, list[str]]] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                bases = [ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases]
+                out.append((str(path.relative_to(PACKAGE)), node.name, bases))
+    return out
+
+
+def test_no_class_inherits_the_indexed_store() -> None:
+    classes = _classes()
+    assert any(name == "SqliteSessionStore" for _f, name, _b in classes)
+    heirs = [(f, name) for f, name, bases in classes if "SqliteSessionStore" in bases]
+    assert heirs == []
+
+
+def _functions(package: str) -> dict[str, str]:
+    """Every function and method of ``package`` (a folder of the core), by name: its file."""
+    out: dict[str, str] = {}
+    for path in sorted((PACKAGE / "core" / package).rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef):
+                out[node.name] = str(path.relative_to(PACKAGE))
+    return out
+
+
+def test_the_relevance_procedure_lives_in_search_only() -> None:
+    steps = {"relevance", "find", "score", "hits", "fold_key"}
+    assert steps <= set(_functions("search"))
+    for engine in ("index", "pgindex"):
+        names = _functions(engine)
+        # what the engines' copies were called; none calls order() or refine() itself
+        copies = {"_relevance_locked", "_relevance_snapshot", "_score_index", "_to_candidates"}
+        assert not copies & set(names), engine
+        for path in (PACKAGE / "core" / engine).rglob("*.py"):
+            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+            called = {
+                n.func.id
+                for n in ast.walk(tree)
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+            }
+            assert not called & {"order", "refine", "score_rows", "corrected"}, path.name
+
+
+# --------------------------------------------------------------------------- import cycles
+
+CORE = PACKAGE / "core"
+
+# The import cycles still in the core (every import counted, those inside functions too):
+# the JSON store's praisonaiagents API exports and imports through ``portable``, which
+# reads and writes through the store, the workbench and the index; and the vault's store
+# with its bulk and part-file writers. They may only shrink: any other cycle fails.
+KNOWN_CYCLES = [
+    {
+        "actions.rescue",
+        "compat",
+        "index",
+        "index.api",
+        "index.browse",
+        "index.engine",
+        "index.hits",
+        "index.plan",
+        "index.reconcile",
+        "index.schema",
+        "index.store",
+        "index.typos",
+        "portable",
+        "portable.exporting",
+        "portable.importing",
+        "portable.streaming",
+        "quarantine",
+        "quarantine.actions",
+        "quarantine.items",
+        "quarantine.journal",
+        "quarantine.listing",
+        "quarantine.salvage",
+        "store",
+    },
+    {"vault.bulk", "vault.parts", "vault.store"},
+]
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(CORE).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _core_imports() -> dict[str, set[str]]:
+    """Every core module (``index.store``, ``store``, ...) and the core modules it imports,
+    wherever the import is (module level or inside a function); imports for type checkers
+    only (under ``if TYPE_CHECKING:``) are not imports at run time and are left out."""
+    paths = {_module_name(p): p for p in CORE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        typing_only = {
+            id(sub)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for sub in ast.walk(node)
+        }
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        deps: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+                targets = [t.removeprefix("session_browser.core.") for t in targets]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level == 0:
+                    module = node.module or ""
+                    if not module.startswith("session_browser.core"):
+                        continue
+                    base = module.removeprefix("session_browser.core").lstrip(".")
+                else:
+                    up = package[: len(package) - (node.level - 1)]
+                    base = ".".join([*up, *([node.module] if node.module else [])])
+                for alias in node.names:
+                    full = f"{base}.{alias.name}" if base else alias.name
+                    targets.append(full if full in paths else base)
+            deps.update(t for t in targets if t in paths and t != name)
+        graph[name] = deps
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components of more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[set[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp: set[str] = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    comp.add(member)
+                    if member == node:
+                        break
+                if len(comp) > 1:
+                    out.append(comp)
+    return out
+
+
+def test_the_cycle_finder_sees_an_import_inside_a_function() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [{"a", "b", "c"}]
+    imports = _core_imports()
+    assert "portable" in imports["compat"]  # imported inside compat's methods only
+
+
+def test_no_import_cycle_among_core_modules_but_the_known_ones_shrinking() -> None:
+    cycles = _cycles(_core_imports())
+    for cycle in cycles:
+        assert any(cycle <= known for known in KNOWN_CYCLES), sorted(cycle)
+    in_cycles = set().union(*cycles) if cycles else set()
+    for part in ("search", "sources", "pgindex", "open", "protocols", "multi", "files"):
+        assert not {m for m in in_cycles if m == part or m.startswith(part + ".")}, part
+
+
+def test_every_source_kind_opens_the_one_indexed_store(tmp_path: Path) -> None:
+    """No kind brings an index store of its own (not even one made at run time)."""
+    from session_browser.core.index import SqliteSessionStore
+    from session_browser.core.open import index_store
+    from session_browser.core.sources import SOURCES
+
+    assert len(SOURCES) >= 6
+    for kind in SOURCES.values():
+        root = tmp_path / kind.name
+        root.mkdir()
+        store = index_store(kind, root, "none", db_path=tmp_path / f"{kind.name}.sqlite3")
+        try:
+            assert type(store) is SqliteSessionStore, kind.name
+        finally:
+            store.close()
