@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from session_browser.cli import main
 from session_browser.core.index import SqliteSessionStore
 from session_browser.core.multi import StoreGroup
+from session_browser.core.search.rank import COVERAGE_CHECK
 from session_browser.core.store import DefaultSessionStore
 
 from .test_index import put
@@ -135,3 +136,22 @@ def test_a_quote_inside_a_filter_value_is_one_line_and_a_failure(
         assert run.exit_code != 0, run.output
         lines = run.output.strip().splitlines()
         assert len(lines) == 1 and "must be quoted whole" in lines[0], run.output
+
+
+def test_an_excluded_word_drops_sessions_beyond_the_refined_ones(tmp_path: Path) -> None:
+    # More sessions hold the word than refine looks at (COVERAGE_CHECK); most of them hold
+    # the excluded word in another message. Once refine has dropped those among the best,
+    # fewer than COVERAGE_CHECK are left, but the ones it never looked at still hold it:
+    # they are no hits either.
+    d = tmp_path / "sessions"
+    for n in range(COVERAGE_CHECK + 5):
+        put(d, f"billed{n}", ["billing deployment", "deploy"], start=NEW - n * 3600.0)
+    for n in range(3):
+        put(d, f"clean{n}", ["deploy notes"], start=OLD + n * 3600.0)
+    clean = {f"clean{n}" for n in range(3)}
+    for query in ("dep* -billing", "deploy -billing"):
+        with SqliteSessionStore(d, db_path=tmp_path / "i.sqlite3") as indexed:
+            res = StoreGroup([indexed]).search_ex(query, limit=50, ranking="relevance")
+            assert {h.session_id for h in res.hits} == clean, query
+            assert (res.matched_sessions, res.matched_exact) == (3, True), query
+        assert _ids(StoreGroup([DefaultSessionStore(d)]), query, "classic") == clean, query

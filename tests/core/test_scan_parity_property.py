@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from session_browser.core import paths
@@ -169,6 +169,8 @@ def _sessions(group: StoreGroup, query: str, ranking: str) -> tuple[set[str], in
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(seed=st.sampled_from(SEEDS), query=queries)
+# found here: more sessions than refine looks at, most dropped by the excluded word
+@example(seed=3, query="dep* -billing")
 def test_index_and_scan_match_the_same_sessions(
     stores: dict[int, tuple[Path, Any]], seed: int, query: str
 ) -> None:

@@ -23,6 +23,7 @@ from session_browser.core.index import SqliteSessionStore
 from session_browser.core.pgindex import PgIndexError, PgIndexStore, mask_url, push_stores
 from session_browser.core.pgindex.schema import SCHEMA_VERSION
 from session_browser.core.query import Term, local_machine, local_user, parse_query
+from session_browser.core.search.rank import COVERAGE_CHECK
 from session_browser.core.sources import SOURCES
 
 from .corpus import HOUR, T0, put, write_store
@@ -92,6 +93,29 @@ def test_the_query_table_gives_the_same_sessions_on_both_engines(
     finally:
         team.close()
         local.close()
+
+
+def test_an_excluded_word_drops_sessions_beyond_the_refined_ones(
+    tmp_path: Path, pg_url: str
+) -> None:
+    # More sessions hold the word than refine looks at, most of them the excluded word in
+    # another message: none of those is a hit on either engine, however few refine leaves.
+    d = tmp_path / "store"
+    d.mkdir()
+    for n in range(COVERAGE_CHECK + 5):
+        put(d, f"billed{n}", ["billing deployment", "deploy"], start=T0 + n * HOUR)
+    for n in range(3):
+        put(d, f"clean{n}", ["deploy notes"], start=T0 - (n + 1) * HOUR)
+    _pushed(d, pg_url)
+    clean = {f"clean{n}" for n in range(3)}
+    team = PgIndexStore(pg_url)
+    try:
+        for query in ("dep* -billing", "deploy -billing"):
+            res = team.search_ex(query, limit=50)
+            assert {h.session_id for h in res.hits} == clean, query
+            assert res.matched_sessions == 3, query
+    finally:
+        team.close()
 
 
 def _fold_keys(store: SqliteSessionStore | PgIndexStore, query: str) -> list[tuple[str, bool, str]]:

@@ -71,10 +71,12 @@ def score(
     if pq.tools:  # in:tools: the hidden parts' matches too, at their turns
         rows = [*rows, *engine.hidden_rows(pq, limit)]
     scored = score_rows(rows, scorer)
+    # refine looks only at the best COVERAGE_CHECK sessions; counted before it drops any
+    unrefined = len(scored) > COVERAGE_CHECK
     if (pq.excluded or len(pq.terms) > 1) and scored:
         scored = refine(scorer, pq, scored, limit, engine.holds)
-    if pq.excluded and len(scored) > COVERAGE_CHECK:
-        # refine looked only at the best: no session holding an excluded word is a hit
+    if pq.excluded and unrefined:
+        # the others were not looked at: no session holding an excluded word is a hit
         gone = engine.excluded_sessions(pq)
         scored = [s for s in scored if s.info.key not in gone]
     return Scoring(scored, warnings, engine.count_matches(pq, dfs, scorer.rare))
