@@ -58,4 +58,10 @@ conversations), ``corpus`` (the built store), ``queries`` (known-item queries), 
 (a phase in a fresh process), ``heavy`` (the one-message file, parallel writers), ``phases``,
 ``layout`` (the sessions measured), ``targets``, ``report``, ``harness``; ``app`` is
 ``session-browser bench-app``.
+
+``session-browser bench --questions`` measures recall by gist instead
+(:mod:`session_browser.bench.paraphrase`): 200 questions written in other words than their
+sessions (``questions.jsonl``), asked of our search, a plain session-level BM25 reference, the
+lexical-recall experiment (:mod:`session_browser.bench.lexical_recall`) and that experiment gated
+behind today's search.
 """

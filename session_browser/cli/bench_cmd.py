@@ -164,6 +164,15 @@ from session_browser.core.text import printable
     "stdio client) beside the CLI's in-process search on the corpus: p50/p95, the p95 gap "
     "(target <= 5 ms), answer sizes.",
 )
+@click.option(
+    "--questions",
+    "questions",
+    is_flag=True,
+    help="Measure recall by paraphrase instead: the shipped 200 questions asked in other "
+    "words than their sessions, over the built corpus (--sessions, --seed), through our "
+    "search, a plain session-level BM25 reference and the lexical-recall experiment "
+    "(Rank@1, Recall@10, MRR, p50/p95 per split; the known-item queries too).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
 @click.option("--keep", is_flag=True, help="Keep the work dir (corpus, copies, indexes, logs).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
@@ -192,6 +201,7 @@ def bench(
     push_message_mb: float,
     pushers: int,
     mcp_path: bool,
+    questions: bool,
     as_json: bool,
     keep: bool,
     quiet: bool,
@@ -213,6 +223,14 @@ def bench(
     given = store_dir is not None or home is not None
     if mcp_path:
         _mcp(sessions, seed, queries, workdir, keep, quiet, as_json, no_sgd)
+        return
+    if questions:
+        if given or index_url is not None or as_pi or as_claude or as_codex or mixed or no_sgd:
+            fail(
+                "--questions measures the built SGD + chitchat corpus; it does not apply to "
+                "--store, --home, --index, --pi, --claude, --codex, --mixed or --no-sgd"
+            )
+        _questions(sessions, seed, workdir, keep, quiet, as_json)
         return
     if index_url is not None:
         _team(
@@ -385,3 +403,37 @@ def _team(
             fail(f"the team index failed: {error_line(exc, url)}")
         raise
     click.echo(json.dumps(report, indent=2) if as_json else format_team(report))
+
+
+def _questions(
+    sessions: int | None,
+    seed: int,
+    workdir: Path | None,
+    keep: bool,
+    quiet: bool,
+    as_json: bool,
+) -> None:
+    """``bench --questions``: recall by paraphrase (see :mod:`..bench.paraphrase`)."""
+    from session_browser.bench.paraphrase import (
+        QuestionsOptions,
+        format_questions_report,
+        run_questions_bench,
+    )
+
+    def say(line: str) -> None:
+        if not quiet:
+            click.echo(f"bench: {printable(line, one_line=True)}", err=True)
+
+    options = QuestionsOptions(sessions=sessions, seed=seed, workdir=workdir, keep=keep)
+    try:
+        report = run_questions_bench(options, say)
+    except (BenchError, FileNotFoundError, FileExistsError) as exc:
+        fail(str(exc))
+        return
+    except KeyboardInterrupt:
+        click.echo("bench: interrupted", err=True)
+        sys.exit(130)
+    if as_json:
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        click.echo(printable(format_questions_report(report)))
