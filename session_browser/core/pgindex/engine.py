@@ -26,6 +26,7 @@ from ..search import hidden
 from ..search.candidates import PER_SESSION, RARE_DF, SMALL_SESSION_CHARS, bounded
 from ..search.engine import Ask, Backlog
 from ..search.fuzzy import levenshtein
+from ..search.lexical import SessionPostings
 from ..search.pick import recent_first, session_hit
 from ..search.rank import CorpusStats, Scored, SessionInfo
 from .tsv import all_query, any_query, term_query
@@ -69,6 +70,7 @@ class PgEngine:
         self.label = store.label
         self.source_kind = store.source_kind
         self.typo_pass = store.has_trgm
+        self.session_recall = False  # (a question no message answers whole: best messages)
 
     def reading(self) -> AbstractContextManager[None]:
         return contextlib.nullcontext()  # (machines push whole sessions, one at a time)
@@ -179,6 +181,12 @@ class PgEngine:
         """Whether some pushed session's hidden parts are here (pushed with
         ``--include-hidden``)."""
         return self.store._one("SELECT EXISTS (SELECT 1 FROM sb_hidden)")[0] is True
+
+    def session_postings(self, words: Sequence[str]) -> SessionPostings:
+        raise NotImplementedError("the team index does not keep sessions' content words")
+
+    def session_rows(self, pq: ParsedQuery, keys: Sequence[int]) -> list[tuple[Any, ...]]:
+        raise NotImplementedError("the team index does not keep sessions' content words")
 
     def hidden_rows(self, pq: ParsedQuery, limit: int) -> list[tuple[Any, ...]]:
         """The newest hidden parts holding a term of ``pq`` and passing its filters, at most

@@ -5,6 +5,10 @@
    engine's bounded candidate rows (and with ``in:tools`` its hidden parts) are scored
    (:mod:`.rank`), the best refined against the sessions' other messages (excluded words,
    coverage), and the hits counted over everything stored when the engine counts them.
+   When no message holds every word of a query of plain words (a question in other words
+   than the session's), sessions are ranked by session recall instead (:mod:`.lexical`:
+   weighted coverage of its content words over whole sessions), each anchored at its best
+   matching message, on an engine that declares it (:attr:`~.engine.Engine.session_recall`).
    Files the engine has not indexed yet are read and scored too.
 3. Typo pass: when nothing matched, unknown words are corrected from the engine's
    vocabulary and the query scored again.
@@ -25,13 +29,26 @@ from collections.abc import Sequence
 from .. import recall
 from ..model import SessionHit
 from ..query import NOTHING_SEARCHABLE, ParsedQuery
-from .candidates import score_rows, scorer_for
+from . import lexical
+from .candidates import group_rows, score_rows, scorer_for
 from .engine import Engine, Found, Scoring
 from .pick import corrected, light_hit
-from .rank import COVERAGE_CHECK, CorpusStats, Scored, lineage_key, order, refine
+from .rank import (
+    COVERAGE_CHECK,
+    CorpusStats,
+    Scored,
+    Scorer,
+    lineage_key,
+    order,
+    recent_scored,
+    refine,
+)
 from .results import Cancelled, Relevance, SearchCancelled
 
 log = logging.getLogger("session_browser.search")
+
+#: Session recall ranks this many sessions beyond those shown (continuations fold into them).
+RECALL_MORE = 20
 
 
 def relevance(
@@ -67,10 +84,15 @@ def score(
     warnings: list[str] = []
     dfs = engine.document_frequencies(pq.terms)
     scorer = scorer_for(pq, dfs, corpus, engine.corpus)
+    by_session = engine.session_recall and lexical.eligible(pq)
+    if by_session and min(dfs) <= 0:  # a word no message holds: none holds them all
+        return Scoring(recalled(engine, pq, scorer, limit))
     rows = engine.candidate_rows(pq, dfs, limit, warnings, scorer.rare)
     if pq.tools:  # in:tools: the hidden parts' matches too, at their turns
         rows = [*rows, *engine.hidden_rows(pq, limit)]
     scored = score_rows(rows, scorer)
+    if by_session and not any(s.all_terms for s in scored):
+        return Scoring(recalled(engine, pq, scorer, limit))
     if (pq.excluded or len(pq.terms) > 1) and scored:
         scored = refine(scorer, pq, scored, limit, engine.holds)
     if pq.excluded and len(scored) > COVERAGE_CHECK:
@@ -78,6 +100,30 @@ def score(
         gone = engine.excluded_sessions(pq)
         scored = [s for s in scored if s.info.key not in gone]
     return Scoring(scored, warnings, engine.count_matches(pq, dfs, scorer.rare))
+
+
+def recalled(engine: Engine, pq: ParsedQuery, scorer: Scorer, limit: int) -> list[Scored]:
+    """Session recall (:mod:`.lexical`): the best sessions by weighted coverage of ``pq``'s
+    content words, scored by it, each anchored at its best message holding a word of ``pq``
+    (``scorer``), else at its first message."""
+    words = lexical.query_words(pq)
+    top = lexical.rank_sessions(words, engine.session_postings(words), limit + RECALL_MORE)
+    if not top:
+        return []
+    groups = group_rows(engine.session_rows(pq, [key for key, _value in top]))
+    out: list[Scored] = []
+    for key, value in top:
+        group = groups.get(key)
+        if group is None:  # (gone since)
+            continue
+        info, msgs = group
+        s = scorer.session(info, msgs)
+        if s is None:  # no message holds a word as written (a stem, a common word only)
+            first = min(msgs, key=lambda m: m.idx)
+            s = recent_scored(info, value, first.idx, first.text, 0)
+        s.score = s.recall = value
+        out.append(s)
+    return out
 
 
 def find(engine: Engine, pq: ParsedQuery, limit: int, corpus: CorpusStats | None) -> Found:

@@ -100,6 +100,7 @@ class Scored:
     messages: int
     anchor_text: str
     common: tuple[str, ...] = ()  # the query's common words, when it has rarer ones too
+    recall: float | None = None  # its session recall score, when ranked by it (.lexical)
 
 
 def cuts(text: str, size: int) -> list[tuple[int, int]]:
@@ -432,6 +433,7 @@ def explain(s: Scored, pq: ParsedQuery) -> JSONDict:
             "phrase": PHRASE_BOOST if s.phrase else 1.0,
             "all_terms": ALL_TERMS_BOOST if s.all_terms else 1.0,
         },
+        "session_recall": None if s.recall is None else round(s.recall, 4),
         "demotion": recall.AUTOMATED_DEMOTION if demote else 1.0,
         "automated": "tagged" if s.info.tagged else ("machine-paced" if demote else None),
     }
