@@ -9,8 +9,7 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 from ..query import ParsedQuery, fts_expr
-from ..search.candidates import PER_SESSION
-from ..search.lexical import SessionPostings
+from ..search.lexical import ANCHOR_MESSAGES, SessionPostings
 from ..search.rows import IN_CHUNK
 
 #: A word held by more sessions than this has its postings kept between searches (reading
@@ -61,8 +60,8 @@ class RecallReads:
 def session_rows(
     db: sqlite3.Connection, pq: ParsedQuery, keys: Sequence[int], columns: str
 ) -> list[tuple[Any, ...]]:
-    """Candidate rows (``columns``) of the sessions ``keys``: each one's best messages holding
-    a word of ``pq`` (by FTS5's rank, at most :data:`PER_SESSION`), else its first message."""
+    """Candidate rows (``columns``) of the sessions ``keys``: each one's newest messages
+    holding a term of ``pq`` (at most :data:`ANCHOR_MESSAGES`), else its first message."""
     spans: dict[int, tuple[int, int]] = {}
     for start in range(0, len(keys), IN_CHUNK):
         chunk = list(keys[start : start + IN_CHUNK])
@@ -84,8 +83,8 @@ def session_rows(
             r[0]
             for r in db.execute(
                 "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ? "
-                "ORDER BY rank LIMIT ?",
-                (expr, span[0], span[1], PER_SESSION),
+                "ORDER BY rowid DESC LIMIT ?",
+                (expr, span[0], span[1], ANCHOR_MESSAGES),
             )
         ]
         ids.extend(found or [span[0]])

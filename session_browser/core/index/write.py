@@ -72,7 +72,7 @@ def insert_rows(db: sqlite3.Connection, items: Sequence[Parsed], *, fts: bool) -
                     texts.append(text[start:end])
                     yield (mid, msid, idx, role, archived, ts, text[start:end])
                     mid += 1
-            if fts:
+            if fts and texts:  # (a session without messages has no words, on every engine)
                 distinct, length = lexical.session_words(texts)
                 words.append((msid, " ".join(distinct), length))
 

@@ -52,6 +52,9 @@ COVERAGE_POWER = 0.5
 #: rarer words found, never bring candidates of their own (a word that common says little
 #: about which session is meant, and its postings are the longest to read).
 COMMON_SHARE = 0.1
+#: The messages of a recalled session its anchor is chosen among: its newest this many
+#: holding a word of the query as written (the same on every engine).
+ANCHOR_MESSAGES = 24
 
 #: Suffixes stripped by :func:`stem`, longest first, with what replaces them.
 _SUFFIXES = (
