@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..model import SessionHit
-from ..query import ParsedQuery, Term
+from ..query import ParsedQuery, Term, fts_expr
 from ..search.candidates import CANDIDATE_LIMIT
 from ..search.engine import Ask, Backlog, Row
 from ..search.lexical import SessionPostings
@@ -108,6 +108,13 @@ class SqliteEngine:
             like = [t for i, t in enumerate(pq.terms) if not rare or i in rare]
             return self.store._fetch(self.db, pq, None, like, CANDIDATE_LIMIT)
         return self.store._fts_candidates(self.db, pq, dfs, limit, warnings, rare)
+
+    def one_message_holds(self, pq: ParsedQuery) -> bool:
+        expr = fts_expr(pq.terms, op="AND")
+        return (
+            self.db.execute("SELECT 1 FROM fts WHERE fts MATCH ? LIMIT 1", (expr,)).fetchone()
+            is not None
+        )
 
     def session_postings(self, words: Sequence[str]) -> SessionPostings:
         return self.store._recall.postings(self.db, self.store._stats_key, words)

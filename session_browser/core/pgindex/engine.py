@@ -182,6 +182,10 @@ class PgEngine:
         ``--include-hidden``)."""
         return self.store._one("SELECT EXISTS (SELECT 1 FROM sb_hidden)")[0] is True
 
+    def one_message_holds(self, pq: ParsedQuery) -> bool:
+        sql = "SELECT 1 FROM sb_messages WHERE tsv @@ %s::tsquery LIMIT 1"
+        return self.store._one(sql, (all_query(pq.terms),)) is not None
+
     def session_postings(self, words: Sequence[str]) -> SessionPostings:
         lengths = {
             int(sid): int(n) for sid, n in self.store._all("SELECT sid, length FROM sb_words")

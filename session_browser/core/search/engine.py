@@ -102,6 +102,11 @@ class Engine(Protocol):
         """The bounded candidate messages of ``pq`` (see :func:`~.candidates.bounded`)."""
         ...
 
+    def one_message_holds(self, pq: ParsedQuery) -> bool:
+        """Whether some message holds every term of ``pq`` (plain words; only when
+        :attr:`session_recall`)."""
+        ...
+
     def session_postings(self, words: Sequence[str]) -> SessionPostings:
         """Which sessions hold each of the content ``words`` (:mod:`.lexical`), with the
         sessions' count and lengths (only when :attr:`session_recall`)."""

@@ -54,7 +54,7 @@ COVERAGE_POWER = 0.5
 COMMON_SHARE = 0.1
 #: The messages of a recalled session its anchor is chosen among: its newest this many
 #: holding a word of the query as written (the same on every engine).
-ANCHOR_MESSAGES = 24
+ANCHOR_MESSAGES = 8
 
 #: Suffixes stripped by :func:`stem`, longest first, with what replaces them.
 _SUFFIXES = (
@@ -141,6 +141,15 @@ def session_words(texts: Iterable[str]) -> tuple[list[str], int]:
     return list(seen), length
 
 
+def content_terms(pq: ParsedQuery) -> list[int]:
+    """The numbers of ``pq``'s terms that are content words (not stop or question words)."""
+    return [
+        i
+        for i, t in enumerate(pq.terms)
+        if any(len(tok) > 1 and tok not in STOP_WORDS for tok in t.tokens)
+    ]
+
+
 def query_words(pq: ParsedQuery) -> list[str]:
     """The distinct content words of ``pq``'s terms (a phrase's words each), in order."""
     tokens = [tok for t in pq.terms for tok in t.tokens]
@@ -148,12 +157,12 @@ def query_words(pq: ParsedQuery) -> list[str]:
 
 
 def eligible(pq: ParsedQuery) -> bool:
-    """Whether ``pq`` may be answered by session recall: plain words only (no phrase, prefix,
-    excluded word, filter or ``in:tools``: those ask for what a message holds), at least two
-    content words."""
+    """Whether ``pq`` may be answered by session recall: plain words only (no quoted phrase,
+    prefix, excluded word, filter or ``in:tools``: those ask for what a message holds; a word
+    written with an apostrophe or a hyphen is its parts), at least two content words."""
     if pq.excluded or pq.has_filters or pq.tools:
         return False
-    if any(t.quoted or t.prefix or len(t.tokens) != 1 for t in pq.terms):
+    if any(t.prefix or (t.quoted and any(c.isspace() for c in t.raw)) for t in pq.terms):
         return False
     return len(query_words(pq)) >= 2
 

@@ -23,6 +23,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
 
@@ -37,7 +38,6 @@ from .rank import (
     COVERAGE_CHECK,
     CorpusStats,
     Scored,
-    Scorer,
     lineage_key,
     order,
     recent_scored,
@@ -48,7 +48,7 @@ from .results import Cancelled, Relevance, SearchCancelled
 log = logging.getLogger("session_browser.search")
 
 #: Session recall ranks this many sessions beyond those shown (continuations fold into them).
-RECALL_MORE = 20
+RECALL_MORE = 5
 
 
 def relevance(
@@ -84,15 +84,16 @@ def score(
     warnings: list[str] = []
     dfs = engine.document_frequencies(pq.terms)
     scorer = scorer_for(pq, dfs, corpus, engine.corpus)
-    by_session = engine.session_recall and lexical.eligible(pq)
-    if by_session and min(dfs) <= 0:  # a word no message holds: none holds them all
-        return Scoring(recalled(engine, pq, scorer, limit))
+    if (
+        engine.session_recall
+        and lexical.eligible(pq)
+        and (min(dfs) <= 0 or not engine.one_message_holds(pq))
+    ):
+        return Scoring(recalled(engine, pq, dfs, corpus, limit))
     rows = engine.candidate_rows(pq, dfs, limit, warnings, scorer.rare)
     if pq.tools:  # in:tools: the hidden parts' matches too, at their turns
         rows = [*rows, *engine.hidden_rows(pq, limit)]
     scored = score_rows(rows, scorer)
-    if by_session and not any(s.all_terms for s in scored):
-        return Scoring(recalled(engine, pq, scorer, limit))
     if (pq.excluded or len(pq.terms) > 1) and scored:
         scored = refine(scorer, pq, scored, limit, engine.holds)
     if pq.excluded and len(scored) > COVERAGE_CHECK:
@@ -102,15 +103,24 @@ def score(
     return Scoring(scored, warnings, engine.count_matches(pq, dfs, scorer.rare))
 
 
-def recalled(engine: Engine, pq: ParsedQuery, scorer: Scorer, limit: int) -> list[Scored]:
+def recalled(
+    engine: Engine,
+    pq: ParsedQuery,
+    dfs: Sequence[int],
+    corpus: CorpusStats | None,
+    limit: int,
+) -> list[Scored]:
     """Session recall (:mod:`.lexical`): the best sessions by weighted coverage of ``pq``'s
-    content words, scored by it, each anchored at its best message holding a word of ``pq``
-    (``scorer``), else at its first message."""
+    content words, scored by it, each anchored at its best message holding one of them as
+    written (scored as a message is), else at its first message."""
     words = lexical.query_words(pq)
     top = lexical.rank_sessions(words, engine.session_postings(words), limit + RECALL_MORE)
     if not top:
         return []
-    groups = group_rows(engine.session_rows(pq, [key for key, _value in top]))
+    which = lexical.content_terms(pq)
+    cpq = dataclasses.replace(pq, terms=[pq.terms[i] for i in which])
+    scorer = scorer_for(cpq, [dfs[i] for i in which], corpus, engine.corpus)
+    groups = group_rows(engine.session_rows(cpq, [key for key, _value in top]))
     out: list[Scored] = []
     for key, value in top:
         group = groups.get(key)
