@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Hashable, Sequence
+from operator import itemgetter
 from typing import Any
 
 from ..query import ParsedQuery, fts_expr
@@ -16,6 +17,8 @@ from ..search.rows import IN_CHUNK
 #: them is what costs), up to :data:`CACHED_WORDS` words.
 CACHE_DF = 500
 CACHED_WORDS = 256
+
+first = itemgetter(0)
 
 
 class RecallReads:
@@ -43,10 +46,12 @@ class RecallReads:
             got = self._posts.get(word)
             if got is None:
                 got = frozenset(
-                    r[0]
-                    for r in db.execute(
-                        "SELECT rowid FROM recall_words WHERE recall_words MATCH ?",
-                        ('"' + word.replace('"', '""') + '"',),
+                    map(
+                        first,
+                        db.execute(
+                            "SELECT rowid FROM recall_words WHERE recall_words MATCH ?",
+                            ('"' + word.replace('"', '""') + '"',),
+                        ),
                     )
                 )
                 if len(got) > CACHE_DF:
@@ -79,14 +84,14 @@ def session_rows(
         span = spans.get(sid)
         if span is None or span[1] < span[0]:
             continue
+        # (FTS5 walks a posting list forwards faster: all of them, the newest kept)
         found = [
             r[0]
             for r in db.execute(
-                "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ? "
-                "ORDER BY rowid DESC LIMIT ?",
-                (expr, span[0], span[1], ANCHOR_MESSAGES),
+                "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?",
+                (expr, span[0], span[1]),
             )
-        ]
+        ][-ANCHOR_MESSAGES:]
         ids.extend(found or [span[0]])
     rows: list[tuple[Any, ...]] = []
     for start in range(0, len(ids), IN_CHUNK):

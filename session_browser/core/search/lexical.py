@@ -51,7 +51,7 @@ COVERAGE_POWER = 0.5
 #: Words held by more than this share of the sessions add to the score of the sessions the
 #: rarer words found, never bring candidates of their own (a word that common says little
 #: about which session is meant, and its postings are the longest to read).
-COMMON_SHARE = 0.1
+COMMON_SHARE = 0.05
 #: The messages of a recalled session its anchor is chosen among: its newest this many
 #: holding a word of the query as written (the same on every engine).
 ANCHOR_MESSAGES = 8
@@ -206,22 +206,24 @@ def rank_sessions(
     rare = [(w, keys) for w, keys in posted if 0 < len(keys) <= common]
     usual = [(w, keys) for w, keys in posted if len(keys) > common]
     covered: dict[int, float] = {}
+    get = covered.get
     for word, keys in rare or usual:
         weight = weights[word]
         for key in keys:
-            covered[key] = covered.get(key, 0.0) + weight
+            covered[key] = get(key, 0.0) + weight
     if rare:
         for word, keys in usual:
             held = keys if isinstance(keys, (set, frozenset)) else set(keys)
             weight = weights[word]
-            for key in covered:
-                if key in held:
-                    covered[key] += weight
+            for key in covered.keys() & held:
+                covered[key] += weight
     lengths = found.lengths
-    scores: list[tuple[float, int]] = []
-    for key, cover in covered.items():
-        norm = K1 * (1.0 - B + B * lengths.get(key, 0) / avg)
-        bm25 = cover * (K1 + 1.0) / (1.0 + norm)
-        scores.append((bm25 * (cover / total) ** COVERAGE_POWER, key))
+    size = lengths.get
+    # score = bm25 * coverage ** COVERAGE_POWER, bm25 = cover * (K1 + 1) / (1 + norm)
+    lift, slope, flat = K1 + 1.0, K1 * B / avg, 1.0 + K1 * (1.0 - B)
+    scores = [
+        (cover * lift / (flat + slope * size(key, 0)) * (cover / total) ** COVERAGE_POWER, key)
+        for key, cover in covered.items()
+    ]
     top = heapq.nsmallest(limit, scores, key=lambda sk: (-sk[0], sk[1]))
     return [(key, score) for score, key in top]
