@@ -17,6 +17,7 @@ and hands over their postings (:class:`SessionPostings`); the scoring is here, o
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -117,11 +118,17 @@ def spelling(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def reduced(word: str) -> str:
+    """``word`` spelling folded and stemmed (words repeat: each is reduced once)."""
+    return stem(spelling(word))
+
+
 def content_words(tokens: Iterable[str], stemming: bool = True) -> list[str]:
     """The content words of folded ``tokens``, spelling folded and stemmed, in order (repeats
     kept)."""
     words = [t for t in tokens if len(t) > 1 and t not in STOP_WORDS]
-    return [stem(spelling(t)) for t in words] if stemming else words
+    return [reduced(t) for t in words] if stemming else words
 
 
 def words_of(text: str) -> list[str]:
