@@ -218,3 +218,18 @@ def test_stemmer_and_question_words() -> None:
         lexical.words_of("favorite theaters")
     )
     assert len(lexical.words_of("What did we decide about the favourite theatres?")) == 2
+
+
+def test_how_often_a_session_holds_a_word_is_kept_up_to_four() -> None:
+    words, length = lexical.session_words(["Booked the hotel, booking again", "books, booked"])
+    assert length == 5
+    assert words == ["book", "hotel", "book_2", "book_3", "book_4"]
+    assert lexical.asked(["hotel"]) == ["hotel", "hotel_2", "hotel_3", "hotel_4"]
+    # two sessions of one length holding the same words: the one saying a word more wins
+    found = lexical.SessionPostings(
+        sessions=4,
+        mean_length=10.0,
+        postings={"hotel": frozenset({1, 2}), "paris": frozenset({1, 2}), "paris_2": {2}},
+        lengths={1: 10, 2: 10, 3: 10, 4: 10},
+    )
+    assert [key for key, _ in lexical.rank_sessions(["hotel", "paris"], found, 2)] == [2, 1]

@@ -43,8 +43,9 @@ log = logging.getLogger("session_browser.index")
 # ours (``sessions.peer_title``: the library's ``title``; ours is ``display_title``), and
 # its gateway route (``sessions.gateway``: the gateway session a session is linked to).
 # 10: each session's content words (``recall_words``, ``recall_lengths``: session recall of
-# a question in other words, :mod:`..search.lexical`).
-SCHEMA_VERSION = 10
+# a question in other words, :mod:`..search.lexical`). 11: with how often each word is held
+# (``word_2``..``word_4`` tokens).
+SCHEMA_VERSION = 11
 OPEN_BUSY_SECONDS = 30.0  # how long opening retries while other processes set the index up
 #: How long closing an index waits for its background reconcile to stop (one stuck in I/O
 #: is then left behind: a daemon thread never keeps the process from exiting).
@@ -449,7 +450,8 @@ class IndexDatabase:
             # positions: which sessions hold a word is all session recall reads)
             db.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS recall_words USING fts5(words, content='', "
-                "detail=none, columnsize=0, tokenize='unicode61 remove_diacritics 0')"
+                "detail=none, columnsize=0, "
+                "tokenize=\"unicode61 remove_diacritics 0 tokenchars '_'\")"
             )
         hidden.create(db, use_fts)
         partly.create(db)

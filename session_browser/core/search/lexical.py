@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import heapq
 import math
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -56,6 +57,11 @@ COMMON_SHARE = 0.05
 #: The messages of a recalled session its anchor is chosen among: its newest this many
 #: holding a word of the query as written (the same on every engine).
 ANCHOR_MESSAGES = 8
+#: How often a session holds a word is kept up to the last of these (term frequency
+#: saturates fast at :data:`K1`); the best :data:`RERANK` sessions by presence are ranked
+#: again with it.
+TF_MARKS = (2, 3, 4)
+RERANK = 50
 
 #: Suffixes stripped by :func:`stem`, longest first, with what replaces them.
 _SUFFIXES = (
@@ -136,16 +142,26 @@ def words_of(text: str) -> list[str]:
     return content_words(tokenize(text))
 
 
+def mark(word: str, times: int) -> str:
+    """The token saying a session holds ``word`` at least ``times`` times (``_`` is in no
+    word)."""
+    return f"{word}_{times}"
+
+
 def session_words(texts: Iterable[str]) -> tuple[list[str], int]:
     """What an engine keeps of a session's message ``texts``: its distinct content words (in
-    first-seen order) and how many content words it has in all (its length)."""
-    seen: dict[str, None] = {}
-    length = 0
+    first-seen order), then the :func:`mark` of each held at least 2, 3, 4 times
+    (:data:`TF_MARKS`), and how many content words it has in all (its length)."""
+    counts: Counter[str] = Counter()
     for text in texts:
-        words = words_of(text)
-        length += len(words)
-        seen.update(dict.fromkeys(words))
-    return list(seen), length
+        counts.update(words_of(text))
+    marks = [mark(w, n) for w, c in counts.items() for n in TF_MARKS if c >= n]
+    return [*counts, *marks], counts.total()
+
+
+def asked(words: Sequence[str]) -> list[str]:
+    """What to ask an engine for ``words``: each word and its :func:`mark` tokens."""
+    return [*words, *(mark(w, n) for w in words for n in TF_MARKS)]
 
 
 def content_terms(pq: ParsedQuery) -> list[int]:
@@ -220,17 +236,40 @@ def rank_sessions(
             covered[key] = get(key, 0.0) + weight
     if rare:
         for word, keys in usual:
-            held = keys if isinstance(keys, (set, frozenset)) else set(keys)
+            members = keys if isinstance(keys, (set, frozenset)) else set(keys)
             weight = weights[word]
-            for key in covered.keys() & held:
+            for key in covered.keys() & members:
                 covered[key] += weight
     lengths = found.lengths
     size = lengths.get
-    # score = bm25 * coverage ** COVERAGE_POWER, bm25 = cover * (K1 + 1) / (1 + norm)
-    lift, slope, flat = K1 + 1.0, K1 * B / avg, 1.0 + K1 * (1.0 - B)
+    # by presence first: bm25 = cover * (K1 + 1) / (1 + norm), times coverage ** power
+    lift, slope, flat = K1 + 1.0, K1 * B / avg, K1 * (1.0 - B)
     scores = [
-        (cover * lift / (flat + slope * size(key, 0)) * (cover / total) ** COVERAGE_POWER, key)
+        (
+            cover * lift / (1.0 + flat + slope * size(key, 0)) * (cover / total) ** COVERAGE_POWER,
+            key,
+        )
         for key, cover in covered.items()
     ]
-    top = heapq.nsmallest(limit, scores, key=lambda sk: (-sk[0], sk[1]))
+    best = heapq.nsmallest(max(RERANK, limit), scores, key=lambda sk: (-sk[0], sk[1]))
+    # then the best again, with how often each holds each word
+    held: list[tuple[float, Collection[int], list[Collection[int]]]] = [
+        (
+            weights[w],
+            found.postings.get(w, ()),
+            [found.postings.get(mark(w, n), ()) for n in TF_MARKS],
+        )
+        for w in words
+    ]
+    again: list[tuple[float, int]] = []
+    for _score, key in best:
+        norm = flat + slope * size(key, 0)
+        bm25 = 0.0
+        for weight, holders, tiers in held:
+            if key in holders:
+                tf = 1 + sum(1 for tier in tiers if key in tier)
+                bm25 += weight * tf * lift / (tf + norm)
+        cover = covered[key]
+        again.append((bm25 * (cover / total) ** COVERAGE_POWER, key))
+    top = heapq.nsmallest(limit, again, key=lambda sk: (-sk[0], sk[1]))
     return [(key, score) for score, key in top]

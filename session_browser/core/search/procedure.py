@@ -114,7 +114,8 @@ def recalled(
     content words, scored by it, each anchored at its best message holding one of them as
     written (scored as a message is), else at its first message."""
     words = lexical.query_words(pq)
-    top = lexical.rank_sessions(words, engine.session_postings(words), limit + RECALL_MORE)
+    found = engine.session_postings(lexical.asked(words))
+    top = lexical.rank_sessions(words, found, limit + RECALL_MORE)
     if not top:
         return []
     which = lexical.content_terms(pq)
