@@ -224,7 +224,7 @@ def test_how_often_a_session_holds_a_word_is_kept_up_to_four() -> None:
     words, length = lexical.session_words(["Booked the hotel, booking again", "books, booked"])
     assert length == 5
     assert words == ["book", "hotel", "book_2", "book_3", "book_4"]
-    assert lexical.asked(["hotel"]) == ["hotel", "hotel_2", "hotel_3", "hotel_4"]
+    assert lexical.marks_of(["hotel"]) == ["hotel_2", "hotel_3", "hotel_4"]
     # two sessions of one length holding the same words: the one saying a word more wins
     found = lexical.SessionPostings(
         sessions=4,

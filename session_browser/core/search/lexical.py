@@ -159,9 +159,17 @@ def session_words(texts: Iterable[str]) -> tuple[list[str], int]:
     return [*counts, *marks], counts.total()
 
 
-def asked(words: Sequence[str]) -> list[str]:
-    """What to ask an engine for ``words``: each word and its :func:`mark` tokens."""
-    return [*words, *(mark(w, n) for w in words for n in TF_MARKS)]
+def marks_of(words: Sequence[str]) -> list[str]:
+    """The :func:`mark` tokens of ``words``."""
+    return [mark(w, n) for w in words for n in TF_MARKS]
+
+
+def uncommon(words: Sequence[str], found: SessionPostings) -> list[str]:
+    """The ``words`` some sessions hold, but not more than :func:`common_limit`: how often a
+    session holds them is read (a common word's is not: its weight is small, its marks the
+    longest to read)."""
+    most = common_limit(found.sessions)
+    return [w for w in words if 0 < len(found.postings.get(w, ())) <= most]
 
 
 def content_terms(pq: ParsedQuery) -> list[int]:
@@ -252,7 +260,7 @@ def rank_sessions(
         for key, cover in covered.items()
     ]
     best = heapq.nsmallest(max(RERANK, limit), scores, key=lambda sk: (-sk[0], sk[1]))
-    # then the best again, with how often each holds each word
+    # then the best again, with how often each holds each word (as far as ``found`` says)
     held: list[tuple[float, Collection[int], list[Collection[int]]]] = [
         (
             weights[w],

@@ -114,7 +114,11 @@ def recalled(
     content words, scored by it, each anchored at its best message holding one of them as
     written (scored as a message is), else at its first message."""
     words = lexical.query_words(pq)
-    found = engine.session_postings(lexical.asked(words))
+    found = engine.session_postings(words)
+    rarer = lexical.uncommon(words, found)
+    if rarer:  # how often the sessions hold them
+        marks = engine.session_postings(lexical.marks_of(rarer)).postings
+        found = dataclasses.replace(found, postings={**found.postings, **marks})
     top = lexical.rank_sessions(words, found, limit + RECALL_MORE)
     if not top:
         return []
