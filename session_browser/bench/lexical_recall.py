@@ -46,66 +46,7 @@ from dataclasses import dataclass
 
 from session_browser.bench.sessions import JSONDict, tokenize
 from session_browser.bench.stop_words import STOP_WORDS
-
-#: Suffixes stripped by :func:`stem`, longest first, with what replaces them.
-_SUFFIXES = (
-    ("ational", "ate"),
-    ("ations", "ate"),
-    ("ation", "ate"),
-    ("ments", ""),
-    ("ment", ""),
-    ("ings", ""),
-    ("ing", ""),
-    ("ies", "y"),
-    ("ied", "y"),
-    ("ers", ""),
-    ("er", ""),
-    ("ed", ""),
-    ("es", ""),
-    ("ly", ""),
-    ("s", ""),
-)
-_MIN_STEM = 3
-
-
-def stem(word: str) -> str:
-    """A light suffix stemmer: ``booked``/``booking``/``books`` -> ``book``,
-    ``reservation``/``reservations`` -> ``reservate``, ``cities`` -> ``city``; a doubled
-    final consonant left by ``-ing``/``-ed`` is undoubled (``shopping`` -> ``shop``). Words of
-    four letters or fewer, numbers and words ending in ``ss`` are kept."""
-    if len(word) <= 4 or not word.isalpha() or word.endswith("ss"):
-        return word
-    for suffix, repl in _SUFFIXES:
-        if suffix == "es" and not word[:-2].endswith(("s", "x", "z", "ch", "sh")):
-            continue  # "dialogues" -> "dialogue" (by "-s"), "boxes" -> "box"
-        if word.endswith(suffix) and len(word) - len(suffix) >= _MIN_STEM:
-            base = word[: len(word) - len(suffix)] + repl
-            undouble = suffix in ("ing", "ed", "er", "ings", "ers") and len(base) > 3
-            if undouble and base[-1] == base[-2] and base[-1] not in "aeiouls":
-                base = base[:-1]
-            return base
-    return word
-
-
-#: British spellings folded to American ones before stemming (``favourite`` -> ``favorite``,
-#: ``theatre`` -> ``theater``), as (suffix, replacement) for words of 6+ letters.
-_SPELLING = (
-    ("ourites", "orites"),
-    ("ourite", "orite"),
-    ("ours", "ors"),
-    ("our", "or"),
-    ("tres", "ters"),
-    ("tre", "ter"),
-)
-
-
-def spelling(word: str) -> str:
-    """Fold a British spelling to the American one (``colour`` -> ``color``)."""
-    if len(word) >= 6 and word.isalpha():
-        for suffix, repl in _SPELLING:
-            if word.endswith(suffix):
-                return word[: len(word) - len(suffix)] + repl
-    return word
+from session_browser.core.search.lexical import spelling, stem
 
 
 def terms(text: str, stemming: bool = True) -> list[str]:

@@ -583,7 +583,9 @@ def test_common_words_alone_do_not_make_a_hit(d: Path, tmp_path: Path) -> None:
         assert ids[0] == "billing"
         assert set(ids) == {"billing", "other"}
         assert result.matched_sessions == 2
-        assert "the" in result.hits[0].explain["common"]
+        # no message holds every word: ranked by session recall, stop and question words aside
+        explain = result.hits[0].explain
+        assert explain["session_recall"] is not None and "the" not in explain["terms"]
         # a query of common words only still answers
         assert "chatty" in [h.session_id for h in st.search("what about the", limit=10)]
 

@@ -62,7 +62,12 @@ QUERIES = [
     "machine:elsewhere billing",
     "kuberntes ingress",
     "nothingmatcheshere",
+    # questions in other words: no message holds all their words (session recall)
+    "slow postgres vacuum fixed by monthly partitioning",
+    "what did we decide about rerunning the billing migration once invoices reconciled",
+    "kafka consumers lagging, more partitions",
 ]
+PARAPHRASES = QUERIES[-3:]
 
 
 def _pushed(d: Path, url: str, **kw: object) -> None:
@@ -90,6 +95,15 @@ def test_the_query_table_gives_the_same_sessions_on_both_engines(
         assert compared >= len(QUERIES) - 3  # nearly every query finds something
         # a typo is corrected on both engines the same way
         assert team.search_ex("kuberntes").fuzzy and local.search_ex("kuberntes").fuzzy
+        # a question in other words is ranked by session recall on both, anchored alike
+        for query, target in zip(PARAPHRASES, ["postgres", "billing", "kafka"], strict=True):
+            mine = local.search(query, limit=3)
+            theirs = team.search(query, limit=3)
+            assert mine[0].session_id == target, query
+            assert mine[0].explain["session_recall"] is not None, query
+            assert [(h.session_id, h.anchor_index) for h in theirs] == [
+                (h.session_id, h.anchor_index) for h in mine
+            ], query
     finally:
         team.close()
         local.close()

@@ -10,16 +10,18 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..model import SessionHit
-from ..query import ParsedQuery, Term
+from ..query import ParsedQuery, Term, fts_expr
 from ..search.candidates import CANDIDATE_LIMIT
 from ..search.engine import Ask, Backlog, Row
+from ..search.lexical import SessionPostings
 from ..search.rank import CorpusStats, Scored
 from ..search.results import Cancelled
-from . import hidden
+from . import hidden, recall
 from .schema import rollback
 
 if TYPE_CHECKING:
     from .store import SqliteSessionStore
+
 
 class SqliteEngine:
     """One search's view of a :class:`SqliteSessionStore`'s index (see :meth:`reading`)."""
@@ -30,6 +32,7 @@ class SqliteEngine:
         self.source_kind = store.source_kind
         self.mode = "index" if store.has_fts else "like"
         self.typo_pass = store.has_fts
+        self.session_recall = store.has_fts
         self.stopped = False  # set when the search was interrupted through SQLite
         self._cancelled = cancelled
         self._db: sqlite3.Connection | None = None
@@ -105,6 +108,19 @@ class SqliteEngine:
             like = [t for i, t in enumerate(pq.terms) if not rare or i in rare]
             return self.store._fetch(self.db, pq, None, like, CANDIDATE_LIMIT)
         return self.store._fts_candidates(self.db, pq, dfs, limit, warnings, rare)
+
+    def one_message_holds(self, pq: ParsedQuery) -> bool:
+        expr = fts_expr(pq.terms, op="AND")
+        return (
+            self.db.execute("SELECT 1 FROM fts WHERE fts MATCH ? LIMIT 1", (expr,)).fetchone()
+            is not None
+        )
+
+    def session_postings(self, words: Sequence[str]) -> SessionPostings:
+        return self.store._recall.postings(self.db, self.store._stats_key, words)
+
+    def session_rows(self, pq: ParsedQuery, keys: Sequence[int]) -> list[Row]:
+        return recall.session_rows(self.db, pq, keys, self.store._CAND_COLS)
 
     def hidden_rows(self, pq: ParsedQuery, limit: int) -> list[Row]:
         store = self.store

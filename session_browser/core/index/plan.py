@@ -34,6 +34,7 @@ from ..search.rank import (
 from ..search.rows import COMPOUND_CHUNK, IN_CHUNK
 from .newest import newest_ids
 from .owners import RowOwners
+from .recall import RecallReads
 from .reconcile import (
     IndexReconcile,
 )
@@ -47,6 +48,7 @@ class IndexPlan(IndexReconcile):
     :mod:`session_browser.core.search.procedure`, scores them)."""
 
     _owners: RowOwners
+    _recall: RecallReads
 
     def _stats_for(self, db: sqlite3.Connection) -> None:
         """Drop the cached statistics (:meth:`_corpus_stats`, :meth:`_df`) when the index

@@ -42,13 +42,18 @@ log = logging.getLogger("session_browser.index")
 # (``sessions.hit_rows``, the ``verbatim`` table). 9: praisonaiagents' own title beside
 # ours (``sessions.peer_title``: the library's ``title``; ours is ``display_title``), and
 # its gateway route (``sessions.gateway``: the gateway session a session is linked to).
-SCHEMA_VERSION = 9
+# 10: each session's content words (``recall_words``, ``recall_lengths``: session recall of
+# a question in other words, :mod:`..search.lexical`). 11: with how often each word is held
+# (``word_2``..``word_4`` tokens).
+SCHEMA_VERSION = 11
 OPEN_BUSY_SECONDS = 30.0  # how long opening retries while other processes set the index up
 #: How long closing an index waits for its background reconcile to stop (one stuck in I/O
 #: is then left behind: a daemon thread never keeps the process from exiting).
 CLOSE_WAIT = 5.0
 _TABLES = (
-    frozenset({"meta", "sessions", "messages", "skipped", "common_terms", "verbatim"})
+    frozenset(
+        {"meta", "sessions", "messages", "skipped", "common_terms", "verbatim", "recall_lengths"}
+    )
     | hidden.TABLES
     | partly.TABLES
 )
@@ -380,7 +385,7 @@ class IndexDatabase:
         built_fts = meta.get("fts") == "1"
         if built_fts != (self.want_fts and self._fts_available(db)):
             return False
-        if built_fts and not {"fts", "fts_vocab", "hidden_fts"} <= tables:
+        if built_fts and not {"fts", "fts_vocab", "hidden_fts", "recall_words"} <= tables:
             return False
         self.has_fts = built_fts
         db.execute("SELECT count(*) FROM sessions WHERE sid < 0").fetchone()
@@ -429,6 +434,8 @@ class IndexDatabase:
                 reason TEXT);
             CREATE TABLE IF NOT EXISTS common_terms(
                 term TEXT PRIMARY KEY, doc INTEGER NOT NULL) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS recall_lengths(
+                sid INTEGER PRIMARY KEY, length INTEGER NOT NULL);
             """
         for statement in ddl.split(";"):
             if statement.strip():
@@ -439,6 +446,13 @@ class IndexDatabase:
                 "content_rowid='id', tokenize='unicode61 remove_diacritics 2', columnsize=0)"
             )
             db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, 'row')")
+            # a session's distinct content words, stemmed; rowid: its sid (no text kept, no
+            # positions: which sessions hold a word is all session recall reads)
+            db.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS recall_words USING fts5(words, content='', "
+                "detail=none, columnsize=0, "
+                "tokenize=\"unicode61 remove_diacritics 0 tokenchars '_'\")"
+            )
         hidden.create(db, use_fts)
         partly.create(db)
         db.executemany(

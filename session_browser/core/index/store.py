@@ -52,6 +52,7 @@ from .api import IndexStoreAPI, SessionReader
 from .browse import IndexBrowse
 from .engine import SqliteEngine
 from .owners import RowOwners
+from .recall import RecallReads
 from .reconcile import (
     WATCH_MIN_FILES,
 )
@@ -177,6 +178,7 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         self._df_cache: dict[str, int] = {}
         self._stats_key: tuple[int, int] | None = None
         self._owners = RowOwners()  # the sessions' row ranges, for exact counts
+        self._recall = RecallReads()  # session recall's reads (lengths, frequent postings)
         self._watch: DirWatch | None = None
         self._full_at: float | None = None  # monotonic time of the last full pass
         self._pass_at: float | None = None

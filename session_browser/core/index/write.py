@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..files import disk_full
-from ..search import rows
+from ..search import lexical, rows
 from ..search.rank import cuts
 from ..search.rows import IN_CHUNK, SESSION_COLUMNS, Parsed, cleaned, skip_reason
 
@@ -52,20 +52,29 @@ def insert_rows(db: sqlite3.Connection, items: Sequence[Parsed], *, fts: bool) -
         sids.append(sid)
         sid += 1
 
+    words: list[tuple[int, str, int]] = []  # (sid, its content words, its length)
+
     def message_rows() -> Iterator[tuple[Any, ...]]:
         """(id, sid, idx, role, archived, ts, text), in id order: a long message's parts
         (rows with the same idx) each sliced only as it is stored, so one huge message
-        never needs several copies of itself at once."""
+        never needs several copies of itself at once. The content words of each session
+        are taken from the rows as stored (:func:`delete_rows` reads them back the same)."""
         mid = first_id
         for item, msid in zip(items, sids, strict=True):
+            texts: list[str] = []
             for idx, role, archived, ts, text in item.messages:
                 if len(text) <= rows.PART_CHARS:
+                    texts.append(text)
                     yield (mid, msid, idx, role, archived, ts, text)
                     mid += 1
                     continue
                 for start, end in cuts(text, rows.PART_CHARS):
+                    texts.append(text[start:end])
                     yield (mid, msid, idx, role, archived, ts, text[start:end])
                     mid += 1
+            if fts and texts:  # (a session without messages has no words, on every engine)
+                distinct, length = lexical.session_words(texts)
+                words.append((msid, " ".join(distinct), length))
 
     db.executemany(
         f"INSERT INTO sessions(sid, file, size, mtime_ns, inode, {SESSION_COLUMNS}, nmsg, "
@@ -87,11 +96,27 @@ def insert_rows(db: sqlite3.Connection, items: Sequence[Parsed], *, fts: bool) -
                 "WHERE id BETWEEN ? AND ?",
                 (first_id, next_id - 1),
             )
+            add_session_words(db, words)
     files = [item.file for item in items]
     for start in range(0, len(files), IN_CHUNK):
         chunk = files[start : start + IN_CHUNK]
         db.execute(f"DELETE FROM skipped WHERE file IN ({','.join('?' * len(chunk))})", chunk)
     return next_id
+
+
+def add_session_words(db: sqlite3.Connection, words: Sequence[tuple[int, str, int]]) -> None:
+    """Index sessions' content words (:mod:`~..search.lexical`): (sid, words, length)."""
+    db.executemany("INSERT INTO recall_words(rowid, words) VALUES (?, ?)", [w[:2] for w in words])
+    db.executemany(
+        "INSERT INTO recall_lengths(sid, length) VALUES (?, ?)", [(w[0], w[2]) for w in words]
+    )
+
+
+def stored_words(db: sqlite3.Connection, lo: int, hi: int) -> str:
+    """The content words of the messages ``lo``..``hi`` as :func:`insert_rows` indexed them."""
+    read = db.execute("SELECT text FROM messages WHERE id BETWEEN ? AND ? ORDER BY id", (lo, hi))
+    texts = (r[0] for r in read)
+    return " ".join(lexical.session_words(texts)[0])
 
 
 def insert_isolated(
@@ -174,6 +199,12 @@ def delete_rows(db: sqlite3.Connection, name: str, *, fts: bool) -> bool:
             "WHERE id BETWEEN ? AND ?",
             (lo, hi),
         )
+    if fts and db.execute("SELECT 1 FROM recall_lengths WHERE sid=?", (sid,)).fetchone():
+        db.execute(
+            "INSERT INTO recall_words(recall_words, rowid, words) VALUES ('delete', ?, ?)",
+            (sid, stored_words(db, lo, hi)),
+        )
+    db.execute("DELETE FROM recall_lengths WHERE sid=?", (sid,))
     db.execute("DELETE FROM messages WHERE id BETWEEN ? AND ?", (lo, hi))
     db.execute("DELETE FROM verbatim WHERE sid=?", (sid,))
     db.execute("DELETE FROM sessions WHERE sid=?", (sid,))

@@ -26,6 +26,7 @@ from ..search import hidden
 from ..search.candidates import PER_SESSION, RARE_DF, SMALL_SESSION_CHARS, bounded
 from ..search.engine import Ask, Backlog
 from ..search.fuzzy import levenshtein
+from ..search.lexical import ANCHOR_MESSAGES, SessionPostings
 from ..search.pick import recent_first, session_hit
 from ..search.rank import CorpusStats, Scored, SessionInfo
 from .tsv import all_query, any_query, term_query
@@ -69,6 +70,7 @@ class PgEngine:
         self.label = store.label
         self.source_kind = store.source_kind
         self.typo_pass = store.has_trgm
+        self.session_recall = True
 
     def reading(self) -> AbstractContextManager[None]:
         return contextlib.nullcontext()  # (machines push whole sessions, one at a time)
@@ -179,6 +181,45 @@ class PgEngine:
         """Whether some pushed session's hidden parts are here (pushed with
         ``--include-hidden``)."""
         return self.store._one("SELECT EXISTS (SELECT 1 FROM sb_hidden)")[0] is True
+
+    def one_message_holds(self, pq: ParsedQuery) -> bool:
+        sql = "SELECT 1 FROM sb_messages WHERE tsv @@ %s::tsquery LIMIT 1"
+        return self.store._one(sql, (all_query(pq.terms),)) is not None
+
+    def session_postings(self, words: Sequence[str]) -> SessionPostings:
+        lengths = {
+            int(sid): int(n) for sid, n in self.store._all("SELECT sid, length FROM sb_words")
+        }
+        posts: dict[str, frozenset[int]] = {}
+        for word in words:
+            posts[word] = frozenset(
+                int(r[0])
+                for r in self.store._all(
+                    "SELECT sid FROM sb_words WHERE words @> ARRAY[%s]::text[]", (word,)
+                )
+            )
+        mean = (sum(lengths.values()) / len(lengths)) if lengths else 1.0
+        return SessionPostings(len(lengths), mean, posts, lengths)
+
+    def session_rows(self, pq: ParsedQuery, keys: Sequence[int]) -> list[tuple[Any, ...]]:
+        if not keys:
+            return []
+        found = self.store._all(
+            f"SELECT {_CAND_COLS} FROM (SELECT m.*, row_number() OVER "
+            "(PARTITION BY m.sid ORDER BY m.id DESC) AS rn FROM sb_messages m "
+            "WHERE m.sid = ANY(%s) AND m.tsv @@ %s::tsquery) m "
+            "JOIN sb_sessions s ON s.sid = m.sid WHERE m.rn <= %s",
+            (list(keys), any_query(pq.terms), ANCHOR_MESSAGES),
+        )
+        have = {int(r[0]) for r in found}
+        rest = [k for k in keys if k not in have]
+        if rest:  # no message holds a word as written: the session's first message
+            found += self.store._all(
+                f"SELECT {_CAND_COLS} FROM (SELECT DISTINCT ON (sid) * FROM sb_messages "
+                "WHERE sid = ANY(%s) ORDER BY sid, id) m JOIN sb_sessions s ON s.sid = m.sid",
+                (rest,),
+            )
+        return list(found)
 
     def hidden_rows(self, pq: ParsedQuery, limit: int) -> list[tuple[Any, ...]]:
         """The newest hidden parts holding a term of ``pq`` and passing its filters, at most

@@ -44,6 +44,7 @@ from ..forget.deny import screen
 from ..model import JSONDict
 from ..query import local_machine, local_user
 from ..redact import Redactor
+from ..search import lexical
 from ..search.hidden import hidden_rows
 from ..search.rows import MessageRow, Parsed, SessionRow, cleaned, extract
 from ..sources.base import Identity, SessionDoc, Skip
@@ -250,7 +251,7 @@ class Pusher:
                     "AND root = %s AND file = ANY(%s) RETURNING sid, session_id",
                     (*where, gone),
                 ).fetchall()
-                for table in ("sb_messages", "sb_hidden"):
+                for table in ("sb_messages", "sb_hidden", "sb_words"):
                     self.conn.execute(
                         f"DELETE FROM {table} WHERE sid = ANY(%s)", ([r[0] for r in rows],)
                     )
@@ -427,11 +428,13 @@ class Pusher:
                 cur.execute("DELETE FROM sb_messages WHERE sid = ANY(%s)", (sids + gone,))
                 # (a session sent without its hidden parts keeps none of those sent before)
                 cur.execute("DELETE FROM sb_hidden WHERE sid = ANY(%s)", (sids + gone,))
+                cur.execute("DELETE FROM sb_words WHERE sid = ANY(%s)", (sids + gone,))
                 long = [(sid, b[2]) for sid, b, _part, _hid in kept if len(b[2]) > LONG_TEXT]
                 if long:
                     _copy_long_data(cur, long)
                 _copy_rows(cur, "sb_messages", sids, [part for _s, _b, part, _h in kept])
                 _copy_rows(cur, "sb_hidden", sids, [hid for _s, _b, _p, hid in kept])
+                _add_words(cur, [(sid, part) for sid, _b, part, _h in kept])
         if new_terms:  # the typo pass's vocabulary: its own short transaction, so pushers
             # adding the same new words wait on each other for this statement only
             conn.execute(
@@ -464,6 +467,15 @@ def _forget_older(db: Any, origin: Origin, session_ids: list[str], files: list[s
             "OR (kind = %s AND root = %s AND file = ANY(%s)))",
             (origin.machine, origin.user, session_ids, origin.kind, origin.root, files),
         )
+
+
+def _add_words(cur: Any, sessions: list[tuple[int, list[tuple[Any, ...]]]]) -> None:
+    """Index the content words of sessions (``(sid, its message rows)``; session recall)."""
+    rows = [
+        (sid, *lexical.session_words(str(m[4]) for m in part)) for sid, part in sessions if part
+    ]
+    if rows:
+        cur.executemany("INSERT INTO sb_words(sid, words, length) VALUES (%s, %s, %s)", rows)
 
 
 def _copy_rows(cur: Any, table: str, sids: list[int], parts: list[list[tuple[Any, ...]]]) -> None:

@@ -35,11 +35,13 @@ again until they change or the copy held does.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
+from ..search import lexical
 from .conn import PgIndexError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 _LOCK_KEY = 0x5B5C0001  # the advisory lock that serialises schema changes
 
 # The order of the copies of one session, newest first: the one kept (the rest by
@@ -88,11 +90,17 @@ _DDL = (
     # (a fingerprint is ``v<N>:<size>:<mtime_ns>:<inode>:<flags>``, see ``push.fingerprint``)
     "UPDATE sb_sessions SET mtime_ns = split_part(fingerprint, ':', 3)::bigint "
     "WHERE mtime_ns IS NULL AND fingerprint ~ '^v[0-9]+:[0-9]+:[0-9]+:'",
+    # version 4 -> 5: each session's content words (session recall, ``search.lexical``),
+    # filled from the messages held (:func:`_fill_words`)
+    """CREATE TABLE IF NOT EXISTS sb_words(
+        sid bigint PRIMARY KEY, words text[] NOT NULL, length integer NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS sb_words_words ON sb_words USING gin(words)",
     f"""CREATE TEMP TABLE sb_folded ON COMMIT DROP AS SELECT sid FROM (
         SELECT sid, row_number() OVER (PARTITION BY machine, os_user, session_id
             ORDER BY {NEWEST_FIRST}) AS n FROM sb_sessions) AS copies WHERE n > 1""",
     "DELETE FROM sb_messages WHERE sid IN (SELECT sid FROM sb_folded)",
     "DELETE FROM sb_hidden WHERE sid IN (SELECT sid FROM sb_folded)",
+    "DELETE FROM sb_words WHERE sid IN (SELECT sid FROM sb_folded)",
     "DELETE FROM sb_sessions WHERE sid IN (SELECT sid FROM sb_folded)",
     "DROP TABLE sb_folded",
     "ALTER TABLE sb_sessions "
@@ -136,9 +144,27 @@ def ensure_schema(conn: Any) -> bool:
                 conn.execute(statement)
             if have is not None and have < 3:
                 conn.execute(_BEFORE_HIDDEN)
+            if have is not None and have < 5:
+                _fill_words(conn)
             conn.execute("DELETE FROM sb_schema")
             conn.execute("INSERT INTO sb_schema(version) VALUES (%s)", (SCHEMA_VERSION,))
     return _trigrams(conn)
+
+
+def _fill_words(conn: Any) -> None:
+    """Index the content words of every session held that has none (a migration)."""
+    rows = conn.execute(
+        "SELECT m.sid, m.text FROM sb_messages m WHERE NOT EXISTS "
+        "(SELECT 1 FROM sb_words w WHERE w.sid = m.sid) ORDER BY m.sid, m.id"
+    ).fetchall()
+    out = [
+        (sid, *lexical.session_words(text for _sid, text in group))
+        for sid, group in itertools.groupby(rows, key=lambda r: r[0])
+    ]
+    if out:
+        conn.cursor().executemany(
+            "INSERT INTO sb_words(sid, words, length) VALUES (%s, %s, %s)", out
+        )
 
 
 def _trigrams(conn: Any) -> bool:

@@ -112,9 +112,8 @@ def session_info(row: Row) -> SessionInfo:
     )
 
 
-def score_rows(rows: Iterable[Row], scorer: Scorer) -> list[Scored]:
-    """The candidate rows grouped by session (in the order first read) and scored; the
-    sessions the scorer drops are left out."""
+def group_rows(rows: Iterable[Row]) -> dict[int, tuple[SessionInfo, list[Msg]]]:
+    """Candidate rows grouped by session, in the order first read."""
     groups: dict[int, tuple[SessionInfo, list[Msg]]] = {}
     for row in rows:
         sid, idx, role, archived, ts, text = row[:6]
@@ -122,8 +121,14 @@ def score_rows(rows: Iterable[Row], scorer: Scorer) -> list[Scored]:
         if g is None:
             g = groups[sid] = (session_info(row), [])
         g[1].append(Msg(sid, idx, role, bool(archived), ts, text))
+    return groups
+
+
+def score_rows(rows: Iterable[Row], scorer: Scorer) -> list[Scored]:
+    """The candidate rows grouped by session (in the order first read) and scored; the
+    sessions the scorer drops are left out."""
     scored: list[Scored] = []
-    for info, msgs in groups.values():
+    for info, msgs in group_rows(rows).values():
         s = scorer.session(info, msgs)
         if s is not None:
             scored.append(s)

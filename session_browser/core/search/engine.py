@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from ..model import SessionHit
 from ..query import ParsedQuery, Term
+from .lexical import SessionPostings
 from .rank import CorpusStats, Scored, SessionInfo
 
 #: A candidate message row (:data:`~.candidates.ROW_COLUMNS`).
@@ -70,6 +71,10 @@ class Engine(Protocol):
     source_kind: str  # the kind of source on its hits
     mode: str  # how words are looked up: "index" (full-text), "like" (substring scan)
     typo_pass: bool  # whether unknown words can be corrected from its vocabulary
+    #: whether it answers :meth:`session_postings` and :meth:`session_rows` (session recall
+    #: of a question no message answers whole); without it, such a question is ranked by
+    #: its best messages
+    session_recall: bool
 
     def reading(self) -> AbstractContextManager[None]:
         """One consistent view for the scoring reads (a read transaction, where it has one)."""
@@ -95,6 +100,21 @@ class Engine(Protocol):
         self, pq: ParsedQuery, dfs: Sequence[int], limit: int, warnings: list[str], rare: set[int]
     ) -> list[Row]:
         """The bounded candidate messages of ``pq`` (see :func:`~.candidates.bounded`)."""
+        ...
+
+    def one_message_holds(self, pq: ParsedQuery) -> bool:
+        """Whether some message holds every term of ``pq`` (plain words; only when
+        :attr:`session_recall`)."""
+        ...
+
+    def session_postings(self, words: Sequence[str]) -> SessionPostings:
+        """Which sessions hold each of the content ``words`` (:mod:`.lexical`), with the
+        sessions' count and lengths (only when :attr:`session_recall`)."""
+        ...
+
+    def session_rows(self, pq: ParsedQuery, keys: Sequence[int]) -> list[Row]:
+        """Candidate rows of the sessions ``keys``: each one's best messages holding a term of
+        ``pq``, else its first message (only when :attr:`session_recall`)."""
         ...
 
     def hidden_rows(self, pq: ParsedQuery, limit: int) -> list[Row]:

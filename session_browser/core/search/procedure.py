@@ -5,6 +5,10 @@
    engine's bounded candidate rows (and with ``in:tools`` its hidden parts) are scored
    (:mod:`.rank`), the best refined against the sessions' other messages (excluded words,
    coverage), and the hits counted over everything stored when the engine counts them.
+   When no message holds every word of a query of plain words (a question in other words
+   than the session's), sessions are ranked by session recall instead (:mod:`.lexical`:
+   weighted coverage of its content words over whole sessions), each anchored at its best
+   matching message, on an engine that declares it (:attr:`~.engine.Engine.session_recall`).
    Files the engine has not indexed yet are read and scored too.
 3. Typo pass: when nothing matched, unknown words are corrected from the engine's
    vocabulary and the query scored again.
@@ -19,19 +23,32 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
 
 from .. import recall
 from ..model import SessionHit
 from ..query import NOTHING_SEARCHABLE, ParsedQuery
-from .candidates import score_rows, scorer_for
+from . import lexical
+from .candidates import group_rows, score_rows, scorer_for
 from .engine import Engine, Found, Scoring
 from .pick import corrected, light_hit
-from .rank import COVERAGE_CHECK, CorpusStats, Scored, lineage_key, order, refine
+from .rank import (
+    COVERAGE_CHECK,
+    CorpusStats,
+    Scored,
+    lineage_key,
+    order,
+    recent_scored,
+    refine,
+)
 from .results import Cancelled, Relevance, SearchCancelled
 
 log = logging.getLogger("session_browser.search")
+
+#: Session recall ranks this many sessions beyond those shown (continuations fold into them).
+RECALL_MORE = 5
 
 
 def relevance(
@@ -67,6 +84,12 @@ def score(
     warnings: list[str] = []
     dfs = engine.document_frequencies(pq.terms)
     scorer = scorer_for(pq, dfs, corpus, engine.corpus)
+    if (
+        engine.session_recall
+        and lexical.eligible(pq)
+        and (min(dfs) <= 0 or not engine.one_message_holds(pq))
+    ):
+        return Scoring(recalled(engine, pq, dfs, corpus, limit))
     rows = engine.candidate_rows(pq, dfs, limit, warnings, scorer.rare)
     if pq.tools:  # in:tools: the hidden parts' matches too, at their turns
         rows = [*rows, *engine.hidden_rows(pq, limit)]
@@ -80,6 +103,44 @@ def score(
         gone = engine.excluded_sessions(pq)
         scored = [s for s in scored if s.info.key not in gone]
     return Scoring(scored, warnings, engine.count_matches(pq, dfs, scorer.rare))
+
+
+def recalled(
+    engine: Engine,
+    pq: ParsedQuery,
+    dfs: Sequence[int],
+    corpus: CorpusStats | None,
+    limit: int,
+) -> list[Scored]:
+    """Session recall (:mod:`.lexical`): the best sessions by weighted coverage of ``pq``'s
+    content words, scored by it, each anchored at its best message holding one of them as
+    written (scored as a message is), else at its first message."""
+    words = lexical.query_words(pq)
+    found = engine.session_postings(words)
+    rarer = lexical.uncommon(words, found)
+    if rarer:  # how often the sessions hold them
+        marks = engine.session_postings(lexical.marks_of(rarer)).postings
+        found = dataclasses.replace(found, postings={**found.postings, **marks})
+    top = lexical.rank_sessions(words, found, limit + RECALL_MORE)
+    if not top:
+        return []
+    which = lexical.content_terms(pq)
+    cpq = dataclasses.replace(pq, terms=[pq.terms[i] for i in which])
+    scorer = scorer_for(cpq, [dfs[i] for i in which], corpus, engine.corpus)
+    groups = group_rows(engine.session_rows(cpq, [key for key, _value in top]))
+    out: list[Scored] = []
+    for key, value in top:
+        group = groups.get(key)
+        if group is None:  # (gone since)
+            continue
+        info, msgs = group
+        s = scorer.session(info, msgs)
+        if s is None:  # no message holds a word as written (a stem, a common word only)
+            first = min(msgs, key=lambda m: m.idx)
+            s = recent_scored(info, value, first.idx, first.text, 0)
+        s.score = s.recall = value
+        out.append(s)
+    return out
 
 
 def find(engine: Engine, pq: ParsedQuery, limit: int, corpus: CorpusStats | None) -> Found:

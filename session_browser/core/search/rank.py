@@ -102,6 +102,7 @@ class Scored:
     common: tuple[str, ...] = ()  # the query's common words, when it has rarer ones too
     rest: float = 0.0  # the boosted scores of the other matching messages, summed
     coverage: float = 1.0  # the share of the query terms' weight the session holds
+    recall: float | None = None  # its session recall score, when ranked by it (.lexical)
 
 
 def cuts(text: str, size: int) -> list[tuple[int, int]]:
@@ -458,6 +459,7 @@ def explain(s: Scored, pq: ParsedQuery) -> JSONDict:
         "other_messages": round(others_bonus(s.best, s.rest), 4),
         "coverage": round(s.coverage, 4),
         "coverage_factor": round(coverage_factor(s.coverage), 4),
+        "session_recall": None if s.recall is None else round(s.recall, 4),
         "demotion": recall.AUTOMATED_DEMOTION if demote else 1.0,
         "formula": EXPLAIN_FORMULA,
         "automated": "tagged" if s.info.tagged else ("machine-paced" if demote else None),

@@ -1,0 +1,283 @@
+"""Lexical recall of a session from a question in other words: weighted coverage of the
+question's words over whole sessions.
+
+When no message holds every word of a query (a paraphrase, a question asked months later),
+the relevance procedure ranks sessions by this instead of by their best message: the query's
+content words (stop and question words aside, :data:`STOP_WORDS`), spelling folded and
+reduced by a light suffix stemmer (:func:`stem`), each weighted by its BM25 idf over sessions.
+A session's score is the BM25 sum of the words it holds (term frequency taken as presence:
+a word said a hundred times in a long session weighs what it weighs once), length-normalised
+strongly (``b``), so a long "hub" session holding many words does not win by length, times the
+share of the question's idf weight the session covers to the power :data:`COVERAGE_POWER`.
+No word is required: one absent word only costs its own weight.
+
+An engine keeps, per session, the set of these words (:func:`session_words` of its messages)
+and hands over their postings (:class:`SessionPostings`); the scoring is here, once.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import math
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..query import ParsedQuery
+from ..query.terms import tokenize
+
+#: Words that carry no content in a question: English function words, the words people use to
+#: ask ("what did we decide about..."), and chat filler.
+_STOP_TEXT = """
+    a about above after again against all also am an and any are aren as at be because been
+    before being below between both but by can cannot could couldn d did didn do does doesn doing
+    don down during each else ever few for from further get got had hadn has hasn have haven
+    having he her here hers herself him himself his how i if in into is isn it its itself just
+    ll m me might more most much must mustn my myself no nor not now o of off on once one only or
+    other ought our ours ourselves out over own re s same shan she should shouldn so some such t
+    than that the their theirs them themselves then there these they this those through to too
+    under until up upon us ve very was wasn we were weren what when where which while who whom
+    whose why will with won would wouldn y you your yours yourself yourselves
+    ask asked asking back decide decided did remember recall said say talk talked talking tell
+    thing things think thought time times told way went ago earlier last ones someone something
+    anything really actually maybe like
+"""
+STOP_WORDS = frozenset(_STOP_TEXT.split())
+
+#: BM25 over sessions: term frequency saturates at once (presence), length weighs strongly.
+K1 = 0.6
+B = 0.9
+#: A session's score is multiplied by the share of the question's idf it covers, to this power.
+COVERAGE_POWER = 0.5
+#: Words held by more than this share of the sessions add to the score of the sessions the
+#: rarer words found, never bring candidates of their own (a word that common says little
+#: about which session is meant, and its postings are the longest to read).
+COMMON_SHARE = 0.05
+#: The messages of a recalled session its anchor is chosen among: its newest this many
+#: holding a word of the query as written (the same on every engine).
+ANCHOR_MESSAGES = 8
+#: How often a session holds a word is kept up to the last of these (term frequency
+#: saturates fast at :data:`K1`); the best :data:`RERANK` sessions by presence are ranked
+#: again with it.
+TF_MARKS = (2, 3, 4)
+RERANK = 50
+
+#: Suffixes stripped by :func:`stem`, longest first, with what replaces them.
+_SUFFIXES = (
+    ("ational", "ate"),
+    ("ations", "ate"),
+    ("ation", "ate"),
+    ("ments", ""),
+    ("ment", ""),
+    ("ings", ""),
+    ("ing", ""),
+    ("ies", "y"),
+    ("ied", "y"),
+    ("ers", ""),
+    ("er", ""),
+    ("ed", ""),
+    ("es", ""),
+    ("ly", ""),
+    ("s", ""),
+)
+_MIN_STEM = 3
+
+
+def stem(word: str) -> str:
+    """A light suffix stemmer: ``booked``/``booking``/``books`` -> ``book``,
+    ``reservation``/``reservations`` -> ``reservate``, ``cities`` -> ``city``; a doubled
+    final consonant left by ``-ing``/``-ed`` is undoubled (``shopping`` -> ``shop``). Words of
+    four letters or fewer, numbers and words ending in ``ss`` are kept."""
+    if len(word) <= 4 or not word.isalpha() or word.endswith("ss"):
+        return word
+    for suffix, repl in _SUFFIXES:
+        if suffix == "es" and not word[:-2].endswith(("s", "x", "z", "ch", "sh")):
+            continue  # "dialogues" -> "dialogue" (by "-s"), "boxes" -> "box"
+        if word.endswith(suffix) and len(word) - len(suffix) >= _MIN_STEM:
+            base = word[: len(word) - len(suffix)] + repl
+            undouble = suffix in ("ing", "ed", "er", "ings", "ers") and len(base) > 3
+            if undouble and base[-1] == base[-2] and base[-1] not in "aeiouls":
+                base = base[:-1]
+            return base
+    return word
+
+
+#: British spellings folded to American ones before stemming (``favourite`` -> ``favorite``,
+#: ``theatre`` -> ``theater``), as (suffix, replacement) for words of 6+ letters.
+_SPELLING = (
+    ("ourites", "orites"),
+    ("ourite", "orite"),
+    ("ours", "ors"),
+    ("our", "or"),
+    ("tres", "ters"),
+    ("tre", "ter"),
+)
+
+
+def spelling(word: str) -> str:
+    """Fold a British spelling to the American one (``colour`` -> ``color``)."""
+    if len(word) >= 6 and word.isalpha():
+        for suffix, repl in _SPELLING:
+            if word.endswith(suffix):
+                return word[: len(word) - len(suffix)] + repl
+    return word
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def reduced(word: str) -> str:
+    """``word`` spelling folded and stemmed (words repeat: each is reduced once)."""
+    return stem(spelling(word))
+
+
+def content_words(tokens: Iterable[str], stemming: bool = True) -> list[str]:
+    """The content words of folded ``tokens``, spelling folded and stemmed, in order (repeats
+    kept)."""
+    words = [t for t in tokens if len(t) > 1 and t not in STOP_WORDS]
+    return [reduced(t) for t in words] if stemming else words
+
+
+def words_of(text: str) -> list[str]:
+    """The content words of a text (:func:`content_words` of its index tokens)."""
+    return content_words(tokenize(text))
+
+
+def mark(word: str, times: int) -> str:
+    """The token saying a session holds ``word`` at least ``times`` times (``_`` is in no
+    word)."""
+    return f"{word}_{times}"
+
+
+def session_words(texts: Iterable[str]) -> tuple[list[str], int]:
+    """What an engine keeps of a session's message ``texts``: its distinct content words (in
+    first-seen order), then the :func:`mark` of each held at least 2, 3, 4 times
+    (:data:`TF_MARKS`), and how many content words it has in all (its length)."""
+    counts: Counter[str] = Counter()
+    for text in texts:
+        counts.update(words_of(text))
+    marks = [mark(w, n) for w, c in counts.items() for n in TF_MARKS if c >= n]
+    return [*counts, *marks], counts.total()
+
+
+def marks_of(words: Sequence[str]) -> list[str]:
+    """The :func:`mark` tokens of ``words``."""
+    return [mark(w, n) for w in words for n in TF_MARKS]
+
+
+def uncommon(words: Sequence[str], found: SessionPostings) -> list[str]:
+    """The ``words`` some sessions hold, but not more than :func:`common_limit`: how often a
+    session holds them is read (a common word's is not: its weight is small, its marks the
+    longest to read)."""
+    most = common_limit(found.sessions)
+    return [w for w in words if 0 < len(found.postings.get(w, ())) <= most]
+
+
+def content_terms(pq: ParsedQuery) -> list[int]:
+    """The numbers of ``pq``'s terms that are content words (not stop or question words)."""
+    return [
+        i
+        for i, t in enumerate(pq.terms)
+        if any(len(tok) > 1 and tok not in STOP_WORDS for tok in t.tokens)
+    ]
+
+
+def query_words(pq: ParsedQuery) -> list[str]:
+    """The distinct content words of ``pq``'s terms (a phrase's words each), in order."""
+    tokens = [tok for t in pq.terms for tok in t.tokens]
+    return list(dict.fromkeys(content_words(tokens)))
+
+
+def eligible(pq: ParsedQuery) -> bool:
+    """Whether ``pq`` may be answered by session recall: plain words only (no quoted phrase,
+    prefix, excluded word, filter or ``in:tools``: those ask for what a message holds; a word
+    written with an apostrophe or a hyphen is its parts), at least two content words."""
+    if pq.excluded or pq.has_filters or pq.tools:
+        return False
+    if any(t.prefix or (t.quoted and any(c.isspace() for c in t.raw)) for t in pq.terms):
+        return False
+    return len(query_words(pq)) >= 2
+
+
+@dataclass
+class SessionPostings:
+    """What an engine hands over for a question's words: how many sessions it holds and their
+    mean length (content words), which sessions hold each word (``postings``: a common word's
+    as a set, looked up only for the sessions the rarer words found), and the length of
+    every session in them (``lengths``)."""
+
+    sessions: int
+    mean_length: float
+    postings: Mapping[str, Collection[int]]
+    lengths: Mapping[int, int] = field(default_factory=dict)
+
+
+def common_limit(sessions: int) -> int:
+    """The session count above which a word is common (:data:`COMMON_SHARE`)."""
+    return max(50, int(sessions * COMMON_SHARE))
+
+
+def idf(df: int, n: int) -> float:
+    """BM25's idf of a word held by ``df`` of ``n`` sessions."""
+    df = min(df, n)
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+def rank_sessions(
+    words: Sequence[str], found: SessionPostings, limit: int
+) -> list[tuple[int, float]]:
+    """The ``limit`` best sessions for ``words`` (session key, score), best first (ties: the
+    lower key first). The candidates are the sessions holding a word that is not common
+    (:func:`common_limit`; every word when all are); common words add their weight to them."""
+    n = max(found.sessions, 1)
+    avg = found.mean_length or 1.0
+    common = common_limit(n)
+    posted = [(w, found.postings.get(w, ())) for w in words]
+    weights = {w: idf(len(keys), n) for w, keys in posted}
+    total = sum(weights.values()) or 1.0
+    rare = [(w, keys) for w, keys in posted if 0 < len(keys) <= common]
+    usual = [(w, keys) for w, keys in posted if len(keys) > common]
+    covered: dict[int, float] = {}
+    get = covered.get
+    for word, keys in rare or usual:
+        weight = weights[word]
+        for key in keys:
+            covered[key] = get(key, 0.0) + weight
+    if rare:
+        for word, keys in usual:
+            members = keys if isinstance(keys, (set, frozenset)) else set(keys)
+            weight = weights[word]
+            for key in covered.keys() & members:
+                covered[key] += weight
+    lengths = found.lengths
+    size = lengths.get
+    # by presence first: bm25 = cover * (K1 + 1) / (1 + norm), times coverage ** power
+    lift, slope, flat = K1 + 1.0, K1 * B / avg, K1 * (1.0 - B)
+    scores = [
+        (
+            cover * lift / (1.0 + flat + slope * size(key, 0)) * (cover / total) ** COVERAGE_POWER,
+            key,
+        )
+        for key, cover in covered.items()
+    ]
+    best = heapq.nsmallest(max(RERANK, limit), scores, key=lambda sk: (-sk[0], sk[1]))
+    # then the best again, with how often each holds each word (as far as ``found`` says)
+    held: list[tuple[float, Collection[int], list[Collection[int]]]] = [
+        (
+            weights[w],
+            found.postings.get(w, ()),
+            [found.postings.get(mark(w, n), ()) for n in TF_MARKS],
+        )
+        for w in words
+    ]
+    again: list[tuple[float, int]] = []
+    for _score, key in best:
+        norm = flat + slope * size(key, 0)
+        bm25 = 0.0
+        for weight, holders, tiers in held:
+            if key in holders:
+                tf = 1 + sum(1 for tier in tiers if key in tier)
+                bm25 += weight * tf * lift / (tf + norm)
+        cover = covered[key]
+        again.append((bm25 * (cover / total) ** COVERAGE_POWER, key))
+    top = heapq.nsmallest(limit, again, key=lambda sk: (-sk[0], sk[1]))
+    return [(key, score) for score, key in top]

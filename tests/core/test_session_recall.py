@@ -1,0 +1,235 @@
+"""Session recall: a question in other words than the session's (no message holds all its
+words) is answered by weighted coverage of its content words over whole sessions; a long hub
+session does not win by length; known-item queries rank as before; stop words say what they
+said. Real stores on real SQLite files."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_browser.core import paths
+from session_browser.core.index import SqliteSessionStore
+from session_browser.core.index.engine import SqliteEngine
+from session_browser.core.query import parse_query
+from session_browser.core.search import lexical
+from session_browser.core.search.procedure import relevance
+
+T0 = 1_760_000_000.0
+#: what makes an assistant's turn long: words the question never uses
+PROSE = (
+    " That keeps the accounting simpler, since the team reconciles payouts by hand today,"
+    " and the migration can run in parallel with the old provider for a few weeks while"
+    " customers update their saved cards, so nobody loses access during the transition."
+)
+OTHER = (
+    "Happy to help with anything else: a walkthrough, more examples, or a summary of what we"
+    " covered so far, with links to the documentation pages and a few exercises to try."
+)
+FILLER = [
+    ["How do I center a div in CSS?", "Use flexbox with justify-content and align-items."],
+    ["Write a haiku about autumn leaves.", "Crimson leaves drifting, the cold wind hums."],
+    ["What is the capital of Australia?", "Canberra is the capital city."],
+    ["Fix this Python traceback please.", "The list index is out of range on line four."],
+    ["Recommend a sci-fi novel.", "Try Hyperion by Dan Simmons, a pilgrimage story."],
+    ["Explain TCP handshakes.", "SYN, SYN-ACK, ACK: three packets open a connection."],
+]
+
+
+def put(d: Path, sid: str, texts: list[str], start: float = T0) -> Path:
+    roles = ["user", "assistant"]
+    data: dict[str, Any] = {
+        "session_id": sid,
+        "messages": [
+            {"role": roles[i % 2], "content": t, "metadata": {}, "timestamp": start + i * 60}
+            for i, t in enumerate(texts)
+        ],
+        "created_at": "2025-12-01T00:00:00+00:00",
+        "updated_at": "2026-01-01T00:00:00+00:00",
+        "agent_name": None,
+        "user_id": None,
+        "metadata": {},
+        "archived_messages": [],
+    }
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / f"{paths.safe_id(sid)}.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def store_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "sessions"
+    for i, texts in enumerate(FILLER):  # sessions of a usual length
+        put(d, f"filler-{i}", [*texts, OTHER, OTHER], T0 + i * 3600)
+    # the target: the billing migration, its words spread over its turns
+    put(
+        d,
+        "target",
+        [
+            "We should move our invoices off Stripe this quarter." + PROSE,
+            "Paddle can be the merchant of record and handle VAT for us." + PROSE,
+            "Agreed, let's plan the switch for March." + PROSE,
+            "I will draft the checklist.",
+        ],
+        T0 + 10 * 3600,
+    )
+    # a session holding three of the question's words in one message
+    put(
+        d,
+        "bookkeeping",
+        ["The bookkeeping team exports Stripe invoices every week.", "Noted.", OTHER, OTHER],
+        T0 + 20 * 3600,
+    )
+    return d
+
+
+def open_store(d: Path, tmp_path: Path) -> SqliteSessionStore:
+    store = SqliteSessionStore(d, db_path=tmp_path / "index.sqlite3", reconcile="none")
+    store.reconcile()
+    return store
+
+
+def ids(store: SqliteSessionStore, query: str, limit: int = 10) -> list[str]:
+    return [h.session_id for h in store.search(query, limit=limit)]
+
+
+# the billing question in other words: "bookkeeping" stands for what the target calls
+# "merchant of record"; no message holds all its words
+PARAPHRASE = "moving our invoices from Stripe to Paddle in March for bookkeeping"
+
+
+def test_paraphrase_finds_the_session_covering_most_of_the_question(
+    store_dir: Path, tmp_path: Path
+) -> None:
+    store = open_store(store_dir, tmp_path)
+    try:
+        got = ids(store, PARAPHRASE)
+        assert got[0] == "target", got
+        assert "bookkeeping" in got[:3]
+        hit = store.search(PARAPHRASE, limit=1)[0]
+        # anchored at its best matching turn, and the score says how it was ranked
+        assert hit.explain["session_recall"] is not None
+        assert "Stripe" in hit.snippet or "Paddle" in hit.snippet or "March" in hit.snippet
+    finally:
+        store.close()
+
+
+def test_hub_session_does_not_win_by_length(store_dir: Path, tmp_path: Path) -> None:
+    # a long session holding every word of the question, each in a different message among
+    # hundreds of messages about everything
+    words = ["invoices", "stripe", "paddle", "march", "bookkeeping"]
+    hub = []
+    for i in range(300):
+        filler = " ".join(f"topic{i}w{j} screenplay scene dialogue" for j in range(12))
+        hub.append(f"{words[i % 5] if i % 60 == 0 else 'line'} {filler}")
+    put(store_dir, "hub", hub, T0 + 30 * 3600)
+    store = open_store(store_dir, tmp_path)
+    try:
+        got = ids(store, PARAPHRASE)
+        assert got[0] == "target", got
+        assert got.index("hub") > got.index("bookkeeping"), got
+    finally:
+        store.close()
+
+
+def ranked(store: SqliteSessionStore, query: str, recall: bool) -> list[tuple[str, float, int]]:
+    engine = SqliteEngine(store)
+    engine.session_recall = recall
+    got = relevance(engine, parse_query(query), limit=10, window=2)
+    return [(c.hit.session_id, c.hit.score, c.hit.anchor_index) for c in got.candidates]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "invoices Stripe",  # both in one message
+        "bookkeeping team exports",
+        "merchant of record VAT",
+        '"draft the checklist"',
+        "Canberra capital",
+    ],
+)
+def test_known_item_queries_rank_as_without_session_recall(
+    store_dir: Path, tmp_path: Path, query: str
+) -> None:
+    store = open_store(store_dir, tmp_path)
+    try:
+        with_recall = ranked(store, query, True)
+        assert with_recall, query
+        assert with_recall == ranked(store, query, False)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("query", ["what did we decide about the", "the of and", "did we?"])
+def test_stop_words_only_say_what_they_said(store_dir: Path, tmp_path: Path, query: str) -> None:
+    store = open_store(store_dir, tmp_path)
+    try:
+        assert not lexical.eligible(parse_query(query))
+        assert lexical.query_words(parse_query(query)) == []
+        # no content word: never session recall; ranked exactly as without it
+        assert ranked(store, query, True) == ranked(store, query, False)
+        result = store.search_ex(query, limit=10)
+        assert all(h.explain.get("session_recall") is None for h in result.hits)
+    finally:
+        store.close()
+
+
+def test_session_words_follow_a_grown_and_a_deleted_file(store_dir: Path, tmp_path: Path) -> None:
+    store = open_store(store_dir, tmp_path)
+    try:
+        assert ids(store, "tangerine dashboards") == []
+        put(
+            store_dir,
+            "filler-0",
+            [*FILLER[0], OTHER, OTHER, "Show the tangerine theme.", "Dashboards next."],
+            T0,
+        )
+        (store_dir / f"{paths.safe_id('bookkeeping')}.json").unlink()
+        store.reconcile()
+        got = ids(store, "tangerine themes and dashboards")
+        assert got[:1] == ["filler-0"], got
+        assert "bookkeeping" not in ids(store, PARAPHRASE)
+    finally:
+        store.close()
+    db = sqlite3.connect(tmp_path / "index.sqlite3")
+    try:
+        db.execute("INSERT INTO recall_words(recall_words) VALUES ('integrity-check')")
+        n_sessions = db.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        n_lengths = db.execute("SELECT count(*) FROM recall_lengths").fetchone()[0]
+        assert n_sessions == n_lengths == len(FILLER) + 1
+        holders = db.execute(
+            "SELECT rowid FROM recall_words WHERE recall_words MATCH 'bookkeep'"
+        ).fetchall()
+        assert holders == []  # the deleted session's words went with it
+    finally:
+        db.close()
+
+
+def test_stemmer_and_question_words() -> None:
+    assert lexical.stem("booked") == lexical.stem("booking") == "book"
+    assert lexical.stem("cities") == "city"
+    assert lexical.words_of("What did we decide about the favourite theatres?") == (
+        lexical.words_of("favorite theaters")
+    )
+    assert len(lexical.words_of("What did we decide about the favourite theatres?")) == 2
+
+
+def test_how_often_a_session_holds_a_word_is_kept_up_to_four() -> None:
+    words, length = lexical.session_words(["Booked the hotel, booking again", "books, booked"])
+    assert length == 5
+    assert words == ["book", "hotel", "book_2", "book_3", "book_4"]
+    assert lexical.marks_of(["hotel"]) == ["hotel_2", "hotel_3", "hotel_4"]
+    # two sessions of one length holding the same words: the one saying a word more wins
+    found = lexical.SessionPostings(
+        sessions=4,
+        mean_length=10.0,
+        postings={"hotel": frozenset({1, 2}), "paris": frozenset({1, 2}), "paris_2": {2}},
+        lengths={1: 10, 2: 10, 3: 10, 4: 10},
+    )
+    assert [key for key, _ in lexical.rank_sessions(["hotel", "paris"], found, 2)] == [2, 1]
