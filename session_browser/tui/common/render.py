@@ -10,6 +10,7 @@ from rich.style import Style
 from rich.text import Text
 
 from session_browser.core.model import SessionHit, SessionSummary, utc_datetime
+from session_browser.core.query import folded_spans
 from session_browser.core.text import clip
 from session_browser.core.text import human_size as human_size  # one size format
 from session_browser.core.text import printable as _core_printable
@@ -134,16 +135,12 @@ def short_time(ts: object) -> str:
 
 
 def highlight(text: Text, terms: Iterable[str], style: str | Style) -> Text:
-    """``text`` with every case-insensitive occurrence of each term styled."""
-    plain = text.plain.lower()
+    """``text`` with every occurrence of each term styled, folded as search folds (case and
+    accents: ``cafe`` marks "Café")."""
+    plain = text.plain
     for term in terms:
-        needle = term.lower()
-        if not needle:
-            continue
-        start = plain.find(needle)
-        while start >= 0:
-            text.stylize(style, start, start + len(needle))
-            start = plain.find(needle, start + len(needle))
+        for start, end in folded_spans(plain, term):
+            text.stylize(style, start, end)
     return text
 
 
