@@ -9,6 +9,7 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.widgets import Input
 
+from session_browser.core.model import SUMMARY_PREFIX, is_summary_message
 from session_browser.core.paths import safe_id
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
@@ -379,3 +380,34 @@ async def test_the_viewer_finds_what_search_found_with_accents_folded(tmp_path: 
         assert viewer.terms == ["CAFE"]
         assert viewer.matches == [1]
     assert find_matches([{"content": "Ça va, Café?"}], ["ca", "cafe"], None) == [0]
+
+
+async def test_only_a_compaction_summary_is_labelled_one(tmp_path: Path) -> None:
+    """The viewer calls a message a summary when the core does: a system message saying
+    "[Session Summary]" that compaction did not write (no ``compaction`` flag) is not one."""
+    store = tmp_path / "home" / "sessions"
+    archived = conversation(BASE, [("user", "Old question"), ("assistant", "Old answer")])
+    summary = {
+        "role": "system",
+        "content": f"{SUMMARY_PREFIX} the user asked an old question.",
+        "timestamp": BASE + 3 * 3600,
+        "metadata": {"compaction": True},
+    }
+    quoted = {
+        "role": "system",
+        "content": f"{SUMMARY_PREFIX} pasted by hand, not written by compaction.",
+        "timestamp": BASE + 4 * 3600,
+    }
+    messages = [summary, quoted, *conversation(BASE + 5 * 3600, [("user", "New question")])]
+    assert [is_summary_message(m) for m in (summary, quoted)] == [True, False]
+    write(store, _session("compacted", messages, archived=archived))
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.open_session("compacted", store="", anchor=-1, terms=[], title="compacted")
+        await settle(pilot, app)
+        await pilot.press("g")
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "pasted by hand" in text and "the user asked an old question" in text
+        assert text.count("SUMMARY of the archived turns") == 1
