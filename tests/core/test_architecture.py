@@ -218,3 +218,23 @@ def test_every_source_kind_opens_the_one_indexed_store(tmp_path: Path) -> None:
             assert type(store) is SqliteSessionStore, kind.name
         finally:
             store.close()
+
+
+# --------------------------------------------------------------------------- plain imports
+
+
+def test_the_app_imports_its_screens_plainly() -> None:
+    """No screen is looked up by module name at run time (``importlib``, ``find_spec``):
+    a screen the app opens is an import a reader and the type checker can follow."""
+    probing = []
+    for path in sorted((PACKAGE / "tui").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            if any(n.split(".")[0] == "importlib" for n in names):
+                probing.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert probing == []
