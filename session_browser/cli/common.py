@@ -24,7 +24,7 @@ from session_browser.core.files import atomic_write_bytes
 from session_browser.core.model import utc_datetime
 from session_browser.core.multi import StoreGroup, index_of
 from session_browser.core.stores import StoreNotFound, open_stores
-from session_browser.core.text import clip, printable, safe_json
+from session_browser.core.text import clip, printable, relative_age, safe_json
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -200,25 +200,10 @@ def when_text(when: str | None, *, now: datetime | None = None, relative: bool =
     if dt is None:
         return printable(clip(str(when), 40), one_line=True)
     text = f"{dt:%Y-%m-%d %H:%M}"
-    return f"{text} ({relative_age(dt, now=now)})" if relative else text
-
-
-def relative_age(dt: datetime, *, now: datetime | None = None) -> str:
-    now = now or datetime.now(UTC)
-    seconds = (now - dt).total_seconds()
-    if seconds < 0:
-        return "in the future"
-    for unit, size in (
-        ("year", 365 * 86400),
-        ("month", 30 * 86400),
-        ("day", 86400),
-        ("hour", 3600),
-        ("minute", 60),
-    ):
-        if seconds >= size:
-            n = int(seconds // size)
-            return f"{n} {unit}{'s' if n != 1 else ''} ago"
-    return "just now"
+    if not relative:
+        return text
+    age = ((now or datetime.now(UTC)) - dt).total_seconds()
+    return f"{text} ({relative_age(age, words=True)})"
 
 
 MAX_ERROR_CHARS = 2000
