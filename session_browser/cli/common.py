@@ -26,25 +26,9 @@ from session_browser.core.multi import StoreGroup, index_of
 from session_browser.core.stores import StoreNotFound, open_stores
 from session_browser.core.text import clip, printable, relative_age, safe_json
 
+from .store_help import store_option as store_option  # one --store for every command
+
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def store_option(func: F) -> F:
-    """``--store DIR`` (repeatable)."""
-    return click.option(
-        "--store",
-        "stores",
-        multiple=True,
-        metavar="DIR",
-        help="Session dir to use (repeatable). Read-only sources by prefix: 'pi:DIR' (Pi), "
-        "'claude:DIR' (Claude Code transcripts; 'claude:' alone: ~/.claude/projects), "
-        "'codex:DIR' (Codex CLI rollouts; 'codex:' alone: ~/.codex/sessions), 'gemini:DIR' "
-        "(Gemini CLI chats; 'gemini:' alone: ~/.gemini/tmp), 'opencode:DIR' (OpenCode; "
-        "'opencode:' alone: ~/.local/share/opencode), 'kimi:DIR' (Kimi Code CLI; 'kimi:' "
-        "alone: ~/.kimi/sessions), 'aider:DIR', 'cline:DIR', 'goose:DIR', 'copilot:DIR'. "
-        "Default: ./.praisonai/sessions (if present), the global store, and the agents' "
-        "sessions that are present.",
-    )(func)
 
 
 def json_option(func: F) -> F:
