@@ -771,7 +771,9 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             f"Keymap file: {printable(str(config_dir() / 'keymap.toml'), one_line=True)}"
             ' (e.g.  "viewer.next_hit" = "n,ctrl+n")'
         )
-        self.push_screen(HelpScreen(self.help_sections(), hint))
+        self.push_screen(
+            HelpScreen(self.help_sections(), hint, keymap=dict(self._keymap), key_for=self.key_for)
+        )
 
     # ------------------------------------------------------------------ one session
 
