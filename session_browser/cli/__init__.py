@@ -16,6 +16,8 @@ from typing import Any
 
 import click
 
+from .store_help import store_option
+
 # name -> "module:attribute" of a click command
 COMMANDS: dict[str, str] = {
     "search": "session_browser.cli.recall_cmds:search",
@@ -116,21 +118,7 @@ class LazyGroup(click.Group):
     invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.option(
-    "--store",
-    "stores",
-    multiple=True,
-    metavar="DIR",
-    help="Session dir to use, for every command (repeatable). Read-only sources by prefix: "
-    "'pi:DIR' (Pi), 'claude:DIR' (Claude Code transcripts; 'claude:' alone: "
-    "~/.claude/projects), 'codex:DIR' (Codex CLI rollouts; 'codex:' alone: "
-    "~/.codex/sessions), 'gemini:DIR' (Gemini CLI chats; 'gemini:' alone: ~/.gemini/tmp), "
-    "'opencode:DIR' (OpenCode; 'opencode:' alone: ~/.local/share/opencode), 'kimi:DIR' "
-    "(Kimi Code CLI; 'kimi:' alone: ~/.kimi/sessions), 'aider:DIR', 'cline:DIR', 'goose:DIR', "
-    "'copilot:DIR'. Default: "
-    "./.praisonai/sessions (if present), the global store, and the agents' sessions that "
-    "are present.",
-)
+@store_option
 @click.option(
     "--index",
     "index",

@@ -24,27 +24,11 @@ from session_browser.core.files import atomic_write_bytes
 from session_browser.core.model import utc_datetime
 from session_browser.core.multi import StoreGroup, index_of
 from session_browser.core.stores import StoreNotFound, open_stores
-from session_browser.core.text import clip, printable, safe_json
+from session_browser.core.text import clip, printable, relative_age, safe_json
+
+from .store_help import store_option as store_option  # one --store for every command
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def store_option(func: F) -> F:
-    """``--store DIR`` (repeatable)."""
-    return click.option(
-        "--store",
-        "stores",
-        multiple=True,
-        metavar="DIR",
-        help="Session dir to use (repeatable). Read-only sources by prefix: 'pi:DIR' (Pi), "
-        "'claude:DIR' (Claude Code transcripts; 'claude:' alone: ~/.claude/projects), "
-        "'codex:DIR' (Codex CLI rollouts; 'codex:' alone: ~/.codex/sessions), 'gemini:DIR' "
-        "(Gemini CLI chats; 'gemini:' alone: ~/.gemini/tmp), 'opencode:DIR' (OpenCode; "
-        "'opencode:' alone: ~/.local/share/opencode), 'kimi:DIR' (Kimi Code CLI; 'kimi:' "
-        "alone: ~/.kimi/sessions), 'aider:DIR', 'cline:DIR', 'goose:DIR', 'copilot:DIR'. "
-        "Default: ./.praisonai/sessions (if present), the global store, and the agents' "
-        "sessions that are present.",
-    )(func)
 
 
 def json_option(func: F) -> F:
@@ -200,25 +184,10 @@ def when_text(when: str | None, *, now: datetime | None = None, relative: bool =
     if dt is None:
         return printable(clip(str(when), 40), one_line=True)
     text = f"{dt:%Y-%m-%d %H:%M}"
-    return f"{text} ({relative_age(dt, now=now)})" if relative else text
-
-
-def relative_age(dt: datetime, *, now: datetime | None = None) -> str:
-    now = now or datetime.now(UTC)
-    seconds = (now - dt).total_seconds()
-    if seconds < 0:
-        return "in the future"
-    for unit, size in (
-        ("year", 365 * 86400),
-        ("month", 30 * 86400),
-        ("day", 86400),
-        ("hour", 3600),
-        ("minute", 60),
-    ):
-        if seconds >= size:
-            n = int(seconds // size)
-            return f"{n} {unit}{'s' if n != 1 else ''} ago"
-    return "just now"
+    if not relative:
+        return text
+    age = ((now or datetime.now(UTC)) - dt).total_seconds()
+    return f"{text} ({relative_age(age, words=True)})"
 
 
 MAX_ERROR_CHARS = 2000

@@ -15,7 +15,7 @@ from session_browser.core import quarantine as q
 from session_browser.core.actions.rescue import store_holding, writable_stores
 from session_browser.core.files import dumps_session
 from session_browser.core.store import DefaultSessionStore
-from session_browser.core.text import human_size, printable
+from session_browser.core.text import human_size, printable, relative_age
 
 from .common import (
     confirm,
@@ -48,13 +48,6 @@ def _store_of(
     ctx: click.Context, stores: tuple[str, ...], item: q.QuarantineItem
 ) -> DefaultSessionStore:
     return store_holding(_stores(ctx, stores), item)
-
-
-def _age(seconds: float) -> str:
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit} ago"
-    return "just now"
 
 
 def action_options(func: F) -> F:
@@ -104,7 +97,7 @@ def list_(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
             it.kind,
             safe(it.name),
             human_size(it.size),
-            _age(it.age_seconds()),
+            relative_age(it.age_seconds()),
             session,
             safe(error),
             safe(it.status or "-"),

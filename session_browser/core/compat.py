@@ -45,6 +45,7 @@ log = logging.getLogger("session_browser.store")
 DEFAULT_MIRROR_QUEUE_SIZE = 1000
 DEFAULT_MIRROR_MAX_RETRIES = 3
 DEFAULT_IMPORT_MAX_SESSIONS = 10_000
+DEFAULT_LOCK_TIMEOUT = 5.0  # seconds a write waits for a session's lock
 
 
 class StoreDir(str):
@@ -401,6 +402,7 @@ class PraisonAICompat(CompatReads):
 
     _mirror_writer: _MirrorWriter | None = None
     read_side_effects: bool = False
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
 
     if TYPE_CHECKING:
         session_dir: StoreDir
@@ -439,7 +441,7 @@ class PraisonAICompat(CompatReads):
             read_json_file(path)
         except SessionFileError:
             try:
-                with session_lock(path, getattr(self, "lock_timeout", 5.0)):
+                with session_lock(path, self.lock_timeout):
                     try:
                         read_json_file(path)
                     except SessionFileError as exc:

@@ -362,9 +362,7 @@ class StoreGroup:
 
     def close(self) -> None:
         for store in self.stores:
-            close = getattr(store, "close", None)
-            if callable(close):
-                close()
+            store.close()
 
     def __enter__(self) -> StoreGroup:
         return self

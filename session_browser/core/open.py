@@ -308,9 +308,7 @@ def open_stores(
     except BaseException:
         # Those already open are closed (their index connections, background threads).
         for store in reversed(stores):
-            close = getattr(store, "close", None)
-            if callable(close):
-                with contextlib.suppress(Exception):
-                    close()
+            with contextlib.suppress(Exception):
+                store.close()
         raise
     return StoreGroup(stores)

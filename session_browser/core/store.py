@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from . import recall
-from .compat import PraisonAICompat, StoreDir
+from .compat import DEFAULT_LOCK_TIMEOUT, PraisonAICompat, StoreDir
 from .files import (
     MAX_SESSION_BYTES,
     FileIdentity,
@@ -59,7 +59,6 @@ from .paths import (
 log = logging.getLogger("session_browser.store")
 
 DEFAULT_MAX_MESSAGES = 100
-DEFAULT_LOCK_TIMEOUT = 5.0
 RETENTION_COMPACT = "compact"
 RETENTION_TRUNCATE = "truncate"
 RETENTION_KEEP_ALL = "keep_all"
@@ -245,6 +244,10 @@ class DefaultSessionStore(PraisonAICompat, metaclass=abc.ABCMeta):
         """The names of the files an index over this store could not read: none (the JSON
         store keeps no index; an indexed store names them)."""
         return []
+
+    def close(self) -> None:
+        """Nothing to release: every write opens, locks and closes its own file (a mirror
+        is flushed and stopped by :meth:`close_mirror`)."""
 
     def session_path(self, session_id: str) -> Path:
         """The file of ``session_id`` (a hostile id cannot leave the session dir)."""

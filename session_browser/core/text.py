@@ -135,6 +135,33 @@ def human_size(size: int) -> str:
     return f"{size} B"  # pragma: no cover
 
 
+# (short unit, long unit, seconds), largest first
+_AGE_UNITS = (
+    ("y", "year", 365 * 86400),
+    ("mo", "month", 30 * 86400),
+    ("d", "day", 86400),
+    ("h", "hour", 3600),
+    ("m", "minute", 60),
+)
+#: A time this far ahead still reads "just now": clocks of two machines drift.
+FUTURE_SLACK = 60.0
+
+
+def relative_age(seconds: float, *, words: bool = False) -> str:
+    """How long ago something happened ``seconds`` ago, in its largest whole unit: ``3d ago``
+    for compact rows, ``3 days ago`` with ``words``; ``just now`` under a minute (or up to
+    :data:`FUTURE_SLACK` ahead), ``in the future`` beyond that."""
+    if seconds < -FUTURE_SLACK:
+        return "in the future"
+    for short, long, size in _AGE_UNITS:
+        if seconds >= size:
+            n = int(seconds // size)
+            if words:
+                return f"{n} {long}{'s' if n != 1 else ''} ago"
+            return f"{n}{short} ago"
+    return "just now"
+
+
 _SIZE_RE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(?:([kmgt])(?:i?b)?|b)?\s*", re.IGNORECASE)
 _SIZE_UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 

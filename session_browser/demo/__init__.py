@@ -573,450 +573,142 @@ def build_demo_store(root: Path, *, now: float | None = None) -> DemoInfo:
 
 # --------------------------------------------------------------------------- long session
 
-_FILES = (
-    "reportd/db/pool.py",
-    "reportd/db/queries/revenue.py",
-    "reportd/db/queries/churn.py",
-    "reportd/db/queries/usage.py",
-    "reportd/reports/daily.py",
-    "reportd/reports/monthly.py",
-    "reportd/reports/tenant_overview.py",
-    "reportd/exports/csv_writer.py",
-    "reportd/exports/xlsx_writer.py",
-    "reportd/exports/s3_upload.py",
-    "reportd/api/routes/reports.py",
-    "reportd/api/routes/exports.py",
-    "reportd/api/deps.py",
-    "reportd/scheduler/jobs.py",
-    "reportd/cache/redis_cache.py",
-    "reportd/emails/digest.py",
-    "reportd/auth/tokens.py",
-    "reportd/metrics.py",
-)
-
-_FUNCS = (
-    "build_daily_summary",
-    "fetch_revenue_rows",
-    "compute_churn",
-    "load_tenant_settings",
-    "render_csv",
-    "render_xlsx",
-    "upload_export",
-    "send_digest",
-    "refresh_materialized_views",
-    "get_cached_report",
-    "paginate_rows",
-    "validate_token",
-    "collect_usage",
-    "tenant_overview",
-    "schedule_nightly_jobs",
-    "invalidate_cache",
-    "monthly_rollup",
-    "list_exports",
-)
-
-_ENDPOINTS = (
-    "GET /reports/daily",
-    "GET /reports/monthly",
-    "GET /tenants/{id}/overview",
-    "POST /exports",
-    "GET /exports/{id}",
-    "GET /usage",
-)
-
-_TABLES = ("invoices", "subscriptions", "usage_events", "tenants", "report_cache", "exports")
-
-_DESIGN: tuple[tuple[str, str], ...] = (
-    (
-        "Should `{func}` take the pool or a connection?",
-        "A connection if the caller might need it inside a transaction; the pool otherwise. "
-        "The rule we've been following: query functions take `conn`, orchestration "
-        "functions take `pool` and decide where the transaction starts.",
-    ),
-    (
-        "`{func}` returns a list of dicts today. Keep that or switch to the `Row` dataclass?",
-        "Switch, but only at the edges we touch anyway: `Row` gives mypy something to check, "
-        "and `dataclasses.asdict` keeps the JSON responses identical. Callers that index "
-        "with `row['x']` show up as type errors, which is the to-do list for free.",
-    ),
-    (
-        "Where should the transaction for `{func}` start? It writes to `{table}` and to the "
-        "audit log.",
-        "In `{func}` itself, around both writes: `async with conn.transaction():`. The audit "
-        "row must commit or roll back with the change it describes; the route handler "
-        "shouldn't need to know that.",
-    ),
-    (
-        "Do we need a repository class for `{table}`, or are plain functions fine?",
-        "Plain functions. A class would only hold the pool, which we already pass in, and "
-        "module-level functions are easier to grep and to fake in tests.",
-    ),
-)
-
-_CANCEL: tuple[tuple[str, str], ...] = (
-    (
-        "What happens if the client disconnects in the middle of `{func}`?",
-        "The request task is cancelled: `CancelledError` is raised at the current `await`. "
-        "`async with pool.acquire()` still returns the connection (asyncpg resets it), so "
-        "nothing leaks. Don't catch `CancelledError` broadly; if cleanup is needed, use "
-        "`try/finally` and re-raise.",
-    ),
-    (
-        "Should `{func}` have a timeout?",
-        "Yes, at two levels: `statement_timeout` on the connection (the database stops the "
-        "query) and `asyncio.timeout(10)` around the call (we stop waiting). The first one "
-        "matters more: a cancelled coroutine doesn't stop a running query by itself.",
-    ),
-    (
-        "If `{func}` is cancelled halfway through the inserts, do we end up with half a report?",
-        "Not if the inserts are in one `conn.transaction()`: cancellation raises inside the "
-        "block, the transaction rolls back, and the connection is reset before it goes back "
-        "to the pool.",
-    ),
-)
-
-_REVIEW: tuple[tuple[str, str], ...] = (
-    (
-        "async def {func}(pool, ids):\n    results = []\n    for i in ids:\n"
-        "        results.append(await fetch_one(pool, i))\n    return results",
-        "Correct, but serial: one round trip per id, each waiting for the last. Either one "
-        "query with `ANY($1)` or, if `fetch_one` must stay, "
-        "`await asyncio.gather(*(fetch_one(pool, i) for i in ids))` with a semaphore.",
-    ),
-    (
-        "async def {func}(pool):\n    conn = await pool.acquire()\n"
-        "    rows = await conn.fetch(QUERY)\n    await pool.release(conn)\n    return rows",
-        "If `fetch` raises, `release` never runs and the connection leaks. Use "
-        "`async with pool.acquire() as conn:` so release happens on every path.",
-    ),
-    (
-        "async def {func}(pool, tenant_id):\n    data = await load(pool, tenant_id)\n"
-        "    time.sleep(0.5)  # let the replica catch up\n    return await load(pool, tenant_id)",
-        "`time.sleep` blocks the whole event loop for half a second, so every other request "
-        "stalls too. `await asyncio.sleep(0.5)` at minimum, but better to read from the "
-        "primary when you need read-your-writes.",
-    ),
-    (
-        "async def {func}(pool, day):\n    key = f'report:{{day}}'\n"
-        "    if (hit := cache.get(key)):\n        return hit\n"
-        "    return await build(pool, day)",
-        "`cache.get` is the sync Redis client, so it blocks the loop on every call. Use "
-        "`redis.asyncio` and `await cache.get(key)`; also nothing ever writes the result "
-        "back to the cache.",
-    ),
-)
-
-_FLAKY = (
-    "It depends on row order: `{table}` has no `ORDER BY` in the fixture query, and "
-    "Postgres returns rows in whatever order is cheapest. Add `ORDER BY id` to the query, "
-    "or compare sets in the test.",
-    "It compares `created_at` with `datetime.now()` taken in the test; on a slow CI box the "
-    "two straddle a second boundary. Freeze time or compare with a tolerance.",
-    "Two tests insert the same tenant id into `{table}` and run on different xdist workers "
-    "against one database. Give each worker its own schema (the worker id is in "
-    "`PYTEST_XDIST_WORKER`).",
-)
-
-_ERRORS: tuple[tuple[str, str], ...] = (
-    (
-        "RuntimeError: Task <Task pending name='Task-7'> got Future <Future pending> "
-        "attached to a different loop",
-        "The pool was created at import time, on a different event loop than the one the "
-        "test runs on. Create it inside the app's lifespan (and in tests, in an async "
-        "fixture) so pool and requests share one loop.",
-    ),
-    (
-        "asyncpg.exceptions.TooManyConnectionsError: sorry, too many clients already",
-        "Each test builds its own pool and never closes it. Use one session-scoped pool "
-        "fixture and `await pool.close()` in its teardown; also cap `max_size` at 5 in tests.",
-    ),
-    (
-        "TypeError: object Record can't be used in 'await' expression",
-        "`conn.fetchrow()` is already awaited one line up; the second `await` is on the "
-        "Record it returned. Drop the extra `await`.",
-    ),
-    (
-        "RuntimeWarning: coroutine '{func}' was never awaited",
-        "A sync caller still calls `{func}()` without `await`, so it only creates a "
-        "coroutine object. grep for the call sites; one is in a list comprehension, which "
-        "needs `await asyncio.gather(*(...))` instead.",
-    ),
-    (
-        "asyncpg.exceptions.DataError: invalid input for query argument $2: "
-        "'2024-03-01' (expected a datetime.date or datetime.datetime instance, got 'str')",
-        "psycopg2 converted strings to dates for us; asyncpg is strict about types. Parse "
-        "the date at the API boundary (`date.fromisoformat`) and pass a real `date`.",
-    ),
-    (
-        "AssertionError: assert Decimal('1204.50') == 1204.5",
-        "asyncpg returns `numeric` as `Decimal`, like psycopg2 did, but the old test "
-        "compared against a float that the sync code produced via `float()`. Compare with "
-        "`Decimal('1204.50')`; money should stay Decimal end to end anyway.",
-    ),
-    (
-        "asyncio.exceptions.CancelledError",
-        "The test client closes the request while `{func}` is still running, which cancels "
-        "it. That's correct behaviour; the test should await the response before leaving the "
-        "`async with` block.",
-    ),
-    (
-        "asyncpg.exceptions.InterfaceError: cannot perform operation: another operation "
-        "is in progress",
-        "Two coroutines share one connection concurrently (the `gather` inside `{func}`). "
-        "A connection runs one query at a time: acquire one connection per task from the "
-        "pool, or run the queries sequentially on the same connection.",
-    ),
-)
-
-_MYPY = (
-    (
-        'Incompatible return value type (got "Coroutine[Any, Any, list[Row]]", '
-        'expected "list[Row]")',
-        "The caller is still sync. Make it `async def` and `await` the call; mypy will "
-        "then walk you up the call chain, which is exactly the list of what's left to port.",
-    ),
-    (
-        'Missing type parameters for generic type "Pool"',
-        "Spell it `asyncpg.Pool[asyncpg.Record]` (the stubs make `Pool` generic over the "
-        "record class), or add a `PgPool` alias in `reportd/db/pool.py` and use that everywhere.",
-    ),
-    (
-        '"Record" has no attribute "tenant_id"',
-        "Records are accessed by key, not attribute: `row['tenant_id']`. Or convert once "
-        "with `Row(**row)` at the query boundary and use the dataclass everywhere else.",
-    ),
-    (
-        'Argument 1 to "gather" has incompatible type "list[Coroutine[Any, Any, None]]"',
-        "`gather` takes the awaitables as separate arguments: `await asyncio.gather(*tasks)`.",
-    ),
-)
-
-_CI_TIPS = (
-    "The asyncpg tests spin up Postgres per module; make the container session-scoped.",
-    "`pytest -n 2` works now that no test shares a pool; that alone should halve it.",
-    "The xlsx golden files are regenerated on every run; cache them by content hash.",
-    "Half the time is `pip install`; cache the wheel directory keyed on the lockfile.",
-)
-
-_NOTES = (
-    "`$1`, `$2` placeholders instead of `%s`: asyncpg uses Postgres' native ones.",
-    "The connection returns to the pool at the end of the `async with`, even on errors.",
-    "`fetch` returns `Record` objects; converting to `Row` at the boundary keeps the rest "
-    "of the code independent of the driver.",
-    "No `conn.commit()`: outside an explicit transaction each statement autocommits.",
-    "I kept the function signature apart from `async`, so the diff for callers is small.",
-    "The query text is unchanged, so the existing index on `(tenant_id, created_at)` still "
-    "applies.",
-)
-
-_ACKS = (
-    "Committed as {sha}. What's next on the list?",
-    "Nice, pushed ({sha}). Next?",
-    "ok merged that ({sha}). what's next",
-    "Done, tests green locally, committed {sha}. Next one?",
-)
+_PAIRING_FILE = "pairing.json"
 
 
-def _pairing_exchange(rng: random.Random, kind: str, done: int, total: int) -> tuple[str, str]:
-    """One user/assistant exchange of the pairing session."""
-    func = rng.choice(_FUNCS)
-    path = rng.choice(_FILES)
-    table = rng.choice(_TABLES)
+@dataclass(frozen=True)
+class _Pairing:
+    """The vocabulary of the generated pairing session (``pairing.json``)."""
+
+    files: tuple[str, ...]
+    funcs: tuple[str, ...]
+    endpoints: tuple[str, ...]
+    tables: tuple[str, ...]
+    notes: tuple[str, ...]
+    acks: tuple[str, ...]
+    flaky: tuple[str, ...]
+    ci_tips: tuple[str, ...]
+    errors: tuple[tuple[str, str], ...]
+    mypy: tuple[tuple[str, str], ...]
+    design: tuple[tuple[str, str], ...]
+    cancel: tuple[tuple[str, str], ...]
+    review: tuple[tuple[str, str], ...]
+    #: (extra parameters, the arguments passing them) of a ported function
+    signatures: tuple[tuple[str, str], ...]
+    #: each exchange kind and how many times it is in the draw
+    kinds: tuple[tuple[str, int], ...]
+    #: kind -> its texts: "user", "assistant" (and "assistant_slower" for a benchmark)
+    exchanges: Mapping[str, Mapping[str, str]]
+    #: name -> (user, assistant, the question whose answer the assistant turn is)
+    milestones: Mapping[str, tuple[str, str, str]]
+
+
+def _strings(obj: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    val = _req(obj, key, list)
+    if not all(isinstance(v, str) for v in val):
+        raise ValueError(f"demo data: {key!r} must be a list of strings")
+    return tuple(val)
+
+
+def _pairs(obj: Mapping[str, Any], key: str) -> tuple[tuple[str, str], ...]:
+    val = _req(obj, key, list)
+    if not all(isinstance(v, list) and [type(t) for t in v] == [str, str] for v in val):
+        raise ValueError(f"demo data: {key!r} must be a list of [text, text] pairs")
+    return tuple((v[0], v[1]) for v in val)
+
+
+def _load_pairing() -> _Pairing:
+    text = resources.files(__name__).joinpath(_PAIRING_FILE).read_text(encoding="utf-8")
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError(f"demo data: {_PAIRING_FILE} must be an object")
+    kinds = _req(data, "kinds", dict)
+    if not all(isinstance(w, int) and not isinstance(w, bool) and w > 0 for w in kinds.values()):
+        raise ValueError("demo data: 'kinds' must map each kind to a positive count")
+    exchanges = {kind: _req(_req(data, "exchanges", dict), kind, dict) for kind in kinds}
+    for kind, texts in exchanges.items():
+        if not isinstance(texts.get("user"), str) or not isinstance(texts.get("assistant"), str):
+            raise ValueError(f"demo data: exchange {kind!r} needs a user and an assistant text")
+    milestones = {
+        name: (_req(m, "user", str), _req(m, "assistant", str), _req(m, "question", str))
+        for name, m in _req(data, "milestones", dict).items()
+    }
+    return _Pairing(
+        files=_strings(data, "files"),
+        funcs=_strings(data, "funcs"),
+        endpoints=_strings(data, "endpoints"),
+        tables=_strings(data, "tables"),
+        notes=_strings(data, "notes"),
+        acks=_strings(data, "acks"),
+        flaky=_strings(data, "flaky"),
+        ci_tips=_strings(data, "ci_tips"),
+        errors=_pairs(data, "errors"),
+        mypy=_pairs(data, "mypy"),
+        design=_pairs(data, "design"),
+        cancel=_pairs(data, "cancel"),
+        review=_pairs(data, "review"),
+        signatures=_pairs(data, "signatures"),
+        kinds=tuple(kinds.items()),
+        exchanges=exchanges,
+        milestones=milestones,
+    )
+
+
+def _pairing_exchange(
+    v: _Pairing, rng: random.Random, kind: str, done: int, total: int
+) -> tuple[str, str]:
+    """One user/assistant exchange of the pairing session: the random picks of its kind
+    (always drawn in the same order, so the demo is the same on every build) filled into
+    that kind's texts."""
+    func = rng.choice(v.funcs)
+    path = rng.choice(v.files)
+    table = rng.choice(v.tables)
+    fields: dict[str, object] = {"func": func, "path": path, "table": table}
+    texts = v.exchanges[kind]
+    answer = "assistant"
     if kind == "port":
-        extra, args = rng.choice(
-            [
-                ("", ""),
-                (", day: date", ", day"),
-                (", since: datetime", ", since"),
-                (", limit: int = 500", ", limit"),
-            ]
-        )
-        notes = rng.sample(_NOTES, 2)
-        return (
-            f"Next: `{func}` in `{path}`. It still uses the sync `cursor.execute` path.",
-            f"Here's the async version of `{func}`:\n\n```python\n"
-            f"async def {func}(pool: PgPool, tenant_id: int{extra}) -> list[Row]:\n"
-            f"    async with pool.acquire() as conn:\n"
-            f"        rows = await conn.fetch(\n"
-            f'            "SELECT * FROM {table} WHERE tenant_id = $1 ORDER BY created_at DESC",\n'
-            f"            tenant_id{args},\n"
-            f"        )\n"
-            f"    return [Row(**r) for r in rows]\n```\n\n- {notes[0]}\n- {notes[1]}",
-        )
-    if kind == "error":
-        err, fix = rng.choice(_ERRORS)
-        test = f"tests/{path.split('/')[-1].replace('.py', '')}_test.py::test_{func}"
-        return (
-            f"`{test}` is red after that:\n\n```\n{err.format(func=func)}\n```",
-            fix.format(func=func),
-        )
-    if kind == "batch":
-        n = rng.choice([40, 120, 380, 900, 1400])
-        return (
-            f"`{func}` still does one query per tenant: {n} tenants, {n} round trips. "
-            "Can we batch it?",
-            "Yes: pass all ids as one array parameter and group in Python.\n\n```python\n"
-            "rows = await conn.fetch(\n"
-            f'    "SELECT * FROM {table} WHERE tenant_id = ANY($1::bigint[])",\n'
-            "    tenant_ids,\n)\nby_tenant = defaultdict(list)\nfor r in rows:\n"
-            "    by_tenant[r['tenant_id']].append(Row(**r))\n```\n\n"
-            f"One round trip instead of {n}. If the list can get huge, chunk it by 1,000.",
-        )
-    if kind == "gather":
-        other = rng.choice([f for f in _FUNCS if f != func])
-        return (
-            f"`{func}` and `{other}` are independent. Can they run concurrently?",
-            "Yes, with a task group; each task acquires its own connection:\n\n```python\n"
-            "async with asyncio.TaskGroup() as tg:\n"
-            f"    a = tg.create_task({func}(pool, tenant_id))\n"
-            f"    b = tg.create_task({other}(pool, tenant_id))\n"
-            "return combine(a.result(), b.result())\n```\n\n"
-            "Watch the pool size: every concurrent request now holds two connections. "
-            "With `max_size=20` that's 10 requests in flight before they queue.",
-        )
-    if kind == "bench":
-        endpoint = rng.choice(_ENDPOINTS)
+        fields["extra"], fields["args"] = rng.choice(v.signatures)
+        fields["note1"], fields["note2"] = rng.sample(v.notes, 2)
+    elif kind == "error":
+        err, fix = rng.choice(v.errors)
+        name = path.split("/")[-1].replace(".py", "")
+        fields |= {"test": f"tests/{name}_test.py::test_{func}", "error": err.format(func=func)}
+        fields["fix"] = fix.format(func=func)
+    elif kind == "batch":
+        fields["n"] = rng.choice([40, 120, 380, 900, 1400])
+    elif kind == "gather":
+        fields["other"] = rng.choice([f for f in v.funcs if f != func])
+    elif kind == "bench":
+        fields["endpoint"] = rng.choice(v.endpoints)
         p50a = rng.randint(80, 600)
         p95a = p50a * rng.randint(3, 6)
         better = rng.random() < 0.8
         p50b = int(p50a * (rng.uniform(0.25, 0.7) if better else rng.uniform(1.05, 1.4)))
         p95b = int(p95a * (rng.uniform(0.2, 0.6) if better else rng.uniform(1.1, 1.6)))
-        user = (
-            f"Benchmark for `{endpoint}` on the staging dataset: p50 {p50a} ms -> {p50b} ms, "
-            f"p95 {p95a} ms -> {p95b} ms."
-        )
-        if better:
-            return user, (
-                f"Good: the p95 gain ({p95a} -> {p95b} ms) is bigger than the p50 gain, which "
-                "is what removing serial round trips should do. Worth noting in the PR, "
-                "with the dataset size so the numbers can be reproduced."
-            )
-        return user, (
-            "Slower, so something is serialising. My guess is the pool: "
-            "`min_size=1` means the first burst of requests waits for new connections. Try "
-            "`min_size=5` and run it again before we dig into the queries."
-        )
-    if kind == "mypy":
-        err, fix = rng.choice(_MYPY)
-        return f"mypy in `{path}`: `error: {err}`", fix
-    if kind == "design":
-        q, ans = rng.choice(_DESIGN)
-        return q.format(func=func, path=path, table=table), ans.format(func=func, table=table)
-    if kind == "cancel":
-        q, ans = rng.choice(_CANCEL)
-        return q.format(func=func), ans.format(func=func)
-    if kind == "review":
-        bug, fix = rng.choice(_REVIEW)
-        return (
-            f"Does this look right? From `{path}`:\n\n```python\n{bug.format(func=func)}\n```",
-            fix.format(func=func),
-        )
-    if kind == "flaky":
-        runs = rng.randint(3, 9)
-        return (
-            f"`test_{func}` failed in CI, passed on re-run. Third time this week ({runs} runs).",
-            rng.choice(_FLAKY).format(func=func, table=table),
-        )
-    if kind == "ci":
-        minutes = rng.randint(11, 24)
-        return (
-            f"CI is slow today, {minutes} minutes for the test job 🙄",
-            rng.choice(_CI_TIPS),
-        )
-    if kind == "sql":
-        ms = rng.randint(250, 2400)
-        return (
-            f"The query in `{func}` takes {ms} ms for the biggest tenant.",
-            f"Can you paste `EXPLAIN (ANALYZE, BUFFERS)` for it? If it's a seq scan on "
-            f"`{table}`, an index on `(tenant_id, created_at DESC)` is the usual fix; if it's "
-            "a sort spilling to disk, raising `work_mem` for that one query will show it.",
-        )
-    if kind == "logging":
-        return (
-            f"Add structured logging to `{func}`?",
-            "```python\nlog.info(\n"
-            f'    "{func} done",\n'
-            '    extra={"tenant_id": tenant_id, "rows": len(rows), '
-            '"elapsed_ms": round(elapsed * 1000)},\n)\n```\n\n'
-            "Keep the message constant and put the variables in `extra`, so the log search "
-            "can group by message.",
-        )
-    if kind == "test":
-        return (
-            f"Write a test for `{func}`?",
-            "```python\n"
-            f"async def test_{func}_returns_rows_for_one_tenant(pool, seed_tenants):\n"
-            f"    rows = await {func}(pool, tenant_id=seed_tenants.acme)\n"
-            "    assert rows\n"
-            "    assert {r.tenant_id for r in rows} == {seed_tenants.acme}\n```\n\n"
-            "`pool` and `seed_tenants` come from `conftest.py`; the second tenant in the seed "
-            "data is what makes the isolation assertion meaningful.",
-        )
-    # "next"
-    sha = f"{rng.getrandbits(28):07x}"
-    nxt = rng.choice(_FILES)
-    return (
-        rng.choice(_ACKS).format(sha=sha),
-        f"Progress: {done} of {total} modules ported. Next up is `{nxt}`; it has the "
-        f"most call sites left, so porting it now unblocks the rest.",
-    )
-
-
-_KINDS = (
-    ("port", 5),
-    ("error", 4),
-    ("next", 4),
-    ("batch", 2),
-    ("gather", 1),
-    ("bench", 2),
-    ("mypy", 2),
-    ("design", 2),
-    ("cancel", 1),
-    ("review", 2),
-    ("flaky", 1),
-    ("ci", 1),
-    ("sql", 2),
-    ("logging", 1),
-    ("test", 2),
-)
-
-_MILESTONES: dict[str, tuple[str, str, str]] = {
-    "kickoff": (
-        "Today we start porting `reportd` from Flask + psycopg2 to async (FastAPI + asyncpg). "
-        "18 modules. Plan?",
-        "Bottom-up, so every step is shippable:\n\n1. `db/pool.py`: one asyncpg pool "
-        "created in the app lifespan.\n2. Query modules, one at a time, each with its tests.\n"
-        "3. Reports and exports on top of them.\n4. Routes last; until then a sync shim "
-        "calls the async code.\n\nWe keep a checklist and commit after every module.",
-        "what is the plan for the reportd async port",
-    ),
-    "shim": (
-        "The sync callers in the scheduler still need the old functions. Keep a shim, or port "
-        "the scheduler now?",
-        "**Decision: keep the `reportd.compat.run_sync()` shim until v3.0** and delete it in "
-        "the first release after. It runs a coroutine on a private event loop thread, so "
-        "sync callers keep working while we port. Every use logs a deprecation warning with "
-        "the caller, so we can see what's left.",
-        "how long do we keep the run_sync shim",
-    ),
-    "leak": (
-        "Load test on staging died with `TooManyConnectionsError` after 20 minutes. Leak?",
-        "Found it: `get_cached_report` returns early on a cache hit *between* "
-        "`pool.acquire()` and `pool.release()`, so every cache hit leaked a connection. "
-        "Switched it to `async with pool.acquire() as conn:`; there are no manual "
-        "`release()` calls left anywhere now, and the 2-hour load test is flat at 14 "
-        "connections.",
-        "what caused the connection leak in the load test",
-    ),
-    "xlsx": (
-        "Big tenants' xlsx exports take 40 s and time out behind the load balancer.",
-        "**Decision: xlsx exports become a background job.** `POST /exports` returns "
-        "`202 Accepted` with an export id; the job writes the file to S3 and "
-        "`GET /exports/{id}` returns a signed URL when it's ready. CSV stays synchronous "
-        "because it streams.",
-        "why do xlsx exports return 202",
-    ),
-}
+        fields |= {"p50a": p50a, "p95a": p95a, "p50b": p50b, "p95b": p95b}
+        answer = "assistant" if better else "assistant_slower"
+    elif kind == "mypy":
+        fields["error"], fields["fix"] = rng.choice(v.mypy)
+    elif kind in ("design", "cancel"):
+        question, reply = rng.choice(v.design if kind == "design" else v.cancel)
+        fields["question"] = question.format(func=func, path=path, table=table)
+        fields["answer"] = reply.format(func=func, table=table)
+    elif kind == "review":
+        bug, fix = rng.choice(v.review)
+        fields["code"], fields["fix"] = bug.format(func=func), fix.format(func=func)
+    elif kind == "flaky":
+        fields["runs"] = rng.randint(3, 9)
+        fields["tip"] = rng.choice(v.flaky).format(func=func, table=table)
+    elif kind == "ci":
+        fields["minutes"] = rng.randint(11, 24)
+        fields["tip"] = rng.choice(v.ci_tips)
+    elif kind == "sql":
+        fields["ms"] = rng.randint(250, 2400)
+    elif kind == "next":
+        sha = f"{rng.getrandbits(28):07x}"
+        fields |= {"next": rng.choice(v.files), "done": done, "total": total}
+        fields["ack"] = rng.choice(v.acks).format(sha=sha)
+    return texts["user"].format(**fields), texts[answer].format(**fields)
 
 
 def _pairing_session(
@@ -1024,17 +716,18 @@ def _pairing_session(
 ) -> tuple[list[_Turn], dict[int, float], list[tuple[str, int]]]:
     """A long, deterministic pairing session: turns, overnight/lunch pauses, milestones."""
     exchanges = max(exchanges, 40)
+    v = _load_pairing()
     fixed = {
         0: "kickoff",
         int(exchanges * 0.27): "shim",
         int(exchanges * 0.58): "leak",
         int(exchanges * 0.82): "xlsx",
     }
-    kinds = [k for k, w in _KINDS for _ in range(w)]
+    kinds = [k for k, w in v.kinds for _ in range(w)]
     turns: list[_Turn] = []
     pauses: dict[int, float] = {}
     milestones: list[tuple[str, int]] = []
-    total_modules = len(_FILES)
+    total_modules = len(v.files)
     day_left = rng.randint(48, 62)
     lunch_at = day_left // 2
     day_number = 1
@@ -1051,13 +744,13 @@ def _pairing_session(
                 "the staging dataset."
             )
         elif ex in fixed:
-            user, assistant, question = _MILESTONES[fixed[ex]]
+            user, assistant, question = v.milestones[fixed[ex]]
             milestones.append((question, len(turns) + 1))
         elif ex == lunch_at and day_left > 0:
             user = "Lunch, back in an hour."
             assistant = "Enjoy! When you're back we pick up with the failing test from before."
         else:
-            user, assistant = _pairing_exchange(rng, rng.choice(kinds), done, total_modules)
+            user, assistant = _pairing_exchange(v, rng, rng.choice(kinds), done, total_modules)
         if day_left == 0:
             # A new working day: the night before is a long pause.
             day_number += 1

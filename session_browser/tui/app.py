@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import itertools
 import os
 import shlex
 import subprocess
-import sys
 import threading
 from collections import deque
 from dataclasses import dataclass, field
@@ -30,6 +27,7 @@ from session_browser.core.paths import config_dir
 from session_browser.core.settings import load_settings, save_settings
 from session_browser.tui.backend import Backend, IndexState, LiveChanges, release_free_memory
 from session_browser.tui.commands import ActionsProvider
+from session_browser.tui.common.base import ContextScreen
 from session_browser.tui.common.chrome import SEPARATOR, StatusPart, stores_part
 from session_browser.tui.common.confirm import ConfirmScreen
 from session_browser.tui.common.errors import ReportsWorkerErrors
@@ -40,9 +38,11 @@ from session_browser.tui.help.screen import HelpScreen
 from session_browser.tui.keymap import KeymapError, keymap_path, keymap_problems, load_keymap
 from session_browser.tui.messages import StoreStatus
 from session_browser.tui.recent.listing import RecentList
+from session_browser.tui.rescue.screen import QuarantineList, QuarantineScreen
 from session_browser.tui.search.hits import HitList
 from session_browser.tui.search.saved import SavedSearchesScreen, SaveSearchScreen
 from session_browser.tui.search.screen import MainScreen
+from session_browser.tui.transfer.screen import ExportScreen, ImportScreen
 from session_browser.tui.viewer.screen import ViewerScreen
 from session_browser.tui.viewer.transcript import TranscriptView
 
@@ -55,13 +55,8 @@ LIVE_POLL = 1.0  # seconds between looks for new or changed session files
 # went away on the way: its screen closed).
 KEY_WAIT = 1.0
 
-# Screens other parts of the app add: name -> (module, class). A screen class is called
-# with one argument, a :class:`ScreenContext`; when its module is absent the action says so.
-EXTRA_SCREENS: dict[str, tuple[str, str]] = {
-    "quarantine": ("session_browser.tui.rescue.screen", "QuarantineScreen"),
-    "export": ("session_browser.tui.transfer.screen", "ExportScreen"),
-    "import": ("session_browser.tui.transfer.screen", "ImportScreen"),
-}
+#: The screens opened on what the user has in hand (a :class:`ScreenContext`).
+CONTEXT_SCREENS: tuple[type[ContextScreen], ...] = (QuarantineScreen, ExportScreen, ImportScreen)
 
 
 class QuitConfirm(ConfirmScreen):
@@ -758,31 +753,12 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             ("Transcript", [*TranscriptView.BINDINGS]),
             ("Dialogs", [*TextScreen.BINDINGS]),
             ("Saved searches", [*SavedSearchesScreen.BINDINGS, *SaveSearchScreen.BINDINGS]),
-            *self._extra_help_sections(),
+            ("Quarantine", [*QuarantineScreen.BINDINGS]),
+            ("Quarantine list", [*QuarantineList.BINDINGS]),
+            ("Export", [*ExportScreen.BINDINGS]),
+            ("Import", [*ImportScreen.BINDINGS]),
+            ("Confirmations", [*ConfirmScreen.BINDINGS]),
         ]
-
-    @staticmethod
-    def _extra_help_sections() -> list[tuple[str, list[BindingType]]]:
-        """The bindings of the added screens (quarantine, export, import) that are present."""
-        out: list[tuple[str, list[BindingType]]] = []
-        wanted = [
-            ("Quarantine", "quarantine", "QuarantineScreen"),
-            ("Quarantine list", "quarantine", "QuarantineList"),
-            ("Export", "export", "ExportScreen"),
-            ("Import", "import", "ImportScreen"),
-        ]
-        for section, name, class_name in wanted:
-            module_name = EXTRA_SCREENS[name][0]
-            if importlib.util.find_spec(module_name) is None:
-                continue
-            cls = getattr(importlib.import_module(module_name), class_name, None)
-            bindings = getattr(cls, "BINDINGS", None)
-            if bindings:
-                out.append((section, [*bindings]))
-        from session_browser.tui.common.confirm import ConfirmScreen
-
-        out.append(("Confirmations", [*ConfirmScreen.BINDINGS]))
-        return out
 
     def key_for(self, binding_id: str) -> str:
         """The first key of binding ``binding_id`` as shown (the keymap applied): what the
@@ -805,7 +781,9 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
             f"Keymap file: {printable(str(config_dir() / 'keymap.toml'), one_line=True)}"
             ' (e.g.  "viewer.next_hit" = "n,ctrl+n")'
         )
-        self.push_screen(HelpScreen(self.help_sections(), hint))
+        self.push_screen(
+            HelpScreen(self.help_sections(), hint, keymap=dict(self._keymap), key_for=self.key_for)
+        )
 
     # ------------------------------------------------------------------ one session
 
@@ -938,37 +916,15 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         ids = [session] if session else self.main.current_session_ids()
         return ScreenContext(self, self.backend, self.now, ids, session)
 
-    def open_extra(self, name: str) -> bool:
-        module_name, class_name = EXTRA_SCREENS[name]
-        if importlib.util.find_spec(module_name) is None:
-            self.notify(f"{name.capitalize()} is not available in this build.", severity="warning")
-            return False
-        module = importlib.import_module(module_name)
-        screen_class = getattr(module, class_name, None)
-        if screen_class is None:
-            self.notify(f"{name.capitalize()} is not available in this build.", severity="warning")
-            return False
-        context = self.screen_context()
-        # The F-keys switch between these screens: the one on top goes (never a stack of
-        # them that takes an Esc each), whatever is under it (a viewer) stays.
-        extra_classes = self._extra_classes()
-        while len(self.screen_stack) > 1 and isinstance(self.screen, extra_classes):
+    def open_context_screen(self, screen_class: type[ContextScreen]) -> None:
+        """Open quarantine, export or import on what the user has in hand. The F-keys switch
+        between these screens: the one on top goes (never a stack of them that takes an Esc
+        each), whatever is under it (a viewer) stays."""
+        while len(self.screen_stack) > 1 and isinstance(self.screen, CONTEXT_SCREENS):
             if type(self.screen) is screen_class:
-                return True  # already there
+                return  # already there
             self.pop_screen()
-        self.push_screen(screen_class(context))
-        return True
-
-    @staticmethod
-    def _extra_classes() -> tuple[type, ...]:
-        """The classes of the added screens that are loaded."""
-        out: list[type] = []
-        for module_name, class_name in EXTRA_SCREENS.values():
-            module = sys.modules.get(module_name)
-            cls = getattr(module, class_name, None) if module is not None else None
-            if isinstance(cls, type):
-                out.append(cls)
-        return tuple(out)
+        self.push_screen(screen_class(self.screen_context()))
 
     def action_help_quit(self) -> None:
         """Ctrl+C: ask whether to quit (Ctrl+C again, or y, quits)."""
@@ -985,10 +941,10 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
         self.push_screen(QuitConfirm(), answered)
 
     def action_open_quarantine(self) -> None:
-        self.open_extra("quarantine")
+        self.open_context_screen(QuarantineScreen)
 
     def action_open_export(self) -> None:
-        self.open_extra("export")
+        self.open_context_screen(ExportScreen)
 
     def action_open_import(self) -> None:
-        self.open_extra("import")
+        self.open_context_screen(ImportScreen)

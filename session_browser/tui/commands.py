@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from session_browser.tui.common.render import printable
+
+if TYPE_CHECKING:
+    from session_browser.tui.app import SessionBrowserApp
 
 
 @dataclass(frozen=True)
@@ -148,9 +152,7 @@ class ActionsProvider(Provider):
             return []
 
     async def _run_saved(self, query: str) -> None:
-        run = getattr(self.app, "run_saved_query", None)
-        if callable(run):
-            run(query)
+        cast("SessionBrowserApp", self.app).run_saved_query(query)  # the app's own palette
 
     async def discover(self) -> Hits:
         for command in self._commands():

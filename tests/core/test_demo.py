@@ -356,3 +356,22 @@ def test_praisonai_loads_and_rewrites_identically(demo: DemoInfo) -> None:
         raw = path.read_text(encoding="utf-8")
         session = store.SessionData.from_dict(json.loads(raw))
         assert json.dumps(session.to_dict(), indent=2, ensure_ascii=False) == raw
+
+
+def test_the_long_session_is_written_from_its_data_file(demo: DemoInfo) -> None:
+    """The pairing session's texts come from ``pairing.json`` (the module holds code, not
+    text): its milestones are that file's, word for word, at the known items' places."""
+    text = resources.files("session_browser.demo").joinpath("pairing.json").read_text("utf-8")
+    pairing = json.loads(text)
+    doc = json.loads((demo.sessions_dir / f"{safe_session_id(demo.long_id)}.json").read_text())
+    messages = [*doc["archived_messages"], *doc["messages"]]
+    known = {k.question: k.index for k in demo.known_items if k.session_id == demo.long_id}
+    assert len(known) == len(pairing["milestones"]) == 4
+    for milestone in pairing["milestones"].values():
+        index = known[milestone["question"]]
+        assert messages[index]["content"] == milestone["assistant"]
+        assert messages[index - 1]["content"].endswith(milestone["user"])
+    users = {m["content"] for m in messages if m["role"] == "user"}
+    for kind in ("design", "cancel"):
+        asked = {q.split("{")[0] for q, _a in pairing[kind]}
+        assert any(u.startswith(tuple(asked)) for u in users), kind

@@ -9,6 +9,7 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.widgets import Input
 
+from session_browser.core.model import SUMMARY_PREFIX, is_summary_message
 from session_browser.core.paths import safe_id
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
@@ -341,3 +342,72 @@ async def test_markdown_messages_still_show_escapes_and_markup_as_written(tmp_pa
         shown = "".join(seg.text for strip in strips for seg in strip)
         assert "\x1b" not in shown and "\u202e" not in shown and "\x07" not in shown
         assert app.is_running
+
+
+async def test_the_viewer_finds_what_search_found_with_accents_folded(tmp_path: Path) -> None:
+    store = tmp_path / "home" / "sessions"
+    turns = [
+        ("user", "What should I order at the corner place?"),
+        ("assistant", "Try the Café au lait and a croissant."),
+        ("user", "And for lunch?"),
+    ]
+    write(store, _session("order", conversation(BASE, turns)))
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press(*"cafe")
+        await settle(pilot, app)
+        hits = app.screen.query_one(HitList)
+        assert [h.session_id for h in hits.hits] == ["order"]
+        await pilot.press("enter", "enter")
+        await settle(pilot, app)
+        viewer = app.screen
+        assert isinstance(viewer, ViewerScreen)
+        assert viewer.terms == ["cafe"]
+        assert viewer.matches == [1]  # the message search found, found again in the viewer
+        view = viewer.query_one(TranscriptView)
+        match = view._style("match")
+        marked = {
+            segment.text
+            for y in range(view.size.height)
+            for segment in view.render_line(y)
+            if segment.style is not None and segment.style.bgcolor == match.bgcolor
+        }
+        assert "Café" in marked  # highlighted as written
+        await pilot.press("g", "slash")
+        await pilot.press("ctrl+u", *"CAFE", "enter")
+        await settle(pilot, app)
+        assert viewer.terms == ["CAFE"]
+        assert viewer.matches == [1]
+    assert find_matches([{"content": "Ça va, Café?"}], ["ca", "cafe"], None) == [0]
+
+
+async def test_only_a_compaction_summary_is_labelled_one(tmp_path: Path) -> None:
+    """The viewer calls a message a summary when the core does: a system message saying
+    "[Session Summary]" that compaction did not write (no ``compaction`` flag) is not one."""
+    store = tmp_path / "home" / "sessions"
+    archived = conversation(BASE, [("user", "Old question"), ("assistant", "Old answer")])
+    summary = {
+        "role": "system",
+        "content": f"{SUMMARY_PREFIX} the user asked an old question.",
+        "timestamp": BASE + 3 * 3600,
+        "metadata": {"compaction": True},
+    }
+    quoted = {
+        "role": "system",
+        "content": f"{SUMMARY_PREFIX} pasted by hand, not written by compaction.",
+        "timestamp": BASE + 4 * 3600,
+    }
+    messages = [summary, quoted, *conversation(BASE + 5 * 3600, [("user", "New question")])]
+    assert [is_summary_message(m) for m in (summary, quoted)] == [True, False]
+    write(store, _session("compacted", messages, archived=archived))
+    app = make_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.open_session("compacted", store="", anchor=-1, terms=[], title="compacted")
+        await settle(pilot, app)
+        await pilot.press("g")
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "pasted by hand" in text and "the user asked an old question" in text
+        assert text.count("SUMMARY of the archived turns") == 1

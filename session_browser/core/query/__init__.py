@@ -30,7 +30,7 @@ from .parse import (
     parse_query,
     why_empty,
 )
-from .terms import MIN_PREFIX, QueryError, Term, fold, tokenize
+from .terms import MIN_PREFIX, QueryError, Term, fold, folded_spans, tokenize
 
 __all__ = [
     "BY_KEY",
@@ -48,6 +48,7 @@ __all__ = [
     "Term",
     "classic_text",
     "fold",
+    "folded_spans",
     "fts_expr",
     "highlight_terms",
     "like_pattern",

@@ -25,6 +25,33 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
+def folded_spans(text: str, needle: str) -> list[tuple[int, int]]:
+    """Where ``needle`` occurs in ``text`` as search sees it (both folded): ``(start, end)``
+    offsets into ``text`` as written, left to right, not overlapping. ``cafe`` finds the
+    ``Café`` of "Café au lait" at ``(0, 4)``."""
+    key = fold(needle)
+    if not key:
+        return []
+    if text.isascii():
+        folded, starts = text.lower(), None
+    else:  # fold each character, remembering which character each folded one came from
+        pieces = [fold(ch) for ch in text]
+        folded = "".join(pieces)
+        starts = [i for i, piece in enumerate(pieces) for _ in piece]
+        starts.append(len(text))
+    spans: list[tuple[int, int]] = []
+    at = folded.find(key)
+    while at >= 0:
+        end = at + len(key)
+        if starts is None:
+            spans.append((at, end))
+        else:
+            last = starts[end - 1]
+            spans.append((starts[at], last + 1))
+        at = folded.find(key, end)
+    return spans
+
+
 def tokenize(text: str) -> list[str]:
     """The folded index tokens of ``text`` (runs of letters and digits)."""
     return _TOKEN_RE.findall(fold(text))

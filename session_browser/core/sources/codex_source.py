@@ -109,4 +109,4 @@ class CodexSource(AgentSource[CodexParseState]):
         return [n for n in self.file_order(names) if n.endswith(want)]
 
 
-KIND = agent_kind(CODEX_SOURCE, CodexSource, default_codex_dir, "Codex rollouts dir")
+KIND = agent_kind(CODEX_SOURCE, CodexSource, default_codex_dir, "Codex CLI rollouts dir")

@@ -55,8 +55,16 @@ def _refusing(name: str) -> Callable[..., NoReturn]:
 class ReadOnlyWrites:
     """Mixin: every write of the store API raises :class:`ReadOnlyStore`."""
 
+    @property
+    def label(self) -> str:
+        """How errors name the store (each store says which dir it reads)."""
+        return type(self).__name__
+
+    def close(self) -> None:
+        """Nothing to release: a read-only store opens each file only while reading it."""
+
     def _refuse(self, action: str) -> NoReturn:
-        refuse(getattr(self, "label", type(self).__name__), action)
+        refuse(self.label, action)
 
     add_message = _refusing("add_message")
     add_user_message = _refusing("add_user_message")

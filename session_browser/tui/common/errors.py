@@ -20,6 +20,4 @@ class ReportsWorkerErrors:
         error = event.worker.error
         if event.state != WorkerState.ERROR or error is None:
             return
-        report = getattr(self.app, "report_error", None)
-        if callable(report):
-            report(error, where=event.worker.name or "")
+        self.app.report_error(error, where=event.worker.name or "")

@@ -10,7 +10,8 @@ from rich.style import Style
 from rich.text import Text
 
 from session_browser.core.model import SessionHit, SessionSummary, utc_datetime
-from session_browser.core.text import clip
+from session_browser.core.query import folded_spans
+from session_browser.core.text import clip, relative_age
 from session_browser.core.text import human_size as human_size  # one size format
 from session_browser.core.text import printable as _core_printable
 
@@ -71,22 +72,6 @@ def parse_when(when: str | float | None) -> datetime | None:
     return utc_datetime(when)
 
 
-def relative_age(dt: datetime, now: datetime) -> str:
-    seconds = (now - dt).total_seconds()
-    if seconds < -60:
-        return "in the future"
-    for unit, size in (
-        ("y", 365 * 86400),
-        ("mo", 30 * 86400),
-        ("d", 86400),
-        ("h", 3600),
-        ("m", 60),
-    ):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit} ago"
-    return "just now"
-
-
 def when_text(when: str | float | None, now: datetime) -> str:
     """``2026-01-30 14:02 (3d ago)``; the raw value (escaped, cut) when it is not a usable
     date (unparseable, or out of range once moved to UTC)."""
@@ -95,7 +80,8 @@ def when_text(when: str | float | None, now: datetime) -> str:
     dt = parse_when(when)
     if dt is not None:
         try:
-            return f"{dt.astimezone(UTC):%Y-%m-%d %H:%M} ({relative_age(dt, now)})"
+            age = relative_age((now - dt).total_seconds())
+            return f"{dt.astimezone(UTC):%Y-%m-%d %H:%M} ({age})"
         except (OverflowError, ValueError):  # 0001-01-01T00:00+14:00 is before year 1 in UTC
             pass
     return raw_value(when)
@@ -106,7 +92,7 @@ def age_text(when: str | float | None, now: datetime) -> str:
     dt = parse_when(when) if when not in (None, "") else None
     if dt is not None:
         try:
-            return relative_age(dt, now)
+            return relative_age((now - dt).total_seconds())
         except (OverflowError, ValueError):
             pass
     return when_text(when, now)
@@ -134,16 +120,12 @@ def short_time(ts: object) -> str:
 
 
 def highlight(text: Text, terms: Iterable[str], style: str | Style) -> Text:
-    """``text`` with every case-insensitive occurrence of each term styled."""
-    plain = text.plain.lower()
+    """``text`` with every occurrence of each term styled, folded as search folds (case and
+    accents: ``cafe`` marks "Café")."""
+    plain = text.plain
     for term in terms:
-        needle = term.lower()
-        if not needle:
-            continue
-        start = plain.find(needle)
-        while start >= 0:
-            text.stylize(style, start, start + len(needle))
-            start = plain.find(needle, start + len(needle))
+        for start, end in folded_spans(plain, term):
+            text.stylize(style, start, end)
     return text
 
 

@@ -249,11 +249,9 @@ class RowList(LineView, can_focus=True):
         if 0 <= self.cursor < self.row_count:
             self.post_message(self.Opened(self, self.cursor))
 
-    async def _on_click(self, event: object) -> None:
-        y = getattr(event, "y", None)
-        if isinstance(y, int):
-            row = self.row_at(y + int(self.scroll_offset.y))
-            if row >= 0:
-                if row == self.cursor and getattr(event, "chain", 1) >= 2:
-                    self.action_open()
-                self.cursor = row
+    async def _on_click(self, event: events.Click) -> None:
+        row = self.row_at(event.y + int(self.scroll_offset.y))
+        if row >= 0:
+            if row == self.cursor and event.chain >= 2:
+                self.action_open()
+            self.cursor = row

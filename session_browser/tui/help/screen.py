@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
@@ -54,13 +54,16 @@ def with_keys(text: str, key_for: Callable[[str], str]) -> str:
     return _KEY_REF.sub(lambda m: key_for(m.group(1)), text)
 
 
-def binding_rows(sections: Iterable[tuple[str, Iterable[BindingType]]], app: Any) -> Table:
+def binding_rows(
+    sections: Iterable[tuple[str, Iterable[BindingType]]],
+    app: App[Any],
+    keymap: Mapping[str, str],
+) -> Table:
     table = Table(box=None, show_header=True, header_style="bold", expand=True, pad_edge=False)
     table.add_column("Where", no_wrap=True)
     table.add_column("Keys", no_wrap=True)
     table.add_column("Action")
     table.add_column("Binding id", style="dim", no_wrap=True)
-    keymap: dict[str, str] = getattr(app, "_keymap", {}) or {}
     for section, bindings in sections:
         first = True
         for binding in bindings:
@@ -85,18 +88,29 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,q,f1,question_mark", "close", "Close", id="help.close"),
     ]
 
-    def __init__(self, sections: list[tuple[str, list[BindingType]]], config_hint: str) -> None:
+    def __init__(
+        self,
+        sections: list[tuple[str, list[BindingType]]],
+        config_hint: str,
+        *,
+        keymap: Mapping[str, str],
+        key_for: Callable[[str], str],
+    ) -> None:
+        """``keymap``: binding id -> the keys the user gave it; ``key_for``: the key a
+        binding id is shown with, the keymap applied."""
         super().__init__()
         self.sections = sections
         self.config_hint = config_hint
+        self.keymap = keymap
+        self.key_for = key_for
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help"):
             yield Static(Text("Keys", style="bold"), id="help-title")
             with VerticalScroll(id="help-body"):
-                yield Static(binding_rows(self.sections, self.app))
-                key_for = getattr(self.app, "key_for", lambda binding_id: binding_id)
-                yield Static(Text("\n" + with_keys(KEY_RULES + "\n" + CONTEXT_HELP, key_for)))
+                yield Static(binding_rows(self.sections, self.app, self.keymap))
+                rules = KEY_RULES + "\n" + CONTEXT_HELP
+                yield Static(Text("\n" + with_keys(rules, self.key_for)))
                 yield Static(Text(self.config_hint, style="dim"))
             yield Static(Text("Esc closes · Ctrl+P offers every action by name", style="dim"))
 

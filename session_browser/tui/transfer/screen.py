@@ -83,7 +83,7 @@ BREAKPOINTS: list[tuple[int, str]] = [(0, "-narrow"), (110, "-wide")]
 def _store_label(context: ScreenContext, store: DefaultSessionStore) -> str:
     """The label the app shows for ``store`` (its own labels when it was given some)."""
     stores = list(context.backend.stores)
-    labels = list(getattr(context.app, "store_labels", []) or [])
+    labels = context.app.store_labels
     if len(labels) == len(stores):
         for s, label in zip(stores, labels, strict=True):
             if s is store:
@@ -147,7 +147,7 @@ class ExportScreen(ContextScreen):
             label = Text("Selected: ", end="")
             label.append(one_line(ids[0]) if len(ids) == 1 else f"{len(ids)} sessions")
             scopes.append(("selected", label))
-        count = getattr(context.app, "session_count", None)
+        count = context.app.session_count
         scopes.append(
             ("all", Text(f"All sessions{f' ({count})' if isinstance(count, int) else ''}"))
         )

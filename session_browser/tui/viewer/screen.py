@@ -18,7 +18,7 @@ from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from session_browser.core.model import content_text
-from session_browser.core.query import highlight_terms
+from session_browser.core.query import fold, highlight_terms
 from session_browser.core.resume_line import Resume, ResumeLine, resume_agents
 from session_browser.core.text import clip, code_blocks
 from session_browser.tui.backend import collect_and_release
@@ -58,9 +58,10 @@ def find_matches(
     terms: list[str],
     cancelled: Callable[[], bool] | None = None,
 ) -> list[int]:
-    """Indices of the messages containing every term (case-insensitive); [] as soon as
-    ``cancelled`` says so (a newer find took over)."""
-    needles = [t.lower() for t in terms if t]
+    """Indices of the messages containing every term, folded as search folds (case and
+    accents: ``cafe`` finds "Café"); [] as soon as ``cancelled`` says so (a newer find took
+    over)."""
+    needles = [n for n in (fold(t) for t in terms) if n]
     if not needles:
         return []
     out: list[int] = []
@@ -79,7 +80,7 @@ def find_matches(
 
 def _search_text(message: dict[str, Any]) -> str:
     try:
-        return content_text(message.get("content")).lower()
+        return fold(content_text(message.get("content")))
     except Exception:  # a message that cannot be read matches nothing
         return ""
 

@@ -27,7 +27,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 
-from session_browser.core.model import SUMMARY_PREFIX, called_tools, content_text
+from session_browser.core.model import called_tools, content_text, is_summary_message
 from session_browser.core.reading import ToolRun, interruption, reader_parts, tool_runs
 from session_browser.tui.backend import release_free_memory
 from session_browser.tui.common.lineview import LineView
@@ -263,19 +263,6 @@ def count_lines(text: str, width: int) -> int:
         else:
             total += len(_wrap_line(line, width))
     return total
-
-
-def is_summary(message: dict[str, Any]) -> bool:
-    meta = message.get("metadata")
-    return (
-        message.get("role") == "system"
-        and isinstance(meta, dict)
-        and bool(meta.get("compaction"))
-        and content_text(message.get("content")).startswith(SUMMARY_PREFIX)
-    ) or (
-        message.get("role") == "system"
-        and content_text(message.get("content")).startswith(SUMMARY_PREFIX)
-    )
 
 
 class TranscriptView(LineView, can_focus=True):
@@ -802,7 +789,7 @@ class TranscriptView(LineView, can_focus=True):
         stamp = short_time(m.get("timestamp"))
         if stamp:
             text.append(f" {stamp}", style=self._style("dim"))
-        if is_summary(m):
+        if is_summary_message(m):
             text.append("  ")
             text.append(" SUMMARY of the archived turns ", style=self._style("summary") + label)
         if m.get("archived"):
@@ -869,7 +856,7 @@ class TranscriptView(LineView, can_focus=True):
             text = Text(end="")
             text.append(f"{mark}  ", style=gutter_style)
             body_style = self._style("archived") if archived else Style()
-            if is_summary(m):
+            if is_summary_message(m):
                 body_style = self._style("summary")
             if isinstance(content, tuple):  # the cut marker or hidden parts: not the text
                 kind, line_text = content
