@@ -9,7 +9,7 @@ import anyio
 from session_browser.core.pgindex import push_stores
 from session_browser.core.sources import SOURCES
 from session_browser.core.store import DefaultSessionStore
-from tests.mcp.test_server import answer, call, connect, ids, server
+from tests.mcp_server.test_server import answer, call, connect, ids, server
 
 
 def test_the_tools_read_the_team_index(tmp_path: Path, pg_url: str) -> None:

@@ -17,7 +17,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from session_browser.core.store import DefaultSessionStore
-from tests.mcp.test_server import ROOT, answer, ids
+from tests.mcp_server.test_server import ROOT, answer, ids
 
 TOKEN = "s3cret-token-for-the-test"
 
