@@ -12,8 +12,9 @@ from pathlib import Path
 
 from .. import paths
 from ..query import fold
+from ..search import lexical
 from . import hidden, partly
-from .write import delete_rows
+from .write import add_session_words, delete_rows, stored_words
 
 BUSY_MS = 30_000
 SCRUB_WAIT_MS = 2_000
@@ -118,9 +119,7 @@ def delete_files(db: sqlite3.Connection, files: Sequence[str]) -> tuple[int, boo
             if delete_rows(db, name, fts=fts):
                 removed += 1
         if fts:
-            db.execute("INSERT INTO fts(fts) VALUES('optimize')")
-            if "hidden_fts" in tables:
-                db.execute("INSERT INTO hidden_fts(hidden_fts) VALUES('optimize')")
+            _optimize(db, tables)
         db.execute("COMMIT")
     except BaseException:
         with contextlib.suppress(sqlite3.Error):
@@ -189,6 +188,7 @@ def redact_text(
     try:
         for table in states:
             db.executemany(f"DELETE FROM {table} WHERE file = ?", [(f,) for f in files])
+        recalled = _words_out(db, [old for old, _ in pairs]) if fts else []
         for table, index in (("messages", "fts"), ("hidden", "hidden_fts")):
             if table not in tables:
                 continue
@@ -218,6 +218,7 @@ def redact_text(
                             chunk,
                         )
                 changed += len(ids)
+        _words_in(db, recalled)
         for old, new in pairs:
             if "verbatim" in tables:
                 changed += db.execute(
@@ -231,12 +232,62 @@ def redact_text(
                     (old, new),
                 ).rowcount
         if fts:
-            db.execute("INSERT INTO fts(fts) VALUES('optimize')")
-            if "hidden_fts" in tables:
-                db.execute("INSERT INTO hidden_fts(hidden_fts) VALUES('optimize')")
+            _optimize(db, tables)
         db.execute("COMMIT")
     except BaseException:
         with contextlib.suppress(sqlite3.Error):
             db.execute("ROLLBACK")
         raise
     return changed, scrub(db)
+
+
+def _optimize(db: sqlite3.Connection, tables: set[str]) -> None:
+    """Merge the segments of every full-text index of the file, so that no segment still
+    holds a deleted or replaced entry (the session words' contentless index too)."""
+    for index in ("fts", "hidden_fts", "recall_words"):
+        if index in tables:
+            db.execute(f"INSERT INTO {index}({index}) VALUES('optimize')")
+
+
+def _words_out(db: sqlite3.Connection, needles: Sequence[str]) -> list[tuple[int, int, int]]:
+    """Take the session words (:mod:`~..search.lexical`) of the sessions whose messages hold
+    one of ``needles`` out of their index, before the messages change: (sid, lo, hi)."""
+    if not db.execute("SELECT 1 FROM sqlite_master WHERE name='recall_lengths'").fetchone():
+        return []
+    sids: set[int] = set()
+    for needle in needles:
+        sids.update(
+            int(r[0])
+            for r in db.execute(
+                "SELECT DISTINCT sid FROM messages WHERE instr(text, ?) > 0", (needle,)
+            )
+        )
+    out: list[tuple[int, int, int]] = []
+    for sid in sorted(sids):
+        row = db.execute(
+            "SELECT s.row_lo, s.row_hi FROM sessions s JOIN recall_lengths r ON r.sid = s.sid "
+            "WHERE s.sid = ?",
+            (sid,),
+        ).fetchone()
+        if row is None:
+            continue
+        lo, hi = int(row[0]), int(row[1])
+        db.execute(
+            "INSERT INTO recall_words(recall_words, rowid, words) VALUES ('delete', ?, ?)",
+            (sid, stored_words(db, lo, hi)),
+        )
+        db.execute("DELETE FROM recall_lengths WHERE sid = ?", (sid,))
+        out.append((sid, lo, hi))
+    return out
+
+
+def _words_in(db: sqlite3.Connection, sessions: Sequence[tuple[int, int, int]]) -> None:
+    """Index the session words of ``sessions`` again, from their messages as they are now."""
+    rows: list[tuple[int, str, int]] = []
+    for sid, lo, hi in sessions:
+        read = db.execute(
+            "SELECT text FROM messages WHERE id BETWEEN ? AND ? ORDER BY id", (lo, hi)
+        )
+        words, length = lexical.session_words(r[0] for r in read)
+        rows.append((sid, " ".join(words), length))
+    add_session_words(db, rows)

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..query import tokenize
+from ..search import lexical
 from .conn import PgIndexError, error_line, psycopg_module
 from .schema import ensure_schema
 from .tsv import message_vector
 
-TABLES = ("sb_sessions", "sb_messages", "sb_hidden", "sb_older", "sb_terms")
+TABLES = ("sb_sessions", "sb_messages", "sb_hidden", "sb_older", "sb_terms", "sb_words")
 
 
 @dataclass
@@ -121,6 +122,7 @@ class TeamIndex:
                 out.hidden = self.conn.execute(
                     "DELETE FROM sb_hidden WHERE sid = ANY(%s)", (sids,)
                 ).rowcount
+                self.conn.execute("DELETE FROM sb_words WHERE sid = ANY(%s)", (sids,))
                 out.sessions = self.conn.execute(
                     "DELETE FROM sb_sessions WHERE sid = ANY(%s)", (sids,)
                 ).rowcount
@@ -172,12 +174,31 @@ class TeamIndex:
                             out.messages += len(rows)
                         else:
                             out.hidden += len(rows)
+                self._rewords(sids)
                 words = {w for t in texts for w in tokenize(t)}
                 out.terms = self._drop_words(words)
         except self._errors as exc:
             raise PgIndexError(f"the team index failed: {error_line(exc, self.url)}") from exc
         self._vacuum(out)
         return out
+
+    def _rewords(self, sids: Sequence[int]) -> None:
+        """Index the content words (session recall) of ``sids`` again, from their messages
+        as they are now: the words of a replaced text leave ``sb_words``."""
+        self.conn.execute("DELETE FROM sb_words WHERE sid = ANY(%s)", (list(sids),))
+        for sid in sids:
+            texts = [
+                str(t)
+                for (t,) in self.conn.execute(
+                    "SELECT text FROM sb_messages WHERE sid = %s ORDER BY id", (sid,)
+                )
+            ]
+            if texts:
+                words, length = lexical.session_words(texts)
+                self.conn.execute(
+                    "INSERT INTO sb_words(sid, words, length) VALUES (%s, %s, %s)",
+                    (sid, words, length),
+                )
 
     def _drop_words(self, words: set[str]) -> int:
         """Take out of the typo pass's vocabulary the ``words`` no message holds any more."""
