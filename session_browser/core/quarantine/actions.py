@@ -19,6 +19,7 @@ from ..files import (
     read_json_file,
     session_lock,
 )
+from ..forget.deny import denied_file
 from ..model import JSONDict, epoch_seconds, is_summary_message, utc_now_iso
 from ..paths import ensure_private_dir
 from ..store import DefaultSessionStore
@@ -474,6 +475,8 @@ def discard(item: QuarantineItem, *, dry_run: bool = False) -> ActionResult:
     symlink is moved as the link itself, never followed. The trash folder is the one a
     preview (``dry_run``) of the same file named, so a confirmation names the real place.
     """
+    if denied_file(item.path, item.session_id):
+        return _discard_forgotten(item, dry_run=dry_run)
     target = _trash_target(item, dry_run=dry_run)
     changes = [
         _FileChange(item.path, item.kind, "remove"),
@@ -500,6 +503,30 @@ def discard(item: QuarantineItem, *, dry_run: bool = False) -> ActionResult:
     journal.finish()
     res = _changes_result("discard", item, item.session_id, changes)
     res.dry_run, res.action_id = False, journal.id
+    return res
+
+
+FORGOTTEN_NOTE = (
+    "not kept in the trash: it holds a forgotten session or text (forget --list), so no "
+    "copy of it is made and this discard cannot be undone"
+)
+
+
+def _discard_forgotten(item: QuarantineItem, *, dry_run: bool) -> ActionResult:
+    """Discard a file the denylist keeps out of our dirs: it leaves the store, and neither
+    the trash nor the undo journal gets a copy (that copy would bring the forgotten bytes
+    back), so there is nothing to undo."""
+    res = _changes_result(
+        "discard", item, item.session_id, [_FileChange(item.path, item.kind, "remove")]
+    )
+    res.notes.append(FORGOTTEN_NOTE)
+    if dry_run:
+        return res
+    if not _state(item.path).get("exists"):
+        raise QuarantineError(f"{item.path} is gone; nothing discarded")
+    item.path.unlink()
+    fsync_dir(item.path.parent)
+    res.dry_run = False
     return res
 
 
