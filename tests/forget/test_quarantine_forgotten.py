@@ -58,3 +58,22 @@ def test_a_forgotten_file_is_discarded_without_a_copy(tmp_path: Path, forget: li
     assert not kept.exists() and list((data_dir() / "trash").rglob(kept.name))
     run("quarantine", "undo", "--yes")
     assert kept.read_bytes() == before
+
+
+def _snap(*roots: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for r in roots for p in sorted(r.rglob("*")) if p.is_file()}
+
+
+def test_a_forgotten_file_is_not_restored_or_merged(tmp_path: Path) -> None:
+    store = DefaultSessionStore(tmp_path / "sessions", retention="keep_all")
+    gone = corrupt_copy(store, "gone", f"the otter key {SECRET}")
+    base = ["--store", str(store.session_dir)]
+    run("forget", "--text", SECRET, "--yes")
+    before = _snap(store.session_dir, data_dir())
+    for action in (["restore", gone.name, "--as", "back"], ["merge", gone.name]):
+        res = CliRunner().invoke(main, ["quarantine", *action, *base, "--yes"])
+        assert res.exit_code == 1
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1 and "holds a forgotten session or text" in lines[0]
+    assert _snap(store.session_dir, data_dir()) == before
+    assert found_in_our_dirs_of([SECRET.encode()]) == []

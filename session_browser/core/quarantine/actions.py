@@ -124,6 +124,16 @@ def _write_session_bytes(
 # --------------------------------------------------------------------------- actions
 
 
+def _refuse_forgotten(item: QuarantineItem, done: str) -> None:
+    """Refuse to bring back what the denylist keeps out (its bytes would go into the store
+    and into our undo journal)."""
+    if denied_file(item.path, item.session_id):
+        raise QuarantineError(
+            f"{item.name} holds a forgotten session or text, so it is not {done} "
+            "(forget --undo-deny ID lets it back; discard takes it out of the store)"
+        )
+
+
 def _free_id(store: DefaultSessionStore, base: str) -> str:
     n = 1
     while True:
@@ -154,6 +164,7 @@ def restore(
     raises :class:`AlreadyRestored` unless ``again`` or ``new_session_id`` is given.
     """
     _usable(item)
+    _refuse_forgotten(item, "restored")
     result = salvage(item)
     if not result.recovered and not result.envelope:
         raise QuarantineError(f"{item.name}: nothing recoverable to restore")
@@ -382,6 +393,7 @@ def merge(
     """Merge the salvaged messages the live session lacks into it (time order kept)."""
     if item.kind == KIND_LIVE:
         raise QuarantineError(str(unavailable(item, "merge")))
+    _refuse_forgotten(item, "merged")
     result, sid, path, live = _salvaged_for(store, item, "no session id found to merge into")
     if live is None:
         raise _no_own_file(store, sid) or QuarantineError(
@@ -422,6 +434,7 @@ def fold(
     """
     if item.kind != KIND_SPILL:
         raise QuarantineError(f"{item.name} is not a spill file (use merge or restore)")
+    _refuse_forgotten(item, "folded")
     result, sid, path, live = _salvaged_for(store, item, "the spill names no session")
     if live is None:
         elsewhere = _no_own_file(store, sid)
