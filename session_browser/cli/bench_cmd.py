@@ -173,6 +173,14 @@ from session_browser.core.text import printable
     "search, a plain session-level BM25 reference and the lexical-recall experiment "
     "(Rank@1, Recall@10, MRR, p50/p95 per split; the known-item queries too).",
 )
+@click.option(
+    "--redact-kept",
+    "redact_cost",
+    is_flag=True,
+    help="Measure what {\"redact_kept\": true} costs: 'index update' (index + vault) on the "
+    "built corpus (--sessions, --seed) without and with the setting, each in a fresh "
+    "process and fresh dirs; both times and their ratio.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
 @click.option("--keep", is_flag=True, help="Keep the work dir (corpus, copies, indexes, logs).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
@@ -202,6 +210,7 @@ def bench(
     pushers: int,
     mcp_path: bool,
     questions: bool,
+    redact_cost: bool,
     as_json: bool,
     keep: bool,
     quiet: bool,
@@ -237,6 +246,14 @@ def bench(
                 "--store, --home, --index, --pi, --claude, --codex, --mixed, --no-sgd or --mcp"
             )
         _questions(sessions, seed, workdir, keep, quiet, as_json)
+        return
+    if redact_cost:
+        if given or index_url is not None or as_pi or as_claude or as_codex or mixed or mcp_path:
+            fail(
+                "--redact-kept measures the built PraisonAI corpus; it does not apply to "
+                "--store, --home, --index, --pi, --claude, --codex, --mixed or --mcp"
+            )
+        _redact_kept(sessions, seed, workdir, keep, quiet, as_json, no_sgd)
         return
     if mcp_path:
         _mcp(sessions, seed, queries, workdir, keep, quiet, as_json, no_sgd)
@@ -446,3 +463,35 @@ def _questions(
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
     else:
         click.echo(printable(format_questions_report(report)))
+
+
+def _redact_kept(
+    sessions: int | None,
+    seed: int,
+    workdir: Path | None,
+    keep: bool,
+    quiet: bool,
+    as_json: bool,
+    no_sgd: bool,
+) -> None:
+    """``bench --redact-kept``: an index build without and with the setting (see
+    :mod:`..bench.redact_cost`)."""
+    from session_browser.bench.redact_cost import format_redact_kept, run_redact_kept_bench
+
+    def say(line: str) -> None:
+        if not quiet:
+            click.echo(f"bench: {line}", err=True)
+
+    try:
+        report = run_redact_kept_bench(
+            sessions=sessions,
+            seed=seed,
+            workdir=workdir,
+            keep=keep,
+            progress=say,
+            include_sgd=not no_sgd,
+        )
+    except (BenchError, RuntimeError, FileNotFoundError, FileExistsError) as exc:
+        fail(str(exc))
+        return
+    click.echo(json.dumps(report, indent=2) if as_json else format_redact_kept(report))

@@ -263,7 +263,13 @@ def _run(
             return
         if not yes:
             listing = "\n".join(
-                f"  {f['change']} {printable(str(f['path']), one_line=True)}" for f in preview.files
+                [
+                    *(
+                        f"  {f['change']} {printable(str(f['path']), one_line=True)}"
+                        for f in preview.files
+                    ),
+                    *(f"  ({printable(n, one_line=True)})" for n in preview.notes),
+                ]
             )
             confirm("Proceed?", f"{what}:\n{listing}")
         _report(action(False), as_json)

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..files import atomic_write_bytes
+from ..files import atomic_write_bytes, session_id_from_bytes
 from ..model import JSONDict
 from ..paths import data_dir, ensure_private_dir
 from ..redact import Redactor
@@ -393,6 +393,7 @@ def redact_file(data: bytes) -> bytes:
 
 
 _settings_cache: tuple[tuple[int, int], bool] | None = None
+_BLOCK = 8 << 20
 
 
 def redact_kept() -> bool:
@@ -415,6 +416,37 @@ def needs_bytes() -> bool:
     """Whether a keep must look at a file's bytes (a denied text, or ``redact_kept``)."""
     deny = _quiet_load()
     return (deny is not None and deny.has_texts) or redact_kept()
+
+
+def denied_file(path: Path, session_id: str | None = None) -> bool:
+    """Whether the file at ``path`` (a file of session ``session_id`` when known) must not be
+    copied into our own dirs (the trash, the undo journal): its session is denied (by that
+    id, by the file's name, or by the id written near its start), or it holds a denied text,
+    forgotten whole or redacted. ``redact_kept`` plays no part. Read in blocks (memory stays
+    bounded); a symlink is judged by its name alone, never followed."""
+    deny = _quiet_load()
+    if deny is None:
+        return False
+    if {session_id, path.stem, path.name.split(".")[0]} & deny.sessions:
+        return True
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    overlap = 4 * max(deny._by_len, default=0)  # a denied text's bytes, at most
+    tail = b""
+    first = True
+    with os.fdopen(fd, "rb") as fh:
+        while block := fh.read(_BLOCK):
+            if first and session_id_from_bytes(block) in deny.sessions:
+                return True
+            first = False
+            if deny.has_texts:
+                text = (tail + block).decode("utf-8", "surrogateescape")
+                if deny.may_hold(text) and deny.spans(text):
+                    return True
+                tail = (tail + block)[-overlap:] if overlap else b""
+    return False
 
 
 def denied_session(session_id: str) -> bool:

@@ -19,6 +19,7 @@ from ..files import (
     read_json_file,
     session_lock,
 )
+from ..forget.deny import denied_file
 from ..model import JSONDict, epoch_seconds, is_summary_message, utc_now_iso
 from ..paths import ensure_private_dir
 from ..store import DefaultSessionStore
@@ -123,6 +124,16 @@ def _write_session_bytes(
 # --------------------------------------------------------------------------- actions
 
 
+def _refuse_forgotten(item: QuarantineItem, done: str) -> None:
+    """Refuse to bring back what the denylist keeps out (its bytes would go into the store
+    and into our undo journal)."""
+    if denied_file(item.path, item.session_id):
+        raise QuarantineError(
+            f"{item.name} holds a forgotten session or text, so it is not {done} "
+            "(forget --undo-deny ID lets it back; discard takes it out of the store)"
+        )
+
+
 def _free_id(store: DefaultSessionStore, base: str) -> str:
     n = 1
     while True:
@@ -153,6 +164,7 @@ def restore(
     raises :class:`AlreadyRestored` unless ``again`` or ``new_session_id`` is given.
     """
     _usable(item)
+    _refuse_forgotten(item, "restored")
     result = salvage(item)
     if not result.recovered and not result.envelope:
         raise QuarantineError(f"{item.name}: nothing recoverable to restore")
@@ -381,6 +393,7 @@ def merge(
     """Merge the salvaged messages the live session lacks into it (time order kept)."""
     if item.kind == KIND_LIVE:
         raise QuarantineError(str(unavailable(item, "merge")))
+    _refuse_forgotten(item, "merged")
     result, sid, path, live = _salvaged_for(store, item, "no session id found to merge into")
     if live is None:
         raise _no_own_file(store, sid) or QuarantineError(
@@ -421,6 +434,7 @@ def fold(
     """
     if item.kind != KIND_SPILL:
         raise QuarantineError(f"{item.name} is not a spill file (use merge or restore)")
+    _refuse_forgotten(item, "folded")
     result, sid, path, live = _salvaged_for(store, item, "the spill names no session")
     if live is None:
         elsewhere = _no_own_file(store, sid)
@@ -474,6 +488,8 @@ def discard(item: QuarantineItem, *, dry_run: bool = False) -> ActionResult:
     symlink is moved as the link itself, never followed. The trash folder is the one a
     preview (``dry_run``) of the same file named, so a confirmation names the real place.
     """
+    if denied_file(item.path, item.session_id):
+        return _discard_forgotten(item, dry_run=dry_run)
     target = _trash_target(item, dry_run=dry_run)
     changes = [
         _FileChange(item.path, item.kind, "remove"),
@@ -500,6 +516,30 @@ def discard(item: QuarantineItem, *, dry_run: bool = False) -> ActionResult:
     journal.finish()
     res = _changes_result("discard", item, item.session_id, changes)
     res.dry_run, res.action_id = False, journal.id
+    return res
+
+
+FORGOTTEN_NOTE = (
+    "not kept in the trash: it holds a forgotten session or text (forget --list), so no "
+    "copy of it is made and this discard cannot be undone"
+)
+
+
+def _discard_forgotten(item: QuarantineItem, *, dry_run: bool) -> ActionResult:
+    """Discard a file the denylist keeps out of our dirs: it leaves the store, and neither
+    the trash nor the undo journal gets a copy (that copy would bring the forgotten bytes
+    back), so there is nothing to undo."""
+    res = _changes_result(
+        "discard", item, item.session_id, [_FileChange(item.path, item.kind, "remove")]
+    )
+    res.notes.append(FORGOTTEN_NOTE)
+    if dry_run:
+        return res
+    if not _state(item.path).get("exists"):
+        raise QuarantineError(f"{item.path} is gone; nothing discarded")
+    item.path.unlink()
+    fsync_dir(item.path.parent)
+    res.dry_run = False
     return res
 
 
