@@ -21,7 +21,7 @@ import functools
 import heapq
 import math
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..query import ParsedQuery
@@ -148,13 +148,33 @@ def mark(word: str, times: int) -> str:
     return f"{word}_{times}"
 
 
+#: How much of one text is read into words at a time: a huge message (a pasted log of
+#: 200 MB) costs memory for its distinct words, not a list of all of them.
+SLICE = 1 << 20
+
+
+def slices(text: str, size: int = SLICE) -> Iterator[str]:
+    """``text`` in parts of about ``size`` characters, each cut after a whitespace (a word
+    is never split; a part with no whitespace in its last 256 characters is cut there)."""
+    start, end = 0, len(text)
+    while end - start > size:
+        cut = start + size
+        space = max(text.rfind(" ", cut - 256, cut), text.rfind("\n", cut - 256, cut))
+        if space > start:
+            cut = space + 1
+        yield text[start:cut]
+        start = cut
+    yield text[start:]
+
+
 def session_words(texts: Iterable[str]) -> tuple[list[str], int]:
     """What an engine keeps of a session's message ``texts``: its distinct content words (in
     first-seen order), then the :func:`mark` of each held at least 2, 3, 4 times
     (:data:`TF_MARKS`), and how many content words it has in all (its length)."""
     counts: Counter[str] = Counter()
     for text in texts:
-        counts.update(words_of(text))
+        for part in slices(text):
+            counts.update(words_of(part))
     marks = [mark(w, n) for w, c in counts.items() for n in TF_MARKS if c >= n]
     return [*counts, *marks], counts.total()
 

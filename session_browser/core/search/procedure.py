@@ -40,7 +40,6 @@ from .rank import (
     Scored,
     lineage_key,
     order,
-    recent_scored,
     refine,
 )
 from .results import Cancelled, Relevance, SearchCancelled
@@ -89,7 +88,13 @@ def score(
         and lexical.eligible(pq)
         and (min(dfs) <= 0 or not engine.one_message_holds(pq))
     ):
-        return Scoring(recalled(engine, pq, dfs, corpus, limit))
+        # the same sessions match as on every other path (a message holds one of the
+        # query's rarer words as written): recall orders them, and the count is the rule's
+        return Scoring(
+            recalled(engine, pq, dfs, corpus, limit),
+            [],
+            engine.count_matches(pq, dfs, scorer.rare),
+        )
     rows = engine.candidate_rows(pq, dfs, limit, warnings, scorer.rare)
     if pq.tools:  # in:tools: the hidden parts' matches too, at their turns
         rows = [*rows, *engine.hidden_rows(pq, limit)]
@@ -135,9 +140,8 @@ def recalled(
             continue
         info, msgs = group
         s = scorer.session(info, msgs)
-        if s is None:  # no message holds a word as written (a stem, a common word only)
-            first = min(msgs, key=lambda m: m.idx)
-            s = recent_scored(info, value, first.idx, first.text, 0)
+        if s is None:  # no message holds a rarer word as written (a stem, a common word
+            continue  # only): not a match by the one rule every path applies
         s.score = s.recall = value
         out.append(s)
     return out

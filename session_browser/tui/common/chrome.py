@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol, cast
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -101,18 +102,29 @@ def fit_status(parts: Sequence[StatusPart], width: int) -> str:
     return line()
 
 
+class StatusSource(Protocol):
+    """What the app keeps of its status line: the whole text and the parts it is made of."""
+
+    status_text: str
+    status_parts: tuple[StatusPart, ...]
+
+
 class StatusLine(Static):
     """Counts, index state, the stores by kind and the vault note (kept by the app, shown
     on every screen), fitted to the line's width: the index state is never cut off."""
+
+    @property
+    def source(self) -> StatusSource:
+        return cast(StatusSource, self.app)
 
     def on_mount(self) -> None:
         self.watch(self.app, "status_text", self._status, init=True)
 
     def on_resize(self, event: events.Resize) -> None:
-        self._status(getattr(self.app, "status_text", ""))
+        self._status(self.source.status_text)
 
     def _status(self, text: str) -> None:
-        parts: Sequence[StatusPart] = getattr(self.app, "status_parts", ())
+        parts: Sequence[StatusPart] = self.source.status_parts
         width = self.content_size.width or self.app.size.width
         fitted = fit_status(parts, width) if parts else text
         self.update(Text(fitted, no_wrap=True, overflow="ellipsis", end=""))
