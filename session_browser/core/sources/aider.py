@@ -44,10 +44,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..files import open_regular, read_file_bytes, real_dir
-from ..model import JSONDict, SessionHit
+from ..model import JSONDict
 from ..settings import load_settings
-from .base import Identity, LinesSkipped, Retention, SessionDoc, SessionSource, Skip, SourceKind
-from .claude.source import file_ident, settle_agent_hit
+from .agent import CodingAgentSource
+from .base import Identity, LinesSkipped, Retention, SessionDoc, Skip, SourceKind
+from .claude.source import file_ident
 from .claude.transcript import Turn, short, split_compaction
 from .named import NamedScanStore, named_reader
 from .pi.store import pi_is_automated
@@ -255,7 +256,7 @@ def split_name(name: str) -> tuple[str, str]:
     return file, key
 
 
-class AiderSource(SessionSource):
+class AiderSource(CodingAgentSource):
     """The Aider launches in the history files under one root (see the module doc)."""
 
     kind = AIDER_SOURCE
@@ -388,15 +389,6 @@ class AiderSource(SessionSource):
     def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
         got = self._read(name, include_hidden=include_hidden)
         return None if isinstance(got, Skip) else got[0]
-
-    def file_order(self, names: set[str]) -> list[str]:
-        return sorted(names)
-
-    def automated(self, data: JSONDict) -> bool | None:
-        return pi_is_automated(data)
-
-    def settle_hit(self, hit: SessionHit, data: JSONDict) -> None:
-        settle_agent_hit(hit, data, self.kind)
 
     def named_files(self, session_id: str, names: set[str]) -> list[str]:
         """The launch whose key the id ends with (``aider-<hash>-<key>``)."""

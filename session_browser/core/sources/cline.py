@@ -45,18 +45,18 @@ from pathlib import Path
 from typing import Any
 
 from ..files import loads, read_file_bytes, real_dir
-from ..model import JSONDict, SessionHit
+from ..model import JSONDict
+from .agent import CodingAgentSource
 from .base import (
     RAW_KEPT,
     Identity,
     LinesSkipped,
     Retention,
     SessionDoc,
-    SessionSource,
     Skip,
     SourceKind,
 )
-from .claude.source import file_ident, settle_agent_hit
+from .claude.source import file_ident
 from .claude.transcript import Turn, short, split_compaction
 from .pi.store import pi_is_automated
 from .view import session_dict
@@ -263,7 +263,7 @@ def _load_json(path: Path) -> Any:
         return None
 
 
-class ClineSource(SessionSource):
+class ClineSource(CodingAgentSource):
     """The Cline and Roo Code tasks under one root (see the module doc)."""
 
     kind = CLINE_SOURCE
@@ -382,15 +382,6 @@ class ClineSource(SessionSource):
             return None
         data = got[0]
         return data if data.get("messages") or data.get("archived_messages") else None
-
-    def file_order(self, names: set[str]) -> list[str]:
-        return sorted(names)
-
-    def automated(self, data: JSONDict) -> bool | None:
-        return pi_is_automated(data)
-
-    def settle_hit(self, hit: SessionHit, data: JSONDict) -> None:
-        settle_agent_hit(hit, data, self.kind)
 
 
 def cline_retention() -> Retention:

@@ -41,18 +41,18 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from ..files import loads, read_file_bytes, real_dir
-from ..model import JSONDict, SessionHit, iso_epoch
+from ..model import JSONDict, iso_epoch
+from .agent import CodingAgentSource
 from .base import (
     RAW_KEPT,
     Identity,
     LinesSkipped,
     Retention,
     SessionDoc,
-    SessionSource,
     Skip,
     SourceKind,
 )
-from .claude.source import empty_reason, file_ident, settle_agent_hit
+from .claude.source import empty_reason, file_ident
 from .claude.transcript import Turn, short, split_compaction
 from .cline import editor_user_dirs
 from .named import NamedScanStore, named_reader
@@ -403,7 +403,7 @@ def read_chat_session(
     return data, read
 
 
-class CopilotSource(SessionSource):
+class CopilotSource(CodingAgentSource):
     """The Copilot CLI sessions under one root (see the module doc)."""
 
     kind = COPILOT_SOURCE
@@ -492,15 +492,6 @@ class CopilotSource(SessionSource):
             return None
         data = got[0]
         return data if data.get("messages") or data.get("archived_messages") else None
-
-    def file_order(self, names: set[str]) -> list[str]:
-        return sorted(names)
-
-    def automated(self, data: JSONDict) -> bool | None:
-        return pi_is_automated(data)
-
-    def settle_hit(self, hit: SessionHit, data: JSONDict) -> None:
-        settle_agent_hit(hit, data, self.kind)
 
     def named_files(self, session_id: str, names: set[str]) -> list[str]:
         """``<id>/events.jsonl``, ``<id>.jsonl``, or a VS Code chat's ``<id>.json``."""

@@ -48,9 +48,10 @@ from pathlib import Path
 from typing import Any
 
 from ..files import loads, read_file_bytes, real_dir
-from ..model import JSONDict, SessionHit, iso_epoch
-from .base import RAW_KEPT, Identity, LinesSkipped, Retention, SessionDoc, SessionSource, Skip
-from .claude.source import empty_reason, file_ident, fold, settle_agent_hit
+from ..model import JSONDict, iso_epoch
+from .agent import CodingAgentSource
+from .base import RAW_KEPT, Identity, LinesSkipped, Retention, SessionDoc, Skip
+from .claude.source import empty_reason, file_ident, fold
 from .claude.transcript import Turn, short, split_compaction
 from .named import agent_kind
 from .pi.store import pi_is_automated
@@ -513,7 +514,7 @@ def _is_chat(name: str) -> bool:
     return name.startswith(SESSION_PREFIX) and name.endswith((".json", ".jsonl"))
 
 
-class GeminiSource(SessionSource):
+class GeminiSource(CodingAgentSource):
     """The Gemini CLI chats under one root (see the module doc)."""
 
     kind = GEMINI_SOURCE
@@ -645,15 +646,6 @@ class GeminiSource(SessionSource):
             return None
         data = got[0].data
         return data if data.get("messages") or data.get("archived_messages") else None
-
-    def file_order(self, names: set[str]) -> list[str]:
-        return sorted(names)
-
-    def automated(self, data: JSONDict) -> bool | None:
-        return pi_is_automated(data)
-
-    def settle_hit(self, hit: SessionHit, data: JSONDict) -> None:
-        settle_agent_hit(hit, data, self.kind)
 
     def named_files(self, session_id: str, names: set[str]) -> list[str]:
         """Files named ``session-<time>-<first 8 characters of the id>.json[l]``."""

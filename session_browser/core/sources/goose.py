@@ -50,18 +50,18 @@ from pathlib import Path
 from typing import Any
 
 from ..files import loads, read_file_bytes
-from ..model import JSONDict, SessionHit
+from ..model import JSONDict
+from .agent import CodingAgentSource
 from .base import (
     RAW_KEPT,
     Identity,
     LinesSkipped,
     Retention,
     SessionDoc,
-    SessionSource,
     Skip,
     SourceKind,
 )
-from .claude.source import file_ident, settle_agent_hit
+from .claude.source import file_ident
 from .claude.transcript import Turn, short, split_compaction
 from .named import NamedScanStore, named_reader
 from .opencode import connect_immutable
@@ -312,7 +312,7 @@ def database_session(
 # ---------------------------------------------------------------------- source
 
 
-class GooseSource(SessionSource):
+class GooseSource(CodingAgentSource):
     """The Goose sessions under one sessions dir (see the module doc)."""
 
     kind = GOOSE_SOURCE
@@ -445,15 +445,6 @@ class GooseSource(SessionSource):
     def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
         got = self._read(name, include_hidden)
         return None if isinstance(got, Skip) else got[0].data
-
-    def file_order(self, names: set[str]) -> list[str]:
-        return sorted(names)
-
-    def automated(self, data: JSONDict) -> bool | None:
-        return pi_is_automated(data)
-
-    def settle_hit(self, hit: SessionHit, data: JSONDict) -> None:
-        settle_agent_hit(hit, data, self.kind)
 
     def named_files(self, session_id: str, names: set[str]) -> list[str]:
         return [

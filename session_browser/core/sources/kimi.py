@@ -45,9 +45,10 @@ from pathlib import Path
 from typing import Any
 
 from ..files import loads, read_file_bytes, real_dir
-from ..model import JSONDict, SessionHit
-from .base import RAW_KEPT, Identity, LinesSkipped, Retention, SessionDoc, SessionSource, Skip
-from .claude.source import empty_reason, file_ident, fold, settle_agent_hit
+from ..model import JSONDict
+from .agent import CodingAgentSource
+from .base import RAW_KEPT, Identity, LinesSkipped, Retention, SessionDoc, Skip
+from .claude.source import empty_reason, file_ident, fold
 from .claude.transcript import Turn, short, split_compaction
 from .named import agent_kind
 from .pi.store import pi_is_automated
@@ -400,7 +401,7 @@ def read_kimi_session(
 # ---------------------------------------------------------------------- source
 
 
-class KimiSource(SessionSource):
+class KimiSource(CodingAgentSource):
     """The Kimi Code CLI sessions under one root (see the module doc)."""
 
     kind = KIMI_SOURCE
@@ -510,15 +511,6 @@ class KimiSource(SessionSource):
             return None
         data = got[0]
         return data if data.get("messages") or data.get("archived_messages") else None
-
-    def file_order(self, names: set[str]) -> list[str]:
-        return sorted(names)
-
-    def automated(self, data: JSONDict) -> bool | None:
-        return pi_is_automated(data)
-
-    def settle_hit(self, hit: SessionHit, data: JSONDict) -> None:
-        settle_agent_hit(hit, data, self.kind)
 
     def named_files(self, session_id: str, names: set[str]) -> list[str]:
         """The log of the session folder named ``session_id``."""

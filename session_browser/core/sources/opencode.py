@@ -42,9 +42,10 @@ from typing import Any
 from urllib.parse import quote
 
 from ..files import loads, read_file_bytes, real_dir, regular_lstat
-from ..model import JSONDict, SessionHit
-from .base import Identity, LinesSkipped, Retention, SessionDoc, SessionSource, Skip
-from .claude.source import file_ident, settle_agent_hit
+from ..model import JSONDict
+from .agent import CodingAgentSource
+from .base import Identity, LinesSkipped, Retention, SessionDoc, Skip
+from .claude.source import file_ident
 from .claude.transcript import Turn, short, split_compaction
 from .named import agent_kind
 from .pi.store import pi_is_automated
@@ -366,7 +367,7 @@ def storage_session(
 # ---------------------------------------------------------------------- source
 
 
-class OpenCodeSource(SessionSource):
+class OpenCodeSource(CodingAgentSource):
     """OpenCode's sessions under its data dir (see the module doc)."""
 
     kind = OPENCODE_SOURCE
@@ -533,15 +534,6 @@ class OpenCodeSource(SessionSource):
     def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
         got = self._read(name, include_hidden)
         return None if isinstance(got, Skip) else got.data
-
-    def file_order(self, names: set[str]) -> list[str]:
-        return sorted(names)
-
-    def automated(self, data: JSONDict) -> bool | None:
-        return pi_is_automated(data)
-
-    def settle_hit(self, hit: SessionHit, data: JSONDict) -> None:
-        settle_agent_hit(hit, data, self.kind)
 
     def named_files(self, session_id: str, names: set[str]) -> list[str]:
         """The names that end with the session id (``<db>/<id>`` or ``.../<id>.json``)."""

@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
 from ...files import loads, open_regular, real_dir, regular_lstat
-from ...model import JSONDict, SessionHit
-from ..base import Identity, LinesSkipped, Retention, SessionDoc, SessionSource, Skip
+from ...model import JSONDict
+from ..agent import CodingAgentSource
+from ..base import Identity, LinesSkipped, Retention, SessionDoc, Skip
 from ..named import agent_kind
-from ..pi.store import pi_is_automated, settle_automation
+from ..pi.store import pi_is_automated
 from ..resume import ResumeStates
 from .reader import (
     CLAUDE_SOURCE,
@@ -92,7 +93,7 @@ class _Read(Protocol[S]):
     state: S
 
 
-class AgentSource(SessionSource, Generic[S]):
+class AgentSource(CodingAgentSource, Generic[S]):
     """What the Claude Code and Codex sources share: read-only JSONL transcripts under a
     tree of dirs, read on from a kept parse state when a file grew (:mod:`..resume`), the
     coding agents' automation rule, and a hit's project from the session's cwd. A subclass
@@ -135,15 +136,6 @@ class AgentSource(SessionSource, Generic[S]):
             return None
         data = session.data
         return data if data.get("messages") or data.get("archived_messages") else None
-
-    def file_order(self, names: set[str]) -> list[str]:
-        return sorted(names)
-
-    def automated(self, data: JSONDict) -> bool | None:
-        return pi_is_automated(data)
-
-    def settle_hit(self, hit: SessionHit, data: JSONDict) -> None:
-        settle_agent_hit(hit, data, self.kind)
 
 
 class ClaudeSource(AgentSource[ClaudeParseState]):
@@ -394,19 +386,6 @@ def first_session_id(path: Path, lines: int = 64) -> str | None:
     except OSError:
         return None
     return None
-
-
-def settle_agent_hit(hit: SessionHit, data: JSONDict, kind: str) -> None:
-    """Complete a hit on a coding agent's session read straight from its file: its project
-    (the session's cwd), and the coding agents' automation rule (user turns an hour, as for
-    Pi: the shared rule counts every message, which tool loops exceed)."""
-    demoted = hit.automated
-    settle_automation(hit, data)
-    if demoted and not hit.automated:
-        hit.explain["automation_rule"] = f"{kind}: user turns per hour"
-    meta = data.get("metadata")
-    cwd = meta.get("cwd") if isinstance(meta, dict) else None
-    hit.project = cwd if isinstance(cwd, str) else None
 
 
 def empty_reason(skipped_lines: int, unknown: dict[str, int]) -> str:
