@@ -233,3 +233,26 @@ def test_how_often_a_session_holds_a_word_is_kept_up_to_four() -> None:
         lengths={1: 10, 2: 10, 3: 10, 4: 10},
     )
     assert [key for key, _ in lexical.rank_sessions(["hotel", "paris"], found, 2)] == [2, 1]
+
+
+def test_hits_shown_agree_with_the_count_when_a_word_is_common_to_sessions(
+    tmp_path: Path,
+) -> None:
+    """A word one session in five holds (common to sessions, so recall does not draw its
+    candidates from it) but in few messages (not common to the one matching rule, so every
+    session holding it is a match): the page shows as many hits as the count says matched,
+    not only the sessions holding the rare word."""
+    d = tmp_path / "sessions"
+    for i in range(300):
+        lantern = "I lit the brass lantern on the porch." if i % 5 == 0 else "It rained."
+        put(d, f"s{i:03d}", ["Hello there.", lantern, *(["Fine, thanks."] * 8)], T0 + i * 60)
+    put(d, "rare", ["Hello there.", "The zyxquartz sample arrived.", "Good."], T0 + 400 * 60)
+    with open_store(d, tmp_path) as store:
+        out = store.search_ex("lantern zyxquartz", limit=10)
+        assert out.matched_exact
+        assert out.matched_sessions == 61
+        shown = [h.session_id for h in out.hits]
+        assert len(shown) == 10
+        assert "rare" in shown
+        holds = {f"s{i:03d}" for i in range(0, 300, 5)} | {"rare"}
+        assert set(shown) <= holds

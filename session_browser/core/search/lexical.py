@@ -243,11 +243,12 @@ def idf(df: int, n: int) -> float:
 
 
 def rank_sessions(
-    words: Sequence[str], found: SessionPostings, limit: int
+    words: Sequence[str], found: SessionPostings, limit: int, include: Collection[int] = ()
 ) -> list[tuple[int, float]]:
     """The ``limit`` best sessions for ``words`` (session key, score), best first (ties: the
     lower key first). The candidates are the sessions holding a word that is not common
-    (:func:`common_limit`; every word when all are); common words add their weight to them."""
+    (:func:`common_limit`; every word when all are), and the sessions ``include`` names
+    that hold any of them; common words add their weight to them."""
     n = max(found.sessions, 1)
     avg = found.mean_length or 1.0
     common = common_limit(n)
@@ -268,6 +269,13 @@ def rank_sessions(
             weight = weights[word]
             for key in covered.keys() & members:
                 covered[key] += weight
+    extra = [key for key in include if key not in covered]
+    if extra:  # scored by every word they hold, as the others are
+        for word, keys in posted:
+            members = keys if isinstance(keys, (set, frozenset)) else set(keys)
+            weight = weights[word]
+            for key in members.intersection(extra):
+                covered[key] = get(key, 0.0) + weight
     lengths = found.lengths
     size = lengths.get
     # by presence first: bm25 = cover * (K1 + 1) / (1 + norm), times coverage ** power

@@ -38,6 +38,7 @@ from .rank import (
     COVERAGE_CHECK,
     CorpusStats,
     Scored,
+    Scorer,
     lineage_key,
     order,
     refine,
@@ -91,7 +92,7 @@ def score(
         # the same sessions match as on every other path (a message holds one of the
         # query's rarer words as written): recall orders them, and the count is the rule's
         return Scoring(
-            recalled(engine, pq, dfs, corpus, limit),
+            recalled(engine, pq, dfs, corpus, limit, scorer.rare),
             [],
             engine.count_matches(pq, dfs, scorer.rare),
         )
@@ -116,32 +117,57 @@ def recalled(
     dfs: Sequence[int],
     corpus: CorpusStats | None,
     limit: int,
+    rare: set[int],
 ) -> list[Scored]:
     """Session recall (:mod:`.lexical`): the best sessions by weighted coverage of ``pq``'s
     content words, scored by it, each anchored at its best message holding one of them as
-    written (scored as a message is), else at its first message."""
+    written (scored as a message is), else at its first message. Recall draws its
+    candidates from the words few sessions hold; when those give fewer sessions than asked
+    while the one matching rule (``rare``: see :func:`~..query.match.rare_terms`) matches
+    more, the rule's own candidates are ranked with them, so the hits shown agree with the
+    count."""
     words = lexical.query_words(pq)
     found = engine.session_postings(words)
     rarer = lexical.uncommon(words, found)
     if rarer:  # how often the sessions hold them
         marks = engine.session_postings(lexical.marks_of(rarer)).postings
         found = dataclasses.replace(found, postings={**found.postings, **marks})
-    top = lexical.rank_sessions(words, found, limit + RECALL_MORE)
-    if not top:
-        return []
+    want = limit + RECALL_MORE
+    top = lexical.rank_sessions(words, found, want)
     which = lexical.content_terms(pq)
     cpq = dataclasses.replace(pq, terms=[pq.terms[i] for i in which])
     scorer = scorer_for(cpq, [dfs[i] for i in which], corpus, engine.corpus)
-    groups = group_rows(engine.session_rows(cpq, [key for key, _value in top]))
+    out = _recall_scored(engine, scorer, cpq, top, {})
+    if len(out) < want:
+        rows = engine.candidate_rows(pq, dfs, limit, [], rare)
+        more = {r[0] for r in rows} - {key for key, _value in top}
+        if more:
+            again = lexical.rank_sessions(words, found, want, include=more)
+            seen = {s.info.key: s for s in out}
+            out = _recall_scored(engine, scorer, cpq, again, seen)
+    return out
+
+
+def _recall_scored(
+    engine: Engine,
+    scorer: Scorer,
+    cpq: ParsedQuery,
+    top: Sequence[tuple[int, float]],
+    seen: dict[int, Scored],
+) -> list[Scored]:
+    """The sessions of ``top`` (key, recall score) that match, scored (``seen``: those
+    already scored, by key, not read again)."""
+    groups = group_rows(engine.session_rows(cpq, [k for k, _value in top if k not in seen]))
     out: list[Scored] = []
     for key, value in top:
-        group = groups.get(key)
-        if group is None:  # (gone since)
-            continue
-        info, msgs = group
-        s = scorer.session(info, msgs)
-        if s is None:  # no message holds a rarer word as written (a stem, a common word
-            continue  # only): not a match by the one rule every path applies
+        s = seen.get(key)
+        if s is None:
+            group = groups.get(key)
+            if group is None:  # (gone since, or no message holds a rarer word as written
+                continue  # (a stem, a common word only): not a match by the one rule)
+            s = scorer.session(*group)
+            if s is None:
+                continue
         s.score = s.recall = value
         out.append(s)
     return out
