@@ -56,7 +56,7 @@ from .scan import SourceStore
 from .view import session_dict
 
 AIDER_SOURCE = "aider"
-AIDER_CONTENT_VERSION = "1"
+AIDER_CONTENT_VERSION = "2"  # 2: every launch kept by the vault
 HISTORY = ".aider.chat.history.md"
 #: How many dir levels below a store's dir are searched for history files.
 DEPTH = 3
@@ -352,6 +352,10 @@ class AiderSource(CodingAgentSource):
             del self._cache[gone]
         self.refused = self._refusing
         return out
+
+    def kept_whole(self, name: str) -> bool:
+        """A launch is part of its history file: the vault keeps it whole."""
+        return True
 
     def identity(self, name: str) -> Identity | None:
         """A launch is no file of its own: its identity is its own bytes' (length, CRC-32)
