@@ -1,5 +1,6 @@
 """Sessions that are no file of their own are kept by the vault: a row of OpenCode's or
-Goose's database, a launch inside Aider's chat history. Each is kept as the source read it
+Goose's database, a launch inside Aider's chat history, a newer Kimi Code CLI session (a
+folder of logs: its own and its subagents'). Each is kept as the source read it
 (a portable export), again when it changes; once its row or launch is gone, search, ``show``
 and ``vault log`` still read it from the vault (marked deleted), ``vault restore`` writes it
 only where it is asked to (as a file ``import`` reads), ``forget`` reaches it, and nothing
@@ -8,6 +9,7 @@ is ever written where the agent keeps its sessions."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -16,6 +18,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from session_browser.cli import main
+from session_browser.core import recall
 from session_browser.core.open import index_store
 from session_browser.core.sources import SOURCES
 from session_browser.core.sources.aider import HISTORY
@@ -23,7 +26,7 @@ from session_browser.core.sources.goose import DB_NAME
 from session_browser.core.vault import Vault
 from session_browser.core.vault.reading import kept_session, load_session
 from session_browser.core.vault.whole import HEAD
-from tests.core import test_aider, test_goose, test_opencode
+from tests.core import test_aider, test_goose, test_kimi, test_opencode
 
 
 def run(*args: str, code: int = 0) -> str:
@@ -242,3 +245,34 @@ def test_a_launch_cut_from_the_aider_history_is_read_from_the_vault(tmp_path: Pa
     assert "byte-order mark" in texts(kept)
     log = json.loads(run("vault", "log", heron.session_id, "--json"))
     assert [v["turns"] for v in log["versions"]] == [2]
+
+
+# ---------------------------------------------------------------------- Kimi Code CLI
+
+
+def test_a_deleted_kimi_session_is_kept_with_its_subagents_logs(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    share = test_kimi.kimi_home(tmp_path, shared_data)
+    sid = test_kimi.SID
+    folder = share / "sessions" / "wd_real" / sid
+    store = index_store(SOURCES["kimi"], share / "sessions", vault=True)
+    try:
+        assert sid in [h.session_id for h in store.search("swift files", limit=5)]
+        shutil.rmtree(folder)  # deleted in Kimi Code CLI, its subagents' logs with it
+        after_delete = snapshot(share)
+        assert store.reconcile().removed == 1
+        [hit] = store.search("swift files", limit=5)
+        assert hit.session_id == sid and hit.kept is not None
+        assert hit.kept.startswith(f"deleted from {folder}/agents/main/wire.jsonl on ")
+    finally:
+        store.close()
+    assert snapshot(share) == after_delete
+    kept = kept_session(sid)
+    assert kept is not None
+    subagent = [m for m in recall.project(kept) if m["metadata"].get("subagent") == "agent-0"]
+    assert subagent and "3,124 Swift files" in json.dumps(subagent)
+    # the Python release's log is a file of its own: kept as its bytes, as before
+    with Vault() as vault:
+        [old] = vault.versions(test_kimi.OLD_SID)
+        assert vault.head(old, len(HEAD)) != HEAD

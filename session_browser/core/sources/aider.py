@@ -26,8 +26,8 @@ The mapping
     ``####`` lines is a user turn, the reply after it an assistant turn; aider's ``>`` output
     and the thinking are hidden parts. ``cwd``/``project``: the history file's dir. No
     compaction is written to the file (aider summarises its context in memory) and aider has
-    no resume command for a past launch. A launch is no file of its own: the vault does not
-    keep it (as for OpenCode's and Goose's databases).
+    no resume command for a past launch. A launch is no file of its own: the vault keeps it
+    as this source reads it (see :meth:`AiderSource.kept_whole`).
 
 Nothing here writes, locks, renames or creates anything: files are read whole (``rb``).
 """
