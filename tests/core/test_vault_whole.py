@@ -25,7 +25,7 @@ from session_browser.core.sources.aider import HISTORY
 from session_browser.core.sources.goose import DB_NAME
 from session_browser.core.vault import Vault
 from session_browser.core.vault.reading import kept_session, load_session
-from session_browser.core.vault.whole import HEAD
+from session_browser.core.vault.whole import HEAD, export_bytes, export_name, read_export
 from tests.core import test_aider, test_goose, test_kimi, test_opencode
 
 
@@ -57,6 +57,25 @@ def delete_rows(db_path: Path, statements: list[tuple[str, tuple[Any, ...]]]) ->
             db.execute(sql, args)
         db.commit()
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # (a WAL database: as it does in time)
+
+
+def test_an_export_reads_back_as_the_session_it_holds() -> None:
+    data: dict[str, Any] = {
+        "session_id": "ses_1",
+        "messages": [
+            {"role": "user", "content": "lone \udc80 surrogate", "metadata": {"hidden": [{}]}},
+            {"role": "assistant", "content": "é", "metadata": {}},
+        ],
+    }
+    raw = export_bytes("opencode", "opencode.db/ses_1", data)
+    assert raw.startswith(HEAD) and raw == export_bytes("opencode", "opencode.db/ses_1", data)
+    assert read_export(raw, hidden=True) == data
+    shown = read_export(raw)
+    assert shown is not None and shown["messages"][0]["metadata"] == {}
+    assert read_export(b'{"kept_export": {}, "sessions": []}') is None
+    assert read_export(b"not json") is None
+    assert export_name("aider-9ae4-2026-03-02T18:40:11") == "aider-9ae4-2026-03-02T18_40_11.json"
+    assert export_name("../x/y") == "_x_y.json" and export_name("..") == "session.json"
 
 
 # ---------------------------------------------------------------------- OpenCode

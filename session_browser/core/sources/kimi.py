@@ -8,8 +8,9 @@ Where they live
     (``subagents/<agent id>/wire.jsonl``, or ``agents/<agent id>/wire.jsonl``) is no session
     of its own: its turns are folded into its parent's, after the tool call that ran it (its
     file's identity folded into the parent's, and kept with it by the vault: as a file
-    beside a Python release's log, in the session as read for a newer release's). The session id is the session folder's name; the title is
-    ``custom_title`` of the session's ``state.json``, else the first prompt.
+    beside a Python release's log, in the session as read for a newer release's). The
+    session id is the session folder's name; the title is ``custom_title`` of the session's
+    ``state.json``, else the first prompt.
 
 The format (not a stable contract)
     Newer releases (wire protocol 1.4, seen in real files): one event a line, ``{type, ...,

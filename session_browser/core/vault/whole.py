@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import orjson
+
 from ..files import loads
 from ..model import JSONDict
 from ..text import safe_json
@@ -35,13 +37,18 @@ def export_bytes(kind: str, name: str, data: JSONDict) -> bytes:
         "version": PORTABLE_VERSION,
         "sessions": [data],
     }
-    return safe_json(payload, indent=None).encode("utf-8")
+    try:
+        return orjson.dumps(payload)
+    except (TypeError, orjson.JSONEncodeError):  # lone surrogates, deep nesting, NaN
+        return safe_json(payload, indent=None).encode("utf-8")
 
 
 def export_name(session_id: str) -> str:
     """The file name a kept export is restored under: ``<session id>.json``, its characters
-    other than letters, digits, ``.``, ``-`` and ``_`` replaced by ``_``."""
-    return re.sub(r"[^\w.-]", "_", session_id, flags=re.ASCII).lstrip(".") + ".json"
+    other than letters, digits, ``.``, ``-`` and ``_`` replaced by ``_`` (never a hidden
+    file, never a path)."""
+    name = re.sub(r"[^\w.-]", "_", session_id, flags=re.ASCII).lstrip(".")
+    return f"{name or 'session'}.json"
 
 
 def read_export(raw: bytes, *, hidden: bool = False) -> JSONDict | None:
