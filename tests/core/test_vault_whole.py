@@ -15,6 +15,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from session_browser.cli import main
@@ -295,3 +296,46 @@ def test_a_deleted_kimi_session_is_kept_with_its_subagents_logs(
     with Vault() as vault:
         [old] = vault.versions(test_kimi.OLD_SID)
         assert vault.head(old, len(HEAD)) != HEAD
+
+
+def test_a_deleted_session_of_opencode_json_storage_is_kept(tmp_path: Path) -> None:
+    root = tmp_path / "opencode"
+    root.mkdir()
+    test_opencode.write_storage(root, test_opencode.sessions())
+    sid = test_opencode.SID
+    storage = root / "storage"
+    store = index_store(SOURCES["opencode"], root, vault=True)
+    try:
+        assert [h.session_id for h in store.search("ninety minutes")] == [sid]
+        # OpenCode deletes the session: its info, messages and parts (a tree of files)
+        (storage / "session" / test_opencode.PROJECT / f"{sid}.json").unlink()
+        for message in sorted((storage / "message" / sid).iterdir()):
+            shutil.rmtree(storage / "part" / message.stem, ignore_errors=True)
+        shutil.rmtree(storage / "message" / sid)
+        after_delete = snapshot(root)
+        assert store.reconcile().removed == 1
+        [hit] = store.search("ninety minutes", limit=5)
+        assert hit.session_id == sid and hit.kept is not None
+    finally:
+        store.close()
+    assert snapshot(root) == after_delete
+    kept = kept_session(sid)
+    assert kept is not None and kept["metadata"]["title"] == "Cache the forecast API responses"
+
+
+def test_with_the_vault_off_nothing_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SESSION_BROWSER_VAULT", "off")
+    root = tmp_path / "opencode"
+    root.mkdir()
+    db = test_opencode.write_database(root / "opencode.db", test_opencode.sessions())
+    store = index_store(SOURCES["opencode"], root, vault=True)
+    try:
+        assert [h.session_id for h in store.search("ninety minutes")] == [test_opencode.SID]
+        delete_rows(db, [("DELETE FROM session WHERE id = ?", (test_opencode.SID,))])
+        assert store.reconcile().removed == 1
+        assert store.search("ninety minutes", limit=5) == []
+    finally:
+        store.close()
+    assert kept_session(test_opencode.SID) is None
