@@ -205,6 +205,34 @@ def test_forget_reaches_the_kept_copies_of_a_database_session(tmp_path: Path) ->
     assert snapshot(root) == before
 
 
+def test_forget_text_redacts_a_kept_export_and_it_still_reads(tmp_path: Path) -> None:
+    root = tmp_path / "opencode"
+    root.mkdir()
+    db = test_opencode.write_database(root / "opencode.db", test_opencode.sessions())
+    sid = test_opencode.SID
+    store_args = ["--store", f"opencode:{root}"]
+    run("index", "update", *store_args)
+    delete_rows(
+        db,
+        [
+            ("DELETE FROM part WHERE session_id = ?", (sid,)),
+            ("DELETE FROM message WHERE session_id = ?", (sid,)),
+            ("DELETE FROM session WHERE id = ?", (sid,)),
+        ],
+    )
+    run("index", "update", *store_args)
+    before = snapshot(root)
+    run("forget", "--text", "hourly LRU", "--redact", "--yes")
+    run("vault", "check")
+    data, _version, _n = load_session(sid, hidden=True)
+    assert "hourly LRU" not in texts(data) and "[REDACTED:forgotten]" in texts(data)
+    assert "ninety minutes" in texts(data)  # the rest of the session as it was
+    # forgetting the text outright drops every kept version that holds it
+    run("forget", "--text", "ninety minutes", "--yes")
+    run("vault", "log", sid, code=1)
+    assert snapshot(root) == before
+
+
 # ---------------------------------------------------------------------- Goose
 
 
