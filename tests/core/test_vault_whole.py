@@ -96,6 +96,14 @@ def test_a_deleted_opencode_session_is_read_from_the_vault(tmp_path: Path) -> No
         with Vault() as vault:
             [first] = vault.versions(sid)
             assert first.path == str(name) and vault.head(first, len(HEAD)) == HEAD
+        # the database written anew (another inode): every session is read again, and
+        # one whose content is the same adds no version
+        with closing(sqlite3.connect(db)) as conn:
+            conn.execute("VACUUM INTO ?", (str(tmp_path / "copy.db"),))
+        (tmp_path / "copy.db").replace(db)
+        assert store.reconcile().updated == 2
+        with Vault() as vault:
+            assert vault.versions(sid) == [first]
         # OpenCode adds a turn: the session is kept again, as it is now
         with closing(sqlite3.connect(db)) as conn:
             conn.execute(
