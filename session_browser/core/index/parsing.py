@@ -34,6 +34,7 @@ from ..search.hidden import hidden_rows
 from ..search.rows import Parsed, extract, safely, skip_reason
 from ..sources.base import SessionDoc, SessionSource, Skip
 from ..vault.feed import Kept, VaultFeed
+from ..vault.whole import export_bytes
 
 log = logging.getLogger("session_browser.index")
 
@@ -71,7 +72,10 @@ def parse_one(
         parsed.state = doc.state
         parsed.hidden = safely([], hidden_rows, doc.data, folded)
         parsed.partly = doc.skipped
-        parsed.raw = doc.raw
+        # A session that is no file of its own is kept as the source read it (its export).
+        parsed.raw = (
+            export_bytes(source.kind, name, doc.data) if source.kept_whole(name) else doc.raw
+        )
         return name, parsed, resumed
     except Exception as exc:
         log.warning("%s: skipped: %s", name, exc)
@@ -138,7 +142,11 @@ def _work(tasks_fd: int, out_fd: int) -> None:
             inbox.put(None)
 
     threading.Thread(target=read, daemon=True).start()
-    feed = None if vault_at is None else VaultFeed(vault_at[0], source.root, vault_at[1])
+    feed = (
+        None
+        if vault_at is None
+        else VaultFeed(vault_at[0], source.root, vault_at[1], source=source)
+    )
     to_keep: list[Kept] = []
 
     def keep() -> None:

@@ -104,7 +104,7 @@ class IndexReconcile(IndexDatabase):
             self._vault_ready = True
             if not self.keeps_vault:
                 return None
-            self._vault_feed = feed_for(self.source_kind, self.source.root, self.source.part_files)
+            self._vault_feed = feed_for(self.source_kind, self.source)
         return self._vault_feed
 
     def close(self) -> None:

@@ -26,8 +26,8 @@ The mapping
     ``####`` lines is a user turn, the reply after it an assistant turn; aider's ``>`` output
     and the thinking are hidden parts. ``cwd``/``project``: the history file's dir. No
     compaction is written to the file (aider summarises its context in memory) and aider has
-    no resume command for a past launch. A launch is no file of its own: the vault does not
-    keep it (as for OpenCode's and Goose's databases).
+    no resume command for a past launch. A launch is no file of its own: the vault keeps it
+    as this source reads it (see :meth:`AiderSource.kept_whole`).
 
 Nothing here writes, locks, renames or creates anything: files are read whole (``rb``).
 """
@@ -56,7 +56,7 @@ from .scan import SourceStore
 from .view import session_dict
 
 AIDER_SOURCE = "aider"
-AIDER_CONTENT_VERSION = "1"
+AIDER_CONTENT_VERSION = "2"  # 2: every launch kept by the vault
 HISTORY = ".aider.chat.history.md"
 #: How many dir levels below a store's dir are searched for history files.
 DEPTH = 3
@@ -352,6 +352,10 @@ class AiderSource(CodingAgentSource):
             del self._cache[gone]
         self.refused = self._refusing
         return out
+
+    def kept_whole(self, name: str) -> bool:
+        """A launch is part of its history file: the vault keeps it whole."""
+        return True
 
     def identity(self, name: str) -> Identity | None:
         """A launch is no file of its own: its identity is its own bytes' (length, CRC-32)

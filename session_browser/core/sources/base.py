@@ -94,7 +94,8 @@ class SessionSource(Protocol):
     """The file-level reads of one format under one root directory (see the module doc).
 
     A source class subclasses it, so it has the optional capabilities' defaults
-    (:attr:`parses_apart`, :attr:`part_files`, :meth:`identity`) unless it declares them."""
+    (:attr:`parses_apart`, :attr:`part_files`, :meth:`kept_whole`, :meth:`identity`) unless
+    it declares them."""
 
     #: The source kind (``praisonai``, ``pi``, ...): hits and summaries carry it, and the
     #: query's ``source:`` filter names it.
@@ -126,6 +127,13 @@ class SessionSource(Protocol):
         """Optional: the part files read and kept with a session file (Claude Code's
         subagent runs), by the session file's name; None: the format has none."""
         return None
+
+    def kept_whole(self, name: str) -> bool:
+        """Optional: whether session ``name`` is no file of its own (rows of a database, a
+        launch inside a history file, a session spread over a folder), so the vault keeps
+        the session as this source reads it (:mod:`~..vault.whole`) rather than a file's
+        bytes. False by default: a session is its file."""
+        return False
 
     def identity(self, name: str) -> Identity | None:
         """Optional: the identity of session ``name`` as it is now (None: it is gone), which

@@ -70,7 +70,7 @@ from .scan import SourceStore
 from .view import session_dict
 
 GOOSE_SOURCE = "goose"
-GOOSE_CONTENT_VERSION = "1"
+GOOSE_CONTENT_VERSION = "2"  # 2: the database's sessions kept by the vault
 DB_NAME = "sessions.db"
 MAX_FILE_BYTES = 512 << 20
 
@@ -388,6 +388,11 @@ class GooseSource(CodingAgentSource):
                 if ident is not None:
                     out[name] = ident
         return out
+
+    def kept_whole(self, name: str) -> bool:
+        """A session of the database is rows of it: the vault keeps it whole (an older
+        ``<id>.jsonl`` is kept as its file)."""
+        return name.startswith(f"{DB_NAME}/")
 
     def identity(self, name: str) -> Identity | None:
         """A session of the database is no file of its own: its identity is its message

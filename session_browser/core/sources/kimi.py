@@ -7,9 +7,10 @@ Where they live
     ``agents/main/wire.jsonl`` (newer releases, one folder per agent). A subagent's own log
     (``subagents/<agent id>/wire.jsonl``, or ``agents/<agent id>/wire.jsonl``) is no session
     of its own: its turns are folded into its parent's, after the tool call that ran it (its
-    file's identity folded into the parent's, and kept with it by the vault when it lies
-    inside the parent's folder). The session id is the session folder's name; the title is
-    ``custom_title`` of the session's ``state.json``, else the first prompt.
+    file's identity folded into the parent's, and kept with it by the vault: as a file
+    beside a Python release's log, in the session as read for a newer release's). The
+    session id is the session folder's name; the title is ``custom_title`` of the session's
+    ``state.json``, else the first prompt.
 
 The format (not a stable contract)
     Newer releases (wire protocol 1.4, seen in real files): one event a line, ``{type, ...,
@@ -55,7 +56,7 @@ from .pi.store import pi_is_automated
 from .view import session_dict
 
 KIMI_SOURCE = "kimi"
-KIMI_CONTENT_VERSION = "1"
+KIMI_CONTENT_VERSION = "2"  # 2: a newer release's session kept whole by the vault
 WIRE = "wire.jsonl"
 MAIN_AGENT = "main"
 MAX_FILE_BYTES = 512 << 20
@@ -456,9 +457,17 @@ class KimiSource(CodingAgentSource):
     def part_files(self) -> Callable[[str], list[Path]] | None:
         return self.subagent_logs
 
+    def kept_whole(self, name: str) -> bool:
+        """A newer release's session is a folder of logs (``agents/main/wire.jsonl`` and its
+        subagents' ``agents/<id>/wire.jsonl`` beside it): the vault keeps it whole. A Python
+        release's log is kept as its file, with its subagents' logs."""
+        return name == f"agents/{MAIN_AGENT}/{WIRE}" or name.endswith(
+            f"/agents/{MAIN_AGENT}/{WIRE}"
+        )
+
     def subagent_logs(self, name: str) -> list[Path]:
-        """The subagents' logs inside the session folder of ``name`` (kept by the vault with
-        it; those outside the main log's folder are read, not kept)."""
+        """The subagents' logs inside the session folder of ``name``, kept by the vault with
+        it (a newer release's session is kept whole: see :meth:`kept_whole`)."""
         folder = self._session_dir(name)
         if folder is None:
             return []

@@ -52,7 +52,7 @@ from .pi.store import pi_is_automated
 from .view import session_dict
 
 OPENCODE_SOURCE = "opencode"
-OPENCODE_CONTENT_VERSION = "1"
+OPENCODE_CONTENT_VERSION = "2"  # 2: every session kept by the vault
 MAX_JSON_BYTES = 64 << 20  # one message or part file of the older layout
 _SEP = "/"
 
@@ -462,6 +462,10 @@ class OpenCodeSource(CodingAgentSource):
             return None
         self._listed[db_name] = (db_ident, sessions)
         return sessions
+
+    def kept_whole(self, name: str) -> bool:
+        """A session is rows of a database, or a tree of JSON files: the vault keeps it whole."""
+        return True
 
     def identity(self, name: str) -> Identity | None:
         """A session of a database is no file of its own: its identity is its row count and

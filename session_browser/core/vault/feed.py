@@ -18,14 +18,18 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..files import SHADOW_MARK
-from ..forget.deny import denied_session, needs_bytes, screen_bytes
+from ..forget.deny import denied_session, needs_bytes, screen, screen_bytes
 from ..model import JSONDict
 from ..settings import vault_on
 from .parts import keep_parts
 from .store import Vault, VaultError, Version, default_vault_dir, regular_under
+from .whole import export_bytes
+
+if TYPE_CHECKING:
+    from ..sources.base import SessionSource
 
 log = logging.getLogger("session_browser.vault")
 
@@ -57,10 +61,12 @@ BACKFILL_BATCH = 500
 PartFiles = Callable[[str], list[Path]]
 
 
-def feed_for(kind: str, root: Path, parts: PartFiles | None = None) -> VaultFeed | None:
-    """The feed of a store over ``root`` of source ``kind`` (None: the vault is off for it);
-    ``parts``: the part files of a session file, kept with it."""
-    return VaultFeed(kind, root, parts=parts) if vault_on(kind) else None
+def feed_for(kind: str, source: SessionSource) -> VaultFeed | None:
+    """The feed of a store of source ``kind`` over ``source``'s root (None: the vault is off
+    for it), keeping the part files of its session files with them."""
+    if not vault_on(kind):
+        return None
+    return VaultFeed(kind, source.root, parts=source.part_files, source=source)
 
 
 def kept_note(path: str, at: float, dropped: int | None) -> str:
@@ -112,10 +118,13 @@ class VaultFeed:
         vault_root: Path | None = None,
         *,
         parts: PartFiles | None = None,
+        source: SessionSource | None = None,
     ) -> None:
         self.kind = kind
         self.root = Path(root)
         self.parts = parts
+        # the source read: a session that is no file of its own is kept as it reads it
+        self.source = source
         self._vault_root = vault_root
         self._vault: Vault | None = None
         self._kept: dict[str, tuple[int, str, float, int | None]] | None = None
@@ -167,6 +176,11 @@ class VaultFeed:
                 for item in items:
                     name, session_id, messages = item[:3]
                     data = item[3] if len(item) > 3 else None
+                    if self.source is not None and self.source.kept_whole(name):
+                        whole = self._whole(name, session_id, data)
+                        if whole is not None:
+                            read.append((self.path_of(name), session_id, whole, messages))
+                        continue
                     path = self.root / name
                     try:  # a link or special file the source gave is never kept
                         regular_under(path, self.root)
@@ -207,6 +221,25 @@ class VaultFeed:
         except (OSError, sqlite3.Error, VaultError) as exc:
             self.missed_some([f"the vault could not keep files: {exc}"])
         return added
+
+    def _whole(self, name: str, session_id: str, data: bytes | None) -> bytes | None:
+        """What the vault keeps of session ``name``, no file of its own (None: nothing, it
+        is forgotten or cannot be read now): ``data``, its export as the index read it,
+        else its export read now (see :mod:`.whole`), the denylist applied."""
+        if denied_session(session_id):
+            return None
+        if data is None:
+            assert self.source is not None
+            try:
+                session = self.source.load(name, include_hidden=True)
+            except Exception as exc:  # its content: not kept now, as an unreadable file
+                log.warning("vault: %s not kept: %s", name, exc)
+                return None
+            session = None if session is None else screen(session_id, session)
+            if session is None:
+                return None
+            data = export_bytes(self.kind, name, session)
+        return screen_bytes(session_id, data) if needs_bytes() else data
 
     @_locked
     def _keep_parts(self, items: Sequence[tuple[str, str, int]]) -> None:

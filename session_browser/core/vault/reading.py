@@ -14,29 +14,33 @@ from ..model import JSONDict
 from ..paths import cache_dir, ensure_private_dir
 from .parts import parts_of
 from .store import Vault, VaultError, Version, catalog_guard
+from .whole import HEAD, read_export
 
 
 def load_version(vault: Vault, version: Version, *, hidden: bool = False) -> JSONDict | None:
     """The session dict of ``version``, with the part files that go with it placed beside
     it as they were (:class:`VaultDamaged` when its bytes or theirs are damaged; None when
     its source kind cannot read them); with ``hidden``, tool calls and thinking too, from
-    the sources that read them."""
+    the sources that read them. A kept export (a session that is no file of its own, see
+    :mod:`.whole`) is read as the session it holds."""
     from ..sources import SOURCES
 
     kind = SOURCES.get(version.source)
     if kind is None:
         raise VaultError(f"version {version.vid} is of an unknown source {version.source!r}")
-    base = ensure_private_dir(cache_dir() / "vault-read")
-    name = os.path.basename(version.path)
-    with tempfile.TemporaryDirectory(dir=base) as tmp:
-        os.chmod(tmp, 0o700)
-        _write(vault, version, Path(tmp) / name)
-        for part, rel in parts_of(vault, version):
-            target = Path(tmp) / rel
-            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            _write(vault, part, target)
-        source = kind.source(Path(tmp))
-        data = source.load(name, include_hidden=hidden)
+    if vault.head(version, len(HEAD)) == HEAD:
+        data = read_export(vault.read(version), hidden=hidden)
+    else:
+        base = ensure_private_dir(cache_dir() / "vault-read")
+        name = os.path.basename(version.path)
+        with tempfile.TemporaryDirectory(dir=base) as tmp:
+            os.chmod(tmp, 0o700)
+            _write(vault, version, Path(tmp) / name)
+            for part, rel in parts_of(vault, version):
+                target = Path(tmp) / rel
+                target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                _write(vault, part, target)
+            data = kind.source(Path(tmp)).load(name, include_hidden=hidden)
     if data is not None and version.session_id:
         # A format whose id is its folder's name (Kimi Code CLI) reads none here.
         data["session_id"] = version.session_id

@@ -952,6 +952,17 @@ class Vault:
         if size != version.size or whole.hexdigest() != version.sha256:
             raise VaultDamaged(f"vault version {version.vid} of {version.path} is damaged")
 
+    def head(self, version: Version, size: int) -> bytes:
+        """The first ``size`` bytes of ``version`` (fewer when it is shorter), unchecked:
+        what it is, before it is read whole."""
+        out = b""
+        for digest in version.chunks:
+            for block in self._iter_object(digest):
+                out += block
+                if len(out) >= size:
+                    return out[:size]
+        return out
+
     def read(self, version: Version) -> bytes:
         """The exact bytes of ``version`` (:class:`VaultDamaged` when they are not)."""
         return b"".join(self.iter_read(version))
@@ -980,11 +991,24 @@ class Vault:
 
         Never over a file that exists: when one of them does, nothing is written
         (:class:`VaultError`). Every file's bytes are checked before any is put in place.
+
+        A session that was no file of its own (a row of a database, a launch inside a
+        history file) is kept as a portable export (:mod:`.whole`): it is never written
+        back among the agent's files, only into dir ``to``, as ``<session id>.json`` for
+        ``session-browser import``.
         """
         from .parts import parts_of
+        from .whole import HEAD, export_name
 
         original = Path(version.path)
         target = (Path(to) / original.name) if to is not None else original
+        if self.head(version, len(HEAD)) == HEAD:
+            if to is None:
+                raise VaultError(
+                    f"{version.path} is a session inside another file, kept as a portable "
+                    "export: restore it with --to DIR, then 'session-browser import' it"
+                )
+            target = Path(to) / export_name(version.session_id)
         # Dir ``to`` is made (0700, with its missing parents) when it does not exist yet;
         # where the file was must still be a dir.
         missing_ok = to is not None and not os.path.lexists(to)
