@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.worker import WorkerCancelled, WorkerState
 
 from session_browser.demo import DemoInfo, build_demo_store
 from session_browser.tui.app import SessionBrowserApp
@@ -62,14 +64,55 @@ async def settle_workers(pilot: Pilot[int], app: SessionBrowserApp) -> None:
     """Let every worker finish and every message it posted be handled."""
     for _ in range(3):
         await pilot.pause()
-        await app.workers.wait_for_complete()
+        for _attempt in range(100):
+            try:
+                await app.workers.wait_for_complete([w for w in app.workers if w.is_running])
+                break
+            except WorkerCancelled:  # one superseded by the next (an exclusive group)
+                await pilot.pause()
     await pilot.pause()
 
 
-async def settle(pilot: Pilot[int], app: SessionBrowserApp) -> None:
-    """Let the debounce timers fire, then every worker finish (:func:`settle_workers`)."""
-    await pilot.pause(0.16)  # past the debounce timers
-    await settle_workers(pilot, app)
+#: a one-shot timer this short is a debounce whose end starts work (a search, a filter, a find)
+DEBOUNCE_AT_MOST = 0.25
+
+
+def pending_debounces(app: SessionBrowserApp) -> list[Any]:
+    """The debounce timers of the app and its screens that have not fired yet."""
+    nodes: list[Any] = [app]
+    for screen in app.screen_stack:
+        nodes.append(screen)
+        nodes.extend(screen.walk_children(with_self=False))
+    return [
+        timer
+        for node in nodes
+        for timer in list(node._timers)
+        if timer._repeat == 1
+        and timer._interval <= DEBOUNCE_AT_MOST
+        and timer._task is not None
+        and not timer._task.done()
+    ]
+
+
+async def settle(pilot: Pilot[int], app: SessionBrowserApp, ceiling: float = 60.0) -> None:
+    """Let the debounce timers fire, then every worker finish (:func:`settle_workers`): by
+    state, not by time (a loaded machine fires a timer late), at most ``ceiling`` seconds."""
+    started = time.monotonic()
+    await pilot.pause(0.05)
+    while True:
+        await settle_workers(pilot, app)
+        busy = any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers)
+        if not pending_debounces(app) and not busy:
+            return
+        if time.monotonic() - started > ceiling:
+            raise AssertionError(f"the app did not settle within {ceiling} s")
+        await pilot.pause(0.02)
+
+
+def said(app: SessionBrowserApp) -> str:
+    """What the current screen says, its words joined by one space: a line wrapped inside a
+    box (a long tmp path pushes words to the next line) reads as one."""
+    return " ".join(re.sub(r"[\u2500-\u257f\u2580-\u259f]", " ", screen_text(app)).split())
 
 
 def screen_text(app: SessionBrowserApp) -> str:
