@@ -43,6 +43,11 @@ class RecallStore(Protocol):
 
     def session_path(self, session_id: str) -> Path | None: ...
 
+    def owned_dirs(self) -> list[Path]:
+        """The dirs whose files belong to this store (its sessions, its spills): nothing but
+        the store writes there (an export or an import never lands inside them)."""
+        ...
+
     def close(self) -> None:
         """Release what the store holds (connections, threads); a store that holds nothing
         does nothing. The store is not used after."""

@@ -249,6 +249,9 @@ class DefaultSessionStore(PraisonAICompat, metaclass=abc.ABCMeta):
         """Nothing to release: every write opens, locks and closes its own file (a mirror
         is flushed and stopped by :meth:`close_mirror`)."""
 
+    def owned_dirs(self) -> list[Path]:
+        return [Path(self.session_dir), self.spill_dir]
+
     def session_path(self, session_id: str) -> Path:
         """The file of ``session_id`` (a hostile id cannot leave the session dir)."""
         return self.session_dir / session_file_name(session_id)

@@ -67,3 +67,29 @@ def test_a_replace_is_asked_for_and_the_export_written(group: StoreGroup, tmp_pa
     assert again.error is not None and "exists" in again.error
     replaced = ex.run_export(group, ex.ExportJob("all", [], "md", False, False, target, True))
     assert replaced.error is None
+
+
+def test_an_agents_session_dir_and_the_index_of_a_store_are_refused_too(tmp_path: Path) -> None:
+    """Every store says which dirs are its own (declared, not probed): a coding agent's
+    session dir (read-only here) and an indexed store's dir take no export either."""
+    from session_browser.core.open import open_stores
+
+    claude = tmp_path / "claude" / "-home-u-proj"
+    claude.mkdir(parents=True)
+    (claude / "0b7e3c9a-6f21-4d58-9e0a-c4f8b2a1d6e3.jsonl").write_text(
+        '{"type":"user","sessionId":"0b7e3c9a-6f21-4d58-9e0a-c4f8b2a1d6e3","uuid":"u1",'
+        '"timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"hello"}}\n',
+        encoding="utf-8",
+    )
+    json_dir = tmp_path / "home" / "sessions"
+    DefaultSessionStore(json_dir, spill_dir=tmp_path / "spill").add_user_message("s1", "hi")
+    for indexed in (False, True):
+        group = open_stores([f"claude:{tmp_path / 'claude'}", str(json_dir)], indexed=indexed)
+        try:
+            for inside in (claude / "out.json", json_dir / "out.json"):
+                with pytest.raises(ex.ExportTargetError) as caught:
+                    ex.check_target(inside, group.stores)
+                assert caught.value.code == ex.TARGET_STORE_DIR, (indexed, inside)
+            assert ex.check_target(tmp_path / "out.json", group.stores) == tmp_path / "out.json"
+        finally:
+            group.close()

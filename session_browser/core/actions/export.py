@@ -20,6 +20,7 @@ from typing import IO, Any
 
 from .. import portable
 from ..files import atomic_write_bytes, atomic_writer
+from ..protocols import RecallStore
 from ..text import shown_id
 
 # Why a target path was refused (``ExportTargetError.code``).
@@ -49,21 +50,20 @@ def format_for(name: str) -> str:
     return SUFFIX_FORMATS.get(Path(name).suffix.lower().lstrip("."), "json")
 
 
-def store_dirs(stores: Iterable[Any]) -> list[Path]:
-    """The session dirs and spill dirs of ``stores`` (resolved): files there belong to the
-    stores (live sessions), so nothing but the stores writes into them."""
+def store_dirs(stores: Iterable[RecallStore]) -> list[Path]:
+    """The dirs of ``stores`` (resolved) whose files belong to them (sessions, spills):
+    nothing but the stores writes into them."""
     found: list[Path] = []
     for store in stores:
-        for name in ("session_dir", "spill_dir"):
-            value = getattr(store, name, None)
-            if isinstance(value, str | Path) and str(value):
+        for value in store.owned_dirs():
+            if str(value):
                 path = Path(value).expanduser().resolve()
                 if path not in found:
                     found.append(path)
     return found
 
 
-def store_dir_holding(stores: Iterable[Any], path: Path) -> Path | None:
+def store_dir_holding(stores: Iterable[RecallStore], path: Path) -> Path | None:
     """The session or spill dir of ``stores`` that ``path`` lies in (as named, or once
     resolved: ``..`` and symbolic links do not get around it), if any."""
     candidates = {path.expanduser().absolute()}
@@ -77,7 +77,7 @@ def store_dir_holding(stores: Iterable[Any], path: Path) -> Path | None:
 
 
 def check_target(
-    name: str | os.PathLike[str], stores: Iterable[Any], *, replace: bool = False
+    name: str | os.PathLike[str], stores: Iterable[RecallStore], *, replace: bool = False
 ) -> Path:
     """The path to write for ``name``; raises :class:`ExportTargetError` unless an export
     may be written there.
@@ -123,7 +123,7 @@ def check_target(
 
 
 def write_export(
-    name: str | os.PathLike[str], data: bytes, stores: Iterable[Any], *, replace: bool = False
+    name: str | os.PathLike[str], data: bytes, stores: Iterable[RecallStore], *, replace: bool = False
 ) -> Path:
     """Write ``data`` to ``name`` atomically after :func:`check_target`; the path written.
 

@@ -119,6 +119,11 @@ class IndexStoreAPI(CompatReads):
     def label(self) -> str:
         return self.reader.label
 
+    def owned_dirs(self) -> list[Path]:
+        if self.writer is not None:
+            return self.writer.owned_dirs()
+        return self.reader.owned_dirs()
+
     def session_path(self, session_id: str) -> Path:
         """The file of ``session_id`` (a hostile id cannot leave the session dir)."""
         if self.writer is not None:

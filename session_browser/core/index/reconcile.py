@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import recall
 from ..files import FileIdentity, disk_full
@@ -41,6 +42,9 @@ from .schema import (
 )
 from .watch import DirWatch, scan_fingerprint
 from .write import delete_rows, insert_isolated, insert_rows
+
+if TYPE_CHECKING:
+    from ..store import DefaultSessionStore
 
 log = logging.getLogger("session_browser.index")
 
@@ -96,6 +100,8 @@ class IndexReconcile(IndexDatabase):
     # files, in the thread that builds (as the ``progress`` of :meth:`reconcile`): for a
     # reconcile started in the background, what follows it batch by batch.
     on_batch: Callable[[int, int], None] | None = None
+    # The writer of a writable store (the store API's), None for a read-only source.
+    writer: DefaultSessionStore | None = None
 
     def vault_feed(self) -> VaultFeed | None:
         """What keeps the files this index reads in the vault (None: not asked for, or off
@@ -730,7 +736,8 @@ class IndexReconcile(IndexDatabase):
             return
         # A store that drops turns on write (``truncate`` retention) keeps every version it
         # writes, so the next write that drops turns finds the one before in the vault.
-        feed = self.vault_feed() if getattr(self, "retention", None) == "truncate" else None
+        truncates = self.writer is not None and self.writer.retention == "truncate"
+        feed = self.vault_feed() if truncates else None
         kept: tuple[str, str, int] | None = None
         try:
             with self._lock, self._write_lock:

@@ -396,3 +396,6 @@ class PgIndexStore(IndexSearch):
 
     def session_path(self, session_id: str) -> Path | None:
         return None  # the file is on the machine that pushed it
+
+    def owned_dirs(self) -> list[Path]:
+        return []  # its sessions live in the database

@@ -70,6 +70,9 @@ class SourceStore(ReadOnlyWrites):
                 data = full
         return recall.full_view(recall.project(data))
 
+    def owned_dirs(self) -> list[Path]:
+        return [Path(self.root)]
+
     def session_path(self, session_id: str) -> Path | None:
         found = self._find(session_id)
         return None if found is None else self.root / found[0]

@@ -79,6 +79,9 @@ class PiIndexReader:
         self._path(session_id)
         return self.pi.branches(session_id)
 
+    def owned_dirs(self) -> list[Path]:
+        return [self.pi.root]
+
     def session_path(self, session_id: str) -> Path:
         found = self._path(session_id)
         return found if found is not None else self.pi.root / f"{paths.safe_id(session_id)}.jsonl"

@@ -163,6 +163,9 @@ class PiStore(ReadOnlyWrites):
         with self._lock:
             self._paths[session_id] = path
 
+    def owned_dirs(self) -> list[Path]:
+        return [self.root]
+
     def session_path(self, session_id: str) -> Path | None:
         """The file holding ``session_id`` (None when there is none)."""
         with self._lock:
