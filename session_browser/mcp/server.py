@@ -84,9 +84,16 @@ class Runner:
     """Runs one tool call at a time, stoppable by cancellation: ``inline`` on the event loop
     (stdio: the transport's reader thread calls :meth:`cancel`), else in a worker thread."""
 
-    def __init__(self, group: StoreGroup, *, inline: bool = False) -> None:
+    def __init__(
+        self,
+        group: StoreGroup,
+        *,
+        inline: bool = False,
+        on_work: Callable[[float, float], None] | None = None,
+    ) -> None:
         self.group = group
         self.inline = inline
+        self.on_work = on_work  # told when each call's work started and ended
         self._lock = threading.Lock()
         self._refreshed = time.monotonic()
         self._stops: dict[str, threading.Event] = {}
@@ -121,7 +128,12 @@ class Runner:
                 if stop.is_set():
                     raise answers.Stopped
                 self._refresh()
-                return work(stop.is_set)
+                started = time.perf_counter()
+                try:
+                    return work(stop.is_set)
+                finally:
+                    if self.on_work is not None:
+                        self.on_work(started, time.perf_counter())
 
         try:
             if self.inline:
@@ -336,11 +348,14 @@ def _request_id(ctx: Context | None) -> str:
 
 def serve(group: StoreGroup, live: Live | None = None) -> None:
     """Serve over stdio until the client closes the connection."""
-    from .stdio import serve_stdio
+    from .stdio import serve_stdio, timings_from_env
 
-    runner = Runner(group, inline=True)
+    timings = timings_from_env()
+    runner = Runner(group, inline=True, on_work=timings.work if timings else None)
     server = build_server(group, live_from_env() if live is None else live, runner)
-    anyio.run(serve_stdio, server, runner.cancel)
+    anyio.run(serve_stdio, server, runner.cancel, timings)
+    if timings is not None:
+        timings.save()
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")

@@ -13,13 +13,18 @@ notification still reaches the SDK after it.
 As the SDK does, the process's own stdin and stdout are moved out of the way while serving
 (fd 0 reads the null device, fd 1 writes to stderr), so nothing a library prints can
 corrupt the protocol's stream; both are put back on exit.
+
+With ``$SESSION_BROWSER_MCP_TIMINGS`` set to a file, the server writes there when it stops
+where each tool call's time went inside it (``bench --mcp`` reads it; see :class:`Timings`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -29,6 +34,41 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 
 CANCELLED = b'"notifications/cancelled"'
+TOOL_CALL = b'"tools/call"'
+TIMINGS_ENV = "SESSION_BROWSER_MCP_TIMINGS"
+
+
+class Timings:
+    """Per tool call, in order, the ``time.perf_counter()`` seconds when its line was read,
+    its tool started and ended, and its answer was framed, about to be written: measured
+    for one call at a time (the calls of ``bench --mcp``), written as JSON to ``path`` by
+    :meth:`save`."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.calls: list[dict[str, float]] = []
+
+    def read(self, line: bytes) -> None:
+        if TOOL_CALL in line:
+            self.calls.append({"read": time.perf_counter()})
+
+    def work(self, started: float, ended: float) -> None:
+        if self.calls and "started" not in self.calls[-1]:
+            self.calls[-1] |= {"started": started, "ended": ended}
+
+    def answered(self) -> None:
+        last = self.calls[-1] if self.calls else {}
+        if "ended" in last and "answered" not in last:
+            last["answered"] = time.perf_counter()
+
+    def save(self) -> None:
+        with open(self.path, "w", encoding="utf-8") as out:
+            json.dump(self.calls, out)
+
+
+def timings_from_env() -> Timings | None:
+    path = os.environ.get(TIMINGS_ENV)
+    return Timings(path) if path else None
 
 
 def cancelled_id(line: bytes) -> str | None:
@@ -50,9 +90,12 @@ class Lines:
     """The lines of the wire's read end, read by a daemon thread and given to the loop as
     they come (an async iterator of ``str``, as the SDK's ``stdio_server`` reads stdin)."""
 
-    def __init__(self, fd: int, on_cancel: Callable[[str], None]) -> None:
+    def __init__(
+        self, fd: int, on_cancel: Callable[[str], None], timings: Timings | None = None
+    ) -> None:
         self._fd = fd
         self._on_cancel = on_cancel
+        self._timings = timings
         self._loop = asyncio.get_running_loop()
         self._queue: asyncio.Queue[str | None] = asyncio.Queue()
         self.thread = threading.Thread(target=self._read, name="mcp-stdin", daemon=True)
@@ -64,6 +107,8 @@ class Lines:
             # closefd=False: the descriptor stays ours (a blocked read never sees it reused)
             with os.fdopen(self._fd, "rb", closefd=False) as wire:
                 for raw in wire:
+                    if self._timings is not None:
+                        self._timings.read(raw)
                     request_id = cancelled_id(raw)
                     if request_id is not None:
                         self._on_cancel(request_id)
@@ -87,10 +132,13 @@ class Lines:
 class Wire:
     """The wire's write end: each answer written whole, on the loop, with no hand-off."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, timings: Timings | None = None) -> None:
         self._fd = fd
+        self._timings = timings
 
     async def write(self, text: str) -> None:
+        if self._timings is not None:
+            self._timings.answered()
         data = memoryview(text.encode("utf-8"))
         while data:
             data = data[os.write(self._fd, data) :]
@@ -116,11 +164,13 @@ def claimed_stdio() -> Iterator[tuple[int, int]]:
         os.close(wire_out)  # the reader thread may still block on wire_in: left open
 
 
-async def serve_stdio(server: MCPServer, on_cancel: Callable[[str], None]) -> None:
+async def serve_stdio(
+    server: MCPServer, on_cancel: Callable[[str], None], timings: Timings | None = None
+) -> None:
     """Serve ``server`` over this process's stdin and stdout until the client closes stdin."""
     lowlevel: Any = server._lowlevel_server  # what the SDK's run_stdio_async serves
     with claimed_stdio() as (wire_in, wire_out):
-        stdin: Any = Lines(wire_in, on_cancel)
-        stdout: Any = Wire(wire_out)
+        stdin: Any = Lines(wire_in, on_cancel, timings)
+        stdout: Any = Wire(wire_out, timings)
         async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):
             await lowlevel.run(read, write, lowlevel.create_initialization_options())
