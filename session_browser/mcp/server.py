@@ -109,12 +109,14 @@ class Runner:
             stop.set()
 
     def _refresh(self) -> None:
+        """Bring the indexes up to date (at most every REFRESH_SECONDS), except one a
+        background reconcile is building: its search scans what it has not indexed yet."""
         now = time.monotonic()
         if now - self._refreshed < REFRESH_SECONDS:
             return
         self._refreshed = now
         for index in map(index_of, self.group.stores):
-            if index is not None:
+            if index is not None and not index.indexing:
                 index.reconcile()
 
     async def run(self, work: Callable[[Callable[[], bool]], T], request_id: str = "") -> T:
