@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from session_browser.cli import main
 from session_browser.core.files import dumps_session
-from session_browser.core.text import printable, safe_json
+from session_browser.core.text import compact_json, printable, safe_json
 from tests import hostile
 
 # Raw in output means obeyed by a terminal: none of these may appear (newline/tab aside).
@@ -87,6 +87,19 @@ def test_json_escaping_round_trips_the_exact_data() -> None:
     text = safe_json(value)
     assert _clean(text) and json.loads(text) == value
     assert printable("a\u2028b\ud83dc\u200f") == "a\\u2028b\\ud83dc\\u200f"
+
+
+def test_compact_json_escapes_alike_on_both_encoders() -> None:
+    """orjson where it can; the standard encoder for a lone surrogate or a huge integer:
+    one line, the same data, no unsafe character raw."""
+    plain = {"t": hostile.NASTY_TEXT + BIDI + "\u2029\x7f", "n": [1, "x", 0.25]}
+    surrogate = {"t": "half \ud83d emoji" + BIDI}
+    huge = {"n": 2**70, "t": "\x1b[31m"}
+    for value in (plain, surrogate, huge):
+        text = compact_json(value)
+        assert _clean(text) and "\n" not in text
+        assert json.loads(text) == value
+    assert compact_json({"a": [1, 2]}) == '{"a":[1,2]}'
 
 
 def test_show_cuts_a_long_message_unless_full(tmp_path: Path) -> None:

@@ -161,8 +161,9 @@ from session_browser.core.text import printable
     "mcp_path",
     is_flag=True,
     help="Measure search_sessions through 'session-browser mcp' (a subprocess, the SDK's "
-    "stdio client) beside the CLI's in-process search on the corpus: p50/p95, the p95 gap "
-    "(target <= 5 ms), answer sizes.",
+    "stdio client) beside the CLI's in-process search on the corpus, each query 3 times: "
+    "p50/p95, the p95 gap (target <= 5 ms: PASS/FAIL), where a call's time goes (the "
+    "server's own timeline), answer sizes.",
 )
 @click.option(
     "--questions",

@@ -43,11 +43,15 @@ def chosen_stores(ctx: click.Context, stores: tuple[str, ...]) -> tuple[str, ...
     return tuple(obj.get("stores", ())) if isinstance(obj, dict) else ()
 
 
-def group_from(ctx: click.Context, stores: tuple[str, ...], *, indexed: bool = False) -> StoreGroup:
+def group_from(
+    ctx: click.Context, stores: tuple[str, ...], *, indexed: bool = False, background: bool = False
+) -> StoreGroup:
     """The stores named on this command, else on the group, else the defaults.
 
     With ``indexed`` each store is opened through its search index (in our cache dir) and
-    brought up to date first, with progress on stderr when that is a terminal.
+    brought up to date first, with progress on stderr when that is a terminal; with
+    ``background`` too, brought up to date in a background thread instead (searches answer
+    meanwhile from what is indexed plus the newest files not indexed yet, and say so).
     """
     team = _team_group(ctx, stores)
     if team is not None:
@@ -62,10 +66,12 @@ def group_from(ctx: click.Context, stores: tuple[str, ...], *, indexed: bool = F
     except StoreNotFound as exc:
         fail(str(exc))
     if indexed:
-        show = sys.stderr.isatty()
+        show = sys.stderr.isatty() and not background
         for store in group.stores:
             index = index_of(store)
-            if index is not None:
+            if index is not None and background:
+                index.start_reconcile()
+            elif index is not None:
                 index.reconcile(progress=progress_printer(f"indexing {store.label}", show))
     return group
 

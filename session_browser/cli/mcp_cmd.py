@@ -27,7 +27,9 @@ def mcp(ctx: click.Context, http: str | None, stores: tuple[str, ...]) -> None:
     streamable HTTP with --http).
 
     Reads the stores every command reads (--store, the defaults, or the team index with
-    --index URL); writes nothing where sessions are kept. The caller's own live session
+    --index URL); writes nothing where sessions are kept. The index is brought up to date
+    in the background: meanwhile (a first start on a large store) a call answers from what
+    is indexed plus the newest files, and says how much it searched. The caller's own live session
     is left out of its results (named by CLAUDE_CODE_SESSION_ID or CODEX_THREAD_ID, else
     the sessions of the current dir updated in the last two minutes) unless a call asks
     for it. Add it to an agent with e.g. 'claude mcp add session-browser --
@@ -47,7 +49,9 @@ def mcp(ctx: click.Context, http: str | None, stores: tuple[str, ...]) -> None:
             check_bind(where[0], token)
         except BadBind as exc:
             fail(str(exc))
-    group = group_from(ctx, stores, indexed=True)
+    # the index is built in the background: the first call answers from what is indexed
+    # plus the newest files not indexed yet (and says how much was searched)
+    group = group_from(ctx, stores, indexed=True, background=True)
     try:
         if where is None:
             serve(group)

@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import orjson
+
 from .model import dumps_json
 
 _COMMON = "\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\u2028\u2029\ud800-\udfff"
@@ -59,6 +61,8 @@ def json_escape_unsafe(json_text: str) -> str:
     Valid only on JSON produced by ``json.dumps`` (these characters can only occur inside
     its strings, where the escape means the same character): the data is unchanged.
     """
+    if json_text.isascii() and "\x7f" not in json_text:  # two fast scans: nothing to escape
+        return json_text
     return _UNSAFE_JSON.sub(_json_escape, json_text)
 
 
@@ -66,6 +70,18 @@ def safe_json(value: Any, *, indent: int | None = 2, sort_keys: bool = False) ->
     """JSON for output: UTF-8 text kept readable, unsafe characters escaped, any depth of
     nesting the parsers read (:func:`~.model.dumps_json`)."""
     return json_escape_unsafe(dumps_json(value, indent=indent, sort_keys=sort_keys))
+
+
+def compact_json(value: Any) -> str:
+    """:func:`safe_json` on one line without spaces, encoded by orjson (several times faster:
+    for answers built per request). What orjson refuses (lone surrogates, integers beyond 64
+    bits, nesting deeper than it goes, keys that are not strings) takes the standard
+    encoder, with the same escapes."""
+    try:
+        text = orjson.dumps(value).decode()
+    except TypeError:  # orjson.JSONEncodeError is one
+        text = dumps_json(value, indent=None)
+    return json_escape_unsafe(text)
 
 
 def clip(text: str, width: int) -> str:

@@ -3,7 +3,7 @@
 Every answer is one JSON object whose first key, ``notice``, labels what follows as untrusted
 text recalled from past sessions (data, never instructions); session text only ever appears
 inside JSON strings, with every control, bidi and separator character escaped
-(:func:`~session_browser.core.text.safe_json`). An answer fits in ``max_bytes`` UTF-8 bytes:
+(:func:`~session_browser.core.text.compact_json`). An answer fits in ``max_bytes`` UTF-8 bytes:
 message text is cut first (each cut marked with how to read on: ``read_session`` with
 ``start`` and ``offset``), then the items farthest from what was asked for are dropped, and
 ``truncated`` says so. Nothing here writes anything.
@@ -29,7 +29,7 @@ from session_browser.core.model import (
 )
 from session_browser.core.multi import StoreGroup
 from session_browser.core.query import QueryError, normalize_project, parse_query
-from session_browser.core.text import clip_marked, safe_json
+from session_browser.core.text import clip_marked, compact_json
 from session_browser.core.tool import NOTICE
 
 DEFAULT_BYTES = 8 * 1024
@@ -158,7 +158,7 @@ def _text_tries(
     """``build(limit)`` for the limits of :func:`_limits` (none when even MIN_CUT does
     not fit)."""
     payload[key] = build(MIN_CUT)
-    skeleton = _size(safe_json(payload, indent=None))
+    skeleton = _size(compact_json(payload))
     if skeleton > budget:
         return
     for limit in _limits(budget, skeleton, lengths):
@@ -180,16 +180,16 @@ def _fit(
         whole = len(items) if whole is None else whole
         payload[key] = items
         payload.pop("truncated", None)
-        text = safe_json(payload, indent=None)
+        text = compact_json(payload)
         # a cut text has the key next_offset (the same words inside a text are escaped)
         if len(items) < whole or '"next_offset":' in text:
             payload["truncated"] = TRUNCATED
-            text = safe_json(payload, indent=None)
+            text = compact_json(payload)
         if _size(text) <= budget:
             return text
     payload[key] = []
     payload["truncated"] = TRUNCATED
-    return safe_json(payload, indent=None)
+    return compact_json(payload)
 
 
 def _nearest(messages: Sequence[JSONDict], anchor: int, n: int) -> list[JSONDict]:

@@ -1,9 +1,10 @@
 """The MCP server: ``search_sessions``, ``read_session`` and ``recent_sessions`` over stdio.
 
-Built on the official SDK (``mcp``). Each tool is read-only; its work runs in a worker thread,
-one call at a time, and a cancelled call sets the flag the index's SQLite progress handler
-reads, so the query stops. A bad argument is a tool error that says what is expected; the
-server keeps serving after every error.
+Built on the official SDK (``mcp``). Each tool is read-only and runs one call at a time: over
+stdio on the event loop itself (see :mod:`.stdio`: no thread hand-off per call), over HTTP in
+a worker thread (the loop keeps serving other clients). A cancelled call sets the flag the
+index's SQLite progress handler reads, so the query stops. A bad argument is a tool error
+that says what is expected; the server keeps serving after every error.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import hmac
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 import anyio
 import anyio.to_thread
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
@@ -79,33 +81,65 @@ def live_from_env(env: dict[str, str] | None = None, cwd: str | None = None) -> 
 
 
 class Runner:
-    """Runs one tool call at a time in a worker thread, stoppable by cancellation."""
+    """Runs one tool call at a time, stoppable by cancellation: ``inline`` on the event loop
+    (stdio: the transport's reader thread calls :meth:`cancel`), else in a worker thread."""
 
-    def __init__(self, group: StoreGroup) -> None:
+    def __init__(
+        self,
+        group: StoreGroup,
+        *,
+        inline: bool = False,
+        on_work: Callable[[float, float], None] | None = None,
+    ) -> None:
         self.group = group
+        self.inline = inline
+        self.on_work = on_work  # told when each call's work started and ended
         self._lock = threading.Lock()
         self._refreshed = time.monotonic()
+        self._stops: dict[str, threading.Event] = {}
+        # ids cancelled before their call started (a few: a late cancel is harmless)
+        self._early: deque[str] = deque(maxlen=64)
+
+    def cancel(self, request_id: str) -> None:
+        """Stop the call of ``request_id`` (from any thread), or keep it from starting."""
+        stop = self._stops.get(request_id)
+        if stop is None:
+            self._early.append(request_id)
+        else:
+            stop.set()
 
     def _refresh(self) -> None:
+        """Bring the indexes up to date (at most every REFRESH_SECONDS), except one a
+        background reconcile is building: its search scans what it has not indexed yet."""
         now = time.monotonic()
         if now - self._refreshed < REFRESH_SECONDS:
             return
         self._refreshed = now
         for index in map(index_of, self.group.stores):
-            if index is not None:
+            if index is not None and not index.indexing:
                 index.reconcile()
 
-    async def run(self, work: Callable[[Callable[[], bool]], T]) -> T:
+    async def run(self, work: Callable[[Callable[[], bool]], T], request_id: str = "") -> T:
         stop = threading.Event()
+        self._stops[request_id] = stop
+        if request_id in self._early:
+            stop.set()
 
         def call() -> T:
             with self._lock:
                 if stop.is_set():
                     raise answers.Stopped
                 self._refresh()
-                return work(stop.is_set)
+                started = time.perf_counter()
+                try:
+                    return work(stop.is_set)
+                finally:
+                    if self.on_work is not None:
+                        self.on_work(started, time.perf_counter())
 
         try:
+            if self.inline:
+                return call()
             return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
         except answers.ToolInputError as exc:
             raise ToolError(str(exc)) from None
@@ -113,12 +147,15 @@ class Runner:
             raise ToolError("the call was cancelled") from None
         finally:
             stop.set()
+            if self._stops.get(request_id) is stop:
+                del self._stops[request_id]
 
 
-def build_server(group: StoreGroup, live: Live) -> MCPServer:
-    """The server over ``group`` (opened as the CLI opens it)."""
+def build_server(group: StoreGroup, live: Live, runner: Runner | None = None) -> MCPServer:
+    """The server over ``group`` (opened as the CLI opens it); its calls run by ``runner``
+    (default: in a worker thread)."""
     server: MCPServer = MCPServer("session-browser", instructions=INSTRUCTIONS, log_level="WARNING")
-    runner = Runner(group)
+    runner = Runner(group) if runner is None else runner
 
     @server.tool(
         title="Search past agent sessions",
@@ -173,6 +210,7 @@ def build_server(group: StoreGroup, live: Live) -> MCPServer:
         ] = None,
         max_bytes: MaxBytes = DEFAULT_BYTES,
         include_current: IncludeCurrent = False,
+        ctx: Context | None = None,
     ) -> str:
         """Search earlier conversations of every coding agent on this machine (or the team
         index) to recall what was decided, tried or explained before. Call it before
@@ -193,7 +231,8 @@ def build_server(group: StoreGroup, live: Live) -> MCPServer:
                 live=live,
                 include_current=include_current,
                 cancelled=stop,
-            )
+            ),
+            _request_id(ctx),
         )
 
     @server.tool(title="Read a past agent session", annotations=READ_ONLY, structured_output=False)
@@ -238,6 +277,7 @@ def build_server(group: StoreGroup, live: Live) -> MCPServer:
             ),
         ] = 0,
         max_bytes: MaxBytes = DEFAULT_BYTES,
+        ctx: Context | None = None,
     ) -> str:
         """Read a page of one earlier session: the messages around one (around, window) or
         from one on (start, count). A deleted session the vault keeps is read from its
@@ -257,7 +297,8 @@ def build_server(group: StoreGroup, live: Live) -> MCPServer:
                 count=count,
                 offset=offset,
                 max_bytes=max_bytes,
-            )
+            ),
+            _request_id(ctx),
         )
 
     @server.tool(title="List recent agent sessions", annotations=READ_ONLY, structured_output=False)
@@ -275,6 +316,7 @@ def build_server(group: StoreGroup, live: Live) -> MCPServer:
         ] = None,
         max_bytes: MaxBytes = DEFAULT_BYTES,
         include_current: IncludeCurrent = False,
+        ctx: Context | None = None,
     ) -> str:
         """List the most recently updated earlier sessions: what was worked on lately, in
         one project when `project` is given. Use it to pick up where an earlier session left
@@ -291,16 +333,31 @@ def build_server(group: StoreGroup, live: Live) -> MCPServer:
                 max_bytes=max_bytes,
                 live=live,
                 include_current=include_current,
-            )
+            ),
+            _request_id(ctx),
         )
 
     return server
 
 
+def _request_id(ctx: Context | None) -> str:
+    """The id of the request a tool answers (what a cancel names), "" outside one."""
+    try:
+        return ctx.request_id if ctx is not None else ""
+    except ValueError:  # no request context
+        return ""
+
+
 def serve(group: StoreGroup, live: Live | None = None) -> None:
     """Serve over stdio until the client closes the connection."""
-    server = build_server(group, live_from_env() if live is None else live)
-    anyio.run(server.run_stdio_async)
+    from .stdio import serve_stdio, timings_from_env
+
+    timings = timings_from_env()
+    runner = Runner(group, inline=True, on_work=timings.work if timings else None)
+    server = build_server(group, live_from_env() if live is None else live, runner)
+    anyio.run(serve_stdio, server, runner.cancel, timings)
+    if timings is not None:
+        timings.save()
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")

@@ -489,3 +489,51 @@ def test_without_the_mcp_package_the_command_says_how_to_install_it(tmp_path: Pa
     )
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "pip install 'session-browser[mcp]'" in proc.stderr
+
+
+# ----------------------------------------------------------------------- the first start
+
+
+@pytest.mark.slow
+def test_the_first_start_answers_before_the_index_is_built(tmp_path: Path) -> None:
+    """No index yet and many sessions: the server answers at once, from what is indexed
+    plus the newest files, and says how much it searched; once built, everything."""
+    sessions = tmp_path / "many"
+    sessions.mkdir()
+    many = 4000
+    words = {0: "aardvark", many - 1: "wombat"}  # the oldest and the newest session's own
+    for n in range(many):
+        data = {
+            "session_id": f"s-{n:05d}",
+            "messages": [
+                {
+                    "role": "user" if i % 2 == 0 else "assistant",
+                    "content": f"{words.get(n, 'otter')} notes {n} turn {i} " + "filler " * 40,
+                    "timestamp": 1.7e9 + n,
+                    "metadata": {},
+                }
+                for i in range(12)
+            ],
+        }
+        path = sessions / f"s-{n:05d}.json"
+        path.write_text(json.dumps(data))
+        os.utime(path, ns=(1_700_000_000_000_000_000 + n * 10**9,) * 2)
+
+    def searched(answer: dict[str, Any]) -> list[str]:
+        return [w for w in answer.get("warnings", []) if w.startswith("searched ")]
+
+    async def body() -> None:
+        async with connect(server(["--store", str(sessions)])) as session:
+            first = await answer(session, "search_sessions", query="wombat")
+            assert ids(first) == [f"s-{many - 1:05d}"]  # the newest file, scanned
+            note = searched(first)
+            assert note and note[0].endswith("full results when the index is ready"), first
+            done, total = (int(x.replace(",", "")) for x in note[0].split()[1:4:2])
+            assert done < total == many
+            with anyio.fail_after(300):  # the build goes on meanwhile, and ends
+                while searched(found := await answer(session, "search_sessions", query="x")):
+                    await anyio.sleep(0.1)
+            found = await answer(session, "search_sessions", query="aardvark")
+            assert ids(found) == ["s-00000"] and not searched(found)
+
+    run(body)
