@@ -265,6 +265,7 @@ class StoreGroup:
         ``cancelled``, an interrupted search comes back ``cancelled`` (no hits)."""
         from .index import RANKINGS, SearchCancelled, SearchResult
         from .query import QueryError, parse_query
+        from .search.hybrid import requested_mode
 
         started = time.perf_counter()
         ranking = ranking or self.default_ranking()
@@ -275,9 +276,10 @@ class StoreGroup:
         if limit <= 0 or not (query or "").strip():
             result.mode = self._mode()
             return result
-        try:  # a bad filter value is an error whatever the ranking
+        try:  # a bad filter value or search mode is an error whatever the ranking
+            requested_mode()
             parse_query(query)
-        except QueryError as exc:
+        except (QueryError, ValueError) as exc:
             result.error = str(exc)
             return result
         try:

@@ -117,6 +117,14 @@ class Engine(Protocol):
         ``pq``, else its first message (only when :attr:`session_recall`)."""
         ...
 
+    def neighbours(self, pq: ParsedQuery, k: int) -> list[tuple[float, Row]] | None:
+        """Hybrid mode (:mod:`.hybrid`): the ``k`` sessions nearest ``pq``'s words by meaning
+        that pass its filters, nearest first, each as (cosine of its best window, the
+        candidate row of that window's first message passing the filters, else of its
+        session's first one); None when the engine answers lexically (:meth:`notes` says why
+        when hybrid mode was asked for)."""
+        ...
+
     def hidden_rows(self, pq: ParsedQuery, limit: int) -> list[Row]:
         """``in:tools``: the hidden parts matching ``pq``, as candidate rows (ids negated)."""
         ...

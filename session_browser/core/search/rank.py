@@ -103,6 +103,11 @@ class Scored:
     rest: float = 0.0  # the boosted scores of the other matching messages, summed
     coverage: float = 1.0  # the share of the query terms' weight the session holds
     recall: float | None = None  # its session recall score, when ranked by it (.lexical)
+    # hybrid mode (.hybrid): its place in the lexical ranking and in the nearest sessions by
+    # meaning (None: not in it), and its best window's cosine
+    lexical_rank: int | None = None
+    semantic_rank: int | None = None
+    similarity: float | None = None
 
 
 def cuts(text: str, size: int) -> list[tuple[int, int]]:

@@ -1,0 +1,365 @@
+"""Vectors beside the index: what recall by meaning reads (hybrid mode).
+
+A session's messages that a person would search for (every role but tool output) are cut into
+windows of :data:`WINDOW_MESSAGES` consecutive messages, each window's text cut to
+:data:`WINDOW_CHARS` characters (about 128 tokens: embedding costs per token), and each window
+embedded into one unit vector, stored as int8 (``round(127·v)``: 384 bytes a window for
+all-MiniLM-L6-v2) in a SQLite file beside the index (:func:`vectors_path`). Per window it keeps
+the session's file, the window's position and its first and last message index (a hit found
+by meaning is anchored at its window); per file, its size and how many messages were embedded,
+so a grown session embeds only its last, unfinished window and the new ones
+(:func:`build_vectors`). A build commits file by file in batches (stopped, it resumes where it
+stopped) and reads the index through a connection of its own, so it never blocks a search.
+
+:class:`VectorIndex` reads them: the int8 matrix loaded once per version of the file, a
+brute-force cosine over it (NumPy), the best window per session. A missing or unreadable
+file is not an error: the search answers lexically and says why (:class:`VectorsUnavailable`).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from ..embed import Embedder
+
+#: Messages a window holds, and the characters of its text that are embedded.
+WINDOW_MESSAGES = 8
+WINDOW_CHARS = 600
+#: Characters of one message read into a window (a long message does not fill it alone).
+MESSAGE_CHARS = 300
+#: Roles whose text is not embedded: tool output is not what a person searches for.
+SKIPPED_ROLES = ("tool", "function", "tool_result")
+#: Windows embedded (and committed) together.
+BATCH_WINDOWS = 256
+SCHEMA = "1"
+SUFFIX = ".vectors"
+
+Progress = Callable[[int, int], None]  # (sessions done, sessions to embed)
+
+
+class VectorsUnavailable(RuntimeError):
+    """The vectors cannot be read: missing, damaged, or made by another model."""
+
+
+def vectors_path(db_path: str | os.PathLike[str]) -> Path:
+    """Where the vectors of the index at ``db_path`` live: beside it."""
+    return Path(str(db_path) + SUFFIX)
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(str(path), timeout=30)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS files(
+            file TEXT PRIMARY KEY, size INTEGER NOT NULL, messages INTEGER NOT NULL);
+        CREATE TABLE IF NOT EXISTS windows(
+            file TEXT NOT NULL, pos INTEGER NOT NULL, first INTEGER NOT NULL,
+            last INTEGER NOT NULL, vec BLOB NOT NULL, PRIMARY KEY(file, pos)) WITHOUT ROWID;
+        """
+    )
+    return db
+
+
+def _meta(db: sqlite3.Connection) -> dict[str, str]:
+    return dict(db.execute("SELECT key, value FROM meta").fetchall())
+
+
+def window_text(texts: Sequence[str]) -> str:
+    """The text a window embeds: its messages' first :data:`MESSAGE_CHARS` characters each,
+    one per line, cut to :data:`WINDOW_CHARS`."""
+    return "\n".join(t[:MESSAGE_CHARS].strip() for t in texts)[:WINDOW_CHARS]
+
+
+@dataclass
+class _Session:
+    file: str
+    size: int
+    start: int  # the first window position to embed (earlier ones are kept)
+    messages: list[tuple[int, str]]  # (message index, text) of every embedded role
+
+
+@dataclass
+class BuildReport:
+    """What :func:`build_vectors` did."""
+
+    sessions: int = 0  # sessions embedded (new or grown)
+    windows: int = 0  # windows embedded
+    removed: int = 0  # sessions whose vectors were dropped (gone from the index)
+    seconds: float = 0.0
+    stopped: bool = False
+
+
+def _messages(index: sqlite3.Connection, sid: int) -> list[tuple[int, str]]:
+    """(index, text) of a session's embedded messages, each once (a long message is stored
+    in parts: its first part)."""
+    out: list[tuple[int, str]] = []
+    last = None
+    marks = ",".join("?" * len(SKIPPED_ROLES))
+    for idx, text in index.execute(
+        f"SELECT idx, text FROM messages WHERE sid = ? AND coalesce(role, '') NOT IN ({marks}) "
+        "ORDER BY id",
+        (sid, *SKIPPED_ROLES),
+    ):
+        if idx != last and text.strip():
+            out.append((idx, text))
+        last = idx
+    return out
+
+
+def _work(index: sqlite3.Connection, vec: sqlite3.Connection) -> tuple[list[_Session], list[str]]:
+    """The sessions to embed (new, grown or rewritten) and the files whose vectors to drop."""
+    known = {f: (s, n) for f, s, n in vec.execute("SELECT file, size, messages FROM files")}
+    todo: list[_Session] = []
+    seen: set[str] = set()
+    for sid, file, size in index.execute("SELECT sid, file, size FROM sessions ORDER BY sid"):
+        seen.add(file)
+        before = known.get(file)
+        if before is not None and before[0] == size:
+            continue
+        messages = _messages(index, sid)
+        start = 0
+        if before is not None and size > before[0] and len(messages) >= before[1]:
+            start = before[1] // WINDOW_MESSAGES  # grown: its unfinished window on
+        todo.append(_Session(file, size, start, messages))
+    return todo, [f for f in known if f not in seen]
+
+
+def build_vectors(
+    db_path: str | os.PathLike[str],
+    embedder: Embedder,
+    *,
+    progress: Progress | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> BuildReport:
+    """Bring the vectors of the index at ``db_path`` up to date with ``embedder``: embed the
+    windows of new sessions and the new windows of grown ones, drop those of sessions gone.
+    Vectors of another model (or a damaged file) are rebuilt from nothing."""
+    import numpy as np
+
+    started = time.perf_counter()
+    report = BuildReport()
+    path = vectors_path(db_path)
+    index = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30)
+    try:
+        try:
+            vec = _connect(path)
+            meta = _meta(vec)
+        except sqlite3.DatabaseError:
+            _remove(path)
+            vec = _connect(path)
+            meta = {}
+        with closing(vec):
+            want = {"schema": SCHEMA, "model": embedder.name, "dim": str(embedder.dim)}
+            if meta != want:
+                with vec:
+                    vec.execute("DELETE FROM windows")
+                    vec.execute("DELETE FROM files")
+                    vec.execute("DELETE FROM meta")
+                    vec.executemany("INSERT INTO meta VALUES (?, ?)", sorted(want.items()))
+            index.execute("BEGIN")  # one snapshot of the index
+            todo, gone = _work(index, vec)
+            index.rollback()
+            with vec:
+                for file in gone:
+                    vec.execute("DELETE FROM windows WHERE file = ?", (file,))
+                    vec.execute("DELETE FROM files WHERE file = ?", (file,))
+            report.removed = len(gone)
+            done = 0
+            for batch in _batches(todo):
+                if stop is not None and stop():
+                    report.stopped = True
+                    break
+                rows: list[tuple[str, int, int, int, str]] = []
+                for s in batch:
+                    msgs = s.messages
+                    for pos in range(s.start, (len(msgs) + WINDOW_MESSAGES - 1) // WINDOW_MESSAGES):
+                        part = msgs[pos * WINDOW_MESSAGES : (pos + 1) * WINDOW_MESSAGES]
+                        text = window_text([t for _i, t in part])
+                        rows.append((s.file, pos, part[0][0], part[-1][0], text))
+                vectors = embedder.embed([r[4] for r in rows]) if rows else None
+                with vec:
+                    for s in batch:
+                        vec.execute(
+                            "DELETE FROM windows WHERE file = ? AND pos >= ?", (s.file, s.start)
+                        )
+                        vec.execute(
+                            "INSERT OR REPLACE INTO files VALUES (?, ?, ?)",
+                            (s.file, s.size, len(s.messages)),
+                        )
+                    if vectors is not None:
+                        q = np.clip(np.rint(vectors * 127.0), -127, 127).astype(np.int8)
+                        vec.executemany(
+                            "INSERT OR REPLACE INTO windows VALUES (?, ?, ?, ?, ?)",
+                            [(r[0], r[1], r[2], r[3], q[i].tobytes()) for i, r in enumerate(rows)],
+                        )
+                report.windows += len(rows)
+                report.sessions += len(batch)
+                done += len(batch)
+                if progress is not None:
+                    progress(done, len(todo))
+    finally:
+        index.close()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _batches(todo: Sequence[_Session]) -> Iterator[list[_Session]]:
+    """Whole sessions, about :data:`BATCH_WINDOWS` windows at a time."""
+    batch: list[_Session] = []
+    size = 0
+    for s in todo:
+        batch.append(s)
+        size += max(0, (len(s.messages) + WINDOW_MESSAGES - 1) // WINDOW_MESSAGES - s.start)
+        if size >= BATCH_WINDOWS:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _remove(path: Path) -> None:
+    for p in (path, Path(str(path) + "-wal"), Path(str(path) + "-shm")):
+        with suppress(FileNotFoundError):
+            p.unlink()
+
+
+@dataclass(frozen=True)
+class Window:
+    """A session's best window for a query: its file, message range and cosine."""
+
+    file: str
+    first: int
+    last: int
+    similarity: float
+
+
+class VectorIndex:
+    """The vectors of one index, read lazily and again when the file changed."""
+
+    #: Rows of the int8 matrix turned to float32 at a time (bounded memory per query).
+    CHUNK = 16384
+
+    def __init__(self, db_path: str | os.PathLike[str]) -> None:
+        self.path = vectors_path(db_path)
+        self._key: tuple[int, ...] | None = None
+        self._files: list[str] = []
+        self._first: npt.NDArray[np.int64] | None = None
+        self._last: npt.NDArray[np.int64] | None = None
+        self._owner: npt.NDArray[np.int64] | None = None
+        self._matrix: npt.NDArray[np.int8] | None = None
+        self.model = ""
+        self.sessions = 0
+
+    def _stamp(self) -> tuple[int, ...]:
+        out: list[int] = []
+        for p in (self.path, Path(str(self.path) + "-wal")):
+            try:
+                st = p.stat()
+                out.extend((st.st_mtime_ns, st.st_size))
+            except FileNotFoundError:
+                out.extend((0, 0))
+        return tuple(out)
+
+    def load(self) -> None:
+        """Read the vectors (when the file changed since last read). Raises
+        :class:`VectorsUnavailable` saying why they cannot be read."""
+        import numpy as np
+
+        if not self.path.is_file():
+            raise VectorsUnavailable("no vectors yet (session-browser embed builds them)")
+        key = self._stamp()
+        if key == self._key:
+            return
+        try:
+            with closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=5)) as db:
+                meta = _meta(db)
+                dim = int(meta.get("dim", "0"))
+                if meta.get("schema") != SCHEMA or dim <= 0:
+                    raise VectorsUnavailable("the vectors file is of another version")
+                files: dict[str, int] = {}
+                owner: list[int] = []
+                first: list[int] = []
+                last: list[int] = []
+                blobs: list[bytes] = []
+                for file, a, b, blob in db.execute("SELECT file, first, last, vec FROM windows"):
+                    if len(blob) != dim:
+                        raise VectorsUnavailable("a vector of the wrong length")
+                    owner.append(files.setdefault(file, len(files)))
+                    first.append(a)
+                    last.append(b)
+                    blobs.append(blob)
+        except sqlite3.DatabaseError as exc:
+            raise VectorsUnavailable(f"the vectors file is unreadable ({exc})") from None
+        if not blobs:
+            raise VectorsUnavailable("no vectors yet (session-browser embed builds them)")
+        self._matrix = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), dim)
+        self._files = list(files)
+        self._owner = np.asarray(owner, dtype=np.int64)
+        self._first = np.asarray(first, dtype=np.int64)
+        self._last = np.asarray(last, dtype=np.int64)
+        self.model = meta.get("model", "")
+        self.sessions = len(files)
+        self._key = key
+
+    def nearest(self, query: npt.NDArray[np.float32], k: int) -> list[Window]:
+        """The ``k`` sessions whose best window is nearest ``query`` (a unit vector), each
+        with that window, nearest first."""
+        import numpy as np
+
+        self.load()
+        matrix, owner = self._matrix, self._owner
+        assert matrix is not None and owner is not None
+        assert self._first is not None and self._last is not None
+        if query.shape != (matrix.shape[1],):
+            raise VectorsUnavailable("the query vector does not fit the stored vectors")
+        q = query.astype(np.float32) / np.float32(127.0)
+        sims = np.empty(len(matrix), dtype=np.float32)
+        for start in range(0, len(matrix), self.CHUNK):
+            part = matrix[start : start + self.CHUNK].astype(np.float32)
+            sims[start : start + len(part)] = part @ q
+        # best window per session: windows best first, each session's first one kept
+        take = min(len(sims), max(k * 4 * WINDOW_MESSAGES, 256))
+        while True:
+            top = (
+                np.argpartition(-sims, take - 1)[:take]
+                if take < len(sims)
+                else np.arange(len(sims))
+            )
+            top = top[np.argsort(-sims[top], kind="stable")]
+            out: list[Window] = []
+            seen: set[int] = set()
+            for i in top.tolist():
+                o = int(owner[i])
+                if o in seen:
+                    continue
+                seen.add(o)
+                out.append(
+                    Window(self._files[o], int(self._first[i]), int(self._last[i]), float(sims[i]))
+                )
+                if len(out) >= k:
+                    return out
+            if take >= len(sims):
+                return out
+            take = min(len(sims), take * 4)
+
+
+def size_of(path: Path) -> int:
+    """Bytes of the vectors file (with its write-ahead log)."""
+    total = 0
+    for p in (path, Path(str(path) + "-wal")):
+        with suppress(FileNotFoundError):
+            total += p.stat().st_size
+    return total
