@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from typing import Any
 
@@ -200,3 +201,61 @@ def update(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
 def rebuild(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
     """Throw each index away and build it again from the session files."""
     _run(ctx, stores, as_json, "rebuild")
+
+
+@index.command()
+@store_option
+@json_option
+@click.pass_context
+def vectors(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
+    """Build the vectors hybrid search reads (the semantic extra's local model, on the CPU):
+    each index updated first, then the windows of new and grown sessions embedded. Stopped,
+    it resumes where it stopped; searches answer lexically meanwhile."""
+    from session_browser.core.embed import EmbedderUnavailable, embedder_named
+    from session_browser.core.index.vectors import build_vectors, size_of, vectors_path
+
+    try:
+        dirs = _dirs(ctx, stores)
+    except StoreNotFound as exc:
+        fail(str(exc))
+    try:
+        model = embedder_named("all-MiniLM-L6-v2")
+    except EmbedderUnavailable as exc:
+        fail(str(exc))
+    payload: list[dict[str, Any]] = []
+    show_progress = not as_json and sys.stderr.isatty()
+    for spec in dirs:
+        try:
+            store = _open(spec)
+        except OSError as exc:
+            fail(f"cannot open the index of {spec.path}: {exc.strerror or exc}")
+        with store:
+            store.reconcile()
+            if store.broken or store.memory:
+                fail(f"{spec.path}: the index cannot be used: {store.broken or 'in memory'}")
+            done = progress_printer(f"embedding {spec.path}", show_progress)
+            try:
+                report = build_vectors(store.db_path, model, progress=done)
+            except (OSError, sqlite3.Error) as exc:
+                fail(f"{spec.path}: cannot write the vectors: {exc}")
+            path = vectors_path(store.db_path)
+            size = size_of(path)
+            entry: dict[str, Any] = {
+                "session_dir": str(spec.path),
+                "vectors": str(path),
+                "model": model.name,
+                "sessions_embedded": report.sessions,
+                "windows_embedded": report.windows,
+                "sessions_removed": report.removed,
+                "seconds": round(report.seconds, 3),
+                "bytes": size,
+            }
+            payload.append(entry)
+            if not as_json:
+                click.echo(
+                    f"{spec.path}: {report.sessions} sessions ({report.windows} windows) "
+                    f"embedded, {report.removed} removed in {report.seconds:.1f} s; "
+                    f"{size / 1e6:.1f} MB of vectors"
+                )
+    if as_json:
+        echo_json({"stores": payload})

@@ -334,3 +334,37 @@ def test_vectors_are_int8_and_small(store: SqliteSessionStore, embedder: Synonym
     db.close()
     assert sizes == {embedder.dim}
     assert os.path.getsize(vectors_path(store.db_path)) > 0
+
+
+def test_the_cli_builds_vectors_and_explains_both_parts(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from session_browser.cli import main
+
+    try:
+        from session_browser.core.embed import load_minilm
+
+        load_minilm()
+    except Exception as exc:  # EmbedderUnavailable: the extra is not installed here
+        pytest.skip(f"the semantic extra is not installed: {exc}")
+    d = tmp_path / "sessions"
+    for i, texts in enumerate(FILLER):
+        put(d, f"filler-{i}", texts, T0 + i * DAY)
+    put(d, "billing", ["We should move invoices from Stripe to Paddle in March.", "Agreed."])
+    runner = CliRunner()
+    env = {hybrid.ENV: ""}
+    built = runner.invoke(main, ["index", "vectors", "--store", str(d), "--json"], env=env)
+    assert built.exit_code == 0, built.output
+    report = json.loads(built.output)["stores"][0]
+    assert report["sessions_embedded"] == len(FILLER) + 1 and report["bytes"] > 0
+    question = ["payment", "provider", "migration", "decision", "--store", str(d)]
+    out = runner.invoke(main, ["search", *question, "--mode", "hybrid", "--json"], env=env)
+    assert out.exit_code == 0, out.output
+    first = json.loads(out.output)["results"][0]
+    assert first["session_id"] == "billing"
+    parts = first["explain"]["hybrid"]
+    assert parts["semantic_rank"] == 1 and parts["similarity"] > hybrid.MIN_SIMILARITY
+    lexical = runner.invoke(main, ["search", *question, "--mode", "lexical", "--json"], env=env)
+    assert lexical.exit_code == 1 and json.loads(lexical.output)["results"] == []
+    bad = runner.invoke(main, ["search", *question, "--mode", "semantic"], env=env)
+    assert bad.exit_code == 2 and "semantic" in bad.output

@@ -24,17 +24,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from .candidates import group_rows
-from .rank import Scored
+from .rank import FUSION_SCALE, RRF_K, Scored
 
 ENV = "SESSION_BROWSER_SEARCH_MODE"
 MODES = ("hybrid", "lexical")
-#: Reciprocal rank fusion's constant (the usual 60: the first ranks weigh little more than
-#: the next ones, so agreement between the two rankings counts most).
-RRF_K = 60
 #: The weight of the lexical rank when some message holds every word of the query.
 LEXICAL_WEIGHT = 3.0
-#: The fused score is scaled by this so that rounding scores to 4 digits keeps their order.
-SCALE = 100.0
+SCALE = FUSION_SCALE
 #: A session nearer the query than this cosine only is not a hit by meaning (unrelated text
 #: scores about 0 with all-MiniLM-L6-v2, a paraphrase 0.3 to 0.7).
 MIN_SIMILARITY = 0.2
@@ -67,7 +63,7 @@ def fuse(
     ranked = sorted(lexical, key=lambda s: (s.score, s.info.when or ""), reverse=True)
     out: dict[int, Scored] = {}
     for rank, s in enumerate(ranked, 1):
-        s.lexical_rank = rank
+        s.lexical_rank, s.lexical_score, s.lexical_weight = rank, s.score, weight
         s.score = SCALE * weight / (RRF_K + rank)
         out[s.info.key] = s
     near = [n for n in near if n[0] >= MIN_SIMILARITY]
@@ -90,6 +86,7 @@ def fuse(
                 anchor_text=msg.text,
                 coverage=0.0,
             )
+        found.lexical_weight = weight
         found.semantic_rank = rank
         found.similarity = similarity
         found.score += SCALE / (RRF_K + rank)

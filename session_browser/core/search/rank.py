@@ -108,6 +108,8 @@ class Scored:
     lexical_rank: int | None = None
     semantic_rank: int | None = None
     similarity: float | None = None
+    lexical_score: float | None = None  # its lexical score, before fusion
+    lexical_weight: float = 1.0
 
 
 def cuts(text: str, size: int) -> list[tuple[int, int]]:
@@ -436,8 +438,36 @@ EXPLAIN_FORMULA = (
 )
 
 
+#: Hybrid mode's reciprocal rank fusion (:mod:`.hybrid`): its constant (the usual 60: the
+#: first ranks weigh little more than the next ones, so agreement between the two rankings
+#: counts most), and the scale of the fused score (so that rounding scores to 4 digits keeps
+#: their order).
+RRF_K = 60
+FUSION_SCALE = 100.0
+#: How hybrid mode's parts make the score.
+HYBRID_FORMULA = (
+    f"score = {FUSION_SCALE:g} × (lexical_weight / ({RRF_K} + lexical_rank)"
+    f" + 1 / ({RRF_K} + semantic_rank)) × demotion; a ranking the session is not in adds 0"
+    f" (reciprocal rank fusion, K = {RRF_K}); the lexical part ranks by lexical_score"
+)
+
+
 def explain(s: Scored, pq: ParsedQuery) -> JSONDict:
     """Why ``s`` scored as it did (the ``explain`` of its hit)."""
+    out = _explain_lexical(s, pq)
+    if s.lexical_rank is not None or s.semantic_rank is not None:
+        out["hybrid"] = {
+            "lexical_rank": s.lexical_rank,
+            "lexical_score": None if s.lexical_score is None else round(s.lexical_score, 4),
+            "lexical_weight": s.lexical_weight,
+            "semantic_rank": s.semantic_rank,
+            "similarity": None if s.similarity is None else round(s.similarity, 4),
+        }
+        out["formula"] = HYBRID_FORMULA
+    return out
+
+
+def _explain_lexical(s: Scored, pq: ParsedQuery) -> JSONDict:
     demote = s.info.tagged or s.info.machine
     if not pq.terms:
         return {
