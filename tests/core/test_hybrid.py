@@ -85,7 +85,7 @@ FILLER = [
 ]
 #: The target: first-aid advice. The question below shares none of its words but the
 #: synonyms' (no message holds a word of it as written, so lexical recall cannot find it).
-TARGET = [
+_SMALL_TALK = [
     "Hello there, quick question for the course I am taking.",
     "Sure, go ahead.",
     "We covered warm-up stretches today, nothing else yet.",
@@ -94,6 +94,10 @@ TARGET = [
     "Try half a size up for long runs.",
     "Thanks, that is all about running.",
     "Good luck with the course.",
+]
+TARGET = [
+    # window 1: small talk
+    *(_SMALL_TALK[i % len(_SMALL_TALK)] for i in range(WINDOW_MESSAGES)),
     # window 2: the meaning the question asks for
     "Someone fainted at the gym, I did pushes on the breastbone.",
     "Good: press hard and fast, about two a second, that tempo matters most.",
@@ -220,7 +224,7 @@ def test_a_grown_session_embeds_only_its_new_window(
     embedder.calls.clear()
     again = build_vectors(store.db_path, embedder)
     assert (again.sessions, again.windows, embedder.calls) == (0, 0, [])
-    # the target had 10 messages: windows 0 (8 messages, full) and 1 (2 messages)
+    # the target's windows: 0 (full) and 1 (2 messages)
     put(tmp_path / "sessions", "target", [*TARGET, "One more turn about the gym."], T0 + 3 * DAY)
     store.reconcile()
     grown = build_vectors(store.db_path, embedder)
@@ -368,3 +372,24 @@ def test_the_cli_builds_vectors_and_explains_both_parts(tmp_path: Path) -> None:
     assert lexical.exit_code == 1 and json.loads(lexical.output)["results"] == []
     bad = runner.invoke(main, ["search", *question, "--mode", "semantic"], env=env)
     assert bad.exit_code == 2 and "semantic" in bad.output
+
+
+def test_a_query_a_message_holds_whole_keeps_its_lexical_order(
+    store: SqliteSessionStore, embedder: SynonymEmbedder, mode: pytest.MonkeyPatch
+) -> None:
+    build_vectors(store.db_path, embedder)
+    mode.setenv(hybrid.ENV, "lexical")
+    query = "compressions images chest"  # the "lexical" session's first message, whole
+    lexical = ids(store, query, limit=10)
+    assert lexical[0] == "lexical" and "target" not in lexical
+    mode.setenv(hybrid.ENV, "hybrid")
+    hits = store.search(query, limit=10)
+    got = [h.session_id for h in hits]
+    # the lexical order stands; the session found by meaning alone follows
+    assert got[: len(lexical)] == lexical and "target" in got[len(lexical) :]
+    target = hits[got.index("target")]
+    parts = target.explain["hybrid"]
+    assert parts["lexical_rank"] is None and parts["lexical_hits"] == len(lexical)
+    assert target.score == pytest.approx(
+        round(hybrid.SCALE / (hybrid.RRF_K + len(lexical) + parts["semantic_rank"]), 4)
+    )

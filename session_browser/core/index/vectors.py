@@ -33,11 +33,12 @@ if TYPE_CHECKING:
 
     from ..embed import Embedder
 
-#: Messages a window holds, and the characters of its text that are embedded.
-WINDOW_MESSAGES = 8
-WINDOW_CHARS = 600
+#: Messages a window holds, and the characters of its text that are embedded (about 96
+#: tokens: embedding costs per token, and a 30,000-session store must embed in minutes).
+WINDOW_MESSAGES = 12
+WINDOW_CHARS = 400
 #: Characters of one message read into a window (a long message does not fill it alone).
-MESSAGE_CHARS = 300
+MESSAGE_CHARS = 200
 #: Roles whose text is not embedded: tool output is not what a person searches for.
 SKIPPED_ROLES = ("tool", "function", "tool_result")
 #: Windows embedded (and committed) together.
@@ -77,10 +78,13 @@ def _meta(db: sqlite3.Connection) -> dict[str, str]:
     return dict(db.execute("SELECT key, value FROM meta").fetchall())
 
 
-def window_text(texts: Sequence[str]) -> str:
-    """The text a window embeds: its messages' first :data:`MESSAGE_CHARS` characters each,
-    one per line, cut to :data:`WINDOW_CHARS`."""
-    return "\n".join(t[:MESSAGE_CHARS].strip() for t in texts)[:WINDOW_CHARS]
+def window_text(messages: Sequence[tuple[str, str]]) -> str:
+    """The text a window embeds from its (role, text) messages: the user's turns first (what
+    a person asked is what they remember), then the others, each message's first
+    :data:`MESSAGE_CHARS` characters, one per line, cut to :data:`WINDOW_CHARS`."""
+    first = [t for role, t in messages if role == "user"]
+    rest = [t for role, t in messages if role != "user"]
+    return "\n".join(t[:MESSAGE_CHARS].strip() for t in (*first, *rest))[:WINDOW_CHARS]
 
 
 @dataclass
@@ -88,7 +92,7 @@ class _Session:
     file: str
     size: int
     start: int  # the first window position to embed (earlier ones are kept)
-    messages: list[tuple[int, str]]  # (message index, text) of every embedded role
+    messages: list[tuple[int, str, str]]  # (message index, role, text) of each embedded
 
 
 @dataclass
@@ -102,19 +106,19 @@ class BuildReport:
     stopped: bool = False
 
 
-def _messages(index: sqlite3.Connection, sid: int) -> list[tuple[int, str]]:
-    """(index, text) of a session's embedded messages, each once (a long message is stored
-    in parts: its first part)."""
-    out: list[tuple[int, str]] = []
+def _messages(index: sqlite3.Connection, sid: int) -> list[tuple[int, str, str]]:
+    """(index, role, text) of a session's embedded messages, each once (a long message is
+    stored in parts: its first part)."""
+    out: list[tuple[int, str, str]] = []
     last = None
     marks = ",".join("?" * len(SKIPPED_ROLES))
-    for idx, text in index.execute(
-        f"SELECT idx, text FROM messages WHERE sid = ? AND coalesce(role, '') NOT IN ({marks}) "
-        "ORDER BY id",
+    for idx, role, text in index.execute(
+        "SELECT idx, coalesce(role, ''), text FROM messages WHERE sid = ? "
+        f"AND coalesce(role, '') NOT IN ({marks}) ORDER BY id",
         (sid, *SKIPPED_ROLES),
     ):
         if idx != last and text.strip():
-            out.append((idx, text))
+            out.append((idx, role, text))
         last = idx
     return out
 
@@ -187,7 +191,7 @@ def build_vectors(
                     msgs = s.messages
                     for pos in range(s.start, (len(msgs) + WINDOW_MESSAGES - 1) // WINDOW_MESSAGES):
                         part = msgs[pos * WINDOW_MESSAGES : (pos + 1) * WINDOW_MESSAGES]
-                        text = window_text([t for _i, t in part])
+                        text = window_text([(role, t) for _i, role, t in part])
                         rows.append((s.file, pos, part[0][0], part[-1][0], text))
                 vectors = embedder.embed([r[4] for r in rows]) if rows else None
                 with vec:

@@ -5,16 +5,19 @@ The search mode is ``hybrid`` or ``lexical`` (:func:`requested_mode`: asked for,
 its vectors are ready, lexical otherwise). In hybrid mode an engine hands over, besides its
 lexical candidates, the sessions nearest the query by meaning (:meth:`~.engine.Engine.
 neighbours`: each one's best window, anchored at its first message passing the query's
-filters), and :func:`fuse` merges the two rankings by reciprocal rank fusion:
+filters; a session nearer than :data:`MIN_SIMILARITY` only is not one), and :func:`fuse`
+merges the two rankings:
 
-    score = 100 · ( w / (K + lexical rank) + 1 / (K + semantic rank) )
+- A question no message answers whole (session recall's path, a question in other words):
+  reciprocal rank fusion, ``score = 100 · (1 / (K + lexical rank) + 1 / (K + semantic
+  rank))`` with ``K`` = :data:`RRF_K`; a ranking the session is not in adds nothing. Ranks,
+  not scores, are fused: BM25 and cosine are on scales that do not compare.
+- A query some message holds every word of (likely the session's own words: a known item):
+  the lexical order stands, ``score = 100 · 2 / (K + lexical rank)``, and the sessions found
+  by meaning alone follow the ``n`` lexical ones, ``score = 100 / (K + n + semantic rank)``.
 
-with ``K`` = :data:`RRF_K` (a session absent from a ranking adds nothing for it; a session
-nearer than :data:`MIN_SIMILARITY` only is not in the semantic ranking) and ``w``
-= :data:`LEXICAL_WEIGHT` when some message holds every word of the query (the query is likely
-the session's own words: its lexical rank weighs more), else 1. Ranks, not scores, are fused:
-BM25 and cosine are on scales that do not compare. A hit found only by meaning is anchored at
-its best window; a hit found by both keeps its lexical anchor (the matching turn).
+A hit found only by meaning is anchored at its best window; a hit found by both keeps its
+lexical anchor (the matching turn).
 """
 
 from __future__ import annotations
@@ -28,8 +31,6 @@ from .rank import FUSION_SCALE, RRF_K, Scored
 
 ENV = "SESSION_BROWSER_SEARCH_MODE"
 MODES = ("hybrid", "lexical")
-#: The weight of the lexical rank when some message holds every word of the query.
-LEXICAL_WEIGHT = 3.0
 SCALE = FUSION_SCALE
 #: A session nearer the query than this cosine only is not a hit by meaning (unrelated text
 #: scores about 0 with all-MiniLM-L6-v2, a paraphrase 0.3 to 0.7).
@@ -58,14 +59,16 @@ def fuse(
     exact: bool,
 ) -> list[Scored]:
     """``lexical`` (scored sessions, in any order) and ``near`` ((cosine, candidate row),
-    nearest first) as one list scored by reciprocal rank fusion (module doc)."""
-    weight = LEXICAL_WEIGHT if exact else 1.0
+    nearest first) as one list, scored as the module doc says (``exact``: some message holds
+    every word of the query)."""
     ranked = sorted(lexical, key=lambda s: (s.score, s.info.when or ""), reverse=True)
     out: dict[int, Scored] = {}
     for rank, s in enumerate(ranked, 1):
-        s.lexical_rank, s.lexical_score, s.lexical_weight = rank, s.score, weight
-        s.score = SCALE * weight / (RRF_K + rank)
+        s.lexical_rank, s.lexical_score = rank, s.score
+        s.score = SCALE * (2.0 if exact else 1.0) / (RRF_K + rank)
+        s.lexical_hits = len(ranked) if exact else None
         out[s.info.key] = s
+    after = len(ranked) if exact else 0
     near = [n for n in near if n[0] >= MIN_SIMILARITY]
     for rank, (similarity, row) in enumerate(near, 1):
         key = row[0]
@@ -86,8 +89,10 @@ def fuse(
                 anchor_text=msg.text,
                 coverage=0.0,
             )
-        found.lexical_weight = weight
-        found.semantic_rank = rank
-        found.similarity = similarity
-        found.score += SCALE / (RRF_K + rank)
+        elif exact:  # the lexical order stands
+            found.semantic_rank, found.similarity = rank, similarity
+            continue
+        found.semantic_rank, found.similarity = rank, similarity
+        found.score += SCALE / (RRF_K + after + rank)
+        found.lexical_hits = len(ranked) if exact else None
     return list(out.values())

@@ -109,7 +109,8 @@ class Scored:
     semantic_rank: int | None = None
     similarity: float | None = None
     lexical_score: float | None = None  # its lexical score, before fusion
-    lexical_weight: float = 1.0
+    # fused with the lexical order standing (.hybrid): how many sessions it ranks
+    lexical_hits: int | None = None
 
 
 def cuts(text: str, size: int) -> list[tuple[int, int]]:
@@ -444,11 +445,17 @@ EXPLAIN_FORMULA = (
 #: their order).
 RRF_K = 60
 FUSION_SCALE = 100.0
-#: How hybrid mode's parts make the score.
+#: How hybrid mode's parts make the score: a question no message answers whole, and a
+#: query some message holds every word of (the lexical order stands).
 HYBRID_FORMULA = (
-    f"score = {FUSION_SCALE:g} × (lexical_weight / ({RRF_K} + lexical_rank)"
-    f" + 1 / ({RRF_K} + semantic_rank)) × demotion; a ranking the session is not in adds 0"
-    f" (reciprocal rank fusion, K = {RRF_K}); the lexical part ranks by lexical_score"
+    f"score = {FUSION_SCALE:g} × (1 / ({RRF_K} + lexical_rank) + 1 / ({RRF_K} + semantic_rank))"
+    " × demotion; a ranking the session is not in adds 0 (reciprocal rank fusion,"
+    f" K = {RRF_K}); the lexical ranking orders by lexical_score"
+)
+LEXICAL_ORDER_FORMULA = (
+    f"some message holds every word: the lexical order stands; score = {FUSION_SCALE:g} × 2 /"
+    f" ({RRF_K} + lexical_rank) × demotion; a session found by meaning only follows the"
+    f" lexical_hits: {FUSION_SCALE:g} / ({RRF_K} + lexical_hits + semantic_rank)"
 )
 
 
@@ -459,11 +466,12 @@ def explain(s: Scored, pq: ParsedQuery) -> JSONDict:
         out["hybrid"] = {
             "lexical_rank": s.lexical_rank,
             "lexical_score": None if s.lexical_score is None else round(s.lexical_score, 4),
-            "lexical_weight": s.lexical_weight,
             "semantic_rank": s.semantic_rank,
             "similarity": None if s.similarity is None else round(s.similarity, 4),
         }
-        out["formula"] = HYBRID_FORMULA
+        if s.lexical_hits is not None:
+            out["hybrid"]["lexical_hits"] = s.lexical_hits
+        out["formula"] = HYBRID_FORMULA if s.lexical_hits is None else LEXICAL_ORDER_FORMULA
     return out
 
 
