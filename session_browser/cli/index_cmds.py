@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -205,14 +207,25 @@ def rebuild(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
 
 @index.command()
 @store_option
+@click.option(
+    "--background",
+    is_flag=True,
+    help="Build in a process of its own and return at once (its output goes to a log file "
+    "beside the vectors, named on stdout).",
+)
 @json_option
 @click.pass_context
-def vectors(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
+def vectors(ctx: click.Context, stores: tuple[str, ...], background: bool, as_json: bool) -> None:
     """Build the vectors hybrid search reads (the semantic extra's local model, on the CPU):
     each index updated first, then the windows of new and grown sessions embedded. Stopped,
     it resumes where it stopped; searches answer lexically meanwhile."""
     from session_browser.core.embed import EmbedderUnavailable, embedder_named
-    from session_browser.core.index.vectors import build_vectors, size_of, vectors_path
+    from session_browser.core.index.vectors import (
+        VectorsBusy,
+        build_vectors,
+        size_of,
+        vectors_path,
+    )
 
     try:
         dirs = _dirs(ctx, stores)
@@ -222,6 +235,9 @@ def vectors(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
         model = embedder_named("all-MiniLM-L6-v2")
     except EmbedderUnavailable as exc:
         fail(str(exc))
+    if background:
+        _in_background(dirs, as_json)
+        return
     payload: list[dict[str, Any]] = []
     show_progress = not as_json and sys.stderr.isatty()
     for spec in dirs:
@@ -236,6 +252,8 @@ def vectors(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
             done = progress_printer(f"embedding {spec.path}", show_progress)
             try:
                 report = build_vectors(store.db_path, model, progress=done)
+            except VectorsBusy as exc:
+                fail(f"{spec.path}: {exc}")
             except (OSError, sqlite3.Error) as exc:
                 fail(f"{spec.path}: cannot write the vectors: {exc}")
             path = vectors_path(store.db_path)
@@ -259,3 +277,41 @@ def vectors(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
                 )
     if as_json:
         echo_json({"stores": payload})
+
+
+def _in_background(dirs: list[StoreSpec], as_json: bool) -> None:
+    """``index vectors --background``: the same command, without it, in a new session of its
+    own (it outlives this one), its output in a log beside the first store's vectors."""
+    import subprocess
+
+    from session_browser.core.index.vectors import vectors_path
+
+    first = _open(dirs[0])
+    with first:
+        log = Path(str(vectors_path(first.db_path)) + ".log")
+    args = [sys.executable, "-m", "session_browser", "index", "vectors"]
+    for spec in dirs:
+        args += ["--store", str(spec.path)]
+    # the child runs this very package, wherever it was imported from
+    import session_browser
+
+    here = str(Path(session_browser.__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
+    try:
+        with open(log, "ab") as out:
+            os.chmod(log, 0o600)
+            child = subprocess.Popen(
+                args,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=env,
+            )
+    except OSError as exc:
+        fail(f"cannot start the build: {exc}")
+    if as_json:
+        echo_json({"pid": child.pid, "log": str(log)})
+    else:
+        click.echo(f"building the vectors in the background (process {child.pid}); log: {log}")

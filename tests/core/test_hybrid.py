@@ -357,10 +357,19 @@ def test_the_cli_builds_vectors_and_explains_both_parts(tmp_path: Path) -> None:
     put(d, "billing", ["We should move invoices from Stripe to Paddle in March.", "Agreed."])
     runner = CliRunner()
     env = {hybrid.ENV: ""}
-    built = runner.invoke(main, ["index", "vectors", "--store", str(d), "--json"], env=env)
-    assert built.exit_code == 0, built.output
-    report = json.loads(built.output)["stores"][0]
-    assert report["sessions_embedded"] == len(FILLER) + 1 and report["bytes"] > 0
+    started = runner.invoke(
+        main, ["index", "vectors", "--store", str(d), "--background", "--json"], env=env
+    )
+    assert started.exit_code == 0, started.output
+    child = json.loads(started.output)
+    _pid, status = os.waitpid(child["pid"], 0)  # (the test started it: its parent waits)
+    log = Path(child["log"]).read_text()
+    assert os.waitstatus_to_exitcode(status) == 0, log
+    assert f"{len(FILLER) + 1} sessions" in log
+    again = runner.invoke(main, ["index", "vectors", "--store", str(d), "--json"], env=env)
+    assert again.exit_code == 0, again.output
+    report = json.loads(again.output)["stores"][0]
+    assert report["sessions_embedded"] == 0 and report["bytes"] > 0  # nothing new
     question = ["payment", "provider", "migration", "decision", "--store", str(d)]
     out = runner.invoke(main, ["search", *question, "--mode", "hybrid", "--json"], env=env)
     assert out.exit_code == 0, out.output
@@ -393,3 +402,19 @@ def test_a_query_a_message_holds_whole_keeps_its_lexical_order(
     assert target.score == pytest.approx(
         round(hybrid.SCALE / (hybrid.RRF_K + len(lexical) + parts["semantic_rank"]), 4)
     )
+
+
+def test_one_build_at_a_time(store: SqliteSessionStore, embedder: SynonymEmbedder) -> None:
+    import fcntl
+
+    from session_browser.core.index.vectors import VectorsBusy
+
+    lock = os.open(str(vectors_path(store.db_path)) + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # as another build holds it
+        with pytest.raises(VectorsBusy):
+            build_vectors(store.db_path, embedder)
+    finally:
+        os.close(lock)
+    assert build_vectors(store.db_path, embedder).sessions == len(FILLER) + 2
+    assert vectors_path(store.db_path).stat().st_mode & 0o077 == 0  # private, as the index

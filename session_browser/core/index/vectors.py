@@ -22,10 +22,17 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import closing, suppress
+from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from .schema import lock_file
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX
+    fcntl = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     import numpy as np
@@ -53,12 +60,33 @@ class VectorsUnavailable(RuntimeError):
     """The vectors cannot be read: missing, damaged, or made by another model."""
 
 
+class VectorsBusy(RuntimeError):
+    """Another process is building the same vectors."""
+
+
+@contextmanager
+def _building(path: Path) -> Iterator[None]:
+    """One build of the vectors at ``path`` at a time (an exclusive lock on ``path.lock``)."""
+    fd = lock_file(Path(str(path) + ".lock"))
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise VectorsBusy(f"another process is building {path}") from None
+        yield
+    finally:
+        os.close(fd)
+
+
 def vectors_path(db_path: str | os.PathLike[str]) -> Path:
     """Where the vectors of the index at ``db_path`` live: beside it."""
     return Path(str(db_path) + SUFFIX)
 
 
 def _connect(path: Path) -> sqlite3.Connection:
+    if not path.exists():  # private, as the index is: the vectors say what sessions hold
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
     db = sqlite3.connect(str(path), timeout=30)
     db.execute("PRAGMA journal_mode=WAL")
     db.executescript(
@@ -89,10 +117,12 @@ def window_text(messages: Sequence[tuple[str, str]]) -> str:
 
 @dataclass
 class _Session:
+    sid: int
     file: str
     size: int
     start: int  # the first window position to embed (earlier ones are kept)
-    messages: list[tuple[int, str, str]]  # (message index, role, text) of each embedded
+    embedded: int  # messages embedded before (0: none)
+    nmsg: int  # messages the index holds (how many windows, about)
 
 
 @dataclass
@@ -128,16 +158,16 @@ def _work(index: sqlite3.Connection, vec: sqlite3.Connection) -> tuple[list[_Ses
     known = {f: (s, n) for f, s, n in vec.execute("SELECT file, size, messages FROM files")}
     todo: list[_Session] = []
     seen: set[str] = set()
-    for sid, file, size in index.execute("SELECT sid, file, size FROM sessions ORDER BY sid"):
+    for sid, file, size, nmsg in index.execute(
+        "SELECT sid, file, size, nmsg FROM sessions ORDER BY sid"
+    ):
         seen.add(file)
         before = known.get(file)
         if before is not None and before[0] == size:
             continue
-        messages = _messages(index, sid)
-        start = 0
-        if before is not None and size > before[0] and len(messages) >= before[1]:
-            start = before[1] // WINDOW_MESSAGES  # grown: its unfinished window on
-        todo.append(_Session(file, size, start, messages))
+        grown = before is not None and size > before[0]
+        embedded = before[1] if grown and before is not None else 0
+        todo.append(_Session(sid, file, size, embedded // WINDOW_MESSAGES, embedded, nmsg))
     return todo, [f for f in known if f not in seen]
 
 
@@ -151,11 +181,23 @@ def build_vectors(
     """Bring the vectors of the index at ``db_path`` up to date with ``embedder``: embed the
     windows of new sessions and the new windows of grown ones, drop those of sessions gone.
     Vectors of another model (or a damaged file) are rebuilt from nothing."""
+
+    path = vectors_path(db_path)
+    with _building(path):
+        return _build(db_path, path, embedder, progress, stop)
+
+
+def _build(
+    db_path: str | os.PathLike[str],
+    path: Path,
+    embedder: Embedder,
+    progress: Progress | None,
+    stop: Callable[[], bool] | None,
+) -> BuildReport:
     import numpy as np
 
     started = time.perf_counter()
     report = BuildReport()
-    path = vectors_path(db_path)
     index = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30)
     try:
         try:
@@ -173,9 +215,7 @@ def build_vectors(
                     vec.execute("DELETE FROM files")
                     vec.execute("DELETE FROM meta")
                     vec.executemany("INSERT INTO meta VALUES (?, ?)", sorted(want.items()))
-            index.execute("BEGIN")  # one snapshot of the index
             todo, gone = _work(index, vec)
-            index.rollback()
             with vec:
                 for file in gone:
                     vec.execute("DELETE FROM windows WHERE file = ?", (file,))
@@ -187,8 +227,15 @@ def build_vectors(
                     report.stopped = True
                     break
                 rows: list[tuple[str, int, int, int, str]] = []
+                counts: dict[str, int] = {}
                 for s in batch:
-                    msgs = s.messages
+                    now = index.execute("SELECT size FROM sessions WHERE sid = ?", (s.sid,))
+                    if now.fetchone() != (s.size,):
+                        continue  # changed since: the next build embeds it
+                    msgs = _messages(index, s.sid)
+                    if len(msgs) < s.embedded:  # rewritten, not grown: all again
+                        s.start = 0
+                    counts[s.file] = len(msgs)
                     for pos in range(s.start, (len(msgs) + WINDOW_MESSAGES - 1) // WINDOW_MESSAGES):
                         part = msgs[pos * WINDOW_MESSAGES : (pos + 1) * WINDOW_MESSAGES]
                         text = window_text([(role, t) for _i, role, t in part])
@@ -196,12 +243,14 @@ def build_vectors(
                 vectors = embedder.embed([r[4] for r in rows]) if rows else None
                 with vec:
                     for s in batch:
+                        if s.file not in counts:
+                            continue
                         vec.execute(
                             "DELETE FROM windows WHERE file = ? AND pos >= ?", (s.file, s.start)
                         )
                         vec.execute(
                             "INSERT OR REPLACE INTO files VALUES (?, ?, ?)",
-                            (s.file, s.size, len(s.messages)),
+                            (s.file, s.size, counts[s.file]),
                         )
                     if vectors is not None:
                         q = np.clip(np.rint(vectors * 127.0), -127, 127).astype(np.int8)
@@ -210,7 +259,7 @@ def build_vectors(
                             [(r[0], r[1], r[2], r[3], q[i].tobytes()) for i, r in enumerate(rows)],
                         )
                 report.windows += len(rows)
-                report.sessions += len(batch)
+                report.sessions += len(counts)
                 done += len(batch)
                 if progress is not None:
                     progress(done, len(todo))
@@ -226,7 +275,7 @@ def _batches(todo: Sequence[_Session]) -> Iterator[list[_Session]]:
     size = 0
     for s in todo:
         batch.append(s)
-        size += max(0, (len(s.messages) + WINDOW_MESSAGES - 1) // WINDOW_MESSAGES - s.start)
+        size += max(1, (s.nmsg + WINDOW_MESSAGES - 1) // WINDOW_MESSAGES - s.start)
         if size >= BATCH_WINDOWS:
             yield batch
             batch, size = [], 0
