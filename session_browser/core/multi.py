@@ -162,6 +162,7 @@ class StoreGroup:
             except QueryError:
                 pq = None
             corpus = self.shared_corpus(pq) if pq is not None else None
+            self._one_mode()
             for store in self.stores:
                 if cancelled is not None and cancelled():
                     raise SearchCancelled
@@ -225,6 +226,16 @@ class StoreGroup:
         if result is not None:
             result.mode = _combined(modes) if modes else self._mode()
         return out, extras
+
+    def _one_mode(self) -> None:
+        """Unless a mode is asked for, every store answers in the same one: hybrid where all
+        have vectors ready, else lexical (a fused score and a lexical one do not compare)."""
+        parts = [getattr(index_of(s), "semantic", None) for s in self.stores]
+        ready = [p is not None and p.ready() for p in parts]
+        mixed = any(ready) and not all(ready)
+        for p in parts:
+            if p is not None:
+                p.group_lexical = mixed
 
     def _searched_parts(self, partly: dict[int, tuple[int, int]]) -> list[tuple[int, int]]:
         """(searched, sessions) of every indexed store: ``partly`` (by store id) for those a

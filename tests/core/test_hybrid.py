@@ -418,3 +418,32 @@ def test_one_build_at_a_time(store: SqliteSessionStore, embedder: SynonymEmbedde
         os.close(lock)
     assert build_vectors(store.db_path, embedder).sessions == len(FILLER) + 2
     assert vectors_path(store.db_path).stat().st_mode & 0o077 == 0  # private, as the index
+
+
+def test_a_group_answers_in_one_mode(
+    store: SqliteSessionStore, embedder: SynonymEmbedder, tmp_path: Path, mode: pytest.MonkeyPatch
+) -> None:
+    from session_browser.core.multi import StoreGroup
+
+    other_dir = tmp_path / "other"
+    put(other_dir, "elsewhere", ["compressions of audio files", "chest of drawers"])
+    other = SqliteSessionStore(
+        other_dir, db_path=tmp_path / "other.db", reconcile="sync", vault=False
+    )
+    try:
+        build_vectors(store.db_path, embedder)  # one store has vectors, the other none
+        group = StoreGroup([store, other])
+        hits = group.search(QUESTION, limit=10)
+        assert hits and all("hybrid" not in h.explain for h in hits)  # lexical alike
+        assert "target" not in [h.session_id for h in hits]
+        build_vectors(other.db_path, embedder)  # both ready: hybrid alike
+        hits = group.search(QUESTION, limit=10)
+        assert all("hybrid" in h.explain for h in hits)
+        assert "target" in [h.session_id for h in hits]
+        (tmp_path / "other.db.vectors").unlink()
+        mode.setenv(hybrid.ENV, "hybrid")  # asked for: each store as it can, and says so
+        result = group.search_ex(QUESTION, limit=10)
+        assert "target" in [h.session_id for h in result.hits]
+        assert any("no vectors yet" in str(w) for w in result.warnings)
+    finally:
+        other.close()

@@ -37,6 +37,9 @@ class Semantic:
 
     def __init__(self, db_path: str | None) -> None:
         self.mode: str | None = None  # asked for by the store's owner, else the environment
+        # set by a group of stores whose vectors are not all ready: unless hybrid mode is
+        # asked for, its stores answer lexically alike (fused and lexical scores do not mix)
+        self.group_lexical = False
         self._vectors = VectorIndex(db_path) if db_path is not None else None
         self._queries: dict[tuple[str, str], Any] = {}
         self._lock = threading.Lock()
@@ -47,7 +50,7 @@ class Semantic:
             mode = requested_mode(self.mode)
         except ValueError as exc:
             return Choice(note=f"{exc}: lexical answers")
-        if mode == "lexical":
+        if mode == "lexical" or (mode is None and self.group_lexical):
             return Choice()
         vectors = self._vectors
         if vectors is None:
@@ -67,6 +70,10 @@ class Semantic:
                 note=f"hybrid mode unavailable ({exc}): lexical answers" if said else None
             )
         return Choice(vectors, embedder)
+
+    def ready(self) -> bool:
+        """Whether there are vectors to read (built at least once; not checked further)."""
+        return self._vectors is not None and self._vectors.path.is_file()
 
     def query_vector(self, embedder: Embedder, text: str) -> Any:
         key = (embedder.name, text)
