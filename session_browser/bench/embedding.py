@@ -1,12 +1,14 @@
-"""``python -m session_browser.bench.embedding DB``: embed the vectors of the index at ``DB``
-with the local model (:func:`session_browser.core.index.vectors.build_vectors`) in a process
-of its own, and print what it cost as JSON: seconds, sessions, windows, the vectors' bytes,
-and the process's peak resident memory (the model included). ``bench --questions --mode
-hybrid`` runs it."""
+"""``python -m session_browser.bench.embedding DB [WORKERS]``: embed the vectors of the index
+at ``DB`` with the local model (:func:`session_browser.core.index.vectors.build_vectors`, in
+WORKERS processes, 2 by default) in a process of its own, and print what it cost as JSON:
+seconds, sessions, windows, the vectors' bytes, and the peak resident memory of this process
+and of its largest worker (each holds the model). ``bench --questions --mode hybrid`` runs
+it."""
 
 from __future__ import annotations
 
 import json
+import resource
 import sys
 import time
 from pathlib import Path
@@ -27,10 +29,11 @@ def main(argv: list[str]) -> int:
     from session_browser.core.embed import EmbedderUnavailable, embedder_named
     from session_browser.core.index.vectors import build_vectors, size_of, vectors_path
 
-    if len(argv) != 1:
-        print("usage: python -m session_browser.bench.embedding DB", file=sys.stderr)
+    if len(argv) not in (1, 2) or (len(argv) == 2 and not argv[1].isdigit()):
+        print("usage: python -m session_browser.bench.embedding DB [WORKERS]", file=sys.stderr)
         return 2
     db = argv[0]
+    workers = int(argv[1]) if len(argv) == 2 else 2
     started = time.perf_counter()
     try:
         model = embedder_named("all-MiniLM-L6-v2")
@@ -46,7 +49,8 @@ def main(argv: list[str]) -> int:
             last[0] = now
             print(f"embedding: {done}/{total} sessions", file=sys.stderr, flush=True)
 
-    report = build_vectors(db, model, progress=progress)
+    report = build_vectors(db, model, progress=progress, workers=workers)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # (KiB on Linux)
     print(
         json.dumps(
             {
@@ -56,7 +60,10 @@ def main(argv: list[str]) -> int:
                 "sessions": report.sessions,
                 "windows": report.windows,
                 "bytes": size_of(vectors_path(db)),
-                "peak_rss_bytes": peak_rss_bytes(),
+                "workers": workers,
+                "peak_rss_bytes": max(peak_rss_bytes(), children),
+                "peak_rss_parent_bytes": peak_rss_bytes(),
+                "peak_rss_worker_bytes": children,
             }
         )
     )

@@ -625,14 +625,15 @@ def format_questions_report(report: JSONDict) -> str:
         load = ", ".join(f"{x:.2f}" for x in cost["load"])
         lines += [
             "",
-            f"embedding ({cost['model']}, one process, BLAS on 1 thread): "
+            f"embedding ({cost['model']}, {cost.get('workers', 1)} worker process(es), BLAS on 1 "
+            "thread each): "
             f"{cost['sessions']} sessions, {cost['windows']} windows in {cost['seconds']:.1f} s "
             f"(+ {cost['load_seconds']:.1f} s loading the model); "
             f"{cost['seconds_per_100k_messages']:.0f} s per 100k messages; load average "
             f"after: {load}",
             f"vectors: {cost['bytes'] / 1e6:.1f} MB ({cost['bytes_per_100k_messages'] / 1e6:.1f} "
             f"MB per 100k messages, {cost['bytes_to_json']:.3f}x the JSON's "
-            f"{cost['json_bytes'] / 1e6:.1f} MB); peak memory of the embedding process "
+            f"{cost['json_bytes'] / 1e6:.1f} MB); peak memory of the largest embedding process "
             f"{cost['peak_rss_bytes'] / 1e6:.0f} MB",
         ]
     return "\n".join(lines)

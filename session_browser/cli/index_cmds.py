@@ -213,9 +213,22 @@ def rebuild(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
     help="Build in a process of its own and return at once (its output goes to a log file "
     "beside the vectors, named on stdout).",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes that embed (each holds the model, about 250 MB). Default: 2, or 1 on a "
+    "one-core machine.",
+)
 @json_option
 @click.pass_context
-def vectors(ctx: click.Context, stores: tuple[str, ...], background: bool, as_json: bool) -> None:
+def vectors(
+    ctx: click.Context,
+    stores: tuple[str, ...],
+    background: bool,
+    workers: int | None,
+    as_json: bool,
+) -> None:
     """Build the vectors hybrid search reads (the semantic extra's local model, on the CPU):
     each index updated first, then the windows of new and grown sessions embedded. Stopped,
     it resumes where it stopped; searches answer lexically meanwhile."""
@@ -235,8 +248,10 @@ def vectors(ctx: click.Context, stores: tuple[str, ...], background: bool, as_js
         model = embedder_named("all-MiniLM-L6-v2")
     except EmbedderUnavailable as exc:
         fail(str(exc))
+    if workers is None:
+        workers = min(2, os.cpu_count() or 1)
     if background:
-        _in_background(dirs, as_json)
+        _in_background(dirs, workers, as_json)
         return
     payload: list[dict[str, Any]] = []
     show_progress = not as_json and sys.stderr.isatty()
@@ -251,7 +266,7 @@ def vectors(ctx: click.Context, stores: tuple[str, ...], background: bool, as_js
                 fail(f"{spec.path}: the index cannot be used: {store.broken or 'in memory'}")
             done = progress_printer(f"embedding {spec.path}", show_progress)
             try:
-                report = build_vectors(store.db_path, model, progress=done)
+                report = build_vectors(store.db_path, model, progress=done, workers=workers)
             except VectorsBusy as exc:
                 fail(f"{spec.path}: {exc}")
             except (OSError, sqlite3.Error) as exc:
@@ -279,7 +294,7 @@ def vectors(ctx: click.Context, stores: tuple[str, ...], background: bool, as_js
         echo_json({"stores": payload})
 
 
-def _in_background(dirs: list[StoreSpec], as_json: bool) -> None:
+def _in_background(dirs: list[StoreSpec], workers: int, as_json: bool) -> None:
     """``index vectors --background``: the same command, without it, in a new session of its
     own (it outlives this one), its output in a log beside the first store's vectors."""
     import subprocess
@@ -289,7 +304,7 @@ def _in_background(dirs: list[StoreSpec], as_json: bool) -> None:
     first = _open(dirs[0])
     with first:
         log = Path(str(vectors_path(first.db_path)) + ".log")
-    args = [sys.executable, "-m", "session_browser", "index", "vectors"]
+    args = [sys.executable, "-m", "session_browser", "index", "vectors", "--workers", str(workers)]
     for spec in dirs:
         args += ["--store", str(spec.path)]
     # the child runs this very package, wherever it was imported from

@@ -447,3 +447,25 @@ def test_a_group_answers_in_one_mode(
         assert any("no vectors yet" in str(w) for w in result.warnings)
     finally:
         other.close()
+
+
+def test_worker_processes_store_the_same_vectors(
+    store: SqliteSessionStore, embedder: SynonymEmbedder, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    def stored(db: Path) -> list[tuple[Any, ...]]:
+        with sqlite3.connect(vectors_path(db)) as conn:
+            got = conn.execute("SELECT * FROM windows ORDER BY file, pos").fetchall()
+        conn.close()
+        return got
+
+    alone = build_vectors(store.db_path, embedder)
+    copy = tmp_path / "copy.db"
+    with sqlite3.connect(store.db_path) as src, sqlite3.connect(copy) as dst:
+        src.backup(dst)
+    src.close()
+    dst.close()
+    shared = build_vectors(copy, embedder, workers=2)
+    assert (shared.sessions, shared.windows) == (alone.sessions, alone.windows)
+    assert stored(copy) == stored(Path(store.db_path))

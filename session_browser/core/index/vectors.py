@@ -18,6 +18,7 @@ file is not an error: the search answers lexically and says why (:class:`Vectors
 
 from __future__ import annotations
 
+import collections
 import os
 import sqlite3
 import time
@@ -25,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .schema import lock_file
 
@@ -177,14 +178,78 @@ def build_vectors(
     *,
     progress: Progress | None = None,
     stop: Callable[[], bool] | None = None,
+    workers: int = 1,
 ) -> BuildReport:
     """Bring the vectors of the index at ``db_path`` up to date with ``embedder``: embed the
     windows of new sessions and the new windows of grown ones, drop those of sessions gone.
-    Vectors of another model (or a damaged file) are rebuilt from nothing."""
-
+    Vectors of another model (or a damaged file) are rebuilt from nothing. ``workers`` > 1
+    embeds in that many processes (forked: each holds the model; BLAS on one thread each)
+    while this one reads the index and writes the vectors."""
     path = vectors_path(db_path)
     with _building(path):
-        return _build(db_path, path, embedder, progress, stop)
+        return _build(db_path, path, embedder, progress, stop, workers)
+
+
+def _quantized(vectors: npt.NDArray[np.float32]) -> bytes:
+    """Unit vectors as int8 rows: ``round(127·v)``."""
+    import numpy as np
+
+    out: bytes = np.clip(np.rint(vectors * 127.0), -127, 127).astype(np.int8).tobytes()
+    return out
+
+
+def _embed_in_worker(name: str, texts: list[str]) -> bytes:
+    """(In a worker process) ``texts`` embedded by the embedder named ``name``, quantized."""
+    from ..embed import embedder_named
+
+    return _quantized(embedder_named(name).embed(texts))
+
+
+Rows = list[tuple[str, int, int, int, str]]
+
+
+def _prepare(index: sqlite3.Connection, batch: Sequence[_Session]) -> tuple[Rows, dict[str, int]]:
+    """The windows of ``batch`` to embed (file, position, first, last, text), and how many
+    messages each session still unchanged has (a session changed since it was listed is left
+    to the next build)."""
+    rows: Rows = []
+    counts: dict[str, int] = {}
+    for s in batch:
+        now = index.execute("SELECT size FROM sessions WHERE sid = ?", (s.sid,))
+        if now.fetchone() != (s.size,):
+            continue
+        msgs = _messages(index, s.sid)
+        if len(msgs) < s.embedded:  # rewritten, not grown: all again
+            s.start = 0
+        counts[s.file] = len(msgs)
+        for pos in range(s.start, (len(msgs) + WINDOW_MESSAGES - 1) // WINDOW_MESSAGES):
+            part = msgs[pos * WINDOW_MESSAGES : (pos + 1) * WINDOW_MESSAGES]
+            text = window_text([(role, t) for _i, role, t in part])
+            rows.append((s.file, pos, part[0][0], part[-1][0], text))
+    return rows, counts
+
+
+def _write(
+    vec: sqlite3.Connection,
+    batch: Sequence[_Session],
+    rows: Rows,
+    counts: dict[str, int],
+    blob: bytes,
+    dim: int,
+) -> None:
+    """One batch's windows and files, in one transaction."""
+    with vec:
+        for s in batch:
+            if s.file not in counts:
+                continue
+            vec.execute("DELETE FROM windows WHERE file = ? AND pos >= ?", (s.file, s.start))
+            vec.execute(
+                "INSERT OR REPLACE INTO files VALUES (?, ?, ?)", (s.file, s.size, counts[s.file])
+            )
+        vec.executemany(
+            "INSERT OR REPLACE INTO windows VALUES (?, ?, ?, ?, ?)",
+            [(r[0], r[1], r[2], r[3], blob[i * dim : (i + 1) * dim]) for i, r in enumerate(rows)],
+        )
 
 
 def _build(
@@ -193,12 +258,12 @@ def _build(
     embedder: Embedder,
     progress: Progress | None,
     stop: Callable[[], bool] | None,
+    workers: int,
 ) -> BuildReport:
-    import numpy as np
-
     started = time.perf_counter()
     report = BuildReport()
     index = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30)
+    pool: Any = None
     try:
         try:
             vec = _connect(path)
@@ -221,49 +286,44 @@ def _build(
                     vec.execute("DELETE FROM windows WHERE file = ?", (file,))
                     vec.execute("DELETE FROM files WHERE file = ?", (file,))
             report.removed = len(gone)
+            if workers > 1 and todo:
+                import multiprocessing
+
+                pool = multiprocessing.get_context("fork").Pool(workers)
+            pending: collections.deque[tuple[list[_Session], Rows, dict[str, int], Any]]
+            pending = collections.deque()
             done = 0
-            for batch in _batches(todo):
-                if stop is not None and stop():
-                    report.stopped = True
-                    break
-                rows: list[tuple[str, int, int, int, str]] = []
-                counts: dict[str, int] = {}
-                for s in batch:
-                    now = index.execute("SELECT size FROM sessions WHERE sid = ?", (s.sid,))
-                    if now.fetchone() != (s.size,):
-                        continue  # changed since: the next build embeds it
-                    msgs = _messages(index, s.sid)
-                    if len(msgs) < s.embedded:  # rewritten, not grown: all again
-                        s.start = 0
-                    counts[s.file] = len(msgs)
-                    for pos in range(s.start, (len(msgs) + WINDOW_MESSAGES - 1) // WINDOW_MESSAGES):
-                        part = msgs[pos * WINDOW_MESSAGES : (pos + 1) * WINDOW_MESSAGES]
-                        text = window_text([(role, t) for _i, role, t in part])
-                        rows.append((s.file, pos, part[0][0], part[-1][0], text))
-                vectors = embedder.embed([r[4] for r in rows]) if rows else None
-                with vec:
-                    for s in batch:
-                        if s.file not in counts:
-                            continue
-                        vec.execute(
-                            "DELETE FROM windows WHERE file = ? AND pos >= ?", (s.file, s.start)
-                        )
-                        vec.execute(
-                            "INSERT OR REPLACE INTO files VALUES (?, ?, ?)",
-                            (s.file, s.size, counts[s.file]),
-                        )
-                    if vectors is not None:
-                        q = np.clip(np.rint(vectors * 127.0), -127, 127).astype(np.int8)
-                        vec.executemany(
-                            "INSERT OR REPLACE INTO windows VALUES (?, ?, ?, ?, ?)",
-                            [(r[0], r[1], r[2], r[3], q[i].tobytes()) for i, r in enumerate(rows)],
-                        )
+
+            def finish() -> None:
+                nonlocal done
+                batch, rows, counts, result = pending.popleft()
+                blob = result.get() if pool is not None else result
+                _write(vec, batch, rows, counts, blob, embedder.dim)
                 report.windows += len(rows)
                 report.sessions += len(counts)
                 done += len(batch)
                 if progress is not None:
                     progress(done, len(todo))
+
+            for batch in _batches(todo):
+                if stop is not None and stop():
+                    report.stopped = True
+                    break
+                rows, counts = _prepare(index, batch)
+                texts = [r[4] for r in rows]
+                if pool is not None:
+                    result: Any = pool.apply_async(_embed_in_worker, (embedder.name, texts))
+                else:
+                    result = _quantized(embedder.embed(texts)) if texts else b""
+                pending.append((batch, rows, counts, result))
+                while len(pending) > (2 * workers if pool is not None else 0):
+                    finish()
+            while pending:
+                finish()
     finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
         index.close()
     report.seconds = time.perf_counter() - started
     return report
