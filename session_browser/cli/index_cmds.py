@@ -149,6 +149,13 @@ def _print_status(info: dict[str, Any]) -> None:
             f"{info['json_bytes'] / 1e6:.1f} MB of JSON ({ratio:.2f}x)"
         )
     )
+    vectors = info.get("vectors")
+    if vectors:
+        said = vectors.get("error") or (
+            f"{vectors['sessions']} sessions, {vectors['windows']} windows of "
+            f"{vectors['model']} ({vectors['bytes'] / 1e6:.1f} MB)"
+        )
+        out.print(Text("  vectors:  ") + safe(str(said)), overflow="fold")
     done, total = info.get("progress", [0, 0])
     if info.get("indexing"):
         out.print(Text(f"  progress: {done}/{total} files"))

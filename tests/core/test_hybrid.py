@@ -366,6 +366,9 @@ def test_the_cli_builds_vectors_and_explains_both_parts(tmp_path: Path) -> None:
     log = Path(child["log"]).read_text()
     assert os.waitstatus_to_exitcode(status) == 0, log
     assert f"{len(FILLER) + 1} sessions" in log
+    status = runner.invoke(main, ["index", "status", "--store", str(d), "--json"], env=env)
+    held = json.loads(status.output)["stores"][0]["vectors"]
+    assert (held["sessions"], held["model"]) == (len(FILLER) + 1, "all-MiniLM-L6-v2")
     again = runner.invoke(main, ["index", "vectors", "--store", str(d), "--json"], env=env)
     assert again.exit_code == 0, again.output
     report = json.loads(again.output)["stores"][0]

@@ -476,3 +476,20 @@ def size_of(path: Path) -> int:
         with suppress(FileNotFoundError):
             total += p.stat().st_size
     return total
+
+
+def vectors_status(db_path: str | os.PathLike[str]) -> dict[str, object] | None:
+    """What the vectors beside the index at ``db_path`` hold (None: there are none):
+    their file, model, sessions, windows and bytes, or the error that keeps them unread."""
+    path = vectors_path(db_path)
+    if not path.is_file():
+        return None
+    out: dict[str, object] = {"path": str(path), "bytes": size_of(path)}
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)) as db:
+            out["model"] = _meta(db).get("model")
+            out["sessions"] = db.execute("SELECT count(*) FROM files").fetchone()[0]
+            out["windows"] = db.execute("SELECT count(*) FROM windows").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        out["error"] = f"unreadable ({exc})"
+    return out
