@@ -164,9 +164,10 @@ def test_a_question_in_other_words_is_found_by_meaning_only_in_hybrid_mode(
     build_vectors(store.db_path, embedder)
     mode.setenv(hybrid.ENV, "lexical")
     assert "target" not in ids(store, QUESTION)
+    assert store.search_ex(QUESTION, limit=5).mode == "index"
     mode.setenv(hybrid.ENV, "hybrid")
     result = store.search_ex(QUESTION, limit=5)
-    assert result.warnings == []
+    assert result.warnings == [] and result.mode == "index+hybrid"
     got = [h.session_id for h in result.hits]
     assert "target" in got and "lexical" in got
     hit = result.hits[got.index("target")]

@@ -48,6 +48,7 @@ class Scoring:
     scored: list[Scored]
     warnings: list[str] = field(default_factory=list)
     counted: tuple[int, bool] | None = None
+    hybrid: bool = False  # fused with the nearest sessions by meaning (.hybrid)
 
 
 @dataclass

@@ -95,7 +95,7 @@ def score(
     if counted is not None:  # the lexical hits, and those found by meaning only
         more = sum(1 for s in fused if s.lexical_rank is None)
         counted = (counted[0] + more, counted[1])
-    return Scoring(fused, lexically.warnings, counted)
+    return Scoring(fused, lexically.warnings, counted, hybrid=True)
 
 
 def lexical_scoring(
@@ -176,7 +176,7 @@ def find(engine: Engine, pq: ParsedQuery, limit: int, corpus: CorpusStats | None
     backlog = engine.backlog()
     pending = list(backlog.pending)
     first = score(engine, pq, corpus, limit)
-    scored, counted = first.scored, first.counted
+    scored, counted, fused = first.scored, first.counted, first.hybrid
     warnings = [*engine.notes(pq), *first.warnings]
     # Files not indexed yet are read before any typo correction: a word that only they
     # hold is no typo.
@@ -188,7 +188,7 @@ def find(engine: Engine, pq: ParsedQuery, limit: int, corpus: CorpusStats | None
             fpq, note = fixed
             again = score(engine, fpq, corpus, limit)
             if again.scored:
-                scored, counted = again.scored, again.counted
+                scored, counted, fused = again.scored, again.counted, again.hybrid
                 fuzzy = True
                 warnings.append(note)
                 warnings.extend(again.warnings)
@@ -204,7 +204,7 @@ def find(engine: Engine, pq: ParsedQuery, limit: int, corpus: CorpusStats | None
     else:  # a lower bound from the data alone (never from the candidates read for this
         # page, which grow with it), and never below the hits a page shows
         matched = max(counted[0], min(len(scored), limit))
-    mode = engine.mode
+    mode = engine.mode + ("+hybrid" if fused else "")
     searched: tuple[int, int] | None = None
     if pending or backlog.unscanned:
         mode += "+scan"
