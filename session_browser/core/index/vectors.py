@@ -11,7 +11,7 @@ so a grown session embeds only its last, unfinished window and the new ones
 (:func:`build_vectors`). A build commits file by file in batches (stopped, it resumes where it
 stopped) and reads the index through a connection of its own, so it never blocks a search.
 
-:class:`VectorIndex` reads them: the int8 matrix loaded once per version of the file, a
+:class:`VectorIndex` reads them: the matrix loaded once per version of the file (float32 in memory), a
 brute-force cosine over it (NumPy), the best window per session. A missing or unreadable
 file is not an error: the search answers lexically and says why (:class:`VectorsUnavailable`).
 """
@@ -362,9 +362,6 @@ class Window:
 class VectorIndex:
     """The vectors of one index, read lazily and again when the file changed."""
 
-    #: Rows of the int8 matrix turned to float32 at a time (bounded memory per query).
-    CHUNK = 16384
-
     def __init__(self, db_path: str | os.PathLike[str]) -> None:
         self.path = vectors_path(db_path)
         self._key: tuple[int, ...] | None = None
@@ -372,7 +369,9 @@ class VectorIndex:
         self._first: npt.NDArray[np.int64] | None = None
         self._last: npt.NDArray[np.int64] | None = None
         self._owner: npt.NDArray[np.int64] | None = None
-        self._matrix: npt.NDArray[np.int8] | None = None
+        self._starts: npt.NDArray[np.intp] | None = None
+        self._ends: npt.NDArray[np.intp] | None = None
+        self._matrix: npt.NDArray[np.float32] | None = None
         self.model = ""
         self.sessions = 0
 
@@ -407,7 +406,9 @@ class VectorIndex:
                 first: list[int] = []
                 last: list[int] = []
                 blobs: list[bytes] = []
-                for file, a, b, blob in db.execute("SELECT file, first, last, vec FROM windows"):
+                for file, a, b, blob in db.execute(
+                    "SELECT file, first, last, vec FROM windows ORDER BY file, pos"
+                ):
                     if len(blob) != dim:
                         raise VectorsUnavailable("a vector of the wrong length")
                     owner.append(files.setdefault(file, len(files)))
@@ -418,9 +419,15 @@ class VectorIndex:
             raise VectorsUnavailable(f"the vectors file is unreadable ({exc})") from None
         if not blobs:
             raise VectorsUnavailable("no vectors yet (session-browser embed builds them)")
-        self._matrix = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), dim)
+        # float32 in memory (4 bytes a value: 150 MB for 100k windows of 384), so a query is
+        # one matrix-vector product, not a conversion of the whole matrix first
+        quantized = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), dim)
+        self._matrix = quantized.astype(np.float32) * np.float32(1.0 / 127.0)
         self._files = list(files)
         self._owner = np.asarray(owner, dtype=np.int64)
+        # where each session's windows start and end (rows are in file order)
+        self._starts = np.flatnonzero(np.r_[True, self._owner[1:] != self._owner[:-1]])
+        self._ends = np.r_[self._starts[1:], len(self._owner)]
         self._first = np.asarray(first, dtype=np.int64)
         self._last = np.asarray(last, dtype=np.int64)
         self.model = meta.get("model", "")
@@ -435,38 +442,27 @@ class VectorIndex:
         self.load()
         matrix, owner = self._matrix, self._owner
         assert matrix is not None and owner is not None
+        assert self._starts is not None and self._ends is not None
         assert self._first is not None and self._last is not None
         if query.shape != (matrix.shape[1],):
             raise VectorsUnavailable("the query vector does not fit the stored vectors")
-        q = query.astype(np.float32) / np.float32(127.0)
-        sims = np.empty(len(matrix), dtype=np.float32)
-        for start in range(0, len(matrix), self.CHUNK):
-            part = matrix[start : start + self.CHUNK].astype(np.float32)
-            sims[start : start + len(part)] = part @ q
-        # best window per session: windows best first, each session's first one kept
-        take = min(len(sims), max(k * 4 * WINDOW_MESSAGES, 256))
-        while True:
-            top = (
-                np.argpartition(-sims, take - 1)[:take]
-                if take < len(sims)
-                else np.arange(len(sims))
+        sims = matrix @ query.astype(np.float32)
+        # each session's best window (a session's windows are consecutive rows)
+        best = np.maximum.reduceat(sims, self._starts)
+        k = min(k, len(best))
+        if k <= 0:
+            return []
+        top = np.argpartition(-best, k - 1)[:k] if k < len(best) else np.arange(len(best))
+        top = top[np.lexsort((top, -best[top]))]  # nearest first (ties: the earlier session)
+        out: list[Window] = []
+        ends = self._ends
+        for o in top.tolist():
+            lo, hi = int(self._starts[o]), int(ends[o])
+            i = lo + int(np.argmax(sims[lo:hi]))
+            out.append(
+                Window(self._files[o], int(self._first[i]), int(self._last[i]), float(sims[i]))
             )
-            top = top[np.argsort(-sims[top], kind="stable")]
-            out: list[Window] = []
-            seen: set[int] = set()
-            for i in top.tolist():
-                o = int(owner[i])
-                if o in seen:
-                    continue
-                seen.add(o)
-                out.append(
-                    Window(self._files[o], int(self._first[i]), int(self._last[i]), float(sims[i]))
-                )
-                if len(out) >= k:
-                    return out
-            if take >= len(sims):
-                return out
-            take = min(len(sims), take * 4)
+        return out
 
 
 def size_of(path: Path) -> int:
