@@ -11,9 +11,9 @@ so a grown session embeds only its last, unfinished window and the new ones
 (:func:`build_vectors`). A build commits file by file in batches (stopped, it resumes where it
 stopped) and reads the index through a connection of its own, so it never blocks a search.
 
-:class:`VectorIndex` reads them: the matrix loaded once per version of the file (float32 in memory), a
-brute-force cosine over it (NumPy), the best window per session. A missing or unreadable
-file is not an error: the search answers lexically and says why (:class:`VectorsUnavailable`).
+:class:`VectorIndex` reads them: the matrix loaded once per version of the file (float32 in
+memory), a brute-force cosine over it (NumPy), the best window per session. A missing or
+unreadable file is not an error: the search answers lexically and says why (:class:`VectorsUnavailable`).
 """
 
 from __future__ import annotations
