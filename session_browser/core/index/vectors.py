@@ -13,7 +13,8 @@ stopped) and reads the index through a connection of its own, so it never blocks
 
 :class:`VectorIndex` reads them: the matrix loaded once per version of the file (float32 in
 memory), a brute-force cosine over it (NumPy), the best window per session. A missing or
-unreadable file is not an error: the search answers lexically and says why (:class:`VectorsUnavailable`).
+unreadable file is not an error: the search answers lexically and says why
+(:class:`VectorsUnavailable`).
 """
 
 from __future__ import annotations
