@@ -482,6 +482,7 @@ def _open_hybrid(
     (:mod:`session_browser.bench.embedding`: its time and peak memory measured)."""
     from session_browser.bench.stores import hit_ids
     from session_browser.core.index import SqliteSessionStore
+    from session_browser.core.paths import package_env
 
     store = SqliteSessionStore(
         sessions_dir, db_path=base / "hybrid.db", reconcile="none", vault=False
@@ -493,6 +494,7 @@ def _open_hybrid(
         child = subprocess.Popen(
             [sys.executable, "-m", "session_browser.bench.embedding", store.db_path],
             stdout=subprocess.PIPE,
+            env=package_env(),
         )
         out, _err = child.communicate()
         wall = time.perf_counter() - t0

@@ -14,6 +14,7 @@ from rich.text import Text
 from session_browser.core.files import describe_refused
 from session_browser.core.index import ReconcileReport, SqliteSessionStore
 from session_browser.core.index.partly import describe as describe_lines_skipped
+from session_browser.core.paths import package_env
 from session_browser.core.stores import StoreNotFound, StoreSpec, open_index, store_specs
 
 from .common import (
@@ -314,12 +315,7 @@ def _in_background(dirs: list[StoreSpec], workers: int, as_json: bool) -> None:
     args = [sys.executable, "-m", "session_browser", "index", "vectors", "--workers", str(workers)]
     for spec in dirs:
         args += ["--store", str(spec.path)]
-    # the child runs this very package, wherever it was imported from
-    import session_browser
-
-    here = str(Path(session_browser.__file__).resolve().parent.parent)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
+    env = package_env()  # (the child runs this very package)
     try:
         with open(log, "ab") as out:
             os.chmod(log, 0o600)
