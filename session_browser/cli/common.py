@@ -316,7 +316,7 @@ def mode_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 def use_mode(mode: str | None) -> None:
     """Search in ``mode`` in this process (and what it starts): it sets
     ``SESSION_BROWSER_SEARCH_MODE``, which every store reads."""
-    from session_browser.core.search.hybrid import ENV
+    from session_browser.core.search.hybrid import set_search_mode
 
     if mode is not None:
-        os.environ[ENV] = mode
+        set_search_mode(mode)

@@ -53,6 +53,14 @@ def requested_mode(mode: str | None = None) -> str | None:
     return value
 
 
+def set_search_mode(mode: str) -> None:
+    """Search in ``mode`` (``hybrid`` or ``lexical``) in this process from now on, and in the
+    processes it starts: the environment variable every store reads. Raises
+    :class:`ValueError` for another mode."""
+    requested_mode(mode)
+    os.environ[ENV] = mode
+
+
 def fuse(
     lexical: Sequence[Scored],
     near: Sequence[tuple[float, tuple[Any, ...]]],
