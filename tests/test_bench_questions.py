@@ -282,3 +282,54 @@ def test_hub_wins_count_wrong_first_places() -> None:
     ]
     assert hub_wins(answers) == {"hub": 3}
     assert hub_wins(answers[1:]) == {}
+
+
+def test_the_questions_bench_in_hybrid_mode(tmp_path: Path, shared_data: Path) -> None:
+    try:
+        from session_browser.core.embed import load_minilm
+
+        load_minilm()
+    except Exception as exc:  # EmbedderUnavailable: the semantic extra is not installed
+        pytest.skip(f"the semantic extra is not installed: {exc}")
+    from session_browser.bench.paraphrase import HYBRID_ENGINES
+
+    sessions = 120
+    probe = build_corpus(tmp_path / "probe", sessions=sessions, seed=7)
+    rows, _absent = _small_corpus_questions(probe.home, sessions)
+    qfile = tmp_path / "questions.jsonl"
+    qfile.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    work = tmp_path / "work"
+    work.mkdir()
+    report = run_questions_bench(
+        QuestionsOptions(
+            sessions=sessions,
+            seed=7,
+            workdir=work,
+            questions=qfile,
+            known_items=12,
+            engines=HYBRID_ENGINES,
+        )
+    )
+    assert set(report["engines"]) == {"ours", "hybrid", "bm25"}
+    ours, hybrid = report["engines"]["ours"], report["engines"]["hybrid"]
+    assert hybrid["splits"]["all"]["errors"] == 0 and hybrid["known"]["errors"] == 0
+    # known items rank no worse in hybrid mode
+    assert hybrid["known"]["rank1"] >= ours["known"]["rank1"]
+    assert hybrid["known"]["recall10"] >= ours["known"]["recall10"]
+    cost = report["embedding"]
+    # every readable session embedded (the same corpus as the probe: the same seed and size)
+    assert cost["sessions"] == len(list(readable_sessions(probe.sessions_dir)))
+    assert cost["windows"] >= cost["sessions"] and cost["bytes"] > 0
+    assert 0 < cost["bytes_to_json"] < 0.5
+    assert 0 < cost["peak_rss_bytes"] < 600e6
+    assert cost["seconds_per_100k_messages"] > 0
+    text = format_questions_report(report)
+    assert "ours, hybrid mode" in text and "ours, lexical mode" in text
+    assert "embedding (all-MiniLM-L6-v2, 2 worker process(es)" in text
+    assert "per 100k messages" in text and "peak memory" in text
+
+
+def test_cli_refuses_mode_without_questions() -> None:
+    result = CliRunner().invoke(main, ["bench", "--mode", "hybrid", "--only", "ours"])
+    assert result.exit_code != 0
+    assert "--mode applies to --questions" in result.output

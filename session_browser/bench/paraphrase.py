@@ -38,8 +38,11 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -350,8 +353,13 @@ class QuestionsOptions:
     known_items: int = 200  # known-item queries asked of every engine too (0: none)
 
 
+#: ``bench --questions --mode hybrid``: our search in both modes, side by side.
+HYBRID_ENGINES = ("ours", "hybrid", "bm25")
+
+
 ENGINE_LABELS = {
-    "ours": "ours (search as shipped)",
+    "ours": "ours, lexical mode",
+    "hybrid": "ours, hybrid mode",
     "bm25": "plain session BM25 (reference)",
     "recall": "lexical recall (experiment)",
     "gated": "ours, else lexical recall (exp.)",
@@ -420,7 +428,11 @@ def run_questions_bench(
         for engine in options.engines:
             progress(f"{ENGINE_LABELS[engine]}: preparing")
             t0 = time.perf_counter()
-            search, close = _open_engine(engine, info.sessions_dir, sessions, base)
+            if engine == "hybrid":
+                search, close, cost = _open_hybrid(info.sessions_dir, base, progress)
+                report["embedding"] = _embedding_cost(cost, info.message_count, info.sessions_dir)
+            else:
+                search, close = _open_engine(engine, info.sessions_dir, sessions, base)
             prepared = time.perf_counter() - t0
             try:
                 progress(f"{ENGINE_LABELS[engine]}: asking {len(relevant)} questions")
@@ -445,6 +457,73 @@ def run_questions_bench(
             shutil.rmtree(base, ignore_errors=True)
 
 
+def _in_mode(mode: str, search: Searcher) -> Searcher:
+    """``search`` run in search ``mode`` (whatever the environment says)."""
+    from session_browser.core.search.hybrid import ENV
+
+    def run(query: str, limit: int) -> list[str]:
+        before = os.environ.get(ENV)
+        os.environ[ENV] = mode
+        try:
+            return search(query, limit)
+        finally:
+            if before is None:
+                del os.environ[ENV]
+            else:
+                os.environ[ENV] = before
+
+    return run
+
+
+def _open_hybrid(
+    sessions_dir: Path, base: Path, progress: Callable[[str], None]
+) -> tuple[Searcher, Callable[[], None], JSONDict]:
+    """Our store in hybrid mode: indexed, then its vectors embedded by a process of its own
+    (:mod:`session_browser.bench.embedding`: its time and peak memory measured)."""
+    from session_browser.bench.stores import hit_ids
+    from session_browser.core.index import SqliteSessionStore
+    from session_browser.core.paths import package_env
+
+    store = SqliteSessionStore(
+        sessions_dir, db_path=base / "hybrid.db", reconcile="none", vault=False
+    )
+    try:
+        store.reconcile()
+        progress("ours, hybrid mode: embedding (a process of its own)")
+        t0 = time.perf_counter()
+        child = subprocess.Popen(
+            [sys.executable, "-m", "session_browser.bench.embedding", store.db_path],
+            stdout=subprocess.PIPE,
+            env=package_env(),
+        )
+        out, _err = child.communicate()
+        wall = time.perf_counter() - t0
+        if child.returncode != 0:
+            raise BenchError(f"embedding failed (exit status {child.returncode})")
+        cost: JSONDict = json.loads(out) | {"wall_seconds": wall, "load": os.getloadavg()}
+    except BaseException:
+        store.close()
+        raise
+
+    def search(query: str, limit: int) -> list[str]:
+        return hit_ids(store.search(query, limit=limit))
+
+    return _in_mode("hybrid", search), store.close, cost
+
+
+def _embedding_cost(cost: JSONDict, messages: int, sessions_dir: Path) -> JSONDict:
+    """The embedding's cost, and per 100k messages."""
+    json_bytes = sum(p.stat().st_size for p in Path(sessions_dir).glob("*.json"))
+    per = 100_000 / max(messages, 1)
+    return cost | {
+        "messages": messages,
+        "seconds_per_100k_messages": cost["seconds"] * per,
+        "bytes_per_100k_messages": cost["bytes"] * per,
+        "json_bytes": json_bytes,
+        "bytes_to_json": cost["bytes"] / max(json_bytes, 1),
+    }
+
+
 def _open_engine(
     engine: str, sessions_dir: Path, sessions: Sequence[tuple[str, JSONDict]], base: Path
 ) -> tuple[Searcher, Callable[[], None]]:
@@ -457,8 +536,10 @@ def _open_engine(
         )
         store.reconcile()
 
-        def ours(query: str, limit: int) -> list[str]:
+        def lexically(query: str, limit: int) -> list[str]:
             return hit_ids(store.search(query, limit=limit))
+
+        ours = _in_mode("lexical", lexically)
 
         if engine == "ours":
             return ours, store.close
@@ -541,4 +622,20 @@ def format_questions_report(report: JSONDict) -> str:
         )
     if qs["missing"]:
         lines += ["", f"targets not in this corpus: {len(qs['missing'])}"]
+    cost = report.get("embedding")
+    if cost:
+        load = ", ".join(f"{x:.2f}" for x in cost["load"])
+        lines += [
+            "",
+            f"embedding ({cost['model']}, {cost.get('workers', 1)} worker process(es), BLAS on 1 "
+            "thread each): "
+            f"{cost['sessions']} sessions, {cost['windows']} windows in {cost['seconds']:.1f} s "
+            f"(+ {cost['load_seconds']:.1f} s loading the model); "
+            f"{cost['seconds_per_100k_messages']:.0f} s per 100k messages; load average "
+            f"after: {load}",
+            f"vectors: {cost['bytes'] / 1e6:.1f} MB ({cost['bytes_per_100k_messages'] / 1e6:.1f} "
+            f"MB per 100k messages, {cost['bytes_to_json']:.3f}x the JSON's "
+            f"{cost['json_bytes'] / 1e6:.1f} MB); peak memory of the largest embedding process "
+            f"{cost['peak_rss_bytes'] / 1e6:.0f} MB",
+        ]
     return "\n".join(lines)

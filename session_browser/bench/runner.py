@@ -3,7 +3,6 @@ reading its result back."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ from pathlib import Path
 import orjson
 
 from session_browser.bench.sessions import JSONDict
+from session_browser.core.paths import package_env
 
 
 @dataclass
@@ -73,15 +73,13 @@ def run_phase(
 def child_env(home: Path, workdir: Path) -> dict[str, str]:
     """The environment of a phase process: its PraisonAI home, its own cache and data dirs, and
     this package first on the path."""
-    env = dict(os.environ)
+    env = package_env()
     env["DO_NOT_TRACK"] = "1"
     env["PRAISONAI_HOME"] = str(home)
     env["SESSION_BROWSER_CACHE_DIR"] = str(workdir / "cache")
     env["SESSION_BROWSER_DATA_HOME"] = str(workdir / "data")
     env.pop("PRAISONAI_SESSION_RETENTION", None)
     env.pop("PRAISONAI_SESSION_ACTIVE_WINDOW", None)
-    package_root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
     return env
 
 

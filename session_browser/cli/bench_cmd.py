@@ -175,6 +175,15 @@ from session_browser.core.text import printable
     "(Rank@1, Recall@10, MRR, p50/p95 per split; the known-item queries too).",
 )
 @click.option(
+    "--mode",
+    type=click.Choice(["hybrid", "lexical"]),
+    default=None,
+    help="With --questions: hybrid asks our search in lexical and in hybrid mode side by side "
+    "(the vectors embedded first by a process of its own: time, bytes and peak memory "
+    "printed), next to the plain BM25 reference; lexical (the default) asks the lexical "
+    "engines.",
+)
+@click.option(
     "--redact-kept",
     "redact_cost",
     is_flag=True,
@@ -211,6 +220,7 @@ def bench(
     pushers: int,
     mcp_path: bool,
     questions: bool,
+    mode: str | None,
     redact_cost: bool,
     as_json: bool,
     keep: bool,
@@ -246,8 +256,10 @@ def bench(
                 "--questions measures the built SGD + chitchat corpus; it does not apply to "
                 "--store, --home, --index, --pi, --claude, --codex, --mixed, --no-sgd or --mcp"
             )
-        _questions(sessions, seed, workdir, keep, quiet, as_json)
+        _questions(sessions, seed, workdir, keep, quiet, as_json, mode)
         return
+    if mode is not None:
+        fail("--mode applies to --questions")
     if redact_cost:
         if given or index_url is not None or as_pi or as_claude or as_codex or mixed or mcp_path:
             fail(
@@ -439,9 +451,11 @@ def _questions(
     keep: bool,
     quiet: bool,
     as_json: bool,
+    mode: str | None = None,
 ) -> None:
     """``bench --questions``: recall by paraphrase (see :mod:`..bench.paraphrase`)."""
     from session_browser.bench.paraphrase import (
+        HYBRID_ENGINES,
         QuestionsOptions,
         format_questions_report,
         run_questions_bench,
@@ -452,6 +466,8 @@ def _questions(
             click.echo(f"bench: {printable(line, one_line=True)}", err=True)
 
     options = QuestionsOptions(sessions=sessions, seed=seed, workdir=workdir, keep=keep)
+    if mode == "hybrid":
+        options.engines = HYBRID_ENGINES
     try:
         report = run_questions_bench(options, say)
     except (BenchError, FileNotFoundError, FileExistsError) as exc:

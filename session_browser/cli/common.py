@@ -304,3 +304,25 @@ def setup_logging() -> Callable[[], None]:
         logger.propagate = saved[1]
 
     return restore
+
+
+def mode_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--mode hybrid|lexical``: the search mode (see :func:`use_mode`)."""
+    return click.option(
+        "--mode",
+        type=click.Choice(["hybrid", "lexical"]),
+        default=None,
+        help="hybrid (words and meaning: the nearest sessions by a local embedding model, "
+        "fused with the lexical ranking; needs the semantic extra and 'session-browser index "
+        "vectors') or lexical (words only). Default: $SESSION_BROWSER_SEARCH_MODE, else "
+        "hybrid where the vectors are ready.",
+    )(fn)
+
+
+def use_mode(mode: str | None) -> None:
+    """Search in ``mode`` in this process (and what it starts): it sets
+    ``SESSION_BROWSER_SEARCH_MODE``, which every store reads."""
+    from session_browser.core.search.hybrid import set_search_mode
+
+    if mode is not None:
+        set_search_mode(mode)

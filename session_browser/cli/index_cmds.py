@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import sqlite3
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -11,6 +14,7 @@ from rich.text import Text
 from session_browser.core.files import describe_refused
 from session_browser.core.index import ReconcileReport, SqliteSessionStore
 from session_browser.core.index.partly import describe as describe_lines_skipped
+from session_browser.core.paths import package_env
 from session_browser.core.stores import StoreNotFound, StoreSpec, open_index, store_specs
 
 from .common import (
@@ -146,6 +150,13 @@ def _print_status(info: dict[str, Any]) -> None:
             f"{info['json_bytes'] / 1e6:.1f} MB of JSON ({ratio:.2f}x)"
         )
     )
+    vectors = info.get("vectors")
+    if vectors:
+        said = vectors.get("error") or (
+            f"{vectors['sessions']} sessions, {vectors['windows']} windows of "
+            f"{vectors['model']} ({vectors['bytes'] / 1e6:.1f} MB)"
+        )
+        out.print(Text("  vectors:  ") + safe(str(said)), overflow="fold")
     done, total = info.get("progress", [0, 0])
     if info.get("indexing"):
         out.print(Text(f"  progress: {done}/{total} files"))
@@ -200,3 +211,125 @@ def update(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
 def rebuild(ctx: click.Context, stores: tuple[str, ...], as_json: bool) -> None:
     """Throw each index away and build it again from the session files."""
     _run(ctx, stores, as_json, "rebuild")
+
+
+@index.command()
+@store_option
+@click.option(
+    "--background",
+    is_flag=True,
+    help="Build in a process of its own and return at once (its output goes to a log file "
+    "beside the vectors, named on stdout).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes that embed (each holds the model, about 250 MB). Default: 2, or 1 on a "
+    "one-core machine.",
+)
+@json_option
+@click.pass_context
+def vectors(
+    ctx: click.Context,
+    stores: tuple[str, ...],
+    background: bool,
+    workers: int | None,
+    as_json: bool,
+) -> None:
+    """Build the vectors hybrid search reads (the semantic extra's local model, on the CPU):
+    each index updated first, then the windows of new and grown sessions embedded. Stopped,
+    it resumes where it stopped; searches answer lexically meanwhile."""
+    from session_browser.core.embed import EmbedderUnavailable, embedder_named
+    from session_browser.core.index.vectors import (
+        VectorsBusy,
+        build_vectors,
+        size_of,
+        vectors_path,
+    )
+
+    try:
+        dirs = _dirs(ctx, stores)
+    except StoreNotFound as exc:
+        fail(str(exc))
+    try:
+        model = embedder_named("all-MiniLM-L6-v2")
+    except EmbedderUnavailable as exc:
+        fail(str(exc))
+    if workers is None:
+        workers = min(2, os.cpu_count() or 1)
+    if background:
+        _in_background(dirs, workers, as_json)
+        return
+    payload: list[dict[str, Any]] = []
+    show_progress = not as_json and sys.stderr.isatty()
+    for spec in dirs:
+        try:
+            store = _open(spec)
+        except OSError as exc:
+            fail(f"cannot open the index of {spec.path}: {exc.strerror or exc}")
+        with store:
+            store.reconcile()
+            if store.broken or store.memory:
+                fail(f"{spec.path}: the index cannot be used: {store.broken or 'in memory'}")
+            done = progress_printer(f"embedding {spec.path}", show_progress)
+            try:
+                report = build_vectors(store.db_path, model, progress=done, workers=workers)
+            except VectorsBusy as exc:
+                fail(f"{spec.path}: {exc}")
+            except (OSError, sqlite3.Error) as exc:
+                fail(f"{spec.path}: cannot write the vectors: {exc}")
+            path = vectors_path(store.db_path)
+            size = size_of(path)
+            entry: dict[str, Any] = {
+                "session_dir": str(spec.path),
+                "vectors": str(path),
+                "model": model.name,
+                "sessions_embedded": report.sessions,
+                "windows_embedded": report.windows,
+                "sessions_removed": report.removed,
+                "seconds": round(report.seconds, 3),
+                "bytes": size,
+            }
+            payload.append(entry)
+            if not as_json:
+                click.echo(
+                    f"{spec.path}: {report.sessions} sessions ({report.windows} windows) "
+                    f"embedded, {report.removed} removed in {report.seconds:.1f} s; "
+                    f"{size / 1e6:.1f} MB of vectors"
+                )
+    if as_json:
+        echo_json({"stores": payload})
+
+
+def _in_background(dirs: list[StoreSpec], workers: int, as_json: bool) -> None:
+    """``index vectors --background``: the same command, without it, in a new session of its
+    own (it outlives this one), its output in a log beside the first store's vectors."""
+    import subprocess
+
+    from session_browser.core.index.vectors import vectors_path
+
+    first = _open(dirs[0])
+    with first:
+        log = Path(str(vectors_path(first.db_path)) + ".log")
+    args = [sys.executable, "-m", "session_browser", "index", "vectors", "--workers", str(workers)]
+    for spec in dirs:
+        args += ["--store", str(spec.path)]
+    env = package_env()  # (the child runs this very package)
+    try:
+        with open(log, "ab") as out:
+            os.chmod(log, 0o600)
+            child = subprocess.Popen(
+                args,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=env,
+            )
+    except OSError as exc:
+        fail(f"cannot start the build: {exc}")
+    if as_json:
+        echo_json({"pid": child.pid, "log": str(log)})
+    else:
+        click.echo(f"building the vectors in the background (process {child.pid}); log: {log}")

@@ -28,11 +28,13 @@ from .common import (
     group_from,
     index_option,
     json_option,
+    mode_option,
     os_error_text,
     safe,
     stdout_is_terminal,
     store_option,
     use_error_status,
+    use_mode,
     when_text,
 )
 
@@ -120,6 +122,7 @@ WINDOW_HELP = "Messages to show on each side of the anchor."
     is_flag=True,
     help="Under each hit, why it scored so: the factors and how they make its score.",
 )
+@mode_option
 @index_option
 @store_option
 @json_option
@@ -131,6 +134,7 @@ def search(
     window: int,
     ranking: str | None,
     explain: bool,
+    mode: str | None,
     no_index: bool,
     stores: tuple[str, ...],
     as_json: bool,
@@ -144,6 +148,7 @@ def search(
     prints its answer), 2 on an error.
     """
     use_error_status(SEARCH_ERROR_STATUS)
+    use_mode(mode)
     query = " ".join(words)
     if not query.strip():
         fail("the query is empty")

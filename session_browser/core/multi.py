@@ -162,6 +162,7 @@ class StoreGroup:
             except QueryError:
                 pq = None
             corpus = self.shared_corpus(pq) if pq is not None else None
+            self._one_mode()
             for store in self.stores:
                 if cancelled is not None and cancelled():
                     raise SearchCancelled
@@ -226,6 +227,16 @@ class StoreGroup:
             result.mode = _combined(modes) if modes else self._mode()
         return out, extras
 
+    def _one_mode(self) -> None:
+        """Unless a mode is asked for, every store answers in the same one: hybrid where all
+        have vectors ready, else lexical (a fused score and a lexical one do not compare)."""
+        parts = [getattr(index_of(s), "semantic", None) for s in self.stores]
+        ready = [p is not None and p.ready() for p in parts]
+        mixed = any(ready) and not all(ready)
+        for p in parts:
+            if p is not None:
+                p.group_lexical = mixed
+
     def _searched_parts(self, partly: dict[int, tuple[int, int]]) -> list[tuple[int, int]]:
         """(searched, sessions) of every indexed store: ``partly`` (by store id) for those a
         build runs in, every listed session for the others (a store without an index is
@@ -265,6 +276,7 @@ class StoreGroup:
         ``cancelled``, an interrupted search comes back ``cancelled`` (no hits)."""
         from .index import RANKINGS, SearchCancelled, SearchResult
         from .query import QueryError, parse_query
+        from .search.hybrid import requested_mode
 
         started = time.perf_counter()
         ranking = ranking or self.default_ranking()
@@ -275,9 +287,10 @@ class StoreGroup:
         if limit <= 0 or not (query or "").strip():
             result.mode = self._mode()
             return result
-        try:  # a bad filter value is an error whatever the ranking
+        try:  # a bad filter value or search mode is an error whatever the ranking
+            requested_mode()
             parse_query(query)
-        except QueryError as exc:
+        except (QueryError, ValueError) as exc:
             result.error = str(exc)
             return result
         try:

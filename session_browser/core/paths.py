@@ -140,3 +140,13 @@ def same_dir(a: Path, b: Path) -> bool:
         return os.path.samefile(a, b)
     except OSError:
         return a.expanduser().absolute() == b.expanduser().absolute()
+
+
+def package_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """``env`` (default: this process's environment) with this package's folder first on
+    ``PYTHONPATH``: a ``python -m session_browser...`` child runs the very code its parent
+    runs, wherever that was imported from."""
+    out = dict(os.environ if env is None else env)
+    root = str(Path(__file__).resolve().parents[2])
+    out["PYTHONPATH"] = os.pathsep.join(p for p in (root, out.get("PYTHONPATH", "")) if p)
+    return out

@@ -54,6 +54,12 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("Explain hit score", "Why the hit scored so (e)", "screen.explain_hit", "MainScreen"),
     Command(
+        "Search mode",
+        "Hybrid (words and meaning) or lexical (words only) (Ctrl+B)",
+        "screen.toggle_search_mode",
+        "MainScreen",
+    ),
+    Command(
         "Sort recent sessions",
         "updated/created/size (s in the list)",
         "screen.cycle_sort",

@@ -30,8 +30,34 @@ __all__ = [
     "EmbedderUnavailable",
     "HashEmbedder",
     "MiniLMEmbedder",
+    "embedder_named",
     "load_minilm",
+    "register",
 ]
+
+_LOADED: dict[str, Embedder] = {}
+
+
+def register(embedder: Embedder) -> None:
+    """Use ``embedder`` for the vectors of its name in this process (another model, a test
+    embedder), instead of the one :func:`embedder_named` would load."""
+    _LOADED[embedder.name] = embedder
+
+
+def embedder_named(name: str) -> Embedder:
+    """The embedder whose vectors are named ``name`` (:attr:`Embedder.name`), loaded once
+    per process: ``all-MiniLM-L6-v2`` (the local model), ``hash-words-<dim>`` (the test
+    embedder). Raises :class:`EmbedderUnavailable` when it cannot be had."""
+    got = _LOADED.get(name)
+    if got is None:
+        if name.startswith("hash-words-") and name[len("hash-words-") :].isdigit():
+            got = __getattr__("HashEmbedder")(int(name[len("hash-words-") :]))
+        elif name == "all-MiniLM-L6-v2":
+            got = __getattr__("load_minilm")()
+        else:
+            raise EmbedderUnavailable(f"unknown embedding model {name!r}")
+        _LOADED[name] = got
+    return got
 
 
 def __getattr__(name: str) -> Any:

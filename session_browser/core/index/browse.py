@@ -76,6 +76,12 @@ class IndexBrowse(IndexHits):
         out["refused"] = dict(self.source.refused)
         out["files"] = len(files)
         out["json_bytes"] = sum(ident[0] for ident in files.values())
+        if not self.memory:
+            from .vectors import vectors_status
+
+            vectors = vectors_status(self.db_path)
+            if vectors is not None:  # (hybrid search's, when built)
+                out["vectors"] = vectors
         return out
 
     def skipped_names(self) -> list[str]:

@@ -16,8 +16,9 @@ from ..search.engine import Ask, Backlog, Row
 from ..search.lexical import SessionPostings
 from ..search.rank import CorpusStats, Scored
 from ..search.results import Cancelled
-from . import hidden, recall
+from . import hidden, recall, semantic
 from .schema import rollback
+from .vectors import VectorsUnavailable
 
 if TYPE_CHECKING:
     from .store import SqliteSessionStore
@@ -37,6 +38,7 @@ class SqliteEngine:
         self._cancelled = cancelled
         self._db: sqlite3.Connection | None = None
         self._backlog = Backlog()
+        self._choice: semantic.Choice | None = None
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -91,7 +93,28 @@ class SqliteEngine:
         return self._backlog
 
     def notes(self, pq: ParsedQuery) -> list[str]:
-        return []
+        if not pq.terms or pq.tools:
+            return []
+        note = self._semantic().note
+        return [note] if note is not None else []
+
+    def _semantic(self) -> semantic.Choice:
+        if self._choice is None:
+            self._choice = self.store.semantic.choose()
+        return self._choice
+
+    def neighbours(self, pq: ParsedQuery, k: int) -> list[tuple[float, Row]] | None:
+        choice = self._semantic()
+        if choice.vectors is None:
+            return None
+        store = self.store
+        try:
+            return semantic.neighbours(
+                self.db, choice, store.semantic, pq, k, store._filter_sql(pq), store._CAND_COLS
+            )
+        except VectorsUnavailable as exc:  # (changed under the search)
+            semantic.log.warning("hybrid mode: %s: lexical answers", exc)
+            return None
 
     def corpus(self) -> tuple[int, float]:
         return self.store._corpus_stats(self.db)

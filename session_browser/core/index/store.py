@@ -61,6 +61,7 @@ from .schema import (
     Broken,
     default_db_path,
 )
+from .semantic import Semantic
 from .watch import DirWatch
 
 log = logging.getLogger("session_browser.index")
@@ -179,6 +180,8 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         self._stats_key: tuple[int, int] | None = None
         self._owners = RowOwners()  # the sessions' row ranges, for exact counts
         self._recall = RecallReads()  # session recall's reads (lengths, frequent postings)
+        # hybrid mode's vectors beside the index (read lazily)
+        self.semantic = Semantic(None if self.memory else self.db_path)
         self._watch: DirWatch | None = None
         self._full_at: float | None = None  # monotonic time of the last full pass
         self._pass_at: float | None = None

@@ -26,6 +26,7 @@ from ..search import hidden
 from ..search.candidates import PER_SESSION, RARE_DF, SMALL_SESSION_CHARS, bounded
 from ..search.engine import Ask, Backlog
 from ..search.fuzzy import levenshtein
+from ..search.hybrid import requested_mode
 from ..search.lexical import ANCHOR_MESSAGES, SessionPostings
 from ..search.pick import recent_first, session_hit
 from ..search.rank import CorpusStats, Scored, SessionInfo
@@ -33,6 +34,9 @@ from .tsv import all_query, any_query, term_query
 
 if TYPE_CHECKING:
     from .store import PgIndexStore
+
+#: Said when hybrid mode is asked of the team index (it has no vectors).
+TEAM_LEXICAL = "hybrid mode: the team index searches lexically (it keeps no vectors)"
 
 SCAN_MIN = 500  # newest matching messages read at least ...
 SCAN_FACTOR = 4  # ... and this many times those needed, to pick the per-session-capped ones
@@ -79,7 +83,18 @@ class PgEngine:
         return Backlog()  # (what is pushed is indexed)
 
     def notes(self, pq: ParsedQuery) -> list[str]:
-        return [NO_HIDDEN] if pq.tools and not self._has_hidden() else []
+        out = [NO_HIDDEN] if pq.tools and not self._has_hidden() else []
+        try:
+            hybrid_asked = requested_mode() == "hybrid"
+        except ValueError as exc:
+            out.append(f"{exc}: lexical answers")
+            hybrid_asked = False
+        if hybrid_asked and pq.terms:
+            out.append(TEAM_LEXICAL)
+        return out
+
+    def neighbours(self, pq: ParsedQuery, k: int) -> list[tuple[float, tuple[Any, ...]]] | None:
+        return None  # the team index searches lexically
 
     def corpus(self) -> tuple[int, float]:
         return self.store._corpus()

@@ -48,6 +48,7 @@ class Scoring:
     scored: list[Scored]
     warnings: list[str] = field(default_factory=list)
     counted: tuple[int, bool] | None = None
+    hybrid: bool = False  # fused with the nearest sessions by meaning (.hybrid)
 
 
 @dataclass
@@ -115,6 +116,14 @@ class Engine(Protocol):
     def session_rows(self, pq: ParsedQuery, keys: Sequence[int]) -> list[Row]:
         """Candidate rows of the sessions ``keys``: each one's best messages holding a term of
         ``pq``, else its first message (only when :attr:`session_recall`)."""
+        ...
+
+    def neighbours(self, pq: ParsedQuery, k: int) -> list[tuple[float, Row]] | None:
+        """Hybrid mode (:mod:`.hybrid`): the ``k`` sessions nearest ``pq``'s words by meaning
+        that pass its filters, nearest first, each as (cosine of its best window, the
+        candidate row of that window's first message passing the filters, else of its
+        session's first one); None when the engine answers lexically (:meth:`notes` says why
+        when hybrid mode was asked for)."""
         ...
 
     def hidden_rows(self, pq: ParsedQuery, limit: int) -> list[Row]:

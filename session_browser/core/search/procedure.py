@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from .. import recall
 from ..model import SessionHit
 from ..query import NOTHING_SEARCHABLE, ParsedQuery
-from . import lexical
+from . import hybrid, lexical
 from .candidates import group_rows, score_rows, scorer_for
 from .engine import Engine, Found, Scoring
 from .pick import corrected, light_hit
@@ -77,10 +77,33 @@ def relevance(
 def score(
     engine: Engine, pq: ParsedQuery, corpus: CorpusStats | None = None, limit: int = 5
 ) -> Scoring:
-    """One scoring pass over what the engine has indexed (step 2)."""
+    """One scoring pass over what the engine has indexed (step 2); in hybrid mode, fused
+    with the nearest sessions by meaning (:mod:`.hybrid`)."""
     if not pq.terms:
         recent, count = engine.recent(pq, limit)
         return Scoring(recent, [], (count, True))
+    lexically, exact = lexical_scoring(engine, pq, corpus, limit)
+    if pq.tools:
+        return lexically
+    near = engine.neighbours(pq, limit + hybrid.NEIGHBOURS_MORE)
+    if near is None:  # lexical mode
+        return lexically
+    if pq.excluded and near:
+        gone = engine.excluded_sessions(pq)
+        near = [n for n in near if n[1][0] not in gone]
+    fused = hybrid.fuse(lexically.scored, near, exact)
+    counted = lexically.counted
+    if counted is not None:  # the lexical hits, and those found by meaning only
+        more = sum(1 for s in fused if s.lexical_rank is None)
+        counted = (counted[0] + more, counted[1])
+    return Scoring(fused, lexically.warnings, counted, hybrid=True)
+
+
+def lexical_scoring(
+    engine: Engine, pq: ParsedQuery, corpus: CorpusStats | None, limit: int
+) -> tuple[Scoring, bool]:
+    """The lexical scoring pass of a query with words, and whether some message holds every
+    one of them (session recall was not needed)."""
     warnings: list[str] = []
     dfs = engine.document_frequencies(pq.terms)
     scorer = scorer_for(pq, dfs, corpus, engine.corpus)
@@ -95,7 +118,7 @@ def score(
             recalled(engine, pq, dfs, corpus, limit, scorer.rare),
             [],
             engine.count_matches(pq, dfs, scorer.rare),
-        )
+        ), False
     rows = engine.candidate_rows(pq, dfs, limit, warnings, scorer.rare)
     if pq.tools:  # in:tools: the hidden parts' matches too, at their turns
         rows = [*rows, *engine.hidden_rows(pq, limit)]
@@ -108,7 +131,7 @@ def score(
         # the others were not looked at: no session holding an excluded word is a hit
         gone = engine.excluded_sessions(pq)
         scored = [s for s in scored if s.info.key not in gone]
-    return Scoring(scored, warnings, engine.count_matches(pq, dfs, scorer.rare))
+    return Scoring(scored, warnings, engine.count_matches(pq, dfs, scorer.rare)), True
 
 
 def recalled(
@@ -179,7 +202,7 @@ def find(engine: Engine, pq: ParsedQuery, limit: int, corpus: CorpusStats | None
     backlog = engine.backlog()
     pending = list(backlog.pending)
     first = score(engine, pq, corpus, limit)
-    scored, counted = first.scored, first.counted
+    scored, counted, fused = first.scored, first.counted, first.hybrid
     warnings = [*engine.notes(pq), *first.warnings]
     # Files not indexed yet are read before any typo correction: a word that only they
     # hold is no typo.
@@ -191,7 +214,7 @@ def find(engine: Engine, pq: ParsedQuery, limit: int, corpus: CorpusStats | None
             fpq, note = fixed
             again = score(engine, fpq, corpus, limit)
             if again.scored:
-                scored, counted = again.scored, again.counted
+                scored, counted, fused = again.scored, again.counted, again.hybrid
                 fuzzy = True
                 warnings.append(note)
                 warnings.extend(again.warnings)
@@ -207,7 +230,7 @@ def find(engine: Engine, pq: ParsedQuery, limit: int, corpus: CorpusStats | None
     else:  # a lower bound from the data alone (never from the candidates read for this
         # page, which grow with it), and never below the hits a page shows
         matched = max(counted[0], min(len(scored), limit))
-    mode = engine.mode
+    mode = engine.mode + ("+hybrid" if fused else "")
     searched: tuple[int, int] | None = None
     if pending or backlog.unscanned:
         mode += "+scan"

@@ -103,6 +103,14 @@ class Scored:
     rest: float = 0.0  # the boosted scores of the other matching messages, summed
     coverage: float = 1.0  # the share of the query terms' weight the session holds
     recall: float | None = None  # its session recall score, when ranked by it (.lexical)
+    # hybrid mode (.hybrid): its place in the lexical ranking and in the nearest sessions by
+    # meaning (None: not in it), and its best window's cosine
+    lexical_rank: int | None = None
+    semantic_rank: int | None = None
+    similarity: float | None = None
+    lexical_score: float | None = None  # its lexical score, before fusion
+    # fused with the lexical order standing (.hybrid): how many sessions it ranks
+    lexical_hits: int | None = None
 
 
 def cuts(text: str, size: int) -> list[tuple[int, int]]:
@@ -431,8 +439,43 @@ EXPLAIN_FORMULA = (
 )
 
 
+#: Hybrid mode's reciprocal rank fusion (:mod:`.hybrid`): its constant (the usual 60: the
+#: first ranks weigh little more than the next ones, so agreement between the two rankings
+#: counts most), and the scale of the fused score (so that rounding scores to 4 digits keeps
+#: their order).
+RRF_K = 60
+FUSION_SCALE = 100.0
+#: How hybrid mode's parts make the score: a question no message answers whole, and a
+#: query some message holds every word of (the lexical order stands).
+HYBRID_FORMULA = (
+    f"score = {FUSION_SCALE:g} × (1 / ({RRF_K} + lexical_rank) + 1 / ({RRF_K} + semantic_rank))"
+    " × demotion; a ranking the session is not in adds 0 (reciprocal rank fusion,"
+    f" K = {RRF_K}); the lexical ranking orders by lexical_score"
+)
+LEXICAL_ORDER_FORMULA = (
+    f"some message holds every word: the lexical order stands; score = {FUSION_SCALE:g} × 2 /"
+    f" ({RRF_K} + lexical_rank) × demotion; a session found by meaning only follows the"
+    f" lexical_hits: {FUSION_SCALE:g} / ({RRF_K} + lexical_hits + semantic_rank)"
+)
+
+
 def explain(s: Scored, pq: ParsedQuery) -> JSONDict:
     """Why ``s`` scored as it did (the ``explain`` of its hit)."""
+    out = _explain_lexical(s, pq)
+    if s.lexical_rank is not None or s.semantic_rank is not None:
+        out["hybrid"] = {
+            "lexical_rank": s.lexical_rank,
+            "lexical_score": None if s.lexical_score is None else round(s.lexical_score, 4),
+            "semantic_rank": s.semantic_rank,
+            "similarity": None if s.similarity is None else round(s.similarity, 4),
+        }
+        if s.lexical_hits is not None:
+            out["hybrid"]["lexical_hits"] = s.lexical_hits
+        out["formula"] = HYBRID_FORMULA if s.lexical_hits is None else LEXICAL_ORDER_FORMULA
+    return out
+
+
+def _explain_lexical(s: Scored, pq: ParsedQuery) -> JSONDict:
     demote = s.info.tagged or s.info.machine
     if not pq.terms:
         return {

@@ -62,7 +62,7 @@ class SearchResult:
     matched_sessions: int = 0
     matched_exact: bool = True  # False: matched_sessions is a lower bound ("at least")
     elapsed_ms: float = 0.0
-    mode: str = "index"  # "index" | "index+scan" | "like" | "scan"
+    mode: str = "index"  # "index" | "index+scan" | "like" | "scan"; "+hybrid": fused by meaning
     fuzzy: bool = False
     progress: tuple[int, int] = (0, 0)
     warnings: list[str] = field(default_factory=list)

@@ -10,6 +10,7 @@ import time
 from .. import recall
 from ..model import SessionHit
 from ..query import NOTHING_SEARCHABLE, ParsedQuery, QueryError, parse_query, why_empty
+from .hybrid import requested_mode
 from .pick import hits_or_raise
 from .rank import CorpusStats
 from .results import Cancelled, Relevance, SearchCancelled, SearchResult
@@ -95,8 +96,9 @@ class IndexSearch:
         cancelled: Cancelled | None,
     ) -> None:
         try:
+            requested_mode()  # (a bad mode is an error, not a notice)
             pq = parse_query(query)
-        except QueryError as exc:
+        except (QueryError, ValueError) as exc:
             result.error = str(exc)
             return
         result.warnings.extend(pq.warnings)

@@ -26,7 +26,9 @@ CONTEXT_HELP = """\
 Search: type to search (debounced); Enter opens the best hit, ↓ moves into the hits; \
 ⟨hits.explain⟩ explains a score; Esc or / goes back to the query; ⟨main.history⟩ recalls an \
 earlier query; ⟨main.more_hits⟩ (or moving onto the last row) shows the next page of hits; \
-⟨main.save_search⟩ saves the query under a name, ⟨app.saved⟩ lists the saved searches.
+⟨main.save_search⟩ saves the query under a name, ⟨app.saved⟩ lists the saved searches; \
+⟨main.search_mode⟩ switches between hybrid search (words and meaning, once 'session-browser \
+index vectors' has run) and lexical search (words only).
 Query language: words find sessions with any of them, those with more of them (and rarer
 ones) first; case and accents do not matter. "a phrase": the words next to each other, in
 order. -word leaves out sessions that contain it. migrat*: any word starting with it.

@@ -21,6 +21,7 @@ from session_browser.core.model import SessionHit
 from session_browser.core.notes import INDEXING, code_of
 from session_browser.core.query import highlight_terms
 from session_browser.core.saved_searches import SavedSearchesError, load_saved, save_search
+from session_browser.core.search.hybrid import set_search_mode
 from session_browser.core.search.results import WHEN_READY, SearchResult
 from session_browser.tui.backend import SEARCH_LIMIT, SORTS
 from session_browser.tui.common.chrome import AppHeader, IndexBar, StatusLine
@@ -60,6 +61,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         Binding("ctrl+s", "save_search", "Save search", id="main.save_search"),
         Binding("up,ctrl+r", "history_older", "Earlier query", show=False, id="main.history"),
         Binding("ctrl+n", "more_hits", "More hits", show=False, id="main.more_hits"),
+        Binding("ctrl+b", "toggle_search_mode", "Search mode", show=False, id="main.search_mode"),
     ]
 
     def __init__(self) -> None:
@@ -78,6 +80,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self._open_when_answered = False  # Enter came before the hits of the query
         self._history: HistoryWalk | None = None
         self._recalled: str | None = None  # the text the history walk put in the field
+        self._mode = ""  # how the hits on screen were searched (their result's mode)
         self._remember_timer: Timer | None = None
         self._remembered = ""  # the query last kept (a refresh of its hits keeps it once)
         self._history_lock = threading.Lock()  # one history write at a time
@@ -341,6 +344,7 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
             return
         self._answered = message.generation
         out = message.outcome
+        self._mode = out.mode
         hits = self.query_one("#hits", HitList)
         # A refresh keeps the cursor on its session only while the user is in the list: from
         # the query field, Enter opens the best hit, so the cursor stays on it.
@@ -432,6 +436,17 @@ class MainScreen(ReportsWorkerErrors, Screen[None]):
         self._paging_from = hits.cursor
         self._search_gen += 1
         self.run_search(query, self._search_gen, self._limit)
+
+    def action_toggle_search_mode(self) -> None:
+        """Ctrl+B: hybrid search (words and meaning) or lexical (words only), the other one
+        than the hits on screen were searched in; the query is searched again."""
+        mode = "lexical" if "+hybrid" in self._mode else "hybrid"
+        set_search_mode(mode)
+        self.notify(f"Search mode: {mode}", timeout=3)
+        query = self.query_one("#query", Input).value
+        if query.strip():
+            self._search_gen += 1
+            self.run_search(query, self._search_gen, self._limit)
 
     @on(HitList.MoreWanted, "#hits")
     def _more_wanted(self) -> None:

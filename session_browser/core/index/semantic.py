@@ -1,0 +1,129 @@
+"""The SQLite index's part of hybrid mode: whether a search uses the vectors beside the index
+(:mod:`.vectors`), the query's vector, and the nearest sessions as candidate rows."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..embed import Embedder, EmbedderUnavailable, embedder_named
+from ..query import ParsedQuery
+from ..search.hybrid import requested_mode
+from .vectors import VectorIndex, VectorsUnavailable
+
+if TYPE_CHECKING:
+    import sqlite3
+
+log = logging.getLogger(__name__)
+
+#: Query vectors kept per store (the same words asked again, a page grown).
+QUERY_CACHE = 64
+
+
+@dataclass
+class Choice:
+    """What a search uses: the vectors and their embedder (None: lexical), and why not."""
+
+    vectors: VectorIndex | None = None
+    embedder: Embedder | None = None
+    note: str | None = None
+
+
+class Semantic:
+    """One store's vectors, opened lazily (``db_path``: the index; None: kept in memory,
+    no vectors)."""
+
+    def __init__(self, db_path: str | None) -> None:
+        self.mode: str | None = None  # asked for by the store's owner, else the environment
+        # set by a group of stores whose vectors are not all ready: unless hybrid mode is
+        # asked for, its stores answer lexically alike (fused and lexical scores do not mix)
+        self.group_lexical = False
+        self._vectors = VectorIndex(db_path) if db_path is not None else None
+        self._queries: dict[tuple[str, str], Any] = {}
+        self._lock = threading.Lock()
+
+    def choose(self) -> Choice:
+        """Hybrid when asked (or not asked and the vectors are ready), with the vectors."""
+        try:
+            mode = requested_mode(self.mode)
+        except ValueError as exc:
+            return Choice(note=f"{exc}: lexical answers")
+        if mode == "lexical" or (mode is None and self.group_lexical):
+            return Choice()
+        vectors = self._vectors
+        if vectors is None:
+            return Choice(
+                note="hybrid mode: an index in memory has no vectors: lexical answers"
+                if mode == "hybrid"
+                else None
+            )
+        try:
+            with self._lock:
+                vectors.load()
+            embedder = embedder_named(vectors.model)
+        except (VectorsUnavailable, EmbedderUnavailable) as exc:
+            # asked for, or vectors there but unusable: say so; never asked, none built: silent
+            said = mode == "hybrid" or vectors.path.exists()
+            return Choice(
+                note=f"hybrid mode unavailable ({exc}): lexical answers" if said else None
+            )
+        return Choice(vectors, embedder)
+
+    def ready(self) -> bool:
+        """Whether there are vectors to read (built at least once; not checked further)."""
+        return self._vectors is not None and self._vectors.path.is_file()
+
+    def query_vector(self, embedder: Embedder, text: str) -> Any:
+        key = (embedder.name, text)
+        got = self._queries.get(key)
+        if got is None:
+            got = embedder.embed([text])[0]
+            if len(self._queries) >= QUERY_CACHE:
+                self._queries.clear()
+            self._queries[key] = got
+        return got
+
+
+def neighbours(
+    db: sqlite3.Connection,
+    choice: Choice,
+    semantic: Semantic,
+    pq: ParsedQuery,
+    k: int,
+    filters: tuple[str, list[Any]],
+    columns: str,
+) -> list[tuple[float, tuple[Any, ...]]]:
+    """The ``k`` nearest sessions passing ``pq``'s filters (``filters``: its SQL over ``m``
+    and ``s``), each as (cosine, the candidate row of its best window's first message passing
+    them, else of its session's first message passing them)."""
+    vectors, embedder = choice.vectors, choice.embedder
+    assert vectors is not None and embedder is not None
+    text = pq.words
+    if not text.strip():
+        return []
+    query = semantic.query_vector(embedder, text)
+    fsql, fparams = filters
+    sql = (
+        f"SELECT {columns} FROM sessions s JOIN messages m ON m.id BETWEEN s.row_lo AND s.row_hi "
+        f"WHERE s.file = ?{{within}}{fsql} ORDER BY m.id LIMIT 1"
+    )
+    in_window = sql.format(within=" AND m.idx BETWEEN ? AND ?")
+    anywhere = sql.format(within="")
+    out: list[tuple[float, tuple[Any, ...]]] = []
+    want = k * 2 if fsql else k  # some may not pass the filters
+    while True:
+        wins = vectors.nearest(query, want)
+        out = []
+        for w in wins:
+            row = db.execute(in_window, (w.file, w.first, w.last, *fparams)).fetchone()
+            if row is None and fsql:
+                row = db.execute(anywhere, (w.file, *fparams)).fetchone()
+            if row is not None:
+                out.append((w.similarity, tuple(row)))
+                if len(out) >= k:
+                    return out
+        if len(wins) < want or want >= 8 * k:
+            return out
+        want *= 2

@@ -1,0 +1,492 @@
+"""Vectors beside the index: what recall by meaning reads (hybrid mode).
+
+A session's messages that a person would search for (every role but tool output) are cut into
+windows of :data:`WINDOW_MESSAGES` consecutive messages, each window's text cut to
+:data:`WINDOW_CHARS` characters (about 128 tokens: embedding costs per token), and each window
+embedded into one unit vector, stored as int8 (``round(127·v)``: 384 bytes a window for
+all-MiniLM-L6-v2) in a SQLite file beside the index (:func:`vectors_path`). Per window it keeps
+the session's file, the window's position and its first and last message index (a hit found
+by meaning is anchored at its window); per file, its size and how many messages were embedded,
+so a grown session embeds only its last, unfinished window and the new ones
+(:func:`build_vectors`). A build commits file by file in batches (stopped, it resumes where it
+stopped) and reads the index through a connection of its own, so it never blocks a search.
+
+:class:`VectorIndex` reads them: the matrix loaded once per version of the file (float32 in
+memory), a brute-force cosine over it (NumPy), the best window per session. A missing or
+unreadable file is not an error: the search answers lexically and says why
+(:class:`VectorsUnavailable`).
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing, contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .schema import lock_file
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX
+    fcntl = None  # type: ignore[assignment]
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from ..embed import Embedder
+
+#: Messages a window holds, and the characters of its text that are embedded (about 96
+#: tokens: embedding costs per token, and a 30,000-session store must embed in minutes).
+WINDOW_MESSAGES = 12
+WINDOW_CHARS = 400
+#: Characters of one message read into a window (a long message does not fill it alone).
+MESSAGE_CHARS = 200
+#: Roles whose text is not embedded: tool output is not what a person searches for.
+SKIPPED_ROLES = ("tool", "function", "tool_result")
+#: Windows embedded (and committed) together.
+BATCH_WINDOWS = 256
+SCHEMA = "1"
+SUFFIX = ".vectors"
+
+Progress = Callable[[int, int], None]  # (sessions done, sessions to embed)
+
+
+class VectorsUnavailable(RuntimeError):
+    """The vectors cannot be read: missing, damaged, or made by another model."""
+
+
+class VectorsBusy(RuntimeError):
+    """Another process is building the same vectors."""
+
+
+@contextmanager
+def _building(path: Path) -> Iterator[None]:
+    """One build of the vectors at ``path`` at a time (an exclusive lock on ``path.lock``)."""
+    fd = lock_file(Path(str(path) + ".lock"))
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise VectorsBusy(f"another process is building {path}") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def vectors_path(db_path: str | os.PathLike[str]) -> Path:
+    """Where the vectors of the index at ``db_path`` live: beside it."""
+    return Path(str(db_path) + SUFFIX)
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    if not path.exists():  # private, as the index is: the vectors say what sessions hold
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    db = sqlite3.connect(str(path), timeout=30)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS files(
+            file TEXT PRIMARY KEY, size INTEGER NOT NULL, messages INTEGER NOT NULL);
+        CREATE TABLE IF NOT EXISTS windows(
+            file TEXT NOT NULL, pos INTEGER NOT NULL, first INTEGER NOT NULL,
+            last INTEGER NOT NULL, vec BLOB NOT NULL, PRIMARY KEY(file, pos)) WITHOUT ROWID;
+        """
+    )
+    return db
+
+
+def _meta(db: sqlite3.Connection) -> dict[str, str]:
+    return dict(db.execute("SELECT key, value FROM meta").fetchall())
+
+
+def window_text(messages: Sequence[tuple[str, str]]) -> str:
+    """The text a window embeds from its (role, text) messages: the user's turns first (what
+    a person asked is what they remember), then the others, each message's first
+    :data:`MESSAGE_CHARS` characters, one per line, cut to :data:`WINDOW_CHARS`."""
+    first = [t for role, t in messages if role == "user"]
+    rest = [t for role, t in messages if role != "user"]
+    return "\n".join(t[:MESSAGE_CHARS].strip() for t in (*first, *rest))[:WINDOW_CHARS]
+
+
+@dataclass
+class _Session:
+    sid: int
+    file: str
+    size: int
+    start: int  # the first window position to embed (earlier ones are kept)
+    embedded: int  # messages embedded before (0: none)
+    nmsg: int  # messages the index holds (how many windows, about)
+
+
+@dataclass
+class BuildReport:
+    """What :func:`build_vectors` did."""
+
+    sessions: int = 0  # sessions embedded (new or grown)
+    windows: int = 0  # windows embedded
+    removed: int = 0  # sessions whose vectors were dropped (gone from the index)
+    seconds: float = 0.0
+    stopped: bool = False
+
+
+def _messages(index: sqlite3.Connection, sid: int) -> list[tuple[int, str, str]]:
+    """(index, role, text) of a session's embedded messages, each once (a long message is
+    stored in parts: its first part)."""
+    out: list[tuple[int, str, str]] = []
+    last = None
+    marks = ",".join("?" * len(SKIPPED_ROLES))
+    for idx, role, text in index.execute(
+        "SELECT idx, coalesce(role, ''), text FROM messages WHERE sid = ? "
+        f"AND coalesce(role, '') NOT IN ({marks}) ORDER BY id",
+        (sid, *SKIPPED_ROLES),
+    ):
+        if idx != last and text.strip():
+            out.append((idx, role, text))
+        last = idx
+    return out
+
+
+def _work(index: sqlite3.Connection, vec: sqlite3.Connection) -> tuple[list[_Session], list[str]]:
+    """The sessions to embed (new, grown or rewritten) and the files whose vectors to drop."""
+    known = {f: (s, n) for f, s, n in vec.execute("SELECT file, size, messages FROM files")}
+    todo: list[_Session] = []
+    seen: set[str] = set()
+    for sid, file, size, nmsg in index.execute(
+        "SELECT sid, file, size, nmsg FROM sessions ORDER BY sid"
+    ):
+        seen.add(file)
+        before = known.get(file)
+        if before is not None and before[0] == size:
+            continue
+        grown = before is not None and size > before[0]
+        embedded = before[1] if grown and before is not None else 0
+        todo.append(_Session(sid, file, size, embedded // WINDOW_MESSAGES, embedded, nmsg))
+    return todo, [f for f in known if f not in seen]
+
+
+def build_vectors(
+    db_path: str | os.PathLike[str],
+    embedder: Embedder,
+    *,
+    progress: Progress | None = None,
+    stop: Callable[[], bool] | None = None,
+    workers: int = 1,
+) -> BuildReport:
+    """Bring the vectors of the index at ``db_path`` up to date with ``embedder``: embed the
+    windows of new sessions and the new windows of grown ones, drop those of sessions gone.
+    Vectors of another model (or a damaged file) are rebuilt from nothing. ``workers`` > 1
+    embeds in that many processes (forked: each holds the model; BLAS on one thread each)
+    while this one reads the index and writes the vectors."""
+    path = vectors_path(db_path)
+    with _building(path):
+        return _build(db_path, path, embedder, progress, stop, workers)
+
+
+def _quantized(vectors: npt.NDArray[np.float32]) -> bytes:
+    """Unit vectors as int8 rows: ``round(127·v)``."""
+    import numpy as np
+
+    out: bytes = np.clip(np.rint(vectors * 127.0), -127, 127).astype(np.int8).tobytes()
+    return out
+
+
+def _embed_in_worker(name: str, texts: list[str]) -> bytes:
+    """(In a worker process) ``texts`` embedded by the embedder named ``name``, quantized."""
+    from ..embed import embedder_named
+
+    return _quantized(embedder_named(name).embed(texts))
+
+
+Rows = list[tuple[str, int, int, int, str]]
+
+
+def _prepare(index: sqlite3.Connection, batch: Sequence[_Session]) -> tuple[Rows, dict[str, int]]:
+    """The windows of ``batch`` to embed (file, position, first, last, text), and how many
+    messages each session still unchanged has (a session changed since it was listed is left
+    to the next build)."""
+    rows: Rows = []
+    counts: dict[str, int] = {}
+    for s in batch:
+        now = index.execute("SELECT size FROM sessions WHERE sid = ?", (s.sid,))
+        if now.fetchone() != (s.size,):
+            continue
+        msgs = _messages(index, s.sid)
+        if len(msgs) < s.embedded:  # rewritten, not grown: all again
+            s.start = 0
+        counts[s.file] = len(msgs)
+        for pos in range(s.start, (len(msgs) + WINDOW_MESSAGES - 1) // WINDOW_MESSAGES):
+            part = msgs[pos * WINDOW_MESSAGES : (pos + 1) * WINDOW_MESSAGES]
+            text = window_text([(role, t) for _i, role, t in part])
+            rows.append((s.file, pos, part[0][0], part[-1][0], text))
+    return rows, counts
+
+
+def _write(
+    vec: sqlite3.Connection,
+    batch: Sequence[_Session],
+    rows: Rows,
+    counts: dict[str, int],
+    blob: bytes,
+    dim: int,
+) -> None:
+    """One batch's windows and files, in one transaction."""
+    with vec:
+        for s in batch:
+            if s.file not in counts:
+                continue
+            vec.execute("DELETE FROM windows WHERE file = ? AND pos >= ?", (s.file, s.start))
+            vec.execute(
+                "INSERT OR REPLACE INTO files VALUES (?, ?, ?)", (s.file, s.size, counts[s.file])
+            )
+        vec.executemany(
+            "INSERT OR REPLACE INTO windows VALUES (?, ?, ?, ?, ?)",
+            [(r[0], r[1], r[2], r[3], blob[i * dim : (i + 1) * dim]) for i, r in enumerate(rows)],
+        )
+
+
+def _build(
+    db_path: str | os.PathLike[str],
+    path: Path,
+    embedder: Embedder,
+    progress: Progress | None,
+    stop: Callable[[], bool] | None,
+    workers: int,
+) -> BuildReport:
+    started = time.perf_counter()
+    report = BuildReport()
+    index = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30)
+    pool: Any = None
+    try:
+        try:
+            vec = _connect(path)
+            meta = _meta(vec)
+        except sqlite3.DatabaseError:
+            _remove(path)
+            vec = _connect(path)
+            meta = {}
+        with closing(vec):
+            want = {"schema": SCHEMA, "model": embedder.name, "dim": str(embedder.dim)}
+            if meta != want:
+                with vec:
+                    vec.execute("DELETE FROM windows")
+                    vec.execute("DELETE FROM files")
+                    vec.execute("DELETE FROM meta")
+                    vec.executemany("INSERT INTO meta VALUES (?, ?)", sorted(want.items()))
+            todo, gone = _work(index, vec)
+            with vec:
+                for file in gone:
+                    vec.execute("DELETE FROM windows WHERE file = ?", (file,))
+                    vec.execute("DELETE FROM files WHERE file = ?", (file,))
+            report.removed = len(gone)
+            if workers > 1 and todo:
+                import multiprocessing
+
+                pool = multiprocessing.get_context("fork").Pool(workers)
+            pending: collections.deque[tuple[list[_Session], Rows, dict[str, int], Any]]
+            pending = collections.deque()
+            done = 0
+
+            def finish() -> None:
+                nonlocal done
+                batch, rows, counts, result = pending.popleft()
+                blob = result.get() if pool is not None else result
+                _write(vec, batch, rows, counts, blob, embedder.dim)
+                report.windows += len(rows)
+                report.sessions += len(counts)
+                done += len(batch)
+                if progress is not None:
+                    progress(done, len(todo))
+
+            for batch in _batches(todo):
+                if stop is not None and stop():
+                    report.stopped = True
+                    break
+                rows, counts = _prepare(index, batch)
+                texts = [r[4] for r in rows]
+                if pool is not None:
+                    result: Any = pool.apply_async(_embed_in_worker, (embedder.name, texts))
+                else:
+                    result = _quantized(embedder.embed(texts)) if texts else b""
+                pending.append((batch, rows, counts, result))
+                while len(pending) > (2 * workers if pool is not None else 0):
+                    finish()
+            while pending:
+                finish()
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+        index.close()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _batches(todo: Sequence[_Session]) -> Iterator[list[_Session]]:
+    """Whole sessions, about :data:`BATCH_WINDOWS` windows at a time."""
+    batch: list[_Session] = []
+    size = 0
+    for s in todo:
+        batch.append(s)
+        size += max(1, (s.nmsg + WINDOW_MESSAGES - 1) // WINDOW_MESSAGES - s.start)
+        if size >= BATCH_WINDOWS:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _remove(path: Path) -> None:
+    for p in (path, Path(str(path) + "-wal"), Path(str(path) + "-shm")):
+        with suppress(FileNotFoundError):
+            p.unlink()
+
+
+@dataclass(frozen=True)
+class Window:
+    """A session's best window for a query: its file, message range and cosine."""
+
+    file: str
+    first: int
+    last: int
+    similarity: float
+
+
+class VectorIndex:
+    """The vectors of one index, read lazily and again when the file changed."""
+
+    def __init__(self, db_path: str | os.PathLike[str]) -> None:
+        self.path = vectors_path(db_path)
+        self._key: tuple[int, ...] | None = None
+        self._files: list[str] = []
+        self._first: npt.NDArray[np.int64] | None = None
+        self._last: npt.NDArray[np.int64] | None = None
+        self._owner: npt.NDArray[np.int64] | None = None
+        self._starts: npt.NDArray[np.intp] | None = None
+        self._ends: npt.NDArray[np.intp] | None = None
+        self._matrix: npt.NDArray[np.float32] | None = None
+        self.model = ""
+        self.sessions = 0
+
+    def _stamp(self) -> tuple[int, ...]:
+        out: list[int] = []
+        for p in (self.path, Path(str(self.path) + "-wal")):
+            try:
+                st = p.stat()
+                out.extend((st.st_mtime_ns, st.st_size))
+            except FileNotFoundError:
+                out.extend((0, 0))
+        return tuple(out)
+
+    def load(self) -> None:
+        """Read the vectors (when the file changed since last read). Raises
+        :class:`VectorsUnavailable` saying why they cannot be read."""
+        import numpy as np
+
+        if not self.path.is_file():
+            raise VectorsUnavailable("no vectors yet (session-browser embed builds them)")
+        key = self._stamp()
+        if key == self._key:
+            return
+        try:
+            with closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=5)) as db:
+                meta = _meta(db)
+                dim = int(meta.get("dim", "0"))
+                if meta.get("schema") != SCHEMA or dim <= 0:
+                    raise VectorsUnavailable("the vectors file is of another version")
+                files: dict[str, int] = {}
+                owner: list[int] = []
+                first: list[int] = []
+                last: list[int] = []
+                blobs: list[bytes] = []
+                for file, a, b, blob in db.execute(
+                    "SELECT file, first, last, vec FROM windows ORDER BY file, pos"
+                ):
+                    if len(blob) != dim:
+                        raise VectorsUnavailable("a vector of the wrong length")
+                    owner.append(files.setdefault(file, len(files)))
+                    first.append(a)
+                    last.append(b)
+                    blobs.append(blob)
+        except sqlite3.DatabaseError as exc:
+            raise VectorsUnavailable(f"the vectors file is unreadable ({exc})") from None
+        if not blobs:
+            raise VectorsUnavailable("no vectors yet (session-browser embed builds them)")
+        # float32 in memory (4 bytes a value: 150 MB for 100k windows of 384), so a query is
+        # one matrix-vector product, not a conversion of the whole matrix first
+        quantized = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), dim)
+        self._matrix = quantized.astype(np.float32) * np.float32(1.0 / 127.0)
+        self._files = list(files)
+        self._owner = np.asarray(owner, dtype=np.int64)
+        # where each session's windows start and end (rows are in file order)
+        self._starts = np.flatnonzero(np.r_[True, self._owner[1:] != self._owner[:-1]])
+        self._ends = np.r_[self._starts[1:], len(self._owner)]
+        self._first = np.asarray(first, dtype=np.int64)
+        self._last = np.asarray(last, dtype=np.int64)
+        self.model = meta.get("model", "")
+        self.sessions = len(files)
+        self._key = key
+
+    def nearest(self, query: npt.NDArray[np.float32], k: int) -> list[Window]:
+        """The ``k`` sessions whose best window is nearest ``query`` (a unit vector), each
+        with that window, nearest first."""
+        import numpy as np
+
+        self.load()
+        matrix, owner = self._matrix, self._owner
+        assert matrix is not None and owner is not None
+        assert self._starts is not None and self._ends is not None
+        assert self._first is not None and self._last is not None
+        if query.shape != (matrix.shape[1],):
+            raise VectorsUnavailable("the query vector does not fit the stored vectors")
+        sims = matrix @ query.astype(np.float32)
+        # each session's best window (a session's windows are consecutive rows)
+        best = np.maximum.reduceat(sims, self._starts)
+        k = min(k, len(best))
+        if k <= 0:
+            return []
+        top = np.argpartition(-best, k - 1)[:k] if k < len(best) else np.arange(len(best))
+        top = top[np.lexsort((top, -best[top]))]  # nearest first (ties: the earlier session)
+        out: list[Window] = []
+        ends = self._ends
+        for o in top.tolist():
+            lo, hi = int(self._starts[o]), int(ends[o])
+            i = lo + int(np.argmax(sims[lo:hi]))
+            out.append(
+                Window(self._files[o], int(self._first[i]), int(self._last[i]), float(sims[i]))
+            )
+        return out
+
+
+def size_of(path: Path) -> int:
+    """Bytes of the vectors file (with its write-ahead log)."""
+    total = 0
+    for p in (path, Path(str(path) + "-wal")):
+        with suppress(FileNotFoundError):
+            total += p.stat().st_size
+    return total
+
+
+def vectors_status(db_path: str | os.PathLike[str]) -> dict[str, object] | None:
+    """What the vectors beside the index at ``db_path`` hold (None: there are none):
+    their file, model, sessions, windows and bytes, or the error that keeps them unread."""
+    path = vectors_path(db_path)
+    if not path.is_file():
+        return None
+    out: dict[str, object] = {"path": str(path), "bytes": size_of(path)}
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)) as db:
+            out["model"] = _meta(db).get("model")
+            out["sessions"] = db.execute("SELECT count(*) FROM files").fetchone()[0]
+            out["windows"] = db.execute("SELECT count(*) FROM windows").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        out["error"] = f"unreadable ({exc})"
+    return out

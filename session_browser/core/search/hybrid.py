@@ -1,0 +1,106 @@
+"""Hybrid mode: the lexical ranking and the nearest sessions by meaning, fused.
+
+The search mode is ``hybrid`` or ``lexical`` (:func:`requested_mode`: asked for, else the
+``SESSION_BROWSER_SEARCH_MODE`` environment variable, else chosen by the engine: hybrid when
+its vectors are ready, lexical otherwise). In hybrid mode an engine hands over, besides its
+lexical candidates, the sessions nearest the query by meaning (:meth:`~.engine.Engine.
+neighbours`: each one's best window, anchored at its first message passing the query's
+filters; a session nearer than :data:`MIN_SIMILARITY` only is not one), and :func:`fuse`
+merges the two rankings:
+
+- A question no message answers whole (session recall's path, a question in other words):
+  reciprocal rank fusion, ``score = 100 · (1 / (K + lexical rank) + 1 / (K + semantic
+  rank))`` with ``K`` = :data:`RRF_K`; a ranking the session is not in adds nothing. Ranks,
+  not scores, are fused: BM25 and cosine are on scales that do not compare.
+- A query some message holds every word of (likely the session's own words: a known item):
+  the lexical order stands, ``score = 100 · 2 / (K + lexical rank)``, and the sessions found
+  by meaning alone follow the ``n`` lexical ones, ``score = 100 / (K + n + semantic rank)``.
+
+A hit found only by meaning is anchored at its best window; a hit found by both keeps its
+lexical anchor (the matching turn).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from .candidates import group_rows
+from .rank import FUSION_SCALE, RRF_K, Scored
+
+ENV = "SESSION_BROWSER_SEARCH_MODE"
+MODES = ("hybrid", "lexical")
+SCALE = FUSION_SCALE
+#: A session nearer the query than this cosine only is not a hit by meaning (unrelated text
+#: scores about 0 with all-MiniLM-L6-v2, a paraphrase 0.3 to 0.7).
+MIN_SIMILARITY = 0.2
+#: Sessions asked by meaning beyond the ones shown.
+NEIGHBOURS_MORE = 40
+
+
+def requested_mode(mode: str | None = None) -> str | None:
+    """``mode`` if given, else the environment's (:data:`ENV`), else None (the engine
+    chooses). Raises :class:`ValueError` for a mode that is neither ``hybrid`` nor
+    ``lexical``."""
+    value = mode if mode is not None else os.environ.get(ENV, "")
+    value = value.strip().lower()
+    if not value:
+        return None
+    if value not in MODES:
+        source = "--mode" if mode is not None else ENV
+        raise ValueError(f"{source}: search mode must be hybrid or lexical, not {value!r}")
+    return value
+
+
+def set_search_mode(mode: str) -> None:
+    """Search in ``mode`` (``hybrid`` or ``lexical``) in this process from now on, and in the
+    processes it starts: the environment variable every store reads. Raises
+    :class:`ValueError` for another mode."""
+    requested_mode(mode)
+    os.environ[ENV] = mode
+
+
+def fuse(
+    lexical: Sequence[Scored],
+    near: Sequence[tuple[float, tuple[Any, ...]]],
+    exact: bool,
+) -> list[Scored]:
+    """``lexical`` (scored sessions, in any order) and ``near`` ((cosine, candidate row),
+    nearest first) as one list, scored as the module doc says (``exact``: some message holds
+    every word of the query)."""
+    ranked = sorted(lexical, key=lambda s: (s.score, s.info.when or ""), reverse=True)
+    out: dict[int, Scored] = {}
+    for rank, s in enumerate(ranked, 1):
+        s.lexical_rank, s.lexical_score = rank, s.score
+        s.score = SCALE * (2.0 if exact else 1.0) / (RRF_K + rank)
+        s.lexical_hits = len(ranked) if exact else None
+        out[s.info.key] = s
+    after = len(ranked) if exact else 0
+    near = [n for n in near if n[0] >= MIN_SIMILARITY]
+    for rank, (similarity, row) in enumerate(near, 1):
+        key = row[0]
+        found = out.get(key)
+        if found is None:
+            info, msgs = group_rows([row])[key]
+            msg = msgs[0]
+            found = out[key] = Scored(
+                info=info,
+                score=0.0,
+                anchor=msg.idx,
+                best=0.0,
+                matched=set(),
+                phrase=False,
+                all_terms=False,
+                bm25=0.0,
+                messages=0,
+                anchor_text=msg.text,
+                coverage=0.0,
+            )
+        elif exact:  # the lexical order stands
+            found.semantic_rank, found.similarity = rank, similarity
+            continue
+        found.semantic_rank, found.similarity = rank, similarity
+        found.score += SCALE / (RRF_K + after + rank)
+        found.lexical_hits = len(ranked) if exact else None
+    return list(out.values())
