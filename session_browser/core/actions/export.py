@@ -123,7 +123,11 @@ def check_target(
 
 
 def write_export(
-    name: str | os.PathLike[str], data: bytes, stores: Iterable[RecallStore], *, replace: bool = False
+    name: str | os.PathLike[str],
+    data: bytes,
+    stores: Iterable[RecallStore],
+    *,
+    replace: bool = False,
 ) -> Path:
     """Write ``data`` to ``name`` atomically after :func:`check_target`; the path written.
 
