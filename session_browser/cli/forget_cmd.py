@@ -79,7 +79,7 @@ def forget(
         _denylist(show_list, undo_deny, show_log, as_json)
         return
     from session_browser.core.forget.plan import ForgetError, carry_out, plan, scrub_all
-    from session_browser.core.vault.store import VaultError
+    from session_browser.core.vault.errors import VaultError
 
     try:
         the_plan = plan(

@@ -12,9 +12,9 @@ import click
 
 from session_browser.core.text import parse_size, printable, shown_id
 from session_browser.core.vault import Vault, VaultError, Version, default_vault_dir
+from session_browser.core.vault.errors import catalog_guard
 from session_browser.core.vault.parts import parts_size
 from session_browser.core.vault.reading import version_turns
-from session_browser.core.vault.store import catalog_guard
 
 from .common import echo_json, fail, json_option, os_error_text
 

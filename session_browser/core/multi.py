@@ -230,7 +230,7 @@ class StoreGroup:
     def _one_mode(self) -> None:
         """Unless a mode is asked for, every store answers in the same one: hybrid where all
         have vectors ready, else lexical (a fused score and a lexical one do not compare)."""
-        parts = [getattr(index_of(s), "semantic", None) for s in self.stores]
+        parts = [ix.semantic if (ix := index_of(s)) is not None else None for s in self.stores]
         ready = [p is not None and p.ready() for p in parts]
         mixed = any(ready) and not all(ready)
         for p in parts:

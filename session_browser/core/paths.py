@@ -14,6 +14,7 @@ import still counts.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from pathlib import Path
@@ -150,3 +151,12 @@ def package_env(env: dict[str, str] | None = None) -> dict[str, str]:
     root = str(Path(__file__).resolve().parents[2])
     out["PYTHONPATH"] = os.pathsep.join(p for p in (root, out.get("PYTHONPATH", "")) if p)
     return out
+
+
+def lock_file(path: Path) -> int:
+    """An open descriptor of the 0600 lock file ``path`` (created when missing)."""
+    ensure_private_dir(path.parent)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    with contextlib.suppress(OSError):
+        os.fchmod(fd, 0o600)
+    return fd

@@ -858,7 +858,7 @@ class SessionBrowserApp(ReportsWorkerErrors, App[int]):
 
         from session_browser.core.forget.plan import carry_out
         from session_browser.core.pgindex.conn import PgIndexError
-        from session_browser.core.vault.store import VaultError
+        from session_browser.core.vault.errors import VaultError
 
         try:
             done = carry_out(found)

@@ -248,7 +248,7 @@ def test_the_app_imports_its_screens_plainly() -> None:
 # of its versions only. A field read by a name held in a variable is no probe.
 LIBRARY_DETAILS = {
     ("core/files.py", "exc", "sqlite_errorcode"),
-    ("core/vault/store.py", "exc", "sqlite_errorcode"),
+    ("core/vault/errors.py", "exc", "sqlite_errorcode"),
     ("core/pgindex/conn.py", "exc", "diag"),
     ("core/pgindex/conn.py", "diag", "message_primary"),
 }

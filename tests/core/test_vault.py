@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from session_browser.core.vault import Vault, VaultDamaged, VaultError
-from session_browser.core.vault.store import _HEADER, MAGIC, scan_pack
+from session_browser.core.vault.format import _HEADER, MAGIC, scan_pack
 
 WORDS = [
     "billing",

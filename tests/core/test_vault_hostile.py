@@ -113,7 +113,7 @@ def test_an_older_vault_describes_what_it_kept_on_upgrade(tmp_path: Path) -> Non
     with Vault(vroot) as vault:
         vault.keep("claude", "/p/a.jsonl", "a", b'{"a": 1}\n', messages=1)
     pack = vroot / "packs" / "000001.pack"
-    from session_browser.core.vault.store import MAGIC, scan_pack
+    from session_browser.core.vault.format import MAGIC, scan_pack
 
     with open(pack, "r+b") as fh:  # as a build before descriptions wrote it: chunks only
         end = max(o + 48 + n for o, m, _f, _d, n in scan_pack(fh) if m == MAGIC)

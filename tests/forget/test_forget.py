@@ -22,7 +22,8 @@ from session_browser.core.paths import cache_dir, data_dir
 from session_browser.core.saved_searches import save_search
 from session_browser.core.store import DefaultSessionStore
 from session_browser.core.vault import compact
-from session_browser.core.vault.store import MAGIC, Vault, scan_pack
+from session_browser.core.vault.format import MAGIC, scan_pack
+from session_browser.core.vault.store import Vault
 from session_browser.core.vault.zdict import ZDICT
 from tests.core.test_claude import Transcript, text
 from tests.core.test_codex import Rollout

@@ -21,7 +21,9 @@ from ..index import forget as index_forget
 from ..model import JSONDict
 from ..paths import session_file_name
 from ..vault import compact
-from ..vault.store import Vault, VaultError, Version, default_vault_dir
+from ..vault.errors import VaultError
+from ..vault.format import Version
+from ..vault.store import Vault, default_vault_dir
 from . import deny, ours
 from .record import record
 

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 from ..index import forget as index_forget
 from ..redact import Redactor
-from ..vault.store import Vault, VaultError, default_vault_dir
+from ..vault.errors import VaultError
+from ..vault.store import Vault, default_vault_dir
 
 NOT_SECRETS = frozenset({"email"})
 

@@ -86,15 +86,6 @@ def private_file(path: Path) -> None:
         os.close(fd)
 
 
-def lock_file(path: Path) -> int:
-    """An open descriptor of the 0600 lock file ``path`` (created when missing)."""
-    paths.ensure_private_dir(path.parent)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
-    with contextlib.suppress(OSError):
-        os.fchmod(fd, 0o600)
-    return fd
-
-
 def close_quietly(db: sqlite3.Connection | None) -> None:
     """Close ``db`` (if any), ignoring a failure to do so."""
     if db is not None:
@@ -232,7 +223,7 @@ class IndexDatabase:
         process that finds the file corrupt deletes it only when nobody else holds it open."""
         if self.memory or self._lock_fd is not None or fcntl is None:
             return
-        fd = lock_file(Path(self.db_path + ".lock"))
+        fd = paths.lock_file(Path(self.db_path + ".lock"))
         try:
             fcntl.flock(fd, fcntl.LOCK_SH)
         except BaseException:

@@ -104,6 +104,8 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
     refuses writes (see :mod:`.api`).
     """
 
+    semantic: Semantic  # its search by meaning (vectors beside the index)
+
     # PraisonAI's name for the version of what the index holds; ours is the schema version.
     INDEX_CONTENT_VERSION = SCHEMA_VERSION
     source_kind = DefaultSessionStore.source_kind  # the source's kind, once open

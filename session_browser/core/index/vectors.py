@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .schema import lock_file
+from ..paths import lock_file
 
 try:
     import fcntl

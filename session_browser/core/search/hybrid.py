@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from .candidates import group_rows
 from .rank import FUSION_SCALE, RRF_K, Scored
@@ -37,6 +37,15 @@ SCALE = FUSION_SCALE
 MIN_SIMILARITY = 0.2
 #: Sessions asked by meaning beyond the ones shown.
 NEIGHBOURS_MORE = 40
+
+
+class MeaningPart(Protocol):
+    """What a store's search by meaning tells its group: whether its vectors are ready, and
+    whether the group asks it to answer lexically (a group answers in one mode)."""
+
+    group_lexical: bool
+
+    def ready(self) -> bool: ...
 
 
 def requested_mode(mode: str | None = None) -> str | None:

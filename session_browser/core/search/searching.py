@@ -10,7 +10,7 @@ import time
 from .. import recall
 from ..model import SessionHit
 from ..query import NOTHING_SEARCHABLE, ParsedQuery, QueryError, parse_query, why_empty
-from .hybrid import requested_mode
+from .hybrid import MeaningPart, requested_mode
 from .pick import hits_or_raise
 from .rank import CorpusStats
 from .results import Cancelled, Relevance, SearchCancelled, SearchResult
@@ -20,6 +20,7 @@ class IndexSearch:
     """The search API over an engine's :meth:`_relevance`."""
 
     broken: str | None  # why the index cannot be used (its files are scanned), else None
+    semantic: MeaningPart | None = None  # its search by meaning (an engine without one: None)
     has_fts: bool  # False: words are looked for with LIKE
 
     def _relevance(

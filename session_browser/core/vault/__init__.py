@@ -5,15 +5,9 @@ settings of the sources that delete history (:mod:`.doctor`)."""
 
 from __future__ import annotations
 
-from .store import (
-    CatalogDamaged,
-    Vault,
-    VaultDamaged,
-    VaultError,
-    VaultStats,
-    Version,
-    default_vault_dir,
-)
+from .errors import CatalogDamaged, VaultDamaged, VaultError
+from .format import VaultStats, Version
+from .store import Vault, default_vault_dir
 
 __all__ = [
     "CatalogDamaged",

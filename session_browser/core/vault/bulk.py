@@ -13,7 +13,8 @@ import time
 import zlib
 from collections.abc import Sequence
 
-from .store import _HEADER, COMPRESS_LEVEL, MAGIC, SMALL, Vault, Version, _sha
+from .format import _HEADER, MAGIC, Version, _sha
+from .store import COMPRESS_LEVEL, SMALL, Vault
 from .zdict import ZDICT
 
 IN_CHUNK = 500  # names per "IN (...)" look-up (under SQLite's variable limit)

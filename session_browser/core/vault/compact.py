@@ -18,7 +18,8 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from .store import _HEADER, MAGIC, RECORD, Vault, Version, scan_pack
+from .format import _HEADER, MAGIC, RECORD, Version, scan_pack
+from .store import Vault
 
 
 @dataclass

@@ -18,7 +18,9 @@ from pathlib import Path
 from ..settings import load_settings, vault_on
 from ..sources import SOURCES
 from ..sources.claude.reader import claude_cleanup_days as claude_cleanup_days  # the app's
-from .store import Vault, VaultError, VaultStats, catalog_guard, default_vault_dir
+from .errors import VaultError, catalog_guard
+from .format import VaultStats
+from .store import Vault, default_vault_dir
 
 
 @dataclass

@@ -24,8 +24,11 @@ from ..files import SHADOW_MARK
 from ..forget.deny import denied_session, needs_bytes, screen, screen_bytes
 from ..model import JSONDict
 from ..settings import vault_on
+from .errors import VaultError
+from .format import Version
 from .parts import keep_parts
-from .store import Vault, VaultError, Version, default_vault_dir, regular_under
+from .safety import regular_under
+from .store import Vault, default_vault_dir
 from .whole import export_bytes
 
 if TYPE_CHECKING:

@@ -18,7 +18,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from .store import Vault, VaultError, Version
+from .errors import VaultError
+from .format import Version
+from .store import Vault
 
 log = logging.getLogger("session_browser.vault")
 

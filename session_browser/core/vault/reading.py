@@ -12,8 +12,10 @@ from pathlib import Path
 from ..files import FILE_MODE
 from ..model import JSONDict
 from ..paths import cache_dir, ensure_private_dir
+from .errors import VaultError, catalog_guard
+from .format import Version
 from .parts import parts_of
-from .store import Vault, VaultError, Version, catalog_guard
+from .store import Vault
 from .whole import HEAD, read_export
 
 

@@ -24,18 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .store import (
-    _HEADER,
-    BLOCK,
-    MAGIC,
-    Vault,
-    VaultError,
-    _chunk_text,
-    default_vault_dir,
-    pack_id,
-    private_tree,
-    scan_pack,
-)
+from .errors import VaultError
+from .format import _HEADER, BLOCK, MAGIC, _chunk_text, pack_id, scan_pack
+from .safety import private_tree
+from .store import Vault, default_vault_dir
 from .zdict import ZDICT
 
 Key = tuple[str, str, float, str]  # source, path, seen, sha256: a version in the descriptions

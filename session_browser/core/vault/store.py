@@ -37,33 +37,46 @@ it does not know until a rebuild takes them back.
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import json
 import os
 import sqlite3
 import stat
-import struct
 import tempfile
 import time
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from ..files import FILE_MODE, fsync_dir
-from ..paths import DIR_MODE, data_dir, ensure_private_dir
+from ..paths import data_dir
+from .errors import (
+    VaultDamaged,
+    VaultError,
+    catalog_guard,
+)
+from .format import (
+    _HEADER,
+    BLOCK,
+    DESCRIBED,
+    MAGIC,
+    RECORD,
+    VaultStats,
+    Version,
+    _blocks,
+    _chunk_list,
+    _chunk_text,
+    _sha,
+    pack_id,
+    scan_pack,
+)
+from .safety import no_link_above, open_regular, private_tree, tighten
 from .zdict import ZDICT
 
 SCHEMA_VERSION = 4  # 2: packs; 3: subagent files as parts; 4: packs describe themselves
 COMPRESS_LEVEL = 1  # JSON compresses about 5x at level 1 already; 6 costs 3x the time for ~10%
-BLOCK = 1 << 20  # bytes read, hashed and compressed at a time
 PACK_MAX = 256 << 20  # a pack this big is closed and the next one started
-MAGIC = b"SBVP"  # a chunk
-RECORD = b"SBVR"  # a description (flag DESCRIBED: JSON, not compressed)
-DESCRIBED = 2
-_HEADER = struct.Struct(">4sB3x32sQ")  # magic, dictionary flag, pad, sha256, compressed length
 SMALL = 4 << 20  # a file up to this size is read, hashed and compressed in one piece
 
 _SCHEMA = """
@@ -99,215 +112,9 @@ CREATE TABLE IF NOT EXISTS parts (vid INTEGER NOT NULL, part INTEGER NOT NULL,
 """
 
 
-class VaultError(Exception):
-    """The vault cannot do what was asked (the message says why)."""
-
-
-class VaultDamaged(VaultError):
-    """A kept entry does not match its hash (or is missing): it is reported, never served."""
-
-
-class CatalogDamaged(VaultError):
-    """The vault's catalog cannot be read (the packs may be intact: ``vault rebuild``)."""
-
-
-def catalog_damage(exc: BaseException) -> bool:
-    """Whether ``exc`` says an SQLite file is damaged or not a database at all."""
-    if not isinstance(exc, sqlite3.DatabaseError):
-        return False
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is None:
-        return not isinstance(exc, sqlite3.OperationalError)
-    return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
-
-
-def damaged_text(catalog: Path) -> str:
-    return (
-        f"the vault catalog {catalog} is damaged: 'session-browser vault rebuild'"
-        " rebuilds it from the packs"
-    )
-
-
-@contextlib.contextmanager
-def catalog_guard(catalog: Path) -> Iterator[None]:
-    """Turn an SQLite error that says the catalog is damaged into :class:`CatalogDamaged`."""
-    try:
-        yield
-    except sqlite3.DatabaseError as exc:
-        if catalog_damage(exc):
-            raise CatalogDamaged(damaged_text(catalog)) from exc
-        raise
-
-
-def pack_id(path: Path) -> int | None:
-    """The id of pack file ``path`` (``000001.pack``: 1), None for any other name."""
-    stem, dot, ext = path.name.partition(".")
-    return int(stem) if dot and ext == "pack" and stem.isdigit() else None
-
-
-def scan_pack(
-    fh: IO[bytes], limit: int | None = None
-) -> Iterator[tuple[int, bytes, int, bytes, int]]:
-    """The records of an open pack in order, up to ``limit`` (its end): (offset, magic, flag,
-    digest, length of its data), the file positioned after the header of each. Stops at the
-    first header that is not one (a torn tail)."""
-    offset = 0
-    fh.seek(0, os.SEEK_END)
-    end = fh.tell() if limit is None else min(limit, fh.tell())
-    while offset + _HEADER.size <= end:
-        fh.seek(offset)
-        magic, flag, digest, length = _HEADER.unpack(fh.read(_HEADER.size))
-        if magic not in (MAGIC, RECORD) or offset + _HEADER.size + length > end:
-            return
-        yield offset, magic, flag, digest, length
-        offset += _HEADER.size + length
-
-
 def default_vault_dir() -> Path:
     """``<data dir>/vault`` (``SESSION_BROWSER_DATA_HOME`` moves the data dir)."""
     return data_dir() / "vault"
-
-
-@dataclass(frozen=True)
-class Version:
-    """One kept version of one session file."""
-
-    vid: int
-    source: str
-    path: str
-    session_id: str
-    seen: float
-    size: int
-    sha256: str
-    chunks: tuple[str, ...]
-    messages: int | None
-    gone_at: float | None  # when its file was found gone (the file's, not the version's)
-
-
-@dataclass(frozen=True)
-class VaultStats:
-    files: int
-    versions: int
-    gone: int  # files kept whose source file no longer exists
-    stored_bytes: int  # compressed chunk bytes the catalog names
-    kept_bytes: int  # the bytes of every file's latest version, uncompressed
-    disk_bytes: int = 0  # what the vault's files take on disk (packs, catalog)
-
-
-def _chunk_list(text: str, sha: str) -> list[str]:
-    """A version's chunks as the catalog holds them: empty for a version that is one chunk
-    (its hash is the version's), else a JSON list."""
-    return json.loads(text) if text else [sha]
-
-
-def _chunk_text(chunks: list[str], sha: str) -> str:
-    return "" if chunks == [sha] else json.dumps(chunks)
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _blocks(data: bytes) -> Iterator[bytes]:
-    view = memoryview(data)
-    for start in range(0, len(data), BLOCK):
-        yield bytes(view[start : start + BLOCK])
-
-
-def private_tree(root: Path) -> None:
-    """Make the vault dir private: created 0700, or an existing one (its packs and catalog)
-    tightened to 0700 dirs and 0600 files; :class:`VaultError` for a dir or file that is a
-    symlink (the vault is never kept, or read, through one)."""
-    ensure_private_dir(root.parent)
-    for path, mode in ((root, DIR_MODE), (root / "packs", DIR_MODE)):
-        try:
-            info = os.lstat(path)
-        except FileNotFoundError:
-            with contextlib.suppress(FileExistsError):  # made meanwhile: checked below
-                os.mkdir(path, DIR_MODE)
-            info = os.lstat(path)
-        if stat.S_ISLNK(info.st_mode):
-            raise VaultError(f"{path} is a symlink: the vault is never kept through one")
-        if not stat.S_ISDIR(info.st_mode):
-            raise VaultError(f"{path} is not a directory")
-        if stat.S_IMODE(info.st_mode) != mode:
-            _tighten(path, mode)
-    for path in [root / "catalog.sqlite", *sorted((root / "packs").iterdir())]:
-        try:
-            info = os.lstat(path)
-        except FileNotFoundError:
-            continue
-        if stat.S_ISLNK(info.st_mode):
-            raise VaultError(f"{path} is a symlink: the vault is never kept through one")
-        if stat.S_ISREG(info.st_mode) and stat.S_IMODE(info.st_mode) & 0o077:
-            _tighten(path, FILE_MODE)
-
-
-def _no_link_above(path: Path) -> None:
-    """:class:`VaultError` when a dir on the way to ``path`` is a symlink (restore never
-    writes through one: a session dir replaced by a link writes nothing elsewhere). A link
-    the system made (owned by root, for a user who is not: ``/var`` on macOS) is no one's
-    to replace and is followed."""
-    current = Path(os.path.abspath(path)).parent
-    for step in [current, *current.parents]:
-        try:
-            info = os.lstat(step)
-            if stat.S_ISLNK(info.st_mode) and not (info.st_uid == 0 != os.geteuid()):
-                raise VaultError(
-                    f"cannot restore to {path}: {step} is a symlink (restore never writes"
-                    " through one; restore --to a real dir)"
-                )
-        except FileNotFoundError:
-            continue
-
-
-class NotRegular(OSError):
-    """A file the vault does not keep: a symlink, a special file, or one outside its root."""
-
-
-def regular_under(path: str | os.PathLike[str], root: str | os.PathLike[str] | None) -> None:
-    """:class:`NotRegular` unless ``path`` is a regular file reached without a symlink from
-    ``root`` (every dir between them a real dir; ``root`` itself may be a link). Without
-    ``root``: unless ``path`` itself is a regular file, not a link."""
-    text = os.path.abspath(path)
-    if root is not None:
-        base = os.path.abspath(root)
-        rel = os.path.relpath(text, base)
-        parts = rel.split(os.sep)
-        if rel == os.curdir or os.path.isabs(rel) or parts[0] == os.pardir:
-            raise NotRegular(errno.EPERM, "outside its store's dir: not kept", text)
-        current = base
-        for part in parts[:-1]:
-            current = os.path.join(current, part)
-            if not stat.S_ISDIR(os.lstat(current).st_mode):
-                raise NotRegular(errno.ELOOP, "reached through a symlink: not kept", text)
-    if not stat.S_ISREG(os.lstat(text).st_mode):
-        raise NotRegular(errno.ELOOP, "not a regular file (a symlink or special file)", text)
-
-
-def open_regular(
-    path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None
-) -> IO[bytes]:
-    """``path`` open for reading when it is a regular file inside ``root`` (see
-    :func:`regular_under`), opened without following a link and without blocking on a
-    FIFO; :class:`NotRegular` (an ``OSError``) when it is not."""
-    regular_under(path, root)
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced since it was looked at
-            raise NotRegular(errno.ELOOP, "not a regular file", os.fspath(path))
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def _tighten(path: Path, mode: int) -> None:
-    """chmod ``path`` to ``mode``, never a symlink's target. Never by opening it: closing a
-    descriptor of an SQLite file drops the locks SQLite holds on it in this process."""
-    if not stat.S_ISLNK(os.lstat(path).st_mode):
-        os.chmod(path, mode)
 
 
 class _Pack:
@@ -340,7 +147,7 @@ class Vault:
                 raise
         for name in ("catalog.sqlite", "catalog.sqlite-wal", "catalog.sqlite-shm"):
             with contextlib.suppress(OSError):
-                _tighten(self.root / name, FILE_MODE)
+                tighten(self.root / name, FILE_MODE)
 
     def _setup(self) -> None:
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -1017,7 +824,7 @@ class Vault:
         todo = [(version, target)]
         todo += [(part, target.parent / rel) for part, rel in parts_of(self, version)]
         for _v, path in todo:
-            _no_link_above(path)
+            no_link_above(path)
             if os.path.lexists(path):
                 raise VaultError(f"{path} exists: restore never writes over a file")
         made: list[Path] = []  # dirs made, then temp files written, then files put in place
@@ -1031,7 +838,7 @@ class Vault:
                         made.append(parent)
                 temps.append(self._restore_temp(v, path))
             for tmp, (_v, path) in zip(temps, todo, strict=True):
-                _no_link_above(path)  # none put there since it was looked at
+                no_link_above(path)  # none put there since it was looked at
                 try:
                     os.link(tmp, path)  # fails when the target appeared meanwhile
                 except FileExistsError:

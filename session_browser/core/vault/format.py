@@ -1,0 +1,89 @@
+"""The vault's pack format: a record's header, reading a pack's records in order, and what
+the catalog says of a version (its chunks, its hash)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+BLOCK = 1 << 20  # bytes read, hashed and compressed at a time
+MAGIC = b"SBVP"  # a chunk
+RECORD = b"SBVR"  # a description (flag DESCRIBED: JSON, not compressed)
+DESCRIBED = 2
+_HEADER = struct.Struct(">4sB3x32sQ")  # magic, dictionary flag, pad, sha256, compressed length
+
+
+def pack_id(path: Path) -> int | None:
+    """The id of pack file ``path`` (``000001.pack``: 1), None for any other name."""
+    stem, dot, ext = path.name.partition(".")
+    return int(stem) if dot and ext == "pack" and stem.isdigit() else None
+
+
+def scan_pack(
+    fh: IO[bytes], limit: int | None = None
+) -> Iterator[tuple[int, bytes, int, bytes, int]]:
+    """The records of an open pack in order, up to ``limit`` (its end): (offset, magic, flag,
+    digest, length of its data), the file positioned after the header of each. Stops at the
+    first header that is not one (a torn tail)."""
+    offset = 0
+    fh.seek(0, os.SEEK_END)
+    end = fh.tell() if limit is None else min(limit, fh.tell())
+    while offset + _HEADER.size <= end:
+        fh.seek(offset)
+        magic, flag, digest, length = _HEADER.unpack(fh.read(_HEADER.size))
+        if magic not in (MAGIC, RECORD) or offset + _HEADER.size + length > end:
+            return
+        yield offset, magic, flag, digest, length
+        offset += _HEADER.size + length
+
+
+@dataclass(frozen=True)
+class Version:
+    """One kept version of one session file."""
+
+    vid: int
+    source: str
+    path: str
+    session_id: str
+    seen: float
+    size: int
+    sha256: str
+    chunks: tuple[str, ...]
+    messages: int | None
+    gone_at: float | None  # when its file was found gone (the file's, not the version's)
+
+
+@dataclass(frozen=True)
+class VaultStats:
+    files: int
+    versions: int
+    gone: int  # files kept whose source file no longer exists
+    stored_bytes: int  # compressed chunk bytes the catalog names
+    kept_bytes: int  # the bytes of every file's latest version, uncompressed
+    disk_bytes: int = 0  # what the vault's files take on disk (packs, catalog)
+
+
+def _chunk_list(text: str, sha: str) -> list[str]:
+    """A version's chunks as the catalog holds them: empty for a version that is one chunk
+    (its hash is the version's), else a JSON list."""
+    return json.loads(text) if text else [sha]
+
+
+def _chunk_text(chunks: list[str], sha: str) -> str:
+    return "" if chunks == [sha] else json.dumps(chunks)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _blocks(data: bytes) -> Iterator[bytes]:
+    view = memoryview(data)
+    for start in range(0, len(data), BLOCK):
+        yield bytes(view[start : start + BLOCK])
