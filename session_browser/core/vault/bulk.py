@@ -12,10 +12,13 @@ import os
 import time
 import zlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from .format import _HEADER, MAGIC, Version, _sha
-from .store import COMPRESS_LEVEL, SMALL, Vault
+from .format import _HEADER, COMPRESS_LEVEL, MAGIC, SMALL, Version, _sha
 from .zdict import ZDICT
+
+if TYPE_CHECKING:
+    from .store import Vault
 
 IN_CHUNK = 500  # names per "IN (...)" look-up (under SQLite's variable limit)
 

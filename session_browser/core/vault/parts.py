@@ -17,10 +17,13 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import VaultError
 from .format import Version
-from .store import Vault
+
+if TYPE_CHECKING:
+    from .store import Vault
 
 log = logging.getLogger("session_browser.vault")
 

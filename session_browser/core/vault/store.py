@@ -42,7 +42,6 @@ import json
 import os
 import sqlite3
 import stat
-import tempfile
 import time
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
@@ -59,9 +58,11 @@ from .errors import (
 from .format import (
     _HEADER,
     BLOCK,
+    COMPRESS_LEVEL,
     DESCRIBED,
     MAGIC,
     RECORD,
+    SMALL,
     VaultStats,
     Version,
     _blocks,
@@ -71,13 +72,11 @@ from .format import (
     pack_id,
     scan_pack,
 )
-from .safety import no_link_above, open_regular, private_tree, tighten
+from .safety import open_regular, private_tree, tighten
 from .zdict import ZDICT
 
 SCHEMA_VERSION = 4  # 2: packs; 3: subagent files as parts; 4: packs describe themselves
-COMPRESS_LEVEL = 1  # JSON compresses about 5x at level 1 already; 6 costs 3x the time for ~10%
 PACK_MAX = 256 << 20  # a pack this big is closed and the next one started
-SMALL = 4 << 20  # a file up to this size is read, hashed and compressed in one piece
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -792,91 +791,10 @@ class Vault:
     # ------------------------------------------------------------------ restore
 
     def restore(self, version: Version, *, to: Path | None = None) -> Path:
-        """Write ``version`` back where it was (or into dir ``to``, made 0700 with its
-        parents when missing), byte-identical, 0600, with the versions of its part files
-        that go with it, placed relative to it as they were (their missing dirs made, 0700).
+        """Write ``version`` back where it was, or into dir ``to`` (:func:`.restore.restore`)."""
+        from .restore import restore
 
-        Never over a file that exists: when one of them does, nothing is written
-        (:class:`VaultError`). Every file's bytes are checked before any is put in place.
-
-        A session that was no file of its own (a row of a database, a launch inside a
-        history file) is kept as a portable export (:mod:`.whole`): it is never written
-        back among the agent's files, only into dir ``to``, as ``<session id>.json`` for
-        ``session-browser import``.
-        """
-        from .parts import parts_of
-        from .whole import HEAD, export_name
-
-        original = Path(version.path)
-        target = (Path(to) / original.name) if to is not None else original
-        if self.head(version, len(HEAD)) == HEAD:
-            if to is None:
-                raise VaultError(
-                    f"{version.path} is a session inside another file, kept as a portable "
-                    "export: restore it with --to DIR, then 'session-browser import' it"
-                )
-            target = Path(to) / export_name(version.session_id)
-        # Dir ``to`` is made (0700, with its missing parents) when it does not exist yet;
-        # where the file was must still be a dir.
-        missing_ok = to is not None and not os.path.lexists(to)
-        if not (missing_ok or target.parent.is_dir()):
-            raise VaultError(f"cannot restore to {target}: {target.parent} is not a directory")
-        todo = [(version, target)]
-        todo += [(part, target.parent / rel) for part, rel in parts_of(self, version)]
-        for _v, path in todo:
-            no_link_above(path)
-            if os.path.lexists(path):
-                raise VaultError(f"{path} exists: restore never writes over a file")
-        made: list[Path] = []  # dirs made, then temp files written, then files put in place
-        temps: list[str] = []
-        placed: list[Path] = []
-        try:
-            for v, path in todo:
-                for parent in reversed([path.parent, *path.parent.parents]):
-                    if not parent.exists():
-                        parent.mkdir(mode=0o700)
-                        made.append(parent)
-                temps.append(self._restore_temp(v, path))
-            for tmp, (_v, path) in zip(temps, todo, strict=True):
-                no_link_above(path)  # none put there since it was looked at
-                try:
-                    os.link(tmp, path)  # fails when the target appeared meanwhile
-                except FileExistsError:
-                    raise VaultError(f"{path} exists: restore never writes over a file") from None
-                placed.append(path)
-        except BaseException:
-            for path in placed:
-                with contextlib.suppress(OSError):
-                    path.unlink()
-            for tmp in temps:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-            for parent in reversed(made):
-                with contextlib.suppress(OSError):
-                    parent.rmdir()
-            raise
-        for tmp in temps:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-        for parent in {path.parent for path in placed} | {d.parent for d in made}:
-            fsync_dir(parent)
-        return target
-
-    def _restore_temp(self, version: Version, target: Path) -> str:
-        """The bytes of ``version`` (checked) written to a temp file beside ``target``."""
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                for block in self.iter_read(version):  # checked before it is put in place
-                    fh.write(block)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, FILE_MODE)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        return tmp
+        return restore(self, version, to=to)
 
     # ------------------------------------------------------------------ size
 
