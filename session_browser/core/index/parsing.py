@@ -138,7 +138,11 @@ def _work(tasks_fd: int, out_fd: int) -> None:
             inbox.put(None)
 
     threading.Thread(target=read, daemon=True).start()
-    feed = None if vault_at is None else VaultFeed(vault_at[0], source.root, vault_at[1])
+    feed = (
+        None
+        if vault_at is None
+        else VaultFeed(vault_at[0], source.root, vault_at[1], parts=source.part_files)
+    )
     to_keep: list[Kept] = []
 
     def keep() -> None:

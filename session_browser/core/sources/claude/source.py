@@ -102,6 +102,10 @@ class AgentSource(CodingAgentSource, Generic[S]):
     kind: str
     read_only = True
     watchable = False  # a tree of dirs: every reconcile stats every file
+    # A first build has no parse state to resume, and a copy of this source in a worker
+    # process parses every file as this one would; the states it keeps stay there (a later
+    # change to one of those files is read whole once, see :mod:`..resume`).
+    parses_apart = True
     _resume: ResumeStates[S]
 
     def _read(self, name: str, prior: S | None, include_hidden: bool = False) -> _Read[S] | Skip:
