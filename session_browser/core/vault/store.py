@@ -47,7 +47,7 @@ import struct
 import tempfile
 import time
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -65,6 +65,9 @@ RECORD = b"SBVR"  # a description (flag DESCRIBED: JSON, not compressed)
 DESCRIBED = 2
 _HEADER = struct.Struct(">4sB3x32sQ")  # magic, dictionary flag, pad, sha256, compressed length
 SMALL = 4 << 20  # a file up to this size is read, hashed and compressed in one piece
+#: How :meth:`Vault.keep_many` keeps a file it kept before: (path, session id, bytes,
+#: messages) -> whether a version was added.
+Again = Callable[[str, str, bytes, "int | None"], bool]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -777,12 +780,15 @@ class Vault:
         items: Sequence[tuple[str | os.PathLike[str], str, bytes, int | None]],
         *,
         now: float | None = None,
+        again: Again | None = None,
     ) -> int:
         """Keep the bytes of many files ``(path, session_id, data, messages)`` at once, as
-        :meth:`keep` keeps each, in one batch; the versions added (see :mod:`.bulk`)."""
+        :meth:`keep` keeps each, in one batch; the versions added (see :mod:`.bulk`).
+        ``again(path, session_id, data, messages)``: how a file kept before is kept (whether
+        it added a version; default :meth:`keep`)."""
         from .bulk import keep_many
 
-        return keep_many(self, source, items, now=now)
+        return keep_many(self, source, items, now=now, again=again)
 
     def keep_file(
         self,

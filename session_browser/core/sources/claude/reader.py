@@ -462,6 +462,7 @@ class ClaudeSession(AgentSessionView):
     subagents: list[JSONDict]
     state: ClaudeParseState = field(repr=False)
     resumed: bool = False
+    raw: bytes | None = field(default=None, repr=False)  # the file's bytes, see JsonLines
 
 
 def _first_prompt(records: list[JSONDict]) -> str:
@@ -617,14 +618,16 @@ def read_claude_session(
     state.skipped_lines += lines.skipped_lines
     for obj in lines.records:
         state.ingest(obj)
-    state.mark = FileMark.of(file_path, lines.end_offset)
+    state.mark = lines.mark
     view = state
     if lines.tail is not None:  # used now, read again once whole: the state never holds it
         view = copy.deepcopy(state)
         view.ingest(lines.tail)
-    return _assemble(
+    session = _assemble(
         file_path, view, state, lines.partial_tail, subagents, summaries, resumed, sibling_agents
     )
+    session.raw = lines.raw
+    return session
 
 
 def _with_runs(main: list[Turn], runs: list[tuple[str, list[Turn], str | None]]) -> list[Turn]:

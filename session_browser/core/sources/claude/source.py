@@ -91,6 +91,7 @@ class _Read(Protocol[S]):
     unknown_records: dict[str, int]
     resumed: bool
     state: S
+    raw: bytes | None
 
 
 class AgentSource(CodingAgentSource, Generic[S]):
@@ -130,6 +131,7 @@ class AgentSource(CodingAgentSource, Generic[S]):
                 tail=session.partial_tail,
                 unknown=dict(session.unknown_records),
             ),
+            raw=session.raw,
         )
 
     def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
@@ -359,6 +361,8 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
                 include_hidden=include_hidden,
             )
             again.resumed = session.resumed
+            if again.end_offset == session.end_offset:  # nothing appended since: the same bytes
+                again.raw = session.raw
             return again
         except OSError as exc:
             return Skip(f"unreadable: {exc.strerror or exc}")
