@@ -16,6 +16,7 @@ import pytest
 
 from session_browser.bench.agents import claude_jsonl, codex_jsonl, codex_rollout_name
 from session_browser.core.index import SqliteSessionStore, parsing
+from session_browser.core.index.write import stored_words
 from session_browser.core.open import index_store
 from session_browser.core.sources import SOURCES
 from session_browser.core.vault import Vault, default_vault_dir
@@ -96,6 +97,20 @@ def dump(db: Path) -> dict[str, Any]:
         }
 
 
+def words_as_stored(db: Path) -> None:
+    """Each session's recall words are those its stored messages give (as a write made
+    through the store, which reads them from its rows, takes them)."""
+    with sqlite3.connect(db) as c:
+        c.execute("CREATE VIRTUAL TABLE temp.w USING fts5vocab(main, recall_words, instance)")
+        held: dict[int, list[str]] = {}
+        for doc, term in c.execute("SELECT doc, term FROM temp.w"):
+            held.setdefault(doc, []).append(term)
+        sessions = c.execute("SELECT sid, row_lo, row_hi FROM sessions").fetchall()
+        assert len(held) == len(sessions)
+        for sid, lo, hi in sessions:
+            assert sorted(held[sid]) == sorted(stored_words(c, lo, hi).split()), sid
+
+
 def kept() -> dict[str, tuple[str, int, int, list[str]]]:
     """Every file the vault holds: (its hash, size, messages, its part files' names)."""
     with Vault(default_vault_dir()) as v:
@@ -124,6 +139,7 @@ def build(
         report = s.reconcile()
         assert s.warnings == []
         out = dump(tmp / f"{tag}.sqlite3"), kept(), report
+        words_as_stored(tmp / f"{tag}.sqlite3")
         # A transcript that grows after the build is read on from where the build stopped,
         # or read whole once when the worker parsed it (its parse state stayed there; the
         # index's process may have parsed the last batches itself): the same rows.

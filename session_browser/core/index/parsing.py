@@ -34,6 +34,7 @@ from ..search.hidden import hidden_rows
 from ..search.rows import Parsed, extract, safely, skip_reason
 from ..sources.base import SessionDoc, SessionSource, Skip
 from ..vault.feed import Kept, VaultFeed
+from .write import content_words, stored_texts
 
 log = logging.getLogger("session_browser.index")
 
@@ -72,6 +73,8 @@ def parse_one(
         parsed.hidden = safely([], hidden_rows, doc.data, folded)
         parsed.partly = doc.skipped
         parsed.raw = doc.raw
+        if not folded and parsed.messages:  # (where it was parsed: a worker's share)
+            parsed.words = content_words(stored_texts(parsed.messages))
         return name, parsed, resumed
     except Exception as exc:
         log.warning("%s: skipped: %s", name, exc)
