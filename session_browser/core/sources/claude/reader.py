@@ -253,10 +253,11 @@ class _Builder(TurnBuilder):
 
     # -------------------------------------------------------------- records
 
-    def record(self, obj: JSONDict, stamp: float | None = None) -> None:
-        """Add one record (``stamp``: its time, when the caller has it already)."""
-        kind = record_kind(obj)
-        if stamp is None:
+    def record(self, obj: JSONDict, stamp: float | None = None, kind: str | None = None) -> None:
+        """Add one record (``stamp`` and ``kind``, its time and :func:`record_kind`: when
+        the caller has them already)."""
+        if kind is None:
+            kind = record_kind(obj)
             stamp = iso_epoch(obj.get("timestamp"))
         if kind == "assistant":
             self.assistant(obj, stamp)
@@ -573,7 +574,7 @@ class ClaudeParseState:
                 value = _str(obj.get(src))
                 if value and (key != "session_id" or key not in self.info):
                     self.info[key] = value  # the first session id; the latest of the rest
-        self.builder.record(obj, stamp)
+        self.builder.record(obj, stamp, kind)
 
 
 _TITLE_FIELDS = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}
