@@ -164,6 +164,8 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
         self._listed: dict[str, list[tuple[Path, Identity]]] = {}
         # folder -> (that listing, the summaries of all its main files)
         self._merged: dict[str, tuple[list[tuple[Path, Identity]], dict[str, str]]] = {}
+        # folder -> ((inode, mtime_ns) of the folder, the agent-* names it held then)
+        self._agents: dict[str, tuple[tuple[int, int], list[str]]] = {}
         # folder -> its older subagent files by parent id, as the last list_files found them
         self._listed_siblings: dict[str, dict[str, list[Path]]] = {}
         self._resume: ResumeStates[ClaudeParseState] = ResumeStates()
@@ -277,10 +279,7 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
         known) by parent session id; their first lines are read again only when the folder's
         agent files changed. Links and special files are left out (counted in ``refused``)."""
         if names is None:
-            try:
-                names = sorted(n for n in os.listdir(folder) if _agent_file(n))
-            except OSError:
-                return {}
+            names = self._agent_names(folder)
         if not names:
             return {}
         listing = tuple((n, i) for n in names if (i := file_ident(folder / n, refused)) is not None)
@@ -291,6 +290,25 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
         found = sibling_subagents(folder)
         self._siblings[key] = (listing, found)
         return found
+
+    def _agent_names(self, folder: Path) -> list[str]:
+        """The ``agent-*.jsonl`` names of ``folder``, listed again only when its entries
+        changed (its mtime; a search checks every hit's identity, so never a listing of a
+        big project folder for each)."""
+        try:
+            st = os.stat(folder)
+        except OSError:
+            return []
+        key, stamp = str(folder), (st.st_ino, st.st_mtime_ns)
+        cached = self._agents.get(key)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        try:
+            names = sorted(n for n in os.listdir(folder) if _agent_file(n))
+        except OSError:
+            return []
+        self._agents[key] = (stamp, names)
+        return names
 
     def _session_id(self, path: Path, own: Identity) -> str | None:
         """The session id a main file's lines carry (for matching older subagent files)."""
