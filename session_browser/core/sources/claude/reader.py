@@ -16,6 +16,7 @@ from ...files import loads, open_regular, real_dir, regular_lstat
 from ...model import JSONDict, iso_epoch
 from ..view import session_dict
 from .transcript import (
+    WHOLE_READ,
     AgentSessionView,
     FileMark,
     Turn,
@@ -498,8 +499,14 @@ def claude_summaries(paths: Iterable[str | os.PathLike[str]]) -> dict[str, str]:
     for path in paths:
         try:
             with open_regular(path) as fh:
-                for raw in fh:
-                    if b'"summary"' not in raw or not raw.endswith(b"\n"):
+                lines: Iterable[bytes] = fh
+                if os.fstat(fh.fileno()).st_size <= WHOLE_READ:  # most: one read, one look
+                    data = fh.read(WHOLE_READ)
+                    if b'"summary"' not in data:
+                        continue
+                    lines = data.split(b"\n")[:-1]  # (the last: unfinished, or empty)
+                for raw in lines:
+                    if b'"summary"' not in raw or not (raw.endswith(b"\n") or lines is not fh):
                         continue
                     try:
                         obj = loads(raw)
