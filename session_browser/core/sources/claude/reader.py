@@ -500,8 +500,9 @@ def claude_summaries(paths: Iterable[str | os.PathLike[str]]) -> dict[str, str]:
         try:
             with open_regular(path) as fh:
                 lines: Iterable[bytes] = fh
-                if os.fstat(fh.fileno()).st_size <= WHOLE_READ:  # most: one read, one look
-                    data = fh.read(WHOLE_READ)
+                size = os.fstat(fh.fileno()).st_size
+                if size <= WHOLE_READ:  # most: one read, one look
+                    data = fh.read(size)
                     if b'"summary"' not in data:
                         continue
                     lines = data.split(b"\n")[:-1]  # (the last: unfinished, or empty)

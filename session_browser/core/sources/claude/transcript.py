@@ -90,8 +90,12 @@ def read_json_lines(
     with open_regular(path) as fh:
         st = os.fstat(fh.fileno())
         fh.seek(start_offset)
-        if st.st_size - start_offset <= WHOLE_READ:
-            data = fh.read(WHOLE_READ + 1)
+        size = st.st_size - start_offset
+        if size <= WHOLE_READ:
+            # What fstat said, plus a byte to notice growth (never a buffer of the limit's size)
+            data = fh.read(size + 1)
+            if len(data) > size:  # it grew meanwhile: the rest, up to the limit
+                data += fh.read(WHOLE_READ + 1 - len(data))
             if len(data) <= WHOLE_READ:
                 _split(out, data, max_line)
                 if start_offset == 0 and len(data) <= RAW_KEPT:
