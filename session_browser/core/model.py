@@ -109,9 +109,22 @@ def utc_datetime(value: Any) -> datetime | None:
 
 
 def iso_epoch(value: Any) -> float | None:
-    """Epoch seconds of a stored ISO date string or number (see :func:`utc_datetime`)."""
-    parsed = utc_datetime(value)
-    return None if parsed is None else parsed.timestamp()
+    """Epoch seconds of a stored ISO date string or number (see :func:`utc_datetime`; a
+    string is read without building the UTC ``datetime``: every record of a transcript
+    has one)."""
+    if isinstance(value, str):
+        if len(value) > 64:
+            return None
+        try:
+            parsed = datetime.fromisoformat(value.strip())
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=UTC)
+            stamp = parsed.timestamp()  # (no UTC equivalent: out of the range below)
+        except (ValueError, OverflowError):
+            return None
+        return stamp if EPOCH_MIN <= stamp <= EPOCH_MAX else None
+    found = utc_datetime(value)
+    return None if found is None else found.timestamp()
 
 
 def stored_epoch(value: Any) -> float | None:

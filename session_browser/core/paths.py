@@ -15,6 +15,7 @@ import still counts.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 from pathlib import Path
@@ -103,12 +104,40 @@ def project_session_dir(cwd: Path | None = None) -> Path:
     return (cwd or Path.cwd()) / ".praisonai" / "sessions"
 
 
+#: What the user dirs depend on: they are found again when one of these changes (every
+#: session file a build screens asks where the denylist and the settings are).
+_USER_ENV = (
+    "HOME",
+    "XDG_DATA_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "USERPROFILE",
+)
+
+
+def _env_key() -> tuple[str | None, ...]:
+    get = os.environ.get
+    return tuple(get(name) for name in _USER_ENV)
+
+
+@functools.lru_cache(maxsize=32)
+def _user_dir(kind: str, _env: tuple[str | None, ...]) -> Path:
+    """The platform's user ``kind`` dir of this app, as the environment ``_env`` gives it."""
+    if kind == "cache":
+        return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+    if kind == "config":
+        return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
 def cache_dir() -> Path:
     """Our cache dir (derived data such as the search index)."""
     env = os.environ.get("SESSION_BROWSER_CACHE_DIR")
     if env:
         return Path(env).expanduser()
-    return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+    return _user_dir("cache", _env_key())
 
 
 def config_dir() -> Path:
@@ -116,7 +145,7 @@ def config_dir() -> Path:
     env = os.environ.get("SESSION_BROWSER_CONFIG_DIR")
     if env:
         return Path(env).expanduser()
-    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+    return _user_dir("config", _env_key())
 
 
 def data_dir() -> Path:
@@ -124,7 +153,7 @@ def data_dir() -> Path:
     env = os.environ.get("SESSION_BROWSER_DATA_HOME")
     if env:
         return Path(env).expanduser()
-    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    return _user_dir("data", _env_key())
 
 
 def dir_key(path: Path) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-import os
 from typing import Any, NamedTuple
 
 from .. import recall
@@ -198,11 +197,12 @@ class IndexHits(IndexFuzzy):
             name, size, mtime_ns, inode = row.file, row.size, row.mtime_ns, row.inode
             count, archived_count, nmsg = row.message_count, row.archived_count, row.nmsg
             lo, hi, chars, flag = row.row_lo, row.row_hi, row.chars, row.hit_rows
-            try:
-                st = os.stat(os.path.join(self.source.root, name))
-            except (OSError, ValueError):
-                raise _FromFile from None  # gone: the file path reads the vault's copy
-            if (st.st_size, st.st_mtime_ns, st.st_ino) != (size, mtime_ns, inode):
+            # The identity the index keeps: the source's (a Claude Code transcript's folds
+            # in its subagent files), not the file's alone.
+            now = self.source.identity(name)
+            if now is None:
+                raise _FromFile  # gone: the file path reads the vault's copy
+            if now != (size, mtime_ns, inode):
                 raise _FromFile  # changed since it was indexed: the file says what it is now
             if self._kept_note(name) is not None:
                 raise _FromFile  # rows kept from the vault: its copy says what they were

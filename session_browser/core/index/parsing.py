@@ -35,6 +35,7 @@ from ..search.rows import Parsed, extract, safely, skip_reason
 from ..sources.base import SessionDoc, SessionSource, Skip
 from ..vault.feed import Kept, VaultFeed
 from ..vault.whole import export_bytes
+from .write import content_words, stored_texts
 
 log = logging.getLogger("session_browser.index")
 
@@ -76,6 +77,8 @@ def parse_one(
         parsed.raw = (
             export_bytes(source.kind, name, doc.data) if source.kept_whole(name) else doc.raw
         )
+        if not folded and parsed.messages:  # (where it was parsed: a worker's share)
+            parsed.words = content_words(stored_texts(parsed.messages))
         return name, parsed, resumed
     except Exception as exc:
         log.warning("%s: skipped: %s", name, exc)
@@ -145,7 +148,9 @@ def _work(tasks_fd: int, out_fd: int) -> None:
     feed = (
         None
         if vault_at is None
-        else VaultFeed(vault_at[0], source.root, vault_at[1], source=source)
+        else VaultFeed(
+            vault_at[0], source.root, vault_at[1], parts=source.part_files, source=source
+        )
     )
     to_keep: list[Kept] = []
 

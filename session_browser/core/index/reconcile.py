@@ -453,9 +453,7 @@ class IndexReconcile(IndexDatabase):
                 rollback(db)
                 raise
 
-    def _survey(
-        self, db: sqlite3.Connection
-    ) -> Survey:
+    def _survey(self, db: sqlite3.Connection) -> Survey:
         """What to compare (see :class:`Survey`).
 
         A full pass stats every file and reads every indexed identity. After one, when the

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ..files import disk_full
 from ..search import lexical, rows
 from ..search.rank import cuts
-from ..search.rows import IN_CHUNK, SESSION_COLUMNS, Parsed, cleaned, skip_reason
+from ..search.rows import IN_CHUNK, SESSION_COLUMNS, MessageRow, Parsed, cleaned, skip_reason
 
 
 def insert_rows(db: sqlite3.Connection, items: Sequence[Parsed], *, fts: bool) -> int:
@@ -73,8 +73,7 @@ def insert_rows(db: sqlite3.Connection, items: Sequence[Parsed], *, fts: bool) -
                     yield (mid, msid, idx, role, archived, ts, text[start:end])
                     mid += 1
             if fts and texts:  # (a session without messages has no words, on every engine)
-                distinct, length = lexical.session_words(texts)
-                words.append((msid, " ".join(distinct), length))
+                words.append((msid, *(item.words or content_words(texts))))
 
     db.executemany(
         f"INSERT INTO sessions(sid, file, size, mtime_ns, inode, {SESSION_COLUMNS}, nmsg, "
@@ -102,6 +101,23 @@ def insert_rows(db: sqlite3.Connection, items: Sequence[Parsed], *, fts: bool) -
         chunk = files[start : start + IN_CHUNK]
         db.execute(f"DELETE FROM skipped WHERE file IN ({','.join('?' * len(chunk))})", chunk)
     return next_id
+
+
+def stored_texts(messages: Sequence[MessageRow]) -> Iterator[str]:
+    """The texts of ``messages`` as :func:`insert_rows` stores them (a long one in parts)."""
+    for _idx, _role, _archived, _ts, text in messages:
+        if len(text) <= rows.PART_CHARS:
+            yield text
+        else:
+            for start, end in cuts(text, rows.PART_CHARS):
+                yield text[start:end]
+
+
+def content_words(texts: Iterable[str]) -> tuple[str, int]:
+    """What the index keeps of a session's stored ``texts`` for session recall: its
+    distinct content words and marks, space-separated, and how many it has in all."""
+    distinct, length = lexical.session_words(texts)
+    return " ".join(distinct), length
 
 
 def add_session_words(db: sqlite3.Connection, words: Sequence[tuple[int, str, int]]) -> None:

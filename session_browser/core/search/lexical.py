@@ -130,11 +130,28 @@ def reduced(word: str) -> str:
     return stem(spelling(word))
 
 
+#: token -> its content word (:func:`reduced`), or "" when it is none (a stop word, one
+#: character): every message of every session is read into words, and words repeat.
+_CONTENT: dict[str, str] = {}
+_CONTENT_MAX = 1 << 18  # tokens remembered at most
+
+
 def content_words(tokens: Iterable[str], stemming: bool = True) -> list[str]:
     """The content words of folded ``tokens``, spelling folded and stemmed, in order (repeats
     kept)."""
-    words = [t for t in tokens if len(t) > 1 and t not in STOP_WORDS]
-    return [reduced(t) for t in words] if stemming else words
+    if not stemming:
+        return [t for t in tokens if len(t) > 1 and t not in STOP_WORDS]
+    out: list[str] = []
+    known = _CONTENT
+    for token in tokens:
+        word = known.get(token)
+        if word is None:
+            word = reduced(token) if len(token) > 1 and token not in STOP_WORDS else ""
+            if len(known) < _CONTENT_MAX:
+                known[token] = word
+        if word:
+            out.append(word)
+    return out
 
 
 def words_of(text: str) -> list[str]:
@@ -173,7 +190,7 @@ def session_words(texts: Iterable[str]) -> tuple[list[str], int]:
     (:data:`TF_MARKS`), and how many content words it has in all (its length)."""
     counts: Counter[str] = Counter()
     for text in texts:
-        for part in slices(text):
+        for part in (text,) if len(text) <= SLICE else slices(text):
             counts.update(words_of(part))
     marks = [mark(w, n) for w, c in counts.items() for n in TF_MARKS if c >= n]
     return [*counts, *marks], counts.total()

@@ -184,6 +184,9 @@ class Parsed:
     verbatim: list[VerbatimRow] | None = None
     raw: bytes | None = None  # the file's bytes as read, when the source kept them (the vault)
     kept: bool = False  # the vault holds those bytes already (the reader kept them)
+    # its content words as the index keeps them (see .lexical), when taken where it was
+    # parsed: (distinct words and marks, space-separated; how many content words in all)
+    words: tuple[str, int] | None = None
 
 
 SESSION_COLUMNS = (

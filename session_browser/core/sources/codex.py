@@ -415,6 +415,7 @@ class CodexSession(AgentSessionView):
 
     state: CodexParseState = field(repr=False)
     resumed: bool = False
+    raw: bytes | None = field(default=None, repr=False)  # the file's bytes, see JsonLines
 
 
 def _parent_of(meta: JSONDict) -> tuple[str | None, JSONDict | None]:
@@ -516,7 +517,7 @@ def read_codex_session(
     state.skipped_lines += lines.skipped_lines
     for kind, payload, stamp in records:
         state.builder.record(kind, payload, stamp)
-    state.mark = FileMark.of(file_path, lines.end_offset)
+    state.mark = lines.mark
     builder = state.builder
     if tail:  # used now, read again once whole
         builder = copy.deepcopy(builder)
@@ -593,6 +594,7 @@ def read_codex_session(
         end_offset=state.mark.end_offset,
         state=state,
         resumed=resumed,
+        raw=lines.raw,
     )
 
 

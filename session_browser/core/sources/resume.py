@@ -6,6 +6,8 @@ what :meth:`ResumeStates.keep` returns (a token) as the file's parse state and h
 as ``prior``; the state itself stays here, for the few files read last. A token from another
 process or an older read matches nothing here, and the file is read whole: the long-running
 app resumes the transcripts being written, a one-off command reads every changed file whole.
+A copy sent to another process (a first build's parsing worker) starts empty, with tokens of
+its own: its states serve that process only.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ class ResumeStates(Generic[S]):
         self._run = os.urandom(8).hex()  # tokens of this instance only
         self._count = 0
         self._states: OrderedDict[str, tuple[bytes, S]] = OrderedDict()
+
+    def __reduce__(self) -> tuple[type[ResumeStates[S]], tuple[int]]:
+        return (type(self), (self.keep_at_most,))  # a fresh, empty copy
 
     def take(self, name: str, prior: bytes | None) -> S | None:
         """The state the token ``prior`` stands for (None: none kept); it is given once."""

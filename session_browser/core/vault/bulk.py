@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .format import _HEADER, COMPRESS_LEVEL, MAGIC, SMALL, Version, _sha
+from .format import _HEADER, COMPRESS_LEVEL, MAGIC, SMALL, Again, Version, _sha
 from .zdict import ZDICT
 
 if TYPE_CHECKING:
@@ -34,19 +34,25 @@ def keep_many(
     items: Sequence[tuple[str | os.PathLike[str], str, bytes, int | None]],
     *,
     now: float | None = None,
+    again: Again | None = None,
 ) -> int:
     """Keep the bytes of many files ``(path, session_id, data, messages)`` at once, as
     :meth:`Vault.keep` keeps each (in one batch); the versions added.
 
     A file the vault has never seen (every file of a first build) costs a few rows
     written together with the batch's others, not several statements of its own; a
-    file seen before goes through :meth:`Vault.keep` (it may only have grown)."""
+    file seen before goes through ``again`` (default :meth:`Vault.keep`: it may only have
+    grown)."""
     when = time.time() if now is None else now
+    if again is None:
+
+        def again(path: str, sid: str, data: bytes, n: int | None) -> bool:
+            return vault.keep(source, path, sid, data, messages=n, now=when) is not None
+
     paths = [os.fspath(item[0]) for item in items]
     if len(set(paths)) != len(paths):  # the same file twice: one after the other
         return sum(
-            vault.keep(source, p, sid, data, messages=n, now=when) is not None
-            for (p, sid, data, n) in items
+            again(p, sid, data, n) for p, (_p, sid, data, n) in zip(paths, items, strict=True)
         )
     added = 0
     with vault.batch():
@@ -65,8 +71,7 @@ def keep_many(
         blobs: list[tuple[bytes, str]] = []
         for text_path, (_p, sid, data, n) in zip(paths, items, strict=True):
             if text_path in seen:
-                kept = vault.keep(source, text_path, sid, data, messages=n, now=when)
-                added += kept is not None
+                added += again(text_path, sid, data, n)
             else:
                 digest = _sha(data)
                 new.append((text_path, sid, data, n, digest))

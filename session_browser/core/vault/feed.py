@@ -193,34 +193,30 @@ class VaultFeed:
                     data, keep_it = screened(session_id, path, data)
                     if not keep_it:
                         continue
-                    if data is not None and self.parts is None:
+                    parts = (
+                        None
+                        if self.parts is None
+                        else screened_parts(session_id, self._regular_parts(name))
+                    )
+                    if data is not None and not parts:  # kept with the batch's others
                         read.append((self.path_of(name), session_id, data, messages))
                         continue
                     try:
-                        if data is None:
-                            kept = self.vault.keep_file(
-                                self.kind, path, session_id, messages=messages, root=self.root
-                            )
-                        else:
-                            kept = self.vault.keep(
-                                self.kind, path, session_id, data, messages=messages
-                            )
-                        if self.parts is not None:
-                            kept = keep_parts(
-                                self.vault,
-                                self.kind,
-                                path,
-                                session_id,
-                                screened_parts(session_id, self._regular_parts(name)),
-                                added=kept,
-                                messages=messages,
-                            )
-                        if kept:
+                        if self._keep_one(name, session_id, messages, data, parts):
                             added += 1
                     except OSError as exc:
                         log.warning("vault: %s not kept: %s", name, exc)
                 if read:
-                    added += self.vault.keep_many(self.kind, read)
+                    again = None
+                    if self.parts is not None:  # (its latest version may have had parts)
+
+                        def again(
+                            path: str, session_id: str, data: bytes, messages: int | None
+                        ) -> bool:
+                            rel = os.path.relpath(path, self.root).replace(os.sep, "/")
+                            return self._keep_one(rel, session_id, messages, data, [])
+
+                    added += self.vault.keep_many(self.kind, read, again=again)
         except (OSError, sqlite3.Error, VaultError) as exc:
             self.missed_some([f"the vault could not keep files: {exc}"])
         return added
@@ -243,6 +239,30 @@ class VaultFeed:
                 return None
             data = export_bytes(self.kind, name, session)
         return screen_bytes(session_id, data) if needs_bytes() else data
+
+    def _keep_one(
+        self,
+        name: str,
+        session_id: str,
+        messages: int | None,
+        data: bytes | None,
+        parts: list[Path] | None,
+    ) -> bool:
+        """Keep file ``name`` (``data``: its bytes, None: read from the file) and, for a
+        source with part files, ``parts`` with it (inside a batch); whether a version was
+        added (``OSError`` when the file cannot be read)."""
+        path = self.root / name
+        if data is None:
+            kept = self.vault.keep_file(
+                self.kind, path, session_id, messages=messages, root=self.root
+            )
+        else:
+            kept = self.vault.keep(self.kind, path, session_id, data, messages=messages)
+        if parts is not None:
+            kept = keep_parts(
+                self.vault, self.kind, path, session_id, parts, added=kept, messages=messages
+            )
+        return kept is not None
 
     @_locked
     def _keep_parts(self, items: Sequence[tuple[str, str, int]]) -> None:

@@ -7,7 +7,7 @@ import hashlib
 import json
 import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -19,6 +19,9 @@ MAGIC = b"SBVP"  # a chunk
 RECORD = b"SBVR"  # a description (flag DESCRIBED: JSON, not compressed)
 DESCRIBED = 2
 _HEADER = struct.Struct(">4sB3x32sQ")  # magic, dictionary flag, pad, sha256, compressed length
+#: How :meth:`Vault.keep_many` keeps a file it kept before: (path, session id, bytes,
+#: messages) -> whether a version was added.
+Again = Callable[[str, str, bytes, "int | None"], bool]
 
 
 def pack_id(path: Path) -> int | None:

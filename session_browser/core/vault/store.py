@@ -63,6 +63,7 @@ from .format import (
     MAGIC,
     RECORD,
     SMALL,
+    Again,
     VaultStats,
     Version,
     _blocks,
@@ -583,12 +584,15 @@ class Vault:
         items: Sequence[tuple[str | os.PathLike[str], str, bytes, int | None]],
         *,
         now: float | None = None,
+        again: Again | None = None,
     ) -> int:
         """Keep the bytes of many files ``(path, session_id, data, messages)`` at once, as
-        :meth:`keep` keeps each, in one batch; the versions added (see :mod:`.bulk`)."""
+        :meth:`keep` keeps each, in one batch; the versions added (see :mod:`.bulk`).
+        ``again(path, session_id, data, messages)``: how a file kept before is kept (whether
+        it added a version; default :meth:`keep`)."""
         from .bulk import keep_many
 
-        return keep_many(self, source, items, now=now)
+        return keep_many(self, source, items, now=now, again=again)
 
     def keep_file(
         self,

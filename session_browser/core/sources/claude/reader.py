@@ -16,6 +16,7 @@ from ...files import loads, open_regular, real_dir, regular_lstat
 from ...model import JSONDict, iso_epoch
 from ..view import session_dict
 from .transcript import (
+    WHOLE_READ,
     AgentSessionView,
     FileMark,
     Turn,
@@ -253,10 +254,11 @@ class _Builder(TurnBuilder):
 
     # -------------------------------------------------------------- records
 
-    def record(self, obj: JSONDict, stamp: float | None = None) -> None:
-        """Add one record (``stamp``: its time, when the caller has it already)."""
-        kind = record_kind(obj)
-        if stamp is None:
+    def record(self, obj: JSONDict, stamp: float | None = None, kind: str | None = None) -> None:
+        """Add one record (``stamp`` and ``kind``, its time and :func:`record_kind`: when
+        the caller has them already)."""
+        if kind is None:
+            kind = record_kind(obj)
             stamp = iso_epoch(obj.get("timestamp"))
         if kind == "assistant":
             self.assistant(obj, stamp)
@@ -462,6 +464,7 @@ class ClaudeSession(AgentSessionView):
     subagents: list[JSONDict]
     state: ClaudeParseState = field(repr=False)
     resumed: bool = False
+    raw: bytes | None = field(default=None, repr=False)  # the file's bytes, see JsonLines
 
 
 def _first_prompt(records: list[JSONDict]) -> str:
@@ -496,8 +499,15 @@ def claude_summaries(paths: Iterable[str | os.PathLike[str]]) -> dict[str, str]:
     for path in paths:
         try:
             with open_regular(path) as fh:
-                for raw in fh:
-                    if b'"summary"' not in raw or not raw.endswith(b"\n"):
+                lines: Iterable[bytes] = fh
+                size = os.fstat(fh.fileno()).st_size
+                if size <= WHOLE_READ:  # most: one read, one look
+                    data = fh.read(size)
+                    if b'"summary"' not in data:
+                        continue
+                    lines = data.split(b"\n")[:-1]  # (the last: unfinished, or empty)
+                for raw in lines:
+                    if b'"summary"' not in raw or not (raw.endswith(b"\n") or lines is not fh):
                         continue
                     try:
                         obj = loads(raw)
@@ -572,7 +582,7 @@ class ClaudeParseState:
                 value = _str(obj.get(src))
                 if value and (key != "session_id" or key not in self.info):
                     self.info[key] = value  # the first session id; the latest of the rest
-        self.builder.record(obj, stamp)
+        self.builder.record(obj, stamp, kind)
 
 
 _TITLE_FIELDS = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}
@@ -617,14 +627,16 @@ def read_claude_session(
     state.skipped_lines += lines.skipped_lines
     for obj in lines.records:
         state.ingest(obj)
-    state.mark = FileMark.of(file_path, lines.end_offset)
+    state.mark = lines.mark
     view = state
     if lines.tail is not None:  # used now, read again once whole: the state never holds it
         view = copy.deepcopy(state)
         view.ingest(lines.tail)
-    return _assemble(
+    session = _assemble(
         file_path, view, state, lines.partial_tail, subagents, summaries, resumed, sibling_agents
     )
+    session.raw = lines.raw
+    return session
 
 
 def _with_runs(main: list[Turn], runs: list[tuple[str, list[Turn], str | None]]) -> list[Turn]:

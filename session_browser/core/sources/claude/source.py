@@ -91,6 +91,7 @@ class _Read(Protocol[S]):
     unknown_records: dict[str, int]
     resumed: bool
     state: S
+    raw: bytes | None
 
 
 class AgentSource(CodingAgentSource, Generic[S]):
@@ -102,6 +103,10 @@ class AgentSource(CodingAgentSource, Generic[S]):
     kind: str
     read_only = True
     watchable = False  # a tree of dirs: every reconcile stats every file
+    # A first build has no parse state to resume, and a copy of this source in a worker
+    # process parses every file as this one would; the states it keeps stay there (a later
+    # change to one of those files is read whole once, see :mod:`..resume`).
+    parses_apart = True
     _resume: ResumeStates[S]
 
     def _read(self, name: str, prior: S | None, include_hidden: bool = False) -> _Read[S] | Skip:
@@ -126,6 +131,7 @@ class AgentSource(CodingAgentSource, Generic[S]):
                 tail=session.partial_tail,
                 unknown=dict(session.unknown_records),
             ),
+            raw=session.raw,
         )
 
     def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
@@ -158,6 +164,8 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
         self._listed: dict[str, list[tuple[Path, Identity]]] = {}
         # folder -> (that listing, the summaries of all its main files)
         self._merged: dict[str, tuple[list[tuple[Path, Identity]], dict[str, str]]] = {}
+        # folder -> ((inode, mtime_ns) of the folder, the agent-* names it held then)
+        self._agents: dict[str, tuple[tuple[int, int], list[str]]] = {}
         # folder -> its older subagent files by parent id, as the last list_files found them
         self._listed_siblings: dict[str, dict[str, list[Path]]] = {}
         self._resume: ResumeStates[ClaudeParseState] = ResumeStates()
@@ -271,10 +279,7 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
         known) by parent session id; their first lines are read again only when the folder's
         agent files changed. Links and special files are left out (counted in ``refused``)."""
         if names is None:
-            try:
-                names = sorted(n for n in os.listdir(folder) if _agent_file(n))
-            except OSError:
-                return {}
+            names = self._agent_names(folder)
         if not names:
             return {}
         listing = tuple((n, i) for n in names if (i := file_ident(folder / n, refused)) is not None)
@@ -285,6 +290,25 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
         found = sibling_subagents(folder)
         self._siblings[key] = (listing, found)
         return found
+
+    def _agent_names(self, folder: Path) -> list[str]:
+        """The ``agent-*.jsonl`` names of ``folder``, listed again only when its entries
+        changed (its mtime; a search checks every hit's identity, so never a listing of a
+        big project folder for each)."""
+        try:
+            st = os.stat(folder)
+        except OSError:
+            return []
+        key, stamp = str(folder), (st.st_ino, st.st_mtime_ns)
+        cached = self._agents.get(key)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        try:
+            names = sorted(n for n in os.listdir(folder) if _agent_file(n))
+        except OSError:
+            return []
+        self._agents[key] = (stamp, names)
+        return names
 
     def _session_id(self, path: Path, own: Identity) -> str | None:
         """The session id a main file's lines carry (for matching older subagent files)."""
@@ -355,6 +379,8 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
                 include_hidden=include_hidden,
             )
             again.resumed = session.resumed
+            if again.end_offset == session.end_offset:  # nothing appended since: the same bytes
+                again.raw = session.raw
             return again
         except OSError as exc:
             return Skip(f"unreadable: {exc.strerror or exc}")

@@ -11,10 +11,11 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ...files import loads, open_regular
 from ...model import SUMMARY_PREFIX, JSONDict, dumps_json
+from ..base import RAW_KEPT
 from ..view import SessionView
 
 HIDDEN_TEXT_CHARS = 2000  # of one bookkeeping record kept as a hidden part
@@ -34,7 +35,10 @@ class JsonLines:
 
     ``records`` come from complete lines only; ``tail`` is the unterminated last line when it
     parses (a line being written), never consumed: ``end_offset`` is the byte offset after the
-    last complete line, where a later read of the grown file goes on."""
+    last complete line, where a later read of the grown file goes on, and ``mark`` says how
+    to tell later that the file only grew (taken from the same open file). ``raw``: the
+    file's whole bytes, when it was read from its start in one piece and is small
+    (:data:`~..base.RAW_KEPT`: the vault keeps them rather than read the file again)."""
 
     records: list[JSONDict] = field(default_factory=list)
     tail: JSONDict | None = None
@@ -42,10 +46,34 @@ class JsonLines:
     long_lines: int = 0
     partial_tail: bool = False
     end_offset: int = 0
+    mark: FileMark = field(default_factory=lambda: FileMark())
+    raw: bytes | None = None
 
     @property
     def all_records(self) -> list[JSONDict]:
         return self.records if self.tail is None else [*self.records, self.tail]
+
+    def line(self, line: bytes, complete: bool) -> None:
+        """Take one line (without its newline; ``complete``: a newline ended it)."""
+        line = line.strip()
+        if not line:
+            return
+        try:
+            obj = loads(line)
+        except (ValueError, RecursionError):
+            obj = None
+        if not complete:
+            self.tail = obj if isinstance(obj, dict) else None
+            self.partial_tail = self.tail is None
+        elif isinstance(obj, dict):
+            self.records.append(obj)
+        else:
+            self.skipped_lines += 1
+
+
+#: Up to this many bytes after the start offset, a file is read in one piece and split in
+#: memory (one read call, no per-line reads); a bigger one is read a line at a time.
+WHOLE_READ = 16 << 20
 
 
 def read_json_lines(
@@ -55,48 +83,74 @@ def read_json_lines(
 
     Blank lines are ignored; a line that is not a JSON object (bad JSON, invalid UTF-8, a
     bare value) or is longer than ``max_line`` bytes is counted in ``skipped_lines`` (the long
-    ones also in ``long_lines``). Raises ``OSError`` (:class:`~...files.NotRegularFile` for
-    anything but a regular file, a symlink included, refused without blocking)."""
+    ones also in ``long_lines``). The file is opened once. Raises ``OSError``
+    (:class:`~...files.NotRegularFile` for anything but a regular file, a symlink included,
+    refused without blocking)."""
     out = JsonLines(end_offset=start_offset)
     with open_regular(path) as fh:
+        st = os.fstat(fh.fileno())
         fh.seek(start_offset)
-        while True:
-            raw = fh.readline(max_line + 1)
-            if not raw:
-                break
-            complete = raw.endswith(b"\n")
-            if not complete and len(raw) > max_line:
-                size = len(raw)
-                while not complete:  # skip the rest of the long line, a chunk at a time
-                    chunk = fh.readline(_SKIP_CHUNK)
-                    if not chunk:
-                        break
-                    size += len(chunk)
-                    complete = chunk.endswith(b"\n")
-                if not complete:
-                    out.partial_tail = True
-                    break
-                out.end_offset += size
-                out.skipped_lines += 1
-                out.long_lines += 1
-                continue
-            if complete:
-                out.end_offset += len(raw)
-            line = raw.strip()
-            if not line:
-                continue
-            try:
-                obj = loads(line)
-            except (ValueError, RecursionError):
-                obj = None
-            if not complete:
-                out.tail = obj if isinstance(obj, dict) else None
-                out.partial_tail = out.tail is None
-            elif isinstance(obj, dict):
-                out.records.append(obj)
-            else:
-                out.skipped_lines += 1
+        size = st.st_size - start_offset
+        if size <= WHOLE_READ:
+            # What fstat said, plus a byte to notice growth (never a buffer of the limit's size)
+            data = fh.read(size + 1)
+            if len(data) > size:  # it grew meanwhile: the rest, up to the limit
+                data += fh.read(WHOLE_READ + 1 - len(data))
+            if len(data) <= WHOLE_READ:
+                _split(out, data, max_line)
+                if start_offset == 0 and len(data) <= RAW_KEPT:
+                    out.raw = data
+                out.mark = FileMark.taken(fh, st, out.end_offset, data, start_offset)
+                return out
+            fh.seek(start_offset)  # it grew past the limit meanwhile: a line at a time
+        _stream(out, fh, max_line)
+        out.mark = FileMark.taken(fh, st, out.end_offset)
     return out
+
+
+def _split(out: JsonLines, data: bytes, max_line: int) -> None:
+    """:func:`read_json_lines` of bytes in memory."""
+    *lines, last = data.split(b"\n")
+    for line in lines:
+        out.end_offset += len(line) + 1
+        if len(line) > max_line:
+            out.skipped_lines += 1
+            out.long_lines += 1
+        else:
+            out.line(line, True)
+    if last:
+        if len(last) > max_line:
+            out.partial_tail = True
+        else:
+            out.line(last, False)
+
+
+def _stream(out: JsonLines, fh: IO[bytes], max_line: int) -> None:
+    """:func:`read_json_lines` a line at a time (a long line is skipped a chunk at a time,
+    never held whole)."""
+    while True:
+        raw = fh.readline(max_line + 1)
+        if not raw:
+            break
+        complete = raw.endswith(b"\n")
+        if not complete and len(raw) > max_line:
+            size = len(raw)
+            while not complete:  # skip the rest of the long line, a chunk at a time
+                chunk = fh.readline(_SKIP_CHUNK)
+                if not chunk:
+                    break
+                size += len(chunk)
+                complete = chunk.endswith(b"\n")
+            if not complete:
+                out.partial_tail = True
+                break
+            out.end_offset += size
+            out.skipped_lines += 1
+            out.long_lines += 1
+            continue
+        if complete:
+            out.end_offset += len(raw)
+        out.line(raw, complete)
 
 
 FINGERPRINT_BYTES = 64
@@ -118,9 +172,26 @@ class FileMark:
     def of(cls, path: str | os.PathLike[str], end_offset: int) -> FileMark:
         """The mark of ``path`` read up to ``end_offset`` (``OSError``)."""
         with open_regular(path) as fh:
-            st = os.fstat(fh.fileno())
-            head = fh.read(min(FINGERPRINT_BYTES, end_offset))
-            lo = max(0, end_offset - FINGERPRINT_BYTES)
+            return cls.taken(fh, os.fstat(fh.fileno()), end_offset)
+
+    @classmethod
+    def taken(
+        cls,
+        fh: IO[bytes],
+        st: os.stat_result,
+        end_offset: int,
+        data: bytes = b"",
+        at: int = 0,
+    ) -> FileMark:
+        """The mark of the open file ``fh`` read up to ``end_offset``; ``data``: its bytes
+        from offset ``at`` on, as read (what they hold of the mark is not read again)."""
+        lo = max(0, end_offset - FINGERPRINT_BYTES)
+        head_end = min(FINGERPRINT_BYTES, end_offset)
+        if at == 0 and len(data) >= end_offset:
+            head, tail = data[:head_end], data[lo:end_offset]
+        else:
+            fh.seek(0)
+            head = fh.read(head_end)
             fh.seek(lo)
             tail = fh.read(end_offset - lo)
         return cls(end_offset, st.st_dev, st.st_ino, head, tail)

@@ -1,0 +1,191 @@
+"""A first build of Claude Code transcripts and Codex rollouts parsed by a worker process: the
+same rows (messages, hidden parts, titles, compaction, subagents, lines left out) and the same
+vault (each file and its part files) as when the index's own process parses them; the parse
+states the worker kept stay there, so a later change is read whole once and indexed the same.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_browser.bench.agents import claude_jsonl, codex_jsonl, codex_rollout_name
+from session_browser.core.index import SqliteSessionStore, parsing
+from session_browser.core.index.write import stored_words
+from session_browser.core.open import index_store
+from session_browser.core.sources import SOURCES
+from session_browser.core.vault import Vault, default_vault_dir
+
+DATA = Path(__file__).resolve().parents[2] / "../shared/data"
+FILES = 620  # two batches (more than one: a bulk first build)
+
+
+def _session(i: int) -> dict[str, Any]:
+    base = 1.7e9 + i * 3600
+    return {
+        "session_id": f"gen-{i:04d}-0000-4000-8000-000000000000",
+        "created_at": base,
+        "metadata": {"title": f"generated {i}"} if i % 3 else {},
+        "archived_messages": (
+            [{"role": "user", "content": f"older wombat{i}", "timestamp": base}]
+            if i % 5 == 0
+            else []
+        ),
+        "messages": [
+            {
+                "role": "user",
+                "content": f"question {i} about quokka{i % 11}",
+                "timestamp": base + 1,
+            },
+            {"role": "assistant", "content": f"answer {i} numbat", "timestamp": base + 2},
+        ],
+    }
+
+
+def claude_dir(root: Path) -> Path:
+    """Real transcripts (subagents, tool calls, compaction) and generated ones."""
+    real = DATA / "claude"
+    if not real.is_dir():
+        pytest.skip("the shared data dir is not here")
+    project = root / "-home-me-proj"
+    for sub in ("spotter", "claude-code-viewer"):
+        shutil.copytree(
+            real / sub, project, dirs_exist_ok=True, ignore=shutil.ignore_patterns("LICENSE")
+        )
+    (project / "broken.jsonl").write_bytes(b'not json\n{"type": 3}\n')
+    for i in range(FILES):
+        (project / f"gen-{i:04d}.jsonl").write_bytes(claude_jsonl(_session(i)))
+    return root
+
+
+def codex_dir(root: Path) -> Path:
+    real = DATA / "codex"
+    if not real.is_dir():
+        pytest.skip("the shared data dir is not here")
+    for sub in ("codemie-code", "codex-session-view"):
+        for f in (real / sub).glob("rollout-*.jsonl"):
+            dest = root / "2026" / "01" / "01" / f.name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(f, dest)
+    for i in range(FILES):
+        data = _session(i)
+        dest = root / codex_rollout_name(data["session_id"], data["created_at"])
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(codex_jsonl(data))
+    return root
+
+
+def dump(db: Path) -> dict[str, Any]:
+    with sqlite3.connect(db) as c:
+        c.execute("CREATE VIRTUAL TABLE temp.words USING fts5vocab(main, recall_words, instance)")
+        return {
+            t: c.execute(f"SELECT {cols} FROM {t} ORDER BY 1").fetchall()
+            for t, cols in (
+                ("sessions", "*"),
+                ("messages", "*"),
+                ("hidden", "*"),
+                ("skipped", "*"),
+                ("partly", "*"),
+                ("recall_lengths", "*"),
+                ("temp.words", "doc, term, offset"),
+            )
+        }
+
+
+def words_as_stored(db: Path) -> None:
+    """Each session's recall words are those its stored messages give (as a write made
+    through the store, which reads them from its rows, takes them)."""
+    with sqlite3.connect(db) as c:
+        c.execute("CREATE VIRTUAL TABLE temp.w USING fts5vocab(main, recall_words, instance)")
+        held: dict[int, list[str]] = {}
+        for doc, term in c.execute("SELECT doc, term FROM temp.w"):
+            held.setdefault(doc, []).append(term)
+        sessions = c.execute("SELECT sid, row_lo, row_hi FROM sessions").fetchall()
+        assert len(held) == len(sessions)
+        for sid, lo, hi in sessions:
+            assert sorted(held[sid]) == sorted(stored_words(c, lo, hi).split()), sid
+
+
+def kept() -> dict[str, tuple[str, int, int, list[str]]]:
+    """Every file the vault holds: (its hash, size, messages, its part files' names)."""
+    with Vault(default_vault_dir()) as v:
+        out = {}
+        for version in v.latest():
+            parts = v._db.execute(
+                "SELECT f.path FROM parts p JOIN versions pv ON pv.vid = p.part "
+                "JOIN files f ON f.fid = pv.fid WHERE p.vid = ? ORDER BY f.path",
+                (version.vid,),
+            ).fetchall()
+            out[Path(version.path).name] = (
+                version.sha256,
+                version.size,
+                version.messages or 0,
+                [Path(p[0]).name for p in parts],
+            )
+        return out
+
+
+def build(
+    kind: str, d: Path, tmp: Path, tag: str, monkeypatch: pytest.MonkeyPatch, *, worker: bool
+) -> tuple[dict[str, Any], dict[str, Any], Any, dict[str, Any]]:
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp / f"data-{tag}"))
+    monkeypatch.setattr(SqliteSessionStore, "worker_min_files", 0 if worker else 10**9)
+    with index_store(SOURCES[kind], d, "none", vault=True, db_path=tmp / f"{tag}.sqlite3") as s:
+        report = s.reconcile()
+        assert s.warnings == []
+        out = dump(tmp / f"{tag}.sqlite3"), kept(), report
+        words_as_stored(tmp / f"{tag}.sqlite3")
+        # A transcript that grows after the build is read on from where the build stopped,
+        # or read whole once when the worker parsed it (its parse state stayed there; the
+        # index's process may have parsed the last batches itself): the same rows.
+        last = FILES - 1  # the newest file: read last
+        grown = next(p for p in d.rglob("*.jsonl") if f"gen-{last:04d}" in p.name)
+        line = claude_jsonl(_session(last)) if kind == "claude" else codex_jsonl(_session(last))
+        before, st = grown.read_bytes(), grown.stat()
+        with grown.open("ab") as fh:
+            fh.write(line.splitlines(keepends=True)[-2 if kind == "claude" else -1])
+        again = s.reconcile()
+        assert again.updated == 1 and sum(s.last_reads.values()) == 1
+        if not worker:
+            assert s.last_reads["resumed"] == 1
+        after = dump(tmp / f"{tag}.sqlite3")
+        after["sessions"] = [r[:3] + r[4:] for r in after["sessions"]]  # (the append's mtime)
+    with grown.open("r+b") as fh:  # as it was (same inode), for the next build
+        fh.write(before)
+        fh.truncate()
+    os.utime(grown, ns=(st.st_atime_ns, st.st_mtime_ns))
+    return (*out, after)
+
+
+@pytest.mark.parametrize("kind", ["claude", "codex"])
+def test_a_worker_builds_the_same_agent_index_and_vault(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = (claude_dir if kind == "claude" else codex_dir)(tmp_path / kind)
+    used: list[int] = []
+    start = parsing.Worker.__init__
+
+    def counting(self: parsing.Worker, *args: Any, **kwargs: Any) -> None:
+        start(self, *args, **kwargs)
+        used.append(self._proc.pid)
+
+    monkeypatch.setattr(parsing.Worker, "__init__", counting)
+    here = build(kind, d, tmp_path, "here", monkeypatch, worker=False)
+    assert used == []
+    there = build(kind, d, tmp_path, "there", monkeypatch, worker=True)
+    assert len(used) == 1
+    for table, rows in here[0].items():
+        assert rows == there[0][table], table
+    assert here[1] == there[1]
+    assert here[3] == there[3] != here[0]
+    assert here[2].messages == there[2].messages > 2 * FILES
+    assert len(here[0]["sessions"]) >= FILES + 2
+    assert here[0]["hidden"], "tool calls and thinking are kept as hidden parts"
+    if kind == "claude":
+        assert any(parts for *_r, parts in here[1].values()), "subagent files kept with theirs"
+        assert [r[0] for r in here[0]["skipped"]] == ["-home-me-proj/broken.jsonl"]
