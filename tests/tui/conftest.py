@@ -77,15 +77,19 @@ async def settle_workers(pilot: Pilot[int], app: SessionBrowserApp) -> None:
 DEBOUNCE_AT_MOST = 0.25
 
 
-def pending_debounces(app: SessionBrowserApp) -> list[Any]:
-    """The debounce timers of the app and its screens that have not fired yet."""
+def _nodes(app: SessionBrowserApp) -> list[Any]:
     nodes: list[Any] = [app]
     for screen in app.screen_stack:
         nodes.append(screen)
         nodes.extend(screen.walk_children(with_self=False))
+    return nodes
+
+
+def pending_debounces(app: SessionBrowserApp) -> list[Any]:
+    """The debounce timers of the app and its screens that have not fired yet."""
     return [
         timer
-        for node in nodes
+        for node in _nodes(app)
         for timer in list(node._timers)
         if timer._repeat == 1
         and timer._interval <= DEBOUNCE_AT_MOST
@@ -94,16 +98,25 @@ def pending_debounces(app: SessionBrowserApp) -> list[Any]:
     ]
 
 
+def quiet(app: SessionBrowserApp) -> bool:
+    """No debounce pending, no worker pending or running, no message waiting to be handled
+    (a worker's answer posted from its thread is a message)."""
+    if pending_debounces(app):
+        return False
+    if any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers):
+        return False
+    return all(node._message_queue.empty() for node in _nodes(app))
+
+
 async def settle(pilot: Pilot[int], app: SessionBrowserApp, ceiling: float = 60.0) -> None:
     """Let the debounce timers fire, then every worker finish (:func:`settle_workers`): by
     state, not by time (a loaded machine fires a timer late), at most ``ceiling`` seconds."""
     started = time.monotonic()
     await pilot.pause(0.05)
-    while True:
+    calm = 0  # quiet twice in a row, a pause apart: what the last answer posted is handled
+    while calm < 2:
         await settle_workers(pilot, app)
-        busy = any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers)
-        if not pending_debounces(app) and not busy:
-            return
+        calm = calm + 1 if quiet(app) else 0
         if time.monotonic() - started > ceiling:
             raise AssertionError(f"the app did not settle within {ceiling} s")
         await pilot.pause(0.02)
