@@ -262,6 +262,14 @@ def test_missing_vectors_answer_lexically_with_a_notice_when_hybrid_is_asked(
     assert len(result.warnings) == 1
     assert "no vectors yet" in str(result.warnings[0])
     assert "lexical answers" in str(result.warnings[0])
+    # the command it names is one that builds them
+    named = re.search(r"'session-browser ([^']+)' builds them", str(result.warnings[0]))
+    assert named is not None
+    from click.testing import CliRunner
+
+    from session_browser.cli import main
+
+    assert CliRunner().invoke(main, [*named[1].split(), "--help"]).exit_code == 0
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "wrong-length"])

@@ -392,7 +392,7 @@ class VectorIndex:
         import numpy as np
 
         if not self.path.is_file():
-            raise VectorsUnavailable("no vectors yet (session-browser embed builds them)")
+            raise VectorsUnavailable("no vectors yet ('session-browser index vectors' builds them)")
         key = self._stamp()
         if key == self._key:
             return
@@ -419,7 +419,7 @@ class VectorIndex:
         except sqlite3.DatabaseError as exc:
             raise VectorsUnavailable(f"the vectors file is unreadable ({exc})") from None
         if not blobs:
-            raise VectorsUnavailable("no vectors yet (session-browser embed builds them)")
+            raise VectorsUnavailable("no vectors yet ('session-browser index vectors' builds them)")
         # float32 in memory (4 bytes a value: 150 MB for 100k windows of 384), so a query is
         # one matrix-vector product, not a conversion of the whole matrix first
         quantized = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), dim)
