@@ -4,9 +4,14 @@ automation rule, and a hit's project from the session's cwd."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from ..model import JSONDict, SessionHit
-from .base import SessionSource
+from .base import RAW_KEPT, Identity, LinesSkipped, SessionDoc, SessionSource, Skip
 from .pi.store import pi_is_automated, settle_automation
+
+#: Why a read that holds no prompt or answer is no session, unless a reader says more.
+NO_CONVERSATION = "no conversation (no prompt or answer)"
 
 
 def settle_agent_hit(hit: SessionHit, data: JSONDict, kind: str) -> None:
@@ -36,3 +41,45 @@ class CodingAgentSource(SessionSource):
 
     def settle_hit(self, hit: SessionHit, data: JSONDict) -> None:
         settle_agent_hit(hit, data, self.kind)
+
+
+@dataclass(frozen=True)
+class AgentRead:
+    """One session as a coding agent's source read it whole: the session, what was left out
+    inside it, the bytes read when they were read in one piece (the vault keeps them when
+    small), and why it is no session when it holds no turn."""
+
+    data: JSONDict
+    skipped: LinesSkipped = field(default_factory=LinesSkipped)
+    raw: bytes | None = None
+    empty: str = NO_CONVERSATION
+
+    @property
+    def has_turns(self) -> bool:
+        return bool(self.data.get("messages") or self.data.get("archived_messages"))
+
+
+class WholeReadSource(CodingAgentSource):
+    """A coding agent's source that reads a session whole every time (no resumed parse):
+    it says how in :meth:`read_session`; parsing and loading follow from it."""
+
+    def read_session(self, name: str, include_hidden: bool) -> AgentRead | Skip:
+        raise NotImplementedError
+
+    def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
+        got = self.read_session(name, include_hidden=True)
+        if isinstance(got, Skip):
+            return got
+        if not got.has_turns:
+            return Skip(got.empty)
+        raw = got.raw
+        return SessionDoc(
+            got.data,
+            automated=pi_is_automated(got.data),
+            skipped=got.skipped,
+            raw=raw if raw is not None and len(raw) <= RAW_KEPT else None,
+        )
+
+    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
+        got = self.read_session(name, include_hidden=include_hidden)
+        return None if isinstance(got, Skip) or not got.has_turns else got.data

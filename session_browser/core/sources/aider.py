@@ -46,12 +46,11 @@ from pathlib import Path
 from ..files import open_regular, read_file_bytes, real_dir
 from ..model import JSONDict
 from ..settings import load_settings
-from .agent import CodingAgentSource
-from .base import Identity, LinesSkipped, Retention, SessionDoc, Skip, SourceKind
+from .agent import AgentRead, WholeReadSource
+from .base import Identity, Retention, Skip, SourceKind
 from .claude.source import file_ident
 from .claude.transcript import Turn, short, split_compaction
 from .named import NamedScanStore, named_reader
-from .pi.store import pi_is_automated
 from .scan import SourceStore
 from .view import session_dict
 
@@ -256,7 +255,7 @@ def split_name(name: str) -> tuple[str, str]:
     return file, key
 
 
-class AiderSource(CodingAgentSource):
+class AiderSource(WholeReadSource):
     """The Aider launches in the history files under one root (see the module doc)."""
 
     kind = AIDER_SOURCE
@@ -366,7 +365,7 @@ class AiderSource(CodingAgentSource):
     def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
         return {name: self.identity(name) for name in names}
 
-    def _read(self, name: str, include_hidden: bool) -> tuple[JSONDict, AiderRead] | Skip:
+    def read_session(self, name: str, include_hidden: bool) -> AgentRead | Skip:
         file, key = split_name(name)
         if not file:
             return Skip("not an Aider launch")
@@ -378,21 +377,8 @@ class AiderSource(CodingAgentSource):
             return Skip("no such launch in the chat history")
         launch, body = got
         alone = Launch(launch.key, launch.started, 0, len(body))
-        data, read = launch_session(self.root / file, alone, body, include_hidden=include_hidden)
-        if not data["messages"]:
-            return Skip("no conversation (a launch without a prompt)")
-        return data, read
-
-    def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
-        got = self._read(name, include_hidden=True)
-        if isinstance(got, Skip):
-            return got
-        data = got[0]
-        return SessionDoc(data, automated=pi_is_automated(data), skipped=LinesSkipped())
-
-    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
-        got = self._read(name, include_hidden=include_hidden)
-        return None if isinstance(got, Skip) else got[0]
+        data = launch_session(self.root / file, alone, body, include_hidden=include_hidden)[0]
+        return AgentRead(data, empty="no conversation (a launch without a prompt)")
 
     def named_files(self, session_id: str, names: set[str]) -> list[str]:
         """The launch whose key the id ends with (``aider-<hash>-<key>``)."""

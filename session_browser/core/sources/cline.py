@@ -46,19 +46,16 @@ from typing import Any
 
 from ..files import loads, read_file_bytes, real_dir
 from ..model import JSONDict
-from .agent import CodingAgentSource
+from .agent import AgentRead, WholeReadSource
 from .base import (
-    RAW_KEPT,
     Identity,
     LinesSkipped,
     Retention,
-    SessionDoc,
     Skip,
     SourceKind,
 )
 from .claude.source import file_ident
 from .claude.transcript import Turn, short, split_compaction
-from .pi.store import pi_is_automated
 from .view import session_dict
 
 CLINE_SOURCE = "cline"
@@ -263,7 +260,7 @@ def _load_json(path: Path) -> Any:
         return None
 
 
-class ClineSource(CodingAgentSource):
+class ClineSource(WholeReadSource):
     """The Cline and Roo Code tasks under one root (see the module doc)."""
 
     kind = CLINE_SOURCE
@@ -323,7 +320,7 @@ class ClineSource(CodingAgentSource):
                 return agent or "Cline", cwd if isinstance(cwd, str) and cwd else None
         return agent, None
 
-    def _read(self, name: str, include_hidden: bool) -> tuple[JSONDict, ClineRead, bytes] | Skip:
+    def read_session(self, name: str, include_hidden: bool) -> AgentRead | Skip:
         path = self.root / name
         try:
             raw = read_file_bytes(path, max_bytes=MAX_FILE_BYTES, follow_links=False)
@@ -360,28 +357,7 @@ class ClineSource(CodingAgentSource):
             meta=info,
             last_compaction=last,
         )
-        return data, read, raw
-
-    def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
-        got = self._read(name, include_hidden=True)
-        if isinstance(got, Skip):
-            return got
-        data, read, raw = got
-        if not data.get("messages") and not data.get("archived_messages"):
-            return Skip("no conversation (no prompt or answer)")
-        return SessionDoc(
-            data,
-            automated=pi_is_automated(data),
-            skipped=LinesSkipped(bad=read.skipped),
-            raw=raw if len(raw) <= RAW_KEPT else None,
-        )
-
-    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
-        got = self._read(name, include_hidden=include_hidden)
-        if isinstance(got, Skip):
-            return None
-        data = got[0]
-        return data if data.get("messages") or data.get("archived_messages") else None
+        return AgentRead(data, LinesSkipped(bad=read.skipped), raw)
 
 
 def cline_retention() -> Retention:

@@ -42,13 +42,11 @@ from urllib.parse import unquote, urlparse
 
 from ..files import loads, read_file_bytes, real_dir
 from ..model import JSONDict, iso_epoch
-from .agent import CodingAgentSource
+from .agent import AgentRead, WholeReadSource
 from .base import (
-    RAW_KEPT,
     Identity,
     LinesSkipped,
     Retention,
-    SessionDoc,
     Skip,
     SourceKind,
 )
@@ -56,7 +54,6 @@ from .claude.source import empty_reason, file_ident
 from .claude.transcript import Turn, short, split_compaction
 from .cline import editor_user_dirs
 from .named import NamedScanStore, named_reader
-from .pi.store import pi_is_automated
 from .scan import SourceStore
 from .view import session_dict
 
@@ -403,7 +400,7 @@ def read_chat_session(
     return data, read
 
 
-class CopilotSource(CodingAgentSource):
+class CopilotSource(WholeReadSource):
     """The Copilot CLI sessions under one root (see the module doc)."""
 
     kind = COPILOT_SOURCE
@@ -462,7 +459,7 @@ class CopilotSource(CodingAgentSource):
             n: file_ident(self.root / n) if n.endswith((".jsonl", ".json")) else None for n in names
         }
 
-    def _read(self, name: str, include_hidden: bool) -> tuple[JSONDict, CopilotRead, bytes] | Skip:
+    def read_session(self, name: str, include_hidden: bool) -> AgentRead | Skip:
         path = self.root / name
         try:
             raw = read_file_bytes(path, max_bytes=MAX_FILE_BYTES, follow_links=False)
@@ -470,28 +467,7 @@ class CopilotSource(CodingAgentSource):
             return Skip(f"unreadable: {exc.strerror or exc}")
         reader = read_chat_session if path.suffix == ".json" else read_copilot_session
         data, read = reader(path, include_hidden=include_hidden, raw=raw)
-        return data, read, raw
-
-    def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
-        got = self._read(name, include_hidden=True)
-        if isinstance(got, Skip):
-            return got
-        data, read, raw = got
-        if not data.get("messages") and not data.get("archived_messages"):
-            return Skip(empty_reason(read.bad, {}))
-        return SessionDoc(
-            data,
-            automated=pi_is_automated(data),
-            skipped=LinesSkipped(bad=read.bad),
-            raw=raw if len(raw) <= RAW_KEPT else None,
-        )
-
-    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
-        got = self._read(name, include_hidden=include_hidden)
-        if isinstance(got, Skip):
-            return None
-        data = got[0]
-        return data if data.get("messages") or data.get("archived_messages") else None
+        return AgentRead(data, LinesSkipped(bad=read.bad), raw, empty_reason(read.bad, {}))
 
     def named_files(self, session_id: str, names: set[str]) -> list[str]:
         """``<id>/events.jsonl``, ``<id>.jsonl``, or a VS Code chat's ``<id>.json``."""

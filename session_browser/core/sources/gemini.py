@@ -49,12 +49,11 @@ from typing import Any
 
 from ..files import loads, read_file_bytes, real_dir
 from ..model import JSONDict, iso_epoch
-from .agent import CodingAgentSource
-from .base import RAW_KEPT, Identity, LinesSkipped, Retention, SessionDoc, Skip
+from .agent import AgentRead, WholeReadSource
+from .base import Identity, LinesSkipped, Retention, Skip
 from .claude.source import empty_reason, file_ident, fold
 from .claude.transcript import Turn, short, split_compaction
 from .named import agent_kind
-from .pi.store import pi_is_automated
 from .view import session_dict
 
 GEMINI_SOURCE = "gemini"
@@ -514,7 +513,7 @@ def _is_chat(name: str) -> bool:
     return name.startswith(SESSION_PREFIX) and name.endswith((".json", ".jsonl"))
 
 
-class GeminiSource(CodingAgentSource):
+class GeminiSource(WholeReadSource):
     """The Gemini CLI chats under one root (see the module doc)."""
 
     kind = GEMINI_SOURCE
@@ -612,7 +611,7 @@ class GeminiSource(CodingAgentSource):
             self._projects = (ident, project_dirs(tmp) if ident is not None else {})
         return self._projects[1].get(folder.name)
 
-    def _read(self, name: str, include_hidden: bool) -> tuple[GeminiRead, bytes] | Skip:
+    def read_session(self, name: str, include_hidden: bool) -> AgentRead | Skip:
         path = self.root / name
         try:
             raw = read_file_bytes(path, max_bytes=MAX_FILE_BYTES, follow_links=False)
@@ -623,29 +622,9 @@ class GeminiSource(CodingAgentSource):
             return Skip(f"unreadable: {exc.strerror or exc}")
         except (ValueError, RecursionError) as exc:  # pragma: no cover - defensive
             return Skip(f"unusable Gemini CLI chat: {exc}")
-        return read, raw
-
-    def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
-        got = self._read(name, include_hidden=True)
-        if isinstance(got, Skip):
-            return got
-        read, raw = got
-        data = read.data
-        if not data.get("messages") and not data.get("archived_messages"):
-            return Skip(empty_reason(read.skipped_lines, read.unknown_records))
-        return SessionDoc(
-            data,
-            automated=pi_is_automated(data),
-            skipped=LinesSkipped(bad=read.skipped_lines, unknown=dict(read.unknown_records)),
-            raw=raw if len(raw) <= RAW_KEPT else None,
-        )
-
-    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
-        got = self._read(name, include_hidden=include_hidden)
-        if isinstance(got, Skip):
-            return None
-        data = got[0].data
-        return data if data.get("messages") or data.get("archived_messages") else None
+        skipped = LinesSkipped(bad=read.skipped_lines, unknown=dict(read.unknown_records))
+        empty = empty_reason(read.skipped_lines, read.unknown_records)
+        return AgentRead(read.data, skipped, raw, empty)
 
     def named_files(self, session_id: str, names: set[str]) -> list[str]:
         """Files named ``session-<time>-<first 8 characters of the id>.json[l]``."""

@@ -51,13 +51,11 @@ from typing import Any
 
 from ..files import loads, read_file_bytes
 from ..model import JSONDict
-from .agent import CodingAgentSource
+from .agent import AgentRead, WholeReadSource
 from .base import (
-    RAW_KEPT,
     Identity,
     LinesSkipped,
     Retention,
-    SessionDoc,
     Skip,
     SourceKind,
 )
@@ -65,7 +63,6 @@ from .claude.source import file_ident
 from .claude.transcript import Turn, short, split_compaction
 from .named import NamedScanStore, named_reader
 from .opencode import connect_immutable
-from .pi.store import pi_is_automated
 from .scan import SourceStore
 from .view import session_dict
 
@@ -312,7 +309,7 @@ def database_session(
 # ---------------------------------------------------------------------- source
 
 
-class GooseSource(CodingAgentSource):
+class GooseSource(WholeReadSource):
     """The Goose sessions under one sessions dir (see the module doc)."""
 
     kind = GOOSE_SOURCE
@@ -410,7 +407,7 @@ class GooseSource(CodingAgentSource):
     def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
         return {n: self.identity(n) for n in names}
 
-    def _read(self, name: str, include_hidden: bool) -> tuple[GooseRead, bytes | None] | Skip:
+    def read_session(self, name: str, include_hidden: bool) -> AgentRead | Skip:
         try:
             if name.startswith(f"{DB_NAME}/"):
                 sid = name[len(DB_NAME) + 1 :]
@@ -431,25 +428,7 @@ class GooseSource(CodingAgentSource):
             return Skip(f"unreadable: {exc}")
         if got is None:
             return Skip("not a Goose session")
-        if not got.data["messages"] and not got.data["archived_messages"]:
-            return Skip("no conversation (no prompt or answer)")
-        return got, raw
-
-    def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
-        got = self._read(name, include_hidden=True)
-        if isinstance(got, Skip):
-            return got
-        read, raw = got
-        return SessionDoc(
-            read.data,
-            automated=pi_is_automated(read.data),
-            skipped=LinesSkipped(bad=read.bad),
-            raw=raw if raw is not None and len(raw) <= RAW_KEPT else None,
-        )
-
-    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
-        got = self._read(name, include_hidden)
-        return None if isinstance(got, Skip) else got[0].data
+        return AgentRead(got.data, LinesSkipped(bad=got.bad), raw)
 
     def named_files(self, session_id: str, names: set[str]) -> list[str]:
         return [

@@ -47,12 +47,11 @@ from typing import Any
 
 from ..files import loads, read_file_bytes, real_dir
 from ..model import JSONDict
-from .agent import CodingAgentSource
-from .base import RAW_KEPT, Identity, LinesSkipped, Retention, SessionDoc, Skip
+from .agent import AgentRead, WholeReadSource
+from .base import Identity, LinesSkipped, Retention, Skip
 from .claude.source import empty_reason, file_ident, fold
 from .claude.transcript import Turn, short, split_compaction
 from .named import agent_kind
-from .pi.store import pi_is_automated
 from .view import session_dict
 
 KIMI_SOURCE = "kimi"
@@ -402,7 +401,7 @@ def read_kimi_session(
 # ---------------------------------------------------------------------- source
 
 
-class KimiSource(CodingAgentSource):
+class KimiSource(WholeReadSource):
     """The Kimi Code CLI sessions under one root (see the module doc)."""
 
     kind = KIMI_SOURCE
@@ -481,7 +480,7 @@ class KimiSource(CodingAgentSource):
             self._dirs = (ident, work_dirs(share) if ident is not None else {})
         return self._dirs[1].get(folder.parent.name)
 
-    def _read(self, name: str, include_hidden: bool) -> tuple[JSONDict, KimiRead, bytes] | Skip:
+    def read_session(self, name: str, include_hidden: bool) -> AgentRead | Skip:
         folder = self._session_dir(name)
         if folder is None:
             return Skip("not a Kimi Code CLI session log")
@@ -498,28 +497,8 @@ class KimiSource(CodingAgentSource):
             )
         except OSError as exc:
             return Skip(f"unreadable: {exc.strerror or exc}")
-        return data, read, raw
-
-    def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
-        got = self._read(name, include_hidden=True)
-        if isinstance(got, Skip):
-            return got
-        data, read, raw = got
-        if not data.get("messages") and not data.get("archived_messages"):
-            return Skip(empty_reason(read.skipped_lines, {}))
-        return SessionDoc(
-            data,
-            automated=pi_is_automated(data),
-            skipped=LinesSkipped(bad=read.skipped_lines),
-            raw=raw if len(raw) <= RAW_KEPT else None,
-        )
-
-    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
-        got = self._read(name, include_hidden=include_hidden)
-        if isinstance(got, Skip):
-            return None
-        data = got[0]
-        return data if data.get("messages") or data.get("archived_messages") else None
+        empty = empty_reason(read.skipped_lines, {})
+        return AgentRead(data, LinesSkipped(bad=read.skipped_lines), raw, empty)
 
     def named_files(self, session_id: str, names: set[str]) -> list[str]:
         """The log of the session folder named ``session_id``."""

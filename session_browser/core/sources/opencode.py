@@ -43,12 +43,11 @@ from urllib.parse import quote
 
 from ..files import loads, read_file_bytes, real_dir, regular_lstat
 from ..model import JSONDict
-from .agent import CodingAgentSource
-from .base import Identity, LinesSkipped, Retention, SessionDoc, Skip
+from .agent import AgentRead, WholeReadSource
+from .base import Identity, LinesSkipped, Retention, Skip
 from .claude.source import file_ident
 from .claude.transcript import Turn, short, split_compaction
 from .named import agent_kind
-from .pi.store import pi_is_automated
 from .view import session_dict
 
 OPENCODE_SOURCE = "opencode"
@@ -367,7 +366,7 @@ def storage_session(
 # ---------------------------------------------------------------------- source
 
 
-class OpenCodeSource(CodingAgentSource):
+class OpenCodeSource(WholeReadSource):
     """OpenCode's sessions under its data dir (see the module doc)."""
 
     kind = OPENCODE_SOURCE
@@ -502,7 +501,7 @@ class OpenCodeSource(CodingAgentSource):
             return {n: files.get(n) for n in wanted}
         return {n: self._storage_identity(self.root / n) for n in wanted}
 
-    def _read(self, name: str, include_hidden: bool) -> OpenCodeRead | Skip:
+    def read_session(self, name: str, include_hidden: bool) -> AgentRead | Skip:
         try:
             if name.startswith("storage/"):
                 got = storage_session(
@@ -521,23 +520,7 @@ class OpenCodeSource(CodingAgentSource):
             return Skip(f"unreadable: {exc}")
         if got is None:
             return Skip("not an OpenCode session")
-        if not got.data["messages"] and not got.data["archived_messages"]:
-            return Skip("no conversation (no prompt or answer)")
-        return got
-
-    def parse(self, name: str, ident: Identity, prior: bytes | None) -> SessionDoc | Skip:
-        got = self._read(name, include_hidden=True)
-        if isinstance(got, Skip):
-            return got
-        return SessionDoc(
-            got.data,
-            automated=pi_is_automated(got.data),
-            skipped=LinesSkipped(bad=got.bad, unknown=dict(got.unknown_parts)),
-        )
-
-    def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
-        got = self._read(name, include_hidden)
-        return None if isinstance(got, Skip) else got.data
+        return AgentRead(got.data, LinesSkipped(bad=got.bad, unknown=dict(got.unknown_parts)))
 
     def named_files(self, session_id: str, names: set[str]) -> list[str]:
         """The names that end with the session id (``<db>/<id>`` or ``.../<id>.json``)."""
