@@ -9,7 +9,6 @@ import json
 import re
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -22,6 +21,7 @@ from session_browser.core.resume_line import resume_line
 from session_browser.core.settings import settings_path
 from session_browser.core.sources import SOURCES
 from session_browser.core.sources.aider import HISTORY, AiderSource, read_history
+from tests.agents import cli, ids, snapshot
 
 TAG = "thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b"
 #: Three launches as aider writes them (tests/fixtures/aider, see its README).
@@ -33,29 +33,6 @@ def repo(base: Path, name: str, text: str = WRITTEN) -> Path:
     path.parent.mkdir(parents=True)
     path.write_text(text)
     return path
-
-
-def snapshot(root: Path) -> dict[str, tuple[bytes, int, int, int]]:
-    """Every file and dir under ``root``: bytes, inode, mode, mtime."""
-    out: dict[str, tuple[bytes, int, int, int]] = {}
-    for path in sorted(root.rglob("*")):
-        st = path.lstat()
-        body = path.read_bytes() if path.is_file() else b""
-        out[str(path.relative_to(root))] = (body, st.st_ino, st.st_mode, st.st_mtime_ns)
-    return out
-
-
-def cli(*args: str) -> Any:
-    """The JSON a command prints (exit 1: it found nothing)."""
-    res = CliRunner().invoke(main, list(args))
-    assert res.exit_code in (0, 1), res.output
-    out = json.loads(res.output[res.output.index("{") :])
-    assert (res.exit_code == 1) == (not out["results"])
-    return out
-
-
-def ids(result: Any) -> list[str]:
-    return [h["session_id"] for h in result["results"]]
 
 
 def test_real_history_one_session_per_launch(shared_data: Path) -> None:

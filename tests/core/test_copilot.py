@@ -20,6 +20,7 @@ from session_browser.core.sources import SOURCES
 from session_browser.core.sources.copilot import CopilotSource, default_copilot_dir
 from session_browser.core.vault import Vault
 from session_browser.core.vault.reading import kept_session
+from tests.agents import cli, ids, snapshot
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "copilot"
 SID = "030f200c-c26f-4ef0-9099-6d1156c83631"
@@ -43,29 +44,6 @@ def vscode_user(home: Path) -> Path:
 def events() -> list[dict[str, Any]]:
     path = FIXTURE / "session-state" / SID / "events.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()]
-
-
-def snapshot(root: Path) -> dict[str, tuple[bytes, int, int, int]]:
-    """Every file and dir under ``root``: bytes, inode, mode, mtime."""
-    out: dict[str, tuple[bytes, int, int, int]] = {}
-    for path in sorted(root.rglob("*")):
-        st = path.lstat()
-        body = path.read_bytes() if path.is_file() else b""
-        out[str(path.relative_to(root))] = (body, st.st_ino, st.st_mode, st.st_mtime_ns)
-    return out
-
-
-def cli(*args: str) -> Any:
-    """The JSON a command prints (exit 1: it found nothing)."""
-    res = CliRunner().invoke(main, list(args))
-    assert res.exit_code in (0, 1), res.output
-    out = json.loads(res.output[res.output.index("{") :])
-    assert (res.exit_code == 1) == (not out["results"])
-    return out
-
-
-def ids(result: Any) -> list[str]:
-    return [h["session_id"] for h in result["results"]]
 
 
 def test_real_session_turns_subagent_and_hidden_parts(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from session_browser.core.sources.gemini import (
 from session_browser.core.vault import Vault
 from session_browser.core.vault.parts import parts_of
 from session_browser.core.vault.reading import kept_session
+from tests.agents import cli, ids, snapshot
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "gemini"
 SID = "7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
@@ -55,29 +56,6 @@ def gemini_home(home: Path) -> Path:
     dot = home / ".gemini"
     shutil.copytree(FIXTURE, dot, ignore=shutil.ignore_patterns("README.md"))
     return dot
-
-
-def snapshot(root: Path) -> dict[str, tuple[bytes, int, int, int]]:
-    """Every file and dir under ``root``: bytes, inode, mode, mtime."""
-    out: dict[str, tuple[bytes, int, int, int]] = {}
-    for path in sorted(root.rglob("*")):
-        st = path.lstat()
-        body = path.read_bytes() if path.is_file() else b""
-        out[str(path.relative_to(root))] = (body, st.st_ino, st.st_mode, st.st_mtime_ns)
-    return out
-
-
-def cli(*args: str) -> Any:
-    """The JSON a command prints (exit 1: it found nothing)."""
-    res = CliRunner().invoke(main, list(args))
-    assert res.exit_code in (0, 1), res.output
-    out = json.loads(res.output[res.output.index("{") :])
-    assert (res.exit_code == 1) == (not out["results"])
-    return out
-
-
-def ids(result: Any) -> list[str]:
-    return [h["session_id"] for h in result["results"]]
 
 
 def roles(messages: list[dict[str, Any]]) -> list[str]:

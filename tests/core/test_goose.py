@@ -24,6 +24,7 @@ from session_browser.core.sources import SOURCES
 from session_browser.core.sources.goose import DB_NAME, GooseSource, default_goose_dir
 from session_browser.core.vault import Vault
 from session_browser.core.vault.reading import kept_session
+from tests.agents import cli, ids, snapshot
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "goose"
 SID = "20260301_1"
@@ -116,29 +117,6 @@ def goose_dir(base: Path) -> Path:
     make_db(sessions / DB_NAME)
     shutil.copy(FIXTURE / f"{LEGACY}.jsonl", sessions)
     return sessions
-
-
-def snapshot(root: Path) -> dict[str, tuple[bytes, int, int, int]]:
-    """Every file and dir under ``root``: bytes, inode, mode, mtime."""
-    out: dict[str, tuple[bytes, int, int, int]] = {}
-    for path in sorted(root.rglob("*")):
-        st = path.lstat()
-        body = path.read_bytes() if path.is_file() else b""
-        out[str(path.relative_to(root))] = (body, st.st_ino, st.st_mode, st.st_mtime_ns)
-    return out
-
-
-def cli(*args: str) -> Any:
-    """The JSON a command prints (exit 1: it found nothing)."""
-    res = CliRunner().invoke(main, list(args))
-    assert res.exit_code in (0, 1), res.output
-    out = json.loads(res.output[res.output.index("{") :])
-    assert (res.exit_code == 1) == (not out["results"])
-    return out
-
-
-def ids(result: Any) -> list[str]:
-    return [h["session_id"] for h in result["results"]]
 
 
 def test_database_session_turns_compaction_and_hidden_parts(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from session_browser.core.sources import SOURCES
 from session_browser.core.sources.kimi import KimiSource, default_kimi_dir
 from session_browser.core.vault import Vault
 from session_browser.core.vault.reading import kept_session
+from tests.agents import cli, ids, snapshot
 
 SID = "5e3f0c1e-1111-4222-8333-944455556666"
 OLD_SID = "0b7d9c2a-3e4f-4a5b-9c6d-7e8f9a0b1c2d"
@@ -101,29 +102,6 @@ def kimi_home(home: Path, shared_data: Path) -> Path:
     (old / "state.json").write_text(json.dumps({"custom_title": "CRLF in the tokenizer"}))
     (share / "kimi.json").write_text(json.dumps({"work_dirs": [{"path": OLD_PROJECT}]}))
     return share
-
-
-def snapshot(root: Path) -> dict[str, tuple[bytes, int, int, int]]:
-    """Every file and dir under ``root``: bytes, inode, mode, mtime."""
-    out: dict[str, tuple[bytes, int, int, int]] = {}
-    for path in sorted(root.rglob("*")):
-        st = path.lstat()
-        body = path.read_bytes() if path.is_file() else b""
-        out[str(path.relative_to(root))] = (body, st.st_ino, st.st_mode, st.st_mtime_ns)
-    return out
-
-
-def cli(*args: str) -> Any:
-    """The JSON a command prints (exit 1: it found nothing)."""
-    res = CliRunner().invoke(main, list(args))
-    assert res.exit_code in (0, 1), res.output
-    out = json.loads(res.output[res.output.index("{") :])
-    assert (res.exit_code == 1) == (not out["results"])
-    return out
-
-
-def ids(result: Any) -> list[str]:
-    return [h["session_id"] for h in result["results"]]
 
 
 MAIN = f"wd_real/{SID}/agents/main/wire.jsonl"

@@ -24,6 +24,7 @@ from session_browser.core.model import SUMMARY_PREFIX, hidden_parts
 from session_browser.core.resume_line import ResumeLine, resume_line
 from session_browser.core.sources.base import Skip
 from session_browser.core.sources.opencode import OpenCodeSource, default_opencode_dir
+from tests.agents import cli, ids, snapshot
 
 SID = "ses_4f1d2c3b8ffeA1b2C3d4E5f6G7"
 CHILD = "ses_4f1d2c3b7ffeZ9y8X7w6V5u4T3"
@@ -261,27 +262,6 @@ def write_storage(root: Path, items: list[Session]) -> None:
                 pdir = storage / "part" / info["id"]
                 pdir.mkdir(parents=True, exist_ok=True)
                 (pdir / f"{p['id']}.json").write_text(json.dumps(p))
-
-
-def snapshot(root: Path) -> dict[str, tuple[bytes, int, int, int]]:
-    out: dict[str, tuple[bytes, int, int, int]] = {}
-    for path in sorted([root, *root.rglob("*")]):
-        st = path.lstat()
-        body = path.read_bytes() if path.is_file() else b""
-        out[str(path.relative_to(root))] = (body, st.st_ino, st.st_mode, st.st_mtime_ns)
-    return out
-
-
-def cli(*args: str) -> Any:
-    res = CliRunner().invoke(main, list(args))
-    assert res.exit_code in (0, 1), res.output
-    out = json.loads(res.output[res.output.index("{") :])
-    assert (res.exit_code == 1) == (not out["results"])
-    return out
-
-
-def ids(result: Any) -> list[str]:
-    return [h["session_id"] for h in result["results"]]
 
 
 @pytest.fixture(params=["database", "storage"])

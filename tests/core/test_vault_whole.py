@@ -27,6 +27,7 @@ from session_browser.core.sources.goose import DB_NAME
 from session_browser.core.vault import Vault
 from session_browser.core.vault.reading import kept_session, load_session
 from session_browser.core.vault.whole import HEAD, export_bytes, export_name, read_export
+from tests.agents import snapshot
 from tests.core import test_aider, test_goose, test_kimi, test_opencode
 
 
@@ -34,16 +35,6 @@ def run(*args: str, code: int = 0) -> str:
     res = CliRunner().invoke(main, list(args))
     assert res.exit_code == code, (args, res.output)
     return res.output
-
-
-def snapshot(root: Path) -> dict[str, tuple[bytes, int, int, int]]:
-    """Every file and dir under ``root`` (itself too): bytes, inode, mode, mtime."""
-    out: dict[str, tuple[bytes, int, int, int]] = {}
-    for path in sorted([root, *root.rglob("*")]):
-        st = path.lstat()
-        body = path.read_bytes() if path.is_file() else b""
-        out[str(path.relative_to(root))] = (body, st.st_ino, st.st_mode, st.st_mtime_ns)
-    return out
 
 
 def texts(data: dict[str, Any] | None) -> str:
