@@ -12,10 +12,11 @@ from click.testing import CliRunner
 from session_browser.cli import main
 
 
-def snapshot(root: Path) -> dict[str, tuple[bytes, int, int, int]]:
-    """Every file and dir under ``root`` (itself too): bytes, inode, mode, mtime."""
+def snapshot(root: Path, *, itself: bool = False) -> dict[str, tuple[bytes, int, int, int]]:
+    """Every file and dir under ``root`` (``itself``: ``root`` too): bytes, inode, mode,
+    mtime."""
     out: dict[str, tuple[bytes, int, int, int]] = {}
-    for path in sorted([root, *root.rglob("*")]):
+    for path in sorted([root, *root.rglob("*")] if itself else root.rglob("*")):
         st = path.lstat()
         body = path.read_bytes() if path.is_file() else b""
         out[str(path.relative_to(root))] = (body, st.st_ino, st.st_mode, st.st_mtime_ns)

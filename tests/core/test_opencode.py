@@ -310,7 +310,7 @@ def test_turns_hidden_parts_compaction_and_links(data_dir: Path) -> None:
 
 @pytest.mark.parametrize("index", [True, False])
 def test_search_never_writes_and_folds_the_subagent(data_dir: Path, index: bool) -> None:
-    before = snapshot(data_dir)
+    before = snapshot(data_dir, itself=True)
     store = f"opencode:{data_dir}"
     extra = [] if index else ["--no-index"]
     assert ids(cli("search", "ninety minutes", "--store", store, "--json", *extra)) == [SID]
@@ -325,14 +325,14 @@ def test_search_never_writes_and_folds_the_subagent(data_dir: Path, index: bool)
     assert found["results"][0]["project"] == CWD
     recent = cli("recent", "--store", store, "--json", *extra)
     assert set(ids(recent)) <= {SID, CHILD} and SID in ids(recent)
-    assert snapshot(data_dir) == before
+    assert snapshot(data_dir, itself=True) == before
 
 
 def test_the_database_is_never_locked_and_nothing_is_created_beside_it(tmp_path: Path) -> None:
     root = tmp_path / "opencode"
     root.mkdir()
     db = write_database(root / "opencode.db", sessions())
-    before = snapshot(root)
+    before = snapshot(root, itself=True)
     assert sorted(p.name for p in root.iterdir()) == ["opencode.db"]
     # OpenCode running: another process holds an exclusive lock on the database.
     holder = subprocess.Popen(
@@ -366,7 +366,7 @@ def test_the_database_is_never_locked_and_nothing_is_created_beside_it(tmp_path:
         holder.stdin.write("\n")
         holder.stdin.close()
         holder.wait(timeout=30)
-    assert snapshot(root) == before
+    assert snapshot(root, itself=True) == before
 
 
 def test_a_migrated_session_is_read_from_the_database_once(tmp_path: Path) -> None:

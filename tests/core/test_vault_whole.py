@@ -79,11 +79,11 @@ def test_a_deleted_opencode_session_is_read_from_the_vault(tmp_path: Path) -> No
     db = test_opencode.write_database(root / "opencode.db", test_opencode.sessions())
     sid = test_opencode.SID
     name = root / "opencode.db" / sid
-    before = snapshot(root)
+    before = snapshot(root, itself=True)
     store = index_store(SOURCES["opencode"], root, vault=True)
     try:
         assert [h.session_id for h in store.search("ninety minutes")] == [sid]
-        assert snapshot(root) == before  # read: nothing written, locked or created
+        assert snapshot(root, itself=True) == before  # read: nothing written, locked or created
         with Vault() as vault:
             [first] = vault.versions(sid)
             assert first.path == str(name) and vault.head(first, len(HEAD)) == HEAD
@@ -123,7 +123,7 @@ def test_a_deleted_opencode_session_is_read_from_the_vault(tmp_path: Path) -> No
                 ("DELETE FROM session WHERE id = ?", (sid,)),
             ],
         )
-        after_delete = snapshot(root)
+        after_delete = snapshot(root, itself=True)
         assert store.reconcile().removed == 1
         [hit] = store.search("osprey", limit=5)
         assert hit.session_id == sid and hit.kept is not None
@@ -132,7 +132,7 @@ def test_a_deleted_opencode_session_is_read_from_the_vault(tmp_path: Path) -> No
         assert [h.session_id for h in tools] == [sid]
     finally:
         store.close()
-    assert snapshot(root) == after_delete
+    assert snapshot(root, itself=True) == after_delete
     assert sorted(p.name for p in root.iterdir()) == ["opencode.db"]  # no -wal, no -shm
     # a new index (rebuilt, or on another day) still finds it, from the vault alone
     indexes = list((Path.home() / "cache").rglob("opencode-*.sqlite3*"))
@@ -154,7 +154,7 @@ def test_a_deleted_opencode_session_is_read_from_the_vault(tmp_path: Path) -> No
     data, _version, _n = load_session(sid, 1, hidden=True)
     assert "osprey" not in texts(data) and "pytest -q tests/test_api.py" in texts(data)
     assert "pytest -q" not in texts(load_session(sid, 1)[0])  # hidden parts asked for only
-    assert snapshot(root) == after_delete
+    assert snapshot(root, itself=True) == after_delete
 
 
 def test_a_kept_export_is_restored_only_where_asked_and_imports(tmp_path: Path) -> None:
@@ -163,17 +163,17 @@ def test_a_kept_export_is_restored_only_where_asked_and_imports(tmp_path: Path) 
     test_opencode.write_database(root / "opencode.db", test_opencode.sessions())
     sid = test_opencode.SID
     run("index", "update", "--store", f"opencode:{root}")
-    before = snapshot(root)
+    before = snapshot(root, itself=True)
     out = run("vault", "restore", sid, code=1)
     assert "kept as a portable export" in out and "--to" in out
-    assert snapshot(root) == before
+    assert snapshot(root, itself=True) == before
     restored = json.loads(run("vault", "restore", sid, "--to", str(tmp_path / "out"), "--json"))
     assert restored["restored"] == str(tmp_path / "out" / f"{sid}.json")
     sessions = tmp_path / "sessions"
     run("import", restored["restored"], "--store", str(sessions))
     imported = json.loads((sessions / f"{sid}.json").read_text())
     assert imported["session_id"] == sid and "ninety minutes" in json.dumps(imported)
-    assert snapshot(root) == before
+    assert snapshot(root, itself=True) == before
 
 
 def test_forget_reaches_the_kept_copies_of_a_database_session(tmp_path: Path) -> None:
@@ -193,7 +193,7 @@ def test_forget_reaches_the_kept_copies_of_a_database_session(tmp_path: Path) ->
     )
     run("index", "update", *store_args)
     assert json.loads(run("vault", "log", sid, "--json"))["versions"]
-    before = snapshot(root)
+    before = snapshot(root, itself=True)
     out = run("forget", sid, "--yes")
     assert "vault" in out
     run("vault", "log", sid, code=1)
@@ -201,7 +201,7 @@ def test_forget_reaches_the_kept_copies_of_a_database_session(tmp_path: Path) ->
     run("index", "update", *store_args)
     found = run("search", "ninety minutes", *store_args, "--json", code=1)
     assert sid not in found
-    assert snapshot(root) == before
+    assert snapshot(root, itself=True) == before
 
 
 def test_forget_text_redacts_a_kept_export_and_it_still_reads(tmp_path: Path) -> None:
@@ -220,7 +220,7 @@ def test_forget_text_redacts_a_kept_export_and_it_still_reads(tmp_path: Path) ->
         ],
     )
     run("index", "update", *store_args)
-    before = snapshot(root)
+    before = snapshot(root, itself=True)
     run("forget", "--text", "hourly LRU", "--redact", "--yes")
     run("vault", "check")
     data, _version, _n = load_session(sid, hidden=True)
@@ -229,7 +229,7 @@ def test_forget_text_redacts_a_kept_export_and_it_still_reads(tmp_path: Path) ->
     # forgetting the text outright drops every kept version that holds it
     run("forget", "--text", "ninety minutes", "--yes")
     run("vault", "log", sid, code=1)
-    assert snapshot(root) == before
+    assert snapshot(root, itself=True) == before
 
 
 # ---------------------------------------------------------------------- Goose
@@ -248,14 +248,14 @@ def test_a_deleted_goose_session_is_read_from_the_vault(tmp_path: Path) -> None:
                 ("DELETE FROM sessions WHERE id = ?", (sid,)),
             ],
         )
-        after_delete = snapshot(sessions)
+        after_delete = snapshot(sessions, itself=True)
         assert store.reconcile().removed == 1
         [hit] = store.search("lone CR quotes", limit=5)
         assert hit.session_id == sid and hit.kept is not None
         assert hit.kept.startswith(f"deleted from {sessions / DB_NAME / sid} on ")
     finally:
         store.close()
-    assert snapshot(sessions) == after_delete
+    assert snapshot(sessions, itself=True) == after_delete
     kept = kept_session(sid)
     assert "lone CR" in texts(kept) and kept is not None
     assert kept["metadata"]["title"] == "CRLF in quoted strings"
@@ -278,7 +278,7 @@ def test_a_launch_cut_from_the_aider_history_is_read_from_the_vault(tmp_path: Pa
         with Vault() as vault:
             assert len(vault.versions(heron.session_id)) == 1
         history.write_text(text[:second])  # the history file cut: its second launch gone
-        after_cut = snapshot(tmp_path / "parser")
+        after_cut = snapshot(tmp_path / "parser", itself=True)
         report = store.reconcile()
         assert report.removed == 1 and report.unchanged == 1
         [hit] = store.search("heron", limit=5)
@@ -286,7 +286,7 @@ def test_a_launch_cut_from_the_aider_history_is_read_from_the_vault(tmp_path: Pa
         assert hit.kept.startswith(f"deleted from {history}#2026-03-02T18:40:11 on ")
     finally:
         store.close()
-    assert snapshot(tmp_path / "parser") == after_cut
+    assert snapshot(tmp_path / "parser", itself=True) == after_cut
     assert sorted(p.name for p in (tmp_path / "parser").iterdir()) == [HISTORY]
     kept = kept_session(heron.session_id)
     assert "byte-order mark" in texts(kept)
@@ -307,14 +307,14 @@ def test_a_deleted_kimi_session_is_kept_with_its_subagents_logs(
     try:
         assert sid in [h.session_id for h in store.search("swift files", limit=5)]
         shutil.rmtree(folder)  # deleted in Kimi Code CLI, its subagents' logs with it
-        after_delete = snapshot(share)
+        after_delete = snapshot(share, itself=True)
         assert store.reconcile().removed == 1
         [hit] = store.search("swift files", limit=5)
         assert hit.session_id == sid and hit.kept is not None
         assert hit.kept.startswith(f"deleted from {folder}/agents/main/wire.jsonl on ")
     finally:
         store.close()
-    assert snapshot(share) == after_delete
+    assert snapshot(share, itself=True) == after_delete
     kept = kept_session(sid)
     assert kept is not None
     subagent = [m for m in recall.project(kept) if m["metadata"].get("subagent") == "agent-0"]
@@ -339,13 +339,13 @@ def test_a_deleted_session_of_opencode_json_storage_is_kept(tmp_path: Path) -> N
         for message in sorted((storage / "message" / sid).iterdir()):
             shutil.rmtree(storage / "part" / message.stem, ignore_errors=True)
         shutil.rmtree(storage / "message" / sid)
-        after_delete = snapshot(root)
+        after_delete = snapshot(root, itself=True)
         assert store.reconcile().removed == 1
         [hit] = store.search("ninety minutes", limit=5)
         assert hit.session_id == sid and hit.kept is not None
     finally:
         store.close()
-    assert snapshot(root) == after_delete
+    assert snapshot(root, itself=True) == after_delete
     kept = kept_session(sid)
     assert kept is not None and kept["metadata"]["title"] == "Cache the forecast API responses"
 
