@@ -4,7 +4,9 @@ automation rule, and a hit's project from the session's cwd."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..model import JSONDict, SessionHit
 from .base import RAW_KEPT, Identity, LinesSkipped, SessionDoc, SessionSource, Skip
@@ -61,7 +63,18 @@ class AgentRead:
 
 class WholeReadSource(CodingAgentSource):
     """A coding agent's source that reads a session whole every time (no resumed parse):
-    it says how in :meth:`read_session`; parsing and loading follow from it."""
+    it says how in :meth:`read_session`; parsing and loading follow from it. Read-only,
+    and not watched: its sessions lie in a tree of dirs or inside one file (a database, a
+    history), so every reconcile stats what it lists."""
+
+    read_only = True
+    watchable = False
+    state_table: str | None = None
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        #: What the last :meth:`list_files` did not take, by kind (symlinks, FIFOs...).
+        self.refused: Mapping[str, int] = {}
 
     def read_session(self, name: str, include_hidden: bool) -> AgentRead | Skip:
         raise NotImplementedError

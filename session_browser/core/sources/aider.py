@@ -39,7 +39,7 @@ import os
 import re
 import time
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -259,15 +259,11 @@ class AiderSource(WholeReadSource):
     """The Aider launches in the history files under one root (see the module doc)."""
 
     kind = AIDER_SOURCE
-    read_only = True
-    watchable = False
     index_prefix = f"{AIDER_SOURCE}-"
-    state_table: str | None = None
     content_version: str | None = AIDER_CONTENT_VERSION
 
     def __init__(self, root: Path) -> None:
-        self.root = root
-        self.refused: Mapping[str, int] = {}
+        super().__init__(root)
         self._refusing: dict[str, int] = {}  # what the listing in progress refuses
         # history file -> (its identity, each launch with a prompt: its identity by name, and
         # the launch by key): a launch is then read alone, not its whole file

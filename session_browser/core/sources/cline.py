@@ -39,7 +39,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -264,15 +264,8 @@ class ClineSource(WholeReadSource):
     """The Cline and Roo Code tasks under one root (see the module doc)."""
 
     kind = CLINE_SOURCE
-    read_only = True
-    watchable = False
     index_prefix = f"{CLINE_SOURCE}-"
-    state_table: str | None = None
     content_version: str | None = CLINE_CONTENT_VERSION
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.refused: Mapping[str, int] = {}
 
     def list_files(self) -> dict[str, Identity]:
         out: dict[str, Identity] = {}

@@ -34,7 +34,7 @@ The mapping
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -404,15 +404,8 @@ class CopilotSource(WholeReadSource):
     """The Copilot CLI sessions under one root (see the module doc)."""
 
     kind = COPILOT_SOURCE
-    read_only = True
-    watchable = False
     index_prefix = f"{COPILOT_SOURCE}-"
-    state_table: str | None = None
     content_version: str | None = COPILOT_CONTENT_VERSION
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.refused: Mapping[str, int] = {}
 
     def list_files(self) -> dict[str, Identity]:
         """``<id>/events.jsonl`` and the flat ``<id>.jsonl`` of the ``session-state`` dir the

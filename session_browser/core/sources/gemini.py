@@ -42,7 +42,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -517,16 +517,11 @@ class GeminiSource(WholeReadSource):
     """The Gemini CLI chats under one root (see the module doc)."""
 
     kind = GEMINI_SOURCE
-    read_only = True
-    watchable = False  # a tree of dirs: every reconcile stats every file
     index_prefix = f"{GEMINI_SOURCE}-"
-    state_table: str | None = None
     content_version: str | None = GEMINI_CONTENT_VERSION
 
     def __init__(self, root: Path) -> None:
-        self.root = root
-        #: What the last :meth:`list_files` did not take, by kind (symlinks, FIFOs...).
-        self.refused: Mapping[str, int] = {}
+        super().__init__(root)
         self._projects: tuple[Identity | None, dict[str, str]] | None = None
 
     def list_files(self) -> dict[str, Identity]:

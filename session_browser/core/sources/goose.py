@@ -43,7 +43,7 @@ import sqlite3
 import sys
 import threading
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -313,15 +313,11 @@ class GooseSource(WholeReadSource):
     """The Goose sessions under one sessions dir (see the module doc)."""
 
     kind = GOOSE_SOURCE
-    read_only = True
-    watchable = False
     index_prefix = f"{GOOSE_SOURCE}-"
-    state_table: str | None = None
     content_version: str | None = GOOSE_CONTENT_VERSION
 
     def __init__(self, root: Path) -> None:
-        self.root = root
-        self.refused: Mapping[str, int] = {}
+        super().__init__(root)
         self._refusing: dict[str, int] = {}  # what the listing in progress refuses
         self._lock = threading.Lock()
         self._open: dict[str, tuple[Identity, sqlite3.Connection]] = {}

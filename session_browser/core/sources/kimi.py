@@ -40,7 +40,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -405,15 +405,11 @@ class KimiSource(WholeReadSource):
     """The Kimi Code CLI sessions under one root (see the module doc)."""
 
     kind = KIMI_SOURCE
-    read_only = True
-    watchable = False  # a tree of dirs: every reconcile stats every file
     index_prefix = f"{KIMI_SOURCE}-"
-    state_table: str | None = None
     content_version: str | None = KIMI_CONTENT_VERSION
 
     def __init__(self, root: Path) -> None:
-        self.root = root
-        self.refused: Mapping[str, int] = {}
+        super().__init__(root)
         self._dirs: tuple[Identity | None, dict[str, str]] | None = None
 
     def _session_dir(self, name: str) -> Path | None:

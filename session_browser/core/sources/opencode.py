@@ -34,7 +34,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -370,15 +370,11 @@ class OpenCodeSource(WholeReadSource):
     """OpenCode's sessions under its data dir (see the module doc)."""
 
     kind = OPENCODE_SOURCE
-    read_only = True
-    watchable = False
     index_prefix = f"{OPENCODE_SOURCE}-"
-    state_table: str | None = None
     content_version: str | None = OPENCODE_CONTENT_VERSION
 
     def __init__(self, root: Path) -> None:
-        self.root = root
-        self.refused: Mapping[str, int] = {}
+        super().__init__(root)
         # database file -> (its identity, its sessions) as last listed (read immutable: the
         # same file is the same sessions)
         self._listed: dict[str, tuple[Identity, dict[str, tuple[int, int]]]] = {}
