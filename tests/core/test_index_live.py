@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -130,6 +131,40 @@ def test_a_search_during_the_build_reads_only_the_newest_pending_files(tmp_path:
     finally:
         blocker.execute("ROLLBACK")
         blocker.close()
+        store.close()
+
+
+def test_a_search_while_the_build_lists_its_files_waits_for_the_list(tmp_path: Path) -> None:
+    """A search that comes while a first build is still listing the dir (a slow disk, a
+    loaded machine) waits for the list: it never answers "nothing" from an empty index."""
+    d = _many(tmp_path / "s", 30)
+    store = SqliteSessionStore(d, db_path=tmp_path / "i.sqlite3", reconcile="none")
+    listing, go = threading.Event(), threading.Event()
+    list_files = store.source.list_files
+
+    def slow_list() -> dict[str, tuple[int, int, int]]:
+        listing.set()
+        assert go.wait(30)
+        return list_files()
+
+    store.source.list_files = slow_list  # type: ignore[method-assign]
+    answers: list[list[str]] = []
+    try:
+        store.start_reconcile()
+        assert listing.wait(30)
+        searching = threading.Thread(
+            target=lambda: answers.append(
+                [h.session_id for h in store.search_ex("walrus29", limit=5).hits]
+            )
+        )
+        searching.start()
+        searching.join(0.3)
+        assert answers == []  # still waiting for the list
+        go.set()
+        searching.join(30)
+        assert answers == [["s0029"]]
+    finally:
+        go.set()
         store.close()
 
 

@@ -158,6 +158,7 @@ class IndexReconcile(IndexDatabase):
                 return self._thread
             self._cancel.clear()
             self._indexing = True
+            self._surveyed.clear()
             stop = self._cancel if cancel is None else EitherEvent(self._cancel, cancel)
 
             def run() -> None:
@@ -167,6 +168,8 @@ class IndexReconcile(IndexDatabase):
                     log.exception("background reconcile failed: %s", exc)
                     self.warnings.append(Note(INDEX_FAILED, f"indexing failed: {exc}"))
                     self._indexing = False
+                finally:
+                    self._surveyed.set()
 
             thread = threading.Thread(target=run, name="session-index", daemon=True)
             self._thread = thread
@@ -253,6 +256,7 @@ class IndexReconcile(IndexDatabase):
             return report
         with self._reconcile_lock:  # one reconcile at a time per store (they share the watch)
             self._indexing = True
+            self._surveyed.clear()
             self._dirty = False
             writer: sqlite3.Connection | None = None
             try:
@@ -283,6 +287,7 @@ class IndexReconcile(IndexDatabase):
                     self._pending_new = {}
                     self._stale_keys.clear()
                 self._indexing = False
+                self._surveyed.set()
                 if self._dirty:
                     self._stats = None
                     self._df_cache.clear()
@@ -344,6 +349,7 @@ class IndexReconcile(IndexDatabase):
             self._pending_order = [n for n, _ in todo]
             self._pending_new = {n: i for n, i in todo if n not in known}
             self._stale_keys = stale_sids
+        self._surveyed.set()
         total = len(todo)
         self._progress = (0, total)
         if progress is not None:

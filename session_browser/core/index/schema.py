@@ -145,6 +145,7 @@ class IndexDatabase:
     _pending: set[str]
     _pending_order: list[str]
     _pending_new: dict[str, tuple[int, int, int]]
+    _surveyed: threading.Event
     pending_scan_files: int
     _stale_keys: set[int]
     _progress: tuple[int, int]

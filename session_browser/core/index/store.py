@@ -175,6 +175,11 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         self._stale_keys: set[int] = set()  # index rows to ignore (changed or deleted files)
         self._progress = (0, 0)
         self._indexing = False
+        # Clear while a reconcile surveys the dir (lists the files, reads what is indexed):
+        # until it has published the files still to index, a search waits for it (else a
+        # first search would find neither the indexed part nor the waiting files).
+        self._surveyed = threading.Event()
+        self._surveyed.set()
         self._thread: threading.Thread | None = None
         self._cancel = threading.Event()
         self._stats: tuple[int, float] | None = None
