@@ -158,7 +158,8 @@ class IndexReconcile(IndexDatabase):
                 return self._thread
             self._cancel.clear()
             self._indexing = True
-            self._surveyed.clear()
+            if not self._surveyed_once:
+                self._surveyed.clear()
             stop = self._cancel if cancel is None else EitherEvent(self._cancel, cancel)
 
             def run() -> None:
@@ -256,7 +257,8 @@ class IndexReconcile(IndexDatabase):
             return report
         with self._reconcile_lock:  # one reconcile at a time per store (they share the watch)
             self._indexing = True
-            self._surveyed.clear()
+            if not self._surveyed_once:
+                self._surveyed.clear()
             self._dirty = False
             writer: sqlite3.Connection | None = None
             try:
@@ -306,6 +308,7 @@ class IndexReconcile(IndexDatabase):
         outside = survey.outside
         report.scope = self._scope
         if survey.unchanged:  # unchanged since the last complete pass (fingerprint)
+            self._surveyed_once = True
             report.skipped.extend((name, reasons[name]) for name in skipped)
             report.unchanged = len(files) - len(skipped)
             self._progress = (0, 0)
@@ -349,6 +352,7 @@ class IndexReconcile(IndexDatabase):
             self._pending_order = [n for n, _ in todo]
             self._pending_new = {n: i for n, i in todo if n not in known}
             self._stale_keys = stale_sids
+        self._surveyed_once = True
         self._surveyed.set()
         total = len(todo)
         self._progress = (0, total)

@@ -146,6 +146,7 @@ class IndexDatabase:
     _pending_order: list[str]
     _pending_new: dict[str, tuple[int, int, int]]
     _surveyed: threading.Event
+    _surveyed_once: bool
     pending_scan_files: int
     _stale_keys: set[int]
     _progress: tuple[int, int]

@@ -175,11 +175,14 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         self._stale_keys: set[int] = set()  # index rows to ignore (changed or deleted files)
         self._progress = (0, 0)
         self._indexing = False
-        # Clear while a reconcile surveys the dir (lists the files, reads what is indexed):
-        # until it has published the files still to index, a search waits for it (else a
-        # first search would find neither the indexed part nor the waiting files).
+        # Clear while the first reconcile of this store surveys the dir (lists the files,
+        # reads what is indexed): until it has said which files it will index, a search waits
+        # for it (else a first search would find neither the indexed part nor the waiting
+        # files). Later reconciles are not waited for: until their list is out, what the
+        # index holds is the answer as of the last pass.
         self._surveyed = threading.Event()
         self._surveyed.set()
+        self._surveyed_once = False  # a reconcile has said which files it indexes
         self._thread: threading.Thread | None = None
         self._cancel = threading.Event()
         self._stats: tuple[int, float] | None = None
