@@ -213,6 +213,7 @@ def test_flat_early_files_and_a_dir_above_session_state(tmp_path: Path) -> None:
 
 CHAT = "4f6a2b1c-8d9e-4f0a-9b1c-2d3e4f5a6b7c"
 EMPTY = "9a8b7c6d-0000-4000-8000-00000000beef"
+CHAT_LOG = "c0ffee00-1109-4a6b-8c7d-0e1f2a3b4c5d"
 WORKSPACE = "workspaceStorage/6f1d3c2b9a8e7d6c5b4a39281706f5e4/chatSessions"
 
 
@@ -222,6 +223,7 @@ def test_vscode_chat_turns_title_workspace_and_hidden_parts(tmp_path: Path) -> N
     assert sorted(source.list_files()) == [
         f"globalStorage/emptyWindowChatSessions/{EMPTY}.json",
         f"{WORKSPACE}/{CHAT}.json",
+        f"{WORKSPACE}/{CHAT_LOG}.jsonl",  # (its older .json beside it is left out)
     ]
     data = source.load(f"{WORKSPACE}/{CHAT}.json")
     assert data is not None and data["session_id"] == f"vscode-{CHAT}"
@@ -253,6 +255,49 @@ def test_vscode_chat_turns_title_workspace_and_hidden_parts(tmp_path: Path) -> N
     # A chat of VS Code has no resume command: its id is no Copilot CLI session's.
     refused = resume_line("copilot", data["session_id"], "/home/dev/my parser")
     assert isinstance(refused, ResumeRefused)
+
+
+def test_vscode_chat_log_is_replayed(tmp_path: Path) -> None:
+    """VS Code 1.109 and later keep a chat as an append log (``<id>.jsonl``): the first line
+    is the chat, each later one a change; the chat read is the one the log ends with, and
+    the flat ``<id>.json`` an older VS Code left beside it is not a second session."""
+    user = vscode_user(tmp_path)
+    source = CopilotSource(user)
+    data = source.load(f"{WORKSPACE}/{CHAT_LOG}.jsonl")
+    assert data is not None and data["session_id"] == f"vscode-{CHAT_LOG}"
+    assert recall.session_title(data) == "Pinning ruff in pre-commit"  # set by a later line
+    assert data["metadata"]["cwd"] == "/home/dev/my parser"
+    assert [(m["role"], m["content"]) for m in recall.project(data)] == [
+        ("user", "How do I pin the ruff version in pre-commit?"),
+        # a streamed part replaced in place (a push that cuts the array first)
+        (
+            "assistant",
+            "Set `rev: v0.14.2` on the ruff-pre-commit hook; `pre-commit autoupdate` "
+            "moves it later.",
+        ),
+        ("user", "And keep the lockfile in step"),
+        (
+            "assistant",
+            "Add a step that compares the hook's rev with the version in uv.lock and fails "
+            "when they differ.",
+        ),
+    ]
+    assert "tern" not in json.dumps(data)  # the stale flat file is not read
+    assert "ptarmigan" not in json.dumps(data)  # a tool's result: hidden
+    full = source.load(f"{WORKSPACE}/{CHAT_LOG}.jsonl", include_hidden=True)
+    assert full is not None and "ptarmigan" in json.dumps(full)
+    labels = [label for m in recall.project(full) for label, _text in hidden_parts(m)]
+    assert labels.count("thinking") == 1 and "tool call: copilot_readFile" in labels
+    # Found by its id as VS Code names it, and a cut-short last line is passed over.
+    assert source.named_files(f"vscode-{CHAT_LOG}", set(source.list_files())) == [
+        f"{WORKSPACE}/{CHAT_LOG}.jsonl"
+    ]
+    log = user / WORKSPACE / f"{CHAT_LOG}.jsonl"
+    with log.open("a") as f:
+        f.write('{"kind":1,"k":["customTitle"],"v":"cut sh')
+    again = source.load(f"{WORKSPACE}/{CHAT_LOG}.jsonl")
+    assert again is not None and recall.session_title(again) == "Pinning ruff in pre-commit"
+    assert len(recall.project(again)) == 4
 
 
 @pytest.mark.parametrize("index", [True, False])

@@ -203,3 +203,39 @@ def test_vscode_chat(tmp_path: Path) -> None:
         (folder / f"odd-{ODD.index(odd)}.json").write_text(json.dumps({"requests": odd}))
     (folder / "broken.json").write_text('{"requests": [')
     read_all("copilot", tmp_path)
+
+
+def test_vscode_chat_log(tmp_path: Path) -> None:
+    """A VS Code chat log (``.jsonl``) whose changes point anywhere: at paths that do not
+    exist, at the wrong types, past an array's end, with odd kinds, a cut-short last line
+    and a change before any first entry: every file is still read."""
+    folder = tmp_path / "workspaceStorage" / "abc" / "chatSessions"
+    folder.mkdir(parents=True)
+    first = {"kind": 0, "v": {"version": 3, "sessionId": "s", "requests": [VSCODE_REQUEST]}}
+    odd_paths: list[Any] = [
+        [],
+        ["requests", 9, "response"],
+        ["requests", "0"],
+        ["requests", -1],
+        ["requests", True],
+        ["version", "x"],
+        [[1]],
+        ["a"] * 100,
+        "requests",
+        None,
+    ]
+    changes = [
+        {"kind": kind, "k": path, "v": value, "i": cut}
+        for kind in (1, 2, 3)
+        for path in odd_paths
+        for value in ODD
+        for cut in (None, -1, 0, 5, "x")
+    ]
+    odd_kinds = [{"kind": k, "k": ["requests"], "v": []} for k in (None, 4, -1, "1", True, 1.5)]
+    lines = [json.dumps(first), *map(json.dumps, changes + odd_kinds), "[", "5", '{"kind": 1, "k"']
+    (folder / "a.jsonl").write_text("\n".join(lines))
+    (folder / "early.jsonl").write_text(
+        json.dumps({"kind": 2, "k": ["requests"], "v": [VSCODE_REQUEST]}) + "\n" + json.dumps(first)
+    )
+    (folder / "empty.jsonl").write_text("\n\n")
+    read_all("copilot", tmp_path)

@@ -3,7 +3,11 @@
 VS Code's chats (``<user dir>/workspaceStorage/<hash>/chatSessions/<id>.json`` and
 ``<user dir>/globalStorage/emptyWindowChatSessions/<id>.json``) are read as VS Code's
 ``chatModel.ts`` writes them (``ISerializableChatData`` versions 1-3); see
-:func:`read_vscode_chat`. The newer ``.jsonl`` chat files are not read.
+:func:`read_vscode_chat`. Since VS Code 1.109 a chat is an append log beside them,
+``<id>.jsonl`` (``objectMutationLog.ts``, ``chatSessionOperationLog.ts``): its first line is
+the whole chat, each later line one change (set, push/splice or delete at a path); it is
+replayed (:func:`replay_chat_log`) and read as the ``.json`` is. Where both files of a chat
+exist, the log is the chat (VS Code reads it first) and the older ``.json`` is left out.
 
 Where they live
     ``~/.copilot/session-state/<session id>/events.jsonl`` (early builds: a flat
@@ -288,15 +292,102 @@ def _workspace_dir(chat_dir: Path) -> str | None:
     return path or None
 
 
-def read_vscode_chat(raw: bytes, read: CopilotRead) -> JSONDict:
-    """The turns of a VS Code chat session file (``ISerializableChatData``, versions 1-3):
-    each request's message is a user turn, its response an assistant turn (markdown parts;
-    thinking and tool invocations hidden). Returns the session object's other fields."""
-    try:
-        obj = loads(raw)
-    except (ValueError, RecursionError):
-        read.bad += 1
-        return {}
+#: A change's path deeper than this is no chat's (the deepest VS Code writes is about 6).
+MAX_LOG_PATH = 64
+_INITIAL, _SET, _PUSH, _DELETE = 0, 1, 2, 3
+
+
+def _walk(state: Any, path: list[Any]) -> Any:
+    """The container at ``path`` inside ``state``, or None when the path leads nowhere."""
+    here = state
+    for step in path:
+        if isinstance(here, dict) and isinstance(step, str):
+            here = here.get(step)
+        elif isinstance(here, list) and type(step) is int and 0 <= step < len(here):
+            here = here[step]
+        else:
+            return None
+    return here
+
+
+def _apply(state: Any, entry: JSONDict, kind: int) -> bool:
+    """Apply one change of a chat log to ``state`` in place; False when it does not fit."""
+    path = entry.get("k")
+    if not isinstance(path, list) or not path or len(path) > MAX_LOG_PATH:
+        return kind == _SET and path == []  # (VS Code ignores a set of the root)
+    parent, last = _walk(state, path[:-1]), path[-1]
+    if isinstance(parent, dict) and isinstance(last, str):
+        slot_ok = True
+    elif isinstance(parent, list) and type(last) is int and 0 <= last <= len(parent):
+        slot_ok = kind != _DELETE or last < len(parent)
+    else:
+        slot_ok = False
+    if not slot_ok:
+        return False
+    if kind == _PUSH:
+        current = parent[last] if isinstance(parent, dict) or last < len(parent) else None
+        items = current if isinstance(current, list) else []
+        cut, more = entry.get("i"), entry.get("v")
+        if cut is not None:
+            if type(cut) is not int or cut < 0:
+                return False
+            del items[cut:]
+        if isinstance(more, list):
+            items.extend(more)
+        value: Any = items
+    elif kind == _DELETE:
+        value = None
+        if isinstance(parent, dict):
+            parent.pop(last, None)
+            return True
+    else:
+        value = entry.get("v")
+    if isinstance(parent, list) and last == len(parent):
+        parent.append(value)
+    else:
+        parent[last] = value
+    return True
+
+
+def replay_chat_log(raw: bytes, read: CopilotRead) -> Any:
+    """The chat a VS Code chat log (``<id>.jsonl``) holds: its first entry (``kind`` 0) with
+    each later change applied in order. A line that is no JSON (a write cut short) or a
+    change that does not fit the chat is counted in ``read.bad`` and passed over."""
+    state: Any = None
+    for line in raw.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            entry = loads(line)
+        except (ValueError, RecursionError):
+            read.bad += 1
+            continue
+        kind = entry.get("kind") if isinstance(entry, dict) else None
+        if type(kind) is not int or not isinstance(entry, dict):
+            read.bad += 1
+        elif kind == _INITIAL:
+            state = entry.get("v")
+        elif kind in (_SET, _PUSH, _DELETE) and state is not None:
+            if not _apply(state, entry, kind):
+                read.bad += 1
+        else:
+            read.bad += 1
+    return state
+
+
+def read_vscode_chat(raw: bytes, read: CopilotRead, *, log: bool = False) -> JSONDict:
+    """The turns of a VS Code chat session file (``ISerializableChatData``, versions 1-3;
+    ``log``: the append log of 1.109 and later): each request's message is a user turn, its
+    response an assistant turn (markdown parts; thinking and tool invocations hidden).
+    Returns the session object's other fields."""
+    if log:
+        obj = replay_chat_log(raw, read)
+    else:
+        try:
+            obj = loads(raw)
+        except (ValueError, RecursionError):
+            read.bad += 1
+            return {}
     if not isinstance(obj, dict):
         read.bad += 1
         return {}
@@ -368,7 +459,7 @@ def read_chat_session(
     if raw is None:
         raw = read_file_bytes(path, max_bytes=MAX_FILE_BYTES, follow_links=False)
     read = CopilotRead()
-    obj = read_vscode_chat(raw, read)
+    obj = read_vscode_chat(raw, read, log=path.suffix == ".jsonl")
     turns = [t for t in read.turns if t.text or (include_hidden and t.hidden)]
     if not include_hidden:
         for turn in turns:
@@ -422,7 +513,12 @@ class CopilotSource(WholeReadSource):
             here = os.path.basename(dirpath)
             names: list[str] = []
             if here in CHAT_DIRS:
-                names = sorted(f for f in filenames if f.endswith(".json"))
+                logs = {f for f in filenames if f.endswith(".jsonl")}
+                names = sorted(
+                    f
+                    for f in filenames
+                    if f in logs or (f.endswith(".json") and f"{f}l" not in logs)
+                )
                 dirnames[:] = []
             elif here == "globalStorage":
                 dirnames[:] = [d for d in dirnames if d == "emptyWindowChatSessions"]
@@ -458,18 +554,16 @@ class CopilotSource(WholeReadSource):
             raw = read_file_bytes(path, max_bytes=MAX_FILE_BYTES, follow_links=False)
         except OSError as exc:
             return Skip(f"unreadable: {exc.strerror or exc}")
-        reader = read_chat_session if path.suffix == ".json" else read_copilot_session
+        chat = path.suffix == ".json" or path.parent.name in CHAT_DIRS
+        reader = read_chat_session if chat else read_copilot_session
         data, read = reader(path, include_hidden=include_hidden, raw=raw)
         return AgentRead(data, LinesSkipped(bad=read.bad), raw, empty_reason(read.bad, {}))
 
     def named_files(self, session_id: str, names: set[str]) -> list[str]:
-        """``<id>/events.jsonl``, ``<id>.jsonl``, or a VS Code chat's ``<id>.json``."""
+        """``<id>/events.jsonl``, ``<id>.jsonl``, or a VS Code chat's ``<id>.json(l)``."""
         chat = session_id.removeprefix(VSCODE_PREFIX)
-        return [
-            n
-            for n in self.file_order(names)
-            if n.endswith((f"{session_id}/{EVENTS}", f"{session_id}.jsonl", f"/{chat}.json"))
-        ]
+        ends = (f"{session_id}/{EVENTS}", f"{session_id}.jsonl", f"/{chat}.json", f"/{chat}.jsonl")
+        return [n for n in self.file_order(names) if n.endswith(ends)]
 
 
 def copilot_retention() -> Retention:
