@@ -28,6 +28,7 @@ ROO = "rooveterinaryinc.roo-cline"
 TASK = "1767000000000"
 API_ONLY = "1767100000000"
 ROO_TASK = "3f2a9c1e-5b6d-4e7f-8a9b-0c1d2e3f4a5b"
+ROO_SUBTASK = "7c1d2e3f-4a5b-4c6d-9e8f-1a2b3c4d5e6f"
 #: The default dirs are the Linux ones here (~/.config/<editor>/User).
 linux = pytest.mark.skipif(sys.platform != "linux", reason="the editors' Linux user dirs")
 
@@ -47,6 +48,7 @@ def test_cline_task_turns_compaction_and_hidden_parts(tmp_path: Path) -> None:
     source = ClineSource(storage(config(tmp_path)))
     assert sorted(source.list_files()) == [
         f"{ROO}/tasks/{ROO_TASK}/ui_messages.json",
+        f"{ROO}/tasks/{ROO_SUBTASK}/ui_messages.json",
         f"{CLINE}/tasks/{TASK}/ui_messages.json",
         f"{CLINE}/tasks/{API_ONLY}/api_conversation_history.json",
     ]
@@ -101,7 +103,8 @@ def test_a_task_with_only_its_api_history(tmp_path: Path) -> None:
 
 def test_roo_code_task_condense_and_workspace(tmp_path: Path) -> None:
     source = ClineSource(storage(config(tmp_path)) / ROO)
-    [name] = source.list_files()
+    name = f"tasks/{ROO_TASK}/ui_messages.json"
+    assert sorted(source.list_files()) == sorted([name, f"tasks/{ROO_SUBTASK}/ui_messages.json"])
     data = source.load(name, include_hidden=True)
     assert data is not None and data["session_id"] == ROO_TASK
     assert data["metadata"]["agent"] == "Roo Code"
@@ -119,6 +122,26 @@ def test_roo_code_task_condense_and_workspace(tmp_path: Path) -> None:
     )
     labels = [label for m in projection for label, _t in hidden_parts(m)]
     assert "thinking" in labels and "tool call: appliedDiff" in labels
+
+
+@pytest.mark.parametrize("index", [True, False])
+def test_a_roo_subtask_shares_its_parents_lineage(tmp_path: Path, index: bool) -> None:
+    """A Roo Code subtask (a task folder of its own, started by the parent's ``new_task``)
+    names its root and parent; the parent lists its children: the tree is one lineage, so
+    words both hold give one hit, and each still opens as itself."""
+    dot = config(tmp_path)
+    source = ClineSource(storage(dot) / ROO)
+    child = source.load(f"tasks/{ROO_SUBTASK}/ui_messages.json")
+    parent = source.load(f"tasks/{ROO_TASK}/ui_messages.json")
+    assert child is not None and parent is not None
+    assert child["metadata"]["parent_session"] == ROO_TASK
+    assert child["metadata"]["lineage_id"] == parent["metadata"]["lineage_id"] == ROO_TASK
+    assert "parent_session" not in parent["metadata"]
+    store = f"cline:{storage(dot) / ROO}"
+    extra = [] if index else ["--no-index"]
+    assert ids(cli("search", "wading", "--store", store, "--json", *extra)) == [ROO_SUBTASK]
+    both = ids(cli("search", "flag", "--store", store, "--json", *extra))
+    assert len(both) == 1 and both[0] in (ROO_TASK, ROO_SUBTASK)  # one hit for the tree
 
 
 def test_a_file_caught_mid_rewrite_is_skipped(tmp_path: Path) -> None:
@@ -200,7 +223,7 @@ def test_doctor_lists_the_agent_its_count_and_its_retention(tmp_path: Path) -> N
     agents = [a for a in json.loads(res.output)["agents"] if a["source"] == "cline"]
     assert [(a["dir"], a["sessions"]) for a in agents] == [
         (str(storage(dot) / CLINE), 2),
-        (str(storage(dot) / ROO), 1),
+        (str(storage(dot) / ROO), 2),
     ]
     assert {a["retention"] for a in agents} == {
         "Cline and Roo Code keep tasks until they are deleted in the editor"

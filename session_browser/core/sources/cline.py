@@ -15,7 +15,8 @@ The format (read from cline/cline at 21cb8d25 and RooCodeInc/Roo-Code at cb83656
     type: "ask"|"say", ask?|say?, text, reasoning?, partial?}``), ``api_conversation_history.json``
     (what the model was sent: Anthropic-style ``{role, content}`` messages, the task wrapped in
     ``<task>`` and ``<environment_details>`` appended), and ``task_metadata.json``; Roo Code adds
-    ``history_item.json`` (``task``, ``workspace``, ``parentTaskId``...), Cline keeps its task
+    ``history_item.json`` (``task``, ``title``, ``workspace``, ``rootTaskId``, ``parentTaskId``,
+    ``childIds``...), Cline keeps its task
     list in ``<extension dir>/state/taskHistory.json`` (``cwdOnTaskInitialization``). Both files
     are rewritten whole on every change.
 
@@ -28,7 +29,10 @@ The mapping (one session per task folder; its id is the task id)
     ``say: condense_context`` (its summary) are the archived/active boundary. A task with no
     ``ui_messages.json`` is read from ``api_conversation_history.json`` (tool use and results,
     thinking and the environment details hidden). ``cwd``: Roo Code's ``workspace``, Cline's
-    ``cwdOnTaskInitialization``. Neither has a resume command outside the editor.
+    ``cwdOnTaskInitialization``. A Roo Code subtask (started by ``new_task``) is a task folder of
+    its own: it and its parent share a lineage (the root task's id), so a search shows the
+    tree as one hit, as for OpenCode's subagents. Neither has a resume command outside the
+    editor.
 
 Nothing here writes, locks, renames or creates anything: files are read whole (``rb``).
 """
@@ -299,19 +303,21 @@ class ClineSource(WholeReadSource):
             for n in names
         }
 
-    def _about(self, task_dir: Path) -> tuple[str | None, str | None]:
-        """(the agent's name, the task's cwd) from what is kept beside the task."""
+    def _about(self, task_dir: Path) -> tuple[str | None, str | None, JSONDict]:
+        """(the agent's name, the task's cwd, more metadata) from what is kept beside the
+        task. Roo Code's subtasks (``rootTaskId``, ``parentTaskId``; a parent lists its
+        ``childIds``) share one lineage, the root task's id: a search shows the tree once."""
         agent = next((a for ext, a in EXTENSIONS.items() if ext in task_dir.parts), None)
         item = _load_json(task_dir / "history_item.json")
         if isinstance(item, dict):
             cwd = item.get("workspace")
-            return agent or "Roo Code", cwd if isinstance(cwd, str) and cwd else None
+            return agent or "Roo Code", cwd if isinstance(cwd, str) and cwd else None, _tree(item)
         history = _load_json(task_dir.parent.parent / "state" / "taskHistory.json")
         for entry in history if isinstance(history, list) else []:
             if isinstance(entry, dict) and entry.get("id") == task_dir.name:
                 cwd = entry.get("cwdOnTaskInitialization")
-                return agent or "Cline", cwd if isinstance(cwd, str) and cwd else None
-        return agent, None
+                return agent or "Cline", cwd if isinstance(cwd, str) and cwd else None, {}
+        return agent, None, {}
 
     def read_session(self, name: str, include_hidden: bool) -> AgentRead | Skip:
         path = self.root / name
@@ -332,8 +338,9 @@ class ClineSource(WholeReadSource):
             for turn in turns:
                 turn.hidden = []
         archived, active, last = split_compaction(turns, include_hidden, "cline_compaction")
-        agent, cwd = self._about(path.parent)
+        agent, cwd, more = self._about(path.parent)
         info: JSONDict = {"source": CLINE_SOURCE, "hidden_records": dict(read.hidden_records)}
+        info.update(more)
         if agent:
             info["agent"] = agent
         if cwd:
@@ -351,6 +358,27 @@ class ClineSource(WholeReadSource):
             last_compaction=last,
         )
         return AgentRead(data, LinesSkipped(bad=read.skipped), raw)
+
+
+def _tree(item: JSONDict) -> JSONDict:
+    """A Roo Code task's place in its tree of subtasks, from its ``history_item.json``:
+    ``parent_session`` (the task that started it) and ``lineage_id`` (the root task's id, on
+    the root too once it has children); and its ``title`` where the task has one."""
+    out: JSONDict = {}
+    own = item.get("id")
+    root, parent, children = item.get("rootTaskId"), item.get("parentTaskId"), item.get("childIds")
+    if isinstance(parent, str) and parent:
+        out["parent_session"] = parent
+    if isinstance(root, str) and root:
+        out["lineage_id"] = root
+    elif isinstance(parent, str) and parent:
+        out["lineage_id"] = parent  # (an older release: no root; the parent is the nearest)
+    elif isinstance(children, list) and children and isinstance(own, str) and own:
+        out["lineage_id"] = own
+    title = item.get("title")
+    if isinstance(title, str) and title.strip():
+        out["title"] = title.strip()
+    return out
 
 
 def cline_retention() -> Retention:
