@@ -60,6 +60,21 @@ def test_the_relevance_procedure_lives_in_search_only() -> None:
             assert not called & {"order", "refine", "score_rows", "corrected"}, path.name
 
 
+def test_the_reconcile_is_held_not_inherited(tmp_path: Path) -> None:
+    """The store holds a Reconciler; no class of the reconcile is in the store's bases, and
+    the reconcile's steps are the Reconciler's, not the store's."""
+    from session_browser.core.index import SqliteSessionStore
+    from session_browser.core.index.reconcile import Reconciler
+
+    inherited = [c.__name__ for c in SqliteSessionStore.__mro__ if "reconcile" in c.__module__]
+    assert inherited == []
+    steps = {"_survey", "_apply", "_parsed_batches", "_insert_batch", "_delete_file"}
+    assert steps <= set(vars(Reconciler))
+    assert not steps & set(dir(SqliteSessionStore))
+    with SqliteSessionStore(tmp_path / "s", db_path=tmp_path / "i.sqlite3") as store:
+        assert isinstance(store.reconciler, Reconciler) and store.reconciler.index is store
+
+
 # --------------------------------------------------------------------------- import cycles
 
 CORE = PACKAGE / "core"
