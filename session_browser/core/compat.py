@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
+from . import payload as _payload
 from . import recall
 from .files import (
     SessionFileError,
@@ -207,6 +208,7 @@ class CompatReads:
 
     if TYPE_CHECKING:
         max_messages: int
+        session_dir: StoreDir
 
         def get_session(self, session_id: str) -> SessionData: ...
         def read_raw(self, session_id: str) -> JSONDict | None: ...
@@ -318,23 +320,19 @@ class CompatReads:
 
     def export_session(self, session_id: str, *, include_lineage: bool = True) -> JSONDict:
         """The portable payload of a session; an unknown or unreadable id gives no sessions."""
-        from . import portable
-
         try:
-            return portable.export_session(self, session_id, include_lineage=include_lineage)
-        except portable.SessionNotFound:
+            return _payload.export_session(self, session_id, include_lineage=include_lineage)
+        except _payload.SessionNotFound:
             pass
-        except portable.PortableError as exc:
+        except _payload.PortableError as exc:
             log.warning("not exporting session %r: %s", session_id, exc)
         return {"version": self.PORTABLE_VERSION, "sessions": []}
 
     def export_all(self) -> JSONDict:
         """Every session; ``OSError`` when a file is unreadable (the backup would be incomplete)."""
-        from . import portable
-
         try:
-            return portable.export_all(self)  # type: ignore[arg-type]
-        except portable.PortableError as exc:
+            return _payload.export_all(self)
+        except _payload.PortableError as exc:
             raise OSError(f"Incomplete session export: {exc}") from exc
 
     def import_sessions(
@@ -350,8 +348,6 @@ class CompatReads:
         A payload that is not an object or has no ``sessions`` list imports nothing; one
         from a newer format version is refused with a reason (PraisonAI's rules).
         """
-        from . import portable
-
         report = ImportReport(version=self.PORTABLE_VERSION)
         if not isinstance(payload, dict) or not isinstance(payload.get("sessions"), list):
             return report
@@ -378,8 +374,8 @@ class CompatReads:
                 continue
             report.skipped.append({"session_id": "", "reason": reason})
         try:
-            done = portable.import_sessions(
-                self,  # type: ignore[arg-type]
+            done = _payload.import_payload(
+                self,
                 {"version": self.PORTABLE_VERSION, "sessions": entries},
                 overwrite=overwrite,
                 # PraisonAI's semantics: a library call, not a user's restore (no journal,
@@ -388,9 +384,8 @@ class CompatReads:
                 reset_live_fields=reset_live_fields,
                 max_sessions=max_sessions,
                 skip_invalid=True,
-                journal=False,
             )
-        except portable.PortableError as exc:
+        except _payload.PortableError as exc:
             report.skipped.append({"session_id": "", "reason": str(exc)})
             return report
         done.skipped[:0] = report.skipped

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import re
@@ -37,7 +38,7 @@ try:
 except ImportError:  # pragma: no cover - not on Linux/macOS
     fcntl = None  # type: ignore[assignment]
 
-from .model import dumps_json, json_utf8
+from .model import JSONDict, dumps_json, json_utf8
 from .paths import ensure_private_dir, safe_id
 
 FILE_MODE = 0o600
@@ -623,6 +624,19 @@ def session_id_from_bytes(raw: bytes) -> str | None:
     except ValueError:
         return None
     return value if isinstance(value, str) and value else None
+
+
+def sha256_of(data: bytes) -> str:
+    """The digest of a file's bytes, as the journal records and checks it."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def stored_id(data: JSONDict, path: Path) -> str:
+    """The session id a stored dict holds; the file stem when it stores none."""
+    sid = data.get("session_id")
+    if isinstance(sid, str) and sid:
+        return sid
+    return path.stem if sid in (None, "") else str(sid)
 
 
 def spill_filename(session_id: str) -> str:

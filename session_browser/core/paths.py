@@ -64,6 +64,15 @@ def safe_id(session_id: str) -> str:
     return "".join(c if c.isalnum() or c in _SAFE_CHARS else "_" for c in session_id)
 
 
+def check_id(session_id: str) -> None:
+    """``ValueError`` unless ``session_id`` is a non-empty string whose file name (and its
+    lock's) the file system can hold."""
+    if not isinstance(session_id, str) or not session_id:
+        raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
+    if len(f"{safe_id(session_id)}.json.lock".encode("utf-8", "surrogatepass")) > 255:
+        raise ValueError("session_id is too long for a file name")
+
+
 def session_file_name(session_id: str) -> str:
     """The name of ``session_id``'s file in a PraisonAI session dir: ``<safe_id>.json``."""
     return f"{safe_id(session_id)}.json"

@@ -33,6 +33,7 @@ from .files import (
     session_lock,
     spill_belongs_to,
     spill_files_for,
+    stored_id,
     write_session_file,
     write_spill,
 )
@@ -49,10 +50,10 @@ from .model import (
     utc_now_iso,
 )
 from .paths import (
+    check_id,
     default_session_dir,
     default_spill_dir,
     ensure_private_dir,
-    safe_id,
     session_file_name,
 )
 
@@ -131,14 +132,6 @@ def fallback_summary(messages: Sequence[SessionMessage]) -> str:
         return f"Previous conversation: {len(messages)} messages compacted."
 
 
-def stored_id(data: JSONDict, path: Path) -> str:
-    """The session id a stored dict holds; the file stem when it stores none."""
-    sid = data.get("session_id")
-    if isinstance(sid, str) and sid:
-        return sid
-    return path.stem if sid in (None, "") else str(sid)
-
-
 def _holds(data: JSONDict, session_id: str) -> bool:
     """True when a stored dict is ``session_id``'s (no stored id counts as a match)."""
     stored = data.get("session_id")
@@ -148,13 +141,6 @@ def _holds(data: JSONDict, session_id: str) -> bool:
 def _is_missing(exc: OSError) -> bool:
     """A read error that means "no such file" (also a name too long to exist)."""
     return isinstance(exc, FileNotFoundError) or exc.errno == errno.ENAMETOOLONG
-
-
-def _check_id(session_id: str) -> None:
-    if not isinstance(session_id, str) or not session_id:
-        raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
-    if len(f"{safe_id(session_id)}.json.lock".encode("utf-8", "surrogatepass")) > 255:
-        raise ValueError("session_id is too long for a file name")
 
 
 def _overridden_dir() -> str | None:
@@ -513,7 +499,7 @@ class DefaultSessionStore(PraisonAICompat, metaclass=abc.ABCMeta):
         apply_retention: bool = True,
     ) -> bool:
         """Locked read-modify-write. ``pending`` turns are spilled if the write fails."""
-        _check_id(session_id)
+        check_id(session_id)
         path = self.session_path(session_id)
         try:
             ensure_private_dir(self.session_dir)
@@ -782,7 +768,7 @@ class DefaultSessionStore(PraisonAICompat, metaclass=abc.ABCMeta):
         Raises ``FileExistsError`` when the session exists and ``overwrite`` is false.
         Used by import and restore, where the destination's window must not cut history.
         """
-        _check_id(session.session_id)
+        check_id(session.session_id)
         path = self.session_path(session.session_id)
         ensure_private_dir(self.session_dir)
         with session_lock(path, self.lock_timeout):

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from session_browser.bench.agents import claude_jsonl, codex_jsonl, codex_rollout_name
-from session_browser.core.index import SqliteSessionStore, parsing
+from session_browser.core.index import parsing
+from session_browser.core.index.reconcile import Reconciler
 from session_browser.core.index.write import stored_words
 from session_browser.core.open import index_store
 from session_browser.core.sources import SOURCES
@@ -134,7 +135,7 @@ def build(
     kind: str, d: Path, tmp: Path, tag: str, monkeypatch: pytest.MonkeyPatch, *, worker: bool
 ) -> tuple[dict[str, Any], dict[str, Any], Any, dict[str, Any]]:
     monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp / f"data-{tag}"))
-    monkeypatch.setattr(SqliteSessionStore, "worker_min_files", 0 if worker else 10**9)
+    monkeypatch.setattr(Reconciler, "worker_min_files", 0 if worker else 10**9)
     with index_store(SOURCES[kind], d, "none", vault=True, db_path=tmp / f"{tag}.sqlite3") as s:
         report = s.reconcile()
         assert s.warnings == []

@@ -326,23 +326,24 @@ def test_a_write_during_a_reconcile_is_not_replaced_by_its_older_parse(tmp_path:
     d = tmp_path / "s"
     path = put(d, "a", ["old alpha"])
     wrote: list[bool] = []
-
-    class WriteWhileParsing(SqliteSessionStore):
-        """A write through the store lands after this pass parsed the file."""
-
-        def _parse_file(self, name: str, ident: tuple[int, int, int], *, folded: bool) -> Any:
-            item = super()._parse_file(name, ident, folded=folded)
-            if not wrote:
-                wrote.append(True)
-                self.add_user_message("a", "newest gamma")
-            return item
-
     db = tmp_path / "w.sqlite3"
     with SqliteSessionStore(d, db_path=db):
         pass
     put(d, "a", ["middle beta"])
     os.utime(path, ns=(1, 1))  # changed for the survey (size and mtime)
-    with WriteWhileParsing(d, db_path=db) as store:
+    with SqliteSessionStore(d, db_path=db, reconcile="none") as store:
+        parse = store.reconciler._parse_file
+
+        def write_while_parsing(name: str, ident: tuple[int, int, int], *, folded: bool) -> Any:
+            """A write through the store lands after this pass parsed the file."""
+            item = parse(name, ident, folded=folded)
+            if not wrote:
+                wrote.append(True)
+                store.add_user_message("a", "newest gamma")
+            return item
+
+        store.reconciler._parse_file = write_while_parsing  # type: ignore[method-assign]
+        store.reconcile()
         assert wrote
         assert [h.session_id for h in store.search("gamma")] == ["a"]
         assert [h.session_id for h in store.search("beta")] == ["a"]

@@ -78,7 +78,7 @@ def test_a_write_with_hostile_values_keeps_the_index(tmp_path: Path) -> None:
     hostile.write_good(d)
     with SqliteSessionStore(d, db_path=tmp_path / "i.sqlite3") as store:
         store.add_user_message("fresh", "plain words about zebras")
-        store._after_write(  # what a write of an odd dict would index
+        store.reconciler.after_write(  # what a write of an odd dict would index
             "odd",
             d / "good-0.json",
             {

@@ -69,10 +69,8 @@ def vault_bytes(d: Path) -> dict[str, bytes]:
 
 
 def build(d: Path, db: Path, *, worker: bool) -> tuple[dict[str, Any], dict[str, bytes], Any]:
-    class Store(SqliteSessionStore):
-        worker_min_files = 0 if worker else 10**9
-
-    with Store(d, db_path=db, reconcile="none", vault=True) as store:
+    with SqliteSessionStore(d, db_path=db, reconcile="none", vault=True) as store:
+        store.reconciler.worker_min_files = 0 if worker else 10**9
         report = store.reconcile()
     return dump(db), vault_bytes(d), report
 
@@ -139,15 +137,15 @@ import sys, time
 from pathlib import Path
 from session_browser.core.index import SqliteSessionStore
 
-class Store(SqliteSessionStore):
-    worker_min_files = 0
-
 def progress(done, total):
     if done:
         print("batch", flush=True)
         time.sleep(30)  # killed here, with the worker at work
 
-store = Store(Path(sys.argv[1]), db_path=Path(sys.argv[2]), reconcile="none", vault=True)
+store = SqliteSessionStore(
+    Path(sys.argv[1]), db_path=Path(sys.argv[2]), reconcile="none", vault=True
+)
+store.reconciler.worker_min_files = 0
 store.reconcile(progress=progress)
 """
 
@@ -222,18 +220,16 @@ def test_files_a_first_build_could_not_keep_are_handed_to_the_vault_again(
     (vault_dir / "packs").write_bytes(b"")  # not a dir: every batch fails
     db = tmp_path / "b.sqlite3"
 
-    class Store(SqliteSessionStore):
-        worker_min_files = 0 if worker else 10**9
-
-    with Store(d, db_path=db, reconcile="none", vault=True) as store:
+    with SqliteSessionStore(d, db_path=db, reconcile="none", vault=True) as store:
+        store.reconciler.worker_min_files = 0 if worker else 10**9
         report = store.reconcile()
-        feed = store.vault_feed()
+        feed = store.reconciler.vault_feed()
         assert feed is not None and feed.problems  # said, not silently dropped
     assert report.added == FILES - 1
     with sqlite3.connect(db) as c:  # not taken as fed: the next open hands them over
         assert c.execute("SELECT 1 FROM meta WHERE key='vault_fed'").fetchone() is None
     (vault_dir / "packs").unlink()
-    with Store(d, db_path=db, reconcile="none", vault=True) as store:
+    with SqliteSessionStore(d, db_path=db, reconcile="none", vault=True) as store:
         store.reconcile()
     with sqlite3.connect(db) as c:
         assert c.execute("SELECT 1 FROM meta WHERE key='vault_fed'").fetchone() is not None

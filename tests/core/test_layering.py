@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pkgutil
 import subprocess
 import sys
@@ -52,3 +53,39 @@ def test_core_sources_do_not_mention_ui_imports() -> None:
         text = path.read_text(encoding="utf-8")
         for banned in ("import textual", "from textual", "import rich", "from rich"):
             assert banned not in text, f"{path.name}: {banned}"
+
+
+def test_the_json_store_api_loads_nothing_above_the_store(tmp_path: Path) -> None:
+    """PraisonAI's store API, export and import included, runs on the JSON store alone: a
+    process that uses it never loads the workbench, ``portable``, the index or the vault."""
+    code = (
+        "import json, sys\n"
+        "from session_browser.core.store import DefaultSessionStore\n"
+        "a = DefaultSessionStore(sys.argv[1] + '/a')\n"
+        "a.add_message('s1', 'user', 'hello there')\n"
+        "payload = a.export_all()\n"
+        "one = a.export_session('s1')\n"
+        "b = DefaultSessionStore(sys.argv[1] + '/b')\n"
+        "report = b.import_sessions(payload)\n"
+        "again = b.import_sessions(one)\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('session_browser.core.'))\n"
+        "print(json.dumps({'ids': [s['session_id'] for s in payload['sessions']],\n"
+        "    'imported': report.imported_ids, 'skipped': [s['reason'] for s in again.skipped],\n"
+        "    'read': b.get_chat_history('s1')[0]['content'], 'loaded': loaded}))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"DO_NOT_TRACK": "1", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(TREE)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["ids"] == ["s1"] and out["imported"] == ["s1"]
+    assert out["skipped"] == ["already exists (use overwrite)"]
+    assert out["read"] == "hello there"
+    above = ("portable", "quarantine", "actions", "index", "pgindex", "vault", "open")
+    loaded = {m.removeprefix("session_browser.core.").split(".")[0] for m in out["loaded"]}
+    assert not loaded & set(above), sorted(loaded & set(above))
+    assert "payload" in loaded and "store" in loaded

@@ -171,7 +171,7 @@ def test_a_damaged_copy_is_reported_never_served(tmp_path: Path) -> None:
         damage_entry(default_vault_dir(), b"not zlib at all", version.chunks[0])
         store._hit_cache.clear()
         assert store.search("heron") == []  # never a hit built from damaged bytes
-        feed = store.vault_feed()
+        feed = store.reconciler.vault_feed()
         assert feed is not None and any("cannot be read" in p for p in feed.problems)
     finally:
         store.close()
@@ -185,7 +185,7 @@ def test_the_vault_is_off_for_a_source_the_settings_name(tmp_path: Path) -> None
     path, _t = claude_dir(root)
     store = index_store(SOURCES["claude"], root, vault=True)
     try:
-        assert store.vault_feed() is None
+        assert store.reconciler.vault_feed() is None
         path.unlink()
         store.reconcile()
         assert [h.session_id for h in store.search("heron")] == []

@@ -50,7 +50,7 @@ async def test_a_word_of_an_old_indexed_session_is_found_while_the_build_is_paus
         reached.set()
         go.wait(60)
 
-    index.on_batch = hold  # type: ignore[union-attr]
+    index.reconciler.on_batch = hold  # type: ignore[union-attr]
     app = SessionBrowserApp(backend, now=NOW, store_labels=["store"], animate=False)
     try:
         async with app.run_test(size=SIZE) as pilot:

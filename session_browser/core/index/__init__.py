@@ -88,7 +88,8 @@ Modules
     with the team index); here: :mod:`.watch` directory scans and the inotify watch;
     :mod:`.write` rows written to and removed from the database; :mod:`.hidden` the hidden
     parts' tables; :mod:`.schema` the database file, connection and schema;
-    :mod:`.reconcile` bringing the index in line with the files; :mod:`.plan` candidate
+    :mod:`.reconcile` the :class:`~.reconcile.Reconciler` a store holds, which brings
+    its index in line with the files; :mod:`.plan` candidate
     reads, document frequencies and counts; :mod:`.typos` the typo pass's vocabulary;
     :mod:`.hits` hits with their context; :mod:`.engine` the index as the procedure's
     ``Engine``; :mod:`.api` the store API by composition (reads to a reader, writes to the

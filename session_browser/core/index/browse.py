@@ -144,7 +144,7 @@ class IndexBrowse(IndexHits):
     def _pending_summary(self, name: str, ident: tuple[int, int, int]) -> SessionSummary:
         """A not-yet-indexed file for the session list: read from the file, or from its
         metadata alone when it cannot be read."""
-        data = self._load_file(name)
+        data = self.source.load(name)
         if data is not None:
             with contextlib.suppress(Exception):  # one odd file never fails the list
                 return recall.summary_of(

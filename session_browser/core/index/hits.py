@@ -137,13 +137,13 @@ class IndexHits(IndexFuzzy):
         again)."""
         ident = self.source.identity(name)
         if ident is None:
-            return self._kept_projected(name)  # gone: the vault's copy, when it keeps one
+            return self.reconciler.kept_projected(name)  # gone: the vault's copy, when it keeps one
         with self._hit_lock:
             cached = self._hit_cache.get(name)
             if cached is not None and cached[0] == ident:
                 self._hit_cache.move_to_end(name)
                 return cached[1], cached[2]
-        data = self._load_file(name)
+        data = self.source.load(name)
         if data is None:
             return None
         messages = recall.project(data)
@@ -204,7 +204,7 @@ class IndexHits(IndexFuzzy):
                 raise _FromFile  # gone: the file path reads the vault's copy
             if now != (size, mtime_ns, inode):
                 raise _FromFile  # changed since it was indexed: the file says what it is now
-            if self._kept_note(name) is not None:
+            if self.reconciler.kept_note(name) is not None:
                 raise _FromFile  # rows kept from the vault: its copy says what they were
             n = count + archived_count
             if n <= 0:
@@ -357,7 +357,7 @@ class IndexHits(IndexFuzzy):
         hit = session_hit(s, pq, data, messages, window, self.source_kind, self.label)
         if hit is None:
             return None
-        hit.kept = self._kept_note(s.info.file)
+        hit.kept = self.reconciler.kept_note(s.info.file)
         # The message views share their content with the cache: give the hit its own
         # copy of any content that is not a plain (immutable) string.
         for view in itertools.chain(hit.messages, *hit.bookends.values()):

@@ -35,15 +35,13 @@ from ..search.rows import COMPOUND_CHUNK, IN_CHUNK
 from .newest import newest_ids
 from .owners import RowOwners
 from .recall import RecallReads
-from .reconcile import (
-    IndexReconcile,
-)
+from .schema import IndexDatabase
 
 COUNT_BUDGET = 3_000  # postings read at most to count the matched sessions exactly
 _READS_SESSIONS = re.compile(r"\bs\.")  # a filter clause reading a sessions column
 
 
-class IndexPlan(IndexReconcile):
+class IndexPlan(IndexDatabase):
     """Reads the candidates of a query from the index (the relevance procedure,
     :mod:`session_browser.core.search.procedure`, scores them)."""
 

@@ -1,6 +1,7 @@
 """Bringing the index in line with the files: survey (full pass, fingerprint, or the names a
 DirWatch gave), parse, and write in batches; keeping it in step with writes made through the
-store."""
+store. :class:`Reconciler` does it; the store holds one (``store.reconciler``) and its
+``reconcile`` / ``start_reconcile`` / ``rebuild`` hand over to it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .. import recall
 from ..files import FileIdentity, disk_full
@@ -27,7 +27,6 @@ from ..search.rows import (
     IN_CHUNK,
     Parsed,
     extract,
-    machine_paced,
     safely,
     skip_reason,
 )
@@ -42,9 +41,6 @@ from .schema import (
 )
 from .watch import DirWatch, scan_fingerprint
 from .write import delete_rows, insert_isolated, insert_rows
-
-if TYPE_CHECKING:
-    from ..store import DefaultSessionStore
 
 log = logging.getLogger("session_browser.index")
 
@@ -86,22 +82,39 @@ class Survey:
     unchanged: bool = False
 
 
-class IndexReconcile(IndexDatabase):
-    """Reconcile, rebuild and the file hooks a store over another format overrides."""
+class Reconciler:
+    """Brings one index in line with its files: the survey (a full pass, the scan's
+    fingerprint, or the names a :class:`DirWatch` gave), the parse (here or in a worker
+    process) and the writes in batches; a rebuild; keeping the index in step with a write
+    made through its store (:meth:`after_write`); and keeping the files it reads in the vault.
 
-    keeps_vault = False  # whether this index keeps its files in the vault (asked for)
-    _vault_feed: VaultFeed | None = None
-    _vault_ready = False
-    _vault_fresh = False  # this reconcile builds a new index
-    _worker: parsing.Worker | None = None  # the worker process of the batches being written
-    _bulk = False  # this reconcile is a first build of many files
+    The index database it writes into (its connection, locks, and the list of files still to
+    index that a search reads meanwhile) is its store's, :attr:`index`; what only a reconcile
+    uses (its last pass, the vault feed, the parse worker) is held here.
+    """
+
     worker_min_files = WORKER_MIN_FILES
-    # Called by every reconcile after each batch it wrote and committed, with (done, total)
-    # files, in the thread that builds (as the ``progress`` of :meth:`reconcile`): for a
-    # reconcile started in the background, what follows it batch by batch.
-    on_batch: Callable[[int, int], None] | None = None
-    # The writer of a writable store (the store API's), None for a read-only source.
-    writer: DefaultSessionStore | None = None
+
+    def __init__(self, index: IndexDatabase, *, keep_vault: bool = False) -> None:
+        """``keep_vault``: keep every file the index reads in the vault (asked for)."""
+        self.index = index
+        self.keeps_vault = keep_vault
+        # Called by every reconcile after each batch it wrote and committed, with (done,
+        # total) files, in the thread that builds (as the ``progress`` of :meth:`run`): for
+        # a reconcile started in the background, what follows it batch by batch.
+        self.on_batch: Callable[[int, int], None] | None = None
+        self._vault_feed: VaultFeed | None = None
+        self._vault_ready = False
+        self._vault_fresh = False  # this reconcile builds a new index
+        self._worker: parsing.Worker | None = None  # the worker process of the batches
+        self._bulk = False  # this reconcile is a first build of many files
+        self._priors: dict[str, bytes] = {}  # saved parse states of the files to parse
+        self._full_at: float | None = None  # monotonic time of the last full pass
+        self._pass_at: float | None = None
+        self._scan_fp: tuple[str, int] | None = None  # (fingerprint, data_version) of a pass
+        self._scope = "full"
+        self._dirty = False  # the index changed during this reconcile
+        self._db_token: str | None = None  # which database file the last full pass saw
 
     def vault_feed(self) -> VaultFeed | None:
         """What keeps the files this index reads in the vault (None: not asked for, or off
@@ -110,80 +123,71 @@ class IndexReconcile(IndexDatabase):
             self._vault_ready = True
             if not self.keeps_vault:
                 return None
-            self._vault_feed = feed_for(self.source_kind, self.source)
+            self._vault_feed = feed_for(self.index.source_kind, self.index.source)
         return self._vault_feed
 
     def close(self) -> None:
-        super().close()
+        """Close the vault feed (after the index closed its database)."""
         feed = self._vault_feed
         if feed is not None:
             feed.close()
 
-    def _kept_projected(self, name: str) -> tuple[JSONDict, list[JSONDict]] | None:
+    def kept_projected(self, name: str) -> tuple[JSONDict, list[JSONDict]] | None:
         """Session ``name`` whose file is gone (or whose rewrite dropped turns), read from
         the vault's copy (None: not kept, or the copy is damaged)."""
         feed = self.vault_feed()
         if feed is None:
             return None
-        with self._lock:
-            data = feed.load(self._conn(), name)
+        with self.index._lock:
+            data = feed.load(self.index._conn(), name)
         return None if data is None else (data, recall.project(data))
 
-    def _kept_note(self, name: str) -> str | None:
+    def kept_note(self, name: str) -> str | None:
         """ "deleted from <path> on <date>" (or the turns a rewrite dropped) for rows kept
         from the vault; None for a file as it is on disk."""
         feed = self.vault_feed()
         if feed is None:
             return None
-        with self._lock:
-            return feed.note(self._conn(), name)
+        with self.index._lock:
+            return feed.note(self.index._conn(), name)
 
-    @property
-    def progress(self) -> tuple[int, int]:
-        """(done, total) files of the reconcile in progress (or the last one)."""
-        return self._progress
+    def start(self, *, cancel: threading.Event | None = None) -> threading.Thread:
+        """Run :meth:`run` in a daemon thread (searches keep answering meanwhile).
 
-    @property
-    def indexing(self) -> bool:
-        return self._indexing
-
-    def start_reconcile(self, *, cancel: threading.Event | None = None) -> threading.Thread:
-        """Run :meth:`reconcile` in a daemon thread (searches keep answering meanwhile).
-
-        Setting ``cancel`` (as :meth:`close` does) stops it after the batch in hand; the
+        Setting ``cancel`` (as closing the index does) stops it after the batch in hand; the
         files indexed so far stay indexed and the next reconcile picks up the rest.
         """
-        with self._state_lock:
-            if self._thread is not None and self._thread.is_alive():
-                return self._thread
-            self._cancel.clear()
-            self._indexing = True
-            if not self._surveyed_once:
-                self._surveyed.clear()
-            stop = self._cancel if cancel is None else EitherEvent(self._cancel, cancel)
+        with self.index._state_lock:
+            if self.index._thread is not None and self.index._thread.is_alive():
+                return self.index._thread
+            self.index._cancel.clear()
+            self.index._indexing = True
+            if not self.index._surveyed_once:
+                self.index._surveyed.clear()
+            stop = self.index._cancel if cancel is None else EitherEvent(self.index._cancel, cancel)
 
-            def run() -> None:
+            def work() -> None:
                 try:
-                    self.last_report = self.reconcile(cancel=stop)
+                    self.index.last_report = self.run(cancel=stop)
                 except Exception as exc:  # pragma: no cover - reported, never raised
                     log.exception("background reconcile failed: %s", exc)
-                    self.warnings.append(Note(INDEX_FAILED, f"indexing failed: {exc}"))
-                    self._indexing = False
+                    self.index.warnings.append(Note(INDEX_FAILED, f"indexing failed: {exc}"))
+                    self.index._indexing = False
                 finally:
-                    self._surveyed.set()
+                    self.index._surveyed.set()
 
-            thread = threading.Thread(target=run, name="session-index", daemon=True)
-            self._thread = thread
+            thread = threading.Thread(target=work, name="session-index", daemon=True)
+            self.index._thread = thread
             thread.start()
             return thread
 
     # ------------------------------------------------------------------ the source
-    # Every file-level read goes to ``self.source`` (a SessionSource): its files, their
-    # parse, loading one for reading, its order and its automation rule.
+    # Every file-level read goes to the index's ``source`` (a SessionSource): its files,
+    # their parse (resumed from the state kept of each, when it keeps one).
 
     def _scan_files(self) -> dict[str, tuple[int, int, int]]:
         """(size, mtime_ns, inode) of every session file, by name relative to the root."""
-        return self.source.list_files()
+        return self.index.source.list_files()
 
     def _before_parse(
         self, db: sqlite3.Connection, todo: Sequence[tuple[str, tuple[int, int, int]]]
@@ -191,8 +195,8 @@ class IndexReconcile(IndexDatabase):
         """Before the files of ``todo`` are parsed: load the parse state kept of each (when
         the source keeps any) and start counting resumed and full reads."""
         self._priors = {}
-        self.last_reads = {"resumed": 0, "full": 0}
-        table = self.source.state_table
+        self.index.last_reads = {"resumed": 0, "full": 0}
+        table = self.index.source.state_table
         if table is None:
             return
         names = [name for name, _ident in todo]
@@ -207,43 +211,16 @@ class IndexReconcile(IndexDatabase):
     def _parse_file(self, name: str, ident: tuple[int, int, int], *, folded: bool) -> Parsed | str:
         """One file as index rows, or the reason it cannot be indexed."""
         _name, item, resumed = parse_one(
-            self.source, name, ident, self._priors.pop(name, None), folded=folded
+            self.index.source, name, ident, self._priors.pop(name, None), folded=folded
         )
         self._count_read(resumed)
         return item
 
     def _count_read(self, resumed: bool | None) -> None:
         if resumed is not None:
-            self.last_reads["resumed" if resumed else "full"] += 1
+            self.index.last_reads["resumed" if resumed else "full"] += 1
 
-    def _load_file(self, name: str) -> JSONDict | None:
-        """The session dict of file ``name`` (None when it cannot be read)."""
-        return self.source.load(name)
-
-    def _classic_order(self, names: set[str]) -> list[str]:
-        """``names`` in the order the plain store scans them (so equal scores tie the same)."""
-        return self.source.file_order(names)
-
-    def _classic_candidate(
-        self, data: JSONDict, parsed: recall.ClassicQuery, window: int, name: str
-    ) -> recall.Candidate | None:
-        cand = recall.classic_candidate(
-            data, parsed, window=window, source=self.source_kind, store=self.label, file_name=name
-        )
-        if cand is not None:
-            self.source.settle_hit(cand.hit, data)
-        return cand
-
-    def _demotion_flags(self, data: JSONDict, messages: Sequence[JSONDict]) -> tuple[bool, bool]:
-        """(tagged, machine) of a session read from its file rather than the index: the
-        source's automation rule, or machine pacing when it has none."""
-        tagged = recall.tagged_automated(data)
-        automated = self.source.automated(data)
-        if automated is None:
-            return tagged, machine_paced(messages)
-        return tagged, (not tagged) and automated
-
-    def reconcile(
+    def run(
         self,
         *,
         progress: Callable[[int, int], None] | None = None,
@@ -252,19 +229,19 @@ class IndexReconcile(IndexDatabase):
         """Bring the index in line with the session dir (only new/changed files are parsed)."""
         report = ReconcileReport()
         started = time.perf_counter()
-        if self.broken is not None:
+        if self.index.broken is not None:
             report.elapsed = time.perf_counter() - started
             return report
-        with self._reconcile_lock:  # one reconcile at a time per store (they share the watch)
-            self._indexing = True
-            if not self._surveyed_once:
-                self._surveyed.clear()
+        with self.index._reconcile_lock:  # one reconcile at a time per store (they share the watch)
+            self.index._indexing = True
+            if not self.index._surveyed_once:
+                self.index._surveyed.clear()
             self._dirty = False
             writer: sqlite3.Connection | None = None
             try:
-                writer = self._writer()
-                if writer is not self._db:
-                    self._follow(writer)
+                writer = self.index._writer()
+                if writer is not self.index._db:
+                    self.index._follow(writer)
                 try:
                     self._reconcile(writer, report, progress, cancel)
                 finally:
@@ -274,25 +251,25 @@ class IndexReconcile(IndexDatabase):
                     self._keep_fingerprint(writer)
                     self._vault_backfill(writer, cancel)
             except sqlite3.DatabaseError as exc:
-                self._on_db_error(exc)
+                self.index._on_db_error(exc)
             except OSError as exc:  # a file the pass writes beside the index (the vault's)
                 if not disk_full(exc):
                     raise
-                self._set_broken(disk_full_text(self.db_path))
+                self.index._set_broken(disk_full_text(self.index.db_path))
             finally:
-                if writer is not None and writer is not self._db:
+                if writer is not None and writer is not self.index._db:
                     with contextlib.suppress(sqlite3.Error):
                         writer.close()
-                with self._state_lock:
-                    self._pending.clear()
-                    self._pending_order = []
-                    self._pending_new = {}
-                    self._stale_keys.clear()
-                self._indexing = False
-                self._surveyed.set()
+                with self.index._state_lock:
+                    self.index._pending.clear()
+                    self.index._pending_order = []
+                    self.index._pending_new = {}
+                    self.index._stale_keys.clear()
+                self.index._indexing = False
+                self.index._surveyed.set()
                 if self._dirty:
-                    self._stats = None
-                    self._df_cache.clear()
+                    self.index._stats = None
+                    self.index._df_cache.clear()
                 report.elapsed = time.perf_counter() - started
         return report
 
@@ -308,10 +285,10 @@ class IndexReconcile(IndexDatabase):
         outside = survey.outside
         report.scope = self._scope
         if survey.unchanged:  # unchanged since the last complete pass (fingerprint)
-            self._surveyed_once = True
+            self.index._surveyed_once = True
             report.skipped.extend((name, reasons[name]) for name in skipped)
             report.unchanged = len(files) - len(skipped)
-            self._progress = (0, 0)
+            self.index._progress = (0, 0)
             if progress is not None:
                 progress(0, 0)
             return
@@ -347,26 +324,26 @@ class IndexReconcile(IndexDatabase):
         # waiting list, its order and which of it is new are set in one step: a search
         # meanwhile reads the newest waiting files from them.
         todo.sort(key=lambda item: (item[1][1], item[0]))
-        with self._state_lock:
-            self._pending = {n for n, _ in todo}
-            self._pending_order = [n for n, _ in todo]
-            self._pending_new = {n: i for n, i in todo if n not in known}
-            self._stale_keys = stale_sids
-        self._surveyed_once = True
-        self._surveyed.set()
+        with self.index._state_lock:
+            self.index._pending = {n for n, _ in todo}
+            self.index._pending_order = [n for n, _ in todo]
+            self.index._pending_new = {n: i for n, i in todo if n not in known}
+            self.index._stale_keys = stale_sids
+        self.index._surveyed_once = True
+        self.index._surveyed.set()
         total = len(todo)
-        self._progress = (0, total)
+        self.index._progress = (0, total)
         if progress is not None:
             progress(0, total)
         if gone or gone_skipped:
-            with self._write_lock:
+            with self.index._write_lock:
                 db.execute("BEGIN IMMEDIATE")
                 try:
                     self._changing(db)
                     for name in gone:
                         # Written (and indexed by its writer) after this pass's scan: the
                         # scan missed it, it is not gone.
-                        if self.source.identity(name) is not None:
+                        if self.index.source.identity(name) is not None:
                             continue
                         if feed is not None and feed.keep_gone(db, name):
                             report.removed += 1  # its rows stay, read from the vault's copy
@@ -389,7 +366,7 @@ class IndexReconcile(IndexDatabase):
             # finishes it), so no syncs, and FTS5 segments are merged once at the end
             # rather than again and again while the rows stream in.
             db.execute("PRAGMA synchronous=OFF")
-            if self.has_fts:
+            if self.index.has_fts:
                 db.execute(f"INSERT INTO fts(fts, rank) VALUES('automerge', {BULK_AUTOMERGE})")
                 hidden.automerge(db, BULK_AUTOMERGE)
         try:
@@ -400,7 +377,7 @@ class IndexReconcile(IndexDatabase):
                     break
                 self._apply(db, parsed, known, report)
                 done += len(parsed)
-                self._progress = (done, total)
+                self.index._progress = (done, total)
                 for follow in (progress, self.on_batch):
                     if follow is not None:
                         follow(done, total)
@@ -410,15 +387,15 @@ class IndexReconcile(IndexDatabase):
             if feed is not None:
                 feed.caught_up()
             if bulk:
-                if self.has_fts:
-                    with self._write_lock:
+                if self.index.has_fts:
+                    with self.index._write_lock:
                         db.execute("INSERT INTO fts(fts, rank) VALUES('automerge', 4)")
                         hidden.automerge(db, 4)
                 db.execute("PRAGMA synchronous=NORMAL")
-        if bulk and not report.cancelled and self.has_fts:
+        if bulk and not report.cancelled and self.index.has_fts:
             # One segment: a term's rows in one place makes every later lookup several
             # times faster than over the many segments a bulk load leaves.
-            with self._write_lock:
+            with self.index._write_lock:
                 db.execute("INSERT INTO fts(fts) VALUES('optimize')")
                 hidden.optimize(db)
             self._note_common_terms(db)
@@ -430,11 +407,11 @@ class IndexReconcile(IndexDatabase):
             fresh, self._vault_fresh = self._vault_fresh, False
             feed.settle(
                 db,
-                self._write_lock,
+                self.index._write_lock,
                 lambda items: self._insert_isolated(db, items),
                 lambda: self._changing(db),
                 fresh=fresh,
-                folded=not self.has_fts,
+                folded=not self.index.has_fts,
                 cancel=cancel,
             )
 
@@ -451,7 +428,7 @@ class IndexReconcile(IndexDatabase):
             return
         fp, version = self._scan_fp
         self._scan_fp = None
-        with self._write_lock:
+        with self.index._write_lock:
             db.execute("BEGIN IMMEDIATE")
             try:
                 if db.execute("PRAGMA data_version").fetchone()[0] == version:
@@ -471,9 +448,9 @@ class IndexReconcile(IndexDatabase):
         are looked at (the others are as the last pass left them); a full pass runs again
         when the watch lost events or after :data:`FULL_PASS_INTERVAL`.
         """
-        watch = self._watch
+        watch = self.index._watch
         names: set[str] | None = None
-        token = self._token(db)
+        token = self.index._token(db)
         if (
             watch is not None
             and self._full_at is not None
@@ -489,7 +466,7 @@ class IndexReconcile(IndexDatabase):
         skipped: dict[str, tuple[int, int, int]] = {}
         reasons: dict[str, str] = {}
         if names is not None:
-            idents = self.source.identities(names)
+            idents = self.index.source.identities(names)
             files = {n: i for n, i in idents.items() if i is not None}
             known: dict[str, tuple[int, int, int]] = {}
             listed = sorted(names)
@@ -513,18 +490,18 @@ class IndexReconcile(IndexDatabase):
             return Survey(files, known, skipped, reasons, int(indexed) - len(known))
         if watch is not None:
             watch.close()
-            self._watch = None
+            self.index._watch = None
         started = time.monotonic()
         self._scope = "full"
-        if self.source.watchable and self.watch_min_files >= 0:
+        if self.index.source.watchable and self.index.watch_min_files >= 0:
             # Watch first, then scan: a change made during the scan is seen next time.
-            self._watch = DirWatch.create(self.source.root)
+            self.index._watch = DirWatch.create(self.index.source.root)
         files = self._scan_files()
-        if self._watch is not None and len(files) < self.watch_min_files:
-            self._watch.close()  # a small dir is scanned in no time: keep no watch
-            self._watch = None
+        if self.index._watch is not None and len(files) < self.index.watch_min_files:
+            self.index._watch.close()  # a small dir is scanned in no time: keep no watch
+            self.index._watch = None
         self._pass_at = started
-        if not self.memory:
+        if not self.index.memory:
             # The index is exactly as a complete pass over this very scan left it (and
             # nothing changed it since): no need to read and compare every identity.
             fp = scan_fingerprint(files)
@@ -557,16 +534,16 @@ class IndexReconcile(IndexDatabase):
         parsed by a worker process while this thread writes (see :mod:`.parsing`); otherwise
         they are parsed in this thread. (A parser thread beside the writer was measured
         slower and costlier: both need the GIL for every row.)"""
-        folded = not self.has_fts
+        folded = not self.index.has_fts
         worker = self._worker = self._parse_worker(len(todo), folded)
         # the worker's tasks carry their parse states; here, _parse_file finds them
         pop = self._priors.pop if worker is not None else lambda _n, _d: None
         tasks = [(n, ident, pop(n, None)) for n, ident in todo]
 
         def here(task: parsing.Task) -> parsing.Done:
-            if worker is None:  # the hook a subclass may change (it counts the read)
+            if worker is None:  # parsed here (and the read counted)
                 return (task[0], self._parse_file(task[0], task[1], folded=folded), None)
-            return parsing.parse_one(self.source, *task, folded=folded)
+            return parsing.parse_one(self.index.source, *task, folded=folded)
 
         parsed = parsing.batches(tasks, BATCH_FILES, here, worker)
         try:
@@ -597,14 +574,14 @@ class IndexReconcile(IndexDatabase):
         if (
             not self._bulk
             or files < self.worker_min_files
-            or not self.source.parses_apart  # its parse keeps state
-            or not parsing.picklable(self.source)
+            or not self.index.source.parses_apart  # its parse keeps state
+            or not parsing.picklable(self.index.source)
         ):
             return None
         feed = self.vault_feed()
-        vault_at = None if feed is None else (self.source_kind, feed.vault_dir)
+        vault_at = None if feed is None else (self.index.source_kind, feed.vault_dir)
         try:
-            return parsing.Worker(self.source, folded=folded, vault_at=vault_at)
+            return parsing.Worker(self.index.source, folded=folded, vault_at=vault_at)
         except (OSError, RuntimeError) as exc:
             log.warning("no parsing worker (%s): parsing here", exc)
             return None
@@ -620,7 +597,7 @@ class IndexReconcile(IndexDatabase):
         batch rather than several per file; then keep the batch's files in the vault."""
         feed = self.vault_feed()
         fresh: list[Parsed] = []
-        with self._write_lock:
+        with self.index._write_lock:
             db.execute("BEGIN IMMEDIATE")
             try:
                 self._changing(db)
@@ -636,12 +613,12 @@ class IndexReconcile(IndexDatabase):
                         current[f] = (size, mt, ino)
                 for name, item in parsed:
                     if isinstance(item, str):
-                        ident = self.source.identity(name)
+                        ident = self.index.source.identity(name)
                         if ident is None or current.get(name) == ident:
                             continue  # gone, or indexed as it is now (a write meanwhile)
                         if feed is not None and name in current:
                             # its last readable version stays findable
-                            feed.keep_dropped(db, name, [], fts=self.has_fts)
+                            feed.keep_dropped(db, name, [], fts=self.index.has_fts)
                         self._delete_file(db, name)
                         db.execute(
                             "INSERT OR REPLACE INTO skipped(file, size, mtime_ns, inode, reason) "
@@ -655,14 +632,14 @@ class IndexReconcile(IndexDatabase):
                         ident2 = (item.identity.size, item.identity.mtime_ns, item.identity.inode)
                         if cur == ident2:
                             continue  # another process indexed this very version meanwhile
-                        if cur != known.get(name) and cur == self.source.identity(name):
+                        if cur != known.get(name) and cur == self.index.source.identity(name):
                             # A write (through this store or another process) indexed the
                             # file as it is now after this pass parsed it: this parse is
                             # older, and must not replace the newer rows.
                             continue
                         if feed is not None:
                             feed.keep_dropped(
-                                db, name, [m[4] for m in item.messages], fts=self.has_fts
+                                db, name, [m[4] for m in item.messages], fts=self.index.has_fts
                             )
                         self._delete_file(db, name)
                     fresh.append(item)
@@ -680,9 +657,9 @@ class IndexReconcile(IndexDatabase):
                         feed.forget(db, [i.file for i in fresh])
                 # The batch's files leave the waiting list as they become searchable: a
                 # search takes its snapshot with the list (see ``_relevance_locked``).
-                with self._state_lock:
+                with self.index._state_lock:
                     db.execute("COMMIT")
-                    self._pending.difference_update(names)
+                    self.index._pending.difference_update(names)
             except BaseException:
                 rollback(db)
                 if feed is not None:
@@ -713,16 +690,16 @@ class IndexReconcile(IndexDatabase):
     def _insert_batch(self, db: sqlite3.Connection, items: Sequence[Parsed]) -> int:
         """Insert parsed files (none of them indexed now); returns the next free message id
         (see :func:`~.rows.insert_rows`)."""
-        next_id = insert_rows(db, items, fts=self.has_fts)
+        next_id = insert_rows(db, items, fts=self.index.has_fts)
         self._inserted(db, items)
         return next_id
 
     def _inserted(self, db: sqlite3.Connection, items: Sequence[Parsed]) -> None:
         """After ``items`` were inserted, in the same transaction: keep their parse states
         and write their hidden parts."""
-        hidden.insert(db, items, fts=self.has_fts)
+        hidden.insert(db, items, fts=self.index.has_fts)
         partly.insert(db, items)
-        table = self.source.state_table
+        table = self.index.source.state_table
         if table is not None:
             db.executemany(
                 f"INSERT OR REPLACE INTO {table}(file, state) VALUES (?, ?)",
@@ -730,27 +707,28 @@ class IndexReconcile(IndexDatabase):
             )
 
     def _delete_file(self, db: sqlite3.Connection, name: str) -> bool:
-        table = self.source.state_table
+        table = self.index.source.state_table
         if table is not None:
             db.execute(f"DELETE FROM {table} WHERE file=?", (name,))
-        hidden.delete(db, name, fts=self.has_fts)
+        hidden.delete(db, name, fts=self.index.has_fts)
         partly.delete(db, name)
-        return delete_rows(db, name, fts=self.has_fts)
+        return delete_rows(db, name, fts=self.index.has_fts)
 
-    def _after_write(self, session_id: str, path: Path, data: JSONDict | None) -> None:
+    def after_write(self, session_id: str, path: Path, data: JSONDict | None) -> None:
         """Keep the index in step with a write made through this store (a read-only source
         is never written)."""
-        if self.source.read_only or self.broken is not None or self._db is None:
+        if self.index.source.read_only or self.index.broken is not None or self.index._db is None:
             return
         # A store that drops turns on write (``truncate`` retention) keeps every version it
         # writes, so the next write that drops turns finds the one before in the vault.
-        truncates = self.writer is not None and self.writer.retention == "truncate"
+        truncates = self.index.writer is not None and self.index.writer.retention == "truncate"
+        folded = not self.index.has_fts
         feed = self.vault_feed() if truncates else None
         kept: tuple[str, str, int] | None = None
         try:
-            with self._lock, self._write_lock:
-                self._follow_file()
-                db = self._conn()
+            with self.index._lock, self.index._write_lock:
+                self.index._follow_file()
+                db = self.index._conn()
                 db.execute("BEGIN IMMEDIATE")
                 try:
                     self._changing(db)
@@ -760,15 +738,15 @@ class IndexReconcile(IndexDatabase):
                         st = os.stat(path)
                         try:
                             item: Parsed | str = extract(
-                                path.name, FileIdentity.of(st), dict(data), folded=not self.has_fts
+                                path.name, FileIdentity.of(st), dict(data), folded=folded
                             )
                         except Exception as exc:  # the content: skipped, as a reconcile would
                             item = skip_reason(exc)
                         if not isinstance(item, str):
-                            item.hidden = safely([], hidden_rows, dict(data), not self.has_fts)
+                            item.hidden = safely([], hidden_rows, dict(data), folded)
                         if feed is not None and not isinstance(item, str):
                             feed.keep_dropped(
-                                db, path.name, [m[4] for m in item.messages], fts=self.has_fts
+                                db, path.name, [m[4] for m in item.messages], fts=self.index.has_fts
                             )
                             feed.forget(db, [path.name])
                             kept = (path.name, item.session_id, len(item.messages))
@@ -785,8 +763,8 @@ class IndexReconcile(IndexDatabase):
                 except BaseException:
                     rollback(db)
                     raise
-            self._stats = None
-            self._df_cache.clear()
+            self.index._stats = None
+            self.index._df_cache.clear()
         except (sqlite3.Error, OSError, Broken) as exc:
             log.warning("could not update the index for %s: %s", session_id, exc)
             kept = None
@@ -802,29 +780,29 @@ class IndexReconcile(IndexDatabase):
         cancel: threading.Event | None = None,
     ) -> ReconcileReport:
         """Throw the index away and build it again from the files."""
-        self._cancel.set()
-        thread = self._thread
+        self.index._cancel.set()
+        thread = self.index._thread
         if thread is not None and thread.is_alive() and thread is not threading.current_thread():
             thread.join()
-        self._cancel.clear()
-        with self._lock:
-            if self._db is not None:
+        self.index._cancel.clear()
+        with self.index._lock:
+            if self.index._db is not None:
                 with contextlib.suppress(sqlite3.Error):
-                    self._db.close()
-            self._db = None
-            self.broken = None
-            self.warnings = []
-            self._open(reset=True)  # emptied in place: other processes may have it open
+                    self.index._db.close()
+            self.index._db = None
+            self.index.broken = None
+            self.index.warnings = []
+            self.index._open(reset=True)  # emptied in place: other processes may have it open
             if self._vault_feed is not None:
                 self._vault_feed.reset()
-            self._stats = None
-            self._df_cache.clear()
+            self.index._stats = None
+            self.index._df_cache.clear()
             self._full_at = None
-        return self.reconcile(progress=progress, cancel=cancel)
+        return self.run(progress=progress, cancel=cancel)
 
     def _note_common_terms(self, db: sqlite3.Connection) -> None:
         """Keep the document counts of the frequent words (see :meth:`_df`)."""
-        with self._write_lock:
+        with self.index._write_lock:
             db.execute("BEGIN IMMEDIATE")
             try:
                 db.execute("DELETE FROM common_terms")

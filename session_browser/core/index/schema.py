@@ -33,6 +33,10 @@ from ..sources.base import SessionSource
 from . import hidden, partly
 from .watch import DirWatch
 
+if TYPE_CHECKING:
+    from ..store import DefaultSessionStore
+    from .reconcile import Reconciler
+
 log = logging.getLogger("session_browser.index")
 
 # PRAGMA user_version; any other value rebuilds the index. 6: titles are the first user
@@ -117,19 +121,18 @@ class Broken(Exception):
 class IndexDatabase:
     """The index database of one session dir: its file, connection and schema.
 
-    The layers above add, one concern each: :class:`~.reconcile.IndexReconcile` (bringing
-    the index in line with the files), :class:`~.plan.IndexPlan` (candidate reads and
+    The layers above add, one concern each: :class:`~.plan.IndexPlan` (candidate reads and
     counts), :class:`~.fuzzy.IndexFuzzy` (typo correction), :class:`~.hits.IndexHits`
     (hits with context), :class:`~.browse.IndexBrowse` (lists, status, live changes) and
     :class:`~.store.SqliteSessionStore` (searching). The state they share is declared here
-    and set by :meth:`SqliteSessionStore.__init__`.
+    and set by :meth:`SqliteSessionStore.__init__`. What brings the database in line with
+    the files is held, not inherited: :attr:`reconciler`, a :class:`~.reconcile.Reconciler`.
     """
 
     source: SessionSource
     source_kind: str
     session_dir: StoreDir
     last_reads: dict[str, int]  # files the last reconcile read: resumed from a state, or whole
-    _priors: dict[str, bytes]  # the saved parse states of the files about to be parsed
     db_path: str
     memory: bool
     want_fts: bool
@@ -157,23 +160,28 @@ class IndexDatabase:
     _df_cache: dict[str, int]
     _stats_key: tuple[int, int] | None  # (data_version, total_changes) the caches were read at
     _watch: DirWatch | None
-    _full_at: float | None
-    _pass_at: float | None
-    _scan_fp: tuple[str, int] | None
-    _scope: str
-    _dirty: bool
-    _db_token: str | None
     _reconcile_lock: threading.RLock
     _hit_lock: threading.Lock
     _hit_cache: collections.OrderedDict[str, tuple[tuple[int, int, int], JSONDict, list[JSONDict]]]
     _hit_bytes: int
     watch_min_files: int
     last_report: ReconcileReport | None
+    reconciler: Reconciler  # what brings this database in line with the files
+    writer: DefaultSessionStore | None  # the store API's writer; None for a read-only source
 
     if TYPE_CHECKING:  # given by the store API (``.api.IndexStoreAPI``)
 
         @property
         def label(self) -> str: ...
+
+    @property
+    def progress(self) -> tuple[int, int]:
+        """(done, total) files of the reconcile in progress (or the last one)."""
+        return self._progress
+
+    @property
+    def indexing(self) -> bool:
+        return self._indexing
 
     def _connect(self) -> sqlite3.Connection:
         if not self.memory:

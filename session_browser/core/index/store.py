@@ -43,6 +43,7 @@ from ..search.rank import (
     recent_scored,
 )
 from ..search.results import Cancelled, ReconcileReport, Relevance, SearchCancelled, SearchResult
+from ..search.rows import machine_paced
 from ..search.searching import IndexSearch
 from ..sources.base import Locate, SessionSource
 from ..sources.praisonai import PraisonAISource
@@ -55,6 +56,7 @@ from .owners import RowOwners
 from .recall import RecallReads
 from .reconcile import (
     WATCH_MIN_FILES,
+    Reconciler,
 )
 from .schema import (
     SCHEMA_VERSION,
@@ -93,6 +95,18 @@ def _each_file(names: Iterable[str], read: Callable[[str], T | None]) -> list[T]
         if got is not None:
             out.append(got)
     return out
+
+
+def _demotion_flags(
+    source: SessionSource, data: JSONDict, messages: Sequence[JSONDict]
+) -> tuple[bool, bool]:
+    """(tagged, machine) of a session read from its file rather than the index: the
+    source's automation rule, or machine pacing when it has none."""
+    tagged = recall.tagged_automated(data)
+    automated = source.automated(data)
+    if automated is None:
+        return tagged, machine_paced(messages)
+    return tagged, (not tagged) and automated
 
 
 class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
@@ -134,12 +148,15 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         ``session_dir`` defaults to the source's root."""
         if reconcile not in RECONCILE_MODES:
             raise ValueError(f"reconcile must be one of {RECONCILE_MODES}, not {reconcile!r}")
+        self.reconciler = Reconciler(self, keep_vault=vault)
         if read_through is not None:  # a reader that finds files through the index
             reader = read_through(self.indexed_path)
         if reader is None and source is not None and source.read_only:
             reader = SourceStore(source)
         if reader is None:
-            writer = DefaultSessionStore(session_dir, observer=self._after_write, **store_kwargs)
+            writer = DefaultSessionStore(
+                session_dir, observer=self.reconciler.after_write, **store_kwargs
+            )
             self.writer = writer
             self.reader = writer
             self.session_dir = writer.session_dir
@@ -150,9 +167,7 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
             self.session_dir = StoreDir(where)
         self.source = source if source is not None else PraisonAISource(self.session_dir.path)
         self.source_kind = self.source.kind
-        self.keeps_vault = vault
         self.last_reads = {"resumed": 0, "full": 0}
-        self._priors = {}
         if db_path is None:
             self.db_path: str = str(default_db_path(self.source.root, self.source.index_prefix))
         else:
@@ -193,12 +208,6 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         # hybrid mode's vectors beside the index (read lazily)
         self.semantic = Semantic(None if self.memory else self.db_path)
         self._watch: DirWatch | None = None
-        self._full_at: float | None = None  # monotonic time of the last full pass
-        self._pass_at: float | None = None
-        self._scan_fp: tuple[str, int] | None = None  # (fingerprint, data_version) of a pass
-        self._scope = "full"
-        self._dirty = False  # the index changed during this reconcile
-        self._db_token: str | None = None  # which database file the last full pass saw
         self._reconcile_lock = threading.RLock()
         self._hit_lock = threading.Lock()
         self._hit_cache: collections.OrderedDict[
@@ -222,6 +231,36 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
             elif reconcile == "background":
                 self.start_reconcile()
 
+    # ------------------------------------------------------------------ the reconcile
+    # held, not inherited: :class:`~.reconcile.Reconciler` (``self.reconciler``)
+
+    def reconcile(
+        self,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> ReconcileReport:
+        """Bring the index in line with the session dir (only new/changed files are parsed)."""
+        return self.reconciler.run(progress=progress, cancel=cancel)
+
+    def start_reconcile(self, *, cancel: threading.Event | None = None) -> threading.Thread:
+        """:meth:`reconcile` in a daemon thread (searches keep answering meanwhile); setting
+        ``cancel`` (as :meth:`close` does) stops it after the batch in hand."""
+        return self.reconciler.start(cancel=cancel)
+
+    def rebuild(
+        self,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> ReconcileReport:
+        """Throw the index away and build it again from the files."""
+        return self.reconciler.rebuild(progress=progress, cancel=cancel)
+
+    def close(self) -> None:
+        super().close()
+        self.reconciler.close()
+
     def get_by_gateway_session(self, gateway_session_id: str) -> SessionData | None:
         """The session linked to a gateway session, found through the index's gateway route
         (``sessions.gateway``) and read from its file, checked; a session the index does not
@@ -235,7 +274,7 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
             except (Broken, sqlite3.Error):
                 names = []
             for (name,) in names:
-                data = self._load_file(name)
+                data = self.source.load(name)
                 if data is not None and data.get("gateway_session_id") == gateway_session_id:
                     return SessionData.from_dict(data)
         return super().get_by_gateway_session(gateway_session_id)
@@ -368,10 +407,22 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         # The directory's own order, as the core scans it, so equal scores tie the same way.
 
         def candidate(name: str) -> recall.Candidate | None:
-            data = self._load_file(name)
-            return None if data is None else self._classic_candidate(data, parsed, window, name)
+            data = self.source.load(name)
+            if data is None:
+                return None
+            cand = recall.classic_candidate(
+                data,
+                parsed,
+                window=window,
+                source=self.source_kind,
+                store=self.label,
+                file_name=name,
+            )
+            if cand is not None:
+                self.source.settle_hit(cand.hit, data)
+            return cand
 
-        cands = _each_file(self._classic_order(names), candidate)
+        cands = _each_file(self.source.file_order(names), candidate)
         if pq is None:
             return cands
         # Common words told from rarer ones by the index's frequencies, as relevance does.
@@ -460,7 +511,7 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
         self, n: int, name: str, pq: ParsedQuery, scorer: Scorer, now: float
     ) -> Scored | None:
         """One not-yet-indexed file read and scored (see :meth:`_score_files`)."""
-        data = self._load_file(name)
+        data = self.source.load(name)
         if data is None:
             return None
         if not self._session_filters_ok(pq, data, name):
@@ -482,7 +533,7 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
             if not recall.keeps_message(pq, role, archived, eff):
                 continue
             msgs.append(Msg(-1 - n, idx, role, archived, tsf if pq.terms else eff, text))
-        tagged, machine = self._demotion_flags(data, messages)
+        tagged, machine = _demotion_flags(self.source, data, messages)
         info = SessionInfo(
             -1 - n,
             str(data.get("session_id")),

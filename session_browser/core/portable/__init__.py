@@ -35,13 +35,24 @@ Import semantics (:func:`import_sessions`)
       :class:`RedactedReplaceRefused` unless ``allow_redacted``; creating one is allowed.
       A dry run reports it instead (:attr:`ImportReport.refused`).
 
-The package: :mod:`.errors` (constants, errors), :mod:`.exporting`, :mod:`.importing`,
+One store's payload, out and in, is :mod:`..payload` (which the store API's
+``export_session`` / ``export_all`` / ``import_sessions`` use); this package composes it with
+the quarantine journal, groups of stores and the vault. The package: :mod:`.errors`
+(constants, errors), :mod:`.exporting`, :mod:`.importing` (journaled),
 :mod:`.human` (Markdown and HTML),
 :mod:`.streaming` (an export written one session at a time).
 """
 
 from __future__ import annotations
 
+from ..payload import (
+    ImportPlan,
+    export_all,
+    export_session,
+    export_sessions,
+    plan_import,
+    redacted_refusal,
+)
 from .errors import (
     DEFAULT_MAX_IMPORT_BYTES,
     FORMATS,
@@ -65,10 +76,7 @@ from .exporting import (
     Progress,
     collect_sessions,
     dumps_payload,
-    export_all,
     export_bytes,
-    export_session,
-    export_sessions,
     iter_sessions,
     unexportable_error,
 )
@@ -78,12 +86,9 @@ from .human import (
     render_sessions,
 )
 from .importing import (
-    ImportPlan,
     import_file,
     import_sessions,
     load_payload,
-    plan_import,
-    redacted_refusal,
 )
 from .streaming import Streamed, write_sessions
 

@@ -1,4 +1,5 @@
-"""The portable format constants, the errors of export and import, and the redaction marker."""
+"""The portable format constants, the errors of export and import, and the redaction marker
+(those one store's payload needs are :mod:`..payload`'s, named here too)."""
 
 from __future__ import annotations
 
@@ -8,34 +9,44 @@ from typing import Any, Protocol
 from ..model import (
     JSONDict,
 )
+from ..payload import (
+    LIVE_FIELDS,
+    PORTABLE_VERSION,
+    REASON_DUPLICATE,
+    REASON_EXISTS,
+    REASON_LIMIT,
+    REDACTED_KEY,
+    PortableError,
+    RedactedReplaceRefused,
+    SessionNotFound,
+    UnreadableSession,
+    is_marked_redacted,
+)
 from ..redact import Redactor
 
-PORTABLE_VERSION = 1
-LIVE_FIELDS = ("gateway_session_id", "agent_id")
 DEFAULT_MAX_IMPORT_BYTES = 1 << 30  # 1 GiB: far above a real store's export
 FORMATS = ("json", "md", "html")
-
-REASON_EXISTS = "already exists (use overwrite)"
-REASON_DUPLICATE = "duplicate in payload"
-REASON_LIMIT = "over the limit"
-REDACTED_KEY = "redacted"
 IMPORT_ACTION = "import"
 
-
-class PortableError(ValueError):
-    """A payload, file or request that cannot be honoured; nothing was written."""
-
-
-class RedactedReplaceRefused(PortableError):
-    """An import would replace existing sessions with redacted copies; ``ids`` names them."""
-
-    def __init__(self, message: str, ids: Sequence[str] = ()) -> None:
-        super().__init__(message)
-        self.ids = list(ids)
-
-
-class UnreadableSession(PortableError):
-    """A whole-store export met a file it cannot read (``skip_unreadable`` skips it)."""
+__all__ = [
+    "DEFAULT_MAX_IMPORT_BYTES",
+    "FORMATS",
+    "IMPORT_ACTION",
+    "LIVE_FIELDS",
+    "PORTABLE_VERSION",
+    "REASON_DUPLICATE",
+    "REASON_EXISTS",
+    "REASON_LIMIT",
+    "REDACTED_KEY",
+    "ExportSource",
+    "PortableError",
+    "RedactedReplaceRefused",
+    "SessionNotFound",
+    "UnexportableSession",
+    "UnreadableSession",
+    "is_marked_redacted",
+    "redact_payload",
+]
 
 
 class UnexportableSession(PortableError):
@@ -55,13 +66,6 @@ class ExportSource(Protocol):
     def store_of(self, session_id: str) -> Any: ...
 
 
-class SessionNotFound(KeyError):
-    """No session with that id in the store."""
-
-    def __str__(self) -> str:
-        return f"unknown session id: {self.args[0]!r}"
-
-
 def redact_payload(payload: JSONDict) -> tuple[JSONDict, dict[str, int]]:
     """A copy of a portable payload with every string value redacted (ids/times kept).
 
@@ -73,8 +77,3 @@ def redact_payload(payload: JSONDict) -> tuple[JSONDict, dict[str, int]]:
     assert isinstance(out, dict)
     out[REDACTED_KEY] = redactor.as_dict()
     return out, dict(redactor.counts)
-
-
-def is_marked_redacted(payload: Any) -> bool:
-    """Whether a payload says it was redacted (the ``redacted`` marker)."""
-    return isinstance(payload, dict) and bool(payload.get(REDACTED_KEY))

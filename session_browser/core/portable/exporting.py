@@ -1,136 +1,35 @@
-"""Export: the sessions an export holds, and the file it writes (JSON payload, md, html)."""
+"""Export: the sessions an export from a group of stores holds, and the file it writes
+(JSON payload, md, html). One store's payload is :mod:`..payload`'s."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from .. import recall
 from ..actions.rescue import writer_of
 from ..compat import CompatReads
-from ..files import SessionFileError, iter_session_files, read_json_file
 from ..model import (
     JSONDict,
     dumps_json,
 )
-from ..store import DefaultSessionStore, stored_id
+from ..payload import (
+    PORTABLE_VERSION,
+    SessionNotFound,
+    export_sessions,
+    read_for_backup,
+    session_files,
+    short_id,
+)
 from ..text import safe_json
 from ..vault.reading import kept_session
 from .errors import (
-    PORTABLE_VERSION,
     ExportSource,
-    PortableError,
-    SessionNotFound,
     UnexportableSession,
-    UnreadableSession,
     redact_payload,
 )
 from .human import render_sessions
-from .importing import _short
 
 # --------------------------------------------------------------------------- export
-
-
-def _read(store: CompatReads, session_id: str) -> JSONDict:
-    try:
-        data = store.read_raw(session_id)
-    except SessionFileError as exc:
-        raise PortableError(f"cannot read session {session_id!r}: {exc.reason}") from exc
-    except OSError as exc:
-        raise PortableError(f"cannot read session {session_id!r}: {exc.strerror or exc}") from exc
-    if data is None:
-        raise SessionNotFound(session_id)
-    if data.get("session_id") in (None, ""):
-        data["session_id"] = session_id
-    return data
-
-
-def _lineage_members(
-    store: CompatReads, data: JSONDict, *, exclude: set[str]
-) -> list[JSONDict]:
-    key = recall.lineage_key(data)
-    if not key:
-        return []
-    out = [
-        other
-        for _path, _st, other in store.iter_sessions()
-        if other["session_id"] not in exclude and recall.lineage_key(other) == key
-    ]
-    out.sort(key=lambda d: str(d.get("created_at") or ""))
-    return out
-
-
-def export_session(
-    store: CompatReads, session_id: str, *, include_lineage: bool = True
-) -> JSONDict:
-    """The portable payload of one session (plus its lineage members when asked).
-
-    Raises :class:`SessionNotFound` for an unknown id and :class:`PortableError` for an
-    unreadable file.
-    """
-    return export_sessions(store, [session_id], include_lineage=include_lineage)
-
-
-def export_sessions(
-    store: CompatReads, session_ids: Iterable[str], *, include_lineage: bool = False
-) -> JSONDict:
-    """The portable payload of several sessions, each once, in the order asked."""
-    sessions: list[JSONDict] = []
-    seen: set[str] = set()
-    for sid in session_ids:
-        if sid in seen:
-            continue
-        data = _read(store, sid)
-        seen.add(sid)
-        sessions.append(data)
-        if include_lineage:
-            for member in _lineage_members(store, data, exclude=seen):
-                seen.add(member["session_id"])
-                sessions.append(member)
-    return {"version": PORTABLE_VERSION, "sessions": sessions}
-
-
-def _session_files(store: DefaultSessionStore) -> list[Path]:
-    return sorted(path for path, _st in iter_session_files(store.session_dir.path))
-
-
-def _read_for_backup(
-    path: Path, skip_unreadable: bool, skipped: list[str] | None
-) -> JSONDict | None:
-    """One file of a whole-store export; its stem is the id when it stores none."""
-    try:
-        data = read_json_file(path)
-    except (OSError, SessionFileError) as exc:
-        if not skip_unreadable:
-            why = exc.reason if isinstance(exc, SessionFileError) else (exc.strerror or exc)
-            raise UnreadableSession(f"incomplete export: cannot read {path} ({why})") from exc
-        if skipped is not None:
-            skipped.append(str(path))
-        return None
-    data["session_id"] = stored_id(data, path)
-    return data
-
-
-def export_all(
-    store: DefaultSessionStore,
-    *,
-    skip_unreadable: bool = False,
-    skipped: list[str] | None = None,
-) -> JSONDict:
-    """Every session of the store, sorted by file name.
-
-    An unreadable or corrupt file makes the backup incomplete, so it raises
-    :class:`PortableError` unless ``skip_unreadable`` (then its path goes to ``skipped``).
-    A file that stores no ``session_id`` is exported under its file stem, the id the
-    store reads it as, so the payload imports again.
-    """
-    sessions: list[JSONDict] = []
-    for path in _session_files(store):
-        data = _read_for_backup(path, skip_unreadable, skipped)
-        if data is not None:
-            sessions.append(data)
-    return {"version": PORTABLE_VERSION, "sessions": sessions}
 
 
 Progress = Callable[[int, int], None]
@@ -203,12 +102,12 @@ def iter_sessions(
             path
             for writer in map(writer_of, group.stores)
             if writer is not None
-            for path in _session_files(writer)
+            for path in session_files(writer)
         ]
         if step(0, len(files)):
             return
         for n, path in enumerate(files, 1):
-            data = _read_for_backup(path, skip_unreadable, skipped)
+            data = read_for_backup(path, skip_unreadable, skipped)
             if data is not None and fresh(data):
                 yield data
             del data
@@ -278,7 +177,7 @@ def _unexportable(sessions: Sequence[Any]) -> UnexportableSession:
 
 def unexportable_error(bad: Sequence[str]) -> UnexportableSession:
     """The error naming the sessions ``bad`` that are nested too deeply to export."""
-    names = ", ".join(_short(b) for b in bad[:3]) or "a session"
+    names = ", ".join(short_id(b) for b in bad[:3]) or "a session"
     more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
     return UnexportableSession(
         f"session {names}{more} is nested too deeply to export "

@@ -23,7 +23,7 @@
 
 from __future__ import annotations
 
-from ..files import dumps_session
+from ..files import dumps_session, sha256_of
 from .actions import (
     AlreadyRestored,
     _merge_into,
@@ -60,7 +60,6 @@ from .journal import (
     journal_dir,
     journal_entries,
     recover_pending,
-    sha256_of,
     trash_dir,
     write_sessions_journaled,
 )

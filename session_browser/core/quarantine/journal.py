@@ -20,6 +20,7 @@ from ..files import (
     dumps_session,
     fsync_dir,
     session_lock,
+    sha256_of,
 )
 from ..model import JSONDict, utc_now_iso
 from ..paths import data_dir, ensure_private_dir
@@ -42,8 +43,7 @@ def trash_dir() -> Path:
     return data_dir() / "trash"
 
 
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+_sha = sha256_of  # the digest the journal records for a file's bytes
 
 
 def _open_regular(path: Path) -> int:
@@ -356,11 +356,6 @@ class JournaledWrites:
     created: list[str] = field(default_factory=list)
     replaced: list[str] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)
-
-
-def sha256_of(data: bytes) -> str:
-    """The digest the journal records for a file's bytes."""
-    return _sha(data)
 
 
 def write_sessions_journaled(

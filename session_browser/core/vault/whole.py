@@ -19,6 +19,7 @@ import orjson
 
 from ..files import loads
 from ..model import JSONDict
+from ..payload import PORTABLE_VERSION
 from ..text import safe_json
 
 #: The first key of a kept export: {"source": <kind>, "name": <session name under its dir>}.
@@ -30,8 +31,6 @@ HEAD = b'{"' + MARK.encode() + b'"'
 def export_bytes(kind: str, name: str, data: JSONDict) -> bytes:
     """The bytes the vault keeps of session ``name`` of source ``kind`` read as ``data``
     (the same data always gives the same bytes: an unchanged session adds no version)."""
-    from ..portable.errors import PORTABLE_VERSION  # (the portable package reads the vault)
-
     payload = {
         MARK: {"source": kind, "name": name},
         "version": PORTABLE_VERSION,
