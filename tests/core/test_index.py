@@ -256,17 +256,19 @@ def test_an_oversized_file_is_skipped_not_read(populated: Path, tmp_path: Path) 
     assert huge.stat().st_size == MAX_SESSION_BYTES + 1
 
 
-def test_a_failed_schema_check_closes_its_connection(d: Path, tmp_path: Path) -> None:
+def test_a_failed_schema_check_closes_its_connection(
+    d: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     opened: list[sqlite3.Connection] = []
 
-    class Failing(SqliteSessionStore):
-        def _schema_ok(self, db: sqlite3.Connection) -> bool:
-            opened.append(db)
-            raise RuntimeError("schema check failed")
+    def failing(_self: SqliteSessionStore, db: sqlite3.Connection) -> bool:
+        opened.append(db)
+        raise RuntimeError("schema check failed")
 
+    monkeypatch.setattr(SqliteSessionStore, "_schema_ok", failing)
     put(d, "a", ["hello"])
     with pytest.raises(RuntimeError, match="schema check failed"):
-        Failing(d, db_path=tmp_path / "f.sqlite3")
+        SqliteSessionStore(d, db_path=tmp_path / "f.sqlite3")
     assert len(opened) == 1
     with pytest.raises(sqlite3.ProgrammingError, match="closed"):
         opened[0].execute("SELECT 1")
