@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
+from tests.tui.conftest import settle as settle_app
 from tests.tui.stores import NOW, build_store
 
 SIZE = (120, 36)
@@ -30,11 +31,11 @@ def app_on(path: Path) -> SessionBrowserApp:
 
 
 async def settle(pilot: Pilot[Any]) -> None:
+    """Wait by state (the debounce fired, the workers done, their answers handled: a loaded
+    machine fires a timer late), then stop the input cursor's blink."""
     app = pilot.app
-    await pilot.pause(0.16)
-    for _ in range(2):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+    assert isinstance(app, SessionBrowserApp)
+    await settle_app(pilot, app)
     for node in app.screen.query("Input"):
         node.cursor_blink = False  # type: ignore[attr-defined]
     await pilot.pause()
