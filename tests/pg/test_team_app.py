@@ -17,16 +17,13 @@ from session_browser.tui.backend import Backend
 from session_browser.tui.search.hits import HitList
 from session_browser.tui.viewer.screen import ViewerScreen
 from session_browser.tui.viewer.transcript import TranscriptView
+from tests.tui.conftest import settle
 
 from .corpus import write_store
 
 
 async def _settle(pilot: Pilot[int], app: SessionBrowserApp) -> None:
-    await pilot.pause(0.16)
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
+    await settle(pilot, app)  # by state: the debounce fired, the workers done, answers handled
 
 
 def test_the_app_searches_and_opens_a_pushed_session(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from textual.command import CommandList, CommandPalette
 from textual.widgets import Input
 
 from session_browser.tui.app import SessionBrowserApp
@@ -17,7 +18,7 @@ from session_browser.tui.search.screen import MainScreen
 from session_browser.tui.viewer.screen import ViewerScreen
 from session_browser.tui.viewer.transcript import TranscriptView
 
-from .conftest import make_app, said, screen_text, settle
+from .conftest import make_app, said, screen_text, settle, until
 from .stores import HOSTILE_ID, NOW, long_session, snapshot_files
 
 SIZE = (120, 36)
@@ -299,9 +300,18 @@ async def test_help_palette_theme_and_missing_screens(store: Path) -> None:
         await pilot.press("ctrl+t")
         assert not app.current_theme.dark
         await pilot.press("ctrl+p")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette), 30)
         await pilot.press(*"recent sess")
-        await pilot.pause(0.3)
+
+        def recent_first() -> bool:  # the palette searched what was typed
+            found = app.screen.query(CommandList)
+            if not found or found.first().highlighted is None:
+                return False
+            results = found.first()
+            prompt = results.get_option_at_index(results.highlighted or 0).prompt
+            return "recent" in str(prompt).lower()
+
+        await until(pilot, recent_first, 30)
         await pilot.press("enter")
         await settle(pilot, app)
         assert app.screen.pane == "recent-pane"

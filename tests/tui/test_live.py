@@ -93,7 +93,7 @@ async def test_files_written_while_the_app_runs_appear_by_themselves_marked_new(
         assert "Session delta  new " in text and "Session beta  new " in text
         assert "Session alpha  new" not in text
         app.action_show_recent()
-        await pilot.pause(0.1)
+        await _until(pilot, lambda: "Session delta  new " in screen_text(app), 30)
         text = screen_text(app)
         assert "Session delta  new " in text and "Session gamma  new" not in text
 
