@@ -255,6 +255,7 @@ class IndexPlan(IndexReconcile):
         rowids and the sessions' row ranges (:mod:`.owners`: no ``messages`` page read);
         None when a rowid is below every range (then ask ``messages``)."""
         # (one string of the rowids: handing over a row a posting costs more than parsing)
+        args: tuple[str, ...] | tuple[str, int]
         if first is None:
             sql, args = "SELECT group_concat(rowid) FROM fts WHERE fts MATCH ?", (expr,)
         else:
