@@ -22,11 +22,28 @@ def by_join(db: sqlite3.Connection, word: str) -> set[int]:
     }
 
 
+def first_by_join(db: sqlite3.Connection, word: str, first: int) -> set[int]:
+    """The sessions of the first ``first`` matching messages, as a count over budget took
+    them by the join."""
+    return {
+        r[0]
+        for r in db.execute(
+            "SELECT m.sid FROM fts JOIN messages m ON m.id = fts.rowid WHERE fts MATCH ? "
+            "ORDER BY fts.rowid LIMIT ?",
+            (f'"{word}"', first),
+        )
+    }
+
+
 def check(store: SqliteSessionStore) -> None:
     db = store._conn()
     for word in WORDS:
         ranged = store._posting_sessions(db, f'"{word}"')
         assert ranged == by_join(db, word), word
+        # a count over budget: the sessions of the first postings, the same way
+        for first in (1, 2, 3, 5, 8):
+            capped = store._posting_sessions(db, f'"{word}"', first)
+            assert capped == first_by_join(db, word, first), (word, first)
 
 
 def test_ranges_count_what_the_join_counts_through_rewrites_kept_turns_and_deletes(

@@ -322,6 +322,12 @@ def undo_deny(entry_id: str) -> Entry | None:
 # ---------------------------------------------------------------------- the hooks
 
 
+def screens() -> bool:
+    """Whether :func:`screen` and :func:`screen_bytes` may change or refuse anything now (a
+    denylist with entries, or ``redact_kept``): when not, a session is taken in as it is."""
+    return _quiet_load() is not None or redact_kept()
+
+
 def screen(session_id: str, data: JSONDict) -> JSONDict | None:
     """What may be taken in of session ``session_id`` (``data``: its dict): None when it is
     denied, else ``data`` (itself when nothing is denied or redacted in it; a redacted copy

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..files import FileIdentity
-from ..forget.deny import screen, screen_bytes
+from ..forget.deny import screen, screen_bytes, screens
 from ..search.hidden import hidden_rows
 from ..search.rows import Parsed, extract, safely, skip_reason
 from ..sources.base import SessionDoc, SessionSource, Skip
@@ -92,6 +92,8 @@ def screened(doc: SessionDoc, name: str) -> bool:
     """Apply the denylist to ``doc`` (see :mod:`~..forget.deny`): False when it is left
     out; its data and bytes redacted in place when a redacted text is in them (and no parse
     state kept: the file is read whole when it changes)."""
+    if not screens():  # (the usual case: one look at the denylist and the settings)
+        return True
     sid = str(doc.data.get("session_id") or Path(name).stem)
     data = screen(sid, doc.data)
     raw = doc.raw if doc.raw is None or data is None else screen_bytes(sid, doc.raw)

@@ -178,25 +178,35 @@ def is_injected(text: str) -> bool:
 MALFORMED = "malformed"
 
 
+_STRING_FIELDS = ("id", "cwd", "call_id", "role", "message", "name", "thread_name", "model")
+_LIST_FIELDS = ("images", "local_images", "replacement_history")
+_TYPED_KINDS = frozenset({"event_msg", "response_item"})
+
+
 def _well_typed(kind: str, payload: JSONDict, obj: JSONDict) -> bool:
     """Whether the fields of a record this reader reads have the types Codex writes."""
     stamp = obj.get("timestamp")
-    if stamp is not None and (not isinstance(stamp, (str, int, float)) or isinstance(stamp, bool)):
+    if stamp is not None and not isinstance(stamp, str) and (
+        not isinstance(stamp, (int, float)) or isinstance(stamp, bool)
+    ):
         return False
-    if kind in ("event_msg", "response_item") and not isinstance(payload.get("type"), str):
+    get = payload.get
+    ptype = get("type")
+    if kind in _TYPED_KINDS and not isinstance(ptype, str):
         return False
-    for name in ("id", "cwd", "call_id", "role", "message", "name", "thread_name", "model"):
-        value = payload.get(name)
+    for name in _STRING_FIELDS:
+        value = get(name)
         if value is not None and not isinstance(value, str):
             return False
-    lists = ["images", "local_images", "replacement_history"]
-    if payload.get("type") == "reasoning":
-        lists.append("summary")
-    for name in lists:
-        value = payload.get(name)
+    for name in _LIST_FIELDS:
+        value = get(name)
         if value is not None and not isinstance(value, list):
             return False
-    content = payload.get("content")
+    if ptype == "reasoning":
+        summary = get("summary")
+        if summary is not None and not isinstance(summary, list):
+            return False
+    content = get("content")
     return content is None or isinstance(content, (str, list))
 
 

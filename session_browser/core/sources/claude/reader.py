@@ -57,8 +57,8 @@ BOOKKEEPING_TYPES = frozenset(
 KNOWN_TYPES = CONVERSATION_TYPES | TITLE_TYPES | BOOKKEEPING_TYPES
 #: What an unknown record of a known type whose fields have the wrong types is counted as.
 MALFORMED = "malformed"
-#: Fields that are strings (or null) wherever they are written.
-_STRING_FIELDS = ("type", "uuid", "parentUuid", "sessionId", "cwd", "subtype", "agentId")
+#: Fields that are strings (or null) wherever they are written (``type`` besides).
+_STRING_FIELDS = ("uuid", "parentUuid", "sessionId", "cwd", "subtype", "agentId")
 TASK_TOOLS = frozenset({"Task", "Agent"})
 COMPACT_AGENT_PREFIX = "acompact"
 
@@ -80,17 +80,21 @@ def record_kind(obj: JSONDict) -> str | None:
     reads have the types Claude Code writes (strings, a ``message`` object whose ``content``
     is a string or a list, a string or numeric ``timestamp``); None otherwise (an unknown
     record: see :func:`unknown_key`)."""
-    kind = obj.get("type")
+    get = obj.get
+    kind = get("type")
     if not isinstance(kind, str) or kind not in KNOWN_TYPES:
         return None
     for name in _STRING_FIELDS:
-        value = obj.get(name)
+        value = get(name)
         if value is not None and not isinstance(value, str):
             return None
-    stamp = obj.get("timestamp")
-    if stamp is not None and (not isinstance(stamp, (str, int, float)) or isinstance(stamp, bool)):
+    stamp = get("timestamp")
+    if stamp is not None and not isinstance(stamp, str) and (
+        not isinstance(stamp, (int, float)) or isinstance(stamp, bool)
+    ):
         return None
-    if not isinstance(obj.get("isSidechain", False), bool):
+    side = get("isSidechain", False)
+    if side is not False and side is not True:
         return None
     if kind in CONVERSATION_TYPES and "message" in obj:
         message = obj["message"]
@@ -168,13 +172,22 @@ def claude_session_files(root: str | os.PathLike[str] | None = None) -> list[Pat
     return out
 
 
+def _stem(path: str | os.PathLike[str]) -> str:
+    """``path`` without its suffix, as a string (``Path.with_suffix("")`` without a Path:
+    every file read asks it)."""
+    text = os.fspath(path)
+    base = text.rfind(os.sep) + 1
+    dot = text.rfind(".", base)
+    return text if dot <= base or dot == len(text) - 1 else text[:dot]
+
+
 def subagent_names(
     path: str | os.PathLike[str], refused: dict[str, int] | None = None
 ) -> list[str]:
     """The names in ``<stem>/subagents/`` of the main file ``path``, sorted; none when
     ``<stem>`` or ``subagents`` is a symlink (never followed; counted in ``refused``)."""
-    stem = Path(path).with_suffix("")
-    folder = stem / "subagents"
+    stem = _stem(path)
+    folder = os.path.join(stem, "subagents")
     if not real_dir(stem, refused) or not real_dir(folder, refused):
         return []
     try:
@@ -186,10 +199,11 @@ def subagent_names(
 def subagent_files(path: str | os.PathLike[str]) -> list[Path]:
     """The subagent transcripts of the main file ``path`` (``<stem>/subagents/agent-*``),
     the compaction summariser's runs included, sorted by name."""
-    folder = Path(path).with_suffix("") / "subagents"
-    return [
-        folder / n for n in subagent_names(path) if n.startswith("agent-") and n.endswith(".jsonl")
-    ]
+    names = subagent_names(path)
+    if not names:
+        return []
+    folder = Path(_stem(path)) / "subagents"
+    return [folder / n for n in names if n.startswith("agent-") and n.endswith(".jsonl")]
 
 
 FIRST_LINE_LIMIT = 1 << 20
@@ -347,17 +361,18 @@ class _Builder(TurnBuilder):
             self.hide({"type": "custom", "text": short(text)})
             return
         stripped = text.lstrip()
-        if stripped.startswith(_COMMAND_OUTPUT):
+        tagged = stripped[:1] == "<"  # (prose, the most, is none of what follows)
+        if tagged and stripped.startswith(_COMMAND_OUTPUT):
             self.count("user/command-output")
             self.hide({"type": "command output", "block": short(_TAG_RE.sub("", text).strip())})
             return
-        if stripped.startswith(_INTERRUPTED):
+        if stripped[:1] == "[" and stripped.startswith(_INTERRUPTED):
             self.count("user/interrupted")
             self.hide({"type": "custom", "text": stripped})
             return
         turn = Turn("user", stamp)
-        command = _command_line(text)
-        bash = _BASH_INPUT_RE.match(text)
+        command = _command_line(text) if tagged else None
+        bash = _BASH_INPUT_RE.match(text) if tagged else None
         if bash is not None:  # a shell command typed with "!"
             turn.texts.append(f"!{bash.group(1).strip()}")
             turn.meta["command"] = "!"
@@ -545,46 +560,53 @@ class ClaudeParseState:
 
     def ingest(self, obj: JSONDict) -> None:
         """Add one record."""
-        uuid = _str(obj.get("uuid"))
-        if uuid:
+        get = obj.get
+        uuid = get("uuid")
+        if uuid and isinstance(uuid, str):
             self.uuids.append(uuid)
+        else:
+            uuid = None
         kind = record_kind(obj)
         if kind is None:
             key = unknown_key(obj)
             self.unknown[key] = self.unknown.get(key, 0) + 1
             return
-        stamp = iso_epoch(obj.get("timestamp"))
+        stamp = iso_epoch(get("timestamp"))
         if stamp is not None and (self.first_stamp is None or stamp < self.first_stamp):
             self.first_stamp = stamp
         if kind in TITLE_TYPES:
             field_name = _TITLE_FIELDS[kind]
-            value = _str(obj.get(field_name))
+            value = _str(get(field_name))
             if value and value.strip():
                 self.titles[kind] = value.strip()
-                leaf = _str(obj.get("leafUuid")) if kind == "summary" else None
+                leaf = _str(get("leafUuid")) if kind == "summary" else None
                 if leaf:
                     self.file_summaries.setdefault(leaf, value.strip())
-        if obj.get("isSidechain") is True:
+        if get("isSidechain") is True:
             key = uuid or f"line-{len(self.uuids)}"
-            parent = _str(obj.get("parentUuid"))
+            parent = _str(get("parentUuid"))
             root = self.root_of.get(parent, key) if parent else key
             self.root_of[key] = root
             self.chains.setdefault(root, []).append(obj)
             return
         if kind in CONVERSATION_TYPES:
-            for key, src in (
-                ("session_id", "sessionId"),
-                ("cwd", "cwd"),
-                ("git_branch", "gitBranch"),
-                ("claude_version", "version"),
-                ("slug", "slug"),
-            ):
-                value = _str(obj.get(src))
-                if value and (key != "session_id" or key not in self.info):
-                    self.info[key] = value  # the first session id; the latest of the rest
+            info = self.info
+            for key, src in _INFO_FIELDS:
+                value = get(src)
+                # the first session id; the latest of the rest
+                if value and isinstance(value, str) and (key != "session_id" or key not in info):
+                    info[key] = value
         self.builder.record(obj, stamp, kind)
 
 
+#: (key in ``info``, the record's field) of what a conversation record says of its session.
+_INFO_FIELDS = (
+    ("session_id", "sessionId"),
+    ("cwd", "cwd"),
+    ("git_branch", "gitBranch"),
+    ("claude_version", "version"),
+    ("slug", "slug"),
+)
 _TITLE_FIELDS = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
+
 from ...files import loads, open_regular
 from ...model import SUMMARY_PREFIX, JSONDict, dumps_json
 from ..base import RAW_KEPT
@@ -111,13 +113,32 @@ def read_json_lines(
 def _split(out: JsonLines, data: bytes, max_line: int) -> None:
     """:func:`read_json_lines` of bytes in memory."""
     *lines, last = data.split(b"\n")
-    for line in lines:
-        out.end_offset += len(line) + 1
-        if len(line) > max_line:
-            out.skipped_lines += 1
-            out.long_lines += 1
+    records = out.records
+    end, skipped, long_lines = out.end_offset, 0, 0
+    for line in lines:  # (JsonLines.line, inlined: a transcript has a record a line)
+        size = len(line)
+        end += size + 1
+        if size > max_line:
+            skipped += 1
+            long_lines += 1
+            continue
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            obj = orjson.loads(line)
+        except (ValueError, RecursionError):
+            try:
+                obj = loads(line)  # (what the standard library accepts besides)
+            except (ValueError, RecursionError):
+                obj = None
+        if isinstance(obj, dict):
+            records.append(obj)
         else:
-            out.line(line, True)
+            skipped += 1
+    out.end_offset = end
+    out.skipped_lines += skipped
+    out.long_lines += long_lines
     if last:
         if len(last) > max_line:
             out.partial_tail = True
@@ -239,7 +260,10 @@ class Turn:
 
     @property
     def text(self) -> str:
-        return "\n".join(t for t in self.texts if t).strip()
+        texts = self.texts
+        if len(texts) == 1:  # (most turns)
+            return texts[0].strip()
+        return "\n".join(t for t in texts if t).strip()
 
 
 def text_or_none(value: Any) -> str | None:
