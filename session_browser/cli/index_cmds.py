@@ -287,6 +287,7 @@ def vectors(
                 "model": model.name,
                 "sessions_embedded": report.sessions,
                 "windows_embedded": report.windows,
+                "texts_embedded": report.embedded,
                 "sessions_removed": report.removed,
                 "seconds": round(report.seconds, 3),
                 "bytes": size,
@@ -294,7 +295,8 @@ def vectors(
             payload.append(entry)
             if not as_json:
                 click.echo(
-                    f"{spec.path}: {report.sessions} sessions ({report.windows} windows) "
+                    f"{spec.path}: {report.sessions} sessions ({report.windows} windows, "
+                    f"{report.windows - report.embedded} of them a text embedded before) "
                     f"embedded, {report.removed} removed in {report.seconds:.1f} s; "
                     f"{size / 1e6:.1f} MB of vectors"
                 )

@@ -8,8 +8,11 @@ all-MiniLM-L6-v2) in a SQLite file beside the index (:func:`vectors_path`). Per 
 the session's file, the window's position and its first and last message index (a hit found
 by meaning is anchored at its window); per file, its size and how many messages were embedded,
 so a grown session embeds only its last, unfinished window and the new ones
-(:func:`build_vectors`). A build commits file by file in batches (stopped, it resumes where it
-stopped) and reads the index through a connection of its own, so it never blocks a search.
+(:func:`build_vectors`). A window's text is embedded once: its hash is kept with its vector, and
+a window whose text the file already holds (a resumed or forked session repeats the windows of
+the one it copied) takes that vector. A build commits file by file in batches (stopped, it
+resumes where it stopped) and reads the index through a connection of its own, so it never
+blocks a search.
 
 :class:`VectorIndex` reads them: the matrix loaded once per version of the file (float32 in
 memory), a brute-force cosine over it (NumPy), the best window per session. A missing or
@@ -20,6 +23,7 @@ unreadable file is not an error: the search answers lexically and says why
 from __future__ import annotations
 
 import collections
+import hashlib
 import os
 import sqlite3
 import time
@@ -52,7 +56,8 @@ MESSAGE_CHARS = 200
 SKIPPED_ROLES = ("tool", "function", "tool_result")
 #: Windows embedded (and committed) together.
 BATCH_WINDOWS = 256
-SCHEMA = "1"
+#: Version of the file's layout and of how windows are cut: another one is rebuilt.
+SCHEMA = "2"
 SUFFIX = ".vectors"
 
 Progress = Callable[[int, int], None]  # (sessions done, sessions to embed)
@@ -98,7 +103,9 @@ def _connect(path: Path) -> sqlite3.Connection:
             file TEXT PRIMARY KEY, size INTEGER NOT NULL, messages INTEGER NOT NULL);
         CREATE TABLE IF NOT EXISTS windows(
             file TEXT NOT NULL, pos INTEGER NOT NULL, first INTEGER NOT NULL,
-            last INTEGER NOT NULL, vec BLOB NOT NULL, PRIMARY KEY(file, pos)) WITHOUT ROWID;
+            last INTEGER NOT NULL, vec BLOB NOT NULL, hash BLOB NOT NULL,
+            PRIMARY KEY(file, pos)) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS windows_hash ON windows(hash);
         """
     )
     return db
@@ -132,7 +139,8 @@ class BuildReport:
     """What :func:`build_vectors` did."""
 
     sessions: int = 0  # sessions embedded (new or grown)
-    windows: int = 0  # windows embedded
+    windows: int = 0  # windows written (new or grown sessions')
+    embedded: int = 0  # of them, texts embedded (the others repeat a text embedded before)
     removed: int = 0  # sessions whose vectors were dropped (gone from the index)
     seconds: float = 0.0
     stopped: bool = False
@@ -144,9 +152,11 @@ def _messages(index: sqlite3.Connection, sid: int) -> list[tuple[int, str, str]]
     out: list[tuple[int, str, str]] = []
     last = None
     marks = ",".join("?" * len(SKIPPED_ROLES))
+    # by the session's range of row ids (the primary key): ``messages`` has no index on sid
     for idx, role, text in index.execute(
-        "SELECT idx, coalesce(role, ''), text FROM messages WHERE sid = ? "
-        f"AND coalesce(role, '') NOT IN ({marks}) ORDER BY id",
+        "SELECT m.idx, coalesce(m.role, ''), m.text FROM sessions s JOIN messages m "
+        "ON m.id BETWEEN s.row_lo AND s.row_hi WHERE s.sid = ? AND m.sid = s.sid "
+        f"AND coalesce(m.role, '') NOT IN ({marks}) ORDER BY m.id",
         (sid, *SKIPPED_ROLES),
     ):
         if idx != last and text.strip():
@@ -230,17 +240,75 @@ def _prepare(index: sqlite3.Connection, batch: Sequence[_Session]) -> tuple[Rows
     return rows, counts
 
 
-def _write(
+def digest(text: str) -> bytes:
+    """What identifies a window's text (its vector is reused for the same text)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+@dataclass
+class _Batch:
+    """One batch of sessions on its way: its windows, the vectors already known for some of
+    their texts, and the texts sent to be embedded (each once)."""
+
+    sessions: list[_Session]
+    rows: Rows
+    counts: dict[str, int]
+    hashes: list[bytes]
+    known: dict[bytes, bytes]  # text hash -> stored vector (the same text embedded before)
+    fresh: dict[bytes, int]  # text hash -> its place among the texts embedded now
+    borrowed: dict[bytes, _Batch]  # text hash -> the earlier batch embedding it now
+    result: Any = None  # the fresh texts' vectors (bytes), or a worker's promise of them
+
+    def vector(self, h: bytes, dim: int) -> bytes:
+        """The vector of the window text whose hash is ``h`` (once this batch is embedded)."""
+        got = self.known.get(h)
+        if got is not None:
+            return got
+        other = self.borrowed.get(h)
+        if other is not None:  # (finished first: batches finish in order)
+            return other.vector(h, dim)
+        j = self.fresh[h]
+        blob: bytes = self.result
+        return blob[j * dim : (j + 1) * dim]
+
+    def vectors(self, dim: int) -> list[bytes]:
+        """Each window's vector, in the order of :attr:`rows`."""
+        return [self.vector(h, dim) for h in self.hashes]
+
+
+def _plan(
     vec: sqlite3.Connection,
-    batch: Sequence[_Session],
+    sessions: list[_Session],
     rows: Rows,
     counts: dict[str, int],
-    blob: bytes,
-    dim: int,
-) -> None:
+    inflight: dict[bytes, _Batch],
+) -> tuple[_Batch, list[str]]:
+    """``rows`` as a batch, and the texts of it to embed: each text once, and none whose
+    vector the file already holds or an earlier batch in ``inflight`` is embedding (a resumed
+    or forked session repeats the windows of the one it copied)."""
+    batch = _Batch(sessions, rows, counts, [digest(r[4]) for r in rows], {}, {}, {})
+    texts: list[str] = []
+    for h, r in zip(batch.hashes, rows, strict=True):
+        if h in batch.known or h in batch.fresh or h in batch.borrowed:
+            continue
+        other = inflight.get(h)
+        if other is not None:
+            batch.borrowed[h] = other
+            continue
+        got = vec.execute("SELECT vec FROM windows WHERE hash = ? LIMIT 1", (h,)).fetchone()
+        if got is not None:
+            batch.known[h] = got[0]
+        else:
+            batch.fresh[h] = len(texts)
+            texts.append(r[4])
+    return batch, texts
+
+
+def _write(vec: sqlite3.Connection, batch: _Batch, vectors: list[bytes]) -> None:
     """One batch's windows and files, in one transaction."""
+    counts = batch.counts
     with vec:
-        for s in batch:
+        for s in batch.sessions:
             if s.file not in counts:
                 continue
             vec.execute("DELETE FROM windows WHERE file = ? AND pos >= ?", (s.file, s.start))
@@ -248,9 +316,33 @@ def _write(
                 "INSERT OR REPLACE INTO files VALUES (?, ?, ?)", (s.file, s.size, counts[s.file])
             )
         vec.executemany(
-            "INSERT OR REPLACE INTO windows VALUES (?, ?, ?, ?, ?)",
-            [(r[0], r[1], r[2], r[3], blob[i * dim : (i + 1) * dim]) for i, r in enumerate(rows)],
+            "INSERT OR REPLACE INTO windows VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (r[0], r[1], r[2], r[3], v, h)
+                for r, v, h in zip(batch.rows, vectors, batch.hashes, strict=True)
+            ],
         )
+
+
+def _open_for(path: Path, want: dict[str, str]) -> sqlite3.Connection:
+    """The vectors file at ``path`` if its meta is ``want``; else (damaged, of another model
+    or of an older layout) a new, empty one with that meta."""
+    try:
+        vec = _connect(path)
+    except sqlite3.DatabaseError:
+        pass
+    else:
+        try:
+            if _meta(vec) == want:
+                return vec
+        except sqlite3.DatabaseError:
+            pass
+        vec.close()
+    _remove(path)
+    vec = _connect(path)
+    with vec:
+        vec.executemany("INSERT INTO meta VALUES (?, ?)", sorted(want.items()))
+    return vec
 
 
 def _build(
@@ -266,21 +358,8 @@ def _build(
     index = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30)
     pool: Any = None
     try:
-        try:
-            vec = _connect(path)
-            meta = _meta(vec)
-        except sqlite3.DatabaseError:
-            _remove(path)
-            vec = _connect(path)
-            meta = {}
-        with closing(vec):
-            want = {"schema": SCHEMA, "model": embedder.name, "dim": str(embedder.dim)}
-            if meta != want:
-                with vec:
-                    vec.execute("DELETE FROM windows")
-                    vec.execute("DELETE FROM files")
-                    vec.execute("DELETE FROM meta")
-                    vec.executemany("INSERT INTO meta VALUES (?, ?)", sorted(want.items()))
+        want = {"schema": SCHEMA, "model": embedder.name, "dim": str(embedder.dim)}
+        with closing(_open_for(path, want)) as vec:
             todo, gone = _work(index, vec)
             with vec:
                 for file in gone:
@@ -291,18 +370,23 @@ def _build(
                 import multiprocessing
 
                 pool = multiprocessing.get_context("fork").Pool(workers)
-            pending: collections.deque[tuple[list[_Session], Rows, dict[str, int], Any]]
-            pending = collections.deque()
+            pending: collections.deque[_Batch] = collections.deque()
+            inflight: dict[bytes, _Batch] = {}  # texts being embedded, not yet written
             done = 0
 
             def finish() -> None:
                 nonlocal done
-                batch, rows, counts, result = pending.popleft()
-                blob = result.get() if pool is not None else result
-                _write(vec, batch, rows, counts, blob, embedder.dim)
-                report.windows += len(rows)
-                report.sessions += len(counts)
-                done += len(batch)
+                batch = pending.popleft()
+                if pool is not None:
+                    batch.result = batch.result.get()
+                _write(vec, batch, batch.vectors(embedder.dim))
+                for h in batch.fresh:
+                    if inflight.get(h) is batch:
+                        del inflight[h]
+                report.windows += len(batch.rows)
+                report.embedded += len(batch.fresh)
+                report.sessions += len(batch.counts)
+                done += len(batch.sessions)
                 if progress is not None:
                     progress(done, len(todo))
 
@@ -311,12 +395,13 @@ def _build(
                     report.stopped = True
                     break
                 rows, counts = _prepare(index, batch)
-                texts = [r[4] for r in rows]
+                planned, texts = _plan(vec, batch, rows, counts, inflight)
                 if pool is not None:
-                    result: Any = pool.apply_async(_embed_in_worker, (embedder.name, texts))
+                    planned.result = pool.apply_async(_embed_in_worker, (embedder.name, texts))
                 else:
-                    result = _quantized(embedder.embed(texts)) if texts else b""
-                pending.append((batch, rows, counts, result))
+                    planned.result = _quantized(embedder.embed(texts)) if texts else b""
+                inflight.update((h, planned) for h in planned.fresh)
+                pending.append(planned)
                 while len(pending) > (2 * workers if pool is not None else 0):
                     finish()
             while pending:
