@@ -515,3 +515,19 @@ def test_a_window_text_seen_before_is_not_embedded_again(
     assert vec[name["fork"], 0] == vec[name["target"], 0]
     assert vec[name["fork"], 1] != vec[name["target"], 1]
     assert vec[name["twin-a"], 0] == vec[name["twin-b"], 0]
+
+
+def test_a_known_item_filling_the_page_is_not_embedded(
+    store: SqliteSessionStore, embedder: SynonymEmbedder, mode: pytest.MonkeyPatch
+) -> None:
+    build_vectors(store.db_path, embedder)
+    mode.setenv(hybrid.ENV, "lexical")
+    lexical = ids(store, "thanks", limit=3)  # every filler holds it whole
+    mode.setenv(hybrid.ENV, "hybrid")
+    embedder.calls.clear()
+    found = store.search_ex("thanks", limit=3)
+    assert "+hybrid" in found.mode and [h.session_id for h in found.hits] == lexical
+    assert embedder.calls == []  # the lexical order stands and fills the page: no meaning
+    # a page the sessions holding it do not fill twice over: asked by meaning too
+    found = store.search_ex("thanks", limit=len(FILLER))
+    assert "+hybrid" in found.mode and embedder.calls == [["thanks"]]

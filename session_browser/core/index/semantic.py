@@ -101,7 +101,7 @@ def neighbours(
     vectors, embedder = choice.vectors, choice.embedder
     assert vectors is not None and embedder is not None
     text = pq.words
-    if not text.strip():
+    if not text.strip() or k <= 0:  # (nothing asked by meaning: the query is not embedded)
         return []
     query = semantic.query_vector(embedder, text)
     fsql, fparams = filters

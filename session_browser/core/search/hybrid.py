@@ -39,6 +39,17 @@ MIN_SIMILARITY = 0.2
 NEIGHBOURS_MORE = 40
 
 
+def neighbours_wanted(exact: bool, lexical: int, limit: int) -> int:
+    """How many sessions to ask by meaning for a page of ``limit`` hits, given ``lexical``
+    sessions found by words (``exact``: some message holds every word). None (0) when the lexical
+    order stands and its sessions fill the page twice over (folding forks together may take
+    some): those found by meaning would follow them, off the page, so the query is not even
+    embedded and a known item costs what it costs lexically."""
+    if exact and lexical >= 2 * limit:
+        return 0
+    return limit + NEIGHBOURS_MORE
+
+
 class MeaningPart(Protocol):
     """What a store's search by meaning tells its group: whether its vectors are ready, and
     whether the group asks it to answer lexically (a group answers in one mode)."""
