@@ -195,9 +195,9 @@ def test_fused_scores_are_reciprocal_rank_fusion_of_both_rankings(
         sid = c.hit.session_id
         want = 0.0
         if sid in lexical:
-            want += hybrid.SCALE / (hybrid.RRF_K + lexical.index(sid) + 1)
+            want += hybrid.SCALE / (hybrid.QUESTION_K + lexical.index(sid) + 1)
         if sid in by_meaning:
-            want += hybrid.SCALE / (hybrid.RRF_K + by_meaning.index(sid) + 1)
+            want += hybrid.SCALE / (hybrid.QUESTION_K + by_meaning.index(sid) + 1)
         assert c.hit.score == pytest.approx(round(want, 4)), sid
     assert fused[0].hit.session_id in ("target", "lexical")
 

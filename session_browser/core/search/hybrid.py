@@ -10,8 +10,9 @@ merges the two rankings:
 
 - A question no message answers whole (session recall's path, a question in other words):
   reciprocal rank fusion, ``score = 100 · (1 / (K + lexical rank) + 1 / (K + semantic
-  rank))`` with ``K`` = :data:`RRF_K`; a ranking the session is not in adds nothing. Ranks,
-  not scores, are fused: BM25 and cosine are on scales that do not compare.
+  rank))`` with ``K`` = :data:`~.rank.QUESTION_K` (5: a first place in either ranking counts
+  for much); a ranking the session is not in adds nothing. Ranks, not scores, are fused:
+  BM25 and cosine are on scales that do not compare.
 - A query some message holds every word of (likely the session's own words: a known item):
   the lexical order stands, ``score = 100 · 2 / (K + lexical rank)``, and the sessions found
   by meaning alone follow the ``n`` lexical ones, ``score = 100 / (K + n + semantic rank)``.
@@ -27,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from .candidates import group_rows
-from .rank import FUSION_SCALE, RRF_K, Scored
+from .rank import FUSION_SCALE, QUESTION_K, RRF_K, Scored
 
 ENV = "SESSION_BROWSER_SEARCH_MODE"
 MODES = ("hybrid", "lexical")
@@ -93,7 +94,7 @@ def fuse(
     out: dict[int, Scored] = {}
     for rank, s in enumerate(ranked, 1):
         s.lexical_rank, s.lexical_score = rank, s.score
-        s.score = SCALE * (2.0 if exact else 1.0) / (RRF_K + rank)
+        s.score = SCALE * 2.0 / (RRF_K + rank) if exact else SCALE / (QUESTION_K + rank)
         s.lexical_hits = len(ranked) if exact else None
         out[s.info.key] = s
     after = len(ranked) if exact else 0
@@ -121,6 +122,9 @@ def fuse(
             found.semantic_rank, found.similarity = rank, similarity
             continue
         found.semantic_rank, found.similarity = rank, similarity
-        found.score += SCALE / (RRF_K + after + rank)
+        if exact:  # (found by meaning only: after the lexical hits)
+            found.score += SCALE / (RRF_K + after + rank)
+        else:
+            found.score += SCALE / (QUESTION_K + rank)
         found.lexical_hits = len(ranked) if exact else None
     return list(out.values())
