@@ -153,9 +153,12 @@ def _print_status(info: dict[str, Any]) -> None:
     vectors = info.get("vectors")
     if vectors:
         said = vectors.get("error") or (
-            f"{vectors['sessions']} sessions, {vectors['windows']} windows of "
-            f"{vectors['model']} ({vectors['bytes'] / 1e6:.1f} MB)"
+            f"{vectors['sessions']} of {vectors['of_sessions']} sessions, "
+            f"{vectors['windows']} windows of {vectors['model']} "
+            f"({vectors['bytes'] / 1e6:.1f} MB)"
         )
+        if vectors.get("updating"):
+            said += "; being updated in the background"
         out.print(Text("  vectors:  ") + safe(str(said)), overflow="fold")
     done, total = info.get("progress", [0, 0])
     if info.get("indexing"):

@@ -292,6 +292,8 @@ class IndexReconcile(IndexDatabase):
                     self._stats = None
                     self._df_cache.clear()
                 report.elapsed = time.perf_counter() - started
+        if report.added or report.updated or report.removed:
+            self.semantic.index_changed()  # (the vectors, if built, follow in the background)
         return report
 
     def _reconcile(

@@ -33,6 +33,9 @@ from ..sources.base import SessionSource
 from . import hidden, partly
 from .watch import DirWatch
 
+if TYPE_CHECKING:
+    from .semantic import Semantic
+
 log = logging.getLogger("session_browser.index")
 
 # PRAGMA user_version; any other value rebuilds the index. 6: titles are the first user
@@ -168,6 +171,7 @@ class IndexDatabase:
     _hit_bytes: int
     watch_min_files: int
     last_report: ReconcileReport | None
+    semantic: Semantic  # its search by meaning (vectors beside the index)
 
     if TYPE_CHECKING:  # given by the store API (``.api.IndexStoreAPI``)
 

@@ -72,18 +72,136 @@ class VectorsBusy(RuntimeError):
 
 
 @contextmanager
-def _building(path: Path) -> Iterator[None]:
-    """One build of the vectors at ``path`` at a time (an exclusive lock on ``path.lock``)."""
+def _building(path: Path, *, wait: bool = False) -> Iterator[None]:
+    """One build of the vectors at ``path`` at a time (an exclusive lock on ``path.lock``;
+    ``wait``: for the one running to end, else :class:`VectorsBusy`). While it builds,
+    ``path.building`` names its process (:func:`updating`)."""
     fd = lock_file(Path(str(path) + ".lock"))
+    marker = Path(str(path) + ".building")
     try:
         if fcntl is not None:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
             except BlockingIOError:
                 raise VectorsBusy(f"another process is building {path}") from None
-        yield
+        marker.write_text(str(os.getpid()), encoding="ascii")
+        try:
+            yield
+        finally:
+            with suppress(FileNotFoundError):
+                marker.unlink()
     finally:
         os.close(fd)
+
+
+def updating(db_path: str | os.PathLike[str]) -> bool:
+    """Whether a process is building the vectors of the index at ``db_path`` now."""
+    try:
+        pid = int(Path(str(vectors_path(db_path)) + ".building").read_text(encoding="ascii"))
+    except (OSError, ValueError):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False  # (a build that died: its marker stays until the next one)
+    except PermissionError:
+        pass
+    return True
+
+
+#: The child that brings vectors up to date after an index update (:func:`follow`).
+_FOLLOW_CODE = (
+    "import sys; from session_browser.core.index.vectors import follow_main; "
+    "sys.exit(follow_main(sys.argv[1:]))"
+)
+_children: list[Any] = []
+
+
+def follow(db_path: str | os.PathLike[str]) -> bool:
+    """After an index update: when the index at ``db_path`` has vectors (they were built once:
+    hybrid mode is in use), bring them up to date in a process of its own (niced, one
+    embedding process, its output in ``<vectors>.log``), so no search waits for it. One such
+    process waits at a time behind the one building (``<vectors>.queue``): it lists the work
+    once that one is done, so it sees this update too. Whether a process was started."""
+    import subprocess
+    import sys
+
+    from ..paths import package_env
+
+    path = vectors_path(db_path)
+    if not path.is_file() or fcntl is None:
+        return False
+    _children[:] = [c for c in _children if c.poll() is None]  # (reaped)
+    queue = lock_file(Path(str(path) + ".queue"))
+    try:
+        fcntl.flock(queue, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False  # one is waiting already: it will list this update's work
+    finally:
+        os.close(queue)
+    log = Path(str(path) + ".log")
+    try:
+        with open(log, "ab") as out:
+            os.chmod(log, 0o600)
+            child = subprocess.Popen(
+                [sys.executable, "-c", _FOLLOW_CODE, str(db_path)],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=package_env(),
+            )
+    except OSError:
+        return False
+    _children.append(child)
+    return True
+
+
+def follow_main(argv: list[str]) -> int:
+    """(The process :func:`follow` starts) ``argv``: the index. Waits for a build running to
+    end, then embeds what changed with the model the vectors were made by."""
+    import sys
+
+    from ..embed import EmbedderUnavailable, embedder_named
+
+    if len(argv) != 1:
+        print("usage: follow_main DB", file=sys.stderr)
+        return 2
+    db_path = argv[0]
+    path = vectors_path(db_path)
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)) as db:
+            model = _meta(db).get("model", "")
+        embedder = embedder_named(model)
+    except (sqlite3.Error, EmbedderUnavailable) as exc:
+        print(f"vectors of {db_path} not updated: {exc}", file=sys.stderr)
+        return 1
+    with suppress(OSError):
+        os.nice(10)
+    queue = lock_file(Path(str(path) + ".queue"))
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(queue, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return 0  # another waits already
+        with _building(path, wait=True):
+            os.close(queue)  # (from now on, an update starts the next one)
+            queue = -1
+            report = _build(db_path, path, embedder, None, None, 1)
+    except (OSError, sqlite3.Error) as exc:
+        print(f"vectors of {db_path} not updated: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if queue >= 0:
+            os.close(queue)
+    print(
+        f"{time.strftime('%Y-%m-%d %H:%M:%S')} {db_path}: {report.sessions} sessions "
+        f"({report.windows} windows, {report.embedded} texts embedded), {report.removed} "
+        f"removed in {report.seconds:.1f} s",
+        flush=True,
+    )
+    return 0
 
 
 def vectors_path(db_path: str | os.PathLike[str]) -> Path:
@@ -449,6 +567,7 @@ class VectorIndex:
     """The vectors of one index, read lazily and again when the file changed."""
 
     def __init__(self, db_path: str | os.PathLike[str]) -> None:
+        self.db_path = Path(db_path)
         self.path = vectors_path(db_path)
         self._key: tuple[int, ...] | None = None
         self._files: list[str] = []
@@ -562,7 +681,8 @@ def size_of(path: Path) -> int:
 
 def vectors_status(db_path: str | os.PathLike[str]) -> dict[str, object] | None:
     """What the vectors beside the index at ``db_path`` hold (None: there are none):
-    their file, model, sessions, windows and bytes, or the error that keeps them unread."""
+    their file, model, sessions (and of how many the index holds), windows and bytes, or the
+    error that keeps them unread; and whether a process is bringing them up to date."""
     path = vectors_path(db_path)
     if not path.is_file():
         return None
@@ -572,6 +692,9 @@ def vectors_status(db_path: str | os.PathLike[str]) -> dict[str, object] | None:
             out["model"] = _meta(db).get("model")
             out["sessions"] = db.execute("SELECT count(*) FROM files").fetchone()[0]
             out["windows"] = db.execute("SELECT count(*) FROM windows").fetchone()[0]
+        with closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5)) as db:
+            out["of_sessions"] = db.execute("SELECT count(*) FROM sessions").fetchone()[0]
     except sqlite3.DatabaseError as exc:
         out["error"] = f"unreadable ({exc})"
+    out["updating"] = updating(db_path)
     return out
