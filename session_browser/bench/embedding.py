@@ -59,6 +59,7 @@ def main(argv: list[str]) -> int:
                 "seconds": report.seconds,
                 "sessions": report.sessions,
                 "windows": report.windows,
+                "windows_embedded": report.embedded,  # (the others repeat an embedded text)
                 "bytes": size_of(vectors_path(db)),
                 "workers": workers,
                 "peak_rss_bytes": max(peak_rss_bytes(), children),

@@ -629,7 +629,14 @@ def format_questions_report(report: JSONDict) -> str:
             "",
             f"embedding ({cost['model']}, {cost.get('workers', 1)} worker process(es), BLAS on 1 "
             "thread each): "
-            f"{cost['sessions']} sessions, {cost['windows']} windows in {cost['seconds']:.1f} s "
+            f"{cost['sessions']} sessions, {cost['windows']} windows"
+            + (
+                f" ({cost['windows'] - cost['windows_embedded']} repeating a text embedded "
+                "before: the corpus repeats conversations)"
+                if "windows_embedded" in cost
+                else ""
+            )
+            + f" in {cost['seconds']:.1f} s "
             f"(+ {cost['load_seconds']:.1f} s loading the model); "
             f"{cost['seconds_per_100k_messages']:.0f} s per 100k messages; load average "
             f"after: {load}",

@@ -153,9 +153,12 @@ def _print_status(info: dict[str, Any]) -> None:
     vectors = info.get("vectors")
     if vectors:
         said = vectors.get("error") or (
-            f"{vectors['sessions']} sessions, {vectors['windows']} windows of "
-            f"{vectors['model']} ({vectors['bytes'] / 1e6:.1f} MB)"
+            f"{vectors['sessions']} of {vectors['of_sessions']} sessions, "
+            f"{vectors['windows']} windows of {vectors['model']} "
+            f"({vectors['bytes'] / 1e6:.1f} MB)"
         )
+        if vectors.get("updating"):
+            said += "; being updated in the background"
         out.print(Text("  vectors:  ") + safe(str(said)), overflow="fold")
     done, total = info.get("progress", [0, 0])
     if info.get("indexing"):
@@ -287,6 +290,7 @@ def vectors(
                 "model": model.name,
                 "sessions_embedded": report.sessions,
                 "windows_embedded": report.windows,
+                "texts_embedded": report.embedded,
                 "sessions_removed": report.removed,
                 "seconds": round(report.seconds, 3),
                 "bytes": size,
@@ -294,7 +298,8 @@ def vectors(
             payload.append(entry)
             if not as_json:
                 click.echo(
-                    f"{spec.path}: {report.sessions} sessions ({report.windows} windows) "
+                    f"{spec.path}: {report.sessions} sessions ({report.windows} windows, "
+                    f"{report.windows - report.embedded} of them a text embedded before) "
                     f"embedded, {report.removed} removed in {report.seconds:.1f} s; "
                     f"{size / 1e6:.1f} MB of vectors"
                 )

@@ -195,9 +195,9 @@ def test_fused_scores_are_reciprocal_rank_fusion_of_both_rankings(
         sid = c.hit.session_id
         want = 0.0
         if sid in lexical:
-            want += hybrid.SCALE / (hybrid.RRF_K + lexical.index(sid) + 1)
+            want += hybrid.SCALE / (hybrid.QUESTION_K + lexical.index(sid) + 1)
         if sid in by_meaning:
-            want += hybrid.SCALE / (hybrid.RRF_K + by_meaning.index(sid) + 1)
+            want += hybrid.SCALE / (hybrid.QUESTION_K + by_meaning.index(sid) + 1)
         assert c.hit.score == pytest.approx(round(want, 4)), sid
     assert fused[0].hit.session_id in ("target", "lexical")
 
@@ -481,3 +481,53 @@ def test_worker_processes_store_the_same_vectors(
     shared = build_vectors(copy, embedder, workers=2)
     assert (shared.sessions, shared.windows) == (alone.sessions, alone.windows)
     assert stored(copy) == stored(Path(store.db_path))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_window_text_seen_before_is_not_embedded_again(
+    store: SqliteSessionStore,
+    embedder: SynonymEmbedder,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    workers: int,
+) -> None:
+    import sqlite3
+    from contextlib import closing
+
+    from session_browser.core.index import vectors
+
+    # one session a batch: with workers, a text repeated by the next batch is still in flight
+    monkeypatch.setattr(vectors, "BATCH_WINDOWS", 1)
+    build_vectors(store.db_path, embedder, workers=workers)
+    d = tmp_path / "sessions"
+    # a fork of the target: its first window the same, then turns of its own
+    put(d, "fork", [*TARGET, "A question of the fork's own."], T0 + 4 * DAY)
+    twin = ["Where is a pharmacy open late tonight?", "Two blocks north, until midnight."]
+    put(d, "twin-a", twin, T0 + 5 * DAY)
+    put(d, "twin-b", twin, T0 + 6 * DAY)
+    store.reconcile()
+    report = build_vectors(store.db_path, embedder, workers=workers)
+    # written: the fork's two windows and one each twin; embedded: the fork's second, a twin
+    assert (report.sessions, report.windows, report.embedded) == (3, 4, 2)
+    with closing(sqlite3.connect(vectors_path(store.db_path))) as conn:
+        vec = dict(((f, p), v) for f, p, v in conn.execute("SELECT file, pos, vec FROM windows"))
+    name = {sid: f"{paths.safe_id(sid)}.json" for sid in ("target", "fork", "twin-a", "twin-b")}
+    assert vec[name["fork"], 0] == vec[name["target"], 0]
+    assert vec[name["fork"], 1] != vec[name["target"], 1]
+    assert vec[name["twin-a"], 0] == vec[name["twin-b"], 0]
+
+
+def test_a_known_item_filling_the_page_is_not_embedded(
+    store: SqliteSessionStore, embedder: SynonymEmbedder, mode: pytest.MonkeyPatch
+) -> None:
+    build_vectors(store.db_path, embedder)
+    mode.setenv(hybrid.ENV, "lexical")
+    lexical = ids(store, "thanks", limit=3)  # every filler holds it whole
+    mode.setenv(hybrid.ENV, "hybrid")
+    embedder.calls.clear()
+    found = store.search_ex("thanks", limit=3)
+    assert "+hybrid" in found.mode and [h.session_id for h in found.hits] == lexical
+    assert embedder.calls == []  # the lexical order stands and fills the page: no meaning
+    # a page the sessions holding it do not fill twice over: asked by meaning too
+    found = store.search_ex("thanks", limit=len(FILLER))
+    assert "+hybrid" in found.mode and embedder.calls == [["thanks"]]

@@ -271,6 +271,8 @@ class Reconciler:
                     self.index._stats = None
                     self.index._df_cache.clear()
                 report.elapsed = time.perf_counter() - started
+        if report.added or report.updated or report.removed:
+            self.index.semantic.index_changed()  # (the vectors, if built, follow in the background)
         return report
 
     def _reconcile(

@@ -36,6 +36,7 @@ from .watch import DirWatch
 if TYPE_CHECKING:
     from ..store import DefaultSessionStore
     from .reconcile import Reconciler
+    from .semantic import Semantic
 
 log = logging.getLogger("session_browser.index")
 
@@ -168,6 +169,7 @@ class IndexDatabase:
     last_report: ReconcileReport | None
     reconciler: Reconciler  # what brings this database in line with the files
     writer: DefaultSessionStore | None  # the store API's writer; None for a read-only source
+    semantic: Semantic  # its search by meaning (vectors beside the index)
 
     if TYPE_CHECKING:  # given by the store API (``.api.IndexStoreAPI``)
 

@@ -11,13 +11,18 @@ from typing import TYPE_CHECKING, Any
 from ..embed import Embedder, EmbedderUnavailable, embedder_named
 from ..query import ParsedQuery
 from ..search.hybrid import requested_mode
-from .vectors import VectorIndex, VectorsUnavailable
+from .vectors import VectorIndex, VectorsUnavailable, follow, updating
 
 if TYPE_CHECKING:
     import sqlite3
 
 log = logging.getLogger(__name__)
 
+#: Said while the vectors are brought up to date after an index update.
+UPDATING = (
+    "hybrid mode: the vectors are being updated in the background: sessions not embedded yet "
+    "are found by their words only"
+)
 #: Query vectors kept per store (the same words asked again, a page grown).
 QUERY_CACHE = 64
 
@@ -69,7 +74,15 @@ class Semantic:
             return Choice(
                 note=f"hybrid mode unavailable ({exc}): lexical answers" if said else None
             )
+        if updating(vectors.db_path):
+            return Choice(vectors, embedder, note=UPDATING)
         return Choice(vectors, embedder)
+
+    def index_changed(self) -> None:
+        """The index gained, grew or lost sessions: its vectors, if ever built, follow in the
+        background (:func:`.vectors.follow`)."""
+        if self._vectors is not None:
+            follow(self._vectors.db_path)
 
     def ready(self) -> bool:
         """Whether there are vectors to read (built at least once; not checked further)."""
@@ -101,7 +114,7 @@ def neighbours(
     vectors, embedder = choice.vectors, choice.embedder
     assert vectors is not None and embedder is not None
     text = pq.words
-    if not text.strip():
+    if not text.strip() or k <= 0:  # (nothing asked by meaning: the query is not embedded)
         return []
     query = semantic.query_vector(embedder, text)
     fsql, fparams = filters

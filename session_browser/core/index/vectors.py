@@ -8,8 +8,11 @@ all-MiniLM-L6-v2) in a SQLite file beside the index (:func:`vectors_path`). Per 
 the session's file, the window's position and its first and last message index (a hit found
 by meaning is anchored at its window); per file, its size and how many messages were embedded,
 so a grown session embeds only its last, unfinished window and the new ones
-(:func:`build_vectors`). A build commits file by file in batches (stopped, it resumes where it
-stopped) and reads the index through a connection of its own, so it never blocks a search.
+(:func:`build_vectors`). A window's text is embedded once: its hash is kept with its vector, and
+a window whose text the file already holds (a resumed or forked session repeats the windows of
+the one it copied) takes that vector. A build commits file by file in batches (stopped, it
+resumes where it stopped) and reads the index through a connection of its own, so it never
+blocks a search.
 
 :class:`VectorIndex` reads them: the matrix loaded once per version of the file (float32 in
 memory), a brute-force cosine over it (NumPy), the best window per session. A missing or
@@ -20,6 +23,7 @@ unreadable file is not an error: the search answers lexically and says why
 from __future__ import annotations
 
 import collections
+import hashlib
 import os
 import sqlite3
 import time
@@ -52,7 +56,8 @@ MESSAGE_CHARS = 200
 SKIPPED_ROLES = ("tool", "function", "tool_result")
 #: Windows embedded (and committed) together.
 BATCH_WINDOWS = 256
-SCHEMA = "1"
+#: Version of the file's layout and of how windows are cut: another one is rebuilt.
+SCHEMA = "2"
 SUFFIX = ".vectors"
 
 Progress = Callable[[int, int], None]  # (sessions done, sessions to embed)
@@ -67,18 +72,136 @@ class VectorsBusy(RuntimeError):
 
 
 @contextmanager
-def _building(path: Path) -> Iterator[None]:
-    """One build of the vectors at ``path`` at a time (an exclusive lock on ``path.lock``)."""
+def _building(path: Path, *, wait: bool = False) -> Iterator[None]:
+    """One build of the vectors at ``path`` at a time (an exclusive lock on ``path.lock``;
+    ``wait``: for the one running to end, else :class:`VectorsBusy`). While it builds,
+    ``path.building`` names its process (:func:`updating`)."""
     fd = lock_file(Path(str(path) + ".lock"))
+    marker = Path(str(path) + ".building")
     try:
         if fcntl is not None:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
             except BlockingIOError:
                 raise VectorsBusy(f"another process is building {path}") from None
-        yield
+        marker.write_text(str(os.getpid()), encoding="ascii")
+        try:
+            yield
+        finally:
+            with suppress(FileNotFoundError):
+                marker.unlink()
     finally:
         os.close(fd)
+
+
+def updating(db_path: str | os.PathLike[str]) -> bool:
+    """Whether a process is building the vectors of the index at ``db_path`` now."""
+    try:
+        pid = int(Path(str(vectors_path(db_path)) + ".building").read_text(encoding="ascii"))
+    except (OSError, ValueError):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False  # (a build that died: its marker stays until the next one)
+    except PermissionError:
+        pass
+    return True
+
+
+#: The child that brings vectors up to date after an index update (:func:`follow`).
+_FOLLOW_CODE = (
+    "import sys; from session_browser.core.index.vectors import follow_main; "
+    "sys.exit(follow_main(sys.argv[1:]))"
+)
+_children: list[Any] = []
+
+
+def follow(db_path: str | os.PathLike[str]) -> bool:
+    """After an index update: when the index at ``db_path`` has vectors (they were built once:
+    hybrid mode is in use), bring them up to date in a process of its own (niced, one
+    embedding process, its output in ``<vectors>.log``), so no search waits for it. One such
+    process waits at a time behind the one building (``<vectors>.queue``): it lists the work
+    once that one is done, so it sees this update too. Whether a process was started."""
+    import subprocess
+    import sys
+
+    from ..paths import package_env
+
+    path = vectors_path(db_path)
+    if not path.is_file() or fcntl is None:
+        return False
+    _children[:] = [c for c in _children if c.poll() is None]  # (reaped)
+    queue = lock_file(Path(str(path) + ".queue"))
+    try:
+        fcntl.flock(queue, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False  # one is waiting already: it will list this update's work
+    finally:
+        os.close(queue)
+    log = Path(str(path) + ".log")
+    try:
+        with open(log, "ab") as out:
+            os.chmod(log, 0o600)
+            child = subprocess.Popen(
+                [sys.executable, "-c", _FOLLOW_CODE, str(db_path)],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=package_env(),
+            )
+    except OSError:
+        return False
+    _children.append(child)
+    return True
+
+
+def follow_main(argv: list[str]) -> int:
+    """(The process :func:`follow` starts) ``argv``: the index. Waits for a build running to
+    end, then embeds what changed with the model the vectors were made by."""
+    import sys
+
+    from ..embed import EmbedderUnavailable, embedder_named
+
+    if len(argv) != 1:
+        print("usage: follow_main DB", file=sys.stderr)
+        return 2
+    db_path = argv[0]
+    path = vectors_path(db_path)
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)) as db:
+            model = _meta(db).get("model", "")
+        embedder = embedder_named(model)
+    except (sqlite3.Error, EmbedderUnavailable) as exc:
+        print(f"vectors of {db_path} not updated: {exc}", file=sys.stderr)
+        return 1
+    with suppress(OSError):
+        os.nice(10)
+    queue = lock_file(Path(str(path) + ".queue"))
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(queue, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return 0  # another waits already
+        with _building(path, wait=True):
+            os.close(queue)  # (from now on, an update starts the next one)
+            queue = -1
+            report = _build(db_path, path, embedder, None, None, 1)
+    except (OSError, sqlite3.Error) as exc:
+        print(f"vectors of {db_path} not updated: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if queue >= 0:
+            os.close(queue)
+    print(
+        f"{time.strftime('%Y-%m-%d %H:%M:%S')} {db_path}: {report.sessions} sessions "
+        f"({report.windows} windows, {report.embedded} texts embedded), {report.removed} "
+        f"removed in {report.seconds:.1f} s",
+        flush=True,
+    )
+    return 0
 
 
 def vectors_path(db_path: str | os.PathLike[str]) -> Path:
@@ -98,7 +221,9 @@ def _connect(path: Path) -> sqlite3.Connection:
             file TEXT PRIMARY KEY, size INTEGER NOT NULL, messages INTEGER NOT NULL);
         CREATE TABLE IF NOT EXISTS windows(
             file TEXT NOT NULL, pos INTEGER NOT NULL, first INTEGER NOT NULL,
-            last INTEGER NOT NULL, vec BLOB NOT NULL, PRIMARY KEY(file, pos)) WITHOUT ROWID;
+            last INTEGER NOT NULL, vec BLOB NOT NULL, hash BLOB NOT NULL,
+            PRIMARY KEY(file, pos)) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS windows_hash ON windows(hash);
         """
     )
     return db
@@ -132,7 +257,8 @@ class BuildReport:
     """What :func:`build_vectors` did."""
 
     sessions: int = 0  # sessions embedded (new or grown)
-    windows: int = 0  # windows embedded
+    windows: int = 0  # windows written (new or grown sessions')
+    embedded: int = 0  # of them, texts embedded (the others repeat a text embedded before)
     removed: int = 0  # sessions whose vectors were dropped (gone from the index)
     seconds: float = 0.0
     stopped: bool = False
@@ -144,9 +270,11 @@ def _messages(index: sqlite3.Connection, sid: int) -> list[tuple[int, str, str]]
     out: list[tuple[int, str, str]] = []
     last = None
     marks = ",".join("?" * len(SKIPPED_ROLES))
+    # by the session's range of row ids (the primary key): ``messages`` has no index on sid
     for idx, role, text in index.execute(
-        "SELECT idx, coalesce(role, ''), text FROM messages WHERE sid = ? "
-        f"AND coalesce(role, '') NOT IN ({marks}) ORDER BY id",
+        "SELECT m.idx, coalesce(m.role, ''), m.text FROM sessions s JOIN messages m "
+        "ON m.id BETWEEN s.row_lo AND s.row_hi WHERE s.sid = ? AND m.sid = s.sid "
+        f"AND coalesce(m.role, '') NOT IN ({marks}) ORDER BY m.id",
         (sid, *SKIPPED_ROLES),
     ):
         if idx != last and text.strip():
@@ -230,17 +358,75 @@ def _prepare(index: sqlite3.Connection, batch: Sequence[_Session]) -> tuple[Rows
     return rows, counts
 
 
-def _write(
+def digest(text: str) -> bytes:
+    """What identifies a window's text (its vector is reused for the same text)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+@dataclass
+class _Batch:
+    """One batch of sessions on its way: its windows, the vectors already known for some of
+    their texts, and the texts sent to be embedded (each once)."""
+
+    sessions: list[_Session]
+    rows: Rows
+    counts: dict[str, int]
+    hashes: list[bytes]
+    known: dict[bytes, bytes]  # text hash -> stored vector (the same text embedded before)
+    fresh: dict[bytes, int]  # text hash -> its place among the texts embedded now
+    borrowed: dict[bytes, _Batch]  # text hash -> the earlier batch embedding it now
+    result: Any = None  # the fresh texts' vectors (bytes), or a worker's promise of them
+
+    def vector(self, h: bytes, dim: int) -> bytes:
+        """The vector of the window text whose hash is ``h`` (once this batch is embedded)."""
+        got = self.known.get(h)
+        if got is not None:
+            return got
+        other = self.borrowed.get(h)
+        if other is not None:  # (finished first: batches finish in order)
+            return other.vector(h, dim)
+        j = self.fresh[h]
+        blob: bytes = self.result
+        return blob[j * dim : (j + 1) * dim]
+
+    def vectors(self, dim: int) -> list[bytes]:
+        """Each window's vector, in the order of :attr:`rows`."""
+        return [self.vector(h, dim) for h in self.hashes]
+
+
+def _plan(
     vec: sqlite3.Connection,
-    batch: Sequence[_Session],
+    sessions: list[_Session],
     rows: Rows,
     counts: dict[str, int],
-    blob: bytes,
-    dim: int,
-) -> None:
+    inflight: dict[bytes, _Batch],
+) -> tuple[_Batch, list[str]]:
+    """``rows`` as a batch, and the texts of it to embed: each text once, and none whose
+    vector the file already holds or an earlier batch in ``inflight`` is embedding (a resumed
+    or forked session repeats the windows of the one it copied)."""
+    batch = _Batch(sessions, rows, counts, [digest(r[4]) for r in rows], {}, {}, {})
+    texts: list[str] = []
+    for h, r in zip(batch.hashes, rows, strict=True):
+        if h in batch.known or h in batch.fresh or h in batch.borrowed:
+            continue
+        other = inflight.get(h)
+        if other is not None:
+            batch.borrowed[h] = other
+            continue
+        got = vec.execute("SELECT vec FROM windows WHERE hash = ? LIMIT 1", (h,)).fetchone()
+        if got is not None:
+            batch.known[h] = got[0]
+        else:
+            batch.fresh[h] = len(texts)
+            texts.append(r[4])
+    return batch, texts
+
+
+def _write(vec: sqlite3.Connection, batch: _Batch, vectors: list[bytes]) -> None:
     """One batch's windows and files, in one transaction."""
+    counts = batch.counts
     with vec:
-        for s in batch:
+        for s in batch.sessions:
             if s.file not in counts:
                 continue
             vec.execute("DELETE FROM windows WHERE file = ? AND pos >= ?", (s.file, s.start))
@@ -248,9 +434,33 @@ def _write(
                 "INSERT OR REPLACE INTO files VALUES (?, ?, ?)", (s.file, s.size, counts[s.file])
             )
         vec.executemany(
-            "INSERT OR REPLACE INTO windows VALUES (?, ?, ?, ?, ?)",
-            [(r[0], r[1], r[2], r[3], blob[i * dim : (i + 1) * dim]) for i, r in enumerate(rows)],
+            "INSERT OR REPLACE INTO windows VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (r[0], r[1], r[2], r[3], v, h)
+                for r, v, h in zip(batch.rows, vectors, batch.hashes, strict=True)
+            ],
         )
+
+
+def _open_for(path: Path, want: dict[str, str]) -> sqlite3.Connection:
+    """The vectors file at ``path`` if its meta is ``want``; else (damaged, of another model
+    or of an older layout) a new, empty one with that meta."""
+    try:
+        vec = _connect(path)
+    except sqlite3.DatabaseError:
+        pass
+    else:
+        try:
+            if _meta(vec) == want:
+                return vec
+        except sqlite3.DatabaseError:
+            pass
+        vec.close()
+    _remove(path)
+    vec = _connect(path)
+    with vec:
+        vec.executemany("INSERT INTO meta VALUES (?, ?)", sorted(want.items()))
+    return vec
 
 
 def _build(
@@ -266,21 +476,8 @@ def _build(
     index = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30)
     pool: Any = None
     try:
-        try:
-            vec = _connect(path)
-            meta = _meta(vec)
-        except sqlite3.DatabaseError:
-            _remove(path)
-            vec = _connect(path)
-            meta = {}
-        with closing(vec):
-            want = {"schema": SCHEMA, "model": embedder.name, "dim": str(embedder.dim)}
-            if meta != want:
-                with vec:
-                    vec.execute("DELETE FROM windows")
-                    vec.execute("DELETE FROM files")
-                    vec.execute("DELETE FROM meta")
-                    vec.executemany("INSERT INTO meta VALUES (?, ?)", sorted(want.items()))
+        want = {"schema": SCHEMA, "model": embedder.name, "dim": str(embedder.dim)}
+        with closing(_open_for(path, want)) as vec:
             todo, gone = _work(index, vec)
             with vec:
                 for file in gone:
@@ -291,18 +488,23 @@ def _build(
                 import multiprocessing
 
                 pool = multiprocessing.get_context("fork").Pool(workers)
-            pending: collections.deque[tuple[list[_Session], Rows, dict[str, int], Any]]
-            pending = collections.deque()
+            pending: collections.deque[_Batch] = collections.deque()
+            inflight: dict[bytes, _Batch] = {}  # texts being embedded, not yet written
             done = 0
 
             def finish() -> None:
                 nonlocal done
-                batch, rows, counts, result = pending.popleft()
-                blob = result.get() if pool is not None else result
-                _write(vec, batch, rows, counts, blob, embedder.dim)
-                report.windows += len(rows)
-                report.sessions += len(counts)
-                done += len(batch)
+                batch = pending.popleft()
+                if pool is not None:
+                    batch.result = batch.result.get()
+                _write(vec, batch, batch.vectors(embedder.dim))
+                for h in batch.fresh:
+                    if inflight.get(h) is batch:
+                        del inflight[h]
+                report.windows += len(batch.rows)
+                report.embedded += len(batch.fresh)
+                report.sessions += len(batch.counts)
+                done += len(batch.sessions)
                 if progress is not None:
                     progress(done, len(todo))
 
@@ -311,12 +513,13 @@ def _build(
                     report.stopped = True
                     break
                 rows, counts = _prepare(index, batch)
-                texts = [r[4] for r in rows]
+                planned, texts = _plan(vec, batch, rows, counts, inflight)
                 if pool is not None:
-                    result: Any = pool.apply_async(_embed_in_worker, (embedder.name, texts))
+                    planned.result = pool.apply_async(_embed_in_worker, (embedder.name, texts))
                 else:
-                    result = _quantized(embedder.embed(texts)) if texts else b""
-                pending.append((batch, rows, counts, result))
+                    planned.result = _quantized(embedder.embed(texts)) if texts else b""
+                inflight.update((h, planned) for h in planned.fresh)
+                pending.append(planned)
                 while len(pending) > (2 * workers if pool is not None else 0):
                     finish()
             while pending:
@@ -364,6 +567,7 @@ class VectorIndex:
     """The vectors of one index, read lazily and again when the file changed."""
 
     def __init__(self, db_path: str | os.PathLike[str]) -> None:
+        self.db_path = Path(db_path)
         self.path = vectors_path(db_path)
         self._key: tuple[int, ...] | None = None
         self._files: list[str] = []
@@ -477,7 +681,8 @@ def size_of(path: Path) -> int:
 
 def vectors_status(db_path: str | os.PathLike[str]) -> dict[str, object] | None:
     """What the vectors beside the index at ``db_path`` hold (None: there are none):
-    their file, model, sessions, windows and bytes, or the error that keeps them unread."""
+    their file, model, sessions (and of how many the index holds), windows and bytes, or the
+    error that keeps them unread; and whether a process is bringing them up to date."""
     path = vectors_path(db_path)
     if not path.is_file():
         return None
@@ -487,6 +692,9 @@ def vectors_status(db_path: str | os.PathLike[str]) -> dict[str, object] | None:
             out["model"] = _meta(db).get("model")
             out["sessions"] = db.execute("SELECT count(*) FROM files").fetchone()[0]
             out["windows"] = db.execute("SELECT count(*) FROM windows").fetchone()[0]
+        with closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5)) as db:
+            out["of_sessions"] = db.execute("SELECT count(*) FROM sessions").fetchone()[0]
     except sqlite3.DatabaseError as exc:
         out["error"] = f"unreadable ({exc})"
+    out["updating"] = updating(db_path)
     return out

@@ -123,7 +123,8 @@ class Engine(Protocol):
         that pass its filters, nearest first, each as (cosine of its best window, the
         candidate row of that window's first message passing the filters, else of its
         session's first one); None when the engine answers lexically (:meth:`notes` says why
-        when hybrid mode was asked for)."""
+        when hybrid mode was asked for). ``k`` = 0 asks none: ``[]`` in hybrid mode, the query
+        not embedded."""
         ...
 
     def hidden_rows(self, pq: ParsedQuery, limit: int) -> list[Row]:

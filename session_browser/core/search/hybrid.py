@@ -10,8 +10,9 @@ merges the two rankings:
 
 - A question no message answers whole (session recall's path, a question in other words):
   reciprocal rank fusion, ``score = 100 · (1 / (K + lexical rank) + 1 / (K + semantic
-  rank))`` with ``K`` = :data:`RRF_K`; a ranking the session is not in adds nothing. Ranks,
-  not scores, are fused: BM25 and cosine are on scales that do not compare.
+  rank))`` with ``K`` = :data:`~.rank.QUESTION_K` (5: a first place in either ranking counts
+  for much); a ranking the session is not in adds nothing. Ranks, not scores, are fused:
+  BM25 and cosine are on scales that do not compare.
 - A query some message holds every word of (likely the session's own words: a known item):
   the lexical order stands, ``score = 100 · 2 / (K + lexical rank)``, and the sessions found
   by meaning alone follow the ``n`` lexical ones, ``score = 100 / (K + n + semantic rank)``.
@@ -27,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from .candidates import group_rows
-from .rank import FUSION_SCALE, RRF_K, Scored
+from .rank import FUSION_SCALE, QUESTION_K, RRF_K, Scored
 
 ENV = "SESSION_BROWSER_SEARCH_MODE"
 MODES = ("hybrid", "lexical")
@@ -37,6 +38,17 @@ SCALE = FUSION_SCALE
 MIN_SIMILARITY = 0.2
 #: Sessions asked by meaning beyond the ones shown.
 NEIGHBOURS_MORE = 40
+
+
+def neighbours_wanted(exact: bool, lexical: int, limit: int) -> int:
+    """How many sessions to ask by meaning for a page of ``limit`` hits, given ``lexical``
+    sessions found by words (``exact``: some message holds every word). None (0) when the lexical
+    order stands and its sessions fill the page twice over (folding forks together may take
+    some): those found by meaning would follow them, off the page, so the query is not even
+    embedded and a known item costs what it costs lexically."""
+    if exact and lexical >= 2 * limit:
+        return 0
+    return limit + NEIGHBOURS_MORE
 
 
 class MeaningPart(Protocol):
@@ -82,7 +94,7 @@ def fuse(
     out: dict[int, Scored] = {}
     for rank, s in enumerate(ranked, 1):
         s.lexical_rank, s.lexical_score = rank, s.score
-        s.score = SCALE * (2.0 if exact else 1.0) / (RRF_K + rank)
+        s.score = SCALE * 2.0 / (RRF_K + rank) if exact else SCALE / (QUESTION_K + rank)
         s.lexical_hits = len(ranked) if exact else None
         out[s.info.key] = s
     after = len(ranked) if exact else 0
@@ -110,6 +122,9 @@ def fuse(
             found.semantic_rank, found.similarity = rank, similarity
             continue
         found.semantic_rank, found.similarity = rank, similarity
-        found.score += SCALE / (RRF_K + after + rank)
+        if exact:  # (found by meaning only: after the lexical hits)
+            found.score += SCALE / (RRF_K + after + rank)
+        else:
+            found.score += SCALE / (QUESTION_K + rank)
         found.lexical_hits = len(ranked) if exact else None
     return list(out.values())

@@ -85,7 +85,7 @@ def score(
     lexically, exact = lexical_scoring(engine, pq, corpus, limit)
     if pq.tools:
         return lexically
-    near = engine.neighbours(pq, limit + hybrid.NEIGHBOURS_MORE)
+    near = engine.neighbours(pq, hybrid.neighbours_wanted(exact, len(lexically.scored), limit))
     if near is None:  # lexical mode
         return lexically
     if pq.excluded and near:

@@ -1,0 +1,102 @@
+"""Vectors follow the index: after an update adds, grows or drops sessions, the vectors of what
+changed are built by a process of their own (real processes, real SQLite files); meanwhile a
+search in hybrid mode answers at once and says the vectors are being updated, and ``index
+status`` says how far they are. An index whose vectors were never built starts nothing."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from session_browser.core import paths
+from session_browser.core.embed import HashEmbedder
+from session_browser.core.index import SqliteSessionStore
+from session_browser.core.index import vectors as vec
+from session_browser.core.index.semantic import UPDATING
+from session_browser.core.search import hybrid
+
+from .test_hybrid import FILLER, T0, TARGET, put
+
+DAY = 86400.0
+
+
+def wait_for(what: Callable[[], bool], timeout: float = 120.0) -> None:
+    """Until ``what()`` holds (polled), failing after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not what():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def embedded(db: Path) -> dict[str, int]:
+    """File -> messages embedded, as the vectors file says."""
+    with closing(sqlite3.connect(vec.vectors_path(db))) as conn:
+        return dict(conn.execute("SELECT file, messages FROM files"))
+
+
+def settled(db: Path, files: int) -> bool:
+    return not vec.updating(db) and len(embedded(db)) == files
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SqliteSessionStore]:
+    monkeypatch.setenv(hybrid.ENV, "hybrid")
+    d = tmp_path / "sessions"
+    for i, texts in enumerate(FILLER):
+        put(d, f"filler-{i}", texts, T0 + i * DAY)
+    s = SqliteSessionStore(d, db_path=tmp_path / "index.db", reconcile="sync", vault=False)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def name(sid: str) -> str:
+    return f"{paths.safe_id(sid)}.json"
+
+
+def test_an_index_without_vectors_starts_nothing(store: SqliteSessionStore, tmp_path: Path) -> None:
+    put(tmp_path / "sessions", "target", TARGET, T0)
+    assert store.reconcile().added == 1
+    assert not vec.vectors_path(store.db_path).exists()
+    assert not vec.updating(store.db_path)
+
+
+def test_vectors_follow_an_update_in_the_background(
+    store: SqliteSessionStore, tmp_path: Path
+) -> None:
+    db = Path(store.db_path)
+    vec.build_vectors(db, HashEmbedder(64))
+    d = tmp_path / "sessions"
+    # a build is running (this test holds it): the update's process waits behind it
+    with vec._building(vec.vectors_path(db)):
+        put(d, "target", TARGET, T0 + 3 * DAY)
+        assert store.reconcile().added == 1
+        # a search does not wait for the vectors: it answers, and says they lag
+        found = store.search_ex("pharmacy", limit=5)
+        assert "+hybrid" in found.mode and UPDATING in found.warnings
+        status = vec.vectors_status(db)
+        assert status is not None
+        assert (status["sessions"], status["of_sessions"], status["updating"]) == (
+            len(FILLER),
+            len(FILLER) + 1,
+            True,
+        )
+        assert name("target") not in embedded(db)
+    wait_for(lambda: settled(db, len(FILLER) + 1))
+    assert embedded(db)[name("target")] == len(TARGET)
+    found = store.search_ex("pharmacy", limit=5)
+    assert "+hybrid" in found.mode and UPDATING not in found.warnings
+    # a grown session: its new turns follow; a deleted one: its vectors go
+    put(d, "target", [*TARGET, "One more turn about the gym."], T0 + 3 * DAY)
+    (d / name("filler-0")).unlink()
+    report = store.reconcile()
+    assert (report.updated, report.removed) == (1, 1)
+    wait_for(lambda: settled(db, len(FILLER)) and embedded(db)[name("target")] > len(TARGET))
+    assert name("filler-0") not in embedded(db)
+    assert embedded(db)[name("target")] == len(TARGET) + 1
