@@ -256,3 +256,49 @@ def test_hits_shown_agree_with_the_count_when_a_word_is_common_to_sessions(
         assert "rare" in shown
         holds = {f"s{i:03d}" for i in range(0, 300, 5)} | {"rare"}
         assert set(shown) <= holds
+
+
+def test_stemmer_restores_the_e_and_keeps_short_er_words() -> None:
+    stem = lexical.stem
+    assert stem("shared") == stem("sharing") == stem("share") == "share"
+    assert stem("taking") == stem("take") and stem("named") == stem("name")
+    assert stem("shopping") == "shop" and stem("booked") == "book"
+    # "-er" only after two syllables: these are words of their own, not verbs
+    assert [stem(w) for w in ("weather", "number", "speaker", "order")] == [
+        "weather",
+        "number",
+        "speaker",
+        "order",
+    ]
+    assert stem("speakers") == "speaker" and stem("ordered") == stem("order")
+    assert stem("computers") == stem("computer") == "comput"
+    assert stem("speed") == "speed"
+
+
+def test_written_numbers_are_the_digits_a_session_holds() -> None:
+    assert lexical.words_of("four nights for three of us") == lexical.words_of("4 nights, 3 of us")
+    assert lexical.words_of("I need 4 seats") == ["need", "4", "seat"]
+    assert lexical.words_of("one of them") == []  # "one" is a stop word, not "1"
+
+
+def test_near_duplicate_told_apart_by_a_number_and_a_word_ending(tmp_path: Path) -> None:
+    # two bookings alike but for the nights and the taxi; the question writes the number out
+    # and says "share" where the session said "shared"; the other says "hotel" twice
+    d = tmp_path / "sessions"
+    for i, texts in enumerate(FILLER):
+        put(d, f"filler-{i}", [*texts, OTHER], T0 + i * 3600)
+    put(d, "shared-taxi", ["A hotel in Toronto for 4 nights.", "The taxi is shared.", OTHER], T0)
+    put(
+        d,
+        "private-taxi",
+        ["A hotel in Toronto for 2 nights.", "The taxi to the hotel is private.", OTHER],
+        T0 + 50 * 3600,
+    )
+    store = open_store(d, tmp_path)
+    try:
+        question = "Toronto hotel for four nights with a taxi to share"
+        assert ids(store, question)[:2] == ["shared-taxi", "private-taxi"]
+        hit = store.search(question, limit=1)[0]
+        assert hit.explain["session_recall"] is not None
+    finally:
+        store.close()

@@ -82,23 +82,55 @@ _SUFFIXES = (
     ("s", ""),
 )
 _MIN_STEM = 3
+_VOWELS = "aeiou"
+
+
+def measure(word: str) -> int:
+    """Porter's measure of ``word``: how many vowel-consonant sequences it holds (``tak`` 1,
+    ``weath`` 1, ``speak`` 1, ``comput`` 2)."""
+    m, vowel = 0, False
+    for i, c in enumerate(word):
+        now = c in _VOWELS or (c == "y" and i > 0 and word[i - 1] not in _VOWELS)
+        if vowel and not now:
+            m += 1
+        vowel = now
+    return m
+
+
+def _short(base: str) -> bool:
+    """Whether ``base`` is one short syllable ending consonant-vowel-consonant (``shar``,
+    ``tak``, ``nam``): the ``-e`` an ``-ed`` or ``-ing`` dropped comes back."""
+    return (
+        measure(base) == 1
+        and len(base) >= 3
+        and base[-1] not in _VOWELS + "wxy"
+        and base[-2] in _VOWELS
+        and base[-3] not in _VOWELS
+    )
 
 
 def stem(word: str) -> str:
     """A light suffix stemmer: ``booked``/``booking``/``books`` -> ``book``,
+    ``shared``/``sharing`` -> ``share`` (the dropped ``-e`` of a short syllable restored),
     ``reservation``/``reservations`` -> ``reservate``, ``cities`` -> ``city``; a doubled
-    final consonant left by ``-ing``/``-ed`` is undoubled (``shopping`` -> ``shop``). Words of
-    four letters or fewer, numbers and words ending in ``ss`` are kept."""
-    if len(word) <= 4 or not word.isalpha() or word.endswith("ss"):
+    final consonant left by ``-ing``/``-ed`` is undoubled (``shopping`` -> ``shop``).
+    ``-er`` goes only after two syllables (``computer`` -> ``comput``, but ``weather``,
+    ``number``, ``speaker`` stay). Words of four letters or fewer, numbers and words ending in
+    ``ss`` or ``eed`` are kept."""
+    if len(word) <= 4 or not word.isalpha() or word.endswith(("ss", "eed")):
         return word
     for suffix, repl in _SUFFIXES:
         if suffix == "es" and not word[:-2].endswith(("s", "x", "z", "ch", "sh")):
             continue  # "dialogues" -> "dialogue" (by "-s"), "boxes" -> "box"
         if word.endswith(suffix) and len(word) - len(suffix) >= _MIN_STEM:
             base = word[: len(word) - len(suffix)] + repl
+            if suffix in ("er", "ers") and measure(base) < 2:
+                return word[:-1] if suffix == "ers" else word  # "speakers" -> "speaker"
             undouble = suffix in ("ing", "ed", "er", "ings", "ers") and len(base) > 3
             if undouble and base[-1] == base[-2] and base[-1] not in "aeiouls":
-                base = base[:-1]
+                return base[:-1]
+            if suffix in ("ing", "ed", "ings") and _short(base):
+                return base + "e"
             return base
     return word
 
@@ -124,10 +156,23 @@ def spelling(word: str) -> str:
     return word
 
 
+#: Numbers people write out, folded to the digits a session often holds instead ("four
+#: nights" for "4 nights"; "one" is a stop word).
+_WRITTEN = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven")
+NUMBERS = {w: str(n) for n, w in enumerate((*_WRITTEN, "twelve"), start=2)}
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def reduced(word: str) -> str:
-    """``word`` spelling folded and stemmed (words repeat: each is reduced once)."""
-    return stem(spelling(word))
+    """``word`` spelling folded and stemmed, a written-out number as its digits (words
+    repeat: each is reduced once)."""
+    return NUMBERS.get(word) or stem(spelling(word))
+
+
+def is_content(token: str) -> bool:
+    """Whether a folded token is a content word: not a stop or question word, and longer
+    than one character unless a digit (``4`` of "4 nights" is one)."""
+    return (len(token) > 1 or token.isdigit()) and token not in STOP_WORDS
 
 
 #: token -> its content word (:func:`reduced`), or "" when it is none (a stop word, one
@@ -140,13 +185,13 @@ def content_words(tokens: Iterable[str], stemming: bool = True) -> list[str]:
     """The content words of folded ``tokens``, spelling folded and stemmed, in order (repeats
     kept)."""
     if not stemming:
-        return [t for t in tokens if len(t) > 1 and t not in STOP_WORDS]
+        return [t for t in tokens if is_content(t)]
     out: list[str] = []
     known = _CONTENT
     for token in tokens:
         word = known.get(token)
         if word is None:
-            word = reduced(token) if len(token) > 1 and token not in STOP_WORDS else ""
+            word = reduced(token) if is_content(token) else ""
             if len(known) < _CONTENT_MAX:
                 known[token] = word
         if word:
@@ -211,11 +256,7 @@ def uncommon(words: Sequence[str], found: SessionPostings) -> list[str]:
 
 def content_terms(pq: ParsedQuery) -> list[int]:
     """The numbers of ``pq``'s terms that are content words (not stop or question words)."""
-    return [
-        i
-        for i, t in enumerate(pq.terms)
-        if any(len(tok) > 1 and tok not in STOP_WORDS for tok in t.tokens)
-    ]
+    return [i for i, t in enumerate(pq.terms) if any(is_content(tok) for tok in t.tokens)]
 
 
 def query_words(pq: ParsedQuery) -> list[str]:
