@@ -229,7 +229,7 @@ class IndexPlan(IndexReconcile):
         exact = cost <= COUNT_BUDGET
         expr = fts_expr([pq.terms[i] for i in which])
         fsql, fparams = self._filter_sql(pq)
-        sids = None if fsql or not exact else self._posting_sessions(db, expr)
+        sids = None if fsql else self._posting_sessions(db, expr, None if exact else COUNT_BUDGET)
         if sids is None:
             # Sessions are joined only when a filter reads them: one lookup less per posting.
             join = " JOIN sessions s ON s.sid = m.sid" if _READS_SESSIONS.search(fsql) else ""
@@ -247,14 +247,21 @@ class IndexPlan(IndexReconcile):
             sids -= self._excluded_sids(db, pq)
         return len(sids), exact
 
-    def _posting_sessions(self, db: sqlite3.Connection, expr: str) -> set[int] | None:
-        """The sessions with a message matching the FTS5 expression ``expr``, from the
-        postings' rowids and the sessions' row ranges (:mod:`.owners`: no ``messages``
-        page read); None when a rowid is below every range (then ask ``messages``)."""
+    def _posting_sessions(
+        self, db: sqlite3.Connection, expr: str, first: int | None = None
+    ) -> set[int] | None:
+        """The sessions with a message matching the FTS5 expression ``expr`` (the ``first``
+        such messages in row order, else all), from the postings' rowids and the sessions'
+        row ranges (:mod:`.owners`: no ``messages`` page read); None when a rowid is below
+        every range (then ask ``messages``)."""
         # (one string of the rowids: handing over a row a posting costs more than parsing)
-        found = db.execute(
-            "SELECT group_concat(rowid) FROM fts WHERE fts MATCH ?", (expr,)
-        ).fetchone()[0]
+        sql = "SELECT group_concat(rowid) FROM fts WHERE fts MATCH ?"
+        if first is not None:
+            sql = (
+                "SELECT group_concat(rowid) FROM (SELECT rowid FROM fts WHERE fts MATCH ? "
+                f"ORDER BY rowid LIMIT {int(first)})"
+            )
+        found = db.execute(sql, (expr,)).fetchone()[0]
         if not found:
             return set()
         return self._owners.sessions_of(db, map(int, found.split(",")))

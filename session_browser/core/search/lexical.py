@@ -315,9 +315,10 @@ def rank_sessions(
     total = sum(weights.values()) or 1.0
     rare = [(w, keys) for w, keys in posted if 0 < len(keys) <= common]
     usual = [(w, keys) for w, keys in posted if len(keys) > common]
-    covered: dict[int, float] = {}
+    lists = rare or usual  # (the first one's keys taken whole, the others added key by key)
+    covered: dict[int, float] = dict.fromkeys(lists[0][1], weights[lists[0][0]]) if lists else {}
     get = covered.get
-    for word, keys in rare or usual:
+    for word, keys in lists[1:]:
         weight = weights[word]
         for key in keys:
             covered[key] = get(key, 0.0) + weight
@@ -338,14 +339,15 @@ def rank_sessions(
     size = lengths.get
     # by presence first: bm25 = cover * (K1 + 1) / (1 + norm), times coverage ** power
     lift, slope, flat = K1 + 1.0, K1 * B / avg, K1 * (1.0 - B)
+    # (negated: the smallest tuples are the best, ties to the lower key, compared in C)
     scores = [
         (
-            cover * lift / (1.0 + flat + slope * size(key, 0)) * (cover / total) ** COVERAGE_POWER,
+            -cover * lift / (1.0 + flat + slope * size(key, 0)) * (cover / total) ** COVERAGE_POWER,
             key,
         )
         for key, cover in covered.items()
     ]
-    best = heapq.nsmallest(max(RERANK, limit), scores, key=lambda sk: (-sk[0], sk[1]))
+    best = heapq.nsmallest(max(RERANK, limit), scores)
     # then the best again, with how often each holds each word (as far as ``found`` says)
     held: list[tuple[float, Collection[int], list[Collection[int]]]] = [
         (
@@ -356,7 +358,7 @@ def rank_sessions(
         for w in words
     ]
     again: list[tuple[float, int]] = []
-    for _score, key in best:
+    for _negated, key in best:
         norm = flat + slope * size(key, 0)
         bm25 = 0.0
         for weight, holders, tiers in held:
