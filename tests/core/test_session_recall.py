@@ -302,3 +302,55 @@ def test_near_duplicate_told_apart_by_a_number_and_a_word_ending(tmp_path: Path)
         assert hit.explain["session_recall"] is not None
     finally:
         store.close()
+
+
+def _plain_ranking(
+    words: list[str], found: lexical.SessionPostings, limit: int
+) -> list[tuple[int, float]]:
+    """rank_sessions written plainly: every session holding a word, the BM25 of presence
+    times coverage for the first cut, then again with how often each holds each word."""
+    n, avg = found.sessions, found.mean_length
+    weights = {w: lexical.idf(len(found.postings.get(w, ())), n) for w in words}
+    total = sum(weights.values())
+    common = lexical.common_limit(n)
+    rare = [w for w in words if 0 < len(found.postings.get(w, ())) <= common]
+    keys = {k for w in (rare or words) for k in found.postings.get(w, ())}
+    cover = {k: sum(weights[w] for w in words if k in found.postings.get(w, ())) for k in keys}
+    lift, slope, flat = lexical.K1 + 1, lexical.K1 * lexical.B / avg, lexical.K1 * (1 - lexical.B)
+
+    def norm(k: int) -> float:
+        return flat + slope * found.lengths.get(k, 0)
+
+    first = sorted(
+        keys,
+        key=lambda k: (-cover[k] * lift / (1 + norm(k)) * (cover[k] / total) ** 0.5, k),
+    )[: max(lexical.RERANK, limit)]
+    again = []
+    for k in first:
+        bm25 = 0.0
+        for w in words:
+            if k in found.postings.get(w, ()):
+                tf = 1 + sum(k in found.postings.get(lexical.mark(w, t), ()) for t in (2, 3, 4))
+                bm25 += weights[w] * tf * lift / (tf + norm(k))
+        again.append((bm25 * (cover[k] / total) ** 0.5, k))
+    return [(k, s) for s, k in sorted(again, key=lambda sk: (-sk[0], sk[1]))[:limit]]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_session_ranking_is_the_plain_formula_ties_included(seed: int) -> None:
+    import random
+
+    rng = random.Random(seed)
+    n = 400
+    words = ["alpha", "beta", "gamma", "delta", "common"]
+    postings: dict[str, frozenset[int]] = {}
+    for w, share in zip(words, (0.02, 0.05, 0.1, 0.03, 0.5), strict=True):
+        held = frozenset(k for k in range(n) if rng.random() < share)
+        postings[w] = held
+        for t in (2, 3, 4):  # how often: a shrinking part of the holders
+            postings[lexical.mark(w, t)] = frozenset(k for k in held if rng.random() < 0.5 / t)
+    # few distinct lengths: many sessions tie exactly, and ties go to the lower key
+    lengths = {k: rng.choice((5, 10, 20)) for k in range(n)}
+    found = lexical.SessionPostings(n, 10.0, postings, lengths)
+    for limit in (3, 15, 60):
+        assert lexical.rank_sessions(words, found, limit) == _plain_ranking(words, found, limit)

@@ -300,6 +300,15 @@ def idf(df: int, n: int) -> float:
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
+def _smallest(scores: list[float], keys: list[int], k: int) -> list[tuple[float, int]]:
+    """The ``k`` smallest (score, key) pairs of ``scores`` and ``keys`` (ties: the lower key),
+    in order, building a pair only for the scores at or below the ``k``-th."""
+    if len(scores) > k:
+        cut = sorted(scores)[k - 1]
+        return sorted((s, key) for s, key in zip(scores, keys, strict=True) if s <= cut)[:k]
+    return sorted(zip(scores, keys, strict=True))
+
+
 def rank_sessions(
     words: Sequence[str], found: SessionPostings, limit: int, include: Collection[int] = ()
 ) -> list[tuple[int, float]]:
@@ -315,13 +324,15 @@ def rank_sessions(
     total = sum(weights.values()) or 1.0
     rare = [(w, keys) for w, keys in posted if 0 < len(keys) <= common]
     usual = [(w, keys) for w, keys in posted if len(keys) > common]
-    lists = rare or usual  # (the first one's keys taken whole, the others added key by key)
-    covered: dict[int, float] = dict.fromkeys(lists[0][1], weights[lists[0][0]]) if lists else {}
+    covered: dict[int, float] = {}
     get = covered.get
-    for word, keys in lists[1:]:
+    for word, keys in rare or usual:
         weight = weights[word]
-        for key in keys:
-            covered[key] = get(key, 0.0) + weight
+        members = keys if isinstance(keys, (set, frozenset)) else set(keys)
+        # (the keys new to ``covered`` taken whole; those it holds added one by one)
+        for key in covered.keys() & members:
+            covered[key] += weight
+        covered.update(dict.fromkeys(members - covered.keys(), weight))
     if rare:
         for word, keys in usual:
             members = keys if isinstance(keys, (set, frozenset)) else set(keys)
@@ -339,15 +350,13 @@ def rank_sessions(
     size = lengths.get
     # by presence first: bm25 = cover * (K1 + 1) / (1 + norm), times coverage ** power
     lift, slope, flat = K1 + 1.0, K1 * B / avg, K1 * (1.0 - B)
-    # (negated: the smallest tuples are the best, ties to the lower key, compared in C)
+    # (negated, the smallest first; floats, not a tuple a session: compared in C, and nothing
+    # for the garbage collector to walk)
     scores = [
-        (
-            -cover * lift / (1.0 + flat + slope * size(key, 0)) * (cover / total) ** COVERAGE_POWER,
-            key,
-        )
+        -cover * lift / (1.0 + flat + slope * size(key, 0)) * (cover / total) ** COVERAGE_POWER
         for key, cover in covered.items()
     ]
-    best = heapq.nsmallest(max(RERANK, limit), scores)
+    best = _smallest(scores, list(covered), max(RERANK, limit))
     # then the best again, with how often each holds each word (as far as ``found`` says)
     held: list[tuple[float, Collection[int], list[Collection[int]]]] = [
         (
