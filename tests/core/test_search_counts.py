@@ -3,6 +3,7 @@ is said only when files were really scanned."""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -42,6 +43,16 @@ def test_a_count_beyond_the_budget_is_the_same_count_every_time(
         assert len(set(seen)) == 1, seen
         count, exact = seen[0]
         assert not exact and 100 <= count < 300
+        # the sessions of the first 250 matching messages in row order, as the messages say
+        db = sqlite3.connect(tmp_path / "i.sqlite3")
+        try:
+            owners = db.execute(
+                "SELECT count(DISTINCT m.sid) FROM (SELECT rowid FROM fts WHERE fts MATCH "
+                "'restaurant' ORDER BY rowid LIMIT 250) f JOIN messages m ON m.id = f.rowid"
+            ).fetchone()[0]
+        finally:
+            db.close()
+        assert count == owners
         # within the budget the count is exact
         monkeypatch.setattr(index_plan, "COUNT_BUDGET", 3000)
         res = group.search_ex("restaurant", limit=5)

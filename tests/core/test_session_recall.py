@@ -256,3 +256,101 @@ def test_hits_shown_agree_with_the_count_when_a_word_is_common_to_sessions(
         assert "rare" in shown
         holds = {f"s{i:03d}" for i in range(0, 300, 5)} | {"rare"}
         assert set(shown) <= holds
+
+
+def test_stemmer_restores_the_e_and_keeps_short_er_words() -> None:
+    stem = lexical.stem
+    assert stem("shared") == stem("sharing") == stem("share") == "share"
+    assert stem("taking") == stem("take") and stem("named") == stem("name")
+    assert stem("shopping") == "shop" and stem("booked") == "book"
+    # "-er" only after two syllables: these are words of their own, not verbs
+    assert [stem(w) for w in ("weather", "number", "speaker", "order")] == [
+        "weather",
+        "number",
+        "speaker",
+        "order",
+    ]
+    assert stem("speakers") == "speaker" and stem("ordered") == stem("order")
+    assert stem("computers") == stem("computer") == "comput"
+    assert stem("speed") == "speed"
+
+
+def test_written_numbers_are_the_digits_a_session_holds() -> None:
+    assert lexical.words_of("four nights for three of us") == lexical.words_of("4 nights, 3 of us")
+    assert lexical.words_of("I need 4 seats") == ["need", "4", "seat"]
+    assert lexical.words_of("one of them") == []  # "one" is a stop word, not "1"
+
+
+def test_near_duplicate_told_apart_by_a_number_and_a_word_ending(tmp_path: Path) -> None:
+    # two bookings alike but for the nights and the taxi; the question writes the number out
+    # and says "share" where the session said "shared"; the other says "hotel" twice
+    d = tmp_path / "sessions"
+    for i, texts in enumerate(FILLER):
+        put(d, f"filler-{i}", [*texts, OTHER], T0 + i * 3600)
+    put(d, "shared-taxi", ["A hotel in Toronto for 4 nights.", "The taxi is shared.", OTHER], T0)
+    put(
+        d,
+        "private-taxi",
+        ["A hotel in Toronto for 2 nights.", "The taxi to the hotel is private.", OTHER],
+        T0 + 50 * 3600,
+    )
+    store = open_store(d, tmp_path)
+    try:
+        question = "Toronto hotel for four nights with a taxi to share"
+        assert ids(store, question)[:2] == ["shared-taxi", "private-taxi"]
+        hit = store.search(question, limit=1)[0]
+        assert hit.explain["session_recall"] is not None
+    finally:
+        store.close()
+
+
+def _plain_ranking(
+    words: list[str], found: lexical.SessionPostings, limit: int
+) -> list[tuple[int, float]]:
+    """rank_sessions written plainly: every session holding a word, the BM25 of presence
+    times coverage for the first cut, then again with how often each holds each word."""
+    n, avg = found.sessions, found.mean_length
+    weights = {w: lexical.idf(len(found.postings.get(w, ())), n) for w in words}
+    total = sum(weights.values())
+    common = lexical.common_limit(n)
+    rare = [w for w in words if 0 < len(found.postings.get(w, ())) <= common]
+    keys = {k for w in (rare or words) for k in found.postings.get(w, ())}
+    cover = {k: sum(weights[w] for w in words if k in found.postings.get(w, ())) for k in keys}
+    lift, slope, flat = lexical.K1 + 1, lexical.K1 * lexical.B / avg, lexical.K1 * (1 - lexical.B)
+
+    def norm(k: int) -> float:
+        return flat + slope * found.lengths.get(k, 0)
+
+    first = sorted(
+        keys,
+        key=lambda k: (-cover[k] * lift / (1 + norm(k)) * (cover[k] / total) ** 0.5, k),
+    )[: max(lexical.RERANK, limit)]
+    again = []
+    for k in first:
+        bm25 = 0.0
+        for w in words:
+            if k in found.postings.get(w, ()):
+                tf = 1 + sum(k in found.postings.get(lexical.mark(w, t), ()) for t in (2, 3, 4))
+                bm25 += weights[w] * tf * lift / (tf + norm(k))
+        again.append((bm25 * (cover[k] / total) ** 0.5, k))
+    return [(k, s) for s, k in sorted(again, key=lambda sk: (-sk[0], sk[1]))[:limit]]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_session_ranking_is_the_plain_formula_ties_included(seed: int) -> None:
+    import random
+
+    rng = random.Random(seed)
+    n = 400
+    words = ["alpha", "beta", "gamma", "delta", "common"]
+    postings: dict[str, frozenset[int]] = {}
+    for w, share in zip(words, (0.02, 0.05, 0.1, 0.03, 0.5), strict=True):
+        held = frozenset(k for k in range(n) if rng.random() < share)
+        postings[w] = held
+        for t in (2, 3, 4):  # how often: a shrinking part of the holders
+            postings[lexical.mark(w, t)] = frozenset(k for k in held if rng.random() < 0.5 / t)
+    # few distinct lengths: many sessions tie exactly, and ties go to the lower key
+    lengths = {k: rng.choice((5, 10, 20)) for k in range(n)}
+    found = lexical.SessionPostings(n, 10.0, postings, lengths)
+    for limit in (3, 15, 60):
+        assert lexical.rank_sessions(words, found, limit) == _plain_ranking(words, found, limit)

@@ -388,6 +388,23 @@ def test_a_schema_from_a_newer_version_is_refused(pg_url: str) -> None:
         PgIndexStore(pg_url)
 
 
+def test_a_version_5_index_has_its_session_words_reduced_anew(tmp_path: Path, pg_url: str) -> None:
+    d = write_store(tmp_path / "store")
+    src = [(SOURCES["praisonai"].source(d), "praisonai")]
+    push_stores(pg_url, src)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        fresh = conn.execute("SELECT sid, words, length FROM sb_words ORDER BY sid").fetchall()
+        # as version 5 reduced them (another stemmer): words no question asks any more
+        conn.execute("UPDATE sb_words SET words = ARRAY['shar', 'tak'], length = 2")
+        conn.execute("UPDATE sb_schema SET version = 5")
+    again = push_stores(pg_url, src)
+    assert (again.sent, again.unchanged) == (0, 10)
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT version FROM sb_schema").fetchall() == [(SCHEMA_VERSION,)]
+        got = conn.execute("SELECT sid, words, length FROM sb_words ORDER BY sid").fetchall()
+    assert got == fresh and len(got) == 10
+
+
 def test_a_version_1_index_is_migrated_in_place_and_nothing_is_pushed_again(
     tmp_path: Path, pg_url: str
 ) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Hashable, Sequence
-from operator import itemgetter
 from typing import Any
 
 from ..query import ParsedQuery, fts_expr
@@ -17,8 +16,6 @@ from ..search.rows import IN_CHUNK
 #: them is what costs), up to :data:`CACHED_WORDS` words.
 CACHE_DF = 500
 CACHED_WORDS = 256
-
-first = itemgetter(0)
 
 
 class RecallReads:
@@ -45,15 +42,12 @@ class RecallReads:
         for word in words:
             got = self._posts.get(word)
             if got is None:
-                got = frozenset(
-                    map(
-                        first,
-                        db.execute(
-                            "SELECT rowid FROM recall_words WHERE recall_words MATCH ?",
-                            ('"' + word.replace('"', '""') + '"',),
-                        ),
-                    )
-                )
+                # (one string of the rowids: handing over a row each costs more than parsing)
+                held = db.execute(
+                    "SELECT group_concat(rowid) FROM recall_words WHERE recall_words MATCH ?",
+                    ('"' + word.replace('"', '""') + '"',),
+                ).fetchone()[0]
+                got = frozenset(map(int, held.split(","))) if held else frozenset()
                 if len(got) > CACHE_DF:
                     if len(self._posts) >= CACHED_WORDS:
                         self._posts.clear()

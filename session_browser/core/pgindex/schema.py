@@ -41,7 +41,7 @@ from typing import Any
 from ..search import lexical
 from .conn import PgIndexError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 _LOCK_KEY = 0x5B5C0001  # the advisory lock that serialises schema changes
 
 # The order of the copies of one session, newest first: the one kept (the rest by
@@ -144,7 +144,8 @@ def ensure_schema(conn: Any) -> bool:
                 conn.execute(statement)
             if have is not None and have < 3:
                 conn.execute(_BEFORE_HIDDEN)
-            if have is not None and have < 5:
+            if have is not None and have < 6:  # (5 -> 6: the words are reduced anew)
+                conn.execute("DELETE FROM sb_words")
                 _fill_words(conn)
             conn.execute("DELETE FROM sb_schema")
             conn.execute("INSERT INTO sb_schema(version) VALUES (%s)", (SCHEMA_VERSION,))

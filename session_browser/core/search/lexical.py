@@ -82,23 +82,55 @@ _SUFFIXES = (
     ("s", ""),
 )
 _MIN_STEM = 3
+_VOWELS = "aeiou"
+
+
+def measure(word: str) -> int:
+    """Porter's measure of ``word``: how many vowel-consonant sequences it holds (``tak`` 1,
+    ``weath`` 1, ``speak`` 1, ``comput`` 2)."""
+    m, vowel = 0, False
+    for i, c in enumerate(word):
+        now = c in _VOWELS or (c == "y" and i > 0 and word[i - 1] not in _VOWELS)
+        if vowel and not now:
+            m += 1
+        vowel = now
+    return m
+
+
+def _short(base: str) -> bool:
+    """Whether ``base`` is one short syllable ending consonant-vowel-consonant (``shar``,
+    ``tak``, ``nam``): the ``-e`` an ``-ed`` or ``-ing`` dropped comes back."""
+    return (
+        measure(base) == 1
+        and len(base) >= 3
+        and base[-1] not in _VOWELS + "wxy"
+        and base[-2] in _VOWELS
+        and base[-3] not in _VOWELS
+    )
 
 
 def stem(word: str) -> str:
     """A light suffix stemmer: ``booked``/``booking``/``books`` -> ``book``,
+    ``shared``/``sharing`` -> ``share`` (the dropped ``-e`` of a short syllable restored),
     ``reservation``/``reservations`` -> ``reservate``, ``cities`` -> ``city``; a doubled
-    final consonant left by ``-ing``/``-ed`` is undoubled (``shopping`` -> ``shop``). Words of
-    four letters or fewer, numbers and words ending in ``ss`` are kept."""
-    if len(word) <= 4 or not word.isalpha() or word.endswith("ss"):
+    final consonant left by ``-ing``/``-ed`` is undoubled (``shopping`` -> ``shop``).
+    ``-er`` goes only after two syllables (``computer`` -> ``comput``, but ``weather``,
+    ``number``, ``speaker`` stay). Words of four letters or fewer, numbers and words ending in
+    ``ss`` or ``eed`` are kept."""
+    if len(word) <= 4 or not word.isalpha() or word.endswith(("ss", "eed")):
         return word
     for suffix, repl in _SUFFIXES:
         if suffix == "es" and not word[:-2].endswith(("s", "x", "z", "ch", "sh")):
             continue  # "dialogues" -> "dialogue" (by "-s"), "boxes" -> "box"
         if word.endswith(suffix) and len(word) - len(suffix) >= _MIN_STEM:
             base = word[: len(word) - len(suffix)] + repl
+            if suffix in ("er", "ers") and measure(base) < 2:
+                return word[:-1] if suffix == "ers" else word  # "speakers" -> "speaker"
             undouble = suffix in ("ing", "ed", "er", "ings", "ers") and len(base) > 3
             if undouble and base[-1] == base[-2] and base[-1] not in "aeiouls":
-                base = base[:-1]
+                return base[:-1]
+            if suffix in ("ing", "ed", "ings") and _short(base):
+                return base + "e"
             return base
     return word
 
@@ -124,10 +156,23 @@ def spelling(word: str) -> str:
     return word
 
 
+#: Numbers people write out, folded to the digits a session often holds instead ("four
+#: nights" for "4 nights"; "one" is a stop word).
+_WRITTEN = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven")
+NUMBERS = {w: str(n) for n, w in enumerate((*_WRITTEN, "twelve"), start=2)}
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def reduced(word: str) -> str:
-    """``word`` spelling folded and stemmed (words repeat: each is reduced once)."""
-    return stem(spelling(word))
+    """``word`` spelling folded and stemmed, a written-out number as its digits (words
+    repeat: each is reduced once)."""
+    return NUMBERS.get(word) or stem(spelling(word))
+
+
+def is_content(token: str) -> bool:
+    """Whether a folded token is a content word: not a stop or question word, and longer
+    than one character unless a digit (``4`` of "4 nights" is one)."""
+    return (len(token) > 1 or token.isdigit()) and token not in STOP_WORDS
 
 
 #: token -> its content word (:func:`reduced`), or "" when it is none (a stop word, one
@@ -140,13 +185,13 @@ def content_words(tokens: Iterable[str], stemming: bool = True) -> list[str]:
     """The content words of folded ``tokens``, spelling folded and stemmed, in order (repeats
     kept)."""
     if not stemming:
-        return [t for t in tokens if len(t) > 1 and t not in STOP_WORDS]
+        return [t for t in tokens if is_content(t)]
     out: list[str] = []
     known = _CONTENT
     for token in tokens:
         word = known.get(token)
         if word is None:
-            word = reduced(token) if len(token) > 1 and token not in STOP_WORDS else ""
+            word = reduced(token) if is_content(token) else ""
             if len(known) < _CONTENT_MAX:
                 known[token] = word
         if word:
@@ -211,11 +256,7 @@ def uncommon(words: Sequence[str], found: SessionPostings) -> list[str]:
 
 def content_terms(pq: ParsedQuery) -> list[int]:
     """The numbers of ``pq``'s terms that are content words (not stop or question words)."""
-    return [
-        i
-        for i, t in enumerate(pq.terms)
-        if any(len(tok) > 1 and tok not in STOP_WORDS for tok in t.tokens)
-    ]
+    return [i for i, t in enumerate(pq.terms) if any(is_content(tok) for tok in t.tokens)]
 
 
 def query_words(pq: ParsedQuery) -> list[str]:
@@ -259,6 +300,15 @@ def idf(df: int, n: int) -> float:
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
+def _smallest(scores: list[float], keys: list[int], k: int) -> list[tuple[float, int]]:
+    """The ``k`` smallest (score, key) pairs of ``scores`` and ``keys`` (ties: the lower key),
+    in order, building a pair only for the scores at or below the ``k``-th."""
+    if len(scores) > k:
+        cut = sorted(scores)[k - 1]
+        return sorted((s, key) for s, key in zip(scores, keys, strict=True) if s <= cut)[:k]
+    return sorted(zip(scores, keys, strict=True))
+
+
 def rank_sessions(
     words: Sequence[str], found: SessionPostings, limit: int, include: Collection[int] = ()
 ) -> list[tuple[int, float]]:
@@ -278,8 +328,11 @@ def rank_sessions(
     get = covered.get
     for word, keys in rare or usual:
         weight = weights[word]
-        for key in keys:
-            covered[key] = get(key, 0.0) + weight
+        members = keys if isinstance(keys, (set, frozenset)) else set(keys)
+        # (the keys new to ``covered`` taken whole; those it holds added one by one)
+        for key in covered.keys() & members:
+            covered[key] += weight
+        covered.update(dict.fromkeys(members - covered.keys(), weight))
     if rare:
         for word, keys in usual:
             members = keys if isinstance(keys, (set, frozenset)) else set(keys)
@@ -297,14 +350,13 @@ def rank_sessions(
     size = lengths.get
     # by presence first: bm25 = cover * (K1 + 1) / (1 + norm), times coverage ** power
     lift, slope, flat = K1 + 1.0, K1 * B / avg, K1 * (1.0 - B)
+    # (negated, the smallest first; floats, not a tuple a session: compared in C, and nothing
+    # for the garbage collector to walk)
     scores = [
-        (
-            cover * lift / (1.0 + flat + slope * size(key, 0)) * (cover / total) ** COVERAGE_POWER,
-            key,
-        )
+        -cover * lift / (1.0 + flat + slope * size(key, 0)) * (cover / total) ** COVERAGE_POWER
         for key, cover in covered.items()
     ]
-    best = heapq.nsmallest(max(RERANK, limit), scores, key=lambda sk: (-sk[0], sk[1]))
+    best = _smallest(scores, list(covered), max(RERANK, limit))
     # then the best again, with how often each holds each word (as far as ``found`` says)
     held: list[tuple[float, Collection[int], list[Collection[int]]]] = [
         (
@@ -315,7 +367,7 @@ def rank_sessions(
         for w in words
     ]
     again: list[tuple[float, int]] = []
-    for _score, key in best:
+    for _negated, key in best:
         norm = flat + slope * size(key, 0)
         bm25 = 0.0
         for weight, holders, tiers in held:
