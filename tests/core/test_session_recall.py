@@ -354,3 +354,30 @@ def test_session_ranking_is_the_plain_formula_ties_included(seed: int) -> None:
     found = lexical.SessionPostings(n, 10.0, postings, lengths)
     for limit in (3, 15, 60):
         assert lexical.rank_sessions(words, found, limit) == _plain_ranking(words, found, limit)
+
+
+def test_how_often_a_common_word_is_said_tells_near_duplicates_apart(tmp_path: Path) -> None:
+    # "hotel" is common (more sessions hold it than session recall lets bring candidates);
+    # of two bookings alike in length and words, the one about the hotel says it three times
+    # (the other, indexed first, would win a tie)
+    d = tmp_path / "sessions"
+    for i in range(60):
+        put(d, f"hotels-{i}", [f"Which hotel is cheapest in town number {i}?", OTHER], T0 + i)
+    put(
+        d,
+        "lake-inn",
+        ["The hotel in Toronto.", "The room has a pool.", "The inn is near the lake."],
+        T0 + 100,
+    )
+    put(
+        d,
+        "hotel-stay",
+        ["The hotel in Toronto.", "The hotel has a pool.", "The hotel is near the lake."],
+        T0 + 200,
+    )
+    store = open_store(d, tmp_path)
+    try:
+        question = "Toronto hotel where my dog could stay"
+        assert ids(store, question)[:2] == ["hotel-stay", "lake-inn"]
+    finally:
+        store.close()

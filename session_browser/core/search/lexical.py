@@ -246,12 +246,11 @@ def marks_of(words: Sequence[str]) -> list[str]:
     return [mark(w, n) for w in words for n in TF_MARKS]
 
 
-def uncommon(words: Sequence[str], found: SessionPostings) -> list[str]:
-    """The ``words`` some sessions hold, but not more than :func:`common_limit`: how often a
-    session holds them is read (a common word's is not: its weight is small, its marks the
-    longest to read)."""
-    most = common_limit(found.sessions)
-    return [w for w in words if 0 < len(found.postings.get(w, ())) <= most]
+def held(words: Sequence[str], found: SessionPostings) -> list[str]:
+    """The ``words`` some session holds: how often each session holds them is read (a common
+    word's too: among sessions alike, as many near-duplicate bookings are, saying "hotel" or
+    "4" more often is what tells the one meant apart)."""
+    return [w for w in words if found.postings.get(w)]
 
 
 def content_terms(pq: ParsedQuery) -> list[int]:
