@@ -381,3 +381,23 @@ def test_how_often_a_common_word_is_said_tells_near_duplicates_apart(tmp_path: P
         assert ids(store, question)[:2] == ["hotel-stay", "lake-inn"]
     finally:
         store.close()
+
+
+def test_postings_kept_between_searches_are_the_most_recently_used(
+    store_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from session_browser.core.index import recall as index_recall
+
+    open_store(store_dir, tmp_path).close()
+    monkeypatch.setattr(index_recall, "CACHE_DF", 0)
+    monkeypatch.setattr(index_recall, "CACHED_WORDS", 2)
+    reads = index_recall.RecallReads()
+    db = sqlite3.connect(tmp_path / "index.sqlite3")
+    try:
+        fresh = index_recall.RecallReads().postings(db, 1, ["stripe", "paddle", "march"])
+        for word in ("stripe", "paddle", "stripe", "march"):
+            got = reads.postings(db, 1, [word])
+            assert got.postings[word] == fresh.postings[word] != frozenset()
+        assert list(reads._posts) == ["stripe", "march"]  # "paddle" was the least recent
+    finally:
+        db.close()
