@@ -401,3 +401,18 @@ def test_postings_kept_between_searches_are_the_most_recently_used(
         assert list(reads._posts) == ["stripe", "march"]  # "paddle" was the least recent
     finally:
         db.close()
+
+
+def test_marks_read_are_every_tier_of_a_rarer_word_and_the_first_of_a_common_one() -> None:
+    found = lexical.SessionPostings(
+        sessions=100,
+        mean_length=10.0,
+        postings={"toronto": frozenset({1, 2}), "hotel": frozenset(range(60))},
+        lengths={},
+    )
+    assert lexical.marks_to_read(["toronto", "hotel", "dog"], found) == [
+        "toronto_2",
+        "toronto_3",
+        "toronto_4",
+        "hotel_2",
+    ]

@@ -246,11 +246,19 @@ def marks_of(words: Sequence[str]) -> list[str]:
     return [mark(w, n) for w in words for n in TF_MARKS]
 
 
-def held(words: Sequence[str], found: SessionPostings) -> list[str]:
-    """The ``words`` some session holds: how often each session holds them is read (a common
-    word's too: among sessions alike, as many near-duplicate bookings are, saying "hotel" or
-    "4" more often is what tells the one meant apart)."""
-    return [w for w in words if found.postings.get(w)]
+def marks_to_read(words: Sequence[str], found: SessionPostings) -> list[str]:
+    """The :func:`mark` tokens saying how often sessions hold the ``words`` some session
+    holds: every one of a word few sessions hold; of a common one (:func:`common_limit`) only
+    whether it is said twice (among sessions alike, as near-duplicate bookings are, "hotel"
+    or "4" said again is what tells the one meant apart; its longer marks are the longest
+    lists to read and tell little more)."""
+    most = common_limit(found.sessions)
+    out: list[str] = []
+    for w in words:
+        holders = len(found.postings.get(w, ()))
+        if holders:
+            out.extend(marks_of([w]) if holders <= most else [mark(w, TF_MARKS[0])])
+    return out
 
 
 def content_terms(pq: ParsedQuery) -> list[int]:

@@ -151,9 +151,9 @@ def recalled(
     count."""
     words = lexical.query_words(pq)
     found = engine.session_postings(words)
-    holding = lexical.held(words, found)
-    if holding:  # how often the sessions hold them
-        marks = engine.session_postings(lexical.marks_of(holding)).postings
+    tiers = lexical.marks_to_read(words, found)
+    if tiers:  # how often the sessions hold them
+        marks = engine.session_postings(tiers).postings
         found = dataclasses.replace(found, postings={**found.postings, **marks})
     want = limit + RECALL_MORE
     top = lexical.rank_sessions(words, found, want)
