@@ -354,3 +354,65 @@ def test_session_ranking_is_the_plain_formula_ties_included(seed: int) -> None:
     found = lexical.SessionPostings(n, 10.0, postings, lengths)
     for limit in (3, 15, 60):
         assert lexical.rank_sessions(words, found, limit) == _plain_ranking(words, found, limit)
+
+
+def test_how_often_a_common_word_is_said_tells_near_duplicates_apart(tmp_path: Path) -> None:
+    # "hotel" is common (more sessions hold it than session recall lets bring candidates);
+    # of two bookings alike in length and words, the one about the hotel says it three times
+    # (the other, indexed first, would win a tie)
+    d = tmp_path / "sessions"
+    for i in range(60):
+        put(d, f"hotels-{i}", [f"Which hotel is cheapest in town number {i}?", OTHER], T0 + i)
+    put(
+        d,
+        "lake-inn",
+        ["The hotel in Toronto.", "The room has a pool.", "The inn is near the lake."],
+        T0 + 100,
+    )
+    put(
+        d,
+        "hotel-stay",
+        ["The hotel in Toronto.", "The hotel has a pool.", "The hotel is near the lake."],
+        T0 + 200,
+    )
+    store = open_store(d, tmp_path)
+    try:
+        question = "Toronto hotel where my dog could stay"
+        assert ids(store, question)[:2] == ["hotel-stay", "lake-inn"]
+    finally:
+        store.close()
+
+
+def test_postings_kept_between_searches_are_the_most_recently_used(
+    store_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from session_browser.core.index import recall as index_recall
+
+    open_store(store_dir, tmp_path).close()
+    monkeypatch.setattr(index_recall, "CACHE_DF", 0)
+    monkeypatch.setattr(index_recall, "CACHED_WORDS", 2)
+    reads = index_recall.RecallReads()
+    db = sqlite3.connect(tmp_path / "index.sqlite3")
+    try:
+        fresh = index_recall.RecallReads().postings(db, 1, ["stripe", "paddle", "march"])
+        for word in ("stripe", "paddle", "stripe", "march"):
+            got = reads.postings(db, 1, [word])
+            assert got.postings[word] == fresh.postings[word] != frozenset()
+        assert list(reads._posts) == ["stripe", "march"]  # "paddle" was the least recent
+    finally:
+        db.close()
+
+
+def test_marks_read_are_every_tier_of_a_rarer_word_and_the_first_of_a_common_one() -> None:
+    found = lexical.SessionPostings(
+        sessions=100,
+        mean_length=10.0,
+        postings={"toronto": frozenset({1, 2}), "hotel": frozenset(range(60))},
+        lengths={},
+    )
+    assert lexical.marks_to_read(["toronto", "hotel", "dog"], found) == [
+        "toronto_2",
+        "toronto_3",
+        "toronto_4",
+        "hotel_2",
+    ]

@@ -13,7 +13,7 @@ from ..search.lexical import ANCHOR_MESSAGES, SessionPostings
 from ..search.rows import IN_CHUNK
 
 #: A word held by more sessions than this has its postings kept between searches (reading
-#: them is what costs), up to :data:`CACHED_WORDS` words.
+#: them is what costs), up to :data:`CACHED_WORDS` words, the least recently used let go.
 CACHE_DF = 500
 CACHED_WORDS = 256
 
@@ -39,9 +39,12 @@ class RecallReads:
             n = len(self._lengths)
             self._mean = (sum(self._lengths.values()) / n) if n else 1.0
         posts: dict[str, frozenset[int]] = {}
+        cache = self._posts
         for word in words:
-            got = self._posts.get(word)
-            if got is None:
+            got = cache.get(word)
+            if got is not None:  # the most recently used go last
+                cache[word] = cache.pop(word, got)
+            else:
                 # (one string of the rowids: handing over a row each costs more than parsing)
                 held = db.execute(
                     "SELECT group_concat(rowid) FROM recall_words WHERE recall_words MATCH ?",
@@ -49,9 +52,9 @@ class RecallReads:
                 ).fetchone()[0]
                 got = frozenset(map(int, held.split(","))) if held else frozenset()
                 if len(got) > CACHE_DF:
-                    if len(self._posts) >= CACHED_WORDS:
-                        self._posts.clear()
-                    self._posts[word] = got
+                    while len(cache) >= CACHED_WORDS:  # the least recently used go
+                        cache.pop(next(iter(cache)), None)
+                    cache[word] = got
             posts[word] = got
         return SessionPostings(len(self._lengths), self._mean, posts, self._lengths)
 

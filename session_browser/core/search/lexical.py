@@ -246,12 +246,19 @@ def marks_of(words: Sequence[str]) -> list[str]:
     return [mark(w, n) for w in words for n in TF_MARKS]
 
 
-def uncommon(words: Sequence[str], found: SessionPostings) -> list[str]:
-    """The ``words`` some sessions hold, but not more than :func:`common_limit`: how often a
-    session holds them is read (a common word's is not: its weight is small, its marks the
-    longest to read)."""
+def marks_to_read(words: Sequence[str], found: SessionPostings) -> list[str]:
+    """The :func:`mark` tokens saying how often sessions hold the ``words`` some session
+    holds: every one of a word few sessions hold; of a common one (:func:`common_limit`) only
+    whether it is said twice (among sessions alike, as near-duplicate bookings are, "hotel"
+    or "4" said again is what tells the one meant apart; its longer marks are the longest
+    lists to read and tell little more)."""
     most = common_limit(found.sessions)
-    return [w for w in words if 0 < len(found.postings.get(w, ())) <= most]
+    out: list[str] = []
+    for w in words:
+        holders = len(found.postings.get(w, ()))
+        if holders:
+            out.extend(marks_of([w]) if holders <= most else [mark(w, TF_MARKS[0])])
+    return out
 
 
 def content_terms(pq: ParsedQuery) -> list[int]:

@@ -151,9 +151,9 @@ def recalled(
     count."""
     words = lexical.query_words(pq)
     found = engine.session_postings(words)
-    rarer = lexical.uncommon(words, found)
-    if rarer:  # how often the sessions hold them
-        marks = engine.session_postings(lexical.marks_of(rarer)).postings
+    tiers = lexical.marks_to_read(words, found)
+    if tiers:  # how often the sessions hold them
+        marks = engine.session_postings(tiers).postings
         found = dataclasses.replace(found, postings={**found.postings, **marks})
     want = limit + RECALL_MORE
     top = lexical.rank_sessions(words, found, want)
