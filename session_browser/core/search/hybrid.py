@@ -16,6 +16,8 @@ merges the two rankings:
 - A query some message holds every word of (likely the session's own words: a known item):
   the lexical order stands, ``score = 100 · 2 / (K + lexical rank)``, and the sessions found
   by meaning alone follow the ``n`` lexical ones, ``score = 100 / (K + n + semantic rank)``.
+  When the lexical sessions fill the page twice over, none is asked by meaning and the query
+  is not embedded (:func:`neighbours_wanted`): a known item costs what it costs lexically.
 
 A hit found only by meaning is anchored at its best window; a hit found by both keeps its
 lexical anchor (the matching turn).
