@@ -625,7 +625,10 @@ class VectorIndex:
                 meta = _meta(db)
                 dim = int(meta.get("dim", "0"))
                 if meta.get("schema") != SCHEMA or dim <= 0:
-                    raise VectorsUnavailable("the vectors file is of another version")
+                    raise VectorsUnavailable(
+                        "the vectors file is of another version"
+                        " ('session-browser index vectors' builds them again)"
+                    )
                 files: dict[str, int] = {}
                 owner: list[int] = []
                 first: list[int] = []
