@@ -404,16 +404,21 @@ def test_a_query_a_message_holds_whole_keeps_its_lexical_order(
     lexical = ids(store, query, limit=10)
     assert lexical[0] == "lexical" and "target" not in lexical
     mode.setenv(hybrid.ENV, "hybrid")
-    hits = store.search(query, limit=10)
-    got = [h.session_id for h in hits]
-    # the lexical order stands; the session found by meaning alone follows
-    assert got[: len(lexical)] == lexical and "target" in got[len(lexical) :]
-    target = hits[got.index("target")]
-    parts = target.explain["hybrid"]
-    assert parts["lexical_rank"] is None and parts["lexical_hits"] == len(lexical)
-    assert target.score == pytest.approx(
-        round(hybrid.SCALE / (hybrid.RRF_K + len(lexical) + parts["semantic_rank"]), 4)
-    )
+    embedder.calls.clear()
+    found = store.search_ex(query, limit=10)
+    # the lexical order stands and is the answer: nothing asked by meaning, nothing embedded
+    assert "+hybrid" in found.mode and [h.session_id for h in found.hits] == lexical
+    assert embedder.calls == []
+    parts = found.hits[0].explain["hybrid"]
+    assert parts["lexical_rank"] == 1 and parts["semantic_rank"] is None
+    assert parts["lexical_hits"] == len(lexical)
+    assert found.hits[0].score == pytest.approx(round(hybrid.SCALE * 2 / (hybrid.RRF_K + 1), 4))
+    # a question no message holds whole: asked by meaning, the query embedded once
+    assert "target" in ids(store, QUESTION, limit=10)
+    assert embedder.calls == [[QUESTION]]
+    # one word some session holds: the same
+    embedder.calls.clear()
+    assert ids(store, "flexbox", limit=10) == ["filler-0"] and embedder.calls == []
 
 
 def test_one_build_at_a_time(store: SqliteSessionStore, embedder: SynonymEmbedder) -> None:
@@ -515,19 +520,3 @@ def test_a_window_text_seen_before_is_not_embedded_again(
     assert vec[name["fork"], 0] == vec[name["target"], 0]
     assert vec[name["fork"], 1] != vec[name["target"], 1]
     assert vec[name["twin-a"], 0] == vec[name["twin-b"], 0]
-
-
-def test_a_known_item_filling_the_page_is_not_embedded(
-    store: SqliteSessionStore, embedder: SynonymEmbedder, mode: pytest.MonkeyPatch
-) -> None:
-    build_vectors(store.db_path, embedder)
-    mode.setenv(hybrid.ENV, "lexical")
-    lexical = ids(store, "thanks", limit=3)  # every filler holds it whole
-    mode.setenv(hybrid.ENV, "hybrid")
-    embedder.calls.clear()
-    found = store.search_ex("thanks", limit=3)
-    assert "+hybrid" in found.mode and [h.session_id for h in found.hits] == lexical
-    assert embedder.calls == []  # the lexical order stands and fills the page: no meaning
-    # a page the sessions holding it do not fill twice over: asked by meaning too
-    found = store.search_ex("thanks", limit=len(FILLER))
-    assert "+hybrid" in found.mode and embedder.calls == [["thanks"]]

@@ -100,3 +100,25 @@ def test_vectors_follow_an_update_in_the_background(
     wait_for(lambda: settled(db, len(FILLER)) and embedded(db)[name("target")] > len(TARGET))
     assert name("filler-0") not in embedded(db)
     assert embedded(db)[name("target")] == len(TARGET) + 1
+
+
+def test_vectors_of_an_older_layout_answer_lexically_until_built_again(
+    store: SqliteSessionStore,
+) -> None:
+    db = Path(store.db_path)
+    with closing(sqlite3.connect(vec.vectors_path(db))) as old:  # layout 1: no text hashes
+        old.executescript(
+            """
+            CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE files(file TEXT PRIMARY KEY, size INTEGER, messages INTEGER);
+            CREATE TABLE windows(file TEXT, pos INTEGER, first INTEGER, last INTEGER,
+                vec BLOB, PRIMARY KEY(file, pos)) WITHOUT ROWID;
+            INSERT INTO meta VALUES ('schema', '1'), ('model', 'hash-words-64'), ('dim', '64');
+            """
+        )
+    found = store.search_ex("flexbox", limit=5)
+    assert found.mode == "index" and any("another version" in w for w in found.warnings)
+    report = vec.build_vectors(db, HashEmbedder(64))
+    assert report.sessions == len(FILLER) and report.embedded == len(FILLER)
+    found = store.search_ex("flexbox", limit=5)
+    assert "+hybrid" in found.mode and not found.warnings

@@ -14,8 +14,12 @@ merges the two rankings:
   for much); a ranking the session is not in adds nothing. Ranks, not scores, are fused:
   BM25 and cosine are on scales that do not compare.
 - A query some message holds every word of (likely the session's own words: a known item):
-  the lexical order stands, ``score = 100 · 2 / (K + lexical rank)``, and the sessions found
-  by meaning alone follow the ``n`` lexical ones, ``score = 100 / (K + n + semantic rank)``.
+  the lexical order stands, ``score = 100 · 2 / (K + lexical rank)`` with ``K`` =
+  :data:`~.rank.RRF_K`. When a session it found has a message holding every word, that
+  order is the answer: nothing is asked by meaning and the query is not embedded
+  (:func:`neighbours_wanted`), so a known item costs what it costs lexically. Otherwise (a
+  filter or an exclusion, words no message holds together) the sessions found by meaning
+  alone follow the ``n`` lexical ones, ``score = 100 / (K + n + semantic rank)``.
 
 A hit found only by meaning is anchored at its best window; a hit found by both keeps its
 lexical anchor (the matching turn).
@@ -40,15 +44,13 @@ MIN_SIMILARITY = 0.2
 NEIGHBOURS_MORE = 40
 
 
-def neighbours_wanted(exact: bool, lexical: int, limit: int) -> int:
-    """How many sessions to ask by meaning for a page of ``limit`` hits, given ``lexical``
-    sessions found by words (``exact``: some message holds every word). None (0) when the lexical
-    order stands and its sessions fill the page twice over (folding forks together may take
-    some): those found by meaning would follow them, off the page, so the query is not even
-    embedded and a known item costs what it costs lexically."""
-    if exact and lexical >= 2 * limit:
-        return 0
-    return limit + NEIGHBOURS_MORE
+def neighbours_wanted(exact: bool, whole: bool, limit: int) -> int:
+    """How many sessions to ask by meaning for a page of ``limit`` hits (``exact``: the
+    lexical order stands; ``whole``: a session it found has a message holding every word of
+    the query). None (0) when both: the query is the session's own words and the lexical
+    order is the answer, so the query is not even embedded and a known item costs what it
+    costs lexically."""
+    return 0 if exact and whole else limit + NEIGHBOURS_MORE
 
 
 class MeaningPart(Protocol):
@@ -89,7 +91,7 @@ def fuse(
 ) -> list[Scored]:
     """``lexical`` (scored sessions, in any order) and ``near`` ((cosine, candidate row),
     nearest first) as one list, scored as the module doc says (``exact``: some message holds
-    every word of the query)."""
+    every word of the query, or the query is not one session recall answers)."""
     ranked = sorted(lexical, key=lambda s: (s.score, s.info.when or ""), reverse=True)
     out: dict[int, Scored] = {}
     for rank, s in enumerate(ranked, 1):

@@ -85,7 +85,9 @@ def score(
     lexically, exact = lexical_scoring(engine, pq, corpus, limit)
     if pq.tools:
         return lexically
-    near = engine.neighbours(pq, hybrid.neighbours_wanted(exact, len(lexically.scored), limit))
+    # (all_terms is said of two words or more: of one, any session found holds it)
+    whole = exact and any(s.all_terms or len(pq.terms) == 1 for s in lexically.scored)
+    near = engine.neighbours(pq, hybrid.neighbours_wanted(exact, whole, limit))
     if near is None:  # lexical mode
         return lexically
     if pq.excluded and near:

@@ -458,9 +458,10 @@ HYBRID_FORMULA = (
     f" fusion, K = {QUESTION_K}); the lexical ranking orders by lexical_score"
 )
 LEXICAL_ORDER_FORMULA = (
-    f"some message holds every word: the lexical order stands; score = {FUSION_SCALE:g} × 2 /"
-    f" ({RRF_K} + lexical_rank) × demotion; a session found by meaning only follows the"
-    f" lexical_hits: {FUSION_SCALE:g} / ({RRF_K} + lexical_hits + semantic_rank)"
+    f"the lexical order stands; score = {FUSION_SCALE:g} × 2 / ({RRF_K} + lexical_rank) ×"
+    " demotion; when a message holds every word nothing is asked by meaning, else a session"
+    f" found by meaning only follows the lexical_hits: {FUSION_SCALE:g} / ({RRF_K} +"
+    " lexical_hits + semantic_rank)"
 )
 
 
