@@ -1,7 +1,7 @@
 """Snapshots of every screen (pytest-textual-snapshot), 120x36, frozen clock, fixed store.
 
-Each test says what the picture should show. Workers are awaited before each shot and the
-input cursor does not blink, so the pictures are stable.
+Each test says what the picture should show. Workers are awaited before each shot, the
+input cursor does not blink and toasts are cleared, so the pictures are stable.
 """
 
 from __future__ import annotations
@@ -38,6 +38,9 @@ async def settle(pilot: Pilot[Any]) -> None:
     await settle_app(pilot, app)
     for node in app.screen.query("Input"):
         node.cursor_blink = False  # type: ignore[attr-defined]
+    # A toast lives a few seconds: on a loaded machine it is gone before the shot, on a
+    # quiet one it is in it. The pictures are of the screens, not of the toasts.
+    app.clear_notifications()
     await pilot.pause()
 
 
