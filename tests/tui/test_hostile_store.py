@@ -337,7 +337,7 @@ async def test_a_failed_index_build_is_said_not_an_empty_store(tmp_path: Path) -
     def failing_reconcile(*args: Any, **kwargs: Any) -> Any:
         raise json.JSONDecodeError("bad", "x", 0)
 
-    store.reconcile = failing_reconcile
+    store.reconciler.run = failing_reconcile  # the build the app starts in the background
     app = SessionBrowserApp(backend, now=NOW, animate=False, store_labels=["s"])
     async with app.run_test(size=(200, 36), notifications=True) as pilot:
         await settle(pilot, app)
