@@ -368,7 +368,9 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
                 return session  # titled: the folder's summary lines cannot change it
             # Untitled: a summary line anywhere in the folder may name one of its turns.
             folder = self._folder_summaries(path.parent)
-            if "summary" not in titles and not any(u in folder for u in session.state.uuids):
+            if "summary" not in titles and not (
+                folder and any(u in folder for u in session.state.uuids)
+            ):
                 return session  # none does, and it has none of its own: the same title
             # Assembled again from the state just read (nothing read twice but subagents).
             again = read_claude_session(
