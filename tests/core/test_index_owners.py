@@ -1,13 +1,16 @@
-"""Exact counts by the sessions' row ranges (no ``messages`` read) agree with the join."""
+"""Exact counts and candidates by the sessions' row ranges (no ``messages`` read) agree with
+the join."""
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from unittest.mock import patch
 
-from session_browser.core.index import SqliteSessionStore
+from session_browser.core.index import SqliteSessionStore, plan
 from session_browser.core.index.owners import owners_of
 from session_browser.core.index.write import delete_rows
+from session_browser.core.query import parse_query
 
 WORDS = ("pelican", "filler", "heron", "egret", "turn")
 
@@ -44,6 +47,16 @@ def check(store: SqliteSessionStore) -> None:
         for first in (1, 2, 3, 5, 8):
             capped = store._posting_sessions(db, f'"{word}"', first)
             assert capped == first_by_join(db, word, first), (word, first)
+        # the newest candidates, a share a session: the same rows as by the join
+        pq = parse_query(word)
+        for limit, per_session, most in ((1, 1, None), (3, 1, None), (4, 2, 1), (10, 8, 3)):
+            with patch.object(plan, "newest_ids", wraps=plan.newest_ids) as spy:
+                ranged_rows = store._fetch(db, pq, f'"{word}"', None, limit, per_session, most)
+            # read by the ranges alone (one read, with an owner: no fall-back to the join)
+            assert spy.call_count == 1 and spy.call_args.kwargs["owner"] is not None
+            with patch.object(store._owners, "ranges", return_value=([], [])):  # no owner
+                joined_rows = store._fetch(db, pq, f'"{word}"', None, limit, per_session, most)
+            assert ranged_rows == joined_rows, (word, limit, per_session, most)
 
 
 def test_ranges_count_what_the_join_counts_through_rewrites_kept_turns_and_deletes(

@@ -214,6 +214,9 @@ def test_a_session_replaced_during_a_candidate_read_is_skipped_not_an_error(
         def __init__(self, db: object) -> None:
             self.db = db
 
+        def __getattr__(self, name: str) -> object:  # the rest as the connection has it
+            return getattr(self.db, name)
+
         def execute(self, sql: str, params: object = ()) -> object:
             if sql.startswith("SELECT row_lo FROM sessions"):
                 sql, params = "SELECT row_lo FROM sessions WHERE sid = -1", ()

@@ -3,8 +3,10 @@ counts, filter-only listings and the look-ups that refine coverage."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -32,7 +34,7 @@ from ..search.rank import (
     SessionInfo,
 )
 from ..search.rows import COMPOUND_CHUNK, IN_CHUNK
-from .newest import newest_ids
+from .newest import NoOwner, newest_ids
 from .owners import RowOwners
 from .recall import RecallReads
 from .schema import IndexDatabase
@@ -178,16 +180,40 @@ class IndexPlan(IndexDatabase):
             lo = db.execute("SELECT row_lo FROM sessions WHERE sid = ?", (sid,)).fetchone()
             return None if lo is None else int(lo[0])
 
-        chosen = newest_ids(
-            db,
-            f"SELECT m.id, m.sid FROM {source} WHERE {where}{fsql}",
-            [*params, *fparams],
-            below,
-            limit,
-            per_session,
-            first_of,
-            at_once=expr is not None and most is not None and most <= 2 * limit,
-        )
+        at_once = expr is not None and most is not None and most <= 2 * limit
+        chosen: list[int] | None = None
+        if expr is not None and not fsql:
+            # The matches' sessions from the row ranges (:mod:`.owners`): the postings are
+            # read alone, not each looked up in ``messages`` (cold pages of the biggest table).
+            los, sids = self._owners.ranges(db)
+
+            def owner(mid: int) -> int | None:
+                k = bisect_right(los, mid)
+                return sids[k - 1] if k else None
+
+            with contextlib.suppress(NoOwner):  # (a row below every range: as below)
+                chosen = newest_ids(
+                    db,
+                    "SELECT fts.rowid FROM fts WHERE fts MATCH ?",
+                    params,
+                    below,
+                    limit,
+                    per_session,
+                    first_of,
+                    at_once=at_once,
+                    owner=owner,
+                )
+        if chosen is None:
+            chosen = newest_ids(
+                db,
+                f"SELECT m.id, m.sid FROM {source} WHERE {where}{fsql}",
+                [*params, *fparams],
+                below,
+                limit,
+                per_session,
+                first_of,
+                at_once=at_once,
+            )
         rows: list[tuple[Any, ...]] = []
         for start in range(0, len(chosen), IN_CHUNK):
             chunk = chosen[start : start + IN_CHUNK]

@@ -748,8 +748,10 @@ def _assemble(
     meta: JSONDict = {"source": CLAUDE_SOURCE}
     # The summary of the latest turn of this file a summary line names, wherever it is.
     leaf_summaries = {**view.file_summaries, **(summaries or {})}
-    own_summary = next(
-        (leaf_summaries[u] for u in reversed(view.uuids) if u in leaf_summaries), None
+    own_summary = (
+        next((leaf_summaries[u] for u in reversed(view.uuids) if u in leaf_summaries), None)
+        if leaf_summaries  # (most transcripts: no summary line names a turn)
+        else None
     )
     titles = view.titles
     title = (

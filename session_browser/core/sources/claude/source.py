@@ -222,11 +222,12 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
         main transcript)."""
         if not _is_main(os.path.basename(name)) or "subagents" in name.split("/")[:-1]:
             return None
-        path = self.root / name
+        # (strings, not Paths: a search asks this of every hit it shows)
+        path = os.path.join(self.root, name)
         own = file_ident(path)
         if own is None:
             return None
-        subs = self._subagents(path, own, True, self._sibling_map(path.parent))
+        subs = self._subagents(path, own, True, self._sibling_map(os.path.dirname(path)))
         return fold(own, (ident for _p, ident in subs))
 
     @property
@@ -247,7 +248,7 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
 
     def _subagents(
         self,
-        path: Path,
+        path: Path | str,
         own: Identity,
         has_folder: bool,
         siblings: dict[str, list[Path]],
@@ -259,13 +260,13 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
         out: list[tuple[Path, Identity]] = []
         if has_folder:
             names = [n for n in subagent_names(path, refused) if _agent_file(n)]
-            folder = path.with_suffix("") / "subagents"
+            folder = Path(path).with_suffix("") / "subagents"
             for n in names:
                 ident = file_ident(folder / n, refused)
                 if ident is not None:
                     out.append((folder / n, ident))
         if siblings:
-            sid = self._session_id(path, own)
+            sid = self._session_id(Path(path), own)
             for sub in siblings.get(sid or "", []):
                 ident = file_ident(sub)
                 if ident is not None:
@@ -273,7 +274,10 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
         return out
 
     def _sibling_map(
-        self, folder: Path, names: list[str] | None = None, refused: dict[str, int] | None = None
+        self,
+        folder: Path | str,
+        names: list[str] | None = None,
+        refused: dict[str, int] | None = None,
     ) -> dict[str, list[Path]]:
         """Older builds' ``agent-*.jsonl`` files of ``folder`` (``names``: those files, when
         known) by parent session id; their first lines are read again only when the folder's
@@ -282,6 +286,7 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
             names = self._agent_names(folder)
         if not names:
             return {}
+        folder = Path(folder)
         listing = tuple((n, i) for n in names if (i := file_ident(folder / n, refused)) is not None)
         key = str(folder)
         cached = self._siblings.get(key)
@@ -291,7 +296,7 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
         self._siblings[key] = (listing, found)
         return found
 
-    def _agent_names(self, folder: Path) -> list[str]:
+    def _agent_names(self, folder: Path | str) -> list[str]:
         """The ``agent-*.jsonl`` names of ``folder``, listed again only when its entries
         changed (its mtime; a search checks every hit's identity, so never a listing of a
         big project folder for each)."""
@@ -368,7 +373,9 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
                 return session  # titled: the folder's summary lines cannot change it
             # Untitled: a summary line anywhere in the folder may name one of its turns.
             folder = self._folder_summaries(path.parent)
-            if "summary" not in titles and not any(u in folder for u in session.state.uuids):
+            if "summary" not in titles and not (
+                folder and any(u in folder for u in session.state.uuids)
+            ):
                 return session  # none does, and it has none of its own: the same title
             # Assembled again from the state just read (nothing read twice but subagents).
             again = read_claude_session(

@@ -247,7 +247,7 @@ def short(value: Any, limit: int = HIDDEN_TEXT_CHARS) -> str:
 # ---------------------------------------------------------------------- turns
 
 
-@dataclass
+@dataclass(slots=True)
 class Turn:
     """One message being built (``role`` None: a compaction boundary marker)."""
 
