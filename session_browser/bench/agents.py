@@ -100,8 +100,13 @@ def claude_jsonl(data: JSONDict, *, cwd: str = AGENT_PROJECT_CWD) -> bytes:
         turn(role, text, ts)
     if archived:
         ts = archived[-1][2]
-        add("system", ts, subtype="compact_boundary", content="Conversation compacted",
-            compactMetadata={"trigger": "auto", "preTokens": 0})
+        add(
+            "system",
+            ts,
+            subtype="compact_boundary",
+            content="Conversation compacted",
+            compactMetadata={"trigger": "auto", "preTokens": 0},
+        )
         summary = f"{len(archived)} earlier turns"
         add("user", ts, isCompactSummary=True, message={"role": "user", "content": summary})
     for role, text, ts in active:
@@ -125,11 +130,24 @@ def codex_jsonl(data: JSONDict, *, cwd: str = AGENT_PROJECT_CWD) -> bytes:
         if role == "user":
             add("event_msg", ts, type="user_message", message=text, images=[])
         else:
-            add("response_item", ts, type="message", role="assistant",
-                content=[{"type": "output_text", "text": text}])
+            add(
+                "response_item",
+                ts,
+                type="message",
+                role="assistant",
+                content=[{"type": "output_text", "text": text}],
+            )
 
-    add("session_meta", created, id=sid, timestamp=_stamp(created), cwd=cwd,
-        originator="codex_cli_rs", cli_version="0.125.0", source="cli")
+    add(
+        "session_meta",
+        created,
+        id=sid,
+        timestamp=_stamp(created),
+        cwd=cwd,
+        originator="codex_cli_rs",
+        cli_version="0.125.0",
+        source="cli",
+    )
     title = _title(data)
     if title is not None:
         add("event_msg", created, type="thread_name_updated", thread_id=sid, thread_name=title)
@@ -138,8 +156,12 @@ def codex_jsonl(data: JSONDict, *, cwd: str = AGENT_PROJECT_CWD) -> bytes:
     for role, text, ts in archived:
         turn(role, text, ts)
     if archived:
-        add("compacted", archived[-1][2], message=f"{len(archived)} earlier turns",
-            replacement_history=[])
+        add(
+            "compacted",
+            archived[-1][2],
+            message=f"{len(archived)} earlier turns",
+            replacement_history=[],
+        )
     for role, text, ts in active:
         turn(role, text, ts)
     return _lines(lines)
@@ -208,10 +230,8 @@ def agent_sessions(fmt: str, root: Path) -> Iterator[tuple[Path, str, JSONDict]]
     """(file, session id, PraisonAI-shaped dict) of every readable session of a Claude Code
     projects dir or a Codex sessions dir, as the agent's reader gives them."""
     if fmt == "claude":
-        from session_browser.core.sources.claude.reader import (
-            claude_session_files,
-            read_claude_session,
-        )
+        from session_browser.core.sources.claude.places import claude_session_files
+        from session_browser.core.sources.claude.reader import read_claude_session
 
         files, read = claude_session_files(root), read_claude_session
     else:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..settings import load_settings, vault_on
 from ..sources import SOURCES
-from ..sources.claude.reader import claude_cleanup_days as claude_cleanup_days  # the app's
+from ..sources.claude.places import claude_cleanup_days as claude_cleanup_days  # the app's
 from .errors import VaultError, catalog_guard
 from .format import VaultStats
 from .store import Vault, default_vault_dir

@@ -49,21 +49,23 @@ Reading
 
 from __future__ import annotations
 
+from .places import (
+    claude_config_dir,
+    claude_session_files,
+    default_claude_dir,
+    is_subagent_file,
+    sibling_subagents,
+    subagent_files,
+)
 from .reader import (
     CLAUDE_SOURCE,
     KNOWN_TYPES,
     ClaudeParseState,
     ClaudeSession,
     block_text,
-    claude_config_dir,
-    claude_session_files,
     claude_summaries,
-    default_claude_dir,
-    is_subagent_file,
     iter_claude_sessions,
     read_claude_session,
-    sibling_subagents,
-    subagent_files,
 )
 from .transcript import MAX_LINE_BYTES, JsonLines, Turn, read_json_lines, split_compaction
 

@@ -31,19 +31,21 @@ from ..base import Identity, LinesSkipped, Retention, SessionDoc, Skip
 from ..named import agent_kind
 from ..pi.store import pi_is_automated
 from ..resume import ResumeStates
+from .places import (
+    FIRST_LINE_LIMIT,
+    claude_cleanup_days,
+    default_claude_dir,
+    sibling_subagents,
+    subagent_names,
+)
 from .reader import (
     CLAUDE_SOURCE,
     CONVERSATION_TYPES,
-    FIRST_LINE_LIMIT,
     ClaudeParseState,
     ClaudeSession,
-    claude_cleanup_days,
     claude_summaries,
-    default_claude_dir,
     read_claude_session,
     record_kind,
-    sibling_subagents,
-    subagent_names,
 )
 
 CLAUDE_CONTENT_VERSION = "1"  # what the Claude reader puts in the rows; another value rebuilds
