@@ -214,6 +214,7 @@ def test_vscode_chat_log(tmp_path: Path) -> None:
     first = {"kind": 0, "v": {"version": 3, "sessionId": "s", "requests": [VSCODE_REQUEST]}}
     odd_paths: list[Any] = [
         [],
+        ["pending"],  # a key the chat does not have yet
         ["requests", 9, "response"],
         ["requests", "0"],
         ["requests", -1],

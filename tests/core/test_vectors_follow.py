@@ -118,7 +118,32 @@ def test_vectors_of_an_older_layout_answer_lexically_until_built_again(
         )
     found = store.search_ex("flexbox", limit=5)
     assert found.mode == "index" and any("another version" in w for w in found.warnings)
+    # an update does not rebuild them behind the user's back (a whole store, niced)
+    assert vec.follow(db)
+    for child in vec._children:
+        assert child.wait(120) == 0
+    with closing(sqlite3.connect(vec.vectors_path(db))) as kept:
+        assert dict(kept.execute("SELECT key, value FROM meta"))["schema"] == "1"
+    log = Path(str(vec.vectors_path(db)) + ".log").read_text()
+    assert "older layout: not updated" in log
     report = vec.build_vectors(db, HashEmbedder(64))
     assert report.sessions == len(FILLER) and report.embedded == len(FILLER)
     found = store.search_ex("flexbox", limit=5)
     assert "+hybrid" in found.mode and not found.warnings
+
+
+def test_updates_while_the_process_starts_start_no_other(
+    store: SqliteSessionStore, tmp_path: Path
+) -> None:
+    """The live refresh reconciles every second: the updates that come while the follow
+    process starts (the interpreter, the model) must not each start one. At most two run at
+    a time: one building, one waiting behind it."""
+    db = Path(store.db_path)
+    vec.build_vectors(db, HashEmbedder(64))
+    put(tmp_path / "sessions", "target", TARGET, T0 + 3 * DAY)
+    assert store.reconcile().added == 1  # (starts the first one)
+    started = [vec.follow(db) for _ in range(8)]
+    assert sum(started) <= 1, started
+    wait_for(lambda: settled(db, len(FILLER) + 1))
+    for child in vec._children:
+        assert child.wait(120) == 0

@@ -178,7 +178,12 @@ class Reconciler:
 
             thread = threading.Thread(target=work, name="session-index", daemon=True)
             self.index._thread = thread
-            thread.start()
+            try:
+                thread.start()
+            except BaseException:  # (no thread could be started: no search waits for it)
+                self.index._indexing = False
+                self.index._surveyed.set()
+                raise
             return thread
 
     # ------------------------------------------------------------------ the source

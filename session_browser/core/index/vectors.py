@@ -134,25 +134,30 @@ def follow(db_path: str | os.PathLike[str]) -> bool:
     _children[:] = [c for c in _children if c.poll() is None]  # (reaped)
     queue = lock_file(Path(str(path) + ".queue"))
     try:
-        fcntl.flock(queue, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False  # one is waiting already: it will list this update's work
+        try:
+            fcntl.flock(queue, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # one is waiting already: it will list this update's work
+        # The child inherits the locked queue (the same open file): the lock is held from
+        # now until the child is building, so the updates that come while it starts (the
+        # interpreter, the model) start no other process.
+        log = Path(str(path) + ".log")
+        try:
+            with open(log, "ab") as out:
+                os.chmod(log, 0o600)
+                child = subprocess.Popen(
+                    [sys.executable, "-c", _FOLLOW_CODE, str(db_path), str(queue)],
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    env=package_env(),
+                    pass_fds=(queue,),
+                )
+        except OSError:
+            return False
     finally:
         os.close(queue)
-    log = Path(str(path) + ".log")
-    try:
-        with open(log, "ab") as out:
-            os.chmod(log, 0o600)
-            child = subprocess.Popen(
-                [sys.executable, "-c", _FOLLOW_CODE, str(db_path)],
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                env=package_env(),
-            )
-    except OSError:
-        return False
     _children.append(child)
     return True
 
@@ -164,27 +169,35 @@ def follow_main(argv: list[str]) -> int:
 
     from ..embed import EmbedderUnavailable, embedder_named
 
-    if len(argv) != 1:
-        print("usage: follow_main DB", file=sys.stderr)
+    if len(argv) not in (1, 2) or (len(argv) == 2 and not argv[1].isdigit()):
+        print("usage: follow_main DB [QUEUE_FD]", file=sys.stderr)
         return 2
     db_path = argv[0]
     path = vectors_path(db_path)
+    # the queue lock :func:`follow` took and handed down (released when this process ends)
+    queue = int(argv[1]) if len(argv) == 2 else -1
     try:
         with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)) as db:
-            model = _meta(db).get("model", "")
-        embedder = embedder_named(model)
+            meta = _meta(db)
+        if meta.get("schema") != SCHEMA:
+            # an older layout is rebuilt whole only when asked (`index vectors`), never
+            # behind the user's back by an update
+            print(f"vectors of {db_path} are of an older layout: not updated", file=sys.stderr)
+            return 0
+        embedder = embedder_named(meta.get("model", ""))
     except (sqlite3.Error, EmbedderUnavailable) as exc:
         print(f"vectors of {db_path} not updated: {exc}", file=sys.stderr)
         return 1
     with suppress(OSError):
         os.nice(10)
-    queue = lock_file(Path(str(path) + ".queue"))
     try:
-        if fcntl is not None:
-            try:
-                fcntl.flock(queue, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return 0  # another waits already
+        if queue < 0:
+            queue = lock_file(Path(str(path) + ".queue"))
+            if fcntl is not None:
+                try:
+                    fcntl.flock(queue, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    return 0  # another waits already
         with _building(path, wait=True):
             os.close(queue)  # (from now on, an update starts the next one)
             queue = -1

@@ -325,7 +325,10 @@ def _apply(state: Any, entry: JSONDict, kind: int) -> bool:
     if not slot_ok:
         return False
     if kind == _PUSH:
-        current = parent[last] if isinstance(parent, dict) or last < len(parent) else None
+        if isinstance(parent, dict):
+            current = parent.get(last)
+        else:
+            current = parent[last] if last < len(parent) else None
         items = current if isinstance(current, list) else []
         cut, more = entry.get("i"), entry.get("v")
         if cut is not None:
