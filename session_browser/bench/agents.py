@@ -1,17 +1,22 @@
-"""The benchmark corpus written as Claude Code transcripts or Codex rollouts, and read back.
+"""The benchmark corpus written as coding agents' session files, and read back.
 
 The same conversations as the PraisonAI JSON corpus, in the files those agents write:
 Claude Code ``<project>/<id>.jsonl`` (one user line per prompt, one assistant line per answer
 with its ``message.id``, a ``compact_boundary`` line and an ``isCompactSummary`` summary after
-the archived turns) and Codex ``YYYY/MM/DD/rollout-<time>-<id>.jsonl`` (``session_meta``,
+the archived turns), Codex ``YYYY/MM/DD/rollout-<time>-<id>.jsonl`` (``session_meta``,
 ``event_msg`` ``user_message``, assistant ``response_item`` messages, a ``compacted`` line after
-the archived turns). Reading a written file back gives the same prose turns and the same
-archived/active split.
+the archived turns), Gemini CLI ``<project hash>/chats/session-<id>.json`` (the one-object chat
+file, ``user`` and ``gemini`` messages, ``summary`` the title; the legacy file records no
+compaction, so the archived turns are its first messages) and Copilot CLI
+``<id>/events.jsonl`` (``session.start``, ``user.message``, ``assistant.message``, a
+``session.compaction_complete`` event after the archived turns). Reading a written file back
+gives the same prose turns (and, where the format records one, the same archived/active split).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import hashlib
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,9 +25,9 @@ import orjson
 
 from session_browser.bench.sessions import JSONDict, read_spills
 from session_browser.core.paths import safe_id
+from session_browser.core.sources.base import Skip
 from session_browser.core.sources.pi.build import chat_turns
 
-AGENT_FORMATS = ("claude", "codex")
 AGENT_PROJECT_CWD = "/proj"
 CLAUDE_PROJECT_DIR = "-proj"
 
@@ -145,19 +150,131 @@ def codex_jsonl(data: JSONDict, *, cwd: str = AGENT_PROJECT_CWD) -> bytes:
     return _lines(lines)
 
 
+def gemini_json(data: JSONDict, *, cwd: str = AGENT_PROJECT_CWD) -> bytes:
+    """A PraisonAI-shaped session dict as the bytes of a Gemini CLI chat file (the one-object
+    format: ``JSON.stringify(conversation, null, 2)``)."""
+    sid = str(data.get("session_id") or "session")
+    created = _epoch(data.get("created_at"))
+    turns = [*_turns(data, "archived_messages", created), *_turns(data, "messages", created)]
+    messages: list[JSONDict] = []
+    for role, text, ts in turns:
+        message: JSONDict = {
+            "id": f"bench-{sid}-{len(messages):07d}",
+            "timestamp": _stamp(ts),
+            "type": "user" if role == "user" else "gemini",
+            "content": text,
+        }
+        if role != "user":
+            message["model"] = "bench"
+        messages.append(message)
+    chat: JSONDict = {
+        "sessionId": sid,
+        "projectHash": gemini_project_hash(cwd),
+        "startTime": _stamp(created),
+        "lastUpdated": _stamp(turns[-1][2] if turns else created),
+        "messages": messages,
+    }
+    title = _title(data)
+    if title is not None:
+        chat["summary"] = title
+    return orjson.dumps(chat, option=orjson.OPT_INDENT_2)
+
+
+def gemini_project_hash(cwd: str) -> str:
+    """The project dir's name under Gemini CLI's ``tmp`` dir (older releases: its SHA-256)."""
+    return hashlib.sha256(cwd.encode("utf-8")).hexdigest()
+
+
+def copilot_events(data: JSONDict, *, cwd: str = AGENT_PROJECT_CWD) -> bytes:
+    """A PraisonAI-shaped session dict as the bytes of a Copilot CLI ``events.jsonl``."""
+    sid = str(data.get("session_id") or "session")
+    created = _epoch(data.get("created_at"))
+    lines: list[JSONDict] = []
+
+    def add(kind: str, ts: float, **payload: Any) -> None:
+        parent = lines[-1]["id"] if lines else None
+        lines.append(
+            {
+                "type": kind,
+                "data": payload,
+                "id": f"bench-{sid}-{len(lines):07d}",
+                "timestamp": _stamp(ts),
+                "parentId": parent,
+            }
+        )
+
+    def turn(role: str, text: str, ts: float) -> None:
+        if role == "user":
+            add("user.message", ts, content=text, transformedContent=text, attachments=[])
+        else:
+            add("assistant.message", ts, messageId=f"bench-{sid}-m{len(lines):07d}",
+                model="bench", content=text, toolRequests=[])
+
+    add("session.start", created, sessionId=sid, version=1, producer="copilot-agent",
+        copilotVersion="1.0.55-1", startTime=_stamp(created), context={"cwd": cwd})
+    archived = _turns(data, "archived_messages", created)
+    active = _turns(data, "messages", created)
+    for role, text, ts in archived:
+        turn(role, text, ts)
+    if archived:
+        ts = archived[-1][2]
+        add("session.compaction_start", ts)
+        add("session.compaction_complete", ts, success=True,
+            summaryContent=f"{len(archived)} earlier turns")
+    for role, text, ts in active:
+        turn(role, text, ts)
+    return _lines(lines)
+
+
 def codex_rollout_name(sid: str, created: float) -> str:
     """``YYYY/MM/DD/rollout-YYYY-MM-DDThh-mm-ss-<id>.jsonl`` of a session."""
     when = datetime.fromtimestamp(created, UTC)
     return f"{when:%Y/%m/%d}/rollout-{when:%Y-%m-%dT%H-%M-%S}-{sid}.jsonl"
 
 
-def _write_corpus(
+def _claude_target(stem: str, created: float) -> str:
+    return f"{CLAUDE_PROJECT_DIR}/{stem}.jsonl"
+
+
+def _codex_target(stem: str, created: float) -> str:
+    return codex_rollout_name(stem, created)
+
+
+def _gemini_target(stem: str, created: float) -> str:
+    return f"{gemini_project_hash(AGENT_PROJECT_CWD)}/chats/session-{stem}.json"
+
+
+def _copilot_target(stem: str, created: float) -> str:
+    return f"{stem}/events.jsonl"
+
+
+#: The name ending of each format's session files.
+FILE_SUFFIX = {"claude": ".jsonl", "codex": ".jsonl", "gemini": ".json", "copilot": ".jsonl"}
+#: Per format: where a session's file goes under the root (from its file stem and start
+#: time), and its bytes.
+WRITERS: dict[str, tuple[Callable[[str, float], str], Callable[[JSONDict], bytes]]] = {
+    "claude": (_claude_target, claude_jsonl),
+    "codex": (_codex_target, codex_jsonl),
+    "gemini": (_gemini_target, gemini_json),
+    "copilot": (_copilot_target, copilot_events),
+}
+#: The formats the benchmark corpus can be written in.
+AGENT_FORMATS = tuple(WRITERS)
+
+
+def write_agent_corpus(
     fmt: str,
     session_dir: Path,
     spill_dir: Path | None,
     root: Path,
-    names: Iterable[str] | None,
+    *,
+    names: Iterable[str] | None = None,
 ) -> int:
+    """Write the PraisonAI session files ``names`` (default: every ``*.json``) of
+    ``session_dir`` as the session files of the agent ``fmt`` (one of :data:`AGENT_FORMATS`)
+    under ``root`` (spilled turns appended, corrupt files copied as they are: the reader
+    skips them). Returns the number of files written."""
+    target_of, body_of = WRITERS[fmt]
     spilled = read_spills(spill_dir)
     chosen = (
         sorted(names) if names is not None else sorted(p.name for p in session_dir.glob("*.json"))
@@ -169,21 +286,17 @@ def _write_corpus(
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
             data = None
-        ok = isinstance(data, dict) and isinstance(data.get("messages"), list)
-        if ok:
-            assert isinstance(data, dict)
+        body = raw
+        created = 0.0
+        if isinstance(data, dict) and isinstance(data.get("messages"), list):
             extra = spilled.get(str(data.get("session_id")))
             if extra:
                 data = data | {"messages": [*data["messages"], *extra]}
-        if fmt == "claude":
-            target = root / CLAUDE_PROJECT_DIR / f"{stem}.jsonl"
-            body = claude_jsonl(data) if ok and isinstance(data, dict) else raw
-        else:
-            created = _epoch(data.get("created_at")) if isinstance(data, dict) else 0.0
-            target = root / codex_rollout_name(stem, created)
-            body = codex_jsonl(data) if ok and isinstance(data, dict) else raw
+            created = _epoch(data.get("created_at"))
+            body = body_of(data)
+        target = root / target_of(stem, created)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(body)  # a corrupt file is copied as it is: the reader skips it
+        target.write_bytes(body)
     return len(chosen)
 
 
@@ -193,7 +306,7 @@ def write_claude_corpus(
     """Write the PraisonAI session files ``names`` (default: every ``*.json``) of
     ``session_dir`` as Claude Code transcripts under ``root/-proj/`` (spilled turns appended,
     corrupt files copied as they are). Returns the number of files written."""
-    return _write_corpus("claude", session_dir, spill_dir, root, names)
+    return write_agent_corpus("claude", session_dir, spill_dir, root, names=names)
 
 
 def write_codex_corpus(
@@ -201,12 +314,16 @@ def write_codex_corpus(
 ) -> int:
     """Write the PraisonAI session files ``names`` of ``session_dir`` as Codex rollouts under
     ``root/YYYY/MM/DD/``. Returns the number of files written."""
-    return _write_corpus("codex", session_dir, spill_dir, root, names)
+    return write_agent_corpus("codex", session_dir, spill_dir, root, names=names)
 
 
 def agent_sessions(fmt: str, root: Path) -> Iterator[tuple[Path, str, JSONDict]]:
-    """(file, session id, PraisonAI-shaped dict) of every readable session of a Claude Code
-    projects dir or a Codex sessions dir, as the agent's reader gives them."""
+    """(file, session id, PraisonAI-shaped dict) of every readable session of an agent's dir
+    (a Claude Code projects dir, a Codex sessions dir, ...), as the agent's reader gives
+    them."""
+    if fmt not in ("claude", "codex"):
+        yield from _source_sessions(fmt, root)
+        return
     if fmt == "claude":
         from session_browser.core.sources.claude.reader import (
             claude_session_files,
@@ -228,6 +345,23 @@ def agent_sessions(fmt: str, root: Path) -> Iterator[tuple[Path, str, JSONDict]]
         if not sid or not (data.get("messages") or data.get("archived_messages")):
             continue
         yield path, str(sid), data
+
+
+def _source_sessions(fmt: str, root: Path) -> Iterator[tuple[Path, str, JSONDict]]:
+    """As :func:`agent_sessions`, through the source of kind ``fmt`` (its files in its order,
+    each read whole without hidden parts)."""
+    from session_browser.core.sources import SOURCES
+    from session_browser.core.sources.agent import WholeReadSource
+
+    source = SOURCES[fmt].source(root)
+    assert isinstance(source, WholeReadSource)
+    for name in source.file_order(set(source.list_files())):
+        got = source.read_session(name, include_hidden=False)
+        if isinstance(got, Skip) or not got.has_turns:
+            continue
+        sid = got.data.get("session_id")
+        if sid:
+            yield root / name, str(sid), got.data
 
 
 def agent_readback(fmt: str, root: Path, dest: Path) -> int:

@@ -18,9 +18,9 @@ import orjson
 
 from session_browser.bench.agents import (
     AGENT_FORMATS,
+    FILE_SUFFIX,
     agent_readback,
-    write_claude_corpus,
-    write_codex_corpus,
+    write_agent_corpus,
 )
 from session_browser.bench.config import BenchError, BenchOptions, Progress
 from session_browser.bench.corpus import build_corpus, corpus_sources
@@ -141,7 +141,7 @@ def corpus_stats(
             readable += 1
             stats.json_bytes += path.stat().st_size
             _count_session(stats, words, data)
-        written = sum(1 for _ in root.rglob("*.jsonl"))
+        written = sum(1 for _ in root.rglob(f"*{FILE_SUFFIX[fmt]}"))
         stats.files += written
         stats.unreadable += max(0, written - readable)
     stats.top_words = [w for w, _ in words.most_common(top)]
@@ -233,7 +233,7 @@ class Layout:
     info: JSONDict = field(default_factory=dict)
     truth: Path | None = None  # a PraisonAI-shaped dir whose text decides relevance
     truth_spill: Path | None = None
-    agent: Path | None = None  # the Claude Code / Codex dir measured (format claude, codex)
+    agent: Path | None = None  # the coding agent's dir measured (format claude, codex, ...)
 
 
 def prepare(opt: BenchOptions, work: Path, say: Progress) -> Layout:
@@ -307,9 +307,8 @@ def prepare(opt: BenchOptions, work: Path, say: Progress) -> Layout:
         return Layout("pi", None, None, pi_root, sessions, built, truth)
     if fmt in AGENT_FORMATS:
         root = work / fmt
-        say(f"writing the corpus as {fmt} JSONL files in {root}")
-        write = write_claude_corpus if fmt == "claude" else write_codex_corpus
-        write(sessions, spill, root)
+        say(f"writing the corpus as {fmt} session files in {root}")
+        write_agent_corpus(fmt, sessions, spill, root)
         truth = work / f"{fmt}-truth" / "sessions"
         agent_readback(fmt, root, truth)
         built["path"] = str(root)
