@@ -18,7 +18,9 @@ from session_browser.cli import main
 from tests.test_bench import _run_bench
 
 PROSE = ("user", "assistant")
-NEW_FORMATS = ["gemini", "copilot"]
+NEW_FORMATS = ["gemini", "copilot", "kimi", "cline"]
+#: The formats that record a compaction (Gemini's one-object chat file does not).
+SPLIT_FORMATS = ("copilot", "kimi", "cline")
 
 
 def _prose(data: dict[str, Any], key: str) -> list[tuple[str, str]]:
@@ -26,7 +28,8 @@ def _prose(data: dict[str, Any], key: str) -> list[tuple[str, str]]:
 
 
 def _one_answer_a_prompt(turns: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Copilot CLI's turns: the answers between two prompts are one assistant turn."""
+    """Copilot CLI's, Kimi's and Cline's turns: the answers between two prompts are one
+    assistant turn."""
     out: list[tuple[str, str]] = []
     for role, text in turns:
         if role == "assistant" and out and out[-1][0] == "assistant":
@@ -41,7 +44,8 @@ def test_new_agent_corpus_reads_back_as_written(tmp_path: Path, fmt: str) -> Non
     """Every session written as the agent's file reads back through our source of that kind
     under its own id, with its title and its prose turns in order; Copilot's compaction event
     gives back the archived/active split (Gemini's one-object file records none: the archived
-    turns are its first messages; Copilot makes the answers to one prompt one turn)."""
+    turns are its first messages; Copilot, Kimi and Cline make the answers to one prompt one
+    turn)."""
     info = build_corpus(tmp_path / "home", sessions=30, seed=7, include_sgd=False,
                         include_chitchat=False)
     root = tmp_path / fmt
@@ -54,7 +58,7 @@ def test_new_agent_corpus_reads_back_as_written(tmp_path: Path, fmt: str) -> Non
         data = json.loads(path.read_text(encoding="utf-8"))
         data["messages"] += spilled.get(data["session_id"], [])  # the turns written after it
         back = read[data["session_id"]]
-        if fmt == "copilot":
+        if fmt in SPLIT_FORMATS:
             for key in ("archived_messages", "messages"):
                 want = _one_answer_a_prompt(_prose(data, key))
                 assert _prose(back, key) == want, (key, path.name)
@@ -105,7 +109,12 @@ def test_format_corpus_is_measured(tmp_path: Path, fmt: str) -> None:
     assert scan["status"] == "ok" and scan["search"]["quality"]["recall10"] >= 0.9
     assert {t["name"] for t in report["targets"]} >= {"build_rate", "rank1", "recall10"}
     text = format_report(report)
-    label = {"gemini": "Gemini CLI chat JSON", "copilot": "Copilot CLI events JSONL"}[fmt]
+    label = {
+        "gemini": "Gemini CLI chat JSON",
+        "copilot": "Copilot CLI events JSONL",
+        "kimi": "Kimi CLI wire JSONL",
+        "cline": "Cline ui_messages JSON",
+    }[fmt]
     assert label in text
     assert f"ours ({fmt.capitalize()} index)" in text
 

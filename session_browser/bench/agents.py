@@ -9,7 +9,12 @@ the archived turns), Gemini CLI ``<project hash>/chats/session-<id>.json`` (the 
 file, ``user`` and ``gemini`` messages, ``summary`` the title; the legacy file records no
 compaction, so the archived turns are its first messages) and Copilot CLI
 ``<id>/events.jsonl`` (``session.start``, ``user.message``, ``assistant.message``, a
-``session.compaction_complete`` event after the archived turns). Reading a written file back
+``session.compaction_complete`` event after the archived turns), Kimi Code CLI
+``<work dir md5>/<id>/agents/main/wire.jsonl`` (wire protocol 1.4: ``turn.prompt``,
+``content.part`` loop events, ``context.apply_compaction``) and Cline
+``saoudrizwan.claude-dev/tasks/<id>/ui_messages.json`` (``say`` records: ``task``,
+``user_feedback``, ``text``, a completed ``compaction``). Copilot, Kimi and Cline make the
+answers to one prompt one assistant turn, as the agents do. Reading a written file back
 gives the same prose turns (and, where the format records one, the same archived/active split).
 """
 
@@ -30,6 +35,7 @@ from session_browser.core.sources.pi.build import chat_turns
 
 AGENT_PROJECT_CWD = "/proj"
 CLAUDE_PROJECT_DIR = "-proj"
+CLINE_EXTENSION = "saoudrizwan.claude-dev"
 
 
 def _stamp(epoch: float) -> str:
@@ -226,6 +232,73 @@ def copilot_events(data: JSONDict, *, cwd: str = AGENT_PROJECT_CWD) -> bytes:
     return _lines(lines)
 
 
+def _ms(epoch: float) -> int:
+    return round(epoch * 1000)
+
+
+def kimi_wire(data: JSONDict, *, cwd: str = AGENT_PROJECT_CWD) -> bytes:
+    """A PraisonAI-shaped session dict as the bytes of a Kimi Code CLI ``wire.jsonl`` (wire
+    protocol 1.4: ``turn.prompt``, the answer as ``content.part`` loop events, a
+    ``context.apply_compaction`` after the archived turns)."""
+    created = _epoch(data.get("created_at"))
+    lines: list[JSONDict] = [
+        {"type": "metadata", "protocol_version": "1.4", "created_at": _ms(created)},
+        {"type": "profile.bind", "profileName": "agent", "modelAlias": "bench",
+         "environmentDisclosure": {"cwd": cwd}, "time": _ms(created)},
+    ]
+
+    def turn(role: str, text: str, ts: float) -> None:
+        if role == "user":
+            parts = [{"type": "text", "text": text}]
+            lines.append({"type": "turn.prompt", "input": parts, "origin": {"kind": "user"},
+                          "time": _ms(ts), "agentId": "main"})
+            lines.append({"type": "context.append_message",
+                          "message": {"role": "user", "content": parts, "toolCalls": [],
+                                      "origin": {"kind": "user"}},
+                          "time": _ms(ts), "agentId": "main"})
+        else:
+            event = {"type": "content.part", "part": {"type": "text", "text": text}}
+            lines.append({"type": "context.append_loop_event", "event": event,
+                          "time": _ms(ts), "agentId": "main"})
+
+    archived = _turns(data, "archived_messages", created)
+    active = _turns(data, "messages", created)
+    for role, text, ts in archived:
+        turn(role, text, ts)
+    if archived:
+        lines.append({"type": "context.apply_compaction",
+                      "summary": f"{len(archived)} earlier turns", "time": _ms(archived[-1][2])})
+    for role, text, ts in active:
+        turn(role, text, ts)
+    return _lines(lines)
+
+
+def cline_ui_messages(data: JSONDict) -> bytes:
+    """A PraisonAI-shaped session dict as the bytes of a Cline task's ``ui_messages.json``
+    (``say: task`` the first prompt, ``user_feedback`` the later ones, ``text`` the answers,
+    a completed ``compaction`` after the archived turns)."""
+    created = _epoch(data.get("created_at"))
+    messages: list[JSONDict] = []
+    asked = False
+
+    def turn(role: str, text: str, ts: float) -> None:
+        nonlocal asked
+        say = "text" if role != "user" else "user_feedback" if asked else "task"
+        asked = asked or role == "user"
+        messages.append({"ts": _ms(ts), "type": "say", "say": say, "text": text})
+
+    archived = _turns(data, "archived_messages", created)
+    active = _turns(data, "messages", created)
+    for role, text, ts in archived:
+        turn(role, text, ts)
+    if archived:
+        messages.append({"ts": _ms(archived[-1][2]), "type": "say", "say": "compaction",
+                         "text": orjson.dumps({"status": "completed"}).decode()})
+    for role, text, ts in active:
+        turn(role, text, ts)
+    return orjson.dumps(messages)
+
+
 def codex_rollout_name(sid: str, created: float) -> str:
     """``YYYY/MM/DD/rollout-YYYY-MM-DDThh-mm-ss-<id>.jsonl`` of a session."""
     when = datetime.fromtimestamp(created, UTC)
@@ -248,8 +321,24 @@ def _copilot_target(stem: str, created: float) -> str:
     return f"{stem}/events.jsonl"
 
 
+def _kimi_target(stem: str, created: float) -> str:
+    work_dir = hashlib.md5(AGENT_PROJECT_CWD.encode("utf-8")).hexdigest()
+    return f"{work_dir}/{stem}/agents/main/wire.jsonl"
+
+
+def _cline_target(stem: str, created: float) -> str:
+    return f"{CLINE_EXTENSION}/tasks/{stem}/ui_messages.json"
+
+
 #: The name ending of each format's session files.
-FILE_SUFFIX = {"claude": ".jsonl", "codex": ".jsonl", "gemini": ".json", "copilot": ".jsonl"}
+FILE_SUFFIX = {
+    "claude": ".jsonl",
+    "codex": ".jsonl",
+    "gemini": ".json",
+    "copilot": ".jsonl",
+    "kimi": ".jsonl",
+    "cline": ".json",
+}
 #: Per format: where a session's file goes under the root (from its file stem and start
 #: time), and its bytes.
 WRITERS: dict[str, tuple[Callable[[str, float], str], Callable[[JSONDict], bytes]]] = {
@@ -257,6 +346,8 @@ WRITERS: dict[str, tuple[Callable[[str, float], str], Callable[[JSONDict], bytes
     "codex": (_codex_target, codex_jsonl),
     "gemini": (_gemini_target, gemini_json),
     "copilot": (_copilot_target, copilot_events),
+    "kimi": (_kimi_target, kimi_wire),
+    "cline": (_cline_target, cline_ui_messages),
 }
 #: The formats the benchmark corpus can be written in.
 AGENT_FORMATS = tuple(WRITERS)

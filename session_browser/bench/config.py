@@ -31,8 +31,17 @@ CLAUDE = "claude"
 CODEX = "codex"
 GEMINI = "gemini"
 COPILOT = "copilot"
+KIMI = "kimi"
+CLINE = "cline"
 #: The coding agents' names in the store labels, by the source kind that reads their files.
-AGENT_NAMES = {CLAUDE: "Claude", CODEX: "Codex", GEMINI: "Gemini", COPILOT: "Copilot"}
+AGENT_NAMES = {
+    CLAUDE: "Claude",
+    CODEX: "Codex",
+    GEMINI: "Gemini",
+    COPILOT: "Copilot",
+    KIMI: "Kimi",
+    CLINE: "Cline",
+}
 #: The coding agents' stores measured (our index over their files, our scan of them), by
 #: the source kind they read.
 AGENT_KINDS = {fmt: (fmt, f"{fmt}-scan") for fmt in AGENT_NAMES}
@@ -92,7 +101,7 @@ class BenchOptions:
     pi_store: Path | None = None  # an existing Pi session dir
     pi: bool = False  # build the corpus as Pi JSONL files
     mixed: bool = False  # build half the corpus as PraisonAI JSON, half as Pi JSONL
-    agent: str | None = None  # claude | codex | gemini | copilot: the corpus as its files
+    agent: str | None = None  # a coding agent (AGENT_NAMES): the corpus as its files
     agent_store: Path | None = None  # an existing dir of that agent's files
     big_message: bool = True  # the one-message file and the big show
     big_message_mb: float = 50.0

@@ -225,8 +225,17 @@ def _first_sessions(found: Iterable[tuple[str, Path]], n: int) -> list[tuple[str
 
 def _agent_outside_edit(fmt: str, sid: str, path: Path, text: str) -> None:
     """Add a user turn the way the agent does: one more JSON line at the end of its file
-    (Claude Code, Codex, Copilot CLI), or the chat file written again whole (Gemini CLI)."""
+    (Claude Code, Codex, Copilot CLI, Kimi), or the file written again whole (Gemini CLI,
+    Cline)."""
     stamp = iso_utc(time.time())
+    if fmt == "cline":
+        said = orjson.loads(path.read_bytes())
+        said.append({"ts": time.time_ns() // 1_000_000, "type": "say", "say": "user_feedback",
+                     "text": text})
+        tmp = path.with_name(f".{path.name}.bench-tmp")
+        tmp.write_bytes(orjson.dumps(said))
+        os.replace(tmp, path)
+        return
     if fmt == "gemini":
         chat = orjson.loads(path.read_bytes())
         chat["messages"].append(
@@ -243,6 +252,14 @@ def _agent_outside_edit(fmt: str, sid: str, path: Path, text: str) -> None:
             "timestamp": stamp,
             "type": "event_msg",
             "payload": {"type": "user_message", "message": text, "images": []},
+        }
+    elif fmt == "kimi":
+        line = {
+            "type": "turn.prompt",
+            "input": [{"type": "text", "text": text}],
+            "origin": {"kind": "user"},
+            "time": time.time_ns() // 1_000_000,
+            "agentId": "main",
         }
     elif fmt == "copilot":
         last = orjson.loads(path.read_bytes().rstrip(b"\n").rsplit(b"\n", 1)[-1])

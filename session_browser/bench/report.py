@@ -32,8 +32,8 @@ PI_LEGEND = (
 
 AGENT_LEGEND = (
     "Coding agents: an outside change adds one user turn to the session's file as the agent "
-    "does (Claude Code, Codex, Copilot CLI: one JSON line appended; Gemini CLI: the chat "
-    "file written again); reads resumed: re-reads that started where the index stopped "
+    "does (Claude Code, Codex, Copilot CLI, Kimi: one JSON line appended; Gemini CLI, Cline: "
+    "the file written again); reads resumed: re-reads that started where the index stopped "
     "(a Claude Code or Codex file is read on only by the process that read it last, as the "
     "app does with the transcripts being written; this phase's fresh process reads each "
     "changed file whole the first time; the other agents' files are read whole)."
@@ -113,6 +113,8 @@ def format_report(report: JSONDict) -> str:
         "codex": "Codex JSONL",
         "gemini": "Gemini CLI chat JSON",
         "copilot": "Copilot CLI events JSONL",
+        "kimi": "Kimi CLI wire JSONL",
+        "cline": "Cline ui_messages JSON",
     }.get(fmt, "JSON")
     size_word = {
         "pi": "JSONL",
@@ -120,6 +122,7 @@ def format_report(report: JSONDict) -> str:
         "claude": "JSONL",
         "codex": "JSONL",
         "copilot": "JSONL",
+        "kimi": "JSONL",
     }.get(fmt, "JSON")
     lines = [
         "session-browser bench",
