@@ -130,3 +130,24 @@ def test_format_flags_are_checked(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "--store/--home" in result.stderr
     result = CliRunner().invoke(main, ["bench", "--store", f"gemini:{tmp_path / 'nope'}"])
     assert result.exit_code == 1 and "no gemini session dir" in result.stderr
+
+
+def test_existing_gemini_dir_is_measured_and_left_as_it_was(tmp_path: Path) -> None:
+    """``bench --store gemini:DIR``: a Gemini CLI ``tmp`` dir (with a project's ``logs.json``
+    beside its chats, no session) is measured on a copy; its session files are counted,
+    the other file is not, and nothing in it changes."""
+    info = build_corpus(tmp_path / "home", sessions=30, seed=7, include_sgd=False,
+                        include_chitchat=False)
+    root = tmp_path / "tmp"
+    write_agent_corpus("gemini", info.sessions_dir, info.spill_dir, root)
+    (next(root.iterdir()) / "logs.json").write_text("[]", encoding="utf-8")
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+    args = ["--store", f"gemini:{root}", "--queries", "12", "--peer-queries", "4",
+            "--no-big-message", "--no-contention"]
+    (tmp_path / "run").mkdir()
+    report, _ = _run_bench(tmp_path / "run", args)
+    stats = report["corpus"]["stats"]
+    assert (stats["files"], stats["sessions"], stats["unreadable"]) == (30, 30, 0)
+    assert report["stores"]["gemini"]["search"]["quality"]["rank1"] >= 0.7
+    after = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+    assert after == before

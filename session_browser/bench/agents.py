@@ -330,15 +330,6 @@ def _cline_target(stem: str, created: float) -> str:
     return f"{CLINE_EXTENSION}/tasks/{stem}/ui_messages.json"
 
 
-#: The name ending of each format's session files.
-FILE_SUFFIX = {
-    "claude": ".jsonl",
-    "codex": ".jsonl",
-    "gemini": ".json",
-    "copilot": ".jsonl",
-    "kimi": ".jsonl",
-    "cline": ".json",
-}
 #: Per format: where a session's file goes under the root (from its file stem and start
 #: time), and its bytes.
 WRITERS: dict[str, tuple[Callable[[str, float], str], Callable[[JSONDict], bytes]]] = {
@@ -436,6 +427,15 @@ def agent_sessions(fmt: str, root: Path) -> Iterator[tuple[Path, str, JSONDict]]
         if not sid or not (data.get("messages") or data.get("archived_messages")):
             continue
         yield path, str(sid), data
+
+
+def agent_file_count(fmt: str, root: Path) -> int:
+    """How many session files of the agent ``fmt`` are under ``root`` (read or not)."""
+    if fmt in ("claude", "codex"):
+        return sum(1 for _ in root.rglob("*.jsonl"))
+    from session_browser.core.sources import SOURCES
+
+    return len(SOURCES[fmt].source(root).list_files())
 
 
 def _source_sessions(fmt: str, root: Path) -> Iterator[tuple[Path, str, JSONDict]]:

@@ -18,7 +18,7 @@ import orjson
 
 from session_browser.bench.agents import (
     AGENT_FORMATS,
-    FILE_SUFFIX,
+    agent_file_count,
     agent_readback,
     write_agent_corpus,
 )
@@ -141,7 +141,7 @@ def corpus_stats(
             readable += 1
             stats.json_bytes += path.stat().st_size
             _count_session(stats, words, data)
-        written = sum(1 for _ in root.rglob(f"*{FILE_SUFFIX[fmt]}"))
+        written = agent_file_count(fmt, root)
         stats.files += written
         stats.unreadable += max(0, written - readable)
     stats.top_words = [w for w, _ in words.most_common(top)]
