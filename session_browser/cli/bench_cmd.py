@@ -31,7 +31,7 @@ from session_browser.core.text import printable
     "store_dir",
     metavar="DIR|pi:DIR|KIND:DIR",
     help="Measure an existing session dir, or a Pi or coding agent's session dir as "
-    "pi:DIR, claude:DIR, codex:DIR, gemini:DIR, copilot:DIR (copied first; never changed).",
+    "pi:DIR or KIND:DIR, KIND one of --format's (copied first; never changed).",
 )
 @dir_option(
     "--home",
@@ -56,7 +56,8 @@ from session_browser.core.text import printable
     default=None,
     help="Build the corpus as this coding agent's session files (same conversations, same "
     "queries: Claude Code transcripts, Codex rollouts, Gemini CLI chat files, Copilot CLI "
-    "events.jsonl) and measure our index and scan of that format.",
+    "events.jsonl, Kimi CLI wire logs, Cline task folders) and measure our index and scan of "
+    "that format.",
 )
 @click.option(
     "--claude",
@@ -243,7 +244,7 @@ def bench(
     files, --claude and --codex its aliases; --mixed: half and half), deleted
     afterwards unless --keep. Every store works on its own copy, and every phase runs in a
     fresh process. Targets are checked on our index (JSON, else Pi, else the group,
-    else the Claude Code or Codex index).
+    else the coding agent's index).
 
     Corpus: the Schema-Guided Dialogue set plus the chitchat-dataset package when the SGD
     file is found (../shared/data, or $SESSION_BROWSER_DATA_DIR); otherwise, or with
