@@ -42,10 +42,10 @@ def _one_answer_a_prompt(turns: list[tuple[str, str]]) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("fmt", NEW_FORMATS)
 def test_new_agent_corpus_reads_back_as_written(tmp_path: Path, fmt: str) -> None:
     """Every session written as the agent's file reads back through our source of that kind
-    under its own id, with its title and its prose turns in order; Copilot's compaction event
-    gives back the archived/active split (Gemini's one-object file records none: the archived
-    turns are its first messages; Copilot, Kimi and Cline make the answers to one prompt one
-    turn)."""
+    under its own id, with its title (Gemini, Kimi: where the agent keeps one) and its prose
+    turns in order; a compaction record gives back the archived/active split (Gemini's
+    one-object file records none: the archived turns are its first messages). Copilot, Kimi
+    and Cline make the answers to one prompt one turn."""
     info = build_corpus(tmp_path / "home", sessions=30, seed=7, include_sgd=False,
                         include_chitchat=False)
     root = tmp_path / fmt
@@ -67,12 +67,12 @@ def test_new_agent_corpus_reads_back_as_written(tmp_path: Path, fmt: str) -> Non
             got = _prose(back, "archived_messages") + _prose(back, "messages")
             assert got == want, path.name
         title = (data.get("metadata") or {}).get("title")
-        if fmt == "gemini" and title:
+        if fmt in ("gemini", "kimi") and title:
             titled += 1
             assert back["metadata"]["title"] == title
         archived += len(data["archived_messages"])
     assert archived > 0  # sessions with a compaction were written
-    assert fmt != "gemini" or titled > 0
+    assert fmt not in ("gemini", "kimi") or titled > 0
     assert agent_readback(fmt, root, tmp_path / "back") == 30
 
 

@@ -340,6 +340,16 @@ WRITERS: dict[str, tuple[Callable[[str, float], str], Callable[[JSONDict], bytes
     "kimi": (_kimi_target, kimi_wire),
     "cline": (_cline_target, cline_ui_messages),
 }
+
+
+def _kimi_state(data: JSONDict) -> dict[str, bytes]:
+    title = _title(data)
+    return {} if title is None else {"state.json": orjson.dumps({"custom_title": title})}
+
+
+#: Per format: the files written beside a session's file (by name), when it has any: Kimi
+#: keeps a session's title in ``state.json`` beside its wire log.
+BESIDE: dict[str, Callable[[JSONDict], dict[str, bytes]]] = {"kimi": _kimi_state}
 #: The formats the benchmark corpus can be written in.
 AGENT_FORMATS = tuple(WRITERS)
 
@@ -370,15 +380,19 @@ def write_agent_corpus(
             data = None
         body = raw
         created = 0.0
+        beside: dict[str, bytes] = {}
         if isinstance(data, dict) and isinstance(data.get("messages"), list):
             extra = spilled.get(str(data.get("session_id")))
             if extra:
                 data = data | {"messages": [*data["messages"], *extra]}
             created = _epoch(data.get("created_at"))
             body = body_of(data)
+            beside = BESIDE[fmt](data) if fmt in BESIDE else {}
         target = root / target_of(stem, created)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(body)
+        for other, content in beside.items():
+            (target.parent / other).write_bytes(content)
     return len(chosen)
 
 
