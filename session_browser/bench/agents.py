@@ -396,23 +396,6 @@ def write_agent_corpus(
     return len(chosen)
 
 
-def write_claude_corpus(
-    session_dir: Path, spill_dir: Path | None, root: Path, *, names: Iterable[str] | None = None
-) -> int:
-    """Write the PraisonAI session files ``names`` (default: every ``*.json``) of
-    ``session_dir`` as Claude Code transcripts under ``root/-proj/`` (spilled turns appended,
-    corrupt files copied as they are). Returns the number of files written."""
-    return write_agent_corpus("claude", session_dir, spill_dir, root, names=names)
-
-
-def write_codex_corpus(
-    session_dir: Path, spill_dir: Path | None, root: Path, *, names: Iterable[str] | None = None
-) -> int:
-    """Write the PraisonAI session files ``names`` of ``session_dir`` as Codex rollouts under
-    ``root/YYYY/MM/DD/``. Returns the number of files written."""
-    return write_agent_corpus("codex", session_dir, spill_dir, root, names=names)
-
-
 def agent_sessions(fmt: str, root: Path) -> Iterator[tuple[Path, str, JSONDict]]:
     """(file, session id, PraisonAI-shaped dict) of every readable session of an agent's dir
     (a Claude Code projects dir, a Codex sessions dir, ...), as the agent's reader gives
