@@ -233,7 +233,14 @@ class Layout:
     info: JSONDict = field(default_factory=dict)
     truth: Path | None = None  # a PraisonAI-shaped dir whose text decides relevance
     truth_spill: Path | None = None
-    agent: Path | None = None  # the coding agent's dir measured (format claude, codex, ...)
+    agent: Path | None = None  # the coding agent's dir measured (its copy: see agent_copy)
+
+
+def agent_copy(work: Path, fmt: str) -> Path:
+    """Where the coding agent's sessions measured are: the run's own copy of a given dir, or
+    the built corpus, in the place its index and scan read them (the truth is read back from
+    there: an Aider session's id is made from its file's path)."""
+    return work / f"copy-{fmt}" / fmt
 
 
 def prepare(opt: BenchOptions, work: Path, say: Progress) -> Layout:
@@ -252,12 +259,15 @@ def prepare(opt: BenchOptions, work: Path, say: Progress) -> Layout:
         root = Path(opt.agent_store).expanduser()
         if not root.is_dir():
             raise BenchError(f"no {opt.agent} session dir at {root}")
+        measured = agent_copy(work, opt.agent)
+        say(f"copying the {opt.agent} sessions of {root} to {measured}")
+        shutil.copytree(root, measured, symlinks=False)
         say(f"reading the {opt.agent} sessions of {root} back for the queries")
         readback = work / f"{opt.agent}-readback" / "sessions"
-        if not agent_readback(opt.agent, root, readback):
+        if not agent_readback(opt.agent, measured, readback):
             raise BenchError(f"no readable {opt.agent} session in {root}")
         given_agent: JSONDict = {"source": "store", "path": str(root)}
-        return Layout(opt.agent, None, None, None, readback, given_agent, agent=root)
+        return Layout(opt.agent, None, None, None, readback, given_agent, agent=measured)
     if opt.store is not None or opt.home is not None:
         if opt.store is not None:
             sessions = Path(opt.store).expanduser()
@@ -306,7 +316,7 @@ def prepare(opt: BenchOptions, work: Path, say: Progress) -> Layout:
         built["build_seconds"] = time.perf_counter() - t0
         return Layout("pi", None, None, pi_root, sessions, built, truth)
     if fmt in AGENT_FORMATS:
-        root = work / fmt
+        root = agent_copy(work, fmt)
         say(f"writing the corpus as {fmt} session files in {root}")
         write_agent_corpus(fmt, sessions, spill, root)
         truth = work / f"{fmt}-truth" / "sessions"
