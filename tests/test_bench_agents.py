@@ -87,7 +87,7 @@ def test_corrupt_session_file_is_copied_and_skipped(tmp_path: Path) -> None:
     assert len(list(agent_sessions("gemini", root))) == 5
 
 
-@pytest.mark.parametrize("fmt", NEW_FORMATS)
+@pytest.mark.parametrize("fmt", [*NEW_FORMATS, "aider"])
 def test_format_corpus_is_measured(tmp_path: Path, fmt: str) -> None:
     """``bench --format KIND``: the corpus written as that agent's files, our index and scan
     of that source measured and judged; the text report prints the build rate and p95."""
@@ -114,6 +114,7 @@ def test_format_corpus_is_measured(tmp_path: Path, fmt: str) -> None:
         "copilot": "Copilot CLI events JSONL",
         "kimi": "Kimi CLI wire JSONL",
         "cline": "Cline ui_messages JSON",
+        "aider": "Aider chat history Markdown",
     }[fmt]
     assert label in text
     assert f"ours ({fmt.capitalize()} index)" in text
@@ -151,3 +152,34 @@ def test_existing_gemini_dir_is_measured_and_left_as_it_was(tmp_path: Path) -> N
     assert report["stores"]["gemini"]["search"]["quality"]["rank1"] >= 0.7
     after = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
     assert after == before
+
+
+def test_aider_corpus_reads_back_as_written(tmp_path: Path) -> None:
+    """Every session written as a launch in a repo's ``.aider.chat.history.md`` reads back
+    through our Aider source (its id is Aider's: the file and the launch time), with its
+    prose turns in order (the answers to one prompt one turn; no compaction recorded). The
+    format is Markdown without escapes: a reply's line that starts with ``>`` is what aider
+    writes for its own output, and is read as such (hidden), as aider's history is."""
+
+    def words(turns: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        return [
+            (role, " ".join(w for line in text.splitlines() if not line.startswith(">")
+                            for w in line.split()))
+            for role, text in turns
+        ]
+
+    info = build_corpus(tmp_path / "home", sessions=30, seed=7, include_sgd=False,
+                        include_chitchat=False)
+    root = tmp_path / "repos"
+    assert write_agent_corpus("aider", info.sessions_dir, info.spill_dir, root) == 30
+    read = {path.parent.name: data for path, _sid, data in agent_sessions("aider", root)}
+    assert len(read) == 30
+    spilled = read_spills(info.spill_dir)
+    for path in sorted(info.sessions_dir.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["messages"] += spilled.get(data["session_id"], [])
+        back = read[path.stem]
+        assert back["session_id"].startswith("aider-")
+        want = _one_answer_a_prompt(_prose(data, "archived_messages") + _prose(data, "messages"))
+        assert words(_prose(back, "messages")) == words(want), path.name
+    assert agent_readback("aider", root, tmp_path / "back") == 30

@@ -21,6 +21,7 @@ gives the same prose turns (and, where the format records one, the same archived
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -299,6 +300,32 @@ def cline_ui_messages(data: JSONDict) -> bytes:
     return orjson.dumps(messages)
 
 
+def aider_history(data: JSONDict) -> bytes:
+    """A PraisonAI-shaped session dict as the bytes of one launch in an Aider
+    ``.aider.chat.history.md``: the launch header (local time), each prompt line as a
+    ``#### `` line, the answers to one prompt as one reply between blank lines (aider
+    records no compaction: the archived turns are the launch's first)."""
+    created = _epoch(data.get("created_at"))
+    started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(created))
+    out = [f"\n# aider chat started at {started}\n\n"]
+    turns: list[tuple[str, str]] = []
+    for role, text, _ts in (
+        *_turns(data, "archived_messages", created),
+        *_turns(data, "messages", created),
+    ):
+        if role == "assistant" and turns and turns[-1][0] == "assistant":
+            turns[-1] = (role, f"{turns[-1][1]}\n{text}")
+        else:
+            turns.append((role, text))
+    for role, text in turns:
+        if role == "user":
+            out.append("".join(f"#### {line}  \n" if line else "####  \n"
+                               for line in text.splitlines()))
+        else:
+            out.append(f"\n{text}\n\n")
+    return "".join(out).encode("utf-8")
+
+
 def codex_rollout_name(sid: str, created: float) -> str:
     """``YYYY/MM/DD/rollout-YYYY-MM-DDThh-mm-ss-<id>.jsonl`` of a session."""
     when = datetime.fromtimestamp(created, UTC)
@@ -326,6 +353,10 @@ def _kimi_target(stem: str, created: float) -> str:
     return f"{work_dir}/{stem}/agents/main/wire.jsonl"
 
 
+def _aider_target(stem: str, created: float) -> str:
+    return f"{stem}/.aider.chat.history.md"
+
+
 def _cline_target(stem: str, created: float) -> str:
     return f"{CLINE_EXTENSION}/tasks/{stem}/ui_messages.json"
 
@@ -339,6 +370,7 @@ WRITERS: dict[str, tuple[Callable[[str, float], str], Callable[[JSONDict], bytes
     "copilot": (_copilot_target, copilot_events),
     "kimi": (_kimi_target, kimi_wire),
     "cline": (_cline_target, cline_ui_messages),
+    "aider": (_aider_target, aider_history),
 }
 
 
@@ -440,6 +472,7 @@ def _source_sessions(fmt: str, root: Path) -> Iterator[tuple[Path, str, JSONDict
     each read whole without hidden parts)."""
     from session_browser.core.sources import SOURCES
     from session_browser.core.sources.agent import WholeReadSource
+    from session_browser.core.sources.aider import split_name
 
     source = SOURCES[fmt].source(root)
     assert isinstance(source, WholeReadSource)
@@ -448,8 +481,9 @@ def _source_sessions(fmt: str, root: Path) -> Iterator[tuple[Path, str, JSONDict
         if isinstance(got, Skip) or not got.has_turns:
             continue
         sid = got.data.get("session_id")
+        file = split_name(name)[0] if fmt == "aider" else name  # Aider's: <file>#<launch>
         if sid:
-            yield root / name, str(sid), got.data
+            yield root / file, str(sid), got.data
 
 
 def agent_readback(fmt: str, root: Path, dest: Path) -> int:

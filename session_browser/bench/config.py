@@ -33,6 +33,7 @@ GEMINI = "gemini"
 COPILOT = "copilot"
 KIMI = "kimi"
 CLINE = "cline"
+AIDER = "aider"
 #: The coding agents' names in the store labels, by the source kind that reads their files.
 AGENT_NAMES = {
     CLAUDE: "Claude",
@@ -41,6 +42,7 @@ AGENT_NAMES = {
     COPILOT: "Copilot",
     KIMI: "Kimi",
     CLINE: "Cline",
+    AIDER: "Aider",
 }
 #: The coding agents' stores measured (our index over their files, our scan of them), by
 #: the source kind they read.

@@ -228,6 +228,10 @@ def _agent_outside_edit(fmt: str, sid: str, path: Path, text: str) -> None:
     (Claude Code, Codex, Copilot CLI, Kimi), or the file written again whole (Gemini CLI,
     Cline)."""
     stamp = iso_utc(time.time())
+    if fmt == "aider":
+        with open(path, "ab") as fh:
+            fh.write(f"#### {text}  \n".encode())
+        return
     if fmt == "cline":
         said = orjson.loads(path.read_bytes())
         said.append({"ts": time.time_ns() // 1_000_000, "type": "say", "say": "user_feedback",

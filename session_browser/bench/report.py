@@ -32,11 +32,12 @@ PI_LEGEND = (
 
 AGENT_LEGEND = (
     "Coding agents: an outside change adds one user turn to the session's file as the agent "
-    "does (Claude Code, Codex, Copilot CLI, Kimi: one JSON line appended; Gemini CLI, Cline: "
-    "the file written again); reads resumed: re-reads that started where the index stopped "
-    "(a Claude Code or Codex file is read on only by the process that read it last, as the "
-    "app does with the transcripts being written; this phase's fresh process reads each "
-    "changed file whole the first time; the other agents' files are read whole)."
+    "does (Claude Code, Codex, Copilot CLI, Kimi: one JSON line appended; Aider: one prompt "
+    "line appended; Gemini CLI, Cline: the file written again); reads resumed: re-reads that "
+    "started where the index stopped (a Claude Code or Codex file is read on only by the "
+    "process that read it last, as the app does with the transcripts being written; this "
+    "phase's fresh process reads each changed file whole the first time; the other agents' "
+    "files are read whole)."
 )
 
 
@@ -115,6 +116,7 @@ def format_report(report: JSONDict) -> str:
         "copilot": "Copilot CLI events JSONL",
         "kimi": "Kimi CLI wire JSONL",
         "cline": "Cline ui_messages JSON",
+        "aider": "Aider chat history Markdown",
     }.get(fmt, "JSON")
     size_word = {
         "pi": "JSONL",
@@ -123,6 +125,7 @@ def format_report(report: JSONDict) -> str:
         "codex": "JSONL",
         "copilot": "JSONL",
         "kimi": "JSONL",
+        "aider": "Markdown",
     }.get(fmt, "JSON")
     lines = [
         "session-browser bench",
