@@ -56,8 +56,8 @@ from session_browser.core.text import printable
     default=None,
     help="Build the corpus as this coding agent's session files (same conversations, same "
     "queries: Claude Code transcripts, Codex rollouts, Gemini CLI chat files, Copilot CLI "
-    "events.jsonl, Kimi CLI wire logs, Cline task folders) and measure our index and scan of "
-    "that format.",
+    "events.jsonl, Kimi CLI wire logs, Cline task folders, Aider chat histories) and measure "
+    "our index and scan of that format.",
 )
 @click.option(
     "--claude",
