@@ -488,17 +488,15 @@ def test_agent_corpus_reads_back_as_written(tmp_path: Path, fmt: str) -> None:
     from session_browser.bench.agents import (
         agent_readback,
         agent_sessions,
-        write_claude_corpus,
-        write_codex_corpus,
+        write_agent_corpus,
     )
     from session_browser.bench.corpus import build_corpus
     from session_browser.core import recall
 
     info = build_corpus(tmp_path / "home", sessions=30, seed=7, include_sgd=False,
                         include_chitchat=False)
-    write = write_claude_corpus if fmt == "claude" else write_codex_corpus
     root = tmp_path / fmt
-    assert write(info.sessions_dir, info.spill_dir, root) == 30
+    assert write_agent_corpus(fmt, info.sessions_dir, info.spill_dir, root) == 30
     read = {sid: data for _path, sid, data in agent_sessions(fmt, root)}
     assert len(read) == 30
     archived = 0

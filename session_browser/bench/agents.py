@@ -1,17 +1,28 @@
-"""The benchmark corpus written as Claude Code transcripts or Codex rollouts, and read back.
+"""The benchmark corpus written as coding agents' session files, and read back.
 
 The same conversations as the PraisonAI JSON corpus, in the files those agents write:
 Claude Code ``<project>/<id>.jsonl`` (one user line per prompt, one assistant line per answer
 with its ``message.id``, a ``compact_boundary`` line and an ``isCompactSummary`` summary after
-the archived turns) and Codex ``YYYY/MM/DD/rollout-<time>-<id>.jsonl`` (``session_meta``,
+the archived turns), Codex ``YYYY/MM/DD/rollout-<time>-<id>.jsonl`` (``session_meta``,
 ``event_msg`` ``user_message``, assistant ``response_item`` messages, a ``compacted`` line after
-the archived turns). Reading a written file back gives the same prose turns and the same
-archived/active split.
+the archived turns), Gemini CLI ``<project hash>/chats/session-<id>.json`` (the one-object chat
+file, ``user`` and ``gemini`` messages, ``summary`` the title; the legacy file records no
+compaction, so the archived turns are its first messages) and Copilot CLI
+``<id>/events.jsonl`` (``session.start``, ``user.message``, ``assistant.message``, a
+``session.compaction_complete`` event after the archived turns), Kimi Code CLI
+``<work dir md5>/<id>/agents/main/wire.jsonl`` (wire protocol 1.4: ``turn.prompt``,
+``content.part`` loop events, ``context.apply_compaction``) and Cline
+``saoudrizwan.claude-dev/tasks/<id>/ui_messages.json`` (``say`` records: ``task``,
+``user_feedback``, ``text``, a completed ``compaction``). Copilot, Kimi and Cline make the
+answers to one prompt one assistant turn, as the agents do. Reading a written file back
+gives the same prose turns (and, where the format records one, the same archived/active split).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import hashlib
+import time
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,11 +31,12 @@ import orjson
 
 from session_browser.bench.sessions import JSONDict, read_spills
 from session_browser.core.paths import safe_id
+from session_browser.core.sources.base import Skip
 from session_browser.core.sources.pi.build import chat_turns
 
-AGENT_FORMATS = ("claude", "codex")
 AGENT_PROJECT_CWD = "/proj"
 CLAUDE_PROJECT_DIR = "-proj"
+CLINE_EXTENSION = "saoudrizwan.claude-dev"
 
 
 def _stamp(epoch: float) -> str:
@@ -167,19 +179,248 @@ def codex_jsonl(data: JSONDict, *, cwd: str = AGENT_PROJECT_CWD) -> bytes:
     return _lines(lines)
 
 
+def gemini_json(data: JSONDict, *, cwd: str = AGENT_PROJECT_CWD) -> bytes:
+    """A PraisonAI-shaped session dict as the bytes of a Gemini CLI chat file (the one-object
+    format: ``JSON.stringify(conversation, null, 2)``)."""
+    sid = str(data.get("session_id") or "session")
+    created = _epoch(data.get("created_at"))
+    turns = [*_turns(data, "archived_messages", created), *_turns(data, "messages", created)]
+    messages: list[JSONDict] = []
+    for role, text, ts in turns:
+        message: JSONDict = {
+            "id": f"bench-{sid}-{len(messages):07d}",
+            "timestamp": _stamp(ts),
+            "type": "user" if role == "user" else "gemini",
+            "content": text,
+        }
+        if role != "user":
+            message["model"] = "bench"
+        messages.append(message)
+    chat: JSONDict = {
+        "sessionId": sid,
+        "projectHash": gemini_project_hash(cwd),
+        "startTime": _stamp(created),
+        "lastUpdated": _stamp(turns[-1][2] if turns else created),
+        "messages": messages,
+    }
+    title = _title(data)
+    if title is not None:
+        chat["summary"] = title
+    return orjson.dumps(chat, option=orjson.OPT_INDENT_2)
+
+
+def gemini_project_hash(cwd: str) -> str:
+    """The project dir's name under Gemini CLI's ``tmp`` dir (older releases: its SHA-256)."""
+    return hashlib.sha256(cwd.encode("utf-8")).hexdigest()
+
+
+def copilot_events(data: JSONDict, *, cwd: str = AGENT_PROJECT_CWD) -> bytes:
+    """A PraisonAI-shaped session dict as the bytes of a Copilot CLI ``events.jsonl``."""
+    sid = str(data.get("session_id") or "session")
+    created = _epoch(data.get("created_at"))
+    lines: list[JSONDict] = []
+
+    def add(kind: str, ts: float, **payload: Any) -> None:
+        parent = lines[-1]["id"] if lines else None
+        lines.append(
+            {
+                "type": kind,
+                "data": payload,
+                "id": f"bench-{sid}-{len(lines):07d}",
+                "timestamp": _stamp(ts),
+                "parentId": parent,
+            }
+        )
+
+    def turn(role: str, text: str, ts: float) -> None:
+        if role == "user":
+            add("user.message", ts, content=text, transformedContent=text, attachments=[])
+        else:
+            add("assistant.message", ts, messageId=f"bench-{sid}-m{len(lines):07d}",
+                model="bench", content=text, toolRequests=[])
+
+    add("session.start", created, sessionId=sid, version=1, producer="copilot-agent",
+        copilotVersion="1.0.55-1", startTime=_stamp(created), context={"cwd": cwd})
+    archived = _turns(data, "archived_messages", created)
+    active = _turns(data, "messages", created)
+    for role, text, ts in archived:
+        turn(role, text, ts)
+    if archived:
+        ts = archived[-1][2]
+        add("session.compaction_start", ts)
+        add("session.compaction_complete", ts, success=True,
+            summaryContent=f"{len(archived)} earlier turns")
+    for role, text, ts in active:
+        turn(role, text, ts)
+    return _lines(lines)
+
+
+def _ms(epoch: float) -> int:
+    return round(epoch * 1000)
+
+
+def kimi_wire(data: JSONDict, *, cwd: str = AGENT_PROJECT_CWD) -> bytes:
+    """A PraisonAI-shaped session dict as the bytes of a Kimi Code CLI ``wire.jsonl`` (wire
+    protocol 1.4: ``turn.prompt``, the answer as ``content.part`` loop events, a
+    ``context.apply_compaction`` after the archived turns)."""
+    created = _epoch(data.get("created_at"))
+    lines: list[JSONDict] = [
+        {"type": "metadata", "protocol_version": "1.4", "created_at": _ms(created)},
+        {"type": "profile.bind", "profileName": "agent", "modelAlias": "bench",
+         "environmentDisclosure": {"cwd": cwd}, "time": _ms(created)},
+    ]
+
+    def turn(role: str, text: str, ts: float) -> None:
+        if role == "user":
+            parts = [{"type": "text", "text": text}]
+            lines.append({"type": "turn.prompt", "input": parts, "origin": {"kind": "user"},
+                          "time": _ms(ts), "agentId": "main"})
+            lines.append({"type": "context.append_message",
+                          "message": {"role": "user", "content": parts, "toolCalls": [],
+                                      "origin": {"kind": "user"}},
+                          "time": _ms(ts), "agentId": "main"})
+        else:
+            event = {"type": "content.part", "part": {"type": "text", "text": text}}
+            lines.append({"type": "context.append_loop_event", "event": event,
+                          "time": _ms(ts), "agentId": "main"})
+
+    archived = _turns(data, "archived_messages", created)
+    active = _turns(data, "messages", created)
+    for role, text, ts in archived:
+        turn(role, text, ts)
+    if archived:
+        lines.append({"type": "context.apply_compaction",
+                      "summary": f"{len(archived)} earlier turns", "time": _ms(archived[-1][2])})
+    for role, text, ts in active:
+        turn(role, text, ts)
+    return _lines(lines)
+
+
+def cline_ui_messages(data: JSONDict) -> bytes:
+    """A PraisonAI-shaped session dict as the bytes of a Cline task's ``ui_messages.json``
+    (``say: task`` the first prompt, ``user_feedback`` the later ones, ``text`` the answers,
+    a completed ``compaction`` after the archived turns)."""
+    created = _epoch(data.get("created_at"))
+    messages: list[JSONDict] = []
+    asked = False
+
+    def turn(role: str, text: str, ts: float) -> None:
+        nonlocal asked
+        say = "text" if role != "user" else "user_feedback" if asked else "task"
+        asked = asked or role == "user"
+        messages.append({"ts": _ms(ts), "type": "say", "say": say, "text": text})
+
+    archived = _turns(data, "archived_messages", created)
+    active = _turns(data, "messages", created)
+    for role, text, ts in archived:
+        turn(role, text, ts)
+    if archived:
+        messages.append({"ts": _ms(archived[-1][2]), "type": "say", "say": "compaction",
+                         "text": orjson.dumps({"status": "completed"}).decode()})
+    for role, text, ts in active:
+        turn(role, text, ts)
+    return orjson.dumps(messages)
+
+
+def aider_history(data: JSONDict) -> bytes:
+    """A PraisonAI-shaped session dict as the bytes of one launch in an Aider
+    ``.aider.chat.history.md``: the launch header (local time), each prompt line as a
+    ``#### `` line, the answers to one prompt as one reply between blank lines (aider
+    records no compaction: the archived turns are the launch's first)."""
+    created = _epoch(data.get("created_at"))
+    started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(created))
+    out = [f"\n# aider chat started at {started}\n\n"]
+    turns: list[tuple[str, str]] = []
+    for role, text, _ts in (
+        *_turns(data, "archived_messages", created),
+        *_turns(data, "messages", created),
+    ):
+        if role == "assistant" and turns and turns[-1][0] == "assistant":
+            turns[-1] = (role, f"{turns[-1][1]}\n{text}")
+        else:
+            turns.append((role, text))
+    for role, text in turns:
+        if role == "user":
+            out.append("".join(f"#### {line}  \n" if line else "####  \n"
+                               for line in text.splitlines()))
+        else:
+            out.append(f"\n{text}\n\n")
+    return "".join(out).encode("utf-8")
+
+
 def codex_rollout_name(sid: str, created: float) -> str:
     """``YYYY/MM/DD/rollout-YYYY-MM-DDThh-mm-ss-<id>.jsonl`` of a session."""
     when = datetime.fromtimestamp(created, UTC)
     return f"{when:%Y/%m/%d}/rollout-{when:%Y-%m-%dT%H-%M-%S}-{sid}.jsonl"
 
 
-def _write_corpus(
+def _claude_target(stem: str, created: float) -> str:
+    return f"{CLAUDE_PROJECT_DIR}/{stem}.jsonl"
+
+
+def _codex_target(stem: str, created: float) -> str:
+    return codex_rollout_name(stem, created)
+
+
+def _gemini_target(stem: str, created: float) -> str:
+    return f"{gemini_project_hash(AGENT_PROJECT_CWD)}/chats/session-{stem}.json"
+
+
+def _copilot_target(stem: str, created: float) -> str:
+    return f"{stem}/events.jsonl"
+
+
+def _kimi_target(stem: str, created: float) -> str:
+    work_dir = hashlib.md5(AGENT_PROJECT_CWD.encode("utf-8")).hexdigest()
+    return f"{work_dir}/{stem}/agents/main/wire.jsonl"
+
+
+def _aider_target(stem: str, created: float) -> str:
+    return f"{stem}/.aider.chat.history.md"
+
+
+def _cline_target(stem: str, created: float) -> str:
+    return f"{CLINE_EXTENSION}/tasks/{stem}/ui_messages.json"
+
+
+#: Per format: where a session's file goes under the root (from its file stem and start
+#: time), and its bytes.
+WRITERS: dict[str, tuple[Callable[[str, float], str], Callable[[JSONDict], bytes]]] = {
+    "claude": (_claude_target, claude_jsonl),
+    "codex": (_codex_target, codex_jsonl),
+    "gemini": (_gemini_target, gemini_json),
+    "copilot": (_copilot_target, copilot_events),
+    "kimi": (_kimi_target, kimi_wire),
+    "cline": (_cline_target, cline_ui_messages),
+    "aider": (_aider_target, aider_history),
+}
+
+
+def _kimi_state(data: JSONDict) -> dict[str, bytes]:
+    title = _title(data)
+    return {} if title is None else {"state.json": orjson.dumps({"custom_title": title})}
+
+
+#: Per format: the files written beside a session's file (by name), when it has any: Kimi
+#: keeps a session's title in ``state.json`` beside its wire log.
+BESIDE: dict[str, Callable[[JSONDict], dict[str, bytes]]] = {"kimi": _kimi_state}
+#: The formats the benchmark corpus can be written in.
+AGENT_FORMATS = tuple(WRITERS)
+
+
+def write_agent_corpus(
     fmt: str,
     session_dir: Path,
     spill_dir: Path | None,
     root: Path,
-    names: Iterable[str] | None,
+    *,
+    names: Iterable[str] | None = None,
 ) -> int:
+    """Write the PraisonAI session files ``names`` (default: every ``*.json``) of
+    ``session_dir`` as the session files of the agent ``fmt`` (one of :data:`AGENT_FORMATS`)
+    under ``root`` (spilled turns appended, corrupt files copied as they are: the reader
+    skips them). Returns the number of files written."""
+    target_of, body_of = WRITERS[fmt]
     spilled = read_spills(spill_dir)
     chosen = (
         sorted(names) if names is not None else sorted(p.name for p in session_dir.glob("*.json"))
@@ -191,44 +432,31 @@ def _write_corpus(
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
             data = None
-        ok = isinstance(data, dict) and isinstance(data.get("messages"), list)
-        if ok:
-            assert isinstance(data, dict)
+        body = raw
+        created = 0.0
+        beside: dict[str, bytes] = {}
+        if isinstance(data, dict) and isinstance(data.get("messages"), list):
             extra = spilled.get(str(data.get("session_id")))
             if extra:
                 data = data | {"messages": [*data["messages"], *extra]}
-        if fmt == "claude":
-            target = root / CLAUDE_PROJECT_DIR / f"{stem}.jsonl"
-            body = claude_jsonl(data) if ok and isinstance(data, dict) else raw
-        else:
-            created = _epoch(data.get("created_at")) if isinstance(data, dict) else 0.0
-            target = root / codex_rollout_name(stem, created)
-            body = codex_jsonl(data) if ok and isinstance(data, dict) else raw
+            created = _epoch(data.get("created_at"))
+            body = body_of(data)
+            beside = BESIDE[fmt](data) if fmt in BESIDE else {}
+        target = root / target_of(stem, created)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(body)  # a corrupt file is copied as it is: the reader skips it
+        target.write_bytes(body)
+        for other, content in beside.items():
+            (target.parent / other).write_bytes(content)
     return len(chosen)
 
 
-def write_claude_corpus(
-    session_dir: Path, spill_dir: Path | None, root: Path, *, names: Iterable[str] | None = None
-) -> int:
-    """Write the PraisonAI session files ``names`` (default: every ``*.json``) of
-    ``session_dir`` as Claude Code transcripts under ``root/-proj/`` (spilled turns appended,
-    corrupt files copied as they are). Returns the number of files written."""
-    return _write_corpus("claude", session_dir, spill_dir, root, names)
-
-
-def write_codex_corpus(
-    session_dir: Path, spill_dir: Path | None, root: Path, *, names: Iterable[str] | None = None
-) -> int:
-    """Write the PraisonAI session files ``names`` of ``session_dir`` as Codex rollouts under
-    ``root/YYYY/MM/DD/``. Returns the number of files written."""
-    return _write_corpus("codex", session_dir, spill_dir, root, names)
-
-
 def agent_sessions(fmt: str, root: Path) -> Iterator[tuple[Path, str, JSONDict]]:
-    """(file, session id, PraisonAI-shaped dict) of every readable session of a Claude Code
-    projects dir or a Codex sessions dir, as the agent's reader gives them."""
+    """(file, session id, PraisonAI-shaped dict) of every readable session of an agent's dir
+    (a Claude Code projects dir, a Codex sessions dir, ...), as the agent's reader gives
+    them."""
+    if fmt not in ("claude", "codex"):
+        yield from _source_sessions(fmt, root)
+        return
     if fmt == "claude":
         from session_browser.core.sources.claude.places import claude_session_files
         from session_browser.core.sources.claude.reader import read_claude_session
@@ -248,6 +476,34 @@ def agent_sessions(fmt: str, root: Path) -> Iterator[tuple[Path, str, JSONDict]]
         if not sid or not (data.get("messages") or data.get("archived_messages")):
             continue
         yield path, str(sid), data
+
+
+def agent_file_count(fmt: str, root: Path) -> int:
+    """How many session files of the agent ``fmt`` are under ``root`` (read or not)."""
+    if fmt in ("claude", "codex"):
+        return sum(1 for _ in root.rglob("*.jsonl"))
+    from session_browser.core.sources import SOURCES
+
+    return len(SOURCES[fmt].source(root).list_files())
+
+
+def _source_sessions(fmt: str, root: Path) -> Iterator[tuple[Path, str, JSONDict]]:
+    """As :func:`agent_sessions`, through the source of kind ``fmt`` (its files in its order,
+    each read whole without hidden parts)."""
+    from session_browser.core.sources import SOURCES
+    from session_browser.core.sources.agent import WholeReadSource
+    from session_browser.core.sources.aider import split_name
+
+    source = SOURCES[fmt].source(root)
+    assert isinstance(source, WholeReadSource)
+    for name in source.file_order(set(source.list_files())):
+        got = source.read_session(name, include_hidden=False)
+        if isinstance(got, Skip) or not got.has_turns:
+            continue
+        sid = got.data.get("session_id")
+        file = split_name(name)[0] if fmt == "aider" else name  # Aider's: <file>#<launch>
+        if sid:
+            yield root / file, str(sid), got.data
 
 
 def agent_readback(fmt: str, root: Path, dest: Path) -> int:

@@ -28,11 +28,25 @@ GROUP = "group"
 PI_KINDS = (PI, PI_SCAN)
 MIXED_KINDS = (GROUP,)
 CLAUDE = "claude"
-CLAUDE_SCAN = "claude-scan"
 CODEX = "codex"
-CODEX_SCAN = "codex-scan"
-#: The Claude Code and Codex stores measured, by the source kind they read.
-AGENT_KINDS = {CLAUDE: (CLAUDE, CLAUDE_SCAN), CODEX: (CODEX, CODEX_SCAN)}
+GEMINI = "gemini"
+COPILOT = "copilot"
+KIMI = "kimi"
+CLINE = "cline"
+AIDER = "aider"
+#: The coding agents' names in the store labels, by the source kind that reads their files.
+AGENT_NAMES = {
+    CLAUDE: "Claude",
+    CODEX: "Codex",
+    GEMINI: "Gemini",
+    COPILOT: "Copilot",
+    KIMI: "Kimi",
+    CLINE: "Cline",
+    AIDER: "Aider",
+}
+#: The coding agents' stores measured (our index over their files, our scan of them), by
+#: the source kind they read.
+AGENT_KINDS = {fmt: (fmt, f"{fmt}-scan") for fmt in AGENT_NAMES}
 #: The source kind each of those stores reads.
 AGENT_OF = {kind: fmt for fmt, kinds in AGENT_KINDS.items() for kind in kinds}
 ALL_KINDS = (*STORE_KINDS, *PI_KINDS, *MIXED_KINDS, *AGENT_OF)
@@ -40,22 +54,22 @@ STORE_LABELS |= {
     PI: "ours (Pi index)",
     PI_SCAN: "ours (Pi scan)",
     GROUP: "ours (JSON + Pi)",
-    CLAUDE: "ours (Claude index)",
-    CLAUDE_SCAN: "ours (Claude scan)",
-    CODEX: "ours (Codex index)",
-    CODEX_SCAN: "ours (Codex scan)",
+} | {
+    kind: f"ours ({AGENT_NAMES[fmt]} {'index' if kind == fmt else 'scan'})"
+    for fmt, kinds in AGENT_KINDS.items()
+    for kind in kinds
 }
 #: Which stores measure which corpus format.
 FORMAT_KINDS = {"json": STORE_KINDS, "pi": PI_KINDS, "mixed": MIXED_KINDS, **AGENT_KINDS}
 #: Our indexed stores, brought up to date by ``reconcile()`` (the targets judge the first
 #: one measured).
-OUR_INDEXES = (OURS, PI, GROUP, CLAUDE, CODEX)
+OUR_INDEXES = (OURS, PI, GROUP, *AGENT_KINDS)
 #: Indexed stores (a cold build, a reopen, a reconcile after an outside change).
-INDEXED_KINDS = (OURS, PRAISON_SQLITE, PI, GROUP, CLAUDE, CODEX)
+INDEXED_KINDS = (OURS, PRAISON_SQLITE, PI, GROUP, *AGENT_KINDS)
 #: Stores that cannot be written to (no write-through phase).
 READ_ONLY_KINDS = (PI, PI_SCAN, *AGENT_OF)
 #: Scanning stores (they answer a round-robin subset of the queries).
-SCAN_KINDS = (SCAN, PI_SCAN, CLAUDE_SCAN, CODEX_SCAN)
+SCAN_KINDS = (SCAN, PI_SCAN, *(scan for _index, scan in AGENT_KINDS.values()))
 
 SEARCH_LIMIT = 10
 UPDATE_REPEATS = 5
@@ -89,7 +103,7 @@ class BenchOptions:
     pi_store: Path | None = None  # an existing Pi session dir
     pi: bool = False  # build the corpus as Pi JSONL files
     mixed: bool = False  # build half the corpus as PraisonAI JSON, half as Pi JSONL
-    agent: str | None = None  # claude | codex: build the corpus as that agent's files
+    agent: str | None = None  # a coding agent (AGENT_NAMES): the corpus as its files
     agent_store: Path | None = None  # an existing dir of that agent's files
     big_message: bool = True  # the one-message file and the big show
     big_message_mb: float = 50.0

@@ -371,12 +371,12 @@ class Harness:
                 else AGENT_OF.get(kind, kind)
             )
             if group not in copies:
-                self.say(f"copying the store for {group}")
+                if group not in AGENT_KINDS:
+                    self.say(f"copying the store for {group}")
                 home = work / f"copy-{group}"
-                if group in AGENT_KINDS:
+                if group in AGENT_KINDS:  # already the run's own copy (see agent_copy)
                     assert layout.agent is not None
-                    shutil.copytree(layout.agent, home / group, symlinks=False)
-                    copies[group] = (home, home / group, None)
+                    copies[group] = (layout.agent.parent, layout.agent, None)
                 elif group == PI:
                     assert layout.pi is not None
                     shutil.copytree(layout.pi, home / "pi", symlinks=False)

@@ -18,9 +18,9 @@ import orjson
 
 from session_browser.bench.agents import (
     AGENT_FORMATS,
+    agent_file_count,
     agent_readback,
-    write_claude_corpus,
-    write_codex_corpus,
+    write_agent_corpus,
 )
 from session_browser.bench.config import BenchError, BenchOptions, Progress
 from session_browser.bench.corpus import build_corpus, corpus_sources
@@ -141,7 +141,7 @@ def corpus_stats(
             readable += 1
             stats.json_bytes += path.stat().st_size
             _count_session(stats, words, data)
-        written = sum(1 for _ in root.rglob("*.jsonl"))
+        written = agent_file_count(fmt, root)
         stats.files += written
         stats.unreadable += max(0, written - readable)
     stats.top_words = [w for w, _ in words.most_common(top)]
@@ -233,7 +233,14 @@ class Layout:
     info: JSONDict = field(default_factory=dict)
     truth: Path | None = None  # a PraisonAI-shaped dir whose text decides relevance
     truth_spill: Path | None = None
-    agent: Path | None = None  # the Claude Code / Codex dir measured (format claude, codex)
+    agent: Path | None = None  # the coding agent's dir measured (its copy: see agent_copy)
+
+
+def agent_copy(work: Path, fmt: str) -> Path:
+    """Where the coding agent's sessions measured are: the run's own copy of a given dir, or
+    the built corpus, in the place its index and scan read them (the truth is read back from
+    there: an Aider session's id is made from its file's path)."""
+    return work / f"copy-{fmt}" / fmt
 
 
 def prepare(opt: BenchOptions, work: Path, say: Progress) -> Layout:
@@ -252,12 +259,15 @@ def prepare(opt: BenchOptions, work: Path, say: Progress) -> Layout:
         root = Path(opt.agent_store).expanduser()
         if not root.is_dir():
             raise BenchError(f"no {opt.agent} session dir at {root}")
+        measured = agent_copy(work, opt.agent)
+        say(f"copying the {opt.agent} sessions of {root} to {measured}")
+        shutil.copytree(root, measured, symlinks=False)
         say(f"reading the {opt.agent} sessions of {root} back for the queries")
         readback = work / f"{opt.agent}-readback" / "sessions"
-        if not agent_readback(opt.agent, root, readback):
+        if not agent_readback(opt.agent, measured, readback):
             raise BenchError(f"no readable {opt.agent} session in {root}")
         given_agent: JSONDict = {"source": "store", "path": str(root)}
-        return Layout(opt.agent, None, None, None, readback, given_agent, agent=root)
+        return Layout(opt.agent, None, None, None, readback, given_agent, agent=measured)
     if opt.store is not None or opt.home is not None:
         if opt.store is not None:
             sessions = Path(opt.store).expanduser()
@@ -306,10 +316,9 @@ def prepare(opt: BenchOptions, work: Path, say: Progress) -> Layout:
         built["build_seconds"] = time.perf_counter() - t0
         return Layout("pi", None, None, pi_root, sessions, built, truth)
     if fmt in AGENT_FORMATS:
-        root = work / fmt
-        say(f"writing the corpus as {fmt} JSONL files in {root}")
-        write = write_claude_corpus if fmt == "claude" else write_codex_corpus
-        write(sessions, spill, root)
+        root = agent_copy(work, fmt)
+        say(f"writing the corpus as {fmt} session files in {root}")
+        write_agent_corpus(fmt, sessions, spill, root)
         truth = work / f"{fmt}-truth" / "sessions"
         agent_readback(fmt, root, truth)
         built["path"] = str(root)

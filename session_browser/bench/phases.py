@@ -201,7 +201,7 @@ def _pi_target_sessions(pi_dir: Path, n: int) -> list[tuple[str, Path]]:
 
 
 def _agent_target_sessions(fmt: str, root: Path, n: int) -> list[tuple[str, Path]]:
-    """``n`` readable Claude Code / Codex sessions with turns, picked deterministically."""
+    """``n`` readable sessions with turns of a coding agent's dir, picked deterministically."""
     from session_browser.bench.agents import agent_sessions
 
     return _first_sessions(
@@ -224,13 +224,55 @@ def _first_sessions(found: Iterable[tuple[str, Path]], n: int) -> list[tuple[str
 
 
 def _agent_outside_edit(fmt: str, sid: str, path: Path, text: str) -> None:
-    """Append a user turn the way Claude Code / Codex do: one more JSON line at the end."""
+    """Add a user turn the way the agent does: one more JSON line at the end of its file
+    (Claude Code, Codex, Copilot CLI, Kimi), or the file written again whole (Gemini CLI,
+    Cline)."""
     stamp = iso_utc(time.time())
+    if fmt == "aider":
+        with open(path, "ab") as fh:
+            fh.write(f"#### {text}  \n".encode())
+        return
+    if fmt == "cline":
+        said = orjson.loads(path.read_bytes())
+        said.append({"ts": time.time_ns() // 1_000_000, "type": "say", "say": "user_feedback",
+                     "text": text})
+        tmp = path.with_name(f".{path.name}.bench-tmp")
+        tmp.write_bytes(orjson.dumps(said))
+        os.replace(tmp, path)
+        return
+    if fmt == "gemini":
+        chat = orjson.loads(path.read_bytes())
+        chat["messages"].append(
+            {"id": f"bench-outside-{time.time_ns()}", "timestamp": stamp, "type": "user",
+             "content": text}
+        )
+        chat["lastUpdated"] = stamp
+        tmp = path.with_name(f".{path.name}.bench-tmp")
+        tmp.write_bytes(orjson.dumps(chat, option=orjson.OPT_INDENT_2))
+        os.replace(tmp, path)
+        return
     if fmt == "codex":
         line: JSONDict = {
             "timestamp": stamp,
             "type": "event_msg",
             "payload": {"type": "user_message", "message": text, "images": []},
+        }
+    elif fmt == "kimi":
+        line = {
+            "type": "turn.prompt",
+            "input": [{"type": "text", "text": text}],
+            "origin": {"kind": "user"},
+            "time": time.time_ns() // 1_000_000,
+            "agentId": "main",
+        }
+    elif fmt == "copilot":
+        last = orjson.loads(path.read_bytes().rstrip(b"\n").rsplit(b"\n", 1)[-1])
+        line = {
+            "type": "user.message",
+            "data": {"content": text, "transformedContent": text, "attachments": []},
+            "id": f"bench-outside-{time.time_ns()}",
+            "timestamp": stamp,
+            "parentId": last.get("id"),
         }
     else:
         last = orjson.loads(path.read_bytes().rstrip(b"\n").rsplit(b"\n", 1)[-1])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from session_browser.bench.config import GROUP, OURS, PRAISON_SQLITE, UPDATE_REPEATS
+from session_browser.bench.config import AGENT_KINDS, GROUP, OURS, PRAISON_SQLITE, UPDATE_REPEATS
 from session_browser.bench.sessions import JSONDict
 from session_browser.bench.targets import get_path, target_kind
 
@@ -31,11 +31,13 @@ PI_LEGEND = (
 )
 
 AGENT_LEGEND = (
-    "Claude Code / Codex: an outside change appends one user line to the session's JSONL "
-    "file, as the agent does; reads resumed: re-reads that started where the index stopped "
-    "(a Claude Code or Codex file is read on only by the process that read it last, as the "
-    "app does with the transcripts being written; this phase's fresh process reads each "
-    "changed file whole the first time)."
+    "Coding agents: an outside change adds one user turn to the session's file as the agent "
+    "does (Claude Code, Codex, Copilot CLI, Kimi: one JSON line appended; Aider: one prompt "
+    "line appended; Gemini CLI, Cline: the file written again); reads resumed: re-reads that "
+    "started where the index stopped (a Claude Code or Codex file is read on only by the "
+    "process that read it last, as the app does with the transcripts being written; this "
+    "phase's fresh process reads each changed file whole the first time; the other agents' "
+    "files are read whole)."
 )
 
 
@@ -110,10 +112,21 @@ def format_report(report: JSONDict) -> str:
         "mixed": "JSON + Pi JSONL",
         "claude": "Claude Code JSONL",
         "codex": "Codex JSONL",
+        "gemini": "Gemini CLI chat JSON",
+        "copilot": "Copilot CLI events JSONL",
+        "kimi": "Kimi CLI wire JSONL",
+        "cline": "Cline ui_messages JSON",
+        "aider": "Aider chat history Markdown",
     }.get(fmt, "JSON")
-    size_word = {"pi": "JSONL", "mixed": "data", "claude": "JSONL", "codex": "JSONL"}.get(
-        fmt, "JSON"
-    )
+    size_word = {
+        "pi": "JSONL",
+        "mixed": "data",
+        "claude": "JSONL",
+        "codex": "JSONL",
+        "copilot": "JSONL",
+        "kimi": "JSONL",
+        "aider": "Markdown",
+    }.get(fmt, "JSON")
     lines = [
         "session-browser bench",
         f"machine: {m['cpu_count']} x {m['cpu_model']}, {m.get('memory_gb')} GB, "
@@ -344,7 +357,7 @@ def format_report(report: JSONDict) -> str:
     legend = list(LEGEND)
     if fmt in ("pi", "mixed"):
         legend.append(PI_LEGEND[0])
-    if fmt in ("claude", "codex"):
+    if fmt in AGENT_KINDS:
         legend.append(AGENT_LEGEND)
     if fmt == "mixed":
         legend.append(PI_LEGEND[1])

@@ -29,9 +29,9 @@ from session_browser.core.text import printable
 @click.option(
     "--store",
     "store_dir",
-    metavar="DIR|pi:DIR|claude:DIR|codex:DIR",
-    help="Measure an existing session dir, or a Pi, Claude Code or Codex session dir as "
-    "pi:DIR, claude:DIR, codex:DIR (copied first; never changed).",
+    metavar="DIR|pi:DIR|KIND:DIR",
+    help="Measure an existing session dir, or a Pi or coding agent's session dir as "
+    "pi:DIR or KIND:DIR, KIND one of --format's (copied first; never changed).",
 )
 @dir_option(
     "--home",
@@ -50,18 +50,28 @@ from session_browser.core.text import printable
     "our Pi index and Pi scan.",
 )
 @click.option(
+    "--format",
+    "agent_format",
+    type=click.Choice(list(AGENT_KINDS)),
+    default=None,
+    help="Build the corpus as this coding agent's session files (same conversations, same "
+    "queries: Claude Code transcripts, Codex rollouts, Gemini CLI chat files, Copilot CLI "
+    "events.jsonl, Kimi CLI wire logs, Cline task folders, Aider chat histories) and measure "
+    "our index and scan of that format.",
+)
+@click.option(
     "--claude",
     "as_claude",
     is_flag=True,
     help="Build the corpus as Claude Code transcripts (same conversations, same queries) and "
-    "measure our Claude Code index and scan.",
+    "measure our Claude Code index and scan (--format claude).",
 )
 @click.option(
     "--codex",
     "as_codex",
     is_flag=True,
     help="Build the corpus as Codex rollouts (same conversations, same queries) and measure "
-    "our Codex index and scan.",
+    "our Codex index and scan (--format codex).",
 )
 @click.option(
     "--mixed",
@@ -199,6 +209,7 @@ def bench(
     home: Path | None,
     sessions: int | None,
     as_pi: bool,
+    agent_format: str | None,
     as_claude: bool,
     as_codex: bool,
     mixed: bool,
@@ -229,11 +240,11 @@ def bench(
     """Measure build speed, freshness, latency and ranking quality, side by side.
 
     Without --store/--home it builds a seeded corpus of real conversations into a
-    temporary PraisonAI home (--pi: Pi JSONL files; --claude, --codex: Claude Code
-    transcripts, Codex rollouts; --mixed: half and half), deleted
+    temporary PraisonAI home (--pi: Pi JSONL files; --format KIND: a coding agent's session
+    files, --claude and --codex its aliases; --mixed: half and half), deleted
     afterwards unless --keep. Every store works on its own copy, and every phase runs in a
     fresh process. Targets are checked on our index (JSON, else Pi, else the group,
-    else the Claude Code or Codex index).
+    else the coding agent's index).
 
     Corpus: the Schema-Guided Dialogue set plus the chitchat-dataset package when the SGD
     file is found (../shared/data, or $SESSION_BROWSER_DATA_DIR); otherwise, or with
@@ -241,30 +252,35 @@ def bench(
     'session-browser[bench]').
     """
     given = store_dir is not None or home is not None
+    formats = {f for f, on in (("claude", as_claude), ("codex", as_codex)) if on}
+    if agent_format is not None:
+        formats.add(agent_format)
+    if len(formats) > 1:
+        fail("give one of --format, --claude, --codex")
+    as_agent = formats.pop() if formats else None
     if questions:
         if (
             given
             or index_url is not None
             or as_pi
-            or as_claude
-            or as_codex
+            or as_agent is not None
             or mixed
             or no_sgd
             or mcp_path
         ):
             fail(
                 "--questions measures the built SGD + chitchat corpus; it does not apply to "
-                "--store, --home, --index, --pi, --claude, --codex, --mixed, --no-sgd or --mcp"
+                "--store, --home, --index, --pi, --format, --mixed, --no-sgd or --mcp"
             )
         _questions(sessions, seed, workdir, keep, quiet, as_json, mode)
         return
     if mode is not None:
         fail("--mode applies to --questions")
     if redact_cost:
-        if given or index_url is not None or as_pi or as_claude or as_codex or mixed or mcp_path:
+        if given or index_url is not None or as_pi or as_agent is not None or mixed or mcp_path:
             fail(
                 "--redact-kept measures the built PraisonAI corpus; it does not apply to "
-                "--store, --home, --index, --pi, --claude, --codex, --mixed or --mcp"
+                "--store, --home, --index, --pi, --format, --mixed or --mcp"
             )
         _redact_kept(sessions, seed, workdir, keep, quiet, as_json, no_sgd)
         return
@@ -288,18 +304,15 @@ def bench(
         return
     if store_dir is not None and home is not None:
         fail("give --store or --home, not both")
-    if sum((as_pi, as_claude, as_codex, mixed)) > 1:
-        fail("give one of --pi, --claude, --codex, --mixed")
-    if given and (as_pi or as_claude or as_codex or mixed):
-        fail(
-            "--pi, --claude, --codex and --mixed build a corpus; they do not apply to "
-            "--store/--home"
-        )
+    if sum((as_pi, as_agent is not None, mixed)) > 1:
+        fail("give one of --pi, --format, --mixed")
+    if given and (as_pi or as_agent is not None or mixed):
+        fail("--pi, --format and --mixed build a corpus; they do not apply to --store/--home")
     if given and sessions is not None:
         fail("--sessions builds a corpus; it does not apply to --store/--home")
     store_path: Path | None = None
     pi_store: Path | None = None
-    agent: str | None = "claude" if as_claude else "codex" if as_codex else None
+    agent = as_agent
     agent_store: Path | None = None
     if store_dir is not None:
         agent_kind = next(

@@ -1,0 +1,185 @@
+"""The benchmark corpus written as Gemini CLI chat files and Copilot CLI events (``bench
+--format KIND``): read back through our sources as written, and measured like ``--claude``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from session_browser.bench.agents import agent_readback, agent_sessions, write_agent_corpus
+from session_browser.bench.corpus import build_corpus
+from session_browser.bench.report import format_report
+from session_browser.bench.sessions import read_spills
+from session_browser.cli import main
+from tests.test_bench import _run_bench
+
+PROSE = ("user", "assistant")
+NEW_FORMATS = ["gemini", "copilot", "kimi", "cline"]
+#: The formats that record a compaction (Gemini's one-object chat file does not).
+SPLIT_FORMATS = ("copilot", "kimi", "cline")
+
+
+def _prose(data: dict[str, Any], key: str) -> list[tuple[str, str]]:
+    return [(m["role"], m["content"]) for m in data.get(key) or [] if m["role"] in PROSE]
+
+
+def _one_answer_a_prompt(turns: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Copilot CLI's, Kimi's and Cline's turns: the answers between two prompts are one
+    assistant turn."""
+    out: list[tuple[str, str]] = []
+    for role, text in turns:
+        if role == "assistant" and out and out[-1][0] == "assistant":
+            out[-1] = (role, f"{out[-1][1]}\n{text}")
+        else:
+            out.append((role, text))
+    return out
+
+
+@pytest.mark.parametrize("fmt", NEW_FORMATS)
+def test_new_agent_corpus_reads_back_as_written(tmp_path: Path, fmt: str) -> None:
+    """Every session written as the agent's file reads back through our source of that kind
+    under its own id, with its title (Gemini, Kimi: where the agent keeps one) and its prose
+    turns in order; a compaction record gives back the archived/active split (Gemini's
+    one-object file records none: the archived turns are its first messages). Copilot, Kimi
+    and Cline make the answers to one prompt one turn."""
+    info = build_corpus(tmp_path / "home", sessions=30, seed=7, include_sgd=False,
+                        include_chitchat=False)
+    root = tmp_path / fmt
+    assert write_agent_corpus(fmt, info.sessions_dir, info.spill_dir, root) == 30
+    read = {sid: data for _path, sid, data in agent_sessions(fmt, root)}
+    assert len(read) == 30
+    spilled = read_spills(info.spill_dir)
+    archived = titled = 0
+    for path in sorted(info.sessions_dir.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["messages"] += spilled.get(data["session_id"], [])  # the turns written after it
+        back = read[data["session_id"]]
+        if fmt in SPLIT_FORMATS:
+            for key in ("archived_messages", "messages"):
+                want = _one_answer_a_prompt(_prose(data, key))
+                assert _prose(back, key) == want, (key, path.name)
+        else:
+            want = _prose(data, "archived_messages") + _prose(data, "messages")
+            got = _prose(back, "archived_messages") + _prose(back, "messages")
+            assert got == want, path.name
+        title = (data.get("metadata") or {}).get("title")
+        if fmt in ("gemini", "kimi") and title:
+            titled += 1
+            assert back["metadata"]["title"] == title
+        archived += len(data["archived_messages"])
+    assert archived > 0  # sessions with a compaction were written
+    assert fmt not in ("gemini", "kimi") or titled > 0
+    assert agent_readback(fmt, root, tmp_path / "back") == 30
+
+
+def test_corrupt_session_file_is_copied_and_skipped(tmp_path: Path) -> None:
+    """A corpus file that is not JSON is written as it is; reading back skips it."""
+    info = build_corpus(tmp_path / "home", sessions=5, seed=7, include_sgd=False,
+                        include_chitchat=False)
+    (info.sessions_dir / "broken.json").write_bytes(b"{not json")
+    root = tmp_path / "gemini"
+    assert write_agent_corpus("gemini", info.sessions_dir, info.spill_dir, root) == 6
+    assert len(list(root.rglob("session-*.json"))) == 6
+    assert len(list(agent_sessions("gemini", root))) == 5
+
+
+@pytest.mark.parametrize("fmt", [*NEW_FORMATS, "aider"])
+def test_format_corpus_is_measured(tmp_path: Path, fmt: str) -> None:
+    """``bench --format KIND``: the corpus written as that agent's files, our index and scan
+    of that source measured and judged; the text report prints the build rate and p95."""
+    args = ["--sessions", "60", "--queries", "12", "--peer-queries", "4", "--format", fmt,
+            "--no-big-message", "--no-contention"]
+    report, _ = _run_bench(tmp_path, args)
+    assert report["corpus"]["format"] == fmt
+    assert list(report["stores"]) == [fmt, f"{fmt}-scan"]
+    stats = report["corpus"]["stats"]
+    assert stats["files"] == 60 and stats["sessions"] > 50
+    index = report["stores"][fmt]
+    assert index["status"] == "ok", index
+    assert index["build"]["messages_per_s"] > 0
+    quality = index["search"]["quality"]
+    assert quality["n"] == len(report["queries"]["items"]) >= 10
+    assert quality["rank1"] >= 0.7 and quality["recall10"] >= 0.9
+    assert index["update"]["outside_found"] == 1.0
+    scan = report["stores"][f"{fmt}-scan"]
+    assert scan["status"] == "ok" and scan["search"]["quality"]["recall10"] >= 0.9
+    assert {t["name"] for t in report["targets"]} >= {"build_rate", "rank1", "recall10"}
+    text = format_report(report)
+    label = {
+        "gemini": "Gemini CLI chat JSON",
+        "copilot": "Copilot CLI events JSONL",
+        "kimi": "Kimi CLI wire JSONL",
+        "cline": "Cline ui_messages JSON",
+        "aider": "Aider chat history Markdown",
+    }[fmt]
+    assert label in text
+    assert f"ours ({fmt.capitalize()} index)" in text
+
+
+def test_format_flags_are_checked(tmp_path: Path) -> None:
+    for args in (["--format", "gemini", "--codex"], ["--format", "copilot", "--pi"]):
+        result = CliRunner().invoke(main, ["bench", *args])
+        assert result.exit_code == 1 and "give one of" in result.stderr
+        assert result.stderr.strip().count("\n") == 0
+    result = CliRunner().invoke(main, ["bench", "--format", "nope"])
+    assert result.exit_code == 2 and "nope" in result.stderr
+    result = CliRunner().invoke(main, ["bench", "--store", str(tmp_path), "--format", "gemini"])
+    assert result.exit_code == 1 and "--store/--home" in result.stderr
+    result = CliRunner().invoke(main, ["bench", "--store", f"gemini:{tmp_path / 'nope'}"])
+    assert result.exit_code == 1 and "no gemini session dir" in result.stderr
+
+
+def test_existing_gemini_dir_is_measured_and_left_as_it_was(tmp_path: Path) -> None:
+    """``bench --store gemini:DIR``: a Gemini CLI ``tmp`` dir (with a project's ``logs.json``
+    beside its chats, no session) is measured on a copy; its session files are counted,
+    the other file is not, and nothing in it changes."""
+    info = build_corpus(tmp_path / "home", sessions=30, seed=7, include_sgd=False,
+                        include_chitchat=False)
+    root = tmp_path / "tmp"
+    write_agent_corpus("gemini", info.sessions_dir, info.spill_dir, root)
+    (next(root.iterdir()) / "logs.json").write_text("[]", encoding="utf-8")
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+    args = ["--store", f"gemini:{root}", "--queries", "12", "--peer-queries", "4",
+            "--no-big-message", "--no-contention"]
+    (tmp_path / "run").mkdir()
+    report, _ = _run_bench(tmp_path / "run", args)
+    stats = report["corpus"]["stats"]
+    assert (stats["files"], stats["sessions"], stats["unreadable"]) == (30, 30, 0)
+    assert report["stores"]["gemini"]["search"]["quality"]["rank1"] >= 0.7
+    after = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+    assert after == before
+
+
+def test_aider_corpus_reads_back_as_written(tmp_path: Path) -> None:
+    """Every session written as a launch in a repo's ``.aider.chat.history.md`` reads back
+    through our Aider source (its id is Aider's: the file and the launch time), with its
+    prose turns in order (the answers to one prompt one turn; no compaction recorded). The
+    format is Markdown without escapes: a reply's line that starts with ``>`` is what aider
+    writes for its own output, and is read as such (hidden), as aider's history is."""
+
+    def words(turns: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        return [
+            (role, " ".join(w for line in text.splitlines() if not line.startswith(">")
+                            for w in line.split()))
+            for role, text in turns
+        ]
+
+    info = build_corpus(tmp_path / "home", sessions=30, seed=7, include_sgd=False,
+                        include_chitchat=False)
+    root = tmp_path / "repos"
+    assert write_agent_corpus("aider", info.sessions_dir, info.spill_dir, root) == 30
+    read = {path.parent.name: data for path, _sid, data in agent_sessions("aider", root)}
+    assert len(read) == 30
+    spilled = read_spills(info.spill_dir)
+    for path in sorted(info.sessions_dir.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["messages"] += spilled.get(data["session_id"], [])
+        back = read[path.stem]
+        assert back["session_id"].startswith("aider-")
+        want = _one_answer_a_prompt(_prose(data, "archived_messages") + _prose(data, "messages"))
+        assert words(_prose(back, "messages")) == words(want), path.name
+    assert agent_readback("aider", root, tmp_path / "back") == 30
