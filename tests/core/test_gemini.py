@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -360,3 +361,33 @@ def test_fields_of_the_wrong_type_never_break_a_read(tmp_path: Path, value: obje
             legacy = json.dumps({**head, "messages": [good, bad]}).encode()
             data = read_gemini_chat(tmp_path / "c.json", raw=legacy, include_hidden=True).data
             assert data["messages"][0]["content"] == "kept", (field, kind)
+
+
+def test_a_chats_dir_is_listed_once_for_all_its_files_parts(tmp_path: Path) -> None:
+    """The vault asks each chat file for its subagents' chats: with many chats in one dir
+    that must not list the dir once per file (it made a 5,000-chat build take minutes); a
+    subagent folder made later is still found."""
+    root = gemini_home(tmp_path) / "tmp"
+    chats = root / CHAT.rsplit("/", 1)[0]
+    chat = root / CHAT
+    for i in range(200):
+        shutil.copy(chat, chats / f"session-2026-08-20T09-15-{i:08x}.jsonl")
+    old = 1_700_000_000_000_000_000  # (a dir changed two seconds ago or more is remembered)
+    os.utime(chats, ns=(old, old))
+    source = GeminiSource(root)
+    names = [n for n in source.list_files() if n.startswith(CHAT.rsplit("/", 1)[0])]
+    listed: list[str] = []
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event in ("os.scandir", "os.listdir") and str(args[0]) == str(chats):
+            listed.append(event)
+
+    sys.addaudithook(hook)
+    parts = {n: source.chat_parts(n) for n in names}
+    assert len(listed) == 1, listed
+    assert [p.parent.name for p in parts[CHAT]] == [SID]  # the fixture's subagent chat
+    (chats / "0000002a-late").mkdir()  # the dir changed: listed again
+    (chats / "0000002a-late" / "agent.jsonl").write_text("{}\n")
+    late = "session-2026-08-20T09-15-0000002a.jsonl"
+    rel = f"{CHAT.rsplit('/', 1)[0]}/{late}"
+    assert [p.name for p in source.chat_parts(rel)] == ["agent.jsonl"]

@@ -42,6 +42,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -523,6 +524,9 @@ class GeminiSource(WholeReadSource):
     def __init__(self, root: Path) -> None:
         super().__init__(root)
         self._projects: tuple[Identity | None, dict[str, str]] | None = None
+        # chats dir -> ((its mtime, inode), its sub-folders): one listing per dir, not one
+        # per chat file (5,000 chats in one dir made asking every file's parts quadratic)
+        self._folders: dict[str, tuple[tuple[int, int], list[str]]] = {}
 
     def list_files(self) -> dict[str, Identity]:
         out: dict[str, Identity] = {}
@@ -558,15 +562,33 @@ class GeminiSource(WholeReadSource):
         if len(short_id) < 8:
             return []
         if folders is None:
-            try:
-                folders = [d for d in os.listdir(path.parent) if real_dir(path.parent / d)]
-            except OSError:
-                return []
+            folders = self._folders_of(path.parent)
         out: list[Path] = []
         for folder in sorted(folders):
             if folder.startswith(short_id):
                 out.extend(subagent_chats(path, folder))
         return out
+
+    def _folders_of(self, parent: Path) -> list[str]:
+        """The real (not symlinked) folders in ``parent``, listed again only when it changed
+        (its mtime or inode) or changed in the last two seconds (a folder made in the same
+        clock tick as a listing would not move its mtime)."""
+        try:
+            st = os.stat(parent)
+        except OSError:
+            return []
+        key, mark = str(parent), (st.st_mtime_ns, st.st_ino)
+        kept = self._folders.get(key)
+        if kept is not None and kept[0] == mark:
+            return kept[1]
+        try:
+            with os.scandir(parent) as entries:
+                folders = [e.name for e in entries if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            return []
+        if time.time_ns() - st.st_mtime_ns > 2_000_000_000:
+            self._folders[key] = (mark, folders)
+        return folders
 
     @property
     def part_files(self) -> Callable[[str], list[Path]] | None:
