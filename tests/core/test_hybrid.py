@@ -30,7 +30,8 @@ from session_browser.core.query import parse_query
 from session_browser.core.search import hybrid
 from session_browser.core.search.procedure import relevance
 
-T0 = 1_760_000_000.0
+from .test_session_recall import T0, put
+
 DAY = 86400.0
 
 #: What the test embedder takes for one meaning: each word is hashed as its group's first.
@@ -103,27 +104,6 @@ TARGET = [
     "Good: press hard and fast, about two a second, that tempo matters most.",
 ]
 QUESTION = "compressions chest collapsed minute"
-
-
-def put(d: Path, sid: str, texts: list[str], start: float = T0) -> Path:
-    roles = ["user", "assistant"]
-    data: dict[str, Any] = {
-        "session_id": sid,
-        "messages": [
-            {"role": roles[i % 2], "content": t, "metadata": {}, "timestamp": start + i * 60}
-            for i, t in enumerate(texts)
-        ],
-        "created_at": "2025-12-01T00:00:00+00:00",
-        "updated_at": "2026-01-01T00:00:00+00:00",
-        "agent_name": None,
-        "user_id": None,
-        "metadata": {},
-        "archived_messages": [],
-    }
-    d.mkdir(parents=True, exist_ok=True)
-    path = d / f"{paths.safe_id(sid)}.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
 
 
 @pytest.fixture
