@@ -500,3 +500,47 @@ def test_a_window_text_seen_before_is_not_embedded_again(
     assert vec[name["fork"], 0] == vec[name["target"], 0]
     assert vec[name["fork"], 1] != vec[name["target"], 1]
     assert vec[name["twin-a"], 0] == vec[name["twin-b"], 0]
+
+
+def test_a_question_is_embedded_beside_its_lexical_part(
+    store: SqliteSessionStore,
+    embedder: SynonymEmbedder,
+    mode: pytest.MonkeyPatch,
+) -> None:
+    """A question no message holds whole is embedded on a thread of its own as soon as it is
+    known to be one, so its vector is computed while session recall ranks (another core),
+    not after it; once, and kept for the same words asked again."""
+    import threading
+
+    from session_browser.core.search import procedure
+
+    build_vectors(store.db_path, embedder)
+    mode.setenv(hybrid.ENV, "hybrid")
+    embedder.calls.clear()
+    embedding = threading.Event()
+    threads: list[str] = []
+    inner_embed = embedder.embed
+
+    def embed(texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        threads.append(threading.current_thread().name)
+        embedding.set()
+        return inner_embed(texts)
+
+    mode.setattr(embedder, "embed", embed)
+    rank = procedure.lexical.rank_sessions
+    seen_before_ranking: list[bool] = []
+
+    def ranking(*args: Any, **kwargs: Any) -> Any:
+        # the embedding has started (or is done) before recall ranks: it was not left
+        # for after the lexical part (a generous bound: only the old order waits it out)
+        seen_before_ranking.append(embedding.wait(10.0))
+        return rank(*args, **kwargs)
+
+    mode.setattr(procedure.lexical, "rank_sessions", ranking)
+    searching = threading.current_thread().name
+    assert "target" in ids(store, QUESTION, limit=10)
+    assert seen_before_ranking and all(seen_before_ranking)
+    assert embedder.calls == [[QUESTION]] and threads[0] != searching
+    # the same question again: its vector is kept, nothing embedded
+    assert "target" in ids(store, QUESTION, limit=10)
+    assert embedder.calls == [[QUESTION]]

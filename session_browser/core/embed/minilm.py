@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from .base import INSTALL_HINT, EmbedderUnavailable
+from .base import INSTALL_HINT, EmbedderUnavailable, blas_threads
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -232,9 +232,6 @@ class MiniLMEmbedder:
         self._batch_size = batch_size
         self._batch_tokens = batch_tokens
         self._threads = threads
-        from threadpoolctl import ThreadpoolController  # optional: load_minilm checks it
-
-        self._blas = ThreadpoolController()
 
     @property
     def name(self) -> str:
@@ -272,7 +269,7 @@ class MiniLMEmbedder:
         # BLAS runs on ``threads`` threads (one by default) while this embeds: OpenBLAS on
         # two threads made these matrix sizes 4x slower on a busy 2-core machine (18-25
         # texts/s against 93 on one thread). Use the other cores with more processes.
-        with self._blas.limit(limits=self._threads, user_api="blas"):
+        with blas_threads(self._threads):
             return self._embed(texts)
 
     def _embed(self, texts: Sequence[str]) -> Array:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 import threading
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +49,10 @@ class Semantic:
         self.group_lexical = False
         self._vectors = VectorIndex(db_path) if db_path is not None else None
         self._queries: dict[tuple[str, str], Any] = {}
+        self._pending: dict[tuple[str, str], Future[Any]] = {}
+        self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._qlock = threading.Lock()  # the query vectors (not held while loading vectors)
 
     def choose(self) -> Choice:
         """Hybrid when asked (or not asked and the vectors are ready), with the vectors."""
@@ -88,15 +93,54 @@ class Semantic:
         """Whether there are vectors to read (built at least once; not checked further)."""
         return self._vectors is not None and self._vectors.path.is_file()
 
-    def query_vector(self, embedder: Embedder, text: str) -> Any:
+    def prefetch(self, embedder: Embedder, text: str) -> None:
+        """Start embedding ``text`` on a thread of its own, so that its vector is ready (or
+        nearly) when :meth:`query_vector` asks for it: the embedding (NumPy, outside the
+        GIL) runs beside the lexical part of the search on another core. A prefetch not yet
+        started when another one comes is dropped (typing supersedes a query)."""
         key = (embedder.name, text)
-        got = self._queries.get(key)
-        if got is None:
-            got = embedder.embed([text])[0]
+        with self._qlock:
+            if key in self._queries or key in self._pending:
+                return
+            for old in list(self._pending.values()):
+                old.cancel()  # (false for one already running: it finishes, its result kept)
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="query-vector")
+            self._pending[key] = self._pool.submit(self._embed, embedder, text)
+
+    def _embed(self, embedder: Embedder, text: str) -> Any:
+        got = embedder.embed([text])[0]
+        key = (embedder.name, text)
+        with self._qlock:
             if len(self._queries) >= QUERY_CACHE:
                 self._queries.clear()
             self._queries[key] = got
+            self._pending.pop(key, None)
         return got
+
+    def query_vector(self, embedder: Embedder, text: str) -> Any:
+        """The vector of ``text``: kept from before, else the prefetch's (waited for), else
+        embedded here."""
+        key = (embedder.name, text)
+        with self._qlock:
+            got = self._queries.get(key)
+            pending = self._pending.get(key) if got is None else None
+        if got is not None:
+            return got
+        if pending is not None:
+            with suppress(CancelledError):
+                return pending.result()
+        return self._embed(embedder, text)
+
+    def close(self) -> None:
+        """Stop the prefetch thread (a running embedding finishes first)."""
+        with self._qlock:
+            pool, self._pool = self._pool, None
+            for old in self._pending.values():
+                old.cancel()
+            self._pending.clear()
+        if pool is not None:
+            pool.shutdown(wait=True)
 
 
 def neighbours(

@@ -260,6 +260,7 @@ class SqliteSessionStore(IndexBrowse, IndexSearch, IndexStoreAPI):
     def close(self) -> None:
         super().close()
         self.reconciler.close()
+        self.semantic.close()
 
     def get_by_gateway_session(self, gateway_session_id: str) -> SessionData | None:
         """The session linked to a gateway session, found through the index's gateway route

@@ -28,11 +28,12 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import closing, contextmanager, nullcontext, suppress
+from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..embed.base import blas_threads
 from ..paths import lock_file
 
 try:
@@ -566,26 +567,6 @@ def _remove(path: Path) -> None:
             p.unlink()
 
 
-_BLAS: list[Any] = []  # the threadpool controller, made once (None: no threadpoolctl)
-
-
-def _one_blas_thread() -> Any:
-    """A context in which BLAS runs on one thread: the product of the query with every window
-    is small, and BLAS threads left spinning after it slowed a whole search down (best of 50
-    on 12,146 windows of a loaded 2-core machine: 9.0 ms a lookup, 1.2 ms on one thread)."""
-    if not _BLAS:
-        try:
-            from threadpoolctl import ThreadpoolController
-
-            _BLAS.append(ThreadpoolController())
-        except ImportError:
-            _BLAS.append(None)
-    controller = _BLAS[0]
-    if controller is None:
-        return nullcontext()
-    return controller.limit(limits=1, user_api="blas")
-
-
 @dataclass(frozen=True)
 class Window:
     """A session's best window for a query: its file, message range and cosine."""
@@ -687,7 +668,7 @@ class VectorIndex:
         assert self._first is not None and self._last is not None
         if query.shape != (matrix.shape[1],):
             raise VectorsUnavailable("the query vector does not fit the stored vectors")
-        with _one_blas_thread():
+        with blas_threads(1):
             sims = matrix @ query.astype(np.float32)
         # each session's best window (a session's windows are consecutive rows)
         best = np.maximum.reduceat(sims, self._starts)

@@ -93,6 +93,9 @@ class PgEngine:
             out.append(TEAM_LEXICAL)
         return out
 
+    def expect_neighbours(self, pq: ParsedQuery) -> None:
+        return None  # the team index searches lexically
+
     def neighbours(self, pq: ParsedQuery, k: int) -> list[tuple[float, tuple[Any, ...]]] | None:
         return None  # the team index searches lexically
 

@@ -118,6 +118,12 @@ class Engine(Protocol):
         ``pq``, else its first message (only when :attr:`session_recall`)."""
         ...
 
+    def expect_neighbours(self, pq: ParsedQuery) -> None:
+        """A hint: ``pq`` will be asked by meaning (:meth:`neighbours`) once its lexical part
+        is done; an engine may start embedding it meanwhile, on another core. Nothing to do
+        in lexical mode."""
+        ...
+
     def neighbours(self, pq: ParsedQuery, k: int) -> list[tuple[float, Row]] | None:
         """Hybrid mode (:mod:`.hybrid`): the ``k`` sessions nearest ``pq``'s words by meaning
         that pass its filters, nearest first, each as (cosine of its best window, the

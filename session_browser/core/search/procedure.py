@@ -115,7 +115,9 @@ def lexical_scoring(
         and (min(dfs) <= 0 or not engine.one_message_holds(pq))
     ):
         # the same sessions match as on every other path (a message holds one of the
-        # query's rarer words as written): recall orders them, and the count is the rule's
+        # query's rarer words as written): recall orders them, and the count is the rule's.
+        # In hybrid mode such a question is asked by meaning too: embedded meanwhile.
+        engine.expect_neighbours(pq)
         return Scoring(
             recalled(engine, pq, dfs, corpus, limit, scorer.rare),
             [],
