@@ -544,3 +544,46 @@ def test_a_question_is_embedded_beside_its_lexical_part(
     # the same question again: its vector is kept, nothing embedded
     assert "target" in ids(store, QUESTION, limit=10)
     assert embedder.calls == [[QUESTION]]
+
+
+def test_question_parts() -> None:
+    assert hybrid.question_parts("a cafe in Oakland and then a funk rock track, two tickets") == [
+        "a cafe in Oakland",
+        "a funk rock track",
+        "two tickets",
+    ]
+    # a piece of one word is no part; one part is the whole question only
+    assert hybrid.question_parts("hotel, please") == []
+    assert hybrid.question_parts("compressions chest collapsed minute") == []
+
+
+def test_a_question_of_several_parts_prefers_the_session_answering_each(
+    tmp_path: Path, embedder: SynonymEmbedder, mode: pytest.MonkeyPatch
+) -> None:
+    """A session whose windows answer each part of a question is nearer than one whose
+    single window holds more of the question's words but answers each part less."""
+    d = tmp_path / "sessions"
+    pad = ["ok"] * (WINDOW_MESSAGES - 1)  # (words of three letters are not embedded)
+    put(d, "each-part", ["chest compressions tempo", *pad, "autumn haiku leaves", *pad], T0)
+    put(d, "one-window", ["chest compressions autumn haiku", *pad], T0 + DAY)
+    for i, texts in enumerate(FILLER):
+        put(d, f"filler-{i}", texts, T0 + (i + 2) * DAY)
+    store = SqliteSessionStore(d, db_path=tmp_path / "index.db", reconcile="sync", vault=False)
+    try:
+        build_vectors(store.db_path, embedder)
+        mode.setenv(hybrid.ENV, "hybrid")
+        question = "chest compressions tempo and then autumn haiku leaves"
+        parts = ["chest compressions tempo", "autumn haiku leaves"]
+        assert hybrid.question_parts(question) == parts
+        engine = SqliteEngine(store)
+        with engine.reading():
+            in_parts = engine.neighbours(parse_query(question), 5)
+            whole = engine.neighbours(parse_query(" ".join(parts)), 5)
+        assert in_parts is not None and whole is not None
+        assert [row[6] for _sim, row in in_parts][:2] == ["each-part", "one-window"]
+        # asked as one part, the single window like the whole is the nearer
+        assert [row[6] for _sim, row in whole][:2] == ["one-window", "each-part"]
+        # closeness is a mean of cosines: on the cosine's scale
+        assert all(0.0 < sim <= 1.0 for sim, _row in in_parts[:2])
+    finally:
+        store.close()

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..embed import Embedder, EmbedderUnavailable, embedder_named
 from ..query import ParsedQuery
-from ..search.hybrid import requested_mode
+from ..search.hybrid import question_parts, requested_mode
 from .vectors import VectorIndex, VectorsUnavailable, follow, updating
 
 if TYPE_CHECKING:
@@ -109,7 +109,8 @@ class Semantic:
             self._pending[key] = self._pool.submit(self._embed, embedder, text)
 
     def _embed(self, embedder: Embedder, text: str) -> Any:
-        got = embedder.embed([text])[0]
+        # the whole query, then its parts (one batch: the weights are read once for all)
+        got = embedder.embed([text, *question_parts(text)])
         key = (embedder.name, text)
         with self._qlock:
             if len(self._queries) >= QUERY_CACHE:
@@ -119,8 +120,9 @@ class Semantic:
         return got
 
     def query_vector(self, embedder: Embedder, text: str) -> Any:
-        """The vector of ``text``: kept from before, else the prefetch's (waited for), else
-        embedded here."""
+        """The vectors of ``text``: a row for the whole, then one per part
+        (:func:`~..search.hybrid.question_parts`); kept from before, else the prefetch's
+        (waited for), else embedded here."""
         key = (embedder.name, text)
         with self._qlock:
             got = self._queries.get(key)

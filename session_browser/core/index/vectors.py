@@ -569,7 +569,8 @@ def _remove(path: Path) -> None:
 
 @dataclass(frozen=True)
 class Window:
-    """A session's best window for a query: its file, message range and cosine."""
+    """A session's best window for a query: its file, message range, and the session's
+    closeness to the query (:meth:`VectorIndex.nearest`)."""
 
     file: str
     first: int
@@ -657,8 +658,10 @@ class VectorIndex:
         self._key = key
 
     def nearest(self, query: npt.NDArray[np.float32], k: int) -> list[Window]:
-        """The ``k`` sessions whose best window is nearest ``query`` (a unit vector), each
-        with that window, nearest first."""
+        """The ``k`` sessions nearest ``query`` (unit vectors, one a row: the whole query,
+        then its parts if any), each with its best window for the whole, nearest first. A
+        session's closeness: its best window's cosine with the whole; with parts, the mean
+        of that and of the parts' mean best cosine (:mod:`..search.hybrid`)."""
         import numpy as np
 
         self.load()
@@ -666,24 +669,31 @@ class VectorIndex:
         assert matrix is not None and owner is not None
         assert self._starts is not None and self._ends is not None
         assert self._first is not None and self._last is not None
-        if query.shape != (matrix.shape[1],):
+        if query.ndim == 1:
+            query = query[None, :]
+        if query.ndim != 2 or query.shape[1] != matrix.shape[1]:
             raise VectorsUnavailable("the query vector does not fit the stored vectors")
         with blas_threads(1):
-            sims = matrix @ query.astype(np.float32)
-        # each session's best window (a session's windows are consecutive rows)
-        best = np.maximum.reduceat(sims, self._starts)
-        k = min(k, len(best))
+            sims = matrix @ query.astype(np.float32).T  # (windows, 1 + parts)
+        # each session's best window per row of the query (a session's windows are
+        # consecutive rows)
+        best = np.maximum.reduceat(sims, self._starts, axis=0)
+        close = best[:, 0]
+        if best.shape[1] > 1:
+            close = (close + best[:, 1:].mean(axis=1)) * np.float32(0.5)
+        k = min(k, len(close))
         if k <= 0:
             return []
-        top = np.argpartition(-best, k - 1)[:k] if k < len(best) else np.arange(len(best))
-        top = top[np.lexsort((top, -best[top]))]  # nearest first (ties: the earlier session)
+        top = np.argpartition(-close, k - 1)[:k] if k < len(close) else np.arange(len(close))
+        top = top[np.lexsort((top, -close[top]))]  # nearest first (ties: the earlier session)
+        whole = sims[:, 0]
         out: list[Window] = []
         ends = self._ends
         for o in top.tolist():
             lo, hi = int(self._starts[o]), int(ends[o])
-            i = lo + int(np.argmax(sims[lo:hi]))
+            i = lo + int(np.argmax(whole[lo:hi]))
             out.append(
-                Window(self._files[o], int(self._first[i]), int(self._last[i]), float(sims[i]))
+                Window(self._files[o], int(self._first[i]), int(self._last[i]), float(close[o]))
             )
         return out
 
