@@ -173,9 +173,22 @@ class _Layer:
         self.ln2_w = t[p + "output.LayerNorm.weight"]
         self.ln2_b = t[p + "output.LayerNorm.bias"]
 
-    def __call__(self, x: Array, batch: int, length: int, mask_bias: Array) -> Array:
+    def __call__(
+        self,
+        x: Array,
+        batch: int,
+        length: int,
+        mask_bias: Array,
+        where: npt.NDArray[np.intp] | None,
+    ) -> Array:
+        """One layer over ``x``, the batch's real tokens only (``where``: their places in
+        the padded ``batch × length`` layout the attention works in; None: no padding)."""
         head = _HIDDEN // _HEADS
-        qkv = x @ self.qkv_w + self.qkv_b  # (batch·length, 3·hidden)
+        qkv = x @ self.qkv_w + self.qkv_b  # (tokens, 3·hidden)
+        if where is not None:
+            padded = np.zeros((batch * length, 3 * _HIDDEN), dtype=np.float32)
+            padded[where] = qkv
+            qkv = padded
         qkv = qkv.reshape(batch, length, 3, _HEADS, head).transpose(2, 0, 3, 1, 4)
         q, k, v = qkv[0], qkv[1], qkv[2]  # (batch, heads, length, head)
         scores = (q @ k.transpose(0, 1, 3, 2)) * np.float32(1.0 / math.sqrt(head))
@@ -184,6 +197,8 @@ class _Layer:
         np.exp(scores, out=scores)
         scores /= scores.sum(axis=-1, keepdims=True)
         context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch * length, _HIDDEN)
+        if where is not None:
+            context = context[where]
         attended = context @ self.out_w
         attended += self.out_b
         attended += x
@@ -294,23 +309,26 @@ class MiniLMEmbedder:
         return out
 
     def _embed_batch(self, ids: list[list[int]], out: Array, rows: list[int]) -> None:
-        batch, length = len(ids), max(len(x) for x in ids)
-        tokens = np.zeros((batch, length), dtype=np.int64)
+        # The dense layers run on the real tokens only, packed (a batch's padding is not
+        # multiplied: a question and its shorter parts cost their tokens, not 4x the
+        # longest); only the attention works in the padded batch × length layout.
+        batch = len(ids)
+        lengths = np.fromiter((len(x) for x in ids), dtype=np.intp, count=batch)
+        length = int(lengths.max())
+        tokens = np.fromiter((t for row in ids for t in row), dtype=np.int64)
+        positions = np.concatenate([np.arange(n) for n in lengths])
+        starts = np.r_[0, np.cumsum(lengths)[:-1]]
+        where: npt.NDArray[np.intp] | None = None
+        if (lengths != length).any():
+            where = np.repeat(np.arange(batch) * length - starts, lengths) + np.arange(len(tokens))
         mask = np.zeros((batch, length), dtype=np.float32)
-        for i, row in enumerate(ids):
-            tokens[i, : len(row)] = row
-            mask[i, : len(row)] = 1.0
-        x = self._word[tokens] + self._position[:length] + self._segment
-        x = _layer_norm(
-            x.reshape(batch * length, _HIDDEN).astype(np.float32, copy=False),
-            self._ln_w,
-            self._ln_b,
-        )
+        mask.reshape(-1)[where if where is not None else slice(None)] = 1.0
+        x = self._word[tokens] + self._position[positions] + self._segment
+        x = _layer_norm(x.astype(np.float32, copy=False), self._ln_w, self._ln_b)
         mask_bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
         for layer in self._layers:
-            x = layer(x, batch, length, mask_bias)
-        summed = (x.reshape(batch, length, _HIDDEN) * mask[:, :, None]).sum(axis=1)
-        pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), np.float32(1e-9))
+            x = layer(x, batch, length, mask_bias, where)
+        pooled = np.add.reduceat(x, starts, axis=0) / lengths[:, None].astype(np.float32)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         out[rows] = pooled / np.maximum(norms, np.float32(1e-12))
 
