@@ -23,6 +23,7 @@ from session_browser.core.index import SqliteSessionStore
 from session_browser.core.index.engine import SqliteEngine
 from session_browser.core.index.vectors import (
     WINDOW_MESSAGES,
+    VectorIndex,
     build_vectors,
     vectors_path,
 )
@@ -537,10 +538,20 @@ def test_a_question_is_embedded_beside_its_lexical_part(
         return rank(*args, **kwargs)
 
     mode.setattr(procedure.lexical, "rank_sessions", ranking)
+    # the query's closeness to every session is worked out on that thread too
+    closeness = VectorIndex.closeness
+    closeness_threads: list[str] = []
+
+    def watched(self: VectorIndex, query: Any, k: int) -> Any:
+        closeness_threads.append(threading.current_thread().name)
+        return closeness(self, query, k)
+
+    mode.setattr(VectorIndex, "closeness", watched)
     searching = threading.current_thread().name
     assert "target" in ids(store, QUESTION, limit=10)
     assert seen_before_ranking and all(seen_before_ranking)
     assert embedder.calls == [[QUESTION]] and threads[0] != searching
+    assert closeness_threads == threads[:1]
     # the same question again: its vector is kept, nothing embedded
     assert "target" in ids(store, QUESTION, limit=10)
     assert embedder.calls == [[QUESTION]]

@@ -119,10 +119,11 @@ class SqliteEngine:
             self._choice = self.store.semantic.choose()
         return self._choice
 
-    def expect_neighbours(self, pq: ParsedQuery) -> None:
+    def expect_neighbours(self, pq: ParsedQuery, k: int) -> None:
         choice = self._semantic()
         if choice.vectors is not None and choice.embedder is not None and pq.words.strip():
-            self.store.semantic.prefetch(choice.embedder, pq.words)
+            want = semantic.wanted(k, bool(self.store._filter_sql(pq)[0]))
+            self.store.semantic.prefetch(choice.embedder, pq.words, choice.vectors, want)
 
     def neighbours(self, pq: ParsedQuery, k: int) -> list[tuple[float, Row]] | None:
         choice = self._semantic()

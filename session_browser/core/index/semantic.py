@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..embed import Embedder, EmbedderUnavailable, embedder_named
 from ..query import ParsedQuery
 from ..search.hybrid import question_parts, requested_mode
-from .vectors import VectorIndex, VectorsUnavailable, follow, updating
+from .vectors import Closeness, VectorIndex, VectorsUnavailable, follow, updating
 
 if TYPE_CHECKING:
     import sqlite3
@@ -50,6 +50,7 @@ class Semantic:
         self._vectors = VectorIndex(db_path) if db_path is not None else None
         self._queries: dict[tuple[str, str], Any] = {}
         self._pending: dict[tuple[str, str], Future[Any]] = {}
+        self._scored: dict[tuple[str, str], Closeness] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._qlock = threading.Lock()  # the query vectors (not held while loading vectors)
@@ -93,11 +94,12 @@ class Semantic:
         """Whether there are vectors to read (built at least once; not checked further)."""
         return self._vectors is not None and self._vectors.path.is_file()
 
-    def prefetch(self, embedder: Embedder, text: str) -> None:
-        """Start embedding ``text`` on a thread of its own, so that its vector is ready (or
-        nearly) when :meth:`query_vector` asks for it: the embedding (NumPy, outside the
-        GIL) runs beside the lexical part of the search on another core. A prefetch not yet
-        started when another one comes is dropped (typing supersedes a query)."""
+    def prefetch(self, embedder: Embedder, text: str, vectors: VectorIndex, k: int) -> None:
+        """Start embedding ``text`` and working out its closeness to every session of
+        ``vectors`` (for ``k`` nearest) on a thread of its own, so that both are ready (or
+        nearly) when the search asks (:meth:`query_vector`, :meth:`closeness`): NumPy works
+        outside the GIL, beside the lexical part of the search, on another core. A prefetch
+        not yet started when another one comes is dropped (typing supersedes a query)."""
         key = (embedder.name, text)
         with self._qlock:
             if key in self._queries or key in self._pending:
@@ -106,16 +108,27 @@ class Semantic:
                 old.cancel()  # (false for one already running: it finishes, its result kept)
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(1, thread_name_prefix="query-vector")
-            self._pending[key] = self._pool.submit(self._embed, embedder, text)
+            self._pending[key] = self._pool.submit(self._embed, embedder, text, vectors, k)
 
-    def _embed(self, embedder: Embedder, text: str) -> Any:
+    def _embed(
+        self, embedder: Embedder, text: str, vectors: VectorIndex | None = None, k: int = 0
+    ) -> Any:
         # the whole query, then its parts (one batch: the weights are read once for all)
         got = embedder.embed([text, *question_parts(text)])
+        scored: Closeness | None = None
+        if vectors is not None:
+            try:
+                scored = vectors.closeness(got, k)
+            except VectorsUnavailable:  # (said by the search itself when it asks)
+                scored = None
         key = (embedder.name, text)
         with self._qlock:
             if len(self._queries) >= QUERY_CACHE:
                 self._queries.clear()
             self._queries[key] = got
+            self._scored.clear()  # (one kept: a closeness holds two arrays of the store's size)
+            if scored is not None:
+                self._scored[key] = scored
             self._pending.pop(key, None)
         return got
 
@@ -134,6 +147,12 @@ class Semantic:
                 return pending.result()
         return self._embed(embedder, text)
 
+    def closeness(self, embedder: Embedder, text: str) -> Closeness | None:
+        """The closeness of ``text`` a prefetch worked out, if any (after
+        :meth:`query_vector`)."""
+        with self._qlock:
+            return self._scored.get((embedder.name, text))
+
     def close(self) -> None:
         """Stop the prefetch thread (a running embedding finishes first)."""
         with self._qlock:
@@ -143,6 +162,12 @@ class Semantic:
             self._pending.clear()
         if pool is not None:
             pool.shutdown(wait=True)
+
+
+def wanted(k: int, filtered: bool) -> int:
+    """Sessions asked of the vectors first for ``k`` neighbours (``filtered``: the query has
+    filters, some may not pass them)."""
+    return k * 2 if filtered else k
 
 
 def neighbours(
@@ -163,6 +188,7 @@ def neighbours(
     if not text.strip() or k <= 0:  # (nothing asked by meaning: the query is not embedded)
         return []
     query = semantic.query_vector(embedder, text)
+    scored = semantic.closeness(embedder, text)
     fsql, fparams = filters
     sql = (
         f"SELECT {columns} FROM sessions s JOIN messages m ON m.id BETWEEN s.row_lo AND s.row_hi "
@@ -171,9 +197,9 @@ def neighbours(
     in_window = sql.format(within=" AND m.idx BETWEEN ? AND ?")
     anywhere = sql.format(within="")
     out: list[tuple[float, tuple[Any, ...]]] = []
-    want = k * 2 if fsql else k  # some may not pass the filters
+    want = wanted(k, bool(fsql))
     while True:
-        wins = vectors.nearest(query, want)
+        wins = vectors.nearest(query, want, scored)
         out = []
         for w in wins:
             row = db.execute(in_window, (w.file, w.first, w.last, *fparams)).fetchone()

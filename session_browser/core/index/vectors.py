@@ -26,6 +26,7 @@ import collections
 import hashlib
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
@@ -580,20 +581,40 @@ class Window:
     similarity: float
 
 
+@dataclass(frozen=True)
+class _Loaded:
+    """One version of the vectors file in memory (never changed: a new version is a new one,
+    so a search that holds it reads arrays that agree with each other)."""
+
+    key: tuple[int, ...]
+    matrix: npt.NDArray[np.float32]  # a row a window, float32
+    files: list[str]  # a session's file, by its number
+    starts: npt.NDArray[np.intp]  # each session's first row (its windows are consecutive)
+    ends: npt.NDArray[np.intp]
+    first: npt.NDArray[np.int64]  # each window's first and last message index
+    last: npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Closeness:
+    """A query's closeness to every session of one version of the vectors
+    (:meth:`VectorIndex.closeness`), kept so that it can be worked out ahead of the search
+    that asks for it (:meth:`~.semantic.Semantic.prefetch`)."""
+
+    loaded: _Loaded
+    close: npt.NDArray[np.float32]  # a session's closeness
+    whole: npt.NDArray[np.float32]  # a window's cosine with the whole query
+    pool: int  # sessions asked by the query's parts (0: it has none)
+
+
 class VectorIndex:
     """The vectors of one index, read lazily and again when the file changed."""
 
     def __init__(self, db_path: str | os.PathLike[str]) -> None:
         self.db_path = Path(db_path)
         self.path = vectors_path(db_path)
-        self._key: tuple[int, ...] | None = None
-        self._files: list[str] = []
-        self._first: npt.NDArray[np.int64] | None = None
-        self._last: npt.NDArray[np.int64] | None = None
-        self._owner: npt.NDArray[np.int64] | None = None
-        self._starts: npt.NDArray[np.intp] | None = None
-        self._ends: npt.NDArray[np.intp] | None = None
-        self._matrix: npt.NDArray[np.float32] | None = None
+        self._now: _Loaded | None = None
+        self._lock = threading.Lock()  # one load at a time (searches and their prefetch)
         self.model = ""
         self.sessions = 0
 
@@ -610,12 +631,21 @@ class VectorIndex:
     def load(self) -> None:
         """Read the vectors (when the file changed since last read). Raises
         :class:`VectorsUnavailable` saying why they cannot be read."""
+        with self._lock:
+            self._load()
+
+    def _loaded(self) -> _Loaded:
+        self.load()
+        assert self._now is not None
+        return self._now
+
+    def _load(self) -> None:
         import numpy as np
 
         if not self.path.is_file():
             raise VectorsUnavailable("no vectors yet ('session-browser index vectors' builds them)")
         key = self._stamp()
-        if key == self._key:
+        if self._now is not None and key == self._now.key:
             return
         try:
             with closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=5)) as db:
@@ -647,81 +677,96 @@ class VectorIndex:
         # float32 in memory (4 bytes a value: 150 MB for 100k windows of 384), so a query is
         # one matrix-vector product, not a conversion of the whole matrix first
         quantized = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), dim)
-        self._matrix = quantized.astype(np.float32) * np.float32(1.0 / 127.0)
-        self._files = list(files)
-        self._owner = np.asarray(owner, dtype=np.int64)
+        owners = np.asarray(owner, dtype=np.int64)
         # where each session's windows start and end (rows are in file order)
-        self._starts = np.flatnonzero(np.r_[True, self._owner[1:] != self._owner[:-1]])
-        self._ends = np.r_[self._starts[1:], len(self._owner)]
-        self._first = np.asarray(first, dtype=np.int64)
-        self._last = np.asarray(last, dtype=np.int64)
+        starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
+        self._now = _Loaded(
+            key=key,
+            matrix=quantized.astype(np.float32) * np.float32(1.0 / 127.0),
+            files=list(files),
+            starts=starts,
+            ends=np.r_[starts[1:], len(owners)],
+            first=np.asarray(first, dtype=np.int64),
+            last=np.asarray(last, dtype=np.int64),
+        )
         self.model = meta.get("model", "")
         self.sessions = len(files)
-        self._key = key
 
-    def nearest(self, query: npt.NDArray[np.float32], k: int) -> list[Window]:
-        """The ``k`` sessions nearest ``query`` (unit vectors, one a row: the whole query,
-        then its parts if any), each with its best window for the whole, nearest first. A
-        session's closeness: its best window's cosine with the whole; with parts, the mean
-        of that and of the parts' mean best cosine (:mod:`..search.hybrid`)."""
+    def closeness(self, query: npt.NDArray[np.float32], k: int) -> Closeness:
+        """``query``'s closeness to every session (``query``: unit vectors, one a row: the
+        whole query, then its parts if any; ``k``: how many nearest sessions will be asked
+        for). A session's closeness is its best window's cosine with the whole; with parts,
+        the mean of that and of the parts' mean best cosine (:mod:`..search.hybrid`)."""
         import numpy as np
 
-        self.load()
-        matrix, owner = self._matrix, self._owner
-        assert matrix is not None and owner is not None
-        assert self._starts is not None and self._ends is not None
-        assert self._first is not None and self._last is not None
+        now = self._loaded()
         if query.ndim == 1:
             query = query[None, :]
-        if query.ndim != 2 or query.shape[1] != matrix.shape[1]:
+        if query.ndim != 2 or query.shape[1] != now.matrix.shape[1]:
             raise VectorsUnavailable("the query vector does not fit the stored vectors")
         with blas_threads(1):
-            whole = matrix @ query[0].astype(np.float32)
+            whole = now.matrix @ query[0].astype(np.float32)
         # each session's best window (a session's windows are consecutive rows)
-        close = np.maximum.reduceat(whole, self._starts)
-        if len(query) > 1 and len(close) > 0:
-            close = self._with_parts(close, query[1:], max(PARTS_POOL, k))
+        close = np.maximum.reduceat(whole, now.starts)
+        pool = 0
+        if len(query) > 1:
+            pool = min(max(PARTS_POOL, k), len(close))
+            close = _with_parts(now, close, query[1:], pool)
+        return Closeness(now, close, whole, pool)
+
+    def nearest(
+        self, query: npt.NDArray[np.float32], k: int, scored: Closeness | None = None
+    ) -> list[Window]:
+        """The ``k`` sessions nearest ``query`` (:meth:`closeness`; ``scored``: worked out
+        before, used when it is of the vectors as they are now and went far enough), each
+        with its best window for the whole query, nearest first."""
+        import numpy as np
+
+        now = self._loaded()
+        if (
+            scored is None
+            or scored.loaded is not now
+            or (scored.pool and scored.pool < min(k, len(scored.close)))
+        ):
+            scored = self.closeness(query, k)
+        close, whole = scored.close, scored.whole
         k = min(k, len(close))
         if k <= 0:
             return []
         top = np.argpartition(-close, k - 1)[:k] if k < len(close) else np.arange(len(close))
         top = top[np.lexsort((top, -close[top]))]  # nearest first (ties: the earlier session)
         out: list[Window] = []
-        ends = self._ends
         for o in top.tolist():
-            lo, hi = int(self._starts[o]), int(ends[o])
+            lo, hi = int(now.starts[o]), int(now.ends[o])
             i = lo + int(np.argmax(whole[lo:hi]))
-            out.append(
-                Window(self._files[o], int(self._first[i]), int(self._last[i]), float(close[o]))
-            )
+            out.append(Window(now.files[o], int(now.first[i]), int(now.last[i]), float(close[o])))
         return out
 
-    def _with_parts(
-        self, best: npt.NDArray[np.float32], parts: npt.NDArray[np.float32], pool: int
-    ) -> npt.NDArray[np.float32]:
-        """Closeness with the parts of a question: the ``pool`` sessions nearest the whole
-        get the mean of their best cosine with the whole and their parts' mean best cosine;
-        the others fall below every one of them (a session far from the whole question is
-        not lifted by its parts: with the 300 nearest, the 200 paraphrased questions of the
-        bench rank as with all 30,000 sessions). Only the pool's windows are multiplied by
-        the parts: a product of every window with several vectors costs twice one with the
-        whole."""
-        import numpy as np
 
-        assert self._matrix is not None and self._starts is not None and self._ends is not None
-        n = len(best)
-        chosen = np.argpartition(-best, pool - 1)[:pool] if pool < n else np.arange(n)
-        lo, hi = self._starts[chosen], self._ends[chosen]
-        counts = hi - lo
-        # the rows of the chosen sessions' windows, session after session
-        offsets = np.r_[0, np.cumsum(counts)[:-1]]
-        rows = np.repeat(lo - offsets, counts) + np.arange(int(counts.sum()))
-        with blas_threads(1):
-            sims = self._matrix[rows] @ parts.astype(np.float32).T  # (rows, parts)
-        per_part = np.maximum.reduceat(sims, offsets, axis=0)  # (chosen, parts)
-        out = np.full(n, -2.0, dtype=np.float32)  # (below any mean of cosines)
-        out[chosen] = (best[chosen] + per_part.mean(axis=1)) * np.float32(0.5)
-        return out
+def _with_parts(
+    now: _Loaded, best: npt.NDArray[np.float32], parts: npt.NDArray[np.float32], pool: int
+) -> npt.NDArray[np.float32]:
+    """Closeness with the parts of a question: the ``pool`` sessions nearest the whole get
+    the mean of their best cosine with the whole and their parts' mean best cosine; the
+    others fall below every one of them (a session far from the whole question is not
+    lifted by its parts: with the 300 nearest, the 200 paraphrased questions of the bench
+    rank as with all 30,000 sessions). Only the pool's windows are multiplied by the parts:
+    a product of every window with several vectors costs twice one with the whole."""
+    import numpy as np
+
+    n = len(best)
+    chosen = np.argpartition(-best, pool - 1)[:pool] if pool < n else np.arange(n)
+    lo, hi = now.starts[chosen], now.ends[chosen]
+    counts = hi - lo
+    # the rows of the chosen sessions' windows, session after session
+    offsets = np.r_[0, np.cumsum(counts)[:-1]]
+    rows = np.repeat(lo - offsets, counts) + np.arange(int(counts.sum()))
+    with blas_threads(1):
+        sims = now.matrix[rows] @ parts.astype(np.float32).T  # (rows, parts)
+    per_part = np.maximum.reduceat(sims, offsets, axis=0)  # (chosen, parts)
+    out = np.full(n, -2.0, dtype=np.float32)  # (below any mean of cosines)
+    out[chosen] = (best[chosen] + per_part.mean(axis=1)) * np.float32(0.5)
+    return out
 
 
 def size_of(path: Path) -> int:

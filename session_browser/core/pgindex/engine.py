@@ -93,7 +93,7 @@ class PgEngine:
             out.append(TEAM_LEXICAL)
         return out
 
-    def expect_neighbours(self, pq: ParsedQuery) -> None:
+    def expect_neighbours(self, pq: ParsedQuery, k: int) -> None:
         return None  # the team index searches lexically
 
     def neighbours(self, pq: ParsedQuery, k: int) -> list[tuple[float, tuple[Any, ...]]] | None:

@@ -118,10 +118,10 @@ class Engine(Protocol):
         ``pq``, else its first message (only when :attr:`session_recall`)."""
         ...
 
-    def expect_neighbours(self, pq: ParsedQuery) -> None:
-        """A hint: ``pq`` will be asked by meaning (:meth:`neighbours`) once its lexical part
-        is done; an engine may start embedding it meanwhile, on another core. Nothing to do
-        in lexical mode."""
+    def expect_neighbours(self, pq: ParsedQuery, k: int) -> None:
+        """A hint: ``pq``'s ``k`` nearest sessions will be asked by meaning
+        (:meth:`neighbours`) once its lexical part is done; an engine may start working
+        them out meanwhile, on another core. Nothing to do in lexical mode."""
         ...
 
     def neighbours(self, pq: ParsedQuery, k: int) -> list[tuple[float, Row]] | None:

@@ -117,7 +117,7 @@ def lexical_scoring(
         # the same sessions match as on every other path (a message holds one of the
         # query's rarer words as written): recall orders them, and the count is the rule's.
         # In hybrid mode such a question is asked by meaning too: embedded meanwhile.
-        engine.expect_neighbours(pq)
+        engine.expect_neighbours(pq, hybrid.neighbours_wanted(False, False, limit))
         return Scoring(
             recalled(engine, pq, dfs, corpus, limit, scorer.rare),
             [],
