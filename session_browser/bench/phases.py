@@ -225,8 +225,14 @@ def _first_sessions(found: Iterable[tuple[str, Path]], n: int) -> list[tuple[str
 
 def _agent_outside_edit(fmt: str, sid: str, path: Path, text: str) -> None:
     """Add a user turn the way the agent does: one more JSON line at the end of its file
-    (Claude Code, Codex, Copilot CLI, Kimi), or the file written again whole (Gemini CLI,
-    Cline)."""
+    (Claude Code, Codex, Copilot CLI, Kimi), the file written again whole (Gemini CLI,
+    Cline), or a message row added to the database the session is in (OpenCode, Goose: the
+    session's path is ``<database>/<id>``)."""
+    from session_browser.bench.agent_db import DATABASES
+
+    if fmt in DATABASES:
+        DATABASES[fmt].add_prompt(path.parent, sid, text)
+        return
     stamp = iso_utc(time.time())
     if fmt == "aider":
         with open(path, "ab") as fh:
