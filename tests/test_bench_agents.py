@@ -1,5 +1,6 @@
-"""The benchmark corpus written as Gemini CLI chat files and Copilot CLI events (``bench
---format KIND``): read back through our sources as written, and measured like ``--claude``."""
+"""The benchmark corpus written as Gemini CLI chat files, Copilot CLI events, Kimi wire logs,
+Cline tasks, Aider histories and OpenCode's and Goose's databases (``bench --format KIND``):
+read back through our sources as written, and measured like ``--claude``."""
 
 from __future__ import annotations
 
@@ -299,3 +300,30 @@ def test_outside_turn_is_added_to_the_database_and_indexed(tmp_path: Path, fmt: 
     assert _prose(back, "messages")[-1] == ("user", "note zqxkestrelmarker for the benchmark")
     assert len(back["messages"]) == len(data["messages"]) + 1
     assert sorted(p.name for p in root.iterdir()) == before
+
+
+def test_existing_opencode_dir_is_measured_and_left_as_it_was(tmp_path: Path) -> None:
+    """``bench --store opencode:DIR``: an OpenCode data dir (its database, and an older JSON
+    tree of a session the database does not hold) is measured on a copy; the outside changes
+    go to the copy, and nothing in the dir changes (bytes, mtimes, no file beside the
+    database)."""
+    from tests.core.test_opencode import sessions as opencode_sessions
+    from tests.core.test_opencode import write_storage
+
+    info = build_corpus(tmp_path / "home", sessions=30, seed=7, include_sgd=False,
+                        include_chitchat=False)
+    root = tmp_path / "opencode"
+    write_agent_corpus("opencode", info.sessions_dir, info.spill_dir, root)
+    write_storage(root, opencode_sessions()[:1])
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+    args = ["--store", f"opencode:{root}", "--queries", "12", "--peer-queries", "4",
+            "--no-big-message", "--no-contention"]
+    (tmp_path / "run").mkdir()
+    report, _ = _run_bench(tmp_path / "run", args)
+    stats = report["corpus"]["stats"]
+    assert (stats["files"], stats["sessions"], stats["unreadable"]) == (31, 31, 0)
+    index = report["stores"]["opencode"]
+    assert index["search"]["quality"]["rank1"] >= 0.7
+    assert index["update"]["outside_found"] == 1.0
+    after = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+    assert after == before

@@ -14,8 +14,10 @@ compaction, so the archived turns are its first messages) and Copilot CLI
 ``content.part`` loop events, ``context.apply_compaction``) and Cline
 ``saoudrizwan.claude-dev/tasks/<id>/ui_messages.json`` (``say`` records: ``task``,
 ``user_feedback``, ``text``, a completed ``compaction``). Copilot, Kimi and Cline make the
-answers to one prompt one assistant turn, as the agents do. Reading a written file back
-gives the same prose turns (and, where the format records one, the same archived/active split).
+answers to one prompt one assistant turn, as the agents do. OpenCode and Goose keep every
+session as rows of one SQLite database (``opencode.db``, ``sessions.db``):
+:mod:`session_browser.bench.agent_db` writes those. Reading a written file back gives the
+same prose turns (and, where the format records one, the same archived/active split).
 """
 
 from __future__ import annotations
