@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -351,7 +351,7 @@ DATABASES: dict[str, AgentDatabase] = {
 }
 
 
-def write_database(fmt: str, root: Path, sessions: list[Corpus]) -> Path:
+def write_database(fmt: str, root: Path, sessions: Iterable[Corpus]) -> Path:
     """``sessions`` written as the database of ``fmt`` (a key of :data:`DATABASES`) under
     ``root``, in write-ahead-log mode as both agents keep it, in one transaction. Returns the
     database's path."""

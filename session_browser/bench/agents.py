@@ -412,13 +412,6 @@ BESIDE: dict[str, Callable[[JSONDict], dict[str, bytes]]] = {"kimi": _kimi_state
 AGENT_FORMATS = (*WRITERS, *DATABASES)
 
 
-def _chosen(session_dir: Path, names: Iterable[str] | None) -> list[str]:
-    """``names`` sorted, or every ``*.json`` of ``session_dir``."""
-    if names is not None:
-        return sorted(names)
-    return sorted(p.name for p in session_dir.glob("*.json"))
-
-
 def _session(raw: bytes, spilled: dict[str, list[JSONDict]]) -> JSONDict | None:
     """The corpus session of a file's bytes, its spilled turns appended (None: not one)."""
     try:
@@ -431,7 +424,11 @@ def _session(raw: bytes, spilled: dict[str, list[JSONDict]]) -> JSONDict | None:
     return data | {"messages": [*data["messages"], *extra]} if extra else data
 
 
-def _database_corpus(stem: str, raw: bytes, data: JSONDict | None) -> Corpus:
+def _database_corpus(path: Path, spilled: dict[str, list[JSONDict]]) -> Corpus:
+    """Corpus file ``path`` as a database format's writer takes it."""
+    raw = path.read_bytes()
+    stem = path.name[: -len(".json")]
+    data = _session(raw, spilled)
     if data is None:
         return Corpus(stem, None, 0.0, [], [], AGENT_PROJECT_CWD,
                       unreadable=raw.decode("utf-8", "replace"))
@@ -460,12 +457,11 @@ def write_agent_corpus(
     skips them; OpenCode and Goose: rows of one database, a corrupt file a session the reader
     skips). Returns the number of files (sessions) written."""
     spilled = read_spills(spill_dir)
-    chosen = _chosen(session_dir, names)
+    chosen = (
+        sorted(names) if names is not None else sorted(p.name for p in session_dir.glob("*.json"))
+    )
     if fmt in DATABASES:
-        corpus = []
-        for name in chosen:
-            raw = (session_dir / name).read_bytes()
-            corpus.append(_database_corpus(name[: -len(".json")], raw, _session(raw, spilled)))
+        corpus = (_database_corpus(session_dir / name, spilled) for name in chosen)
         write_database(fmt, root, corpus)
         return len(chosen)
     target_of, body_of = WRITERS[fmt]
