@@ -302,27 +302,32 @@ def test_outside_turn_is_added_to_the_database_and_indexed(tmp_path: Path, fmt: 
     assert sorted(p.name for p in root.iterdir()) == before
 
 
-def test_existing_opencode_dir_is_measured_and_left_as_it_was(tmp_path: Path) -> None:
-    """``bench --store opencode:DIR``: an OpenCode data dir (its database, and an older JSON
-    tree of a session the database does not hold) is measured on a copy; the outside changes
-    go to the copy, and nothing in the dir changes (bytes, mtimes, no file beside the
-    database)."""
-    from tests.core.test_opencode import sessions as opencode_sessions
-    from tests.core.test_opencode import write_storage
-
+@pytest.mark.parametrize("fmt", DATABASE_FORMATS)
+def test_existing_database_dir_is_measured_and_left_as_it_was(tmp_path: Path, fmt: str) -> None:
+    """``bench --store opencode:DIR`` / ``goose:DIR``: the agent's dir (its database, and a
+    session the database does not hold in the older layout beside it: OpenCode's JSON tree,
+    Goose's ``<id>.jsonl``) is measured on a copy; the outside changes go to the copy, and
+    nothing in the dir changes (bytes, mtimes, no file beside the database)."""
     info = build_corpus(tmp_path / "home", sessions=30, seed=7, include_sgd=False,
                         include_chitchat=False)
-    root = tmp_path / "opencode"
-    write_agent_corpus("opencode", info.sessions_dir, info.spill_dir, root)
-    write_storage(root, opencode_sessions()[:1])
+    root = tmp_path / fmt
+    write_agent_corpus(fmt, info.sessions_dir, info.spill_dir, root)
+    if fmt == "opencode":
+        from tests.core.test_opencode import sessions as opencode_sessions
+        from tests.core.test_opencode import write_storage
+
+        write_storage(root, opencode_sessions()[:1])
+    else:
+        legacy = Path(__file__).parent / "fixtures" / "goose" / "20250301_1.jsonl"
+        (root / legacy.name).write_bytes(legacy.read_bytes())
     before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
-    args = ["--store", f"opencode:{root}", "--queries", "12", "--peer-queries", "4",
+    args = ["--store", f"{fmt}:{root}", "--queries", "12", "--peer-queries", "4",
             "--no-big-message", "--no-contention"]
     (tmp_path / "run").mkdir()
     report, _ = _run_bench(tmp_path / "run", args)
     stats = report["corpus"]["stats"]
     assert (stats["files"], stats["sessions"], stats["unreadable"]) == (31, 31, 0)
-    index = report["stores"]["opencode"]
+    index = report["stores"][fmt]
     assert index["search"]["quality"]["rank1"] >= 0.7
     assert index["update"]["outside_found"] == 1.0
     after = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}

@@ -201,11 +201,20 @@ def _pi_target_sessions(pi_dir: Path, n: int) -> list[tuple[str, Path]]:
 
 
 def _agent_target_sessions(fmt: str, root: Path, n: int) -> list[tuple[str, Path]]:
-    """``n`` readable sessions with turns of a coding agent's dir, picked deterministically."""
+    """``n`` readable sessions with turns of a coding agent's dir, picked deterministically
+    (OpenCode, Goose: sessions of the database, where the agent writes; it no longer writes
+    the older files beside it)."""
+    from session_browser.bench.agent_db import DATABASES
     from session_browser.bench.agents import agent_sessions
 
+    db = DATABASES[fmt].name if fmt in DATABASES else None
     return _first_sessions(
-        ((sid, path) for path, sid, data in agent_sessions(fmt, root) if data.get("messages")), n
+        (
+            (sid, path)
+            for path, sid, data in agent_sessions(fmt, root)
+            if data.get("messages") and (db is None or path.parent.name == db)
+        ),
+        n,
     )
 
 
