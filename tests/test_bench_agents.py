@@ -1,9 +1,12 @@
-"""The benchmark corpus written as Gemini CLI chat files and Copilot CLI events (``bench
---format KIND``): read back through our sources as written, and measured like ``--claude``."""
+"""The benchmark corpus written as Gemini CLI chat files, Copilot CLI events, Kimi wire logs,
+Cline tasks, Aider histories and OpenCode's and Goose's databases (``bench --format KIND``):
+read back through our sources as written, and measured like ``--claude``."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from session_browser.bench.agents import agent_readback, agent_sessions, write_agent_corpus
+from session_browser.bench.config import AGENT_NAMES
 from session_browser.bench.corpus import build_corpus
 from session_browser.bench.report import format_report
 from session_browser.bench.sessions import read_spills
@@ -87,7 +91,7 @@ def test_corrupt_session_file_is_copied_and_skipped(tmp_path: Path) -> None:
     assert len(list(agent_sessions("gemini", root))) == 5
 
 
-@pytest.mark.parametrize("fmt", [*NEW_FORMATS, "aider"])
+@pytest.mark.parametrize("fmt", [*NEW_FORMATS, "aider", "opencode", "goose"])
 def test_format_corpus_is_measured(tmp_path: Path, fmt: str) -> None:
     """``bench --format KIND``: the corpus written as that agent's files, our index and scan
     of that source measured and judged; the text report prints the build rate and p95."""
@@ -115,9 +119,12 @@ def test_format_corpus_is_measured(tmp_path: Path, fmt: str) -> None:
         "kimi": "Kimi CLI wire JSONL",
         "cline": "Cline ui_messages JSON",
         "aider": "Aider chat history Markdown",
+        "opencode": "OpenCode SQLite database",
+        "goose": "Goose SQLite database",
     }[fmt]
     assert label in text
-    assert f"ours ({fmt.capitalize()} index)" in text
+    assert f"ours ({AGENT_NAMES[fmt]} index)" in text
+    assert "messages/s" in text and "search p95" in text and "cold build rate" in text
 
 
 def test_format_flags_are_checked(tmp_path: Path) -> None:
@@ -183,3 +190,145 @@ def test_aider_corpus_reads_back_as_written(tmp_path: Path) -> None:
         want = _one_answer_a_prompt(_prose(data, "archived_messages") + _prose(data, "messages"))
         assert words(_prose(back, "messages")) == words(want), path.name
     assert agent_readback("aider", root, tmp_path / "back") == 30
+
+
+DATABASE_FORMATS = ("opencode", "goose")
+
+
+@pytest.mark.parametrize("fmt", DATABASE_FORMATS)
+def test_database_corpus_reads_back_as_written(tmp_path: Path, fmt: str) -> None:
+    """Every session written as rows of OpenCode's ``opencode.db`` or Goose's ``sessions.db``
+    reads back through our source of that kind under its own id, with its title (OpenCode:
+    its default title until it names one) and its prose turns in order, one message a turn,
+    and the compaction the rows record gives back the archived/active split. A corpus file
+    that is not a session is a session of no turns: read, counted, skipped."""
+    info = build_corpus(tmp_path / "home", sessions=30, seed=7, include_sgd=False,
+                        include_chitchat=False)
+    (info.sessions_dir / "broken.json").write_bytes(b"{not json")
+    root = tmp_path / fmt
+    assert write_agent_corpus(fmt, info.sessions_dir, info.spill_dir, root) == 31
+    assert sorted(p.name for p in root.iterdir()) == [
+        {"opencode": "opencode.db", "goose": "sessions.db"}[fmt]
+    ]
+    read = {sid: (path, data) for path, sid, data in agent_sessions(fmt, root)}
+    assert len(read) == 30 and "broken" not in read
+    spilled = read_spills(info.spill_dir)
+    archived = titled = untitled = 0
+    for path in sorted(info.sessions_dir.glob("*.json")):
+        if path.name == "broken.json":
+            continue
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["messages"] += spilled.get(data["session_id"], [])
+        where, back = read[data["session_id"]]
+        assert where == root / where.parent.name / data["session_id"]  # <database>/<id>
+        for key in ("archived_messages", "messages"):
+            assert _prose(back, key) == _prose(data, key), (key, path.name)
+        if data["archived_messages"]:
+            archived += 1
+            summary = back["messages"][0]
+            assert summary["role"] == "system" and "earlier turns" in summary["content"]
+        assert back["metadata"]["cwd"] == "/proj"
+        title = (data.get("metadata") or {}).get("title")
+        if title:
+            titled += 1
+            assert back["metadata"]["title"] == title
+        else:
+            untitled += 1
+            got = back["metadata"].get("title")
+            assert got is None if fmt == "goose" else got.startswith("New session - 20")
+    assert archived > 0 and titled > 0 and untitled > 0
+    assert agent_readback(fmt, root, tmp_path / "back") == 30
+
+
+@pytest.mark.parametrize("fmt", DATABASE_FORMATS)
+def test_database_corpus_has_the_agents_tables(tmp_path: Path, fmt: str) -> None:
+    """The database written has the tables, columns and indexes of the agent's own schema
+    (the one our reader's tests take from the agent's source)."""
+    from tests.core.test_opencode import SCHEMA as OPENCODE_SCHEMA
+
+    info = build_corpus(tmp_path / "home", sessions=3, seed=7, include_sgd=False,
+                        include_chitchat=False)
+    write_agent_corpus(fmt, info.sessions_dir, info.spill_dir, tmp_path / "written")
+    [written] = list((tmp_path / "written").iterdir())
+    reference = tmp_path / "reference.db"
+    script = (
+        OPENCODE_SCHEMA
+        if fmt == "opencode"
+        else (Path(__file__).parent / "fixtures" / "goose" / "schema.sql").read_text()
+    )
+    with closing(sqlite3.connect(reference)) as db:
+        db.executescript(script)
+
+    def schema(path: Path) -> list[tuple[str, str]]:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+            rows = db.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall()
+        return [(name, " ".join(str(sql).split())) for name, sql in rows]
+
+    assert schema(written) == schema(reference)
+
+
+@pytest.mark.parametrize("fmt", DATABASE_FORMATS)
+def test_outside_turn_is_added_to_the_database_and_indexed(tmp_path: Path, fmt: str) -> None:
+    """The bench's outside change of a database format adds a row as the agent does: our
+    index, brought up to date, finds the new words in that session and re-reads only it;
+    nothing is left beside the database."""
+    from session_browser.bench.phases import _agent_outside_edit
+    from session_browser.bench.stores import search_ids
+    from session_browser.core.open import index_store
+    from session_browser.core.sources import SOURCES
+
+    info = build_corpus(tmp_path / "home", sessions=10, seed=7, include_sgd=False,
+                        include_chitchat=False)
+    root = tmp_path / fmt
+    write_agent_corpus(fmt, info.sessions_dir, info.spill_dir, root)
+    before = sorted(p.name for p in root.iterdir())
+    path, sid, data = next(iter(agent_sessions(fmt, root)))
+    store = index_store(SOURCES[fmt], root, "none", db_path=tmp_path / "index.db")
+    try:
+        assert store.reconcile().added == 10
+        assert search_ids(fmt, store, "zqxkestrelmarker", 5) == []
+        listed = SOURCES[fmt].source(root).list_files()
+        _agent_outside_edit(fmt, sid, path, "note zqxkestrelmarker for the benchmark")
+        changed = SOURCES[fmt].source(root).list_files()
+        assert {n for n in changed if changed[n] != listed[n]} == {f"{path.parent.name}/{sid}"}
+        report = store.reconcile()
+        assert (report.added, report.updated, report.removed) == (0, 1, 0)
+        assert search_ids(fmt, store, "zqxkestrelmarker", 5) == [sid]
+    finally:
+        store.close()
+    back = {s: d for _p, s, d in agent_sessions(fmt, root)}[sid]
+    assert _prose(back, "messages")[-1] == ("user", "note zqxkestrelmarker for the benchmark")
+    assert len(back["messages"]) == len(data["messages"]) + 1
+    assert sorted(p.name for p in root.iterdir()) == before
+
+
+@pytest.mark.parametrize("fmt", DATABASE_FORMATS)
+def test_existing_database_dir_is_measured_and_left_as_it_was(tmp_path: Path, fmt: str) -> None:
+    """``bench --store opencode:DIR`` / ``goose:DIR``: the agent's dir (its database, and a
+    session the database does not hold in the older layout beside it: OpenCode's JSON tree,
+    Goose's ``<id>.jsonl``) is measured on a copy; the outside changes go to the copy, and
+    nothing in the dir changes (bytes, mtimes, no file beside the database)."""
+    info = build_corpus(tmp_path / "home", sessions=30, seed=7, include_sgd=False,
+                        include_chitchat=False)
+    root = tmp_path / fmt
+    write_agent_corpus(fmt, info.sessions_dir, info.spill_dir, root)
+    if fmt == "opencode":
+        from tests.core.test_opencode import sessions as opencode_sessions
+        from tests.core.test_opencode import write_storage
+
+        write_storage(root, opencode_sessions()[:1])
+    else:
+        legacy = Path(__file__).parent / "fixtures" / "goose" / "20250301_1.jsonl"
+        (root / legacy.name).write_bytes(legacy.read_bytes())
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+    args = ["--store", f"{fmt}:{root}", "--queries", "12", "--peer-queries", "4",
+            "--no-big-message", "--no-contention"]
+    (tmp_path / "run").mkdir()
+    report, _ = _run_bench(tmp_path / "run", args)
+    stats = report["corpus"]["stats"]
+    assert (stats["files"], stats["sessions"], stats["unreadable"]) == (31, 31, 0)
+    index = report["stores"][fmt]
+    assert index["search"]["quality"]["rank1"] >= 0.7
+    assert index["update"]["outside_found"] == 1.0
+    after = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+    assert after == before

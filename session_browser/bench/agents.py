@@ -14,8 +14,10 @@ compaction, so the archived turns are its first messages) and Copilot CLI
 ``content.part`` loop events, ``context.apply_compaction``) and Cline
 ``saoudrizwan.claude-dev/tasks/<id>/ui_messages.json`` (``say`` records: ``task``,
 ``user_feedback``, ``text``, a completed ``compaction``). Copilot, Kimi and Cline make the
-answers to one prompt one assistant turn, as the agents do. Reading a written file back
-gives the same prose turns (and, where the format records one, the same archived/active split).
+answers to one prompt one assistant turn, as the agents do. OpenCode and Goose keep every
+session as rows of one SQLite database (``opencode.db``, ``sessions.db``):
+:mod:`session_browser.bench.agent_db` writes those. Reading a written file back gives the
+same prose turns (and, where the format records one, the same archived/active split).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 
 import orjson
 
+from session_browser.bench.agent_db import DATABASES, Corpus, write_database
 from session_browser.bench.sessions import JSONDict, read_spills
 from session_browser.core.paths import safe_id
 from session_browser.core.sources.base import Skip
@@ -404,8 +407,40 @@ def _kimi_state(data: JSONDict) -> dict[str, bytes]:
 #: Per format: the files written beside a session's file (by name), when it has any: Kimi
 #: keeps a session's title in ``state.json`` beside its wire log.
 BESIDE: dict[str, Callable[[JSONDict], dict[str, bytes]]] = {"kimi": _kimi_state}
-#: The formats the benchmark corpus can be written in.
-AGENT_FORMATS = tuple(WRITERS)
+#: The formats the benchmark corpus can be written in (OpenCode and Goose: rows of one
+#: database, see :mod:`session_browser.bench.agent_db`).
+AGENT_FORMATS = (*WRITERS, *DATABASES)
+
+
+def _session(raw: bytes, spilled: dict[str, list[JSONDict]]) -> JSONDict | None:
+    """The corpus session of a file's bytes, its spilled turns appended (None: not one)."""
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+        return None
+    extra = spilled.get(str(data.get("session_id")))
+    return data | {"messages": [*data["messages"], *extra]} if extra else data
+
+
+def _database_corpus(path: Path, spilled: dict[str, list[JSONDict]]) -> Corpus:
+    """Corpus file ``path`` as a database format's writer takes it."""
+    raw = path.read_bytes()
+    stem = path.name[: -len(".json")]
+    data = _session(raw, spilled)
+    if data is None:
+        return Corpus(stem, None, 0.0, [], [], AGENT_PROJECT_CWD,
+                      unreadable=raw.decode("utf-8", "replace"))
+    created = _epoch(data.get("created_at"))
+    return Corpus(
+        str(data.get("session_id") or stem),
+        _title(data),
+        created,
+        _turns(data, "archived_messages", created),
+        _turns(data, "messages", created),
+        AGENT_PROJECT_CWD,
+    )
 
 
 def write_agent_corpus(
@@ -419,26 +454,25 @@ def write_agent_corpus(
     """Write the PraisonAI session files ``names`` (default: every ``*.json``) of
     ``session_dir`` as the session files of the agent ``fmt`` (one of :data:`AGENT_FORMATS`)
     under ``root`` (spilled turns appended, corrupt files copied as they are: the reader
-    skips them). Returns the number of files written."""
-    target_of, body_of = WRITERS[fmt]
+    skips them; OpenCode and Goose: rows of one database, a corrupt file a session the reader
+    skips). Returns the number of files (sessions) written."""
     spilled = read_spills(spill_dir)
     chosen = (
         sorted(names) if names is not None else sorted(p.name for p in session_dir.glob("*.json"))
     )
+    if fmt in DATABASES:
+        corpus = (_database_corpus(session_dir / name, spilled) for name in chosen)
+        write_database(fmt, root, corpus)
+        return len(chosen)
+    target_of, body_of = WRITERS[fmt]
     for name in chosen:
         stem = name[: -len(".json")]
         raw = (session_dir / name).read_bytes()
-        try:
-            data = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            data = None
+        data = _session(raw, spilled)
         body = raw
         created = 0.0
         beside: dict[str, bytes] = {}
-        if isinstance(data, dict) and isinstance(data.get("messages"), list):
-            extra = spilled.get(str(data.get("session_id")))
-            if extra:
-                data = data | {"messages": [*data["messages"], *extra]}
+        if data is not None:
             created = _epoch(data.get("created_at"))
             body = body_of(data)
             beside = BESIDE[fmt](data) if fmt in BESIDE else {}

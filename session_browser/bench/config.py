@@ -34,6 +34,8 @@ COPILOT = "copilot"
 KIMI = "kimi"
 CLINE = "cline"
 AIDER = "aider"
+OPENCODE = "opencode"
+GOOSE = "goose"
 #: The coding agents' names in the store labels, by the source kind that reads their files.
 AGENT_NAMES = {
     CLAUDE: "Claude",
@@ -43,6 +45,8 @@ AGENT_NAMES = {
     KIMI: "Kimi",
     CLINE: "Cline",
     AIDER: "Aider",
+    OPENCODE: "OpenCode",
+    GOOSE: "Goose",
 }
 #: The coding agents' stores measured (our index over their files, our scan of them), by
 #: the source kind they read.

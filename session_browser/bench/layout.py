@@ -137,9 +137,13 @@ def corpus_stats(
 
         fmt, root = agent
         readable = 0
+        counted: set[Path] = set()
         for path, _sid, data in agent_sessions(fmt, root):
             readable += 1
-            stats.json_bytes += path.stat().st_size
+            file = path if path.is_file() else path.parent  # a database's session: its rows
+            if file not in counted:
+                counted.add(file)
+                stats.json_bytes += file.stat().st_size
             _count_session(stats, words, data)
         written = agent_file_count(fmt, root)
         stats.files += written

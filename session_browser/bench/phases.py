@@ -201,11 +201,20 @@ def _pi_target_sessions(pi_dir: Path, n: int) -> list[tuple[str, Path]]:
 
 
 def _agent_target_sessions(fmt: str, root: Path, n: int) -> list[tuple[str, Path]]:
-    """``n`` readable sessions with turns of a coding agent's dir, picked deterministically."""
+    """``n`` readable sessions with turns of a coding agent's dir, picked deterministically
+    (OpenCode, Goose: sessions of the database, where the agent writes; it no longer writes
+    the older files beside it)."""
+    from session_browser.bench.agent_db import DATABASES
     from session_browser.bench.agents import agent_sessions
 
+    db = DATABASES[fmt].name if fmt in DATABASES else None
     return _first_sessions(
-        ((sid, path) for path, sid, data in agent_sessions(fmt, root) if data.get("messages")), n
+        (
+            (sid, path)
+            for path, sid, data in agent_sessions(fmt, root)
+            if data.get("messages") and (db is None or path.parent.name == db)
+        ),
+        n,
     )
 
 
@@ -225,8 +234,14 @@ def _first_sessions(found: Iterable[tuple[str, Path]], n: int) -> list[tuple[str
 
 def _agent_outside_edit(fmt: str, sid: str, path: Path, text: str) -> None:
     """Add a user turn the way the agent does: one more JSON line at the end of its file
-    (Claude Code, Codex, Copilot CLI, Kimi), or the file written again whole (Gemini CLI,
-    Cline)."""
+    (Claude Code, Codex, Copilot CLI, Kimi), the file written again whole (Gemini CLI,
+    Cline), or a message row added to the database the session is in (OpenCode, Goose: the
+    session's path is ``<database>/<id>``)."""
+    from session_browser.bench.agent_db import DATABASES
+
+    if fmt in DATABASES:
+        DATABASES[fmt].add_prompt(path.parent, sid, text)
+        return
     stamp = iso_utc(time.time())
     if fmt == "aider":
         with open(path, "ab") as fh:

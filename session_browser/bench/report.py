@@ -33,7 +33,8 @@ PI_LEGEND = (
 AGENT_LEGEND = (
     "Coding agents: an outside change adds one user turn to the session's file as the agent "
     "does (Claude Code, Codex, Copilot CLI, Kimi: one JSON line appended; Aider: one prompt "
-    "line appended; Gemini CLI, Cline: the file written again); reads resumed: re-reads that "
+    "line appended; Gemini CLI, Cline: the file written again; OpenCode, Goose: a message "
+    "row added to the database); reads resumed: re-reads that "
     "started where the index stopped (a Claude Code or Codex file is read on only by the "
     "process that read it last, as the app does with the transcripts being written; this "
     "phase's fresh process reads each changed file whole the first time; the other agents' "
@@ -117,6 +118,8 @@ def format_report(report: JSONDict) -> str:
         "kimi": "Kimi CLI wire JSONL",
         "cline": "Cline ui_messages JSON",
         "aider": "Aider chat history Markdown",
+        "opencode": "OpenCode SQLite database",
+        "goose": "Goose SQLite database",
     }.get(fmt, "JSON")
     size_word = {
         "pi": "JSONL",
@@ -126,6 +129,8 @@ def format_report(report: JSONDict) -> str:
         "copilot": "JSONL",
         "kimi": "JSONL",
         "aider": "Markdown",
+        "opencode": "SQLite",
+        "goose": "SQLite",
     }.get(fmt, "JSON")
     lines = [
         "session-browser bench",

@@ -56,7 +56,8 @@ from session_browser.core.text import printable
     default=None,
     help="Build the corpus as this coding agent's session files (same conversations, same "
     "queries: Claude Code transcripts, Codex rollouts, Gemini CLI chat files, Copilot CLI "
-    "events.jsonl, Kimi CLI wire logs, Cline task folders, Aider chat histories) and measure "
+    "events.jsonl, Kimi CLI wire logs, Cline task folders, Aider chat histories, OpenCode's "
+    "and Goose's SQLite databases) and measure "
     "our index and scan of that format.",
 )
 @click.option(
