@@ -598,3 +598,21 @@ def test_a_question_of_several_parts_prefers_the_session_answering_each(
         assert all(0.0 < sim <= 1.0 for sim, _row in in_parts[:2])
     finally:
         store.close()
+
+
+def test_a_closeness_of_older_vectors_is_worked_out_again(
+    store: SqliteSessionStore, embedder: SynonymEmbedder, tmp_path: Path
+) -> None:
+    """A closeness worked out ahead of a search (the prefetch) on vectors that changed since
+    is not used: the search asks the vectors as they are now."""
+    build_vectors(store.db_path, embedder)
+    index = VectorIndex(store.db_path)
+    query = embedder.embed([QUESTION])
+    before = index.closeness(query, 5)
+    assert "target" in [w.file.split(".")[0] for w in index.nearest(query, 5, before)]
+    put(tmp_path / "sessions", "newcomer", ["pushes on the breastbone after he fainted"], T0)
+    store.reconcile()
+    build_vectors(store.db_path, embedder)
+    now = [w.file.split(".")[0] for w in index.nearest(query, 20, before)]
+    assert "newcomer" in now  # (not in the closeness worked out before)
+    assert len(before.close) == len(FILLER) + 2 and index.sessions == len(FILLER) + 3
