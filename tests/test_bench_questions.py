@@ -310,8 +310,17 @@ def test_the_questions_bench_in_hybrid_mode(tmp_path: Path, shared_data: Path) -
             engines=HYBRID_ENGINES,
         )
     )
-    assert set(report["engines"]) == {"ours", "hybrid", "bm25"}
+    assert set(report["engines"]) == {"ours", "hybrid", "meaning", "bm25"}
     ours, hybrid = report["engines"]["ours"], report["engines"]["hybrid"]
+    meaning = report["engines"]["meaning"]
+    assert meaning["splits"]["all"]["errors"] == 0
+    # the ceiling: first in either ranking, as the two engines' own answers say
+    ranks = {a["target"]: a["rank"] for a in meaning["answers"]}
+    either = [1 in (a["rank"], ranks[a["target"]]) for a in ours["answers"]]
+    assert report["ceiling"]["either_first"] == pytest.approx(sum(either) / len(either))
+    assert report["ceiling"]["either_first"] >= max(
+        ours["splits"]["all"]["rank1"], meaning["splits"]["all"]["rank1"]
+    )
     assert hybrid["splits"]["all"]["errors"] == 0 and hybrid["known"]["errors"] == 0
     # known items rank no worse in hybrid mode
     assert hybrid["known"]["rank1"] >= ours["known"]["rank1"]
@@ -325,6 +334,7 @@ def test_the_questions_bench_in_hybrid_mode(tmp_path: Path, shared_data: Path) -
     assert cost["seconds_per_100k_messages"] > 0
     text = format_questions_report(report)
     assert "ours, hybrid mode" in text and "ours, lexical mode" in text
+    assert "meaning alone" in text and "either ranking" in text
     assert "embedding (all-MiniLM-L6-v2, 2 worker process(es)" in text
     assert "per 100k messages" in text and "peak memory" in text
 

@@ -354,12 +354,13 @@ class QuestionsOptions:
 
 
 #: ``bench --questions --mode hybrid``: our search in both modes, side by side.
-HYBRID_ENGINES = ("ours", "hybrid", "bm25")
+HYBRID_ENGINES = ("ours", "hybrid", "meaning", "bm25")
 
 
 ENGINE_LABELS = {
     "ours": "ours, lexical mode",
     "hybrid": "ours, hybrid mode",
+    "meaning": "meaning alone (hybrid's other part)",
     "bm25": "plain session BM25 (reference)",
     "recall": "lexical recall (experiment)",
     "gated": "ours, else lexical recall (exp.)",
@@ -449,6 +450,9 @@ def run_questions_bench(
             }
             if known:
                 report["engines"][engine]["known"] = answer_stats(known)
+        found = report["engines"]
+        if "ours" in found and "meaning" in found:
+            report["ceiling"] = ceiling(found["ours"]["answers"], found["meaning"]["answers"])
         return report
     finally:
         if options.keep:
@@ -524,9 +528,52 @@ def _embedding_cost(cost: JSONDict, messages: int, sessions_dir: Path) -> JSONDi
     }
 
 
+def _open_meaning(base: Path) -> tuple[Searcher, Callable[[], None]]:
+    """The ranking hybrid mode fuses with the lexical one, alone: the sessions nearest the
+    question by meaning, over the vectors the hybrid engine embedded (it runs first)."""
+    import sqlite3
+    from contextlib import closing
+
+    from session_browser.core.embed import embedder_named
+    from session_browser.core.index.vectors import VectorIndex, VectorsUnavailable
+    from session_browser.core.search.hybrid import question_parts
+
+    db = base / "hybrid.db"
+    vectors = VectorIndex(db)
+    try:
+        vectors.load()
+        embedder = embedder_named(vectors.model)
+    except (VectorsUnavailable, RuntimeError) as exc:
+        raise BenchError(f"meaning alone needs the hybrid engine's vectors: {exc}") from None
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+        session_of = dict(conn.execute("SELECT file, session_id FROM sessions").fetchall())
+
+    def nearest(query: str, limit: int) -> list[str]:
+        found = vectors.nearest(embedder.embed([query, *question_parts(query)]), limit)
+        return [session_of[w.file] for w in found if w.file in session_of]
+
+    return nearest, lambda: None
+
+
+def ceiling(lexical: Sequence[JSONDict], meaning: Sequence[JSONDict]) -> JSONDict:
+    """How often the target is first, and in the top 10, of either ranking (lexical mode's,
+    meaning's alone): what a fusion of the two can reach without finding a target neither
+    ranks well."""
+    by_target = {a["target"]: a.get("rank") for a in meaning}
+    n = len(lexical)
+    first = top = 0
+    for a in lexical:
+        ranks = [r for r in (a.get("rank"), by_target.get(a["target"])) if r is not None]
+        first += any(r == 1 for r in ranks)
+        top += any(r <= 10 for r in ranks)
+    return {"n": n, "either_first": first / max(n, 1), "either_top10": top / max(n, 1)}
+
+
 def _open_engine(
     engine: str, sessions_dir: Path, sessions: Sequence[tuple[str, JSONDict]], base: Path
 ) -> tuple[Searcher, Callable[[], None]]:
+    if engine == "meaning":
+        return _open_meaning(base)
     if engine in ("ours", "gated"):
         from session_browser.bench.stores import hit_ids
         from session_browser.core.index import SqliteSessionStore
@@ -622,6 +669,15 @@ def format_questions_report(report: JSONDict) -> str:
         )
     if qs["missing"]:
         lines += ["", f"targets not in this corpus: {len(qs['missing'])}"]
+    top = report.get("ceiling")
+    if top:
+        lines += [
+            "",
+            f"either ranking (lexical mode's, meaning's alone) has the target first for "
+            f"{_pct(top['either_first'])} of the questions, in its top 10 for "
+            f"{_pct(top['either_top10'])}: the most a fusion of the two reaches without "
+            "finding a target neither ranks well",
+        ]
     cost = report.get("embedding")
     if cost:
         load = ", ".join(f"{x:.2f}" for x in cost["load"])
