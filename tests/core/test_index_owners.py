@@ -8,7 +8,7 @@ from pathlib import Path
 from unittest.mock import patch
 
 from session_browser.core.index import SqliteSessionStore, plan
-from session_browser.core.index.owners import owners_of
+from session_browser.core.index.owners import owners_of, rowids
 from session_browser.core.index.write import delete_rows
 from session_browser.core.query import parse_query
 
@@ -118,3 +118,13 @@ def test_the_owner_of_a_row_is_the_latest_start_below_it() -> None:
     assert owners_of([0, 6], los, sids) is None  # below every range: not ours to say
     # a kept version's range with holes (starts 2, ends 5), a later session starting in it
     assert owners_of([2, 3, 4, 5], [1, 2, 3], [1, 5, 6]) == {5, 6}
+
+
+def test_rowids_read_what_sqlite_joined() -> None:
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE t(x)")
+    db.executemany("INSERT INTO t VALUES (?)", [(n,) for n in range(3)])
+    joined = db.execute("SELECT group_concat(rowid) FROM t").fetchone()[0]
+    assert rowids(joined) == [1, 2, 3]
+    assert rowids(db.execute("SELECT group_concat(rowid) FROM t WHERE 0").fetchone()[0]) == []
+    assert rowids("") == [] and rowids("9007199254740993") == [9007199254740993]

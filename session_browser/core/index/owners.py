@@ -16,6 +16,15 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from functools import partial
 
+import orjson
+
+
+def rowids(joined: str | None) -> list[int]:
+    """The rowids of a ``group_concat(rowid)`` (None or '' for none), parsed as one JSON
+    array: in C, several times faster than an ``int()`` each, and a common word's postings
+    hold thousands of them."""
+    return orjson.loads(f"[{joined}]") if joined else []
+
 
 class RowOwners:
     """The sessions' row ranges of one index, read again when it changed since (another

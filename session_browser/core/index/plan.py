@@ -35,7 +35,7 @@ from ..search.rank import (
 )
 from ..search.rows import COMPOUND_CHUNK, IN_CHUNK
 from .newest import NoOwner, newest_ids
-from .owners import RowOwners
+from .owners import RowOwners, rowids
 from .recall import RecallReads
 from .schema import IndexDatabase
 
@@ -291,7 +291,7 @@ class IndexPlan(IndexDatabase):
         found = db.execute(sql, args).fetchone()[0]
         if not found:
             return set()
-        return self._owners.sessions_of(db, map(int, found.split(",")))
+        return self._owners.sessions_of(db, rowids(found))
 
     def _excluded_sids(self, db: sqlite3.Connection, pq: ParsedQuery) -> set[int]:
         """Sessions of the index with a message holding one of ``pq``'s excluded terms."""

@@ -11,6 +11,7 @@ from typing import Any
 from ..query import ParsedQuery, fts_expr
 from ..search.lexical import ANCHOR_MESSAGES, SessionPostings
 from ..search.rows import IN_CHUNK
+from .owners import rowids
 
 #: A word held by more sessions than this has its postings kept between searches (reading
 #: them is what costs), up to :data:`CACHED_WORDS` words, the least recently used let go.
@@ -50,7 +51,7 @@ class RecallReads:
                     "SELECT group_concat(rowid) FROM recall_words WHERE recall_words MATCH ?",
                     ('"' + word.replace('"', '""') + '"',),
                 ).fetchone()[0]
-                got = frozenset(map(int, held.split(","))) if held else frozenset()
+                got = frozenset(rowids(held))
                 if len(got) > CACHE_DF:
                     while len(cache) >= CACHED_WORDS:  # the least recently used go
                         cache.pop(next(iter(cache)), None)

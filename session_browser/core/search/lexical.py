@@ -316,6 +316,17 @@ def _smallest(scores: list[float], keys: list[int], k: int) -> list[tuple[float,
     return sorted(zip(scores, keys, strict=True))
 
 
+def _among(
+    covered: dict[int, float], members: set[int] | frozenset[int]
+) -> set[int] | frozenset[int]:
+    """The keys of ``covered`` in ``members``, looking up the fewer in the other (``keys() &
+    a frozenset`` walks the whole frozenset: a common word's thousands of sessions, when
+    the candidates are fewer)."""
+    if len(members) <= len(covered):
+        return covered.keys() & members
+    return members.intersection(covered)
+
+
 def rank_sessions(
     words: Sequence[str], found: SessionPostings, limit: int, include: Collection[int] = ()
 ) -> list[tuple[int, float]]:
@@ -337,14 +348,14 @@ def rank_sessions(
         weight = weights[word]
         members = keys if isinstance(keys, (set, frozenset)) else set(keys)
         # (the keys new to ``covered`` taken whole; those it holds added one by one)
-        for key in covered.keys() & members:
+        for key in _among(covered, members):
             covered[key] += weight
-        covered.update(dict.fromkeys(members - covered.keys(), weight))
+        covered.update(dict.fromkeys(members.difference(covered), weight))
     if rare:
         for word, keys in usual:
             members = keys if isinstance(keys, (set, frozenset)) else set(keys)
             weight = weights[word]
-            for key in covered.keys() & members:
+            for key in _among(covered, members):
                 covered[key] += weight
     extra = [key for key in include if key not in covered]
     if extra:  # scored by every word they hold, as the others are
