@@ -68,9 +68,12 @@ def vault_bytes(d: Path) -> dict[str, bytes]:
         return out
 
 
-def build(d: Path, db: Path, *, worker: bool) -> tuple[dict[str, Any], dict[str, bytes], Any]:
+def build(
+    d: Path, db: Path, *, worker: bool, workers: int = 1
+) -> tuple[dict[str, Any], dict[str, bytes], Any]:
     with SqliteSessionStore(d, db_path=db, reconcile="none", vault=True) as store:
         store.reconciler.worker_min_files = 0 if worker else 10**9
+        store.reconciler.parse_workers = workers
         report = store.reconcile()
     return dump(db), vault_bytes(d), report
 
@@ -98,6 +101,37 @@ def test_a_worker_process_builds_the_same_index_and_vault(
     assert len(here[0]["sessions"]) == FILES - 1 and len(here[0]["skipped"]) == 1
     assert here[1] == there[1] and len(here[1]) == FILES - 1
     assert here[2].messages == there[2].messages == 3 * (FILES - 1)
+
+
+def test_three_workers_build_the_same_index_and_vault_and_only_the_first_keeps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = tmp_path / "s"
+    corpus(d)
+    started: list[tuple[bool, bool]] = []  # (keeps in the vault, hands the bytes back)
+    start = parsing.Worker.__init__
+
+    def counting(self: parsing.Worker, *args: Any, **kwargs: Any) -> None:
+        start(self, *args, **kwargs)
+        started.append((kwargs["vault_at"] is not None, kwargs.get("hand_back", False)))
+
+    monkeypatch.setattr(parsing.Worker, "__init__", counting)
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / "here"))
+    here = build(d, tmp_path / "here.sqlite3", worker=False)
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / "there"))
+    there = build(d, tmp_path / "there.sqlite3", worker=True, workers=3)
+    assert started == [(True, False), (False, True), (False, True)]
+    assert here[0] == there[0]
+    assert here[1] == there[1] and len(here[1]) == FILES - 1
+    assert here[2].messages == there[2].messages == 3 * (FILES - 1)
+
+
+@pytest.mark.parametrize(("cores", "workers"), [(1, 1), (2, 1), (3, 2), (4, 3), (16, 4)])
+def test_one_worker_for_each_core_beyond_the_writer(
+    cores: int, workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(cores)), raising=False)
+    assert parsing.worker_count() == workers
 
 
 def test_a_worker_that_dies_leaves_the_rest_to_this_process(
