@@ -134,6 +134,30 @@ def test_one_worker_for_each_core_beyond_the_writer(
     assert parsing.worker_count() == workers
 
 
+def test_the_denylist_is_applied_to_what_the_workers_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from session_browser.core.forget.deny import deny_sessions, deny_text
+
+    d = tmp_path / "s"
+    corpus(d)
+    for sub in ("here", "there"):
+        monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / sub))
+        deny_sessions(["s0003", "s0650"])
+        deny_text("wombat4", redact=True)
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / "here"))
+    here = build(d, tmp_path / "here.sqlite3", worker=False)
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / "there"))
+    there = build(d, tmp_path / "there.sqlite3", worker=True, workers=2)
+    assert here[0] == there[0] and here[1] == there[1]
+    skipped = {row[0]: row[-1] for row in there[0]["skipped"]}
+    assert skipped["s0003.json"] == skipped["s0650.json"] == parsing.FORGOTTEN
+    texts = [row[-1] for row in there[0]["messages"]]
+    assert not any("wombat4" in t for t in texts)
+    assert sum("question 4 about" in t for t in texts) == 1  # s0004: the rest of it stays
+    assert not any(b"wombat4" in raw for raw in there[1].values())
+
+
 def test_a_worker_that_dies_leaves_the_rest_to_this_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

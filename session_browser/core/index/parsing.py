@@ -66,15 +66,17 @@ def parse_one(
     prior: bytes | None,
     *,
     folded: bool,
+    screening: bool | None = None,
 ) -> Done:
     """One file as index rows, or the reason it cannot be indexed (anything its content
-    raises included)."""
+    raises included). ``screening``: whether the denylist may change or refuse anything now
+    (:func:`~..forget.deny.screens`), when the caller asked once for a batch of files."""
     try:
         doc = source.parse(name, ident, prior)
         resumed = doc.resumed
         if isinstance(doc, Skip):
             return name, doc.reason, resumed
-        if not screened(doc, name):
+        if not screened(doc, name, screening):
             return name, FORGOTTEN, resumed
         try:
             parsed = extract(name, FileIdentity(*ident), doc.data, folded=folded)
@@ -100,12 +102,20 @@ def parse_one(
 FORGOTTEN = "forgotten on purpose (session-browser forget --list)"
 
 
-def screened(doc: SessionDoc, name: str) -> bool:
+def parse_all(source: SessionSource, tasks: Sequence[Task], *, folded: bool) -> list[Done]:
+    """:func:`parse_one` of each of a batch's ``tasks`` (the denylist looked at once for the
+    batch, not once a file)."""
+    screening = screens()
+    return [parse_one(source, n, i, p, folded=folded, screening=screening) for n, i, p in tasks]
+
+
+def screened(doc: SessionDoc, name: str, screening: bool | None = None) -> bool:
     """Apply the denylist to ``doc`` (see :mod:`~..forget.deny`): False when it is left
     out; its data and bytes redacted in place when a redacted text is in them (and no parse
-    state kept: the file is read whole when it changes)."""
-    if not screens():  # (the usual case: one look at the denylist and the settings)
-        return True
+    state kept: the file is read whole when it changes). ``screening``: what
+    :func:`~..forget.deny.screens` said for the batch (None: asked here)."""
+    if not (screens() if screening is None else screening):
+        return True  # (the usual case: one look at the denylist and the settings)
     sid = str(doc.data.get("session_id") or Path(name).stem)
     data = screen(sid, doc.data)
     raw = doc.raw if doc.raw is None or data is None else screen_bytes(sid, doc.raw)
@@ -192,7 +202,7 @@ def _work(tasks_fd: int, out_fd: int) -> None:
             if isinstance(message, tuple):  # (KEEP, files parsed there)
                 to_keep.extend(message[1])
                 continue
-            done = [parse_one(source, n, i, p, folded=folded) for n, i, p in message]
+            done = parse_all(source, message, folded=folded)
             if not hand_back:
                 kept = hand_over(done)  # (their bytes are not sent: kept here, or not at all)
                 if feed is not None:
@@ -367,10 +377,11 @@ def picklable(value: Any) -> bool:
 def batches(
     todo: Sequence[Task],
     size: int,
-    parse: Callable[[Task], Done],
+    parse: Callable[[list[Task]], list[Done]],
     workers: Sequence[Worker] = (),
 ) -> Generator[list[Done], None, None]:
-    """The parsed files of ``todo``, ``size`` at a time and in order. With ``workers``, each
+    """The parsed files of ``todo``, ``size`` at a time and in order (``parse``: of one
+    batch, in this process). With ``workers``, each
     started one holds up to :data:`IN_FLIGHT` batches, handed out in order; rather than wait
     for the next batch in line, this process parses the first batch nobody has taken (while
     fewer than :data:`AHEAD` parsed batches wait for their turn). A worker that fails is
@@ -415,7 +426,7 @@ def batches(
                         failed(worker, exc)
                 if free and (free[0] == index or len(got) < AHEAD):
                     mine = free.popleft()  # (this one next, or a later one rather than wait)
-                    got[mine] = [parse(task) for task in chunks[mine]]
+                    got[mine] = parse(chunks[mine])
                     continue
                 busy = {w.results: w for w in live if held[id(w)]}
                 if not busy:

@@ -551,10 +551,12 @@ class Reconciler:
         pop = self._priors.pop if workers else lambda _n, _d: None
         tasks = [(n, ident, pop(n, None)) for n, ident in todo]
 
-        def here(task: parsing.Task) -> parsing.Done:
+        def here(chunk: list[parsing.Task]) -> list[parsing.Done]:
             if not workers:  # parsed here (and the read counted)
-                return (task[0], self._parse_file(task[0], task[1], folded=folded), None)
-            return parsing.parse_one(self.index.source, *task, folded=folded)
+                return [
+                    (n, self._parse_file(n, ident, folded=folded), None) for n, ident, _ in chunk
+                ]
+            return parsing.parse_all(self.index.source, chunk, folded=folded)
 
         size = PARSE_FILES if workers else BATCH_FILES
         parsed = parsing.batches(tasks, size, here, workers)
