@@ -158,6 +158,35 @@ def test_the_denylist_is_applied_to_what_the_workers_parse(
     assert not any(b"wombat4" in raw for raw in there[1].values())
 
 
+def test_the_index_process_never_waits_for_a_worker_to_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A worker that takes seconds to start (a busy machine): its settings and the files
+    # handed to it to keep wait for it, this process does not (it parses and writes).
+    d = tmp_path / "s"
+    corpus(d)
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / "here"))
+    here = build(d, tmp_path / "here.sqlite3", worker=False)
+    monkeypatch.setattr(parsing, "_BOOT", "import time\ntime.sleep(4)\n" + parsing._BOOT)
+    calls: list[tuple[str, float, bool]] = []  # (what, seconds it took, worker ready then)
+    for method in ("__init__", "keep"):
+        original = getattr(parsing.Worker, method)
+
+        def timed(self: Any, *args: Any, _f: Any = original, _m: str = method, **kw: Any) -> Any:
+            t0 = time.monotonic()
+            out = _f(self, *args, **kw)
+            calls.append((_m, time.monotonic() - t0, getattr(self, "ready", False)))
+            return out
+
+        monkeypatch.setattr(parsing.Worker, method, timed)
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / "there"))
+    there = build(d, tmp_path / "there.sqlite3", worker=True)
+    assert here[0] == there[0] and here[1] == there[1]
+    early = [c for c in calls if not c[2]]  # before the worker had started
+    assert [c[0] for c in early][:2] == ["__init__", "keep"]
+    assert max(seconds for _m, seconds, _r in early) < 2.0, early
+
+
 def test_a_worker_that_dies_leaves_the_rest_to_this_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

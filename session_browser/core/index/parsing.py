@@ -275,6 +275,7 @@ class Worker:
         self._finished = False
         self._closed = False
         self._sending = threading.Lock()  # (the settings' thread, then this process's)
+        self._later: list[Kept] = []  # files to keep handed over before it read its settings
         self._setup = threading.Thread(
             target=self._send_settings, args=(settings,), name="parse-worker-setup", daemon=True
         )
@@ -292,7 +293,14 @@ class Worker:
 
     def send(self, batch: list[Task]) -> None:
         with self._sending:
+            self._send_later()
             self._tasks.send(batch)
+
+    def _send_later(self) -> None:
+        """Send the files to keep held while it read its settings (under the send lock)."""
+        if self._later:
+            files, self._later = self._later, []
+            self._tasks.send((KEEP, files))
 
     @property
     def results(self) -> Connection:
@@ -325,7 +333,17 @@ class Worker:
         if not self.keeps or self._finished:
             return False
         try:
+            ready = self.poll_ready()
+        except (OSError, EOFError):  # it is gone
+            return False
+        if not ready:  # still starting: sent with what comes next, not waited for
+            if len(self._later) + len(files) > KEEP_FILES:
+                return False  # (the bytes held here stay bounded)
+            self._later.extend(files)  # (if it never takes them, it never says it ended)
+            return True
+        try:
             with self._sending:
+                self._send_later()
                 self._tasks.send((KEEP, files))
         except OSError:
             return False
@@ -341,6 +359,8 @@ class Worker:
             self._proc.kill()
             self._setup.join()
         with contextlib.suppress(OSError):
+            with self._sending:
+                self._send_later()
             self._tasks.close()
 
     def close(self) -> None:
