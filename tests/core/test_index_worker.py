@@ -68,9 +68,12 @@ def vault_bytes(d: Path) -> dict[str, bytes]:
         return out
 
 
-def build(d: Path, db: Path, *, worker: bool) -> tuple[dict[str, Any], dict[str, bytes], Any]:
+def build(
+    d: Path, db: Path, *, worker: bool, workers: int = 1
+) -> tuple[dict[str, Any], dict[str, bytes], Any]:
     with SqliteSessionStore(d, db_path=db, reconcile="none", vault=True) as store:
         store.reconciler.worker_min_files = 0 if worker else 10**9
+        store.reconciler.parse_workers = workers
         report = store.reconcile()
     return dump(db), vault_bytes(d), report
 
@@ -98,6 +101,90 @@ def test_a_worker_process_builds_the_same_index_and_vault(
     assert len(here[0]["sessions"]) == FILES - 1 and len(here[0]["skipped"]) == 1
     assert here[1] == there[1] and len(here[1]) == FILES - 1
     assert here[2].messages == there[2].messages == 3 * (FILES - 1)
+
+
+def test_three_workers_build_the_same_index_and_vault_and_only_the_first_keeps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = tmp_path / "s"
+    corpus(d)
+    started: list[tuple[bool, bool]] = []  # (keeps in the vault, hands the bytes back)
+    start = parsing.Worker.__init__
+
+    def counting(self: parsing.Worker, *args: Any, **kwargs: Any) -> None:
+        start(self, *args, **kwargs)
+        started.append((kwargs["vault_at"] is not None, kwargs.get("hand_back", False)))
+
+    monkeypatch.setattr(parsing.Worker, "__init__", counting)
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / "here"))
+    here = build(d, tmp_path / "here.sqlite3", worker=False)
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / "there"))
+    there = build(d, tmp_path / "there.sqlite3", worker=True, workers=3)
+    assert started == [(True, False), (False, True), (False, True)]
+    assert here[0] == there[0]
+    assert here[1] == there[1] and len(here[1]) == FILES - 1
+    assert here[2].messages == there[2].messages == 3 * (FILES - 1)
+
+
+@pytest.mark.parametrize(("cores", "workers"), [(1, 1), (2, 1), (3, 2), (4, 3), (16, 4)])
+def test_one_worker_for_each_core_beyond_the_writer(
+    cores: int, workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(cores)), raising=False)
+    assert parsing.worker_count() == workers
+
+
+def test_the_denylist_is_applied_to_what_the_workers_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from session_browser.core.forget.deny import deny_sessions, deny_text
+
+    d = tmp_path / "s"
+    corpus(d)
+    for sub in ("here", "there"):
+        monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / sub))
+        deny_sessions(["s0003", "s0650"])
+        deny_text("wombat4", redact=True)
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / "here"))
+    here = build(d, tmp_path / "here.sqlite3", worker=False)
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / "there"))
+    there = build(d, tmp_path / "there.sqlite3", worker=True, workers=2)
+    assert here[0] == there[0] and here[1] == there[1]
+    skipped = {row[0]: row[-1] for row in there[0]["skipped"]}
+    assert skipped["s0003.json"] == skipped["s0650.json"] == parsing.FORGOTTEN
+    texts = [row[-1] for row in there[0]["messages"]]
+    assert not any("wombat4" in t for t in texts)
+    assert sum("question 4 about" in t for t in texts) == 1  # s0004: the rest of it stays
+    assert not any(b"wombat4" in raw for raw in there[1].values())
+
+
+def test_the_index_process_never_waits_for_a_worker_to_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A worker that takes seconds to start (a busy machine): its settings and the files
+    # handed to it to keep wait for it, this process does not (it parses and writes).
+    d = tmp_path / "s"
+    corpus(d)
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / "here"))
+    here = build(d, tmp_path / "here.sqlite3", worker=False)
+    monkeypatch.setattr(parsing, "_BOOT", "import time\ntime.sleep(4)\n" + parsing._BOOT)
+    calls: list[tuple[str, float, bool]] = []  # (what, seconds it took, worker ready then)
+    for method in ("__init__", "keep"):
+        original = getattr(parsing.Worker, method)
+
+        def timed(self: Any, *args: Any, _f: Any = original, _m: str = method, **kw: Any) -> Any:
+            t0 = time.monotonic()
+            out = _f(self, *args, **kw)
+            calls.append((_m, time.monotonic() - t0, getattr(self, "ready", False)))
+            return out
+
+        monkeypatch.setattr(parsing.Worker, method, timed)
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / "there"))
+    there = build(d, tmp_path / "there.sqlite3", worker=True)
+    assert here[0] == there[0] and here[1] == there[1]
+    early = [c for c in calls if not c[2]]  # before the worker had started
+    assert [c[0] for c in early][:2] == ["__init__", "keep"]
+    assert max(seconds for _m, seconds, _r in early) < 2.0, early
 
 
 def test_a_worker_that_dies_leaves_the_rest_to_this_process(

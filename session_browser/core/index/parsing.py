@@ -24,9 +24,9 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Generator, Sequence
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..files import FileIdentity
 from ..forget.deny import screen, screen_bytes, screens
@@ -43,8 +43,20 @@ log = logging.getLogger("session_browser.index")
 Task = tuple[str, tuple[int, int, int], bytes | None]
 #: One file parsed: (name, its rows or why it is skipped, whether the parse resumed).
 Done = tuple[str, Parsed | str, bool | None]
-IN_FLIGHT = 2  # batches handed to the worker and not yet back (what it holds at most)
-AHEAD = 2  # later batches parsed here, waiting for their turn, at most
+IN_FLIGHT = 2  # batches handed to a worker and not yet back (what it holds at most)
+AHEAD = 8  # batches parsed (here or by a worker) and waiting for their turn, at most
+MAX_WORKERS = 4  # worker processes of one build at most
+
+
+def worker_count() -> int:
+    """How many worker processes a first build parses with: one for each core this process
+    may run on beyond its own (which writes), at least one (it also parses when it would
+    otherwise wait), at most :data:`MAX_WORKERS`."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # (not on Linux)
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_WORKERS, cores - 1))
 
 
 def parse_one(
@@ -54,15 +66,17 @@ def parse_one(
     prior: bytes | None,
     *,
     folded: bool,
+    screening: bool | None = None,
 ) -> Done:
     """One file as index rows, or the reason it cannot be indexed (anything its content
-    raises included)."""
+    raises included). ``screening``: whether the denylist may change or refuse anything now
+    (:func:`~..forget.deny.screens`), when the caller asked once for a batch of files."""
     try:
         doc = source.parse(name, ident, prior)
         resumed = doc.resumed
         if isinstance(doc, Skip):
             return name, doc.reason, resumed
-        if not screened(doc, name):
+        if not screened(doc, name, screening):
             return name, FORGOTTEN, resumed
         try:
             parsed = extract(name, FileIdentity(*ident), doc.data, folded=folded)
@@ -88,12 +102,20 @@ def parse_one(
 FORGOTTEN = "forgotten on purpose (session-browser forget --list)"
 
 
-def screened(doc: SessionDoc, name: str) -> bool:
+def parse_all(source: SessionSource, tasks: Sequence[Task], *, folded: bool) -> list[Done]:
+    """:func:`parse_one` of each of a batch's ``tasks`` (the denylist looked at once for the
+    batch, not once a file)."""
+    screening = screens()
+    return [parse_one(source, n, i, p, folded=folded, screening=screening) for n, i, p in tasks]
+
+
+def screened(doc: SessionDoc, name: str, screening: bool | None = None) -> bool:
     """Apply the denylist to ``doc`` (see :mod:`~..forget.deny`): False when it is left
     out; its data and bytes redacted in place when a redacted text is in them (and no parse
-    state kept: the file is read whole when it changes)."""
-    if not screens():  # (the usual case: one look at the denylist and the settings)
-        return True
+    state kept: the file is read whole when it changes). ``screening``: what
+    :func:`~..forget.deny.screens` said for the batch (None: asked here)."""
+    if not (screens() if screening is None else screening):
+        return True  # (the usual case: one look at the denylist and the settings)
     sid = str(doc.data.get("session_id") or Path(name).stem)
     data = screen(sid, doc.data)
     raw = doc.raw if doc.raw is None or data is None else screen_bytes(sid, doc.raw)
@@ -134,7 +156,8 @@ def _work(tasks_fd: int, out_fd: int) -> None:
     waits for parsed batches, never for kept ones), with those it hands over (KEEP)."""
     tasks = Connection(tasks_fd, writable=False)
     out = Connection(out_fd, readable=False)
-    source, folded, vault_at = tasks.recv()
+    # hand_back: the bytes read go back with the rows (another worker keeps them)
+    source, folded, vault_at, hand_back = tasks.recv()
     # Tasks are read as they come, so a batch sent while a result is on its way never
     # waits for it (both pipes full would stop both processes).
     inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -179,10 +202,11 @@ def _work(tasks_fd: int, out_fd: int) -> None:
             if isinstance(message, tuple):  # (KEEP, files parsed there)
                 to_keep.extend(message[1])
                 continue
-            done = [parse_one(source, n, i, p, folded=folded) for n, i, p in message]
-            kept = hand_over(done)  # (their bytes are not sent: kept here, or not at all)
-            if feed is not None:
-                to_keep.extend(kept)
+            done = parse_all(source, message, folded=folded)
+            if not hand_back:
+                kept = hand_over(done)  # (their bytes are not sent: kept here, or not at all)
+                if feed is not None:
+                    to_keep.extend(kept)
             out.send(done)
         if feed is not None:
             if to_keep:
@@ -208,9 +232,20 @@ class Worker:
 
     A fresh interpreter running this module (not :mod:`multiprocessing`, which would run the
     caller's main script again in it), on two pipes of its own; its output goes nowhere.
-    ``vault_at``: where it keeps the files it parsed (their rows come back marked as kept)."""
+    ``vault_at``: where it keeps the files it parsed (their rows come back marked as kept);
+    ``hand_back``: it keeps none, and the bytes it read come back with the rows (for the
+    worker that keeps them). Its settings are written to it by a thread of its own: it reads
+    them once it has imported what it runs, and this process parses meanwhile."""
 
-    def __init__(self, source: SessionSource, *, folded: bool, vault_at: VaultAt) -> None:
+    def __init__(
+        self,
+        source: SessionSource,
+        *,
+        folded: bool,
+        vault_at: VaultAt,
+        hand_back: bool = False,
+    ) -> None:
+        settings = pickle.dumps((source, folded, vault_at, hand_back))
         if not sys.executable or os.name != "posix":
             raise OSError("no interpreter to start on two pipes of its own")
         task_r, task_w = os.pipe()
@@ -239,11 +274,16 @@ class Worker:
         self._ended = False
         self._finished = False
         self._closed = False
-        try:
-            self._tasks.send((source, folded, vault_at))
-        except BaseException:
-            self.close()
-            raise
+        self._sending = threading.Lock()  # (the settings' thread, then this process's)
+        self._later: list[Kept] = []  # files to keep handed over before it read its settings
+        self._setup = threading.Thread(
+            target=self._send_settings, args=(settings,), name="parse-worker-setup", daemon=True
+        )
+        self._setup.start()
+
+    def _send_settings(self, settings: bytes) -> None:
+        with self._sending, contextlib.suppress(OSError):  # (gone: its results pipe says so)
+            self._tasks.send_bytes(settings)
 
     def poll_ready(self) -> bool:
         """Whether the worker has started (never waits)."""
@@ -252,7 +292,20 @@ class Worker:
         return self.ready
 
     def send(self, batch: list[Task]) -> None:
-        self._tasks.send(batch)
+        with self._sending:
+            self._send_later()
+            self._tasks.send(batch)
+
+    def _send_later(self) -> None:
+        """Send the files to keep held while it read its settings (under the send lock)."""
+        if self._later:
+            files, self._later = self._later, []
+            self._tasks.send((KEEP, files))
+
+    @property
+    def results(self) -> Connection:
+        """The pipe its parsed batches come back on (to wait on several workers at once)."""
+        return self._results
 
     def has_result(self) -> bool:
         """Whether a batch is back (never waits)."""
@@ -280,15 +333,34 @@ class Worker:
         if not self.keeps or self._finished:
             return False
         try:
-            self._tasks.send((KEEP, files))
+            ready = self.poll_ready()
+        except (OSError, EOFError):  # it is gone
+            return False
+        if not ready:  # still starting: sent with what comes next, not waited for
+            if len(self._later) + len(files) > KEEP_FILES:
+                return False  # (the bytes held here stay bounded)
+            self._later.extend(files)  # (if it never takes them, it never says it ended)
+            return True
+        try:
+            with self._sending:
+                self._send_later()
+                self._tasks.send((KEEP, files))
         except OSError:
             return False
         return True
 
     def finish(self) -> None:
         """No more batches: the worker keeps what it was handed and ends (see :meth:`close`)."""
+        if self._finished:
+            return
         self._finished = True
+        self._setup.join(DRAIN_SECONDS)  # (it ends once the worker read its settings, or died)
+        if self._setup.is_alive():  # it never read them: it is stuck
+            self._proc.kill()
+            self._setup.join()
         with contextlib.suppress(OSError):
+            with self._sending:
+                self._send_later()
             self._tasks.close()
 
     def close(self) -> None:
@@ -325,46 +397,63 @@ def picklable(value: Any) -> bool:
 def batches(
     todo: Sequence[Task],
     size: int,
-    parse: Callable[[Task], Done],
-    worker: Worker | None,
+    parse: Callable[[list[Task]], list[Done]],
+    workers: Sequence[Worker] = (),
 ) -> Generator[list[Done], None, None]:
-    """The parsed files of ``todo``, ``size`` at a time and in order. With a ``worker``, a
-    batch is parsed here until the worker has started (and when it fails); after that it
-    parses up to :data:`IN_FLIGHT` batches ahead of the one handed back, and rather than
-    wait for one, this process parses a later batch itself (up to :data:`AHEAD` of them)."""
+    """The parsed files of ``todo``, ``size`` at a time and in order (``parse``: of one
+    batch, in this process). With ``workers``, each
+    started one holds up to :data:`IN_FLIGHT` batches, handed out in order; rather than wait
+    for the next batch in line, this process parses the first batch nobody has taken (while
+    fewer than :data:`AHEAD` parsed batches wait for their turn). A worker that fails is
+    closed, and the batches it held are parsed by the others or here."""
     chunks = [list(todo[start : start + size]) for start in range(0, len(todo), size)]
-    sent: deque[int] = deque()  # the batches the worker holds, in order
-    ahead: dict[int, list[Done]] = {}  # later batches parsed here while the worker was busy
-    assigned = 0  # the batches before this one are sent or parsed
+    live = list(workers)
+    held: dict[int, deque[int]] = {id(w): deque() for w in live}  # each worker's, in order
+    free: deque[int] = deque(range(len(chunks)))  # the batches nobody has taken, in order
+    got: dict[int, list[Done]] = {}  # parsed batches waiting for their turn
+
+    def failed(worker: Worker, exc: BaseException) -> None:
+        log.warning("a parsing worker stopped (%s): its batches are parsed again", exc)
+        live.remove(worker)
+        worker.close()
+        free.extend(held.pop(id(worker)))
+        ordered = sorted(free)
+        free.clear()
+        free.extend(ordered)
+
+    def collect(worker: Worker) -> None:
+        try:
+            batch = worker.recv()
+        except Exception as exc:  # it died, or sent what cannot be read
+            failed(worker, exc)
+            return
+        got[held[id(worker)].popleft()] = batch
+
     try:
-        for index, chunk in enumerate(chunks):
-            done = ahead.pop(index, None)
-            if done is None and worker is not None:
-                try:
-                    here = not sent or sent[0] != index
-                    if here:
-                        assigned = max(assigned, index + 1)
-                    if worker.poll_ready():
-                        while len(sent) < IN_FLIGHT and assigned < len(chunks):
-                            worker.send(chunks[assigned])
-                            sent.append(assigned)
-                            assigned += 1
-                    if not here:
-                        while (
-                            not worker.has_result()
-                            and len(ahead) < AHEAD
-                            and assigned < len(chunks)
-                        ):
-                            ahead[assigned] = [parse(task) for task in chunks[assigned]]
-                            assigned += 1
-                        sent.popleft()
-                        done = worker.recv()
-                except Exception as exc:  # it died, or sent what cannot be read
-                    log.warning("the parsing worker stopped (%s): parsing here", exc)
-                    worker.close()
-                    worker, done = None, None
-                    sent.clear()
-            yield done if done is not None else [parse(task) for task in chunk]
+        for index in range(len(chunks)):
+            while index not in got:
+                for worker in list(live):
+                    while held.get(id(worker)) and worker.has_result():  # (never waits)
+                        collect(worker)
+                for worker in list(live):
+                    try:
+                        if worker.poll_ready():
+                            queue_ = held[id(worker)]
+                            while len(queue_) < IN_FLIGHT and free:
+                                worker.send(chunks[free[0]])
+                                queue_.append(free.popleft())
+                    except Exception as exc:
+                        failed(worker, exc)
+                if free and (free[0] == index or len(got) < AHEAD):
+                    mine = free.popleft()  # (this one next, or a later one rather than wait)
+                    got[mine] = parse(chunks[mine])
+                    continue
+                busy = {w.results: w for w in live if held[id(w)]}
+                if not busy:
+                    continue  # (nobody holds a batch: the next turn parses one here)
+                for conn in wait(list(busy)):
+                    collect(busy[cast(Connection, conn)])
+            yield got.pop(index)
     finally:
-        if worker is not None:
-            worker.finish()  # (the caller closes it: it may keep files still)
+        for worker in live:
+            worker.finish()  # (the caller closes them: the first may keep files still)

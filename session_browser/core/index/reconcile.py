@@ -45,6 +45,7 @@ from .write import delete_rows, insert_isolated, insert_rows
 log = logging.getLogger("session_browser.index")
 
 BATCH_FILES = 500
+PARSE_FILES = 100  # files of a batch parsed by a worker process (then written as one)
 WORKER_MIN_FILES = 2000  # a first build of this many files is parsed by a worker process
 WATCH_MIN_FILES = 1000  # from this many files, a reconcile after the first one uses a DirWatch
 FULL_PASS_INTERVAL = 60.0  # seconds after which a reconcile stats every file again anyway
@@ -94,6 +95,7 @@ class Reconciler:
     """
 
     worker_min_files = WORKER_MIN_FILES
+    parse_workers: int | None = None  # worker processes of a first build (None: by the cores)
 
     def __init__(self, index: IndexDatabase, *, keep_vault: bool = False) -> None:
         """``keep_vault``: keep every file the index reads in the vault (asked for)."""
@@ -106,7 +108,8 @@ class Reconciler:
         self._vault_feed: VaultFeed | None = None
         self._vault_ready = False
         self._vault_fresh = False  # this reconcile builds a new index
-        self._worker: parsing.Worker | None = None  # the worker process of the batches
+        self._workers: list[parsing.Worker] = []  # the worker processes of the batches
+        self._worker: parsing.Worker | None = None  # the one of them that keeps in the vault
         self._bulk = False  # this reconcile is a first build of many files
         self._priors: dict[str, bytes] = {}  # saved parse states of the files to parse
         self._full_at: float | None = None  # monotonic time of the last full pass
@@ -538,21 +541,25 @@ class Reconciler:
         self, todo: list[tuple[str, tuple[int, int, int]]], cancel: threading.Event | None
     ) -> Iterator[list[tuple[str, Parsed | str]]]:
         """Batches of parsed files, in order. A first build of many files has them read and
-        parsed by a worker process while this thread writes (see :mod:`.parsing`); otherwise
-        they are parsed in this thread. (A parser thread beside the writer was measured
-        slower and costlier: both need the GIL for every row.)"""
+        parsed by worker processes while this thread writes (see :mod:`.parsing`);
+        otherwise they are parsed in this thread. (A parser thread beside the writer was
+        measured slower and costlier: both need the GIL for every row.)"""
         folded = not self.index.has_fts
-        worker = self._worker = self._parse_worker(len(todo), folded)
-        # the worker's tasks carry their parse states; here, _parse_file finds them
-        pop = self._priors.pop if worker is not None else lambda _n, _d: None
+        workers = self._workers = self._parse_workers(len(todo), folded)
+        self._worker = workers[0] if workers else None
+        # the workers' tasks carry their parse states; here, _parse_file finds them
+        pop = self._priors.pop if workers else lambda _n, _d: None
         tasks = [(n, ident, pop(n, None)) for n, ident in todo]
 
-        def here(task: parsing.Task) -> parsing.Done:
-            if worker is None:  # parsed here (and the read counted)
-                return (task[0], self._parse_file(task[0], task[1], folded=folded), None)
-            return parsing.parse_one(self.index.source, *task, folded=folded)
+        def here(chunk: list[parsing.Task]) -> list[parsing.Done]:
+            if not workers:  # parsed here (and the read counted)
+                return [
+                    (n, self._parse_file(n, ident, folded=folded), None) for n, ident, _ in chunk
+                ]
+            return parsing.parse_all(self.index.source, chunk, folded=folded)
 
-        parsed = parsing.batches(tasks, BATCH_FILES, here, worker)
+        size = PARSE_FILES if workers else BATCH_FILES
+        parsed = parsing.batches(tasks, size, here, workers)
         try:
             for batch in parsed:
                 if cancel is not None and cancel.is_set():
@@ -563,35 +570,48 @@ class Reconciler:
                     out.append((name, item))
                 yield out
         finally:
-            parsed.close()  # the worker keeps what it was handed, then ends: see _end_worker
+            parsed.close()  # the workers end (the first once it kept what it was handed)
 
     def _end_worker(self) -> None:
-        """Wait for the worker process of a first build to keep the last files it was handed
-        (meanwhile, the index was finished) and end; what it could not keep is noted."""
-        worker, self._worker = self._worker, None
-        if worker is None:
-            return
-        worker.close()
+        """Wait for the worker processes of a first build to end (the first once it kept the
+        last files it was handed: meanwhile, the index was finished); what it could not keep
+        is noted."""
+        workers, self._workers, self._worker = self._workers, [], None
+        for worker in workers:
+            worker.close()
         feed = self.vault_feed()
-        if worker.unkept and feed is not None:
-            feed.missed_some(worker.unkept)
+        unkept = [why for worker in workers for why in worker.unkept]
+        if unkept and feed is not None:
+            feed.missed_some(unkept)
 
-    def _parse_worker(self, files: int, folded: bool) -> parsing.Worker | None:
-        """The worker process that parses a first build (None: this one parses)."""
+    def _parse_workers(self, files: int, folded: bool) -> list[parsing.Worker]:
+        """The worker processes that parse a first build (none: this one parses). The first
+        keeps the files in the vault (with the vault on); the others hand the bytes they
+        read back, for it to keep."""
         if (
             not self._bulk
             or files < self.worker_min_files
             or not self.index.source.parses_apart  # its parse keeps state
             or not parsing.picklable(self.index.source)
         ):
-            return None
+            return []
         feed = self.vault_feed()
         vault_at = None if feed is None else (self.index.source_kind, feed.vault_dir)
+        count = self.parse_workers if self.parse_workers is not None else parsing.worker_count()
+        workers: list[parsing.Worker] = []
         try:
-            return parsing.Worker(self.index.source, folded=folded, vault_at=vault_at)
+            for n in range(max(1, min(count, files // PARSE_FILES))):
+                workers.append(
+                    parsing.Worker(
+                        self.index.source,
+                        folded=folded,
+                        vault_at=vault_at if n == 0 else None,
+                        hand_back=n > 0 and vault_at is not None,
+                    )
+                )
         except (OSError, RuntimeError) as exc:
             log.warning("no parsing worker (%s): parsing here", exc)
-            return None
+        return workers
 
     def _apply(
         self,

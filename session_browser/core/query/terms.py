@@ -10,6 +10,9 @@ from dataclasses import dataclass
 MIN_PREFIX = 2
 
 _TOKEN_RE = re.compile(r"[^\W_]+")
+# ASCII text's tokens without the regex: every ASCII character but letters and digits made
+# a space, then split (what ``_TOKEN_RE`` finds in ASCII; folding may leave a capital: "ℂ").
+_ASCII_GAPS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
 
 
 class QueryError(ValueError):
@@ -54,7 +57,10 @@ def folded_spans(text: str, needle: str) -> list[tuple[int, int]]:
 
 def tokenize(text: str) -> list[str]:
     """The folded index tokens of ``text`` (runs of letters and digits)."""
-    return _TOKEN_RE.findall(fold(text))
+    folded = fold(text)
+    if folded.isascii():  # (most text: twice as fast)
+        return folded.translate(_ASCII_GAPS).split()
+    return _TOKEN_RE.findall(folded)
 
 
 @dataclass(frozen=True)

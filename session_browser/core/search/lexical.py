@@ -233,12 +233,38 @@ def session_words(texts: Iterable[str]) -> tuple[list[str], int]:
     """What an engine keeps of a session's message ``texts``: its distinct content words (in
     first-seen order), then the :func:`mark` of each held at least 2, 3, 4 times
     (:data:`TF_MARKS`), and how many content words it has in all (its length)."""
-    counts: Counter[str] = Counter()
+    # The tokens of the whole session are counted first (a message's words repeat in the
+    # others), then each distinct token is read into its content word once: the same words,
+    # in the same first-seen order and with the same counts as word by word. Short texts are
+    # tokenized together, joined by a newline (no token spans one, and folding a text
+    # joined so is folding each alone), up to about :data:`SLICE` characters at a time.
+    tokens: Counter[str] = Counter()
+    group: list[str] = []
+    held = 0
     for text in texts:
-        for part in (text,) if len(text) <= SLICE else slices(text):
-            counts.update(words_of(part))
+        if held + len(text) > SLICE and group:
+            tokens.update(tokenize("\n".join(group)))
+            group, held = [], 0
+        if len(text) <= SLICE:
+            group.append(text)
+            held += len(text) + 1
+            continue
+        for part in slices(text):
+            tokens.update(tokenize(part))
+    if group:
+        tokens.update(tokenize("\n".join(group)))
+    counts: dict[str, int] = {}
+    known = _CONTENT
+    for token, times in tokens.items():
+        word = known.get(token)
+        if word is None:
+            word = reduced(token) if is_content(token) else ""
+            if len(known) < _CONTENT_MAX:
+                known[token] = word
+        if word:
+            counts[word] = counts.get(word, 0) + times
     marks = [mark(w, n) for w, c in counts.items() for n in TF_MARKS if c >= n]
-    return [*counts, *marks], counts.total()
+    return [*counts, *marks], sum(counts.values())
 
 
 def marks_of(words: Sequence[str]) -> list[str]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..files import SHADOW_MARK
-from ..forget.deny import denied_session, needs_bytes, screen, screen_bytes
+from ..forget.deny import denied_session, needs_bytes, screen, screen_bytes, screens
 from ..model import JSONDict
 from ..settings import vault_on
 from .errors import VaultError
@@ -173,6 +173,9 @@ class VaultFeed:
         files keeps them with each file, one file at a time (:mod:`.parts`). The versions
         added; a batch that fails is reported (:attr:`problems`, :attr:`missed`)."""
         added = 0
+        # the denylist and the settings looked at once for the batch: when nothing is to be
+        # screened (the usual case), no file is asked about them again
+        screening = screens()
         try:
             with self.vault.batch():
                 read: list[tuple[str, str, bytes, int | None]] = []
@@ -190,14 +193,13 @@ class VaultFeed:
                     except OSError as exc:
                         log.warning("vault: %s not kept: %s", name, exc)
                         continue
-                    data, keep_it = screened(session_id, path, data)
-                    if not keep_it:
-                        continue
-                    parts = (
-                        None
-                        if self.parts is None
-                        else screened_parts(session_id, self._regular_parts(name))
-                    )
+                    if screening:
+                        data, keep_it = screened(session_id, path, data)
+                        if not keep_it:
+                            continue
+                    parts = None if self.parts is None else self._regular_parts(name)
+                    if parts and screening:
+                        parts = screened_parts(session_id, parts)
                     if data is not None and not parts:  # kept with the batch's others
                         read.append((self.path_of(name), session_id, data, messages))
                         continue
