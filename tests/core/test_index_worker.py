@@ -187,8 +187,9 @@ def test_the_index_process_never_waits_for_a_worker_to_start(
     assert max(seconds for _m, seconds, _r in early) < 2.0, early
 
 
+@pytest.mark.parametrize("workers", [1, 2])
 def test_a_worker_that_dies_leaves_the_rest_to_this_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    workers: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     d = tmp_path / "s"
     corpus(d)
@@ -214,8 +215,8 @@ def test_a_worker_that_dies_leaves_the_rest_to_this_process(
         return self.ready
 
     monkeypatch.setattr(parsing.Worker, "poll_ready", waiting)
-    there = build(d, tmp_path / "there.sqlite3", worker=True)
-    assert killed
+    there = build(d, tmp_path / "there.sqlite3", worker=True, workers=workers)
+    assert len(killed) == 1  # (with two, the other and this process parse the rest)
     assert here[0] == there[0] and here[1] == there[1]
 
 
