@@ -187,8 +187,24 @@ def test_the_index_process_never_waits_for_a_worker_to_start(
     assert max(seconds for _m, seconds, _r in early) < 2.0, early
 
 
+def test_a_first_build_leaves_each_search_index_in_one_segment(tmp_path: Path) -> None:
+    # Rows are written a batch at a time (a segment each); at the end each full-text index
+    # is merged into one: merging it again changes nothing.
+    d = tmp_path / "s"
+    corpus(d)
+    db = tmp_path / "one.sqlite3"
+    build(d, db, worker=True)
+    with sqlite3.connect(db) as c:
+        for table in ("fts", "recall_words", "hidden_fts"):
+            structure = f"SELECT block FROM {table}_data WHERE id = 10"
+            before = c.execute(structure).fetchone()[0]
+            c.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
+            assert c.execute(structure).fetchone()[0] == before, table
+
+
+@pytest.mark.parametrize("workers", [1, 2])
 def test_a_worker_that_dies_leaves_the_rest_to_this_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    workers: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     d = tmp_path / "s"
     corpus(d)
@@ -214,8 +230,8 @@ def test_a_worker_that_dies_leaves_the_rest_to_this_process(
         return self.ready
 
     monkeypatch.setattr(parsing.Worker, "poll_ready", waiting)
-    there = build(d, tmp_path / "there.sqlite3", worker=True)
-    assert killed
+    there = build(d, tmp_path / "there.sqlite3", worker=True, workers=workers)
+    assert len(killed) == 1  # (with two, the other and this process parse the rest)
     assert here[0] == there[0] and here[1] == there[1]
 
 

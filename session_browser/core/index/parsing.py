@@ -400,12 +400,12 @@ def batches(
     parse: Callable[[list[Task]], list[Done]],
     workers: Sequence[Worker] = (),
 ) -> Generator[list[Done], None, None]:
-    """The parsed files of ``todo``, ``size`` at a time and in order (``parse``: of one
-    batch, in this process). With ``workers``, each
-    started one holds up to :data:`IN_FLIGHT` batches, handed out in order; rather than wait
-    for the next batch in line, this process parses the first batch nobody has taken (while
-    fewer than :data:`AHEAD` parsed batches wait for their turn). A worker that fails is
-    closed, and the batches it held are parsed by the others or here."""
+    """The parsed files of ``todo``, ``size`` at a time and in order (``parse``: one batch,
+    in this process). With ``workers``, each started one holds up to :data:`IN_FLIGHT`
+    batches, handed out in order; rather than wait for the next batch in line, this process
+    parses the first batch nobody has taken (while fewer than :data:`AHEAD` parsed batches
+    wait for their turn). A worker that fails is closed, and the batches it held are parsed
+    by the others or here."""
     chunks = [list(todo[start : start + size]) for start in range(0, len(todo), size)]
     live = list(workers)
     held: dict[int, deque[int]] = {id(w): deque() for w in live}  # each worker's, in order
@@ -421,20 +421,25 @@ def batches(
         free.clear()
         free.extend(ordered)
 
-    def collect(worker: Worker) -> None:
+    def collect(worker: Worker, *, waiting: bool = True) -> bool:
+        """Take the batch ``worker`` sent back (``waiting``: False, only one already
+        back); whether one was taken."""
         try:
+            if not waiting and not worker.has_result():
+                return False
             batch = worker.recv()
         except Exception as exc:  # it died, or sent what cannot be read
             failed(worker, exc)
-            return
+            return False
         got[held[id(worker)].popleft()] = batch
+        return True
 
     try:
         for index in range(len(chunks)):
             while index not in got:
                 for worker in list(live):
-                    while held.get(id(worker)) and worker.has_result():  # (never waits)
-                        collect(worker)
+                    while held.get(id(worker)) and collect(worker, waiting=False):
+                        pass
                 for worker in list(live):
                     try:
                         if worker.poll_ready():

@@ -404,9 +404,11 @@ class Reconciler:
                 db.execute("PRAGMA synchronous=NORMAL")
         if bulk and not report.cancelled and self.index.has_fts:
             # One segment: a term's rows in one place makes every later lookup several
-            # times faster than over the many segments a bulk load leaves.
+            # times faster than over the many segments a bulk load leaves (the sessions'
+            # recall words too: a batch written is a segment).
             with self.index._write_lock:
                 db.execute("INSERT INTO fts(fts) VALUES('optimize')")
+                db.execute("INSERT INTO recall_words(recall_words) VALUES('optimize')")
                 hidden.optimize(db)
             self._note_common_terms(db)
 
