@@ -191,3 +191,47 @@ def test_a_worker_builds_the_same_agent_index_and_vault(
     if kind == "claude":
         assert any(parts for *_r, parts in here[1].values()), "subagent files kept with theirs"
         assert [r[0] for r in here[0]["skipped"]] == ["-home-me-proj/broken.jsonl"]
+
+
+@pytest.mark.parametrize("kind", ["opencode", "goose"])
+def test_a_worker_builds_the_same_database_index_and_vault(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OpenCode's and Goose's sessions, rows of one database, parse apart too: a first build
+    whose worker process reads them (each opening its own immutable connection) gives the
+    same rows and the same vault as the index's own process."""
+    from session_browser.bench.agent_db import Corpus, write_database
+
+    def corpus(i: int) -> Corpus:
+        data = _session(i)
+        turns = [(m["role"], m["content"], m["timestamp"]) for m in data["messages"]]
+        older = [(m["role"], m["content"], m["timestamp"]) for m in data["archived_messages"]]
+        title = data["metadata"].get("title")
+        return Corpus(data["session_id"], title, data["created_at"], older, turns, "/proj")
+
+    root = tmp_path / kind
+    write_database(kind, root, (corpus(i) for i in range(FILES)))
+    used: list[int] = []
+    start = parsing.Worker.__init__
+
+    def counting(self: parsing.Worker, *args: Any, **kwargs: Any) -> None:
+        start(self, *args, **kwargs)
+        used.append(self._proc.pid)
+
+    monkeypatch.setattr(parsing.Worker, "__init__", counting)
+    built = []
+    for tag, worker in (("here", False), ("there", True)):
+        monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / f"data-{tag}"))
+        monkeypatch.setattr(Reconciler, "worker_min_files", 0 if worker else 10**9)
+        db = tmp_path / f"{tag}.sqlite3"
+        with index_store(SOURCES[kind], root, "none", vault=True, db_path=db) as s:
+            report = s.reconcile()
+            assert s.warnings == []
+        built.append((dump(db), kept(), report))
+        assert len(used) == int(worker)
+    (here, here_kept, here_report), (there, there_kept, there_report) = built
+    for table, rows in here.items():
+        assert rows == there[table], table
+    assert here_kept == there_kept and len(here_kept) == FILES
+    assert here_report.messages == there_report.messages > 2 * FILES
+    assert len(here["sessions"]) == FILES
