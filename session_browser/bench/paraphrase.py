@@ -674,8 +674,8 @@ def format_questions_report(report: JSONDict) -> str:
         lines += [
             "",
             f"either ranking (lexical mode's, meaning's alone) has the target first for "
-            f"{_pct(top['either_first'])} of the questions, in its top 10 for "
-            f"{_pct(top['either_top10'])}: the most a fusion of the two reaches without "
+            f"{_pct(top['either_first']).strip()} of the questions, in its top 10 for "
+            f"{_pct(top['either_top10']).strip()}: the most a fusion of the two reaches without "
             "finding a target neither ranks well",
         ]
     cost = report.get("embedding")
