@@ -8,6 +8,8 @@ import os
 import threading
 from pathlib import Path
 
+from session_browser.core.index.reconcile import BATCH_FILES, PARSE_FILES
+from session_browser.core.index.store import PENDING_SCAN_FILES
 from session_browser.tui.app import SessionBrowserApp
 from session_browser.tui.backend import Backend
 from session_browser.tui.search.hits import HitList
@@ -46,7 +48,10 @@ async def test_a_word_of_an_old_indexed_session_is_found_while_the_build_is_paus
     assert backend.search(WORD).hits == []
     reached, go = threading.Event(), threading.Event()
 
+    first: list[int] = []
+
     def hold(done: int, total: int) -> None:  # after the first batch: hold the build there
+        first.append(done)
         reached.set()
         go.wait(60)
 
@@ -56,9 +61,12 @@ async def test_a_word_of_an_old_indexed_session_is_found_while_the_build_is_paus
         async with app.run_test(size=SIZE) as pilot:
             await _until(pilot, reached.is_set, 30)
             # the app reads the build's progress on its own poll: wait for it to show
+            # (a batch: PARSE_FILES files parsed by a worker process, as a first build of
+            # this many files is, else BATCH_FILES)
+            assert first[0] in (PARSE_FILES, BATCH_FILES)
             await _until(
                 pilot,
-                lambda: app.index_state.mode == "building" and app.index_state.done == 500,
+                lambda: app.index_state.mode == "building" and app.index_state.done == first[0],
                 30,
             )
             await pilot.press(*WORD)
@@ -67,8 +75,11 @@ async def test_a_word_of_an_old_indexed_session_is_found_while_the_build_is_paus
             assert hits.hits[0].archived
             await _until(
                 pilot,
-                lambda: "searched 600 of 2,000 sessions; full results when the index is ready"
-                in str(app.main.query_one("#search-info").render()),
+                lambda: (
+                    f"searched {first[0] + PENDING_SCAN_FILES:,} of 2,000 sessions; full "
+                    "results when the index is ready"
+                    in str(app.main.query_one("#search-info").render())
+                ),
                 30,
             )
             assert app.index_state.mode == "building"  # still held: the answer came meanwhile
