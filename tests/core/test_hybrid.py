@@ -616,3 +616,17 @@ def test_a_closeness_of_older_vectors_is_worked_out_again(
     now = [w.file.split(".")[0] for w in index.nearest(query, 20, before)]
     assert "newcomer" in now  # (not in the closeness worked out before)
     assert len(before.close) == len(FILLER) + 2 and index.sessions == len(FILLER) + 3
+
+
+def test_the_product_with_every_window_is_the_same_split_or_not() -> None:
+    """The query's product with a large matrix is split between two threads (where there are
+    two cores): the same numbers as one product, for every row."""
+    from session_browser.core.index import vectors
+
+    rng = np.random.default_rng(7)
+    for rows in (10, vectors.SPLIT_ROWS + 1, 3 * vectors.SPLIT_ROWS):
+        matrix = rng.standard_normal((rows, 16)).astype(np.float32)
+        vector = rng.standard_normal(16).astype(np.float32)
+        got = vectors._product(matrix, vector)
+        assert got.shape == (rows,) and got.dtype == np.float32
+        assert np.allclose(got, matrix @ vector, rtol=1e-5, atol=1e-5)
