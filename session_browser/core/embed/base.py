@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -43,6 +44,35 @@ def blas_threads(threads: int = 1) -> Iterator[None]:
             return
         with controller.limit(limits=threads, user_api="blas"):
             yield
+
+
+_HELPER: list[Any] = []  # one helper thread (a ThreadPoolExecutor), made on first need
+_HELPER_LOCK = threading.Lock()
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def helper() -> Any:
+    """One helper thread of the process (a ``ThreadPoolExecutor`` of one worker) that a
+    memory-bound product splits its work with (the query's product with every window);
+    None on a single core. It waits on a queue between
+    tasks: nothing spins on the other core as BLAS's own threads do."""
+    if cores() < 2:
+        return None
+    if _HELPER:
+        return _HELPER[0]
+    with _HELPER_LOCK:
+        if not _HELPER:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _HELPER.append(ThreadPoolExecutor(1, thread_name_prefix="product-half"))
+        return _HELPER[0]
 
 
 class EmbedderUnavailable(RuntimeError):

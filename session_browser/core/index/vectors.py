@@ -29,13 +29,12 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..embed.base import blas_threads
+from ..embed.base import blas_threads, helper
 from ..paths import lock_file
 
 try:
@@ -746,15 +745,6 @@ class VectorIndex:
 
 #: Windows from which the product of a query with every window is split between two threads.
 SPLIT_ROWS = 8192
-_HELPER: list[ThreadPoolExecutor] = []  # made once, on first need
-_HELPER_LOCK = threading.Lock()
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
 
 
 def _product(matrix: npt.NDArray[np.float32], vector: npt.NDArray[np.float32]) -> Any:
@@ -766,15 +756,12 @@ def _product(matrix: npt.NDArray[np.float32], vector: npt.NDArray[np.float32]) -
     import numpy as np
 
     n = len(matrix)
-    if n < SPLIT_ROWS or _cores() < 2:
+    pool = helper() if n >= SPLIT_ROWS else None
+    if pool is None:
         return matrix @ vector
-    with _HELPER_LOCK:
-        if not _HELPER:
-            _HELPER.append(ThreadPoolExecutor(1, thread_name_prefix="vector-product"))
-        helper = _HELPER[0]
     out = np.empty(n, dtype=np.float32)
     half = n // 2
-    other = helper.submit(np.matmul, matrix[half:], vector, out=out[half:])
+    other = pool.submit(np.matmul, matrix[half:], vector, out=out[half:])
     np.matmul(matrix[:half], vector, out=out[:half])
     other.result()
     return out
