@@ -513,7 +513,7 @@ def test_a_question_is_embedded_beside_its_lexical_part(
     not after it; once, and kept for the same words asked again."""
     import threading
 
-    from session_browser.core.search import procedure
+    from session_browser.core.search import lexical
 
     build_vectors(store.db_path, embedder)
     mode.setenv(hybrid.ENV, "hybrid")
@@ -528,7 +528,7 @@ def test_a_question_is_embedded_beside_its_lexical_part(
         return inner_embed(texts)
 
     mode.setattr(embedder, "embed", embed)
-    rank = procedure.lexical.rank_sessions
+    rank = lexical.rank_sessions
     seen_before_ranking: list[bool] = []
 
     def ranking(*args: Any, **kwargs: Any) -> Any:
@@ -537,7 +537,7 @@ def test_a_question_is_embedded_beside_its_lexical_part(
         seen_before_ranking.append(embedding.wait(10.0))
         return rank(*args, **kwargs)
 
-    mode.setattr(procedure.lexical, "rank_sessions", ranking)
+    mode.setattr(lexical, "rank_sessions", ranking)
     # the query's closeness to every session is worked out on that thread too
     closeness = VectorIndex.closeness
     closeness_threads: list[str] = []
@@ -630,3 +630,36 @@ def test_the_product_with_every_window_is_the_same_split_or_not() -> None:
         got = vectors._product(matrix, vector)
         assert got.shape == (rows,) and got.dtype == np.float32
         assert np.allclose(got, matrix @ vector, rtol=1e-5, atol=1e-5)
+
+
+def test_a_superseded_prefetch_is_dropped_and_asked_again_later(
+    store: SqliteSessionStore, embedder: SynonymEmbedder
+) -> None:
+    """Typing supersedes a query: a prefetch not yet started when another comes is dropped,
+    and the same words prefetched again later are embedded on the prefetch thread."""
+    import threading
+
+    build_vectors(store.db_path, embedder)
+    semantic = store.semantic
+    vectors = VectorIndex(store.db_path)
+    release = threading.Event()
+    threads: dict[str, str] = {}
+    inner = embedder.embed
+
+    def embed(texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        threads[texts[0]] = threading.current_thread().name
+        if texts[0] == "first words":
+            assert release.wait(30)  # holds the prefetch thread
+        return inner(texts)
+
+    embedder.embed = embed  # type: ignore[method-assign]
+    semantic.prefetch(embedder, "first words", vectors, 5)
+    semantic.prefetch(embedder, "second words", vectors, 5)  # waits behind the first
+    semantic.prefetch(embedder, "third words", vectors, 5)  # drops the second
+    release.set()
+    semantic.query_vector(embedder, "third words")
+    assert "second words" not in threads  # never embedded
+    semantic.prefetch(embedder, "second words", vectors, 5)  # asked again: not skipped
+    semantic.query_vector(embedder, "second words")
+    assert threads["second words"] == threads["third words"] != threading.current_thread().name
+    assert semantic.closeness(embedder, "second words") is not None

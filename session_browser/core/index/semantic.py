@@ -104,8 +104,9 @@ class Semantic:
         with self._qlock:
             if key in self._queries or key in self._pending:
                 return
-            for old in list(self._pending.values()):
-                old.cancel()  # (false for one already running: it finishes, its result kept)
+            for other, old in list(self._pending.items()):
+                if old.cancel():  # (false for one already running: it finishes, kept)
+                    del self._pending[other]
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(1, thread_name_prefix="query-vector")
             self._pending[key] = self._pool.submit(self._embed, embedder, text, vectors, k)
