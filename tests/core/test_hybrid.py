@@ -663,3 +663,33 @@ def test_a_superseded_prefetch_is_dropped_and_asked_again_later(
     semantic.query_vector(embedder, "second words")
     assert threads["second words"] == threads["third words"] != threading.current_thread().name
     assert semantic.closeness(embedder, "second words") is not None
+
+
+def test_a_failed_prefetch_is_not_kept(
+    store: SqliteSessionStore, embedder: SynonymEmbedder
+) -> None:
+    """An embedding that fails on the prefetch thread does not fail the search: the words
+    are embedded again on the search's own thread (where a failure would be the search's)."""
+    import threading
+
+    build_vectors(store.db_path, embedder)
+    semantic = store.semantic
+    vectors = VectorIndex(store.db_path)
+    inner = embedder.embed
+    failures = [MemoryError("once")]
+    threads: list[str] = []
+
+    def embed(texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        threads.append(threading.current_thread().name)
+        if failures:
+            raise failures.pop()
+        return inner(texts)
+
+    embedder.embed = embed  # type: ignore[method-assign]
+    semantic.prefetch(embedder, "some words", vectors, 5)
+    got = semantic.query_vector(embedder, "some words")
+    assert got.shape == (1, embedder.dim)
+    searching = threading.current_thread().name
+    assert len(threads) == 2 and threads[0] != searching and threads[1] == searching
+    # kept now: asked again, nothing embedded
+    assert semantic.query_vector(embedder, "some words") is got and len(threads) == 2

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
-from contextlib import suppress
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -114,15 +113,20 @@ class Semantic:
     def _embed(
         self, embedder: Embedder, text: str, vectors: VectorIndex | None = None, k: int = 0
     ) -> Any:
-        # the whole query, then its parts (one batch: the weights are read once for all)
-        got = embedder.embed([text, *question_parts(text)])
-        scored: Closeness | None = None
-        if vectors is not None:
-            try:
-                scored = vectors.closeness(got, k)
-            except VectorsUnavailable:  # (said by the search itself when it asks)
-                scored = None
         key = (embedder.name, text)
+        try:
+            # the whole query, then its parts (one batch: the weights are read once for all)
+            got = embedder.embed([text, *question_parts(text)])
+            scored: Closeness | None = None
+            if vectors is not None:
+                try:
+                    scored = vectors.closeness(got, k)
+                except VectorsUnavailable:  # (said by the search itself when it asks)
+                    scored = None
+        except BaseException:
+            with self._qlock:  # (a failed prefetch is not kept: the words are asked anew)
+                self._pending.pop(key, None)
+            raise
         with self._qlock:
             if len(self._queries) >= QUERY_CACHE:
                 self._queries.clear()
@@ -136,7 +140,7 @@ class Semantic:
     def query_vector(self, embedder: Embedder, text: str) -> Any:
         """The vectors of ``text``: a row for the whole, then one per part
         (:func:`~..search.hybrid.question_parts`); kept from before, else the prefetch's
-        (waited for), else embedded here."""
+        (waited for), else embedded here (also when the prefetch failed)."""
         key = (embedder.name, text)
         with self._qlock:
             got = self._queries.get(key)
@@ -144,8 +148,10 @@ class Semantic:
         if got is not None:
             return got
         if pending is not None:
-            with suppress(CancelledError):
+            try:
                 return pending.result()
+            except Exception:  # (dropped, or failed on its thread: asked again here, where
+                pass  # a failure is the search's own)
         return self._embed(embedder, text)
 
     def closeness(self, embedder: Embedder, text: str) -> Closeness | None:
