@@ -162,6 +162,11 @@ class _Layer:
         self.qkv_b = np.concatenate(
             [t[p + f"attention.self.{n}.bias"] for n in ("query", "key", "value")]
         )
+        # The attention's 1/√(head size) is folded into the query's weights and bias once:
+        # the scores (batch × heads × length², the largest array) are not scaled each time.
+        scale = np.float32(1.0 / math.sqrt(_HIDDEN // _HEADS))
+        self.qkv_w[:, :_HIDDEN] *= scale
+        self.qkv_b[:_HIDDEN] *= scale
         self.out_w = t[p + "attention.output.dense.weight"].T
         self.out_b = t[p + "attention.output.dense.bias"]
         self.ln1_w = t[p + "attention.output.LayerNorm.weight"]
@@ -178,25 +183,33 @@ class _Layer:
         x: Array,
         batch: int,
         length: int,
-        mask_bias: Array,
+        mask_bias: Array | None,
         where: npt.NDArray[np.intp] | None,
     ) -> Array:
         """One layer over ``x``, the batch's real tokens only (``where``: their places in
         the padded ``batch × length`` layout the attention works in; None: no padding)."""
         head = _HIDDEN // _HEADS
-        qkv = x @ self.qkv_w + self.qkv_b  # (tokens, 3·hidden)
+        qkv = x @ self.qkv_w  # (tokens, 3·hidden)
+        qkv += self.qkv_b
         if where is not None:
             padded = np.zeros((batch * length, 3 * _HIDDEN), dtype=np.float32)
             padded[where] = qkv
             qkv = padded
         qkv = qkv.reshape(batch, length, 3, _HEADS, head).transpose(2, 0, 3, 1, 4)
         q, k, v = qkv[0], qkv[1], qkv[2]  # (batch, heads, length, head)
-        scores = (q @ k.transpose(0, 1, 3, 2)) * np.float32(1.0 / math.sqrt(head))
-        scores += mask_bias
-        scores -= scores.max(axis=-1, keepdims=True)
+        scores = q @ k.transpose(0, 1, 3, 2)  # (already scaled: see __init__)
+        if mask_bias is not None:
+            scores += mask_bias
+        # Softmax over the keys, its division left to the context (a quarter of the
+        # scores' size). ``fmax.reduce`` and the product with ones are the fast forms of a
+        # row's max and sum in NumPy (4x and 2x faster than ``max`` and ``sum`` along a short
+        # last axis); the scores hold no NaN, so fmax is max.
+        scores -= np.fmax.reduce(scores, axis=-1, keepdims=True)
         np.exp(scores, out=scores)
-        scores /= scores.sum(axis=-1, keepdims=True)
-        context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch * length, _HIDDEN)
+        total = scores @ np.ones(length, dtype=np.float32)
+        context = scores @ v
+        context *= np.reciprocal(total)[..., None]
+        context = context.transpose(0, 2, 1, 3).reshape(batch * length, _HIDDEN)
         if where is not None:
             context = context[where]
         attended = context @ self.out_w
@@ -321,11 +334,13 @@ class MiniLMEmbedder:
         where: npt.NDArray[np.intp] | None = None
         if (lengths != length).any():
             where = np.repeat(np.arange(batch) * length - starts, lengths) + np.arange(len(tokens))
-        mask = np.zeros((batch, length), dtype=np.float32)
-        mask.reshape(-1)[where if where is not None else slice(None)] = 1.0
+        mask_bias: Array | None = None  # (none without padding: nothing to mask)
+        if where is not None:
+            bias = np.full(batch * length, np.float32(-1e9), dtype=np.float32)
+            bias[where] = 0.0
+            mask_bias = bias.reshape(batch, 1, 1, length)
         x = self._word[tokens] + self._position[positions] + self._segment
         x = _layer_norm(x.astype(np.float32, copy=False), self._ln_w, self._ln_b)
-        mask_bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
         for layer in self._layers:
             x = layer(x, batch, length, mask_bias, where)
         pooled = np.add.reduceat(x, starts, axis=0) / lengths[:, None].astype(np.float32)
