@@ -218,17 +218,35 @@ def _open_regular_fd(
     return fd, st
 
 
-def open_regular(path: str | os.PathLike[str], *, follow_links: bool = False) -> IO[bytes]:
+def open_regular(
+    path: str | os.PathLike[str], *, follow_links: bool = False, buffered: bool = True
+) -> IO[bytes]:
     """``path`` opened for reading (``rb``) when it is a regular file: the one way every
     source opens a file it found by listing its tree. Raises :class:`NotRegularFile` for a
     FIFO, a device, a socket, a directory or (unless ``follow_links``) a symlink, without
-    blocking and without reading a byte; ``OSError`` when it cannot be opened."""
+    blocking and without reading a byte; ``OSError`` when it cannot be opened.
+
+    ``buffered`` False: a raw file, for a caller that reads it in one piece
+    (:func:`read_upto`) and wraps it in :class:`io.BufferedReader` to read it otherwise (a
+    reader of many small files saves building a buffer for each)."""
     fd, _st = _open_regular_fd(path, follow_links)
     try:
-        return os.fdopen(fd, "rb")
+        return os.fdopen(fd, "rb", buffering=-1 if buffered else 0)
     except BaseException:
         os.close(fd)
         raise
+
+
+def read_upto(fh: IO[bytes], size: int) -> bytes:
+    """``size`` bytes of ``fh`` from where it is (fewer only at its end; all of it when
+    ``size`` is negative), as a buffered read gives them, from a raw file too."""
+    data = fh.read(size)
+    while 0 <= len(data) < size:  # (a raw read may stop short of the end: rarely)
+        more = fh.read(size - len(data))
+        if not more:
+            break
+        data += more
+    return data
 
 
 def read_file_bytes(

@@ -13,6 +13,8 @@ _TOKEN_RE = re.compile(r"[^\W_]+")
 # ASCII text's tokens without the regex: every ASCII character but letters and digits made
 # a space, then split (what ``_TOKEN_RE`` finds in ASCII; folding may leave a capital: "ℂ").
 _ASCII_GAPS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
+# Runs of characters outside ASCII: the only ones that may be combining marks.
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 
 
 class QueryError(ValueError):
@@ -25,7 +27,14 @@ def fold(text: str) -> str:
     if lowered.isascii():
         return lowered
     decomposed = unicodedata.normalize("NFKD", lowered)
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+    # Only the non-ASCII runs are looked at a character at a time: a text with a few accents,
+    # dashes or arrows is mostly ASCII, which holds no combining mark.
+    return _NON_ASCII.sub(_without_marks, decomposed)
+
+
+def _without_marks(run: re.Match[str]) -> str:
+    """A run of decomposed characters without its combining marks."""
+    return "".join(c for c in run.group() if not unicodedata.combining(c))
 
 
 def folded_spans(text: str, needle: str) -> list[tuple[int, int]]:

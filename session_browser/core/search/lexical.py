@@ -263,7 +263,8 @@ def session_words(texts: Iterable[str]) -> tuple[list[str], int]:
                 known[token] = word
         if word:
             counts[word] = counts.get(word, 0) + times
-    marks = [mark(w, n) for w, c in counts.items() for n in TF_MARKS if c >= n]
+    least = TF_MARKS[0]  # (most words are said once: they have no mark to look for)
+    marks = [mark(w, n) for w, c in counts.items() if c >= least for n in TF_MARKS if c >= n]
     return [*counts, *marks], sum(counts.values())
 
 

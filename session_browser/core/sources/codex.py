@@ -180,6 +180,12 @@ MALFORMED = "malformed"
 
 _STRING_FIELDS = ("id", "cwd", "call_id", "role", "message", "name", "thread_name", "model")
 _LIST_FIELDS = ("images", "local_images", "replacement_history")
+#: The type each of those fields has when it is written (null: not written).
+_FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
+    **dict.fromkeys(_STRING_FIELDS, str),
+    **dict.fromkeys(_LIST_FIELDS, list),
+    "content": (str, list),
+}
 _TYPED_KINDS = frozenset({"event_msg", "response_item"})
 
 
@@ -194,20 +200,17 @@ def _well_typed(kind: str, payload: JSONDict, obj: JSONDict) -> bool:
     ptype = get("type")
     if kind in _TYPED_KINDS and not isinstance(ptype, str):
         return False
-    for name in _STRING_FIELDS:
-        value = get(name)
-        if value is not None and not isinstance(value, str):
-            return False
-    for name in _LIST_FIELDS:
-        value = get(name)
-        if value is not None and not isinstance(value, list):
+    # The fields a payload has are looked at (three or four: fewer than the fields read).
+    expect = _FIELD_TYPES.get
+    for name, value in payload.items():
+        wanted = expect(name)
+        if wanted is not None and value is not None and not isinstance(value, wanted):
             return False
     if ptype == "reasoning":
         summary = get("summary")
         if summary is not None and not isinstance(summary, list):
             return False
-    content = get("content")
-    return content is None or isinstance(content, (str, list))
+    return True
 
 
 def _envelope(obj: JSONDict, first: bool) -> tuple[str | None, JSONDict]:

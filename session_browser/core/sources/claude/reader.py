@@ -4,14 +4,15 @@ the package's docstring)."""
 from __future__ import annotations
 
 import copy
+import io
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from ...files import loads, open_regular
+from ...files import loads, open_regular, read_upto
 from ...model import JSONDict, iso_epoch
 from ..view import session_dict
 from .places import (
@@ -401,16 +402,20 @@ def claude_summaries(paths: Iterable[str | os.PathLike[str]]) -> dict[str, str]:
     out: dict[str, str] = {}
     for path in paths:
         try:
-            with open_regular(path) as fh:
-                lines: Iterable[bytes] = fh
+            # Unbuffered: most files are read in one piece (no buffer to build for each).
+            with open_regular(path, buffered=False) as fh:
                 size = os.fstat(fh.fileno()).st_size
                 if size <= WHOLE_READ:  # most: one read, one look
-                    data = fh.read(size)
+                    data = read_upto(fh, size)
                     if b'"summary"' not in data:
                         continue
-                    lines = data.split(b"\n")[:-1]  # (the last: unfinished, or empty)
+                    lines: Iterable[bytes] = data.split(b"\n")[:-1]  # (the last: unfinished)
+                    whole = True
+                else:
+                    lines = io.BufferedReader(cast(io.RawIOBase, fh))
+                    whole = False
                 for raw in lines:
-                    if b'"summary"' not in raw or not (raw.endswith(b"\n") or lines is not fh):
+                    if b'"summary"' not in raw or not (whole or raw.endswith(b"\n")):
                         continue
                     try:
                         obj = loads(raw)
@@ -553,6 +558,8 @@ def _with_runs(main: list[Turn], runs: list[tuple[str, list[Turn], str | None]])
     """The turns of ``main`` with each subagent run's turns just before the tool turn of the
     call it answers (in run order), or at the end when there is none: one pass over each
     (call ids are mapped to turns once), however many runs a transcript holds."""
+    if not runs:  # (most transcripts: ``main`` as it is)
+        return main
     first_at: dict[str, int] = {}
     for i, turn in enumerate(main):
         if turn.role == "tool" and turn.tool_call_id:

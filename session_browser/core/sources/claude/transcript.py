@@ -7,15 +7,16 @@ symlink: :func:`~...files.open_regular`) and closed.
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import orjson
 
-from ...files import loads, open_regular
+from ...files import loads, open_regular, read_upto
 from ...model import SUMMARY_PREFIX, JSONDict, dumps_json
 from ..base import RAW_KEPT
 from ..view import SessionView
@@ -89,22 +90,24 @@ def read_json_lines(
     (:class:`~...files.NotRegularFile` for anything but a regular file, a symlink included,
     refused without blocking)."""
     out = JsonLines(end_offset=start_offset)
-    with open_regular(path) as fh:
-        st = os.fstat(fh.fileno())
-        fh.seek(start_offset)
+    # Unbuffered: most files are read in one piece (no buffer to build for each).
+    with open_regular(path, buffered=False) as raw:
+        st = os.fstat(raw.fileno())
+        raw.seek(start_offset)
         size = st.st_size - start_offset
         if size <= WHOLE_READ:
             # What fstat said, plus a byte to notice growth (never a buffer of the limit's size)
-            data = fh.read(size + 1)
+            data = read_upto(raw, size + 1)
             if len(data) > size:  # it grew meanwhile: the rest, up to the limit
-                data += fh.read(WHOLE_READ + 1 - len(data))
+                data += read_upto(raw, WHOLE_READ + 1 - len(data))
             if len(data) <= WHOLE_READ:
                 _split(out, data, max_line)
                 if start_offset == 0 and len(data) <= RAW_KEPT:
                     out.raw = data
-                out.mark = FileMark.taken(fh, st, out.end_offset, data, start_offset)
+                out.mark = FileMark.taken(raw, st, out.end_offset, data, start_offset)
                 return out
-            fh.seek(start_offset)  # it grew past the limit meanwhile: a line at a time
+            raw.seek(start_offset)  # it grew past the limit meanwhile: a line at a time
+        fh = io.BufferedReader(cast(io.RawIOBase, raw))  # (a line at a time: buffered)
         _stream(out, fh, max_line)
         out.mark = FileMark.taken(fh, st, out.end_offset)
     return out
@@ -122,16 +125,20 @@ def _split(out: JsonLines, data: bytes, max_line: int) -> None:
             skipped += 1
             long_lines += 1
             continue
-        line = line.strip()
-        if not line:
-            continue
         try:
+            # (JSON allows the spaces a line may have around its value: no stripped copy)
             obj = orjson.loads(line)
         except (ValueError, RecursionError):
+            line = line.strip()
+            if not line:
+                continue
             try:
-                obj = loads(line)  # (what the standard library accepts besides)
+                obj = orjson.loads(line)
             except (ValueError, RecursionError):
-                obj = None
+                try:
+                    obj = loads(line)  # (what the standard library accepts besides)
+                except (ValueError, RecursionError):
+                    obj = None
         if isinstance(obj, dict):
             records.append(obj)
         else:
