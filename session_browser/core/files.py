@@ -238,15 +238,10 @@ def open_regular(
 
 
 def read_upto(fh: IO[bytes], size: int) -> bytes:
-    """``size`` bytes of ``fh`` from where it is (fewer only at its end; all of it when
-    ``size`` is negative), as a buffered read gives them, from a raw file too."""
-    data = fh.read(size)
-    while 0 <= len(data) < size:  # (a raw read may stop short of the end: rarely)
-        more = fh.read(size - len(data))
-        if not more:
-            break
-        data += more
-    return data
+    """``size`` bytes of the raw file ``fh`` (``open_regular(..., buffered=False)``) from
+    where it is, fewer only at its end (:func:`_read_up_to`); all of it when ``size`` is
+    negative, as a buffered read gives them."""
+    return _read_up_to(fh.fileno(), size) if size >= 0 else fh.read()
 
 
 def read_file_bytes(

@@ -133,12 +133,9 @@ def _split(out: JsonLines, data: bytes, max_line: int) -> None:
             if not line:
                 continue
             try:
-                obj = orjson.loads(line)
+                obj = loads(line)  # (orjson, then what the standard library accepts besides)
             except (ValueError, RecursionError):
-                try:
-                    obj = loads(line)  # (what the standard library accepts besides)
-                except (ValueError, RecursionError):
-                    obj = None
+                obj = None
         if isinstance(obj, dict):
             records.append(obj)
         else:
