@@ -31,7 +31,7 @@ from session_browser.bench.queries import (
     peer_subset,
 )
 from session_browser.bench.report import format_report
-from session_browser.bench.targets import RUN_TARGETS, TARGETS, check_targets
+from session_browser.bench.targets import OPTIONAL_TARGETS, RUN_TARGETS, TARGETS, check_targets
 from session_browser.cli import main
 
 
@@ -50,7 +50,9 @@ def _target_names(report: dict[str, Any]) -> list[str]:
     measured = {"scan_vs_praisonai": both, "big_message_rss": "big_message" in report,
                 "show_big": "show_big" in report, "writes_intact": "contention" in report}
     run = [t[0] for t in RUN_TARGETS if measured[t[0]]]
-    return [t[0] for t in TARGETS] + [f"p95_known:{s}" for s in slices] + run
+    busy = any("search_busy" in s for s in report["stores"].values())  # (only with --busy)
+    fixed = [t[0] for t in TARGETS if t[0] not in OPTIONAL_TARGETS or busy]
+    return fixed + [f"p95_known:{s}" for s in slices] + run
 
 
 def _run_bench(root: Path, args: list[str]) -> tuple[dict[str, Any], Path]:
@@ -539,3 +541,48 @@ def test_claude_and_codex_corpora_are_measured(tmp_path: Path, fmt: str) -> None
     assert {t["name"] for t in report["targets"]} >= {"build_rate", "rank1", "recall10"}
     text = format_report(report)
     assert ("Claude Code JSONL" if fmt == "claude" else "Codex JSONL") in text
+
+
+def _spinners() -> list[int]:
+    """Processes of ours running the burners' loop."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmd = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"while True:\n    pass" in cmd:
+                out.append(int(entry.name))
+    return out
+
+
+def test_busy_asks_the_queries_again_with_every_core_busy(tmp_path: Path) -> None:
+    """``--busy``: our index's queries a second time beside one CPU-bound process per core;
+    the burners are gone when the bench ends."""
+    import os
+    import time
+
+    from session_browser.bench.heavy import busy_cores
+
+    if not Path("/proc/self/cmdline").exists():
+        pytest.skip("needs /proc to find the burners")
+    with busy_cores() as n:
+        assert n == len(os.sched_getaffinity(0))
+        deadline = time.monotonic() + 30
+        while len(_spinners()) < n and time.monotonic() < deadline:
+            time.sleep(0.01)  # (a process just started may show its command line late)
+        assert len(_spinners()) == n
+    assert _spinners() == []
+    args = ["--sessions", "30", "--queries", "8", "--claude", "--only", "claude", "--busy",
+            "--no-big-message", "--no-contention"]  # fmt: skip
+    report, _ = _run_bench(tmp_path, args)
+    index = report["stores"]["claude"]
+    busy = index["search_busy"]
+    assert busy["burners"] == n
+    assert busy["known"]["asked"] == index["search"]["known"]["asked"] > 0
+    assert busy["known"]["p95"] > 0 and busy["quality"] == index["search"]["quality"]
+    target = next(t for t in report["targets"] if t["name"] == "p95_known_busy")
+    assert target["value"] == busy["known"]["p95"]
+    assert "every core busy" in format_report(report)
+    assert _spinners() == []

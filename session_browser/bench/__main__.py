@@ -51,6 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--big-message-mb", type=float, default=50.0)
     parser.add_argument("--show-message-mb", type=float, default=8.0)
     parser.add_argument("--no-contention", action="store_true")
+    parser.add_argument("--busy", action="store_true")
     parser.add_argument("--write-messages", type=int, default=100)
     ns = parser.parse_args(argv)
     if ns.phase:
@@ -89,6 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         big_message_mb=ns.big_message_mb,
         show_message_mb=ns.show_message_mb,
         contention=not ns.no_contention,
+        busy=ns.busy,
         write_messages=ns.write_messages,
     )
     try:

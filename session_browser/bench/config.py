@@ -113,6 +113,7 @@ class BenchOptions:
     big_message_mb: float = 50.0
     show_message_mb: float = 8.0
     contention: bool = True  # writers and readers in parallel processes
+    busy: bool = False  # the known-item queries asked again with every core kept busy
     write_messages: int = 100  # add_message calls per writer process
     heavy_timeout: float = 120.0  # seconds for each of those runs (then FAIL)
 

@@ -41,7 +41,7 @@ from session_browser.bench.config import (
     BenchOptions,
     Progress,
 )
-from session_browser.bench.heavy import measure_big, measure_contention
+from session_browser.bench.heavy import busy_cores, measure_big, measure_contention
 from session_browser.bench.layout import CorpusStats, corpus_stats, harness_queries, prepare
 from session_browser.bench.metrics import (
     answered_latency,
@@ -236,17 +236,24 @@ class Harness:
         chosen = peer_subset(queries, opt.peer_queries) if capped else queries
         chosen_common = peer_common_subset(common, opt.peer_queries) if capped else common
         scan_like = kind in (*SCAN_KINDS, PRAISON_JSON)
-        search = phase(
-            "search",
-            {
-                "queries": [q.to_json() for q in chosen],
-                "common": chosen_common,
-                "warmup": 1 if (is_peer or scan_like) else WARMUP_QUERIES,
-                "recent_repeats": SCAN_RECENT_REPEATS
-                if (is_peer or scan_like)
-                else OUR_RECENT_REPEATS,
-            },
-        )
+        search_args = {
+            "queries": [q.to_json() for q in chosen],
+            "common": chosen_common,
+            "warmup": 1 if (is_peer or scan_like) else WARMUP_QUERIES,
+            "recent_repeats": SCAN_RECENT_REPEATS
+            if (is_peer or scan_like)
+            else OUR_RECENT_REPEATS,
+        }
+        search = phase("search", search_args)
+        if opt.busy and kind in OUR_INDEXES and search.ok:
+            # The same queries again, with every core kept busy by another process.
+            with busy_cores() as burners:
+                busy = phase("search", search_args)
+            result["search_busy"] = (
+                self._search_summary(busy.data) | {"burners": burners}
+                if busy.ok
+                else {"timed_out": busy.timed_out, "error": busy.error}
+            )
         if search.ok:
             result["search"] = self._search_summary(search.data)
             if capped or (opt.peers and opt.format == "json"):

@@ -10,8 +10,10 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -301,3 +303,30 @@ def measure_contention(opt: BenchOptions, say: Progress, work: Path) -> JSONDict
         "per_writer": opt.write_messages,
         "runs": runs,
     }
+
+
+@contextlib.contextmanager
+def busy_cores() -> Iterator[int]:
+    """One CPU-bound process per core this process may run on (at its priority) until the
+    block ends: how many."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # (not on Linux)
+        cores = os.cpu_count() or 1
+    spin = "while True:\n    pass"
+    burners = [
+        subprocess.Popen(
+            [sys.executable, "-c", spin],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(cores)
+    ]
+    try:
+        yield cores
+    finally:
+        for proc in burners:
+            proc.kill()
+        for proc in burners:
+            proc.wait()

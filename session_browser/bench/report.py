@@ -195,6 +195,17 @@ def format_report(report: JSONDict) -> str:
 
         return cell
 
+    def busy_lat(section: str) -> Callable[[JSONDict], str]:
+        def cell(s: JSONDict) -> str:
+            v = get_path(s, "search_busy", section)
+            if v is None:
+                return "n/a"
+            if "p50" not in v:
+                return "stopped" if get_path(s, "search_busy", "timed_out") else "error"
+            return f"{_secs(v['p50'])} / {_secs(v['p95'])}"
+
+        return cell
+
     def problems(section: str) -> Callable[[JSONDict], str]:
         def cell(s: JSONDict) -> str:
             v = get_path(s, "search", section)
@@ -279,6 +290,14 @@ def format_report(report: JSONDict) -> str:
         row("search p95", lat("common", "p95")),
         row("search p99", lat("common", "p99")),
         row("  errors / without hits", problems("common")),
+        *(
+            [
+                row("search p50 / p95, every core busy", busy_lat("known")),
+                row("  (common words)", busy_lat("common")),
+            ]
+            if any(stores[k].get("search_busy") for k in kinds)
+            else []
+        ),
         row("recent(50) p50", lat("recent", "p50")),
         row("recent(50) p95", lat("recent", "p95")),
         row("peak RSS (search)", lambda s: f"{s['search']['rss_mb']:.0f} MB"),

@@ -14,6 +14,7 @@ TARGETS: tuple[tuple[str, str, str, float, str], ...] = (
     ("update_outside", "one changed session re-indexed", "<", 0.050, "s"),
     ("p95_known", "search p95 (known-item)", "<", 0.010, "s"),
     ("p95_common", "search p95 (common words)", "<", 0.010, "s"),
+    ("p95_known_busy", "search p95 (known-item), every core busy", "<", 0.010, "s"),
     ("recent", "recent(50) p95", "<", 0.020, "s"),
     ("size_ratio", "index size / JSON size", "<=", 1.5, "x"),
     ("vault_ratio", "vault size / JSON size", "<=", 0.5, "x"),
@@ -23,6 +24,8 @@ TARGETS: tuple[tuple[str, str, str, float, str], ...] = (
     ("rank1", "Rank@1", ">=", 0.95, ""),
     ("recall10", "Recall@10", ">=", 0.99, ""),
 )
+# measured only on request (bench --busy): left out of the list when not measured
+OPTIONAL_TARGETS = frozenset({"p95_known_busy"})
 # targets on the whole run, not one store
 RUN_TARGETS: tuple[tuple[str, str, str, float, str], ...] = (
     ("scan_vs_praisonai", "ours (scan) / PraisonAI JSON, search p50 (known-item)", "<=", 1.0,
@@ -52,6 +55,7 @@ def target_values(store: JSONDict) -> dict[str, float | None]:
         "update_outside": get_path(store, "update", "outside", "p50"),
         "p95_known": get_path(store, "search", "known", "p95"),
         "p95_common": get_path(store, "search", "common", "p95"),
+        "p95_known_busy": get_path(store, "search_busy", "known", "p95"),
         "recent": get_path(store, "search", "recent", "p95"),
         "size_ratio": get_path(store, "build", "size_ratio"),
         "vault_ratio": get_path(store, "build", "vault", "vault_ratio"),
@@ -76,6 +80,7 @@ def target_problems(store: JSONDict) -> dict[str, tuple[int, int]]:
     out = {
         "p95_known": _problem_counts(known),
         "p95_common": _problem_counts(get_path(store, "search", "common")),
+        "p95_known_busy": _problem_counts(get_path(store, "search_busy", "known")),
         "rank1": _problem_counts(known, no_hits=False),
         "recall10": _problem_counts(known, no_hits=False),
     }
@@ -156,6 +161,8 @@ def check_targets(report: JSONDict) -> list[JSONDict]:
     out = []
     for name, what, op, threshold, unit in (*TARGETS, *slice_targets(ours), *run_targets):
         value = values.get(name)
+        if value is None and name in OPTIONAL_TARGETS:
+            continue
         errors, no_hits = problems.get(name, (0, 0))
         if errors or no_hits:
             passed: bool | None = False  # measured on answers the store did not give

@@ -136,6 +136,13 @@ from session_browser.core.text import printable
     help="Measure 1, 4 and 8 writer processes adding messages to 4 sessions while 2 "
     "processes search (writes/s, p95, lost and duplicated messages).",
 )
+@click.option(
+    "--busy",
+    is_flag=True,
+    help="Ask our index's known-item and common-word queries a second time while one "
+    "CPU-bound process per core runs beside them (at the same priority): p50/p95/p99 with "
+    "every core busy (target: known-item p95 < 10 ms).",
+)
 @count_option(
     "--write-messages",
     default=100,
@@ -225,6 +232,7 @@ def bench(
     big_message_mb: float,
     show_message_mb: float,
     contention: bool,
+    busy: bool,
     write_messages: int,
     no_sgd: bool,
     index_url: str | None,
@@ -357,6 +365,7 @@ def bench(
         big_message_mb=big_message_mb,
         show_message_mb=show_message_mb,
         contention=contention,
+        busy=busy,
         write_messages=write_messages,
     )
 
