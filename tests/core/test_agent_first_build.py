@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from session_browser.bench.agents import claude_jsonl, codex_jsonl, codex_rollout_name
+from session_browser.core.files import SHADOW_MARK
 from session_browser.core.index import parsing
 from session_browser.core.index.reconcile import Reconciler
 from session_browser.core.index.write import stored_words
@@ -131,6 +132,18 @@ def kept() -> dict[str, tuple[str, int, int, list[str]]]:
         return out
 
 
+def by_version(name: str) -> str:
+    """An index name with the vault version it names (``<file>#v<vid>``: the turns a rewrite
+    dropped) told by that version's hash: which id a version gets depends on the order the
+    vault kept the files in, which two workers do not fix."""
+    if SHADOW_MARK not in name:
+        return name
+    file, vid = name.rsplit(SHADOW_MARK, 1)
+    with Vault(default_vault_dir()) as v:
+        row = v._db.execute("SELECT sha256 FROM versions WHERE vid = ?", (int(vid),)).fetchone()
+    return f"{file}{SHADOW_MARK}{row[0]}"
+
+
 def build(
     kind: str, d: Path, tmp: Path, tag: str, monkeypatch: pytest.MonkeyPatch, *, worker: bool
 ) -> tuple[dict[str, Any], dict[str, Any], Any, dict[str, Any]]:
@@ -155,7 +168,9 @@ def build(
         if not worker:
             assert s.last_reads["resumed"] == 1
         after = dump(tmp / f"{tag}.sqlite3")
-        after["sessions"] = [r[:3] + r[4:] for r in after["sessions"]]  # (the append's mtime)
+        after["sessions"] = [
+            (r[0], by_version(r[1]), *r[2:3], *r[4:]) for r in after["sessions"]
+        ]  # (not the append's mtime)
     with grown.open("r+b") as fh:  # as it was (same inode), for the next build
         fh.write(before)
         fh.truncate()

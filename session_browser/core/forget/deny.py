@@ -347,6 +347,16 @@ def screen(session_id: str, data: JSONDict) -> JSONDict | None:
     return data if out == data else out
 
 
+def keeps(text: str) -> bool:
+    """Whether a cache of ours may keep ``text`` as it is: no denied text in it, and with
+    ``redact_kept`` no likely secret (a cache that may not keep a text keeps nothing of
+    it; what it would have saved is read again)."""
+    deny = _quiet_load()
+    if deny is not None and deny.has_texts and deny.may_hold(text) and deny.spans(text):
+        return False
+    return not redact_kept() or Redactor().text(text) == text
+
+
 def screen_bytes(session_id: str, data: bytes) -> bytes | None:
     """:func:`screen` for the bytes of a session file (the vault's copies)."""
     deny = _quiet_load()

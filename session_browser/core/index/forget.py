@@ -13,6 +13,7 @@ from pathlib import Path
 from .. import paths
 from ..query import fold
 from ..search import lexical
+from ..sources.base import LEARNED_SUFFIX
 from . import hidden, partly
 from .write import add_session_words, delete_rows, stored_words
 
@@ -172,7 +173,8 @@ def redact_text(
     titles), in one transaction with ``secure_delete`` on, then merge the FTS segments and
     scrub the file (:func:`scrub`). The parse states of ``files`` (the files holding it:
     a state keeps what was read, compressed) are dropped: a file that grows is then read
-    whole again. The rows changed, and whether the scrub finished (:func:`scrub`)."""
+    whole again; so is all a source learned across files (``*_learned_state``). The rows
+    changed, and whether the scrub finished (:func:`scrub`)."""
     tables = _tables(db)
     meta = dict(db.execute("SELECT key, value FROM meta").fetchall()) if "meta" in tables else {}
     fts = meta.get("fts") == "1" and "fts" in tables
@@ -188,6 +190,10 @@ def redact_text(
     try:
         for table in states:
             db.executemany(f"DELETE FROM {table} WHERE file = ?", [(f,) for f in files])
+            if table.endswith(LEARNED_SUFFIX):
+                # What a source learned of files across them (titles from summary lines):
+                # a cache that may hold the text of any file, so it goes whole.
+                db.execute(f"DELETE FROM {table}")
         recalled = _words_out(db, [old for old, _ in pairs]) if fts else []
         for table, index in (("messages", "fts"), ("hidden", "hidden_fts")):
             if table not in tables:

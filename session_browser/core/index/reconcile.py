@@ -32,6 +32,7 @@ from ..search.rows import (
 )
 from ..vault.feed import Kept, VaultFeed, feed_for
 from . import hidden, parsing, partly
+from . import learned as learned_rows
 from .parsing import parse_one
 from .schema import (
     Broken,
@@ -112,6 +113,7 @@ class Reconciler:
         self._worker: parsing.Worker | None = None  # the one of them that keeps in the vault
         self._bulk = False  # this reconcile is a first build of many files
         self._priors: dict[str, bytes] = {}  # saved parse states of the files to parse
+        self._relearned = False  # the source was given what its learned table keeps
         self._full_at: float | None = None  # monotonic time of the last full pass
         self._pass_at: float | None = None
         self._scan_fp: tuple[str, int] | None = None  # (fingerprint, data_version) of a pass
@@ -204,6 +206,11 @@ class Reconciler:
         the source keeps any) and start counting resumed and full reads."""
         self._priors = {}
         self.index.last_reads = {"resumed": 0, "full": 0}
+        learned = self.index.source.learned_table
+        if learned is not None and not self._relearned:
+            # Once: what the source learned of other files in earlier processes.
+            self._relearned = True
+            self.index.source.relearn(learned_rows.load(db, learned))
         table = self.index.source.state_table
         if table is None:
             return
@@ -461,6 +468,7 @@ class Reconciler:
         when the watch lost events or after :data:`FULL_PASS_INTERVAL`.
         """
         watch = self.index._watch
+        source = self.index.source
         names: set[str] | None = None
         token = self.index._token(db)
         if (
@@ -469,7 +477,8 @@ class Reconciler:
             and time.monotonic() - self._full_at < FULL_PASS_INTERVAL
             and token == self._db_token  # not another database (rebuilt meanwhile)
         ):
-            names = watch.drain()
+            paths = watch.drain()
+            names = None if paths is None else source.changed_names(paths)
         self._db_token = token
         # Until this reconcile completes, the next one must stat every file again: the
         # names drained here are gone from the watch.
@@ -478,7 +487,7 @@ class Reconciler:
         skipped: dict[str, tuple[int, int, int]] = {}
         reasons: dict[str, str] = {}
         if names is not None:
-            idents = self.index.source.identities(names)
+            idents = source.identities(names)
             files = {n: i for n, i in idents.items() if i is not None}
             known: dict[str, tuple[int, int, int]] = {}
             listed = sorted(names)
@@ -500,14 +509,16 @@ class Reconciler:
             indexed = db.execute("SELECT count(*) FROM sessions").fetchone()[0]
             self._scope = "changes"
             return Survey(files, known, skipped, reasons, int(indexed) - len(known))
-        if watch is not None:
-            watch.close()
-            self.index._watch = None
+        if watch is not None and watch.drain() is None:
+            watch.close()  # (a watch that lost nothing goes on: its changes are in the scan)
+            self.index._watch = watch = None
         started = time.monotonic()
         self._scope = "full"
-        if self.index.source.watchable and self.index.watch_min_files >= 0:
+        if watch is None and source.watchable and self.index.watch_min_files >= 0:
             # Watch first, then scan: a change made during the scan is seen next time.
-            self.index._watch = DirWatch.create(self.index.source.root)
+            self.index._watch = DirWatch.create(
+                source.root, tree=source.watch_tree, skip=source.watch_skip
+            )
         files = self._scan_files()
         if self.index._watch is not None and len(files) < self.index.watch_min_files:
             self.index._watch.close()  # a small dir is scanned in no time: keep no watch
@@ -728,17 +739,19 @@ class Reconciler:
         and write their hidden parts."""
         hidden.insert(db, items, fts=self.index.has_fts)
         partly.insert(db, items)
-        table = self.index.source.state_table
-        if table is not None:
+        source = self.index.source
+        if source.state_table is not None:
             db.executemany(
-                f"INSERT OR REPLACE INTO {table}(file, state) VALUES (?, ?)",
+                f"INSERT OR REPLACE INTO {source.state_table}(file, state) VALUES (?, ?)",
                 [(item.file, item.state) for item in items if item.state is not None],
             )
+        if source.learned_table is not None:
+            learned_rows.save(db, source.learned_table, source.learned())
 
     def _delete_file(self, db: sqlite3.Connection, name: str) -> bool:
-        table = self.index.source.state_table
-        if table is not None:
-            db.execute(f"DELETE FROM {table} WHERE file=?", (name,))
+        for table in (self.index.source.state_table, self.index.source.learned_table):
+            if table is not None:
+                db.execute(f"DELETE FROM {table} WHERE file=?", (name,))
         hidden.delete(db, name, fts=self.index.has_fts)
         partly.delete(db, name)
         return delete_rows(db, name, fts=self.index.has_fts)

@@ -362,6 +362,11 @@ class IndexDatabase:
                 f"CREATE TABLE IF NOT EXISTS {self.source.state_table}("
                 "file TEXT PRIMARY KEY, state BLOB NOT NULL)"
             )
+        if self.source.learned_table is not None:
+            db.execute(
+                f"CREATE TABLE IF NOT EXISTS {self.source.learned_table}("
+                "file TEXT PRIMARY KEY, state TEXT NOT NULL)"
+            )
         if self.source.content_version is None:
             return True
         key = f"{self.source.kind}_content"

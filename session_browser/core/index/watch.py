@@ -9,6 +9,7 @@ import os
 import struct
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -19,13 +20,17 @@ def scan_fingerprint(files: dict[str, tuple[int, int, int]]) -> str:
 
 
 class DirWatch:
-    """Which entries of one directory changed since the last :meth:`drain` (Linux inotify).
+    """Which files under one directory changed since the last :meth:`drain` (Linux inotify).
 
     Lets a reconcile after the first one stat only the files that changed instead of every
-    file. It only ever reads the directory. :meth:`drain` returns None when events may
-    have been lost (queue overflow, the dir itself moved or deleted, too many names), and
-    the caller then does a full pass. Unavailable (other systems, no inotify instances
-    left): :meth:`create` returns None.
+    file. It only ever reads the directories. With ``tree``, every directory under the root
+    is watched too (not those named in ``skip``, nor what is below them; a symlinked
+    directory is never followed), and a directory made later is watched as it appears, the
+    files already in it named. Names are paths relative to the root, ``/``-separated.
+    :meth:`drain` returns None when events may have been lost (queue overflow, a watched
+    directory moved or deleted, too many names), and the caller then does a full pass.
+    Unavailable (other systems, no inotify instances left, more than :attr:`MAX_DIRS`
+    directories or the kernel's watch limit reached): :meth:`create` returns None.
     """
 
     _IN_MODIFY = 0x2
@@ -41,15 +46,43 @@ class DirWatch:
     _IN_Q_OVERFLOW = 0x4000
     _IN_IGNORED = 0x8000
     _IN_ONLYDIR = 0x1000000
+    _IN_ISDIR = 0x40000000
+    _MASK = (
+        _IN_MODIFY
+        | _IN_ATTRIB
+        | _IN_CLOSE_WRITE
+        | _IN_MOVED_FROM
+        | _IN_MOVED_TO
+        | _IN_CREATE
+        | _IN_DELETE
+        | _IN_DELETE_SELF
+        | _IN_MOVE_SELF
+        | _IN_ONLYDIR
+    )
     _LOST = _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_UNMOUNT | _IN_Q_OVERFLOW | _IN_IGNORED
     MAX_NAMES = 2000  # beyond this a full pass is as cheap and simpler
+    MAX_DIRS = 8192  # directories of one tree watched at most (each is a kernel watch)
 
-    def __init__(self, fd: int) -> None:
+    def __init__(
+        self,
+        fd: int,
+        root: str,
+        add_watch: Callable[[int, bytes, int], int],
+        tree: bool,
+        skip: tuple[str, ...],
+    ) -> None:
         self._fd: int | None = fd
+        self._root = root
+        self._add_watch = add_watch
+        self._tree = tree
+        self._skip = frozenset(skip)
+        self._dirs: dict[int, str] = {}  # watch descriptor -> its directory ("" the root)
         self._lock = threading.Lock()
 
     @classmethod
-    def create(cls, path: Path) -> DirWatch | None:
+    def create(
+        cls, path: Path, *, tree: bool = False, skip: tuple[str, ...] = ()
+    ) -> DirWatch | None:
         if not sys.platform.startswith("linux"):
             return None
         try:
@@ -63,31 +96,56 @@ class DirWatch:
         fd = int(init1(os.O_NONBLOCK | os.O_CLOEXEC))
         if fd < 0:
             return None
-        mask = (
-            cls._IN_MODIFY
-            | cls._IN_ATTRIB
-            | cls._IN_CLOSE_WRITE
-            | cls._IN_MOVED_FROM
-            | cls._IN_MOVED_TO
-            | cls._IN_CREATE
-            | cls._IN_DELETE
-            | cls._IN_DELETE_SELF
-            | cls._IN_MOVE_SELF
-            | cls._IN_ONLYDIR
-        )
-        if int(add_watch(fd, os.fsencode(path), mask)) < 0:
-            os.close(fd)
+        watch = cls(fd, str(path), add_watch, tree, skip)
+        if not (watch._watch_tree("", None) if tree else watch._add("")):
+            watch.close()
             return None
-        return cls(fd)
+        return watch
+
+    def _add(self, rel: str) -> bool:
+        """Watch directory ``rel``; False when the kernel refuses or the bound is reached."""
+        if len(self._dirs) >= self.MAX_DIRS or self._fd is None:
+            return False
+        path = os.path.join(self._root, rel) if rel else self._root
+        wd = int(self._add_watch(self._fd, os.fsencode(path), self._MASK))
+        if wd < 0:
+            return False
+        self._dirs[wd] = rel
+        return True
+
+    def _watch_tree(self, rel: str, found: set[str] | None) -> bool:
+        """Watch ``rel`` and every directory below it, each before it is listed (so a file
+        made meanwhile is either listed or reported); the files listed go into ``found``.
+        False when a directory could not be watched (the caller gives the watch up)."""
+        stack = [rel]
+        while stack:
+            here = stack.pop()
+            if not self._add(here):
+                if here and not os.path.isdir(os.path.join(self._root, here)):
+                    continue  # gone again already: its parent's event says so
+                return False
+            try:
+                with os.scandir(os.path.join(self._root, here) if here else self._root) as it:
+                    entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+            except OSError:
+                continue
+            for name, is_dir in entries:
+                child = f"{here}/{name}" if here else name
+                if is_dir:
+                    if name not in self._skip:
+                        stack.append(child)
+                elif found is not None:
+                    found.add(child)
+        return True
 
     def drain(self) -> set[str] | None:
-        """Names with events since the last call; None when a full pass is needed."""
+        """Paths with events since the last call; None when a full pass is needed."""
         with self._lock:
             if self._fd is None:
                 return None
             names: set[str] = set()
             lost = False
-            while True:
+            while not lost:
                 try:
                     buf = os.read(self._fd, 65536)
                 except BlockingIOError:
@@ -99,13 +157,26 @@ class DirWatch:
                     break
                 pos = 0
                 while pos + 16 <= len(buf):
-                    _wd, mask, _cookie, size = struct.unpack_from("iIII", buf, pos)
+                    wd, mask, _cookie, size = struct.unpack_from("iIII", buf, pos)
                     raw = buf[pos + 16 : pos + 16 + size].split(b"\0", 1)[0]
                     pos += 16 + size
                     if mask & self._LOST:
                         lost = True
-                    if raw:
-                        names.add(os.fsdecode(raw))
+                        break
+                    where = self._dirs.get(wd)
+                    if not raw or where is None:
+                        continue
+                    name = os.fsdecode(raw)
+                    path = f"{where}/{name}" if where else name
+                    if not (self._tree and mask & self._IN_ISDIR):
+                        names.add(path)
+                    elif name in self._skip:
+                        continue
+                    elif mask & (self._IN_CREATE | self._IN_MOVED_TO):
+                        # A new directory: watched from now on, what it already holds named.
+                        lost = not self._watch_tree(path, names)
+                    elif mask & (self._IN_DELETE | self._IN_MOVED_FROM):
+                        lost = True  # the files below it went with it: which, a pass says
             if lost:
                 self._close()
                 return None
@@ -116,10 +187,16 @@ class DirWatch:
             with contextlib.suppress(OSError):
                 os.close(self._fd)
             self._fd = None
+            self._dirs.clear()
 
     @property
     def alive(self) -> bool:
         return self._fd is not None
+
+    @property
+    def watched(self) -> int:
+        """How many directories are watched."""
+        return len(self._dirs)
 
     def close(self) -> None:
         with self._lock:

@@ -90,6 +90,13 @@ class Skip:
     resumed: bool | None = None
 
 
+#: How a source's :attr:`SessionSource.learned_table` is named: ``<kind>_learned_state``.
+LEARNED_SUFFIX = "_learned_state"
+#: What a source learned of one file (:meth:`SessionSource.learned`): the file's identity
+#: when it was read, and texts by key.
+Learned = tuple[Identity, dict[str, str]]
+
+
 class SessionSource(Protocol):
     """The file-level reads of one format under one root directory (see the module doc).
 
@@ -104,8 +111,8 @@ class SessionSource(Protocol):
     root: Path
     #: True when the files belong to another tool and are never written.
     read_only: bool
-    #: True for a flat directory an inotify watch can follow (one reconcile after another
-    #: then stats only the names the watch reports).
+    #: True when an inotify watch can follow the files (one reconcile after another then
+    #: stats only the names the watch reports, see :meth:`changed_names`).
     watchable: bool
     #: What the index file of this source is called: ``<prefix><dir key>.sqlite3``.
     index_prefix: str
@@ -118,6 +125,18 @@ class SessionSource(Protocol):
     #: state), so a copy of the source in a worker process parses as this one would (a first
     #: build parses there).
     parses_apart: bool = False
+    #: Optional: where the index keeps what the source learned of each file beyond that
+    #: file's own parse (a row per file; Claude Code: a transcript's summary lines, which
+    #: may title the sessions of other files), so a new process need not read every file
+    #: again to learn it (:meth:`learned`, :meth:`relearn`); None: nothing. Its name ends
+    #: in :data:`LEARNED_SUFFIX`: forgetting a file drops its rows as it drops parse states,
+    #: and forgetting a text drops them all (any of them may hold it).
+    learned_table: str | None = None
+    #: Optional: True when the files are in a tree of directories, all of them watched (not
+    #: only :attr:`root`); the directories named in :attr:`watch_skip` (and what is below
+    #: them) are not.
+    watch_tree: bool = False
+    watch_skip: tuple[str, ...] = ()
     #: Optional: what the last listing of the files did not take, by kind (symlinks, never
     #: followed; FIFOs, devices, sockets); empty for a source that does not count them.
     refused: Mapping[str, int] = MappingProxyType({})
@@ -145,6 +164,23 @@ class SessionSource(Protocol):
         except (OSError, ValueError):
             return None
         return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+    def learned(self) -> dict[str, Learned]:
+        """Optional: what this source learned of files since the last call, by name: each
+        file's identity when it was read, and texts by key (for :attr:`learned_table`)."""
+        return {}
+
+    def relearn(self, known: Mapping[str, Learned]) -> None:
+        """Optional: what :attr:`learned_table` kept (of :meth:`learned`; of files perhaps
+        changed or gone since: the source checks their identities)."""
+        return None
+
+    def changed_names(self, paths: Iterable[str]) -> set[str] | None:
+        """Optional: the sessions a change to the files ``paths`` (relative to :attr:`root`,
+        as a watch reports them) may have changed, by name; None when only a full pass can
+        tell. By default the paths themselves: a session is its file (:meth:`identities`
+        says which of them are sessions)."""
+        return set(paths)
 
     def list_files(self) -> dict[str, Identity]:
         """Every session file now, by name relative to :attr:`root`, with its identity."""

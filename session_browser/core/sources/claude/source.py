@@ -27,7 +27,7 @@ from typing import Generic, Protocol, TypeVar
 from ...files import loads, open_regular, real_dir, regular_lstat
 from ...model import JSONDict
 from ..agent import CodingAgentSource
-from ..base import Identity, LinesSkipped, Retention, SessionDoc, Skip
+from ..base import LEARNED_SUFFIX, Identity, Learned, LinesSkipped, Retention, SessionDoc, Skip
 from ..named import agent_kind
 from ..pi.store import pi_is_automated
 from ..resume import ResumeStates
@@ -104,7 +104,9 @@ class AgentSource(CodingAgentSource, Generic[S]):
 
     kind: str
     read_only = True
-    watchable = False  # a tree of dirs: every reconcile stats every file
+    # A tree of dirs, all watched: a reconcile after the first stats what changed.
+    watchable = True
+    watch_tree = True
     # A first build has no parse state to resume, and a copy of this source in a worker
     # process parses every file as this one would; the states it keeps stay there (a later
     # change to one of those files is read whole once, see :mod:`..resume`).
@@ -153,6 +155,10 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
     index_prefix = f"{CLAUDE_SOURCE}-"
     state_table: str | None = "claude_state"
     content_version: str | None = CLAUDE_CONTENT_VERSION
+    watch_skip: tuple[str, ...] = ("tool-results",)  # (what a tool printed: no transcript there)
+    # Each main file's summary lines, by its identity: a new process reads only the files
+    # changed since (see :meth:`_folder_summaries`).
+    learned_table: str | None = f"{CLAUDE_SOURCE}{LEARNED_SUFFIX}"
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -160,6 +166,8 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
         self._siblings: dict[str, tuple[_Listing, dict[str, list[Path]]]] = {}
         # main file path -> (identity, leafUuid -> summary of its summary lines)
         self._summaries: dict[str, tuple[Identity, dict[str, str]]] = {}
+        # the main file paths of ``_summaries`` read since :meth:`learned` last said them
+        self._learned: set[str] = set()
         # main file path -> session id written in it (cached by identity)
         self._sids: dict[str, tuple[Identity, str | None]] = {}
         # folder -> its main files and identities, as the last list_files found them
@@ -216,8 +224,65 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
         self.refused = refused
         return out
 
+    def learned(self) -> dict[str, Learned]:
+        """The summary lines (``leafUuid -> summary``) of the main files read since the
+        last call, by name, with the identity they were read at."""
+        base = str(self.root)
+        out = {
+            os.path.relpath(path, base).replace(os.sep, "/"): self._summaries[path]
+            for path in sorted(self._learned)
+            if path in self._summaries
+        }
+        self._learned.clear()
+        return out
+
+    def relearn(self, known: Mapping[str, Learned]) -> None:
+        """The summary lines kept of main files (see :meth:`learned`), where this process
+        has read none yet; each is used only while its file keeps that identity."""
+        for name, learned in known.items():
+            self._summaries.setdefault(os.path.join(self.root, name), learned)
+
+    def changed_names(self, paths: Iterable[str]) -> set[str] | None:
+        """The main files a change to ``paths`` touched: a main file itself, or the one
+        whose ``<stem>/subagents/`` holds a changed file; None for an older build's subagent
+        file beside its parent (which parent, its first lines say: a full pass reads them)."""
+        out: set[str] = set()
+        for path in paths:
+            parts = path.split("/")
+            if "subagents" in parts[:-1]:
+                at = parts.index("subagents")
+                if at:
+                    out.add("/".join([*parts[: at - 1], parts[at - 1] + ".jsonl"]))
+            elif _agent_file(parts[-1]):
+                return None
+            elif _is_main(parts[-1]):
+                out.add(path)
+        return out
+
     def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
-        return {name: self.identity(name) for name in names}
+        out = {name: self.identity(name) for name in names}
+        self._relist(out)
+        return out
+
+    def _relist(self, names: Iterable[str]) -> None:
+        """Bring the folder listings the last :meth:`list_files` kept (which the folders'
+        summary lines are read by) in step with main files ``names`` as they are now."""
+        by_folder: dict[str, list[str]] = {}
+        for name in names:
+            path = os.path.join(self.root, name)
+            by_folder.setdefault(os.path.dirname(path), []).append(path)
+        for folder, paths in by_folder.items():
+            listed = self._listed.get(folder)
+            if listed is None:
+                continue
+            now = {str(p): (p, ident) for p, ident in listed}
+            for path in paths:
+                ident = file_ident(path)
+                if ident is None or not _is_main(os.path.basename(path)):
+                    now.pop(path, None)
+                else:
+                    now[path] = (Path(path), ident)
+            self._listed[folder] = [now[k] for k in sorted(now)]  # (a new list: merged again)
 
     def identity(self, name: str) -> Identity | None:
         """The identity of main file ``name`` with its subagent files folded in (None: not a
@@ -348,6 +413,7 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
             if cached is None or cached[0] != ident:
                 cached = (ident, claude_summaries([path]))
                 self._summaries[str(path)] = cached
+                self._learned.add(str(path))
             out.update(cached[1])
         if str(folder) in self._listed:
             self._merged[str(folder)] = (listed, out)

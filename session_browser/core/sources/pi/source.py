@@ -53,7 +53,9 @@ class PiSource(SessionSource):
 
     kind = PI_SOURCE
     read_only = True
-    watchable = False  # a tree of dirs: every reconcile stats every file
+    # A tree of dirs, all watched: a reconcile after the first stats what changed.
+    watchable = True
+    watch_tree = True
     index_prefix = f"{PI_SOURCE}-"
     state_table: str | None = "pi_state"
     content_version: str | None = PI_CONTENT_VERSION
