@@ -4,6 +4,7 @@ automation rule, and a hit's project from the session's cwd."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,11 +62,25 @@ class AgentRead:
         return bool(self.data.get("messages") or self.data.get("archived_messages"))
 
 
+def listed_file(path: str) -> bool:
+    """Whether ``path`` is among the files ``os.walk`` lists (anything but a directory)."""
+    return os.path.lexists(path) and not os.path.isdir(path)
+
+
+def has_dirs(folder: str | os.PathLike[str], skip: tuple[str, ...]) -> bool:
+    """Whether ``folder`` holds a folder (not a symlink) not named in ``skip``."""
+    try:
+        with os.scandir(folder) as entries:
+            return any(e.is_dir(follow_symlinks=False) and e.name not in skip for e in entries)
+    except OSError:
+        return False
+
+
 class WholeReadSource(CodingAgentSource):
     """A coding agent's source that reads a session whole every time (no resumed parse):
     it says how in :meth:`read_session`; parsing and loading follow from it. Read-only,
-    and not watched: its sessions lie in a tree of dirs or inside one file (a database, a
-    history), so every reconcile stats what it lists."""
+    and not watched unless a subclass says how (its sessions lie in a tree of dirs or inside
+    one file: a database, a history), so every reconcile stats what it lists."""
 
     read_only = True
     watchable = False

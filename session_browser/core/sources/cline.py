@@ -50,7 +50,7 @@ from typing import Any
 
 from ..files import loads, read_file_bytes, real_dir
 from ..model import JSONDict
-from .agent import AgentRead, WholeReadSource
+from .agent import AgentRead, WholeReadSource, has_dirs
 from .base import (
     Identity,
     LinesSkipped,
@@ -58,7 +58,7 @@ from .base import (
     Skip,
     SourceKind,
 )
-from .claude.source import file_ident
+from .claude.source import file_ident, fold
 from .claude.transcript import Turn, short, split_compaction
 from .view import session_dict
 
@@ -66,6 +66,8 @@ CLINE_SOURCE = "cline"
 CLINE_CONTENT_VERSION = "1"
 UI = "ui_messages.json"
 API = "api_conversation_history.json"
+#: Roo Code's record of a task (its title, workspace, tree of subtasks), read with the task.
+ITEM = "history_item.json"
 #: Extension id -> the agent's name.
 EXTENSIONS = {"saoudrizwan.claude-dev": "Cline", "rooveterinaryinc.roo-cline": "Roo Code"}
 EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
@@ -257,6 +259,25 @@ def read_api_history(messages: list[Any], read: ClineRead) -> None:
 # ---------------------------------------------------------------------- source
 
 
+def _chosen(folder: str) -> str | None:
+    """The file a task in ``folder`` is read from (None: no task's folder)."""
+    for name in (UI, API):
+        path = os.path.join(folder, name)
+        if os.path.lexists(path) and not os.path.isdir(path):
+            return name
+    return None
+
+
+def _task_ident(path: str, refused: dict[str, int] | None = None) -> Identity | None:
+    """The identity of the task read from file ``path``, Roo Code's ``history_item.json``
+    beside it folded in (it gives the task's title and place in its tree)."""
+    ident = file_ident(path, refused)
+    if ident is None:
+        return None
+    item = file_ident(os.path.join(os.path.dirname(path), ITEM))
+    return ident if item is None else fold(ident, [item])
+
+
 def _load_json(path: Path) -> Any:
     try:
         return loads(read_file_bytes(path, max_bytes=MAX_FILE_BYTES, follow_links=False))
@@ -270,6 +291,17 @@ class ClineSource(WholeReadSource):
     kind = CLINE_SOURCE
     index_prefix = f"{CLINE_SOURCE}-"
     content_version: str | None = CLINE_CONTENT_VERSION
+    # A tree of task folders, all watched: a reconcile after the first stats what changed
+    # (see :meth:`changed_names`). Not watched: the shadow git repos of checkpoints (Cline's
+    # beside ``tasks``, Roo Code's in each task folder) and the browser Puppeteer fetched.
+    watchable = True
+    watch_tree = True
+    watch_skip: tuple[str, ...] = ("checkpoints", "puppeteer", ".git", "node_modules")
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        #: The tasks of the last listing, kept in step by :meth:`identities`.
+        self._names: set[str] = set()
 
     def list_files(self) -> dict[str, Identity]:
         out: dict[str, Identity] = {}
@@ -285,7 +317,7 @@ class ClineSource(WholeReadSource):
             if chosen is not None:
                 dirnames[:] = []  # a task folder: nothing below it is a task
                 name = chosen if rel == "." else f"{rel}/{chosen}".replace(os.sep, "/")
-                ident = file_ident(os.path.join(dirpath, chosen), refused)
+                ident = _task_ident(os.path.join(dirpath, chosen), refused)
                 if ident is not None:
                     out[name] = ident
                 continue
@@ -295,20 +327,69 @@ class ClineSource(WholeReadSource):
                 else sorted(d for d in dirnames if real_dir(os.path.join(dirpath, d), refused))
             )
         self.refused = refused
+        self._names = set(out)
         return out
 
+    def _walked(self, dirs: list[str]) -> bool:
+        """Whether :meth:`list_files` reaches the folder ``dirs`` (parts relative to the
+        root) as the folders are now: no folder above it is a task's, none is a symlink,
+        and it is at most :data:`DEPTH` levels down."""
+        here = str(self.root)
+        for depth, part in enumerate(dirs):
+            if depth >= DEPTH or _chosen(here) is not None:
+                return False
+            here = os.path.join(here, part)
+            if not real_dir(here):
+                return False
+        return True
+
+    def changed_names(self, paths: Iterable[str]) -> set[str] | None:
+        """The tasks a change to ``paths`` touched: the task file of the folder where a
+        ``ui_messages.json``, ``api_conversation_history.json`` or ``history_item.json``
+        changed (both names: which one is the task's, :meth:`identities` says). None (a full
+        pass) when a folder that became a task's hides tasks listed below it, or one that
+        is a task's no more has folders below it (tasks there are listed now)."""
+        out: set[str] = set()
+        for path in paths:
+            parts = path.split("/")
+            dirs, leaf = parts[:-1], parts[-1]
+            if leaf not in (UI, API, ITEM) or not self._walked(dirs):
+                continue
+            folder = "/".join(dirs)
+            top = f"{folder}/" if folder else ""
+            if leaf != ITEM:
+                if _chosen(os.path.join(self.root, folder)) is not None:
+                    if any(n.startswith(top) and "/" in n[len(top) :] for n in self._names):
+                        return None
+                elif len(dirs) < DEPTH and has_dirs(self.root / folder, self.watch_skip):
+                    return None
+            out.update((f"{top}{UI}", f"{top}{API}"))
+        return out
+
+    def identity(self, name: str) -> Identity | None:
+        """The identity of task file ``name`` as :meth:`list_files` gives it; None when it
+        lists no such file now."""
+        parts = name.split("/")
+        path = os.path.join(self.root, name)
+        task = _chosen(os.path.dirname(path)) == parts[-1] and self._walked(parts[:-1])
+        return _task_ident(path) if task else None
+
     def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
-        return {
-            n: file_ident(self.root / n) if n.rsplit("/", 1)[-1] in (UI, API) else None
-            for n in names
-        }
+        out: dict[str, Identity | None] = {}
+        for name in names:
+            out[name] = ident = self.identity(name)
+            if ident is None:
+                self._names.discard(name)
+            else:
+                self._names.add(name)
+        return out
 
     def _about(self, task_dir: Path) -> tuple[str | None, str | None, JSONDict]:
         """(the agent's name, the task's cwd, more metadata) from what is kept beside the
         task. Roo Code's subtasks (``rootTaskId``, ``parentTaskId``; a parent lists its
         ``childIds``) share one lineage, the root task's id: a search shows the tree once."""
         agent = next((a for ext, a in EXTENSIONS.items() if ext in task_dir.parts), None)
-        item = _load_json(task_dir / "history_item.json")
+        item = _load_json(task_dir / ITEM)
         if isinstance(item, dict):
             cwd = item.get("workspace")
             return agent or "Roo Code", cwd if isinstance(cwd, str) and cwd else None, _tree(item)

@@ -46,7 +46,7 @@ from urllib.parse import unquote, urlparse
 
 from ..files import loads, read_file_bytes, real_dir
 from ..model import JSONDict, iso_epoch
-from .agent import AgentRead, WholeReadSource
+from .agent import AgentRead, WholeReadSource, has_dirs, listed_file
 from .base import (
     Identity,
     LinesSkipped,
@@ -500,6 +500,17 @@ class CopilotSource(WholeReadSource):
     kind = COPILOT_SOURCE
     index_prefix = f"{COPILOT_SOURCE}-"
     content_version: str | None = COPILOT_CONTENT_VERSION
+    # A tree of session folders (or an editor's user dir), all watched: a reconcile after
+    # the first stats what changed (see :meth:`changed_names`). Not watched: the editor's
+    # local file history and settings sync, which hold no chats.
+    watchable = True
+    watch_tree = True
+    watch_skip: tuple[str, ...] = ("History", "sync", ".git", "node_modules")
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        #: The sessions of the last listing, kept in step by :meth:`identities`.
+        self._names: set[str] = set()
 
     def list_files(self) -> dict[str, Identity]:
         """``<id>/events.jsonl`` and the flat ``<id>.jsonl`` of the ``session-state`` dir the
@@ -544,12 +555,112 @@ class CopilotSource(WholeReadSource):
                 if ident is not None:
                     out[rel_name] = ident
         self.refused = refused
+        self._names = set(out)
         return out
 
+    def _rule(self, folder: str, depth: int) -> str:
+        """What :meth:`list_files` does in ``folder`` (``depth`` levels below the root) as
+        it is now: ``chats`` (a chat dir), ``global`` / ``workspace`` (only its chat dir
+        below), ``session`` (a session's folder) or ``walk``."""
+        here = os.path.basename(folder)
+        parent = os.path.basename(os.path.dirname(folder))
+        if here in CHAT_DIRS:
+            return "chats"
+        if here == "globalStorage":
+            return "global"
+        if parent == "workspaceStorage":
+            return "workspace"
+        events = os.path.join(folder, EVENTS)
+        if (
+            (depth <= 1 or parent == "session-state")
+            and os.path.lexists(events)
+            and not os.path.isdir(events)
+        ):
+            return "session"
+        return "walk"
+
+    def _walked(self, dirs: list[str]) -> str | None:
+        """The rule of folder ``dirs`` (parts relative to the root) when :meth:`list_files`
+        reaches it as the folders are now (see :meth:`_rule`); None when it does not."""
+        here = str(self.root)
+        for depth, part in enumerate(dirs):
+            rule = self._rule(here, depth)
+            if (
+                rule in ("chats", "session")
+                or (rule == "global" and part != "emptyWindowChatSessions")
+                or (rule == "workspace" and part != "chatSessions")
+                or (rule == "walk" and depth >= DEPTH)
+            ):
+                return None
+            here = os.path.join(here, part)
+            if not real_dir(here):
+                return None
+        return self._rule(here, len(dirs))
+
+    def changed_names(self, paths: Iterable[str]) -> set[str] | None:
+        """The sessions a change to ``paths`` touched: a ``.json`` / ``.jsonl`` file in a
+        folder :meth:`list_files` reaches (in a chat dir, both files of the chat: the log
+        leaves the ``.json`` out). None (a full pass) when an ``events.jsonl`` made a folder
+        a session's while sessions are listed below it, or when one that is a session's
+        folder no more has folders below it (sessions there are listed now)."""
+        out: set[str] = set()
+        for path in paths:
+            parts = path.split("/")
+            dirs, leaf = parts[:-1], parts[-1]
+            if not leaf.endswith((".json", ".jsonl")):
+                continue
+            rule = self._walked(dirs)
+            if rule is None:
+                continue
+            folder = "/".join(dirs)
+            top = f"{folder}/" if folder else ""
+            if rule == "session":
+                if any(n.startswith(top) and "/" in n[len(top) :] for n in self._names):
+                    return None
+            elif (
+                leaf == EVENTS
+                and rule == "walk"
+                and (len(dirs) <= 1 or dirs[-2] == "session-state")
+                and len(dirs) < DEPTH
+                and has_dirs(self.root / folder, self.watch_skip)
+            ):
+                return None
+            out.add(path)
+            if rule == "chats":
+                stem = leaf.rsplit(".", 1)[0]
+                out.update((f"{top}{stem}.json", f"{top}{stem}.jsonl"))
+        return out
+
+    def _session(self, name: str) -> bool:
+        """Whether :meth:`list_files` lists file ``name`` as the files are now."""
+        parts = name.split("/")
+        dirs, leaf = parts[:-1], parts[-1]
+        rule = self._walked(dirs)
+        if rule == "chats":
+            path = os.path.join(self.root, name)
+            return leaf.endswith(".jsonl") or (
+                leaf.endswith(".json") and not listed_file(f"{path}l")
+            )
+        if rule == "session":
+            return leaf == EVENTS
+        if rule == "walk":
+            here = dirs[-1] if dirs else self.root.name
+            return here == "session-state" and leaf.endswith(".jsonl")
+        return False
+
+    def identity(self, name: str) -> Identity | None:
+        """The identity of file ``name`` when :meth:`list_files` lists it now (else None)."""
+        return file_ident(self.root / name) if self._session(name) else None
+
     def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
-        return {
-            n: file_ident(self.root / n) if n.endswith((".jsonl", ".json")) else None for n in names
-        }
+        out: dict[str, Identity | None] = {}
+        for name in names:
+            out[name] = ident = self.identity(name)
+            if ident is None:
+                self._names.discard(name)
+            else:
+                self._names.add(name)
+        return out
 
     def read_session(self, name: str, include_hidden: bool) -> AgentRead | Skip:
         path = self.root / name

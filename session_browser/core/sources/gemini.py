@@ -50,7 +50,7 @@ from typing import Any
 
 from ..files import loads, read_file_bytes, real_dir
 from ..model import JSONDict, iso_epoch
-from .agent import AgentRead, WholeReadSource
+from .agent import AgentRead, WholeReadSource, listed_file
 from .base import Identity, LinesSkipped, Retention, Skip
 from .claude.source import empty_reason, file_ident, fold
 from .claude.transcript import Turn, short, split_compaction
@@ -520,10 +520,19 @@ class GeminiSource(WholeReadSource):
     kind = GEMINI_SOURCE
     index_prefix = f"{GEMINI_SOURCE}-"
     content_version: str | None = GEMINI_CONTENT_VERSION
+    # A tree of project folders, all watched: a reconcile after the first stats what changed
+    # (see :meth:`changed_names`). Not watched: what gemini-cli keeps beside a project's
+    # ``chats`` (checkpoints, tool outputs, plans) and its ripgrep download (``tmp/bin``).
+    watchable = True
+    watch_tree = True
+    watch_skip: tuple[str, ...] = ("checkpoints", "tool-outputs", "plans", "bin", ".git")
 
     def __init__(self, root: Path) -> None:
         super().__init__(root)
         self._projects: tuple[Identity | None, dict[str, str]] | None = None
+        # The chat files of the last listing that are in no ``chats`` folder (gemini-cli
+        # writes none there): a ``chats`` folder made beside their folders hides them.
+        self._loose: set[str] = set()
         # chats dir -> ((its mtime, inode), its sub-folders): one listing per dir, not one
         # per chat file (5,000 chats in one dir made asking every file's parts quadratic)
         self._folders: dict[str, tuple[tuple[int, int], list[str]]] = {}
@@ -553,6 +562,69 @@ class GeminiSource(WholeReadSource):
                     parts = self._parts(Path(path), folders)
                     out[rel] = fold(ident, (i for p in parts if (i := file_ident(p)) is not None))
         self.refused = refused
+        self._loose = {n for n in out if not self._in_chats(n.split("/")[:-1])}
+        return out
+
+    def _in_chats(self, dirs: list[str]) -> bool:
+        """Whether the folder ``dirs`` (parts relative to the root) is named ``chats``."""
+        return (dirs[-1] if dirs else self.root.name) == "chats"
+
+    def _walked(self, dirs: list[str]) -> int:
+        """How many of the folders ``dirs`` (parts relative to the root) :meth:`list_files`
+        walks down into as they are now (``len(dirs)``: it lists the files of the last)."""
+        here, name = str(self.root), self.root.name
+        for at, part in enumerate(dirs):
+            if name == "chats" or (part != "chats" and real_dir(os.path.join(here, "chats"))):
+                return at
+            here = os.path.join(here, part)
+            if not real_dir(here):
+                return at
+            name = part
+        return len(dirs)
+
+    def _owners(self, dirs: list[str], folder: str) -> set[str]:
+        """The chat files in folder ``dirs`` whose subagents' chats may be in ``folder``
+        beside them (see :meth:`_parts`)."""
+        try:
+            listed = os.listdir(os.path.join(self.root, *dirs))
+        except OSError:
+            return set()
+        out: set[str] = set()
+        for name in listed:
+            short_id = name.split(".")[0].rsplit("-", 1)[-1]
+            if _is_chat(name) and len(short_id) >= 8 and folder.startswith(short_id):
+                out.add("/".join([*dirs, name]))
+        return out
+
+    def changed_names(self, paths: Iterable[str]) -> set[str] | None:
+        """The chat files a change to ``paths`` touched: a chat file itself (and the legacy
+        ``.json`` a ``.jsonl`` of the same name replaces), or the one whose subagents'
+        folder holds a changed ``.jsonl``. None (a full pass) for a chat file in no
+        ``chats`` folder, or one in a ``chats`` folder made beside folders that held such
+        files (which it hides from the listing)."""
+        out: set[str] = set()
+        for path in paths:
+            parts = path.split("/")
+            dirs, leaf = parts[:-1], parts[-1]
+            if not leaf.endswith((".json", ".jsonl")):
+                continue
+            walked = self._walked(dirs)
+            if walked == len(dirs) and _is_chat(leaf):
+                if not self._in_chats(dirs):
+                    return None
+                over = "/".join(dirs[:-1])
+                top = f"{over}/" if over else ""
+                below = (n[len(top) :] for n in self._loose if n.startswith(top))
+                if any("/" in rest and not rest.startswith("chats/") for rest in below):
+                    return None
+                out.add(path)
+                if leaf.endswith(".jsonl"):
+                    out.add(path[:-1])  # a legacy file beside it is listed again or no more
+            if dirs and walked >= len(dirs) - 1 and leaf.endswith(".jsonl"):
+                owners = self._owners(dirs[:-1], dirs[-1])  # a subagent's chat
+                if owners and not self._in_chats(dirs[:-1]):
+                    return None
+                out |= owners
         return out
 
     def _parts(self, path: Path, folders: Iterable[str] | None = None) -> list[Path]:
@@ -600,15 +672,23 @@ class GeminiSource(WholeReadSource):
         return self._parts(self.root / name)
 
     def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
-        out: dict[str, Identity | None] = {}
-        for name in names:
-            path = self.root / name
-            ident = file_ident(path) if _is_chat(path.name) else None
-            if ident is not None:
-                parts = self._parts(path)
-                ident = fold(ident, (i for p in parts if (i := file_ident(p)) is not None))
-            out[name] = ident
-        return out
+        return {name: self.identity(name) for name in names}
+
+    def identity(self, name: str) -> Identity | None:
+        """The identity of chat file ``name`` as :meth:`list_files` gives it (its subagents'
+        chats folded in); None when it lists no such file now."""
+        path = self.root / name
+        dirs = name.split("/")[:-1]
+        listed = (
+            _is_chat(path.name)
+            and not (path.suffix == ".json" and listed_file(f"{path}l"))
+            and self._walked(dirs) == len(dirs)
+        )
+        ident = file_ident(path) if listed else None
+        if ident is None:
+            return None
+        parts = self._parts(path)
+        return fold(ident, (i for p in parts if (i := file_ident(p)) is not None))
 
     def project_dir(self, name: str) -> str | None:
         """The project dir of chat file ``name`` (``<project>/chats/<file>``), when known."""

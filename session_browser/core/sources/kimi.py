@@ -407,6 +407,11 @@ class KimiSource(WholeReadSource):
     kind = KIMI_SOURCE
     index_prefix = f"{KIMI_SOURCE}-"
     content_version: str | None = KIMI_CONTENT_VERSION
+    # A tree of work dir and session folders, all watched (every folder but ``subagents``
+    # is walked for logs, and ``subagents`` holds parts of sessions): a reconcile after the
+    # first stats what changed (see :meth:`changed_names`).
+    watchable = True
+    watch_tree = True
 
     def __init__(self, root: Path) -> None:
         super().__init__(root)
@@ -445,8 +450,43 @@ class KimiSource(WholeReadSource):
         self.refused = refused
         return out
 
+    def _walked(self, dirs: list[str]) -> bool:
+        """Whether :meth:`list_files` reaches the folder ``dirs`` (parts relative to the
+        root): none of them is named ``subagents`` or is a symlink."""
+        here = str(self.root)
+        for part in dirs:
+            here = os.path.join(here, part)
+            if part == "subagents" or not real_dir(here):
+                return False
+        return True
+
+    def changed_names(self, paths: Iterable[str]) -> set[str] | None:
+        """The main logs a change to ``paths`` touched: a main log itself, those of the
+        session folder whose ``subagents/<id>/`` or ``agents/<id>/`` holds a changed log,
+        and those beside or below a changed ``state.json`` (the title)."""
+        out: set[str] = set()
+        for path in paths:
+            parts = path.split("/")
+            dirs, leaf = parts[:-1], parts[-1]
+            if leaf == WIRE:
+                if len(dirs) >= 2 and dirs[-2] in ("agents", "subagents"):
+                    dirs = dirs[:-2]  # a subagent's log: its session's main logs
+                    out.add("/".join([*dirs, WIRE]))
+                    out.add("/".join([*dirs, "agents", MAIN_AGENT, WIRE]))
+                if session_dir_of(path) is not None:
+                    out.add(path)
+            elif leaf == "state.json":
+                out.add("/".join([*dirs, WIRE]))
+                out.add("/".join([*dirs, "agents", MAIN_AGENT, WIRE]))
+        return out
+
+    def identity(self, name: str) -> Identity | None:
+        """The identity of main log ``name`` as :meth:`list_files` gives it (its subagents'
+        logs and titles folded in); None when it lists no such log now."""
+        return self._ident(name) if self._walked(name.split("/")[:-1]) else None
+
     def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
-        return {name: self._ident(name) for name in names}
+        return {name: self.identity(name) for name in names}
 
     @property
     def part_files(self) -> Callable[[str], list[Path]] | None:
