@@ -251,3 +251,38 @@ def test_a_watch_that_lost_nothing_lives_through_the_periodic_full_pass(
         assert store.reconcile().scope == "changes"
     finally:
         store.close()
+
+
+def test_an_unreadable_folder_is_left_out_and_a_full_watch_limit_gives_the_watch_up(
+    tmp_path: Path,
+) -> None:
+    """A folder the kernel will not watch because it may not be read (no listing reads it
+    either) is skipped; the kernel's watch limit reached gives the whole watch up (a full
+    pass then, as without a watch). Simulated: the tests may run as root, who reads all."""
+    import ctypes
+    import errno
+
+    root = tmp_path / "tree"
+    root.mkdir()
+    watch = tree_watch(root)
+    real = watch._add_watch
+
+    def refusing(fd: int, path: bytes, mask: int) -> int:
+        for name, code in ((b"locked", errno.EACCES), (b"full", errno.ENOSPC)):
+            if path.endswith(name):
+                ctypes.set_errno(code)
+                return -1
+        return real(fd, path, mask)
+
+    watch._add_watch = refusing
+    try:
+        for name in ("locked", "open"):
+            (root / name).mkdir()
+            (root / name / "a.jsonl").write_text("x\n")
+        assert watch.drain() == {"open/a.jsonl"}
+        assert watch.alive and watch.watched == 2  # the root and open/
+        (root / "full").mkdir()
+        assert watch.drain() is None
+        assert not watch.alive
+    finally:
+        watch.close()

@@ -4,6 +4,7 @@ changed since."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import struct
@@ -17,6 +18,18 @@ def scan_fingerprint(files: dict[str, tuple[int, int, int]]) -> str:
     """A digest of a scan (names, identities and their order): equal digests, equal scans."""
     text = repr(files).encode("utf-8", "surrogatepass")
     return hashlib.blake2b(text, digest_size=20).hexdigest()
+
+
+#: Why a directory is not watched but skipped (its listing fails the same way): it went, it
+#: is no directory, it may not be read.
+_UNWATCHABLE = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EACCES, errno.EPERM})
+
+
+def _errno() -> int:
+    """The errno of the last inotify call (made through ctypes with ``use_errno``)."""
+    import ctypes
+
+    return ctypes.get_errno()
 
 
 class DirWatch:
@@ -97,19 +110,21 @@ class DirWatch:
         if fd < 0:
             return None
         watch = cls(fd, str(path), add_watch, tree, skip)
-        if not (watch._watch_tree("", None) if tree else watch._add("")):
+        if not (watch._watch_tree("", None) if tree else watch._add("")) or not watch._dirs:
             watch.close()
             return None
         return watch
 
-    def _add(self, rel: str) -> bool:
-        """Watch directory ``rel``; False when the kernel refuses or the bound is reached."""
+    def _add(self, rel: str) -> bool | None:
+        """Watch directory ``rel``: True; None when it is not to be watched (gone, no
+        directory, not readable: no listing reads it either); False when the kernel refuses
+        (its watch limit) or :attr:`MAX_DIRS` is reached."""
         if len(self._dirs) >= self.MAX_DIRS or self._fd is None:
             return False
         path = os.path.join(self._root, rel) if rel else self._root
         wd = int(self._add_watch(self._fd, os.fsencode(path), self._MASK))
         if wd < 0:
-            return False
+            return None if _errno() in _UNWATCHABLE else False
         self._dirs[wd] = rel
         return True
 
@@ -120,9 +135,10 @@ class DirWatch:
         stack = [rel]
         while stack:
             here = stack.pop()
-            if not self._add(here):
-                if here and not os.path.isdir(os.path.join(self._root, here)):
-                    continue  # gone again already: its parent's event says so
+            added = self._add(here)
+            if added is None:
+                continue  # (gone again already: its parent's event says so; or unreadable)
+            if not added:
                 return False
             try:
                 with os.scandir(os.path.join(self._root, here) if here else self._root) as it:
@@ -174,9 +190,12 @@ class DirWatch:
                         continue
                     elif mask & (self._IN_CREATE | self._IN_MOVED_TO):
                         # A new directory: watched from now on, what it already holds named.
-                        lost = not self._watch_tree(path, names)
+                        if not self._watch_tree(path, names):
+                            lost = True
+                            break
                     elif mask & (self._IN_DELETE | self._IN_MOVED_FROM):
                         lost = True  # the files below it went with it: which, a pass says
+                        break
             if lost:
                 self._close()
                 return None
