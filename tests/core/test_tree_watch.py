@@ -286,3 +286,41 @@ def test_an_unreadable_folder_is_left_out_and_a_full_watch_limit_gives_the_watch
         assert not watch.alive
     finally:
         watch.close()
+
+
+def test_a_tree_too_big_to_watch_is_not_walked_again_on_every_reconcile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Trying a watch walks the whole tree; when it cannot be had (more folders than the
+    bound), each reconcile is a full pass, and the watch is tried again only after the
+    periodic full-pass interval, not on every reconcile."""
+    from session_browser.core.index import reconcile
+
+    monkeypatch.setenv("SESSION_BROWSER_VAULT", "off")
+    tree_watch(tmp_path).close()  # (skips where inotify is not to be had)
+    root = tmp_path / "projects"
+    for i in range(4):
+        session(f"{i:08d}-0000-0000-0000-000000000000", f"p{i}-", f"topic {i}").write(
+            root / f"proj{i}" / f"s{i}.jsonl"
+        )
+    monkeypatch.setattr(DirWatch, "MAX_DIRS", 3)  # the root and four project folders: five
+    tries: list[Path] = []
+    make = DirWatch.create.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[DirWatch], path: Path, **kw: Any) -> DirWatch | None:
+        tries.append(path)
+        return make(cls, path, **kw)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(DirWatch, "create", classmethod(counted))
+    store = index_store(SOURCES["claude"], root, "none", db_path=tmp_path / "b.sqlite3")
+    try:
+        store.watch_min_files = 0
+        for _ in range(3):
+            assert store.reconcile().scope in ("full", "unchanged")
+            assert store._watch is None
+        assert len(tries) == 1
+        store.reconciler._watch_again_at -= reconcile.FULL_PASS_INTERVAL  # the interval passed
+        store.reconcile()
+        assert len(tries) == 2
+    finally:
+        store.close()

@@ -114,6 +114,7 @@ class Reconciler:
         self._bulk = False  # this reconcile is a first build of many files
         self._priors: dict[str, bytes] = {}  # saved parse states of the files to parse
         self._relearned = False  # the source was given what its learned table keeps
+        self._watch_again_at = 0.0  # monotonic time before which no watch is tried again
         self._full_at: float | None = None  # monotonic time of the last full pass
         self._pass_at: float | None = None
         self._scan_fp: tuple[str, int] | None = None  # (fingerprint, data_version) of a pass
@@ -514,11 +515,20 @@ class Reconciler:
             self.index._watch = watch = None
         started = time.monotonic()
         self._scope = "full"
-        if watch is None and source.watchable and self.index.watch_min_files >= 0:
+        if (
+            watch is None
+            and source.watchable
+            and self.index.watch_min_files >= 0
+            and started >= self._watch_again_at
+        ):
             # Watch first, then scan: a change made during the scan is seen next time.
             self.index._watch = DirWatch.create(
                 source.root, tree=source.watch_tree, skip=source.watch_skip
             )
+            if self.index._watch is None:
+                # (too many folders, or no inotify: a try walks the whole tree, so not again
+                # before the next periodic full pass)
+                self._watch_again_at = started + FULL_PASS_INTERVAL
         files = self._scan_files()
         if self.index._watch is not None and len(files) < self.index.watch_min_files:
             self.index._watch.close()  # a small dir is scanned in no time: keep no watch

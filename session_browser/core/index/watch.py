@@ -32,6 +32,17 @@ def _errno() -> int:
     return ctypes.get_errno()
 
 
+def _max_dirs() -> int:
+    """How many directories one tree watch may take: a quarter of the kernel's watches for
+    this user (other programs watch too), at most 32,768 (about 35 MB of kernel memory)."""
+    try:
+        with open("/proc/sys/fs/inotify/max_user_watches", encoding="ascii") as fh:
+            limit = int(fh.read())
+    except (OSError, ValueError):
+        limit = 8192  # (the kernel's default where it does not scale with memory)
+    return max(1024, min(32768, limit // 4))
+
+
 class DirWatch:
     """Which files under one directory changed since the last :meth:`drain` (Linux inotify).
 
@@ -74,7 +85,7 @@ class DirWatch:
     )
     _LOST = _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_UNMOUNT | _IN_Q_OVERFLOW | _IN_IGNORED
     MAX_NAMES = 2000  # beyond this a full pass is as cheap and simpler
-    MAX_DIRS = 8192  # directories of one tree watched at most (each is a kernel watch)
+    MAX_DIRS = _max_dirs()  # directories of one tree watched at most (each a kernel watch)
 
     def __init__(
         self,
