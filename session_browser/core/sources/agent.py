@@ -5,7 +5,7 @@ automation rule, and a hit's project from the session's cwd."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -111,3 +111,29 @@ class WholeReadSource(CodingAgentSource):
     def load(self, name: str, *, include_hidden: bool = False) -> JSONDict | None:
         got = self.read_session(name, include_hidden=include_hidden)
         return None if isinstance(got, Skip) or not got.has_turns else got.data
+
+
+class ListedSource(WholeReadSource):
+    """A :class:`WholeReadSource` that remembers the sessions of its last listing, kept in
+    step by :meth:`identities` (a watched reconcile asks only the changed names): a change
+    that turns a folder into a session's may hide sessions listed below it."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self._names: set[str] = set()
+
+    def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
+        out: dict[str, Identity | None] = {}
+        for name in names:
+            out[name] = ident = self.identity(name)
+            if ident is None:
+                self._names.discard(name)
+            else:
+                self._names.add(name)
+        return out
+
+    def _listed_below(self, folder: str) -> bool:
+        """Whether a session of the last listing lies in a folder below ``folder``
+        (relative to the root, ``""`` for the root itself)."""
+        top = f"{folder}/" if folder else ""
+        return any(n.startswith(top) and "/" in n[len(top) :] for n in self._names)

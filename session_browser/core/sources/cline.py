@@ -50,7 +50,7 @@ from typing import Any
 
 from ..files import loads, read_file_bytes, real_dir
 from ..model import JSONDict
-from .agent import AgentRead, WholeReadSource, has_dirs
+from .agent import AgentRead, ListedSource, has_dirs
 from .base import (
     Identity,
     LinesSkipped,
@@ -285,7 +285,7 @@ def _load_json(path: Path) -> Any:
         return None
 
 
-class ClineSource(WholeReadSource):
+class ClineSource(ListedSource):
     """The Cline and Roo Code tasks under one root (see the module doc)."""
 
     kind = CLINE_SOURCE
@@ -297,11 +297,6 @@ class ClineSource(WholeReadSource):
     watchable = True
     watch_tree = True
     watch_skip: tuple[str, ...] = ("checkpoints", "puppeteer", ".git", "node_modules")
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(root)
-        #: The tasks of the last listing, kept in step by :meth:`identities`.
-        self._names: set[str] = set()
 
     def list_files(self) -> dict[str, Identity]:
         out: dict[str, Identity] = {}
@@ -359,7 +354,7 @@ class ClineSource(WholeReadSource):
             top = f"{folder}/" if folder else ""
             if leaf != ITEM:
                 if _chosen(os.path.join(self.root, folder)) is not None:
-                    if any(n.startswith(top) and "/" in n[len(top) :] for n in self._names):
+                    if self._listed_below(folder):
                         return None
                 elif len(dirs) < DEPTH and has_dirs(self.root / folder, self.watch_skip):
                     return None
@@ -373,16 +368,6 @@ class ClineSource(WholeReadSource):
         path = os.path.join(self.root, name)
         task = _chosen(os.path.dirname(path)) == parts[-1] and self._walked(parts[:-1])
         return _task_ident(path) if task else None
-
-    def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
-        out: dict[str, Identity | None] = {}
-        for name in names:
-            out[name] = ident = self.identity(name)
-            if ident is None:
-                self._names.discard(name)
-            else:
-                self._names.add(name)
-        return out
 
     def _about(self, task_dir: Path) -> tuple[str | None, str | None, JSONDict]:
         """(the agent's name, the task's cwd, more metadata) from what is kept beside the

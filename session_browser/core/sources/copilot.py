@@ -46,7 +46,7 @@ from urllib.parse import unquote, urlparse
 
 from ..files import loads, read_file_bytes, real_dir
 from ..model import JSONDict, iso_epoch
-from .agent import AgentRead, WholeReadSource, has_dirs, listed_file
+from .agent import AgentRead, ListedSource, has_dirs, listed_file
 from .base import (
     Identity,
     LinesSkipped,
@@ -494,7 +494,7 @@ def read_chat_session(
     return data, read
 
 
-class CopilotSource(WholeReadSource):
+class CopilotSource(ListedSource):
     """The Copilot CLI sessions under one root (see the module doc)."""
 
     kind = COPILOT_SOURCE
@@ -506,11 +506,6 @@ class CopilotSource(WholeReadSource):
     watchable = True
     watch_tree = True
     watch_skip: tuple[str, ...] = ("History", "sync", ".git", "node_modules")
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(root)
-        #: The sessions of the last listing, kept in step by :meth:`identities`.
-        self._names: set[str] = set()
 
     def list_files(self) -> dict[str, Identity]:
         """``<id>/events.jsonl`` and the flat ``<id>.jsonl`` of the ``session-state`` dir the
@@ -615,7 +610,7 @@ class CopilotSource(WholeReadSource):
             folder = "/".join(dirs)
             top = f"{folder}/" if folder else ""
             if rule == "session":
-                if any(n.startswith(top) and "/" in n[len(top) :] for n in self._names):
+                if self._listed_below(folder):
                     return None
             elif (
                 leaf == EVENTS
@@ -651,16 +646,6 @@ class CopilotSource(WholeReadSource):
     def identity(self, name: str) -> Identity | None:
         """The identity of file ``name`` when :meth:`list_files` lists it now (else None)."""
         return file_ident(self.root / name) if self._session(name) else None
-
-    def identities(self, names: Iterable[str]) -> dict[str, Identity | None]:
-        out: dict[str, Identity | None] = {}
-        for name in names:
-            out[name] = ident = self.identity(name)
-            if ident is None:
-                self._names.discard(name)
-            else:
-                self._names.add(name)
-        return out
 
     def read_session(self, name: str, include_hidden: bool) -> AgentRead | Skip:
         path = self.root / name
