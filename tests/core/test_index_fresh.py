@@ -77,6 +77,18 @@ def d(tmp_path: Path) -> Path:
     return d
 
 
+def watching(store: SqliteSessionStore, d: Path) -> None:
+    """The store's second reconcile, the one that builds its watch (a process's first pass
+    builds none); skips where inotify is not to be had."""
+    probe = DirWatch.create(d)
+    if probe is None:
+        pytest.skip("no inotify here")
+    probe.close()
+    assert store._watch is None
+    store.reconcile()
+    assert store._watch is not None
+
+
 def test_dir_watch_names_changed_entries(tmp_path: Path) -> None:
     watch = DirWatch.create(tmp_path)
     if watch is None:
@@ -116,8 +128,8 @@ def test_every_kind_of_outside_change_is_seen(
         store.watch_min_files = 0 if watch else -1
         first = store.reconcile()
         assert (first.added, first.scope) == (12, "full")
-        if watch and store._watch is None:
-            pytest.skip("no inotify here")
+        if watch:
+            watching(store, d)
         # added, replaced, rewritten in place, touched, renamed, deleted, corrupted
         put(d, "new", ["a walrus arrives"])
         staged = put(tmp_path / "staging", "s1", ["the walrus replaced this one"])
@@ -154,8 +166,7 @@ def test_watched_reconciles_match_a_full_build(
     with SqliteSessionStore(d, db_path=db_path, reconcile="none") as store:
         store.watch_min_files = 0
         store.reconcile()
-        if store._watch is None:
-            pytest.skip("no inotify here")
+        watching(store, d)
         for step in range(6):
             put(d, f"s{step}", [f"changed {step} zebra"] * (step + 1))
             put(d, f"extra{step}", ["zebra crossing"])
@@ -165,6 +176,33 @@ def test_watched_reconciles_match_a_full_build(
             assert report.scope == "changes"
             assert store.reconcile().scope == "changes"
     assert rows(db_path) == fresh_build(d, tmp_path / "fresh.sqlite3")
+
+
+def test_a_process_builds_its_watch_on_its_second_pass(
+    d: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A watch serves only the reconciles after the one that builds it: a command that
+    # reconciles once (``search``, ``index update``) never walks the tree to build one.
+    tries: list[Path] = []
+    make = DirWatch.create.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[DirWatch], path: Path, **kw: Any) -> DirWatch | None:
+        tries.append(path)
+        return make(cls, path, **kw)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(DirWatch, "create", classmethod(counted))
+    with SqliteSessionStore(d, db_path=tmp_path / "p.sqlite3", reconcile="none") as store:
+        store.watch_min_files = 0
+        assert store.reconcile().scope == "full"
+        assert tries == []
+        assert store.reconcile().scope == "unchanged"
+        assert tries == [d]
+        if store._watch is None:
+            pytest.skip("no inotify here")
+        put(d, "s3", ["a heron"])
+        assert store.reconcile().scope == "changes"
+        assert tries == [d]
+        assert [h.session_id for h in store.search("heron")] == ["s3"]
 
 
 def test_a_small_dir_keeps_no_watch(d: Path, tmp_path: Path) -> None:
@@ -278,8 +316,7 @@ def test_a_database_rebuilt_elsewhere_gets_a_full_pass(d: Path, tmp_path: Path) 
     with SqliteSessionStore(d, db_path=db_path, reconcile="none") as store:
         store.watch_min_files = 0
         store.reconcile()
-        if store._watch is None:
-            pytest.skip("no inotify here")
+        watching(store, d)
         with SqliteSessionStore(d, db_path=db_path, reconcile="none") as other:
             other.rebuild(cancel=_set_event())  # a new, empty database file
         put(d, "s0", ["a kingfisher"])

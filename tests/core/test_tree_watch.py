@@ -102,6 +102,8 @@ def watched(kind: str, root: Path, db_path: Path) -> SqliteSessionStore:
     store.watch_min_files = 0
     first = store.reconcile()
     assert first.scope == "full"
+    assert store._watch is None  # (a process's first pass builds no watch)
+    assert store.reconcile().scope == "unchanged"  # the second builds it
     assert store._watch is not None and store._watch.watched >= 2
     return store
 

@@ -28,8 +28,9 @@ Freshness
     store update the index in the same call. Two shortcuts keep this cheap on a large dir:
     when the scan is exactly the one the last complete pass indexed (same fingerprint, and no
     change to the index since), nothing is compared (reopening an up-to-date index costs
-    one ``stat`` per file); and after a first pass, a :class:`DirWatch` (inotify) names the
-    files that changed, so a later reconcile stats only those (a full pass again when the
+    one ``stat`` per file); and from a process's second pass on (a command that reconciles
+    once never walks a tree to watch it), a :class:`DirWatch` (inotify) names the files
+    that changed, so a later reconcile stats only those (a full pass again when the
     watch lost events, or every :data:`FULL_PASS_INTERVAL` seconds for what inotify cannot
     see, such as changes made on another machine to a network dir).
     A first build parses in the calling thread, writes a few statements per batch of

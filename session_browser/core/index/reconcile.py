@@ -48,7 +48,7 @@ log = logging.getLogger("session_browser.index")
 BATCH_FILES = 500
 PARSE_FILES = 100  # files of a batch parsed by a worker process (then written as one)
 WORKER_MIN_FILES = 2000  # a first build of this many files is parsed by a worker process
-WATCH_MIN_FILES = 1000  # from this many files, a reconcile after the first one uses a DirWatch
+WATCH_MIN_FILES = 1000  # from this many files, the reconciles after the second use a DirWatch
 FULL_PASS_INTERVAL = 60.0  # seconds after which a reconcile stats every file again anyway
 BULK_AUTOMERGE = 0  # FTS5 'automerge' while a first build streams rows in
 COMMON_DF = 300  # words in this many messages or more have their count kept in common_terms
@@ -115,6 +115,7 @@ class Reconciler:
         self._priors: dict[str, bytes] = {}  # saved parse states of the files to parse
         self._relearned = False  # the source was given what its learned table keeps
         self._watch_again_at = 0.0  # monotonic time before which no watch is tried again
+        self._full_passes = 0  # full passes this process began (the first builds no watch)
         self._full_at: float | None = None  # monotonic time of the last full pass
         self._pass_at: float | None = None
         self._scan_fp: tuple[str, int] | None = None  # (fingerprint, data_version) of a pass
@@ -515,12 +516,18 @@ class Reconciler:
             self.index._watch = watch = None
         started = time.monotonic()
         self._scope = "full"
+        self._full_passes += 1
         if (
             watch is None
+            and self._full_passes > 1
             and source.watchable
             and self.index.watch_min_files >= 0
             and started >= self._watch_again_at
         ):
+            # Not on a process's first pass: a watch serves only the reconciles after the one
+            # that builds it (a command that reconciles once never needs one), and building
+            # it walks every folder of a tree (a Kimi or Cline store of 5,000 sessions: 5,000
+            # to 15,000 of them), time the first answer should not wait for.
             # Watch first, then scan: a change made during the scan is seen next time.
             self.index._watch = DirWatch.create(
                 source.root, tree=source.watch_tree, skip=source.watch_skip

@@ -46,11 +46,12 @@ def _max_dirs() -> int:
 class DirWatch:
     """Which files under one directory changed since the last :meth:`drain` (Linux inotify).
 
-    Lets a reconcile after the first one stat only the files that changed instead of every
-    file. It only ever reads the directories. With ``tree``, every directory under the root
-    is watched too (not those named in ``skip``, nor what is below them; a symlinked
-    directory is never followed), and a directory made later is watched as it appears, the
-    files already in it named. Names are paths relative to the root, ``/``-separated.
+    Lets a reconcile stat only the files that changed since the last one instead of every
+    file (a store builds one on its second full pass in a process). It only ever reads the
+    directories. With ``tree``, every directory under the root is watched too (not those
+    named in ``skip``, nor what is below them; a symlinked directory is never followed), and
+    a directory made later is watched as it appears, the files already in it named. Names
+    are paths relative to the root, ``/``-separated.
     :meth:`drain` returns None when events may have been lost (queue overflow, a watched
     directory moved or deleted, too many names), and the caller then does a full pass.
     Unavailable (other systems, no inotify instances left, more than :attr:`MAX_DIRS`
