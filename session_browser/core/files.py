@@ -179,6 +179,40 @@ def real_dir(path: str | os.PathLike[str], refused: dict[str, int] | None = None
     return stat.S_ISDIR(st.st_mode)
 
 
+def walk_real(
+    top: str, refused: dict[str, int] | None = None
+) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk(top)`` (top-down; the caller may prune or reorder ``dirnames`` in place)
+    with only real folders in ``dirnames``: a symlink to a folder is neither listed nor
+    followed, and is counted in ``refused`` (as :func:`real_dir` counts it); anything else
+    that is no folder, a symlink to a file or a dangling one included, is in ``filenames``,
+    as ``os.walk`` lists it. Each entry's type comes from its folder's listing, so a tree
+    of thousands of session folders costs no ``lstat`` a folder; a folder that cannot be
+    listed is passed over, as ``os.walk`` does."""
+    stack = [top]
+    while stack:
+        here = stack.pop()
+        dirs: list[str] = []
+        files: list[str] = []
+        try:
+            with os.scandir(here) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            dirs.append(entry.name)
+                        elif entry.is_symlink() and entry.is_dir():
+                            if refused is not None:
+                                refused["symlink"] = refused.get("symlink", 0) + 1
+                        else:
+                            files.append(entry.name)
+                    except OSError:
+                        files.append(entry.name)  # (as os.walk lists what it cannot stat)
+        except OSError:
+            continue
+        yield here, dirs, files
+        stack.extend(os.path.join(here, d) for d in reversed(dirs))
+
+
 def describe_refused(refused: dict[str, int]) -> str:
     """``2 symlinks, 1 special file``: what a listing refused, for ``index status``."""
     return ", ".join(

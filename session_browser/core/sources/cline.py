@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..files import loads, read_file_bytes, real_dir
+from ..files import loads, read_file_bytes, real_dir, walk_real
 from ..model import JSONDict
 from .agent import AgentRead, ListedSource, has_dirs
 from .base import (
@@ -304,7 +304,7 @@ class ClineSource(ListedSource):
             return out
         base = str(self.root)
         refused: dict[str, int] = {}
-        for dirpath, dirnames, filenames in os.walk(base):
+        for dirpath, dirnames, filenames in walk_real(base, refused):
             rel = os.path.relpath(dirpath, base)
             depth = 0 if rel == "." else rel.count(os.sep) + 1
             names = set(filenames)
@@ -316,11 +316,7 @@ class ClineSource(ListedSource):
                 if ident is not None:
                     out[name] = ident
                 continue
-            dirnames[:] = (
-                []
-                if depth >= DEPTH
-                else sorted(d for d in dirnames if real_dir(os.path.join(dirpath, d), refused))
-            )
+            dirnames[:] = [] if depth >= DEPTH else sorted(dirnames)
         self.refused = refused
         self._names = set(out)
         return out

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from ..files import loads, read_file_bytes, real_dir
+from ..files import loads, read_file_bytes, real_dir, walk_real
 from ..model import JSONDict, iso_epoch
 from .agent import AgentRead, ListedSource, has_dirs, listed_file
 from .base import (
@@ -515,7 +515,7 @@ class CopilotSource(ListedSource):
             return out
         base = str(self.root)
         refused: dict[str, int] = {}
-        for dirpath, dirnames, filenames in os.walk(base):
+        for dirpath, dirnames, filenames in walk_real(base, refused):
             rel = os.path.relpath(dirpath, base)
             depth = 0 if rel == "." else rel.count(os.sep) + 1
             parent = os.path.basename(os.path.dirname(dirpath))
@@ -539,11 +539,7 @@ class CopilotSource(ListedSource):
             else:
                 if os.path.basename(dirpath) == "session-state":
                     names = sorted(f for f in filenames if f.endswith(".jsonl"))
-                dirnames[:] = (
-                    []
-                    if depth >= DEPTH
-                    else sorted(d for d in dirnames if real_dir(os.path.join(dirpath, d), refused))
-                )
+                dirnames[:] = [] if depth >= DEPTH else sorted(dirnames)
             for name in names:
                 rel_name = name if rel == "." else f"{rel}/{name}".replace(os.sep, "/")
                 ident = file_ident(os.path.join(dirpath, name), refused)

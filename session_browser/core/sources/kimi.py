@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..files import loads, read_file_bytes, real_dir
+from ..files import loads, read_file_bytes, real_dir, walk_real
 from ..model import JSONDict
 from .agent import AgentRead, WholeReadSource
 from .base import Identity, LinesSkipped, Retention, Skip
@@ -317,19 +317,29 @@ def _state_title(session_dir: Path) -> str | None:
 
 def subagent_wires(session_dir: Path) -> list[tuple[str, Path]]:
     """(agent id, wire log) of each subagent of the session in ``session_dir``."""
-    out: list[tuple[str, Path]] = []
+    return [(agent, Path(wire)) for agent, wire, _ident in _subagent_wires(str(session_dir))]
+
+
+def _subagent_wires(session_dir: str) -> list[tuple[str, str, Identity]]:
+    """(agent id, wire log, its identity) of each subagent of the session in
+    ``session_dir`` (paths as strings: a listing asks this of every session)."""
+    out: list[tuple[str, str, Identity]] = []
     for folder in ("subagents", "agents"):
-        base = session_dir / folder
-        if not real_dir(base):
-            continue
+        base = os.path.join(session_dir, folder)
         try:
-            names = sorted(os.listdir(base))
+            with os.scandir(base) as it:  # (a symlink is no folder: it would be followed)
+                agents = sorted(
+                    e.name for e in it if e.name != MAIN_AGENT and e.is_dir(follow_symlinks=False)
+                )
         except OSError:
             continue
-        for agent in names:
-            wire = base / agent / WIRE
-            if agent != MAIN_AGENT and real_dir(base / agent) and file_ident(wire):
-                out.append((agent, wire))
+        if not real_dir(base):
+            continue
+        for agent in agents:
+            wire = os.path.join(base, agent, WIRE)
+            ident = file_ident(wire)
+            if ident is not None:
+                out.append((agent, wire, ident))
     return out
 
 
@@ -422,13 +432,21 @@ class KimiSource(WholeReadSource):
         return None if parts is None else self.root.joinpath(*parts)
 
     def _ident(self, name: str, refused: dict[str, int] | None = None) -> Identity | None:
-        folder = self._session_dir(name)
-        ident = file_ident(self.root / name, refused) if folder is not None else None
-        if ident is None or folder is None:
+        parts = session_dir_of(name)
+        if parts is None:
             return None
-        parts = [w for _a, w in subagent_wires(folder)]
-        parts += [folder / "state.json", (self.root / name).parent / "state.json"]  # the title
-        return fold(ident, (i for p in dict.fromkeys(parts) if (i := file_ident(p)) is not None))
+        path = os.path.join(self.root, name)
+        ident = file_ident(path, refused)
+        if ident is None:
+            return None
+        folder = os.path.join(self.root, *parts)
+        folded = [i for _a, _w, i in _subagent_wires(folder)]
+        for title in dict.fromkeys(  # the title: beside the session's folder or its log
+            (os.path.join(folder, "state.json"), os.path.join(os.path.dirname(path), "state.json"))
+        ):
+            if (i := file_ident(title)) is not None:
+                folded.append(i)
+        return fold(ident, folded)
 
     def list_files(self) -> dict[str, Identity]:
         out: dict[str, Identity] = {}
@@ -436,10 +454,8 @@ class KimiSource(WholeReadSource):
             return out
         base = str(self.root)
         refused: dict[str, int] = {}
-        for dirpath, dirnames, filenames in os.walk(base):
-            dirnames[:] = sorted(
-                d for d in dirnames if d != "subagents" and real_dir(os.path.join(dirpath, d))
-            )
+        for dirpath, dirnames, filenames in walk_real(base):
+            dirnames[:] = sorted(d for d in dirnames if d != "subagents")
             if WIRE not in filenames:
                 continue
             rel_dir = os.path.relpath(dirpath, base).replace(os.sep, "/")
