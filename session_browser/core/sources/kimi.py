@@ -327,7 +327,9 @@ def _subagent_wires(session_dir: str) -> list[tuple[str, str, Identity]]:
     for folder in ("subagents", "agents"):
         base = os.path.join(session_dir, folder)
         try:
-            with os.scandir(base) as it:  # (a symlink is no folder: it would be followed)
+            # listed first: most sessions have neither folder, and the failed listing is the
+            # one look needed; a symlinked folder is listed, then refused below
+            with os.scandir(base) as it:
                 agents = sorted(
                     e.name for e in it if e.name != MAIN_AGENT and e.is_dir(follow_symlinks=False)
                 )
