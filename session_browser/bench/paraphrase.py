@@ -40,6 +40,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -499,8 +500,15 @@ def _open_hybrid(
             [sys.executable, "-m", "session_browser.bench.embedding", store.db_path],
             stdout=subprocess.PIPE,
             env=package_env(),
+            start_new_session=True,  # (it and its pool's workers: one group to end)
         )
-        out, _err = child.communicate()
+        try:
+            out, _err = child.communicate()
+        except BaseException:  # interrupted: the embedding and its workers end with the bench
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            raise
         wall = time.perf_counter() - t0
         if child.returncode != 0:
             raise BenchError(f"embedding failed (exit status {child.returncode})")

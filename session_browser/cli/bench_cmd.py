@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 import click
 
@@ -23,6 +27,31 @@ from session_browser.core.sources import SOURCES
 from session_browser.core.sources.pi import default_pi_dir
 from session_browser.core.stores import PI_PREFIX
 from session_browser.core.text import printable
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def sigterm_interrupts(command: Callable[P, R]) -> Callable[P, R]:
+    """``command`` with SIGTERM ending it as Ctrl+C does: Python's own SIGTERM action ends the
+    process at once, so the bench's cleanup never ran (its work dir stayed, and the processes
+    it started, a phase or the embedding process, ran on to their end)."""
+
+    @functools.wraps(command)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        def interrupt(_signum: int, _frame: object) -> None:
+            raise KeyboardInterrupt
+
+        try:
+            previous = signal.signal(signal.SIGTERM, interrupt)
+        except ValueError:  # (not the main thread: left as it is)
+            return command(*args, **kwargs)
+        try:
+            return command(*args, **kwargs)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+    return run
 
 
 @click.command("bench")
@@ -212,6 +241,7 @@ from session_browser.core.text import printable
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
 @click.option("--keep", is_flag=True, help="Keep the work dir (corpus, copies, indexes, logs).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+@sigterm_interrupts
 def bench(
     store_dir: str | None,
     home: Path | None,
