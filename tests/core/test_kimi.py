@@ -295,3 +295,28 @@ def test_doctor_lists_the_agent_its_count_and_its_retention(
     assert agent["dir"] == str(share / "sessions") and agent["sessions"] == 2
     assert agent["retention"] == "Kimi Code CLI keeps sessions until they are deleted in it"
     assert snapshot(share) == before
+
+
+
+def test_the_listing_and_identity_agree_on_which_logs_are_sessions(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    logs = {
+        "wd/s1/wire.jsonl": True,  # a Python release's session
+        "wd/s2/agents/main/wire.jsonl": True,  # a newer release's
+        "wd/s2/agents/helper/wire.jsonl": False,  # its subagent
+        "wd/s3/agents/main/deeper/wire.jsonl": False,  # no layout kimi-cli writes
+        "wd/s4/subagents/a/wire.jsonl": False,  # a subagent's log alone
+        "other/main/wire.jsonl": True,  # a session folder named "main" (no agent's)
+    }
+    for name in logs:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text('{"type": "metadata"}\n')
+    (root / "wd" / "s5" / "agents").mkdir(parents=True)
+    os.symlink(root / "other" / "main", root / "wd" / "s5" / "agents" / "main")
+    logs["wd/s5/agents/main/wire.jsonl"] = False  # through a symlink: never followed
+    source = KimiSource(root)
+    listed = source.list_files()
+    assert sorted(listed) == sorted(name for name, session in logs.items() if session)
+    assert source.refused == {"symlink": 1}
+    for name, session in logs.items():
+        assert source.identity(name) == (listed[name] if session else None), name

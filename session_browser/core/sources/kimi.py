@@ -40,7 +40,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -320,11 +320,16 @@ def subagent_wires(session_dir: Path) -> list[tuple[str, Path]]:
     return [(agent, Path(wire)) for agent, wire, _ident in _subagent_wires(str(session_dir))]
 
 
-def _subagent_wires(session_dir: str) -> list[tuple[str, str, Identity]]:
+def _subagent_wires(
+    session_dir: str, present: Collection[str] | None = None
+) -> list[tuple[str, str, Identity]]:
     """(agent id, wire log, its identity) of each subagent of the session in
-    ``session_dir`` (paths as strings: a listing asks this of every session)."""
+    ``session_dir`` (paths as strings: a listing asks this of every session). ``present``:
+    the real folders ``session_dir`` holds, when its listing was just read."""
     out: list[tuple[str, str, Identity]] = []
     for folder in ("subagents", "agents"):
+        if present is not None and folder not in present:
+            continue
         base = os.path.join(session_dir, folder)
         try:
             # listed first: most sessions have neither folder, and the failed listing is the
@@ -335,7 +340,7 @@ def _subagent_wires(session_dir: str) -> list[tuple[str, str, Identity]]:
                 )
         except OSError:
             continue
-        if not real_dir(base):
+        if present is None and not real_dir(base):
             continue
         for agent in agents:
             wire = os.path.join(base, agent, WIRE)
@@ -433,7 +438,15 @@ class KimiSource(WholeReadSource):
         parts = session_dir_of(name)
         return None if parts is None else self.root.joinpath(*parts)
 
-    def _ident(self, name: str, refused: dict[str, int] | None = None) -> Identity | None:
+    def _ident(
+        self,
+        name: str,
+        refused: dict[str, int] | None = None,
+        listed: tuple[Collection[str], Collection[str]] | None = None,
+    ) -> Identity | None:
+        """The identity of main log ``name``, its subagents' logs and titles folded in.
+        ``listed``: the real folders and the files of its session folder, when a listing
+        just read them (nothing absent from them is looked for)."""
         parts = session_dir_of(name)
         if parts is None:
             return None
@@ -442,10 +455,14 @@ class KimiSource(WholeReadSource):
         if ident is None:
             return None
         folder = os.path.join(self.root, *parts)
-        folded = [i for _a, _w, i in _subagent_wires(folder)]
-        for title in dict.fromkeys(  # the title: beside the session's folder or its log
-            (os.path.join(folder, "state.json"), os.path.join(os.path.dirname(path), "state.json"))
-        ):
+        dirs, files = listed if listed is not None else (None, None)
+        folded = [i for _a, _w, i in _subagent_wires(folder, dirs)]
+        own = os.path.join(folder, "state.json")  # the title: in the session's folder,
+        beside = os.path.join(os.path.dirname(path), "state.json")  # or by a newer log
+        titles = [] if files is not None and "state.json" not in files else [own]
+        if beside != own:
+            titles.append(beside)
+        for title in titles:
             if (i := file_ident(title)) is not None:
                 folded.append(i)
         return fold(ident, folded)
@@ -456,25 +473,35 @@ class KimiSource(WholeReadSource):
             return out
         base = str(self.root)
         refused: dict[str, int] = {}
-        for dirpath, dirnames, filenames in walk_real(base):
-            dirnames[:] = sorted(d for d in dirnames if d != "subagents")
-            if WIRE not in filenames:
-                continue
-            rel_dir = os.path.relpath(dirpath, base).replace(os.sep, "/")
-            name = WIRE if rel_dir == "." else f"{rel_dir}/{WIRE}"
-            ident = self._ident(name, refused)
-            if ident is not None:
-                out[name] = ident
+        for dirpath, dirnames, filenames in walk_real(base, refused):
+            # An agents folder holds one folder an agent: only the main one's log is a
+            # session's, looked at without walking it (a session keeps three folders).
+            listed = (set(dirnames), set(filenames))
+            dirnames[:] = sorted(d for d in dirnames if d not in ("subagents", "agents"))
+            logs = [WIRE] if WIRE in filenames else []
+            if "agents" in listed[0] and real_dir(
+                os.path.join(dirpath, "agents", MAIN_AGENT), refused
+            ):
+                logs.append(f"agents/{MAIN_AGENT}/{WIRE}")
+            rel_dir = dirpath[len(base) :].lstrip(os.sep).replace(os.sep, "/")
+            for log in logs:
+                name = f"{rel_dir}/{log}" if rel_dir else log
+                ident = self._ident(name, refused, listed)
+                if ident is not None:
+                    out[name] = ident
         self.refused = refused
         return out
 
     def _walked(self, dirs: list[str]) -> bool:
-        """Whether :meth:`list_files` reaches the folder ``dirs`` (parts relative to the
-        root): none of them is named ``subagents`` or is a symlink."""
+        """Whether :meth:`list_files` looks into the folder ``dirs`` (parts relative to the
+        root): none of them is named ``subagents`` or is a symlink, and an ``agents`` folder
+        only as the main agent's (``.../agents/main``)."""
         here = str(self.root)
-        for part in dirs:
+        for at, part in enumerate(dirs):
             here = os.path.join(here, part)
-            if part == "subagents" or not real_dir(here):
+            if part == "subagents" or (part == "agents" and dirs[at + 1 :] != [MAIN_AGENT]):
+                return False
+            if not real_dir(here):
                 return False
         return True
 
