@@ -10,6 +10,7 @@ import sqlite3
 import stat
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -278,7 +279,61 @@ def test_an_older_vault_is_upgraded_and_a_newer_one_refused(tmp_path: Path) -> N
     with Vault(root) as vault:
         assert [v.size for v in vault.versions("a")] == [9]
     with sqlite3.connect(catalog) as db:
-        assert db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == ("4",)
-        db.execute("UPDATE meta SET value = '5' WHERE key = 'schema'")
-    with pytest.raises(VaultError, match="has schema 5, this version reads 4"):
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == ("5",)
+        db.execute("UPDATE meta SET value = '6' WHERE key = 'schema'")
+    with pytest.raises(VaultError, match="has schema 6, this version reads 5"):
         Vault(root)
+
+
+def test_a_vault_of_schema_4_keeps_its_plain_descriptions_readable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from session_browser.core.vault import store as vault_store
+    from session_browser.core.vault.format import DESCRIBED, DESCRIBED_Z, RECORD, scan_pack
+    from session_browser.core.vault.rebuild import rebuild
+
+    def plain(record: dict[str, Any]) -> tuple[int, bytes]:  # as schema 4 wrote them
+        return DESCRIBED, json.dumps(record, separators=(",", ":")).encode()
+
+    root = tmp_path / "vault"
+    monkeypatch.setattr(vault_store, "encode_description", plain)
+    with Vault(root) as vault:
+        vault.keep("claude", "/p/a.jsonl", "a", b'{"a": 1}\n', messages=1)
+    monkeypatch.undo()
+    catalog = root / "catalog.sqlite"
+    with sqlite3.connect(catalog) as db:
+        db.execute("UPDATE meta SET value = '4' WHERE key = 'schema'")
+    with Vault(root) as vault:  # upgraded in place: what it describes now is deflated
+        vault.keep("claude", "/p/b.jsonl", "b", b'{"b": 2}\n', messages=1)
+    with sqlite3.connect(catalog) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == ("5",)
+    with open(root / "packs" / "000001.pack", "rb") as fh:
+        flags = [flag for _o, magic, flag, _d, _n in scan_pack(fh) if magic == RECORD]
+    assert flags == [DESCRIBED, DESCRIBED_Z]
+    catalog.unlink()
+    rebuilt = rebuild(root)
+    assert (rebuilt.versions, rebuilt.problems) == (2, [])
+    with Vault(root) as vault:
+        assert vault.read(vault.versions("a")[0]) == b'{"a": 1}\n'
+        assert vault.read(vault.versions("b")[0]) == b'{"b": 2}\n'
+
+
+def test_a_description_that_cannot_be_read_is_one_value_error() -> None:
+    from session_browser.core.vault.format import (
+        DESCRIPTION_DICT,
+        MAX_DESCRIPTION,
+        decode_description,
+        encode_description,
+    )
+
+    record = {"version": {"source": "claude", "path": "/p/a.jsonl", "session_id": "a"}}
+    flag, payload = encode_description(record)
+    assert decode_description(flag, payload) == record
+    assert len(payload) < len(str(record))
+    deflate = zlib.compressobj(9, zlib.DEFLATED, 15, 9, zlib.Z_DEFAULT_STRATEGY, DESCRIPTION_DICT)
+    bomb = deflate.compress(b" " * (MAX_DESCRIPTION + 1)) + deflate.flush()
+    for bad_flag, bad in ((flag, payload[:-3]), (flag, b"not deflated"), (flag, bomb), (9, b"{}")):
+        with pytest.raises(ValueError):
+            decode_description(bad_flag, bad)

@@ -22,7 +22,7 @@ from session_browser.core.paths import cache_dir, data_dir
 from session_browser.core.saved_searches import save_search
 from session_browser.core.store import DefaultSessionStore
 from session_browser.core.vault import compact
-from session_browser.core.vault.format import MAGIC, scan_pack
+from session_browser.core.vault.format import DESCRIBED_Z, DESCRIPTION_DICT, MAGIC, scan_pack
 from session_browser.core.vault.store import Vault
 from session_browser.core.vault.zdict import ZDICT
 from tests.core.test_claude import Transcript, text
@@ -50,7 +50,8 @@ def occurrences(data: bytes, needles: list[bytes] | None = None) -> int:
 
 
 def pack_texts(path: Path) -> list[bytes]:
-    """Every chunk of a vault pack, decompressed (so a grep sees what it holds)."""
+    """Every chunk and description of a vault pack, inflated (so a grep sees what it
+    holds)."""
     out = []
     with open(path, "rb") as fh:
         for offset, magic, flag, _digest, length in scan_pack(fh):
@@ -58,6 +59,9 @@ def pack_texts(path: Path) -> list[bytes]:
             body = fh.read(length)
             if magic == MAGIC:
                 dec = zlib.decompressobj(zdict=ZDICT) if flag else zlib.decompressobj()
+                out.append(dec.decompress(body) + dec.flush())
+            elif flag == DESCRIBED_Z:
+                dec = zlib.decompressobj(zdict=DESCRIPTION_DICT)
                 out.append(dec.decompress(body) + dec.flush())
             else:
                 out.append(body)

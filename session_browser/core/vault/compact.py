@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from .format import _HEADER, MAGIC, RECORD, Version, scan_pack
+from .format import _HEADER, MAGIC, RECORD, Version, decode_description, scan_pack
 from .store import Vault
 
 
@@ -244,7 +244,7 @@ def _rewrite(vault: Vault, forgotten: set[tuple[str, str]]) -> list[int]:
         except FileNotFoundError:
             continue
         with fh:
-            for offset, magic, _flag, _digest, length in scan_pack(fh, int(end)):
+            for offset, magic, flag, _digest, length in scan_pack(fh, int(end)):
                 size = _HEADER.size + length
                 if magic == MAGIC:
                     if (int(pid), offset) in live:
@@ -254,7 +254,7 @@ def _rewrite(vault: Vault, forgotten: set[tuple[str, str]]) -> list[int]:
                 elif magic == RECORD:
                     fh.seek(offset + _HEADER.size)
                     try:
-                        record = json.loads(fh.read(length))
+                        record = decode_description(flag, fh.read(length))
                     except ValueError:
                         record = {}
                     if isinstance(record, dict) and _names(record) & forgotten:

@@ -15,7 +15,6 @@ on it can be rebuilt.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
 import time
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .errors import VaultError
-from .format import _HEADER, BLOCK, MAGIC, _chunk_text, pack_id, scan_pack
+from .format import _HEADER, BLOCK, MAGIC, _chunk_text, decode_description, pack_id, scan_pack
 from .safety import private_tree
 from .store import Vault, default_vault_dir
 from .zdict import ZDICT
@@ -120,11 +119,11 @@ def _read_pack(path: Path, pid: int, found: _Found, out: Rebuilt) -> None:
                     found.objects[digest.hex()] = (got, _HEADER.size + length, pid, offset)
                 continue
             payload = fh.read(length)
-            if flag != 2 or hashlib.sha256(payload).digest() != digest:
+            if hashlib.sha256(payload).digest() != digest:
                 out.problems.append(f"{path}: the description at {offset} is damaged")
                 continue
             try:
-                _take(json.loads(payload), found)
+                _take(decode_description(flag, payload), found)
             except (ValueError, TypeError, KeyError):
                 out.problems.append(f"{path}: the description at {offset} cannot be read")
         if end < size:

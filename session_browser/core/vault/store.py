@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import sqlite3
 import stat
@@ -59,7 +58,6 @@ from .format import (
     _HEADER,
     BLOCK,
     COMPRESS_LEVEL,
-    DESCRIBED,
     MAGIC,
     RECORD,
     SMALL,
@@ -70,13 +68,15 @@ from .format import (
     _chunk_list,
     _chunk_text,
     _sha,
+    encode_description,
     pack_id,
     scan_pack,
 )
 from .safety import open_regular, private_tree, tighten
 from .zdict import ZDICT
 
-SCHEMA_VERSION = 4  # 2: packs; 3: subagent files as parts; 4: packs describe themselves
+SCHEMA_VERSION = 5  # 2: packs; 3: subagent files as parts; 4: packs describe themselves;
+# 5: descriptions deflated (a vault of 4 is read as it is: its packs hold both kinds)
 PACK_MAX = 256 << 20  # a pack this big is closed and the next one started
 
 _SCHEMA = """
@@ -163,8 +163,8 @@ class Vault:
             if "part_of" not in {r[1] for r in self._db.execute("PRAGMA table_info(files)")}:
                 self._db.execute("ALTER TABLE files ADD COLUMN part_of INTEGER")
             row = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-            if row is None or row[0] in ("1", "2", "3"):  # upgraded in place above
-                if row is not None:  # what was kept before packs described themselves
+            if row is None or row[0] in ("1", "2", "3", "4"):  # upgraded in place above
+                if row is not None and row[0] != "4":  # kept before packs described themselves
                     self._describe_all()
                 self._db.execute(
                     "INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
@@ -276,10 +276,8 @@ class Vault:
         pack = self._open_pack()
         out = []
         for record in records:
-            payload = json.dumps(record, separators=(",", ":")).encode()
-            out.append(
-                _HEADER.pack(RECORD, DESCRIBED, hashlib.sha256(payload).digest(), len(payload))
-            )
+            flag, payload = encode_description(record)
+            out.append(_HEADER.pack(RECORD, flag, hashlib.sha256(payload).digest(), len(payload)))
             out.append(payload)
         data = b"".join(out)
         pack.fh.seek(pack.end)
