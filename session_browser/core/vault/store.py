@@ -9,7 +9,8 @@ Layout (``<data dir>/vault``, 0700; every file 0600, as it holds conversation co
     catalog.sqlite          which file, which versions, which chunks, where each chunk is
     packs/000001.pack       records appended one after another, each a 48-byte header
                             (magic, kind, SHA-256, length) then its data: a chunk (zlib
-                            data) or a description (JSON: a version, its parts, a file
+                            data) or a description (JSON, deflated with a preset
+                            dictionary since schema 5: a version, its parts, a file
                             found gone)
 
 A version is the list of its chunks. The same bytes are stored once (content-addressed), and a
