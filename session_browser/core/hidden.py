@@ -9,6 +9,8 @@ making the index many times larger. Images are left out (nothing to read).
 
 from __future__ import annotations
 
+import re
+
 from .model import JSONDict, hidden_parts
 from .query import ParsedQuery, fold
 
@@ -16,6 +18,28 @@ from .query import ParsedQuery, fold
 HIDDEN_ITEM_CHARS = 2000
 
 _CALL = "tool call: "
+# A JSON string escape: ``\uXXXX`` or one of the characters after a backslash.
+_ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
+_ESCAPED = {'"': '"', "\\": "\\", "/": "/", "b": " ", "f": " ", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _unescaped(match: re.Match[str]) -> str:
+    code = match.group(1)
+    if code is None:
+        return _ESCAPED[match.group(2)]
+    value = int(code, 16)
+    # (a control character or half of a surrogate pair is no text to search: a space)
+    return " " if value < 0x20 or 0xD800 <= value <= 0xDFFF else chr(value)
+
+
+def as_written(text: str) -> str:
+    """A JSON text (a tool call's arguments, an object a tool returned) with its strings'
+    escapes undone, so their words are words: in ``{"command": "set -e\\ntrap ..."}``
+    the ``trap`` after the escaped newline is ``trap``, not ``ntrap``. Any other text is
+    returned as it is."""
+    if not text.startswith(("{", "[")) or "\\" not in text:
+        return text
+    return _ESCAPE.sub(_unescaped, text)
 
 
 def hidden_texts(message: JSONDict) -> list[str]:
@@ -25,6 +49,8 @@ def hidden_texts(message: JSONDict) -> list[str]:
     for label, text in hidden_parts(message):
         if label == "image":
             continue
+        # (an escape is at most 6 characters for 1: what may end within the searched ones)
+        text = as_written(text[: 6 * HIDDEN_ITEM_CHARS])
         if label.startswith(_CALL):
             text = f"{label[len(_CALL) :]} {text}"
         text = text.strip()

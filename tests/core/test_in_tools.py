@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from session_browser.core import recall
-from session_browser.core.hidden import HIDDEN_ITEM_CHARS
+from session_browser.core.hidden import HIDDEN_ITEM_CHARS, as_written
 from session_browser.core.model import SessionHit
 from session_browser.core.open import index_store, scan_store
 from session_browser.core.query import parse_query
@@ -92,6 +92,34 @@ def test_a_tool_result_is_found_only_with_in_tools(tmp_path: Path) -> None:
     pi = tmp_path / "pi" / "--home-u-zephyr--"
     write_lines(pi / "2025-03-04T10-00-00-000Z_v3.jsonl", v3_entries())
     check("pi", tmp_path / "pi", V3_ID, "tooloutputsecret")
+
+
+def test_words_after_an_escape_in_a_tool_calls_arguments_are_words(tmp_path: Path) -> None:
+    # A tool call's arguments are searched as JSON text, where a newline in a string is the
+    # two characters backslash and n: "set -e\\ntrap" was the words "set", "e", "ntrap".
+    root = tmp_path / "projects"
+    t = Transcript(SID)
+    t.prompt("write the hook")
+    script = 'set -euo pipefail\ntrapdoorword \'exit 0\' ERR\n\tindentedword "quotedword"'
+    t.answer("m1", tool_use("toolu_w", "Write", file_path="/h.sh", content=script))
+    t.result("toolu_w", "File created")
+    t.answer("m2", text("Written."))
+    t.write(root / "proj" / f"{SID}.jsonl")
+    for word in ("trapdoorword", "indentedword", "quotedword"):
+        check("claude", root, SID, word, role="assistant")
+    for store in stores("claude", root):
+        try:
+            assert hits(store, "ntrapdoorword in:tools") == []
+        finally:
+            close(store)
+
+
+def test_as_written_undoes_json_escapes_only() -> None:
+    assert as_written('{"c": "a\\nb \\"q\\" \\\\n \\u00e9 \\u0007 \\ud83d"}') == (
+        '{"c": "a\nb "q" \\n é    "}'
+    )
+    assert as_written("plain \\n text") == "plain \\n text"  # no JSON: as it is
+    as_written('["\\udc00"]').encode("utf-8")  # (no lone surrogate comes out)
 
 
 def test_a_long_tool_result_is_searched_up_to_the_cap(tmp_path: Path) -> None:

@@ -255,7 +255,7 @@ def test_a_version_3_index_with_copies_is_folded_to_the_newest(tmp_path: Path, p
         )
         assert [r[2] for r in _rows(pg_url)] == ["billing", "billing", "cafe", "cafe"]
     with PgIndexStore(pg_url) as team:
-        assert team.status()["schema_version"] == SCHEMA_VERSION == 6
+        assert team.status()["schema_version"] == SCHEMA_VERSION == 7
     with psycopg.connect(pg_url) as conn:
         # every session kept has its content words (session recall), the folded none
         words = conn.execute("SELECT sid FROM sb_words ORDER BY 1").fetchall()

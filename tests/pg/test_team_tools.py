@@ -132,3 +132,31 @@ def test_a_version_2_index_is_migrated_in_place(tmp_path: Path, pg_url: str) -> 
         assert (again.sent, again.unchanged) == (0, 2)
         assert _push(root, pg_url, hidden=True).sent == 3
         assert len(_found(team, "zanzibarquux in:tools")[0]) == 2
+
+
+def test_a_version_6_index_sends_the_hidden_parts_again_as_written(
+    tmp_path: Path, pg_url: str
+) -> None:
+    root = tmp_path / "projects"
+    t = Transcript(IDS[0], prefix="w")
+    t.prompt("write the hook")
+    t.answer("m1", tool_use("toolu_w", "Write", file_path="/h.sh", content="set -e\ntrapdoorword"))
+    t.result("toolu_w", "File created")
+    t.answer("m2", text("Written."))
+    t.write(root / "proj" / f"{IDS[0]}.jsonl")
+    prose = write_store(tmp_path / "store", only=["cafe"])
+    push_stores(pg_url, [(SOURCES["praisonai"].source(prose), "praisonai")])
+    _push(root, pg_url, hidden=True)
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # as version 6 left it
+        conn.execute("UPDATE sb_hidden SET text = replace(text, 'trapdoorword', 'ntrapdoorword')")
+        conn.execute("UPDATE sb_hidden SET tsv = to_tsvector('simple', text)")
+        conn.execute("UPDATE sb_schema SET version = 6")
+    with PgIndexStore(pg_url) as team:
+        assert team.status()["schema_version"] == SCHEMA_VERSION == 7
+        assert _found(team, "trapdoorword in:tools")[0] == []  # (its rows as they were)
+        # the next push sends again only the session pushed with its hidden parts
+        again = push_stores(pg_url, [(SOURCES["praisonai"].source(prose), "praisonai")])
+        assert again.sent == 0
+        assert _push(root, pg_url, hidden=True).sent == 1
+        assert [h[0] for h in _found(team, "trapdoorword in:tools")[0]] == [IDS[0]]
+        assert _found(team, "ntrapdoorword in:tools")[0] == []

@@ -50,8 +50,10 @@ log = logging.getLogger("session_browser.index")
 # 10: each session's content words (``recall_words``, ``recall_lengths``: session recall of
 # a question in other words, :mod:`..search.lexical`). 11: with how often each word is held
 # (``word_2``..``word_4`` tokens). 12: those words reduced anew (an ``-e`` restored, ``-er``
-# kept on short words, written-out numbers as digits, single digits kept).
-SCHEMA_VERSION = 12
+# kept on short words, written-out numbers as digits, single digits kept). 13: the hidden
+# parts given as JSON (a tool call's arguments) searched with their strings' escapes undone
+# (:func:`..hidden.as_written`: a word after an escaped newline was glued to its ``n``).
+SCHEMA_VERSION = 13
 OPEN_BUSY_SECONDS = 30.0  # how long opening retries while other processes set the index up
 #: How long closing an index waits for its background reconcile to stop (one stuck in I/O
 #: is then left behind: a daemon thread never keeps the process from exiting).

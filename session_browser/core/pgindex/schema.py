@@ -41,7 +41,7 @@ from typing import Any
 from ..search import lexical
 from .conn import PgIndexError
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 _LOCK_KEY = 0x5B5C0001  # the advisory lock that serialises schema changes
 
 # The order of the copies of one session, newest first: the one kept (the rest by
@@ -125,6 +125,15 @@ _BEFORE_HIDDEN = (
 )
 
 
+# Version 6 -> 7: the hidden parts given as JSON are searched with their strings' escapes
+# undone (:func:`..hidden.as_written`): the sessions pushed with their hidden parts are
+# sent again by the next push, as for version 2 -> 3 (their rows meanwhile as they were).
+_HIDDEN_AS_WRITTEN = (
+    "UPDATE sb_sessions SET fingerprint = fingerprint || ':hidden-as-written' "
+    "WHERE fingerprint LIKE '%1'"
+)
+
+
 def ensure_schema(conn: Any) -> bool:
     """Create or migrate the schema (once, whoever else connects at the same time);
     True when ``pg_trgm`` is there for the typo pass. Raises :class:`PgIndexError` for a
@@ -147,6 +156,8 @@ def ensure_schema(conn: Any) -> bool:
             if have is not None and have < 6:  # (5 -> 6: the words are reduced anew)
                 conn.execute("DELETE FROM sb_words")
                 _fill_words(conn)
+            if have is not None and 3 <= have < 7:
+                conn.execute(_HIDDEN_AS_WRITTEN)
             conn.execute("DELETE FROM sb_schema")
             conn.execute("INSERT INTO sb_schema(version) VALUES (%s)", (SCHEMA_VERSION,))
     return _trigrams(conn)
