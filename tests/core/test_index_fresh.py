@@ -178,11 +178,8 @@ def test_watched_reconciles_match_a_full_build(
     assert rows(db_path) == fresh_build(d, tmp_path / "fresh.sqlite3")
 
 
-def test_a_process_builds_its_watch_on_its_second_pass(
-    d: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A watch serves only the reconciles after the one that builds it: a command that
-    # reconciles once (``search``, ``index update``) never walks the tree to build one.
+def watches_tried(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The dirs a :class:`DirWatch` is tried on from now on (each ``DirWatch.create``)."""
     tries: list[Path] = []
     make = DirWatch.create.__func__  # type: ignore[attr-defined]
 
@@ -191,6 +188,15 @@ def test_a_process_builds_its_watch_on_its_second_pass(
         return make(cls, path, **kw)  # type: ignore[no-any-return]
 
     monkeypatch.setattr(DirWatch, "create", classmethod(counted))
+    return tries
+
+
+def test_a_process_builds_its_watch_on_its_second_pass(
+    d: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A watch serves only the reconciles after the one that builds it: a command that
+    # reconciles once (``search``, ``index update``) never walks the tree to build one.
+    tries = watches_tried(monkeypatch)
     with SqliteSessionStore(d, db_path=tmp_path / "p.sqlite3", reconcile="none") as store:
         store.watch_min_files = 0
         assert store.reconcile().scope == "full"

@@ -19,7 +19,7 @@ from session_browser.core.open import index_store
 from session_browser.core.sources import SOURCES
 from tests.core.test_claude import Transcript, text
 from tests.core.test_codex import Rollout, rollout_path
-from tests.core.test_index_fresh import rows
+from tests.core.test_index_fresh import rows, watches_tried
 
 
 def tree_watch(root: Path, skip: tuple[str, ...] = ()) -> DirWatch:
@@ -306,14 +306,7 @@ def test_a_tree_too_big_to_watch_is_not_walked_again_on_every_reconcile(
             root / f"proj{i}" / f"s{i}.jsonl"
         )
     monkeypatch.setattr(DirWatch, "MAX_DIRS", 3)  # the root and four project folders: five
-    tries: list[Path] = []
-    make = DirWatch.create.__func__  # type: ignore[attr-defined]
-
-    def counted(cls: type[DirWatch], path: Path, **kw: Any) -> DirWatch | None:
-        tries.append(path)
-        return make(cls, path, **kw)  # type: ignore[no-any-return]
-
-    monkeypatch.setattr(DirWatch, "create", classmethod(counted))
+    tries = watches_tried(monkeypatch)
     store = index_store(SOURCES["claude"], root, "none", db_path=tmp_path / "b.sqlite3")
     try:
         store.watch_min_files = 0
