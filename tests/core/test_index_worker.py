@@ -187,6 +187,50 @@ def test_the_index_process_never_waits_for_a_worker_to_start(
     assert max(seconds for _m, seconds, _r in early) < 2.0, early
 
 
+def test_a_worker_goes_on_parsing_while_its_results_are_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each batch's rows are more than a pipe holds. The index's process, busy writing,
+    # reads none: the worker still parses every batch it was handed (and then keeps their
+    # files in the vault, which it does once nothing waits to be parsed).
+    d = tmp_path / "s"
+    corpus(d, 40)
+    for path in sorted(d.glob("*.json"))[:20]:
+        data = json.loads(path.read_text()) if path.name != "s0005.json" else None
+        if data is not None:
+            # 12 KB a file: a batch of ten is twice what a pipe holds (and its files small
+            # enough to be kept by the worker that read them)
+            data["messages"][0]["content"] += " padding" * 1_500
+            path.write_text(json.dumps(data))
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / "here"))
+    with SqliteSessionStore(
+        d, db_path=tmp_path / "i.sqlite3", reconcile="none", vault=True
+    ) as store:
+        source = store.reconciler.index.source
+        feed = store.reconciler.vault_feed()
+        assert feed is not None
+        files = source.list_files()
+        tasks = [(n, tuple(files[n]), None) for n in sorted(files)]
+        worker = parsing.Worker(
+            source, folded=False, vault_at=(store.reconciler.index.source_kind, feed.vault_dir)
+        )
+        try:
+            worker.send(tasks[:10])
+            worker.send(tasks[10:20])
+            deadline = time.monotonic() + 60
+            kept: set[str] = set()
+            while len(kept) < 19 and time.monotonic() < deadline:
+                with Vault(default_vault_dir()) as v:
+                    kept = {Path(version.path).name for version in v.latest()}
+                time.sleep(0.05)
+            assert len(kept) == 19, kept  # (s0005 is not JSON: nothing to keep)
+            assert worker.poll_ready()
+            first, second = worker.recv(), worker.recv()
+            assert [n for n, *_ in first + second] == [n for n, *_ in tasks[:20]]
+        finally:
+            worker.close()
+
+
 def test_a_first_build_leaves_each_search_index_in_one_segment(tmp_path: Path) -> None:
     # Rows are written a batch at a time (a segment each); at the end each full-text index
     # is merged into one: merging it again changes nothing.
