@@ -210,7 +210,7 @@ def test_a_worker_goes_on_parsing_while_its_results_are_not_read(
         feed = store.reconciler.vault_feed()
         assert feed is not None
         files = source.list_files()
-        tasks = [(n, tuple(files[n]), None) for n in sorted(files)]
+        tasks: list[parsing.Task] = [(n, files[n], None) for n in sorted(files)]
         worker = parsing.Worker(
             source, folded=False, vault_at=(store.reconciler.index.source_kind, feed.vault_dir)
         )
