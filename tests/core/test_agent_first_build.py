@@ -114,7 +114,8 @@ def words_as_stored(db: Path) -> None:
 
 
 def kept() -> dict[str, tuple[str, int, int, list[str]]]:
-    """Every file the vault holds: (its hash, size, messages, its part files' names)."""
+    """Every file the vault holds, by path: (its hash, size, messages, its part files'
+    names). (By path: Copilot's session files all have one name.)"""
     with Vault(default_vault_dir()) as v:
         out = {}
         for version in v.latest():
@@ -123,7 +124,7 @@ def kept() -> dict[str, tuple[str, int, int, list[str]]]:
                 "JOIN files f ON f.fid = pv.fid WHERE p.vid = ? ORDER BY f.path",
                 (version.vid,),
             ).fetchall()
-            out[Path(version.path).name] = (
+            out[version.path] = (
                 version.sha256,
                 version.size,
                 version.messages or 0,
@@ -250,3 +251,71 @@ def test_a_worker_builds_the_same_database_index_and_vault(
     assert here_kept == there_kept and len(here_kept) == FILES
     assert here_report.messages == there_report.messages > 2 * FILES
     assert len(here["sessions"]) == FILES
+
+
+#: Real files of the whole-read formats (``../shared/data/<agent>``), copied in beside the
+#: generated sessions where there are some (the rest: the agent's own writer's records).
+_REAL = {"gemini": "gemini", "kimi": "kimi", "aider": "aider"}
+
+
+def whole_read_dir(kind: str, root: Path) -> Path:
+    """FILES generated sessions of ``kind`` as its agent writes them, one of them corrupt,
+    and the real files of the format where ``../shared/data`` has some."""
+    from session_browser.bench.agents import BESIDE, WRITERS
+
+    target_of, body_of = WRITERS[kind]
+    for i in range(FILES):
+        data = _session(i)
+        stem = f"gen-{i:04d}-0000-4000-8000-000000000000"
+        target = root / target_of(stem, data["created_at"])
+        target.parent.mkdir(parents=True, exist_ok=True)
+        body = body_of(data)
+        target.write_bytes(b"{not json\n" if i == 7 else body)
+        for other, content in (BESIDE[kind](data) if kind in BESIDE else {}).items():
+            (target.parent / other).write_bytes(content)
+    real = DATA / _REAL.get(kind, "-")
+    if kind == "kimi" and real.is_dir():  # a newer release's layout: main log, a subagent's
+        agents = root / "wd_real" / "real-0000-4000-8000-000000000000" / "agents"
+        for log, agent in (("assistant_tools", "main"), ("subagent_agent-0", "agent-0")):
+            (agents / agent).mkdir(parents=True)
+            shutil.copy(real / "agent-sessions" / f"{log}.jsonl", agents / agent / "wire.jsonl")
+    elif real.is_dir():
+        shutil.copytree(
+            real, root / "real", dirs_exist_ok=True, ignore=shutil.ignore_patterns("LICENSE*")
+        )
+    return root
+
+
+@pytest.mark.parametrize("kind", ["gemini", "copilot", "kimi", "cline", "aider"])
+def test_a_worker_builds_the_same_whole_read_index_and_vault(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The formats read whole each time (a session's file, its folder, a launch of a
+    history) parse apart: a first build whose worker process reads them gives the same rows
+    and the same vault (parts and a launch's export included) as the index's own process."""
+    root = whole_read_dir(kind, tmp_path / kind)
+    used: list[int] = []
+    start = parsing.Worker.__init__
+
+    def counting(self: parsing.Worker, *args: Any, **kwargs: Any) -> None:
+        start(self, *args, **kwargs)
+        used.append(self._proc.pid)
+
+    monkeypatch.setattr(parsing.Worker, "__init__", counting)
+    built = []
+    for tag, worker in (("here", False), ("there", True)):
+        monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / f"data-{tag}"))
+        monkeypatch.setattr(Reconciler, "worker_min_files", 0 if worker else 10**9)
+        db = tmp_path / f"{tag}.sqlite3"
+        with index_store(SOURCES[kind], root, "none", vault=True, db_path=db) as s:
+            report = s.reconcile()
+            assert s.warnings == []
+        built.append((dump(db), kept(), report))
+        assert len(used) == int(worker)
+    (here, here_kept, here_report), (there, there_kept, there_report) = built
+    for table, rows in here.items():
+        assert rows == there[table], table
+    assert here_kept == there_kept and len(here_kept) >= FILES - 1
+    assert here_report.messages == there_report.messages > 2 * FILES
+    assert len(here["sessions"]) >= FILES - 1
+    assert here["skipped"] or kind == "aider", "the corrupt file is skipped"

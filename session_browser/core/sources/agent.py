@@ -85,6 +85,10 @@ class WholeReadSource(CodingAgentSource):
     read_only = True
     watchable = False
     state_table: str | None = None
+    # A session is read whole, with nothing kept but caches keyed by the files' identities:
+    # a copy of the source in a worker process parses it as this one would (a first build
+    # parses there while this process writes rows, as for Claude Code and Codex).
+    parses_apart = True
 
     def __init__(self, root: Path) -> None:
         self.root = root

@@ -315,9 +315,8 @@ class GooseSource(WholeReadSource):
     kind = GOOSE_SOURCE
     index_prefix = f"{GOOSE_SOURCE}-"
     content_version: str | None = GOOSE_CONTENT_VERSION
-    #: A session is read whole, from nothing kept here (a copy opens its own connection): a
-    #: first build parses in a worker process while this one writes the rows.
-    parses_apart = True
+    # (It parses apart, as every whole-read source does: a copy in a worker process opens
+    # a connection of its own.)
 
     def __init__(self, root: Path) -> None:
         super().__init__(root)
