@@ -183,7 +183,7 @@ class VaultFeed:
                     name, session_id, messages = item[:3]
                     data = item[3] if len(item) > 3 else None
                     if self.source is not None and self.source.kept_whole(name):
-                        whole = self._whole(name, session_id, data)
+                        whole = self._whole(name, session_id, data, screening)
                         if whole is not None:
                             read.append((self.path_of(name), session_id, whole, messages))
                         continue
@@ -223,11 +223,14 @@ class VaultFeed:
             self.missed_some([f"the vault could not keep files: {exc}"])
         return added
 
-    def _whole(self, name: str, session_id: str, data: bytes | None) -> bytes | None:
+    def _whole(
+        self, name: str, session_id: str, data: bytes | None, screening: bool = True
+    ) -> bytes | None:
         """What the vault keeps of session ``name``, no file of its own (None: nothing, it
         is forgotten or cannot be read now): ``data``, its export as the index read it,
-        else its export read now (see :mod:`.whole`), the denylist applied."""
-        if denied_session(session_id):
+        else its export read now (see :mod:`.whole`), the denylist applied (``screening``:
+        what :func:`screens` said for the batch; False, nothing to apply)."""
+        if screening and denied_session(session_id):
             return None
         if data is None:
             assert self.source is not None
@@ -236,11 +239,12 @@ class VaultFeed:
             except Exception as exc:  # its content: not kept now, as an unreadable file
                 log.warning("vault: %s not kept: %s", name, exc)
                 return None
-            session = None if session is None else screen(session_id, session)
+            if session is not None and screening:
+                session = screen(session_id, session)
             if session is None:
                 return None
             data = export_bytes(self.kind, name, session)
-        return screen_bytes(session_id, data) if needs_bytes() else data
+        return screen_bytes(session_id, data) if screening and needs_bytes() else data
 
     def _keep_one(
         self,
