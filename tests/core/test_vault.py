@@ -298,10 +298,11 @@ def test_a_vault_of_schema_4_keeps_its_plain_descriptions_readable(
         return DESCRIBED, json.dumps(record, separators=(",", ":")).encode()
 
     root = tmp_path / "vault"
+    deflated = vault_store.encode_description
     monkeypatch.setattr(vault_store, "encode_description", plain)
     with Vault(root) as vault:
         vault.keep("claude", "/p/a.jsonl", "a", b'{"a": 1}\n', messages=1)
-    monkeypatch.undo()
+    monkeypatch.setattr(vault_store, "encode_description", deflated)  # (not undo(): the data dir)
     catalog = root / "catalog.sqlite"
     with sqlite3.connect(catalog) as db:
         db.execute("UPDATE meta SET value = '4' WHERE key = 'schema'")
