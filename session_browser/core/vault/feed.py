@@ -173,11 +173,12 @@ class VaultFeed:
         files keeps them with each file, one file at a time (:mod:`.parts`). The versions
         added; a batch that fails is reported (:attr:`problems`, :attr:`missed`)."""
         added = 0
-        # the denylist and the settings looked at once for the batch: when nothing is to be
-        # screened (the usual case), no file is asked about them again
-        screening = screens()
         try:
             with self.vault.batch():
+                # The denylist and the settings looked at once for the batch, once it holds
+                # the vault (a forget that wrote its entry while this waited is seen): when
+                # nothing is to be screened (the usual case), no file is asked again.
+                screening = screens()
                 read: list[tuple[str, str, bytes, int | None]] = []
                 for item in items:
                     name, session_id, messages = item[:3]
