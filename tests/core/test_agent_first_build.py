@@ -184,19 +184,12 @@ def test_a_worker_builds_the_same_agent_index_and_vault(
     kind: str, workers: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     d = (claude_dir if kind == "claude" else codex_dir)(tmp_path / kind)
-    used: list[int] = []
-    start = parsing.Worker.__init__
-
-    def counting(self: parsing.Worker, *args: Any, **kwargs: Any) -> None:
-        start(self, *args, **kwargs)
-        used.append(self._proc.pid)
-
-    monkeypatch.setattr(parsing.Worker, "__init__", counting)
-    monkeypatch.setattr(Reconciler, "parse_workers", workers)
+    seen = seen_workers(monkeypatch, workers)
     here = build(kind, d, tmp_path, "here", monkeypatch, worker=False)
-    assert used == []
+    assert seen.workers == []
     there = build(kind, d, tmp_path, "there", monkeypatch, worker=True)
-    assert len(used) == workers  # (with two, the second hands its bytes to the first to keep)
+    # (with two, the second hands its bytes to the first to keep)
+    seen.check_each_did_the_work(workers)
     for table, rows in here[0].items():
         assert rows == there[0][table], table
     assert here[1] == there[1]
@@ -216,20 +209,20 @@ class WorkerSeen:
         self.workers: list[parsing.Worker] = []
         self.batches: dict[int, int] = {}
 
-    def check_one_did_the_work(self) -> None:
-        """One worker was started, handed back parsed batches, and ended having kept every
-        file it was given (so the rows compared are partly its own, not all parsed again by
-        the index's process after a failure)."""
-        assert len(self.workers) == 1
-        worker = self.workers[0]
-        assert self.batches.get(id(worker), 0) >= 1
-        assert worker._ended and worker.unkept == []
+    def check_each_did_the_work(self, count: int = 1) -> None:
+        """``count`` workers were started, each handed back parsed batches and ended having
+        kept every file it was given (so the rows compared are partly theirs, not all parsed
+        again by the index's process after a failure)."""
+        assert len(self.workers) == count
+        for worker in self.workers:
+            assert self.batches.get(id(worker), 0) >= 1
+            assert worker._ended and worker.unkept == []
 
 
-def seen_workers(monkeypatch: pytest.MonkeyPatch) -> WorkerSeen:
-    """Count the workers of the builds that follow; one worker a build, and the index's
-    process waits for it to start (it otherwise parses on while the worker imports, and on
-    a busy machine could parse every batch itself)."""
+def seen_workers(monkeypatch: pytest.MonkeyPatch, workers: int = 1) -> WorkerSeen:
+    """Count the workers of the builds that follow; ``workers`` a build, and the index's
+    process waits for each to start (it otherwise parses on while they import, and on a
+    busy machine could parse every batch itself)."""
     seen = WorkerSeen()
     start, recv = parsing.Worker.__init__, parsing.Worker.recv
 
@@ -250,7 +243,7 @@ def seen_workers(monkeypatch: pytest.MonkeyPatch) -> WorkerSeen:
     monkeypatch.setattr(parsing.Worker, "__init__", counting)
     monkeypatch.setattr(parsing.Worker, "poll_ready", waiting)
     monkeypatch.setattr(parsing.Worker, "recv", counted)
-    monkeypatch.setattr(Reconciler, "parse_workers", 1)
+    monkeypatch.setattr(Reconciler, "parse_workers", workers)
     return seen
 
 
@@ -283,7 +276,7 @@ def test_a_worker_builds_the_same_database_index_and_vault(
             assert s.warnings == []
         built.append((dump(db), kept(), report))
         assert len(seen.workers) == int(worker)
-    seen.check_one_did_the_work()
+    seen.check_each_did_the_work()
     (here, here_kept, here_report), (there, there_kept, there_report) = built
     for table, rows in here.items():
         assert rows == there[table], table
@@ -345,7 +338,7 @@ def test_a_worker_builds_the_same_whole_read_index_and_vault(
             assert s.warnings == []
         built.append((dump(db), kept(), report))
         assert len(seen.workers) == int(worker)
-    seen.check_one_did_the_work()
+    seen.check_each_did_the_work()
     (here, here_kept, here_report), (there, there_kept, there_report) = built
     for table, rows in here.items():
         assert rows == there[table], table
