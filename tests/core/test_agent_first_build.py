@@ -247,6 +247,30 @@ def seen_workers(monkeypatch: pytest.MonkeyPatch, workers: int = 1) -> WorkerSee
     return seen
 
 
+def built_both_ways(
+    kind: str, root: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> list[tuple[dict[str, Any], dict[str, Any], Any]]:
+    """A first build of ``root`` by the index's process alone, then one with a worker (which
+    must have done its share: :meth:`WorkerSeen.check_each_did_the_work`): each one's tables,
+    vault and report, the tables checked equal."""
+    seen = seen_workers(monkeypatch)
+    built = []
+    for tag, worker in (("here", False), ("there", True)):
+        monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp / f"data-{tag}"))
+        monkeypatch.setattr(Reconciler, "worker_min_files", 0 if worker else 10**9)
+        db = tmp / f"{tag}.sqlite3"
+        with index_store(SOURCES[kind], root, "none", vault=True, db_path=db) as s:
+            report = s.reconcile()
+            assert s.warnings == []
+        built.append((dump(db), kept(), report))
+        assert len(seen.workers) == int(worker)
+    seen.check_each_did_the_work()
+    here, there = built[0][0], built[1][0]
+    for table, rows in here.items():
+        assert rows == there[table], table
+    return built
+
+
 @pytest.mark.parametrize("kind", ["opencode", "goose"])
 def test_a_worker_builds_the_same_database_index_and_vault(
     kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -265,21 +289,9 @@ def test_a_worker_builds_the_same_database_index_and_vault(
 
     root = tmp_path / kind
     write_database(kind, root, (corpus(i) for i in range(FILES)))
-    seen = seen_workers(monkeypatch)
-    built = []
-    for tag, worker in (("here", False), ("there", True)):
-        monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / f"data-{tag}"))
-        monkeypatch.setattr(Reconciler, "worker_min_files", 0 if worker else 10**9)
-        db = tmp_path / f"{tag}.sqlite3"
-        with index_store(SOURCES[kind], root, "none", vault=True, db_path=db) as s:
-            report = s.reconcile()
-            assert s.warnings == []
-        built.append((dump(db), kept(), report))
-        assert len(seen.workers) == int(worker)
-    seen.check_each_did_the_work()
-    (here, here_kept, here_report), (there, there_kept, there_report) = built
-    for table, rows in here.items():
-        assert rows == there[table], table
+    (here, here_kept, here_report), (_there, there_kept, there_report) = built_both_ways(
+        kind, root, tmp_path, monkeypatch
+    )
     assert here_kept == there_kept and len(here_kept) == FILES
     assert here_report.messages == there_report.messages > 2 * FILES
     assert len(here["sessions"]) == FILES
@@ -327,21 +339,9 @@ def test_a_worker_builds_the_same_whole_read_index_and_vault(
     and the same vault (a Kimi session's or an Aider launch's export included) as the
     index's own process."""
     root = whole_read_dir(kind, tmp_path / kind)
-    seen = seen_workers(monkeypatch)
-    built = []
-    for tag, worker in (("here", False), ("there", True)):
-        monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / f"data-{tag}"))
-        monkeypatch.setattr(Reconciler, "worker_min_files", 0 if worker else 10**9)
-        db = tmp_path / f"{tag}.sqlite3"
-        with index_store(SOURCES[kind], root, "none", vault=True, db_path=db) as s:
-            report = s.reconcile()
-            assert s.warnings == []
-        built.append((dump(db), kept(), report))
-        assert len(seen.workers) == int(worker)
-    seen.check_each_did_the_work()
-    (here, here_kept, here_report), (there, there_kept, there_report) = built
-    for table, rows in here.items():
-        assert rows == there[table], table
+    (here, here_kept, here_report), (_there, there_kept, there_report) = built_both_ways(
+        kind, root, tmp_path, monkeypatch
+    )
     assert here_kept == there_kept and len(here_kept) >= FILES - 1
     assert here_report.messages == there_report.messages >= 2 * (FILES - 1)
     assert len(here["sessions"]) >= FILES - 1
