@@ -5,7 +5,7 @@ Names mirror ``praisonaiagents.session`` so code ports over.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .model import (
     CompactionCheckpoint,
@@ -15,8 +15,11 @@ from .model import (
     SessionMessage,
     SessionSummary,
 )
-from .multi import StoreGroup
-from .store import DefaultSessionStore
+
+if TYPE_CHECKING:
+    from .index import SqliteSessionStore
+    from .multi import StoreGroup
+    from .store import DefaultSessionStore
 
 __all__ = [
     "CompactionCheckpoint",
@@ -32,9 +35,18 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # The index is imported on first use so plain JSON-store users do not pay for it.
+    # The stores are imported on first use: plain JSON-store users do not pay for the index,
+    # and a process that only parses (the worker of a first build) for none of them.
     if name == "SqliteSessionStore":
         from .index import SqliteSessionStore
 
         return SqliteSessionStore
+    if name == "StoreGroup":
+        from .multi import StoreGroup
+
+        return StoreGroup
+    if name == "DefaultSessionStore":
+        from .store import DefaultSessionStore
+
+        return DefaultSessionStore
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

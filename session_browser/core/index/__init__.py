@@ -95,18 +95,57 @@ Modules
     :mod:`.hits` hits with their context; :mod:`.engine` the index as the procedure's
     ``Engine``; :mod:`.api` the store API by composition (reads to a reader, writes to the
     JSON store it holds, which tells the index of each); :mod:`.browse` lists, status and
-    live changes; :mod:`.store` :class:`SqliteSessionStore`, the search API.
+    live changes; :mod:`.store` :class:`SqliteSessionStore`, the search API. The names here
+    are imported on first use: the parsing worker of a first build imports :mod:`.parsing`
+    and what it needs, not the store.
 """
 
 from __future__ import annotations
 
-from ..query import QueryError
-from ..search.rank import CorpusStats
-from ..search.results import Cancelled, ReconcileReport, Relevance, SearchCancelled, SearchResult
-from ..search.rows import machine_paced
-from .schema import SCHEMA_VERSION, default_db_path
-from .store import _LOWERS_TO_ASCII, RANKINGS, SqliteSessionStore
-from .watch import DirWatch
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..query import QueryError
+    from ..search.rank import CorpusStats
+    from ..search.results import (
+        Cancelled,
+        ReconcileReport,
+        Relevance,
+        SearchCancelled,
+        SearchResult,
+    )
+    from ..search.rows import machine_paced
+    from .schema import SCHEMA_VERSION, default_db_path
+    from .store import _LOWERS_TO_ASCII, RANKINGS, SqliteSessionStore
+    from .watch import DirWatch
+
+#: Where each name imported on first use is defined.
+_LAZY = {
+    "QueryError": "..query",
+    "CorpusStats": "..search.rank",
+    **dict.fromkeys(
+        ("Cancelled", "ReconcileReport", "Relevance", "SearchCancelled", "SearchResult"),
+        "..search.results",
+    ),
+    "machine_paced": "..search.rows",
+    "SCHEMA_VERSION": ".schema",
+    "default_db_path": ".schema",
+    "_LOWERS_TO_ASCII": ".store",
+    "RANKINGS": ".store",
+    "SqliteSessionStore": ".store",
+    "DirWatch": ".watch",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # (looked up here from now on)
+    return value
+
 
 __all__ = [
     "RANKINGS",

@@ -18,48 +18,70 @@ and summarises them unchanged (see :mod:`.base` for what a source offers).
 - :mod:`.goose`: Goose sessions (``~/.local/share/goose/sessions/sessions.db`` and ``*.jsonl``).
 - :mod:`.kimi`: Kimi Code CLI sessions (``~/.kimi/sessions/<work dir>/<session>/wire.jsonl``).
 
-:data:`SOURCES` is the one table of source kinds: ``--store KIND:DIR``, the default store
-list, the agent tool and the benchmark learn from it which sources exist. A new format is one
-reader module plus one row here.
+:data:`SOURCES` (in :mod:`.kinds`) is the one table of source kinds: ``--store KIND:DIR``, the
+default store list, the agent tool and the benchmark learn from it which sources exist. A new
+format is one reader module plus one row there.
+
+The names here are imported on first use: a process that reads one format (the parsing worker
+of a first build) imports that reader only, not every reader of the table.
 """
 
 from __future__ import annotations
 
-from . import aider, cline, codex_source, copilot, gemini, goose, kimi, opencode, praisonai
-from .base import SessionDoc, SessionSource, Skip, SourceKind
-from .claude import source as claude_source
-from .pi import (
-    PI_SOURCE,
-    PiBranch,
-    PiParseState,
-    PiSession,
-    PiStore,
-    cwd_matches,
-    default_pi_dir,
-    pi_is_automated,
-    pi_jsonl,
-    read_pi_branch,
-    read_pi_session,
-)
-from .pi import source as pi_source
-from .readonly import ReadOnlyStore
+import importlib
+from typing import TYPE_CHECKING, Any
 
-#: Every source kind by name, the default kind (named by a bare ``DIR``) first.
-SOURCES: dict[str, SourceKind] = {
-    praisonai.KIND.name: praisonai.KIND,
-    pi_source.KIND.name: pi_source.KIND,
-    claude_source.KIND.name: claude_source.KIND,
-    codex_source.KIND.name: codex_source.KIND,
-    gemini.KIND.name: gemini.KIND,
-    opencode.KIND.name: opencode.KIND,
-    kimi.KIND.name: kimi.KIND,
-    aider.KIND.name: aider.KIND,
-    cline.KIND.name: cline.KIND,
-    goose.KIND.name: goose.KIND,
-    copilot.KIND.name: copilot.KIND,
+from .base import SessionDoc, SessionSource, Skip, SourceKind
+
+if TYPE_CHECKING:
+    from .kinds import DEFAULT_KIND, SOURCES
+    from .pi import (
+        PI_SOURCE,
+        PiBranch,
+        PiParseState,
+        PiSession,
+        PiStore,
+        cwd_matches,
+        default_pi_dir,
+        pi_is_automated,
+        pi_jsonl,
+        read_pi_branch,
+        read_pi_session,
+    )
+    from .readonly import ReadOnlyStore
+
+#: Where each name imported on first use is defined.
+_LAZY = {
+    "DEFAULT_KIND": ".kinds",
+    "SOURCES": ".kinds",
+    "ReadOnlyStore": ".readonly",
+    **dict.fromkeys(
+        (
+            "PI_SOURCE",
+            "PiBranch",
+            "PiParseState",
+            "PiSession",
+            "PiStore",
+            "cwd_matches",
+            "default_pi_dir",
+            "pi_is_automated",
+            "pi_jsonl",
+            "read_pi_branch",
+            "read_pi_session",
+        ),
+        ".pi",
+    ),
 }
-#: The kind of a store named without a prefix.
-DEFAULT_KIND = praisonai.PRAISONAI_SOURCE
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # (looked up here from now on)
+    return value
+
 
 __all__ = [
     "DEFAULT_KIND",
