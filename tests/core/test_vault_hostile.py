@@ -275,3 +275,40 @@ def test_a_prune_that_rewrites_packs_keeps_their_descriptions(tmp_path: Path) ->
         assert vault.check() == []
         assert {v.session_id: vault.read(v) for v in vault.latest()} == latest
         assert vault.versions("gone")[-1].gone_at == 60.0
+
+
+def test_a_batch_looks_at_each_folder_once_and_never_takes_a_link_for_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The files of one batch kept share their folders' look (the first build keeps
+    thousands in one folder): a folder found real is not looked at again, a symlinked one
+    is refused each time and never taken for real."""
+    from session_browser.core.vault import safety
+
+    root = tmp_path / "projects"
+    (root / "proj").mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / "linked").symlink_to(elsewhere, target_is_directory=True)
+    names = [root / "proj" / f"{n}.jsonl" for n in "abc"] + [elsewhere / "d.jsonl"]
+    for path in names:
+        path.write_bytes(jsonl(3, 1))
+    looked: list[str] = []
+    real_lstat = os.lstat
+
+    def lstat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        looked.append(os.fspath(path))
+        return real_lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(safety.os, "lstat", lstat)
+    real_dirs: set[str] = set()
+    for path in names[:3]:
+        safety.regular_under(path, root, real_dirs)
+    assert looked.count(str(root / "proj")) == 1  # once for the three files
+    assert real_dirs == {str(root / "proj")}
+    for _ in range(2):
+        with pytest.raises(OSError, match="through a symlink"):
+            safety.regular_under(root / "linked" / "d.jsonl", root, real_dirs)
+    assert looked.count(str(root / "linked")) == 2 and real_dirs == {str(root / "proj")}
+    with pytest.raises(OSError, match="outside"):
+        safety.regular_under(elsewhere / "d.jsonl", root, real_dirs)

@@ -179,6 +179,7 @@ class VaultFeed:
                 # the vault (a forget that wrote its entry while this waited is seen): when
                 # nothing is to be screened (the usual case), no file is asked again.
                 screening = screens()
+                real_dirs: set[str] = set()  # (each folder of the batch looked at once)
                 read: list[tuple[str, str, bytes, int | None]] = []
                 for item in items:
                     name, session_id, messages = item[:3]
@@ -190,7 +191,7 @@ class VaultFeed:
                         continue
                     path = self.root / name
                     try:  # a link or special file the source gave is never kept
-                        regular_under(path, self.root)
+                        regular_under(path, self.root, real_dirs)
                     except OSError as exc:
                         log.warning("vault: %s not kept: %s", name, exc)
                         continue
@@ -198,7 +199,7 @@ class VaultFeed:
                         data, keep_it = screened(session_id, path, data)
                         if not keep_it:
                             continue
-                    parts = None if self.parts is None else self._regular_parts(name)
+                    parts = None if self.parts is None else self._regular_parts(name, real_dirs)
                     if parts and screening:
                         parts = screened_parts(session_id, parts)
                     if data is not None and not parts:  # kept with the batch's others
@@ -291,13 +292,13 @@ class VaultFeed:
         except (OSError, sqlite3.Error, VaultError) as exc:
             self.missed_some([f"the vault could not keep part files: {exc}"])
 
-    def _regular_parts(self, name: str) -> list[Path]:
+    def _regular_parts(self, name: str, real_dirs: set[str] | None = None) -> list[Path]:
         """The part files of ``name`` that are regular files inside the root (a link or
-        special file among them is never kept)."""
+        special file among them is never kept); ``real_dirs``: see :func:`regular_under`."""
         out = []
         for part in self.parts(name) if self.parts is not None else []:
             try:
-                regular_under(part, self.root)
+                regular_under(part, self.root, real_dirs)
             except OSError as exc:
                 log.warning("vault: %s not kept: %s", part, exc)
                 continue

@@ -66,22 +66,35 @@ class NotRegular(OSError):
     """A file the vault does not keep: a symlink, a special file, or one outside its root."""
 
 
-def regular_under(path: str | os.PathLike[str], root: str | os.PathLike[str] | None) -> None:
+def regular_under(
+    path: str | os.PathLike[str],
+    root: str | os.PathLike[str] | None,
+    real_dirs: set[str] | None = None,
+) -> None:
     """:class:`NotRegular` unless ``path`` is a regular file reached without a symlink from
     ``root`` (every dir between them a real dir; ``root`` itself may be a link). Without
-    ``root``: unless ``path`` itself is a regular file, not a link."""
+    ``root``: unless ``path`` itself is a regular file, not a link. ``real_dirs``: dirs
+    found real by the calls before (of one batch of files: each folder is looked at once),
+    and added to."""
     text = os.path.abspath(path)
     if root is not None:
         base = os.path.abspath(root)
-        rel = os.path.relpath(text, base)
+        if text.startswith(base) and text[len(base) : len(base) + 1] == os.sep:
+            rel = text[len(base) + 1 :]  # (below it: nothing to compute)
+        else:
+            rel = os.path.relpath(text, base)
         parts = rel.split(os.sep)
         if rel == os.curdir or os.path.isabs(rel) or parts[0] == os.pardir:
             raise NotRegular(errno.EPERM, "outside its store's dir: not kept", text)
         current = base
         for part in parts[:-1]:
             current = os.path.join(current, part)
+            if real_dirs is not None and current in real_dirs:
+                continue
             if not stat.S_ISDIR(os.lstat(current).st_mode):
                 raise NotRegular(errno.ELOOP, "reached through a symlink: not kept", text)
+            if real_dirs is not None:
+                real_dirs.add(current)
     if not stat.S_ISREG(os.lstat(text).st_mode):
         raise NotRegular(errno.ELOOP, "not a regular file (a symlink or special file)", text)
 

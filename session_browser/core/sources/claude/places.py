@@ -64,7 +64,7 @@ def claude_session_files(root: str | os.PathLike[str] | None = None) -> list[Pat
     return out
 
 
-def _stem(path: str | os.PathLike[str]) -> str:
+def stem_of(path: str | os.PathLike[str]) -> str:
     """``path`` without its suffix, as a string (``Path.with_suffix("")`` without a Path:
     every file read asks it)."""
     text = os.fspath(path)
@@ -78,7 +78,7 @@ def subagent_names(
 ) -> list[str]:
     """The names in ``<stem>/subagents/`` of the main file ``path``, sorted; none when
     ``<stem>`` or ``subagents`` is a symlink (never followed; counted in ``refused``)."""
-    stem = _stem(path)
+    stem = stem_of(path)
     folder = os.path.join(stem, "subagents")
     if not real_dir(stem, refused) or not real_dir(folder, refused):
         return []
@@ -94,7 +94,7 @@ def subagent_files(path: str | os.PathLike[str]) -> list[Path]:
     names = subagent_names(path)
     if not names:
         return []
-    folder = Path(_stem(path)) / "subagents"
+    folder = Path(stem_of(path)) / "subagents"
     return [folder / n for n in names if n.startswith("agent-") and n.endswith(".jsonl")]
 
 

@@ -36,6 +36,7 @@ from .places import (
     claude_cleanup_days,
     default_claude_dir,
     sibling_subagents,
+    stem_of,
     subagent_names,
 )
 from .reader import (
@@ -304,13 +305,17 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
     def subagent_files(self, name: str) -> list[Path]:
         """The subagent files of main file ``name`` as they are now (the index reads them
         with it; the vault keeps them with it)."""
-        path = self.root / name
+        # (strings, not Paths: the vault asks this of every file a first build keeps)
+        path = os.path.join(self.root, name)
+        folder = os.path.dirname(path)
+        siblings = self._listed_siblings.get(folder)  # not the folder listed again
+        if siblings is None:
+            siblings = self._sibling_map(folder)
+        if not siblings and not real_dir(stem_of(path)):
+            return []  # (nothing to keep with it: its own identity is not needed)
         own = file_ident(path)
         if own is None:
             return []
-        siblings = self._listed_siblings.get(str(path.parent))  # not the folder listed again
-        if siblings is None:
-            siblings = self._sibling_map(path.parent)
         return [p for p, _ident in self._subagents(path, own, True, siblings)]
 
     def _subagents(
