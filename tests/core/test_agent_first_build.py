@@ -6,6 +6,7 @@ states the worker kept stay there, so a later change is read whole once and inde
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -62,7 +63,15 @@ def claude_dir(root: Path) -> Path:
     (project / "broken.jsonl").write_bytes(b'not json\n{"type": 3}\n')
     for i in range(FILES):
         (project / f"gen-{i:04d}.jsonl").write_bytes(claude_jsonl(_session(i)))
+    # a summary line in one file titling another's session (by its last turn)
+    leaf = json.loads((project / "gen-0000.jsonl").read_bytes().splitlines()[-1])["uuid"]
+    summary = {"type": "summary", "summary": SUMMARY, "leafUuid": leaf}
+    later = project / "gen-0003.jsonl"
+    later.write_bytes(json.dumps(summary).encode() + b"\n" + later.read_bytes())
     return root
+
+
+SUMMARY = "Wombat census, as decided"
 
 
 def codex_dir(root: Path) -> Path:
@@ -198,6 +207,8 @@ def test_a_worker_builds_the_same_agent_index_and_vault(
     assert len(here[0]["sessions"]) >= FILES + 2
     assert here[0]["hidden"], "tool calls and thinking are kept as hidden parts"
     if kind == "claude":
+        titles = {r[1]: r[6] for r in here[0]["sessions"]}
+        assert titles["-home-me-proj/gen-0000.jsonl"] == SUMMARY  # (another file's line)
         assert any(parts for *_r, parts in here[1].values()), "subagent files kept with theirs"
         assert [r[0] for r in here[0]["skipped"]] == ["-home-me-proj/broken.jsonl"]
 

@@ -10,6 +10,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from session_browser.core import recall
 from session_browser.core.model import hidden_parts
 from session_browser.core.open import index_store, scan_store
@@ -194,6 +196,42 @@ def test_summary_lines_title_the_file_whose_turn_they_name(tmp_path: Path) -> No
         "proj/b.jsonl": "go on with the aviary",  # its summary line names another file's turn
         "proj/c.jsonl": "Third look",  # an ai-title comes first
     }
+
+
+def test_a_copy_for_a_worker_reads_no_file_again_for_summary_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first build's worker parses with a copy of the source: the folders' summary lines
+    are learned before it is made (each file read for them once, in the index's process),
+    so the copy titles every session the same without reading any file for them."""
+    import pickle
+
+    from session_browser.core.sources.claude import source as claude_source
+
+    root = tmp_path / "projects"
+    named = Transcript("aaaaaaaa-0000-0000-0000-000000000001", prefix="a")
+    named.prompt("set up the aviary")
+    named.answer("m1", text("The aviary is set up."))
+    named.write(root / "proj" / "a.jsonl")
+    later = Transcript("bbbbbbbb-0000-0000-0000-000000000002", prefix="b")
+    later.raw({"type": "summary", "summary": "Aviary setup", "leafUuid": named.lines[-1]["uuid"]})
+    later.prompt("go on with the aviary")
+    later.write(root / "proj" / "b.jsonl")
+    source = ClaudeSource(root)
+    files = source.list_files()
+    source.learn_for_copies()
+    copy = pickle.loads(pickle.dumps(source))
+    read: list[Any] = []
+    learn = claude_source.claude_summaries
+    monkeypatch.setattr(
+        claude_source, "claude_summaries", lambda paths: read.append(paths) or learn(paths)
+    )
+    titles = {}
+    for name, ident in files.items():
+        doc = copy.parse(name, ident, None)
+        titles[name] = recall.session_title(doc.data)  # type: ignore[union-attr]
+    assert titles == {"proj/a.jsonl": "Aviary setup", "proj/b.jsonl": "go on with the aviary"}
+    assert read == []
 
 
 def test_the_viewer_gets_hidden_parts_on_request(tmp_path: Path) -> None:

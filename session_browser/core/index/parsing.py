@@ -256,7 +256,9 @@ class Worker:
     ``vault_at``: where it keeps the files it parsed (their rows come back marked as kept);
     ``hand_back``: it keeps none, and the bytes it read come back with the rows (for the
     worker that keeps them). Its settings are written to it by a thread of its own: it reads
-    them once it has imported what it runs, and this process parses meanwhile."""
+    them once it has imported what it runs, and this process parses meanwhile. They are
+    made once it is started: the source first learns what its copy would learn again of
+    every file (:meth:`~..sources.base.SessionSource.learn_for_copies`)."""
 
     def __init__(
         self,
@@ -266,7 +268,6 @@ class Worker:
         vault_at: VaultAt,
         hand_back: bool = False,
     ) -> None:
-        settings = pickle.dumps((source, folded, vault_at, hand_back))
         if not sys.executable or os.name != "posix":
             raise OSError("no interpreter to start on two pipes of its own")
         task_r, task_w = os.pipe()
@@ -287,6 +288,16 @@ class Worker:
         finally:
             os.close(task_r)
             os.close(out_w)
+        try:
+            # (while the worker starts: what every copy would learn, learned once here)
+            source.learn_for_copies()
+            settings = pickle.dumps((source, folded, vault_at, hand_back))
+        except BaseException:
+            self._proc.kill()
+            self._proc.wait()
+            for fd in (task_w, out_r):
+                os.close(fd)
+            raise
         self._tasks = Connection(task_w, readable=False)
         self._results = Connection(out_r, writable=False)
         self.ready = False

@@ -175,6 +175,12 @@ class SessionSource(Protocol):
         changed or gone since: the source checks their identities)."""
         return None
 
+    def learn_for_copies(self) -> None:
+        """Optional: learn once, here, what each copy of this source made for a worker
+        process (:attr:`parses_apart`) would otherwise learn again of every listed file
+        (Claude Code: its folders' summary lines); called before the copies are made."""
+        return None
+
     def changed_names(self, paths: Iterable[str]) -> set[str] | None:
         """Optional: the sessions a change to the files ``paths`` (relative to :attr:`root`,
         as a watch reports them) may have changed, by name; None when only a full pass can

@@ -243,6 +243,12 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
         for name, learned in known.items():
             self._summaries.setdefault(os.path.join(self.root, name), learned)
 
+    def learn_for_copies(self) -> None:
+        """The summary lines of every listed folder (each file is read for them once, here,
+        not again in each worker's copy)."""
+        for folder in list(self._listed):
+            self._folder_summaries(Path(folder))
+
     def changed_names(self, paths: Iterable[str]) -> set[str] | None:
         """The main files a change to ``paths`` touched: a main file itself, or the one
         whose ``<stem>/subagents/`` holds a changed file; None for an older build's subagent
