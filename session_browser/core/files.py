@@ -179,6 +179,18 @@ def real_dir(path: str | os.PathLike[str], refused: dict[str, int] | None = None
     return stat.S_ISDIR(st.st_mode)
 
 
+def walked_rel(dirpath: str, base: str) -> str:
+    """``os.path.relpath(dirpath, base)`` of a folder ``os.walk(base)`` gave (below ``base``
+    by construction): taken by slicing, not by resolving both paths (a listing walks
+    thousands of folders, one a session for some agents)."""
+    if dirpath == base:
+        return os.curdir
+    head = base if base.endswith(os.sep) else base + os.sep
+    if dirpath.startswith(head):
+        return dirpath[len(head) :]
+    return os.path.relpath(dirpath, base)
+
+
 def walk_real(
     top: str, refused: dict[str, int] | None = None
 ) -> Iterator[tuple[str, list[str], list[str]]]:

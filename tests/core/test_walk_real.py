@@ -54,3 +54,26 @@ def test_a_folder_that_cannot_be_listed_is_passed_over(tmp_path: Path) -> None:
     assert list(walk_real(str(tmp_path / "nowhere"))) == []
     (tmp_path / "file").write_text("x")
     assert list(walk_real(str(tmp_path / "file"))) == []
+
+
+def test_walked_rel_is_relpath_for_every_folder_a_walk_gives(tmp_path: Path) -> None:
+    """The listings name a walked folder relative to the root by slicing: the same names as
+    ``os.path.relpath``, whatever way the root is written."""
+    from session_browser.core.files import walked_rel
+
+    (tmp_path / "a" / "b" / "c").mkdir(parents=True)
+    (tmp_path / "d").mkdir()
+    checked = 0
+    for top in (str(tmp_path), str(tmp_path) + os.sep, f"{tmp_path}/a/..", "."):
+        cwd = tmp_path if top == "." else None
+        old = os.getcwd()
+        if cwd is not None:
+            os.chdir(cwd)
+        try:
+            for dirpath, _dirs, _files in os.walk(top):
+                assert walked_rel(dirpath, top) == os.path.relpath(dirpath, top), (top, dirpath)
+                checked += 1
+        finally:
+            os.chdir(old)
+    assert checked == 4 * 5
+    assert walked_rel("/", "/") == "." and walked_rel("/srv", "/") == "srv"

@@ -43,7 +43,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..files import open_regular, read_file_bytes, real_dir
+from ..files import open_regular, read_file_bytes, real_dir, walked_rel
 from ..model import JSONDict
 from ..settings import load_settings
 from .agent import AgentRead, WholeReadSource
@@ -276,7 +276,7 @@ class AiderSource(WholeReadSource):
             return out
         base = str(self.root)
         for dirpath, dirnames, filenames in os.walk(base):
-            rel = os.path.relpath(dirpath, base)
+            rel = walked_rel(dirpath, base)
             depth = 0 if rel == "." else rel.count(os.sep) + 1
             dirnames[:] = (
                 []
