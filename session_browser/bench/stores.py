@@ -144,18 +144,21 @@ def group_db_paths(args: JSONDict) -> list[Path]:
 
 
 def import_store(kind: str) -> None:
-    """Import a store's module before any timer starts."""
+    """Import a store's modules before any timer starts (the packages import their names
+    on first use: the modules themselves are named here)."""
     if kind == OURS:
-        import session_browser.core.index
+        import session_browser.core.index.store
     elif kind == SCAN:
         import session_browser.core.store
     elif kind in (PI, GROUP):
+        import session_browser.core.index.store
         import session_browser.core.open
     elif kind == PI_SCAN:
         import session_browser.core.sources.pi
     elif kind in AGENT_OF:
-        import session_browser.core.index
-        import session_browser.core.sources  # noqa: F401
+        import session_browser.core.index.store
+        import session_browser.core.open
+        import session_browser.core.sources.kinds  # noqa: F401
     else:
         import praisonaiagents.session.sqlite_store
         import praisonaiagents.session.store  # noqa: F401

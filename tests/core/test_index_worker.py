@@ -103,6 +103,30 @@ def test_a_worker_process_builds_the_same_index_and_vault(
     assert here[2].messages == there[2].messages == 3 * (FILES - 1)
 
 
+def test_a_source_that_cannot_teach_its_copies_still_parses_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a source learns for its workers' copies is an economy: when it fails, the worker
+    starts all the same, its copy learns by itself, and the index is the same."""
+    from session_browser.core.sources.base import SessionSource
+    from tests.core.test_agent_first_build import seen_workers
+
+    d = tmp_path / "s"
+    corpus(d)
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / "here"))
+    here = build(d, tmp_path / "here.sqlite3", worker=False)
+
+    def failing(self: SessionSource) -> None:
+        raise RuntimeError("cannot learn")
+
+    monkeypatch.setattr(SessionSource, "learn_for_copies", failing)
+    seen = seen_workers(monkeypatch)
+    monkeypatch.setenv("SESSION_BROWSER_DATA_HOME", str(tmp_path / "there"))
+    there = build(d, tmp_path / "there.sqlite3", worker=True)
+    seen.check_each_did_the_work()
+    assert here[0] == there[0] and here[1] == there[1]
+
+
 def test_three_workers_build_the_same_index_and_vault_and_only_the_first_keeps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

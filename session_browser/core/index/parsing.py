@@ -289,8 +289,12 @@ class Worker:
             os.close(task_r)
             os.close(out_w)
         try:
-            # (while the worker starts: what every copy would learn, learned once here)
-            source.learn_for_copies()
+            # (while the worker starts: what every copy would learn, learned once here; a
+            # copy that was taught nothing learns it itself)
+            try:
+                source.learn_for_copies()
+            except Exception as exc:
+                log.warning("the parsing worker learns what its source knows itself: %s", exc)
             settings = pickle.dumps((source, folded, vault_at, hand_back))
         except BaseException:
             self._proc.kill()
