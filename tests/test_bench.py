@@ -586,3 +586,25 @@ def test_busy_asks_the_queries_again_with_every_core_busy(tmp_path: Path) -> Non
     assert target["value"] == busy["known"]["p95"]
     assert "every core busy" in format_report(report)
     assert _spinners() == []
+
+
+def test_builds_are_repeated_and_their_medians_reported(tmp_path: Path) -> None:
+    """``--builds 3``: three cold builds of our index with the vault and three without, in
+    turn; the medians are what the rate and the vault's cost are computed from, and the text
+    report gives their range. The index the later phases read is the last build's."""
+    import statistics
+
+    args = ["--sessions", "30", "--queries", "8", "--claude", "--only", "claude", "--builds",
+            "3", "--no-big-message", "--no-contention"]  # fmt: skip
+    report, _ = _run_bench(tmp_path, args)
+    build = report["stores"]["claude"]["build"]
+    runs, without = build["runs"], build["vault"]["runs_without"]
+    assert len(runs) == len(without) == 3 and all(s > 0 for s in runs + without)
+    assert build["seconds"] == statistics.median(runs)
+    assert build["vault"]["seconds_without"] == statistics.median(without)
+    assert build["messages_per_s"] == pytest.approx(
+        report["corpus"]["stats"]["messages"] / statistics.median(runs)
+    )
+    # (the phases after the builds read the last one's index)
+    assert report["stores"]["claude"]["search"]["quality"]["recall10"] >= 0.9
+    assert "the medians of 3 builds each" in format_report(report)

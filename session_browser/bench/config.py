@@ -114,6 +114,7 @@ class BenchOptions:
     show_message_mb: float = 8.0
     contention: bool = True  # writers and readers in parallel processes
     busy: bool = False  # the known-item queries asked again with every core kept busy
+    builds: int = 1  # cold builds of each of our indexes (with and without the vault): the median
     write_messages: int = 100  # add_message calls per writer process
     heavy_timeout: float = 120.0  # seconds for each of those runs (then FAIL)
 

@@ -376,7 +376,8 @@ def format_report(report: JSONDict) -> str:
     for k in kinds:
         vault = get_path(stores[k], "build", "vault")
         if vault:
-            lines.append(_vault_line(stores[k]["label"], vault))
+            runs = get_path(stores[k], "build", "runs")
+            lines.append(_vault_line(stores[k]["label"], vault, runs))
     lines += _heavy_lines(report)
     legend = list(LEGEND)
     if fmt in ("pi", "mixed"):
@@ -411,8 +412,9 @@ def format_report(report: JSONDict) -> str:
     return "\n".join(lines)
 
 
-def _vault_line(label: str, vault: JSONDict) -> str:
-    """What the vault added to one store's cold build, and what it keeps per GB."""
+def _vault_line(label: str, vault: JSONDict, runs: list[float] | None = None) -> str:
+    """What the vault added to one store's cold build, and what it keeps per GB (with
+    ``runs``, the builds' seconds with it: the median of each is told, and their range)."""
     text = f"{label}: vault {_mb(vault['vault_bytes'])}"
     if vault.get("vault_ratio") is not None:
         text += f" ({vault['vault_ratio']:.2f}x the JSON, {vault['bytes_per_gb'] / 1e6:,.0f} MB/GB)"
@@ -422,6 +424,14 @@ def _vault_line(label: str, vault: JSONDict) -> str:
             f" without (+{_secs(vault['extra_seconds'])}, +{vault['extra_ratio'] * 100:.0f}%;"
             f" {_rate(vault.get('messages_per_s_without'))} without)"
         )
+        if runs and len(runs) > 1:
+            without = vault.get("runs_without") or []
+            text += (
+                f"; the medians of {len(runs)} builds each ({_secs(min(runs))}-"
+                f"{_secs(max(runs))} with it, {_secs(min(without))}-{_secs(max(without))} without)"
+                if without
+                else f"; the median of {len(runs)} builds ({_secs(min(runs))}-{_secs(max(runs))})"
+            )
     elif vault.get("error"):
         text += f"; build without it failed: {vault['error']}"
     return text

@@ -173,6 +173,12 @@ def sigterm_interrupts(command: Callable[P, R]) -> Callable[P, R]:
     "every core busy (target: known-item p95 < 10 ms).",
 )
 @count_option(
+    "--builds",
+    default=1,
+    help="Cold builds of our index, each with the vault and without it in turn; the median "
+    "of each is reported and checked (a host whose speed varies from one run to the next).",
+)
+@count_option(
     "--write-messages",
     default=100,
     help="add_message calls per writer process.",
@@ -263,6 +269,7 @@ def bench(
     show_message_mb: float,
     contention: bool,
     busy: bool,
+    builds: int,
     write_messages: int,
     no_sgd: bool,
     index_url: str | None,
@@ -396,6 +403,7 @@ def bench(
         show_message_mb=show_message_mb,
         contention=contention,
         busy=busy,
+        builds=builds,
         write_messages=write_messages,
     )
 
