@@ -5,8 +5,9 @@ Names mirror ``praisonaiagents.session`` so code ports over.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .lazy import on_first_use
 from .model import (
     CompactionCheckpoint,
     ImportReport,
@@ -34,19 +35,9 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # The stores are imported on first use: plain JSON-store users do not pay for the index,
-    # and a process that only parses (the worker of a first build) for none of them.
-    if name == "SqliteSessionStore":
-        from .index import SqliteSessionStore
-
-        return SqliteSessionStore
-    if name == "StoreGroup":
-        from .multi import StoreGroup
-
-        return StoreGroup
-    if name == "DefaultSessionStore":
-        from .store import DefaultSessionStore
-
-        return DefaultSessionStore
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# The stores are imported on first use: plain JSON-store users do not pay for the index, and
+# a process that only parses (the worker of a first build) for none of them.
+__getattr__ = on_first_use(
+    __name__,
+    {"SqliteSessionStore": ".index", "StoreGroup": ".multi", "DefaultSessionStore": ".store"},
+)

@@ -102,8 +102,9 @@ Modules
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import on_first_use
 
 if TYPE_CHECKING:
     from ..query import QueryError
@@ -138,13 +139,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # (looked up here from now on)
-    return value
+__getattr__ = on_first_use(__name__, _LAZY)
 
 
 __all__ = [

@@ -28,9 +28,9 @@ of a first build) imports that reader only, not every reader of the table.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..lazy import on_first_use
 from .base import SessionDoc, SessionSource, Skip, SourceKind
 
 if TYPE_CHECKING:
@@ -74,13 +74,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # (looked up here from now on)
-    return value
+__getattr__ = on_first_use(__name__, _LAZY)
 
 
 __all__ = [
