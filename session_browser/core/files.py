@@ -179,16 +179,17 @@ def real_dir(path: str | os.PathLike[str], refused: dict[str, int] | None = None
     return stat.S_ISDIR(st.st_mode)
 
 
-def walked_rel(dirpath: str, base: str) -> str:
-    """``os.path.relpath(dirpath, base)`` of a folder ``os.walk(base)`` gave (below ``base``
-    by construction): taken by slicing, not by resolving both paths (a listing walks
-    thousands of folders, one a session for some agents)."""
-    if dirpath == base:
+def rel_below(path: str, base: str) -> str:
+    """``os.path.relpath(path, base)``, taken by slicing when ``path`` is written below
+    ``base`` (as every folder ``os.walk(base)`` gives and every file a listing found), not by
+    resolving both paths (a listing walks thousands of folders, one a session for some
+    agents; the vault checks every file a first build keeps)."""
+    if path == base:
         return os.curdir
     head = base if base.endswith(os.sep) else base + os.sep
-    if dirpath.startswith(head):
-        return dirpath[len(head) :]
-    return os.path.relpath(dirpath, base)
+    if path.startswith(head):
+        return path[len(head) :]
+    return os.path.relpath(path, base)
 
 
 def walk_real(

@@ -59,7 +59,7 @@ def test_a_folder_that_cannot_be_listed_is_passed_over(tmp_path: Path) -> None:
 def test_walked_rel_is_relpath_for_every_folder_a_walk_gives(tmp_path: Path) -> None:
     """The listings name a walked folder relative to the root by slicing: the same names as
     ``os.path.relpath``, whatever way the root is written."""
-    from session_browser.core.files import walked_rel
+    from session_browser.core.files import rel_below
 
     (tmp_path / "a" / "b" / "c").mkdir(parents=True)
     (tmp_path / "d").mkdir()
@@ -71,9 +71,9 @@ def test_walked_rel_is_relpath_for_every_folder_a_walk_gives(tmp_path: Path) -> 
             os.chdir(cwd)
         try:
             for dirpath, _dirs, _files in os.walk(top):
-                assert walked_rel(dirpath, top) == os.path.relpath(dirpath, top), (top, dirpath)
+                assert rel_below(dirpath, top) == os.path.relpath(dirpath, top), (top, dirpath)
                 checked += 1
         finally:
             os.chdir(old)
     assert checked == 4 * 5
-    assert walked_rel("/", "/") == "." and walked_rel("/srv", "/") == "srv"
+    assert rel_below("/", "/") == "." and rel_below("/srv", "/") == "srv"

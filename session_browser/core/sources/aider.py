@@ -43,7 +43,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..files import open_regular, read_file_bytes, real_dir, walked_rel
+from ..files import open_regular, read_file_bytes, real_dir, rel_below
 from ..model import JSONDict
 from ..settings import load_settings
 from .agent import AgentRead, WholeReadSource
@@ -276,7 +276,7 @@ class AiderSource(WholeReadSource):
             return out
         base = str(self.root)
         for dirpath, dirnames, filenames in os.walk(base):
-            rel = walked_rel(dirpath, base)
+            rel = rel_below(dirpath, base)
             depth = 0 if rel == "." else rel.count(os.sep) + 1
             dirnames[:] = (
                 []

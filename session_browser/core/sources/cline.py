@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..files import loads, read_file_bytes, real_dir, walk_real, walked_rel
+from ..files import loads, read_file_bytes, real_dir, rel_below, walk_real
 from ..model import JSONDict
 from .agent import AgentRead, ListedSource, has_dirs
 from .base import (
@@ -305,7 +305,7 @@ class ClineSource(ListedSource):
         base = str(self.root)
         refused: dict[str, int] = {}
         for dirpath, dirnames, filenames in walk_real(base, refused):
-            rel = walked_rel(dirpath, base)
+            rel = rel_below(dirpath, base)
             depth = 0 if rel == "." else rel.count(os.sep) + 1
             names = set(filenames)
             chosen = UI if UI in names else API if API in names else None

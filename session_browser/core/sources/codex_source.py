@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from ..files import real_dir, walked_rel
+from ..files import real_dir, rel_below
 from .base import Identity, Skip
 from .claude.source import AgentSource, file_ident
 from .codex import (
@@ -64,7 +64,7 @@ class CodexSource(AgentSource[CodexParseState]):
         for dirpath, dirnames, filenames in os.walk(base):
             # A symlinked folder is listed by os.walk but never walked into: counted.
             dirnames[:] = sorted(d for d in dirnames if real_dir(os.path.join(dirpath, d), refused))
-            rel_dir = walked_rel(dirpath, base)
+            rel_dir = rel_below(dirpath, base)
             for name in sorted(filenames):
                 if not _is_rollout(name):
                     continue

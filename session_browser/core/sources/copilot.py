@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from ..files import loads, read_file_bytes, real_dir, walk_real, walked_rel
+from ..files import loads, read_file_bytes, real_dir, rel_below, walk_real
 from ..model import JSONDict, iso_epoch
 from .agent import AgentRead, ListedSource, has_dirs, listed_file
 from .base import (
@@ -516,7 +516,7 @@ class CopilotSource(ListedSource):
         base = str(self.root)
         refused: dict[str, int] = {}
         for dirpath, dirnames, filenames in walk_real(base, refused):
-            rel = walked_rel(dirpath, base)
+            rel = rel_below(dirpath, base)
             depth = 0 if rel == "." else rel.count(os.sep) + 1
             parent = os.path.basename(os.path.dirname(dirpath))
             here = os.path.basename(dirpath)

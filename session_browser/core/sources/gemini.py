@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..files import loads, read_file_bytes, real_dir, walked_rel
+from ..files import loads, read_file_bytes, real_dir, rel_below
 from ..model import JSONDict, iso_epoch
 from .agent import AgentRead, WholeReadSource, listed_file
 from .base import Identity, LinesSkipped, Retention, Skip
@@ -550,7 +550,7 @@ class GeminiSource(WholeReadSource):
                 dirnames[:] = []  # only subagents' chats below, read with their parents
             elif "chats" in dirnames:
                 dirnames[:] = ["chats"]  # a project's logs, checkpoints, tool outputs: not chats
-            rel_dir = walked_rel(dirpath, base)
+            rel_dir = rel_below(dirpath, base)
             names = set(filenames)
             for name in sorted(filenames):
                 if not _is_chat(name) or (name.endswith(".json") and f"{name}l" in names):

@@ -10,7 +10,7 @@ import stat
 from pathlib import Path
 from typing import IO
 
-from ..files import FILE_MODE
+from ..files import FILE_MODE, rel_below
 from ..paths import DIR_MODE, ensure_private_dir
 from .errors import VaultError
 
@@ -79,10 +79,7 @@ def regular_under(
     text = os.path.abspath(path)
     if root is not None:
         base = os.path.abspath(root)
-        if text.startswith(base) and text[len(base) : len(base) + 1] == os.sep:
-            rel = text[len(base) + 1 :]  # (below it: nothing to compute)
-        else:
-            rel = os.path.relpath(text, base)
+        rel = rel_below(text, base)
         parts = rel.split(os.sep)
         if rel == os.curdir or os.path.isabs(rel) or parts[0] == os.pardir:
             raise NotRegular(errno.EPERM, "outside its store's dir: not kept", text)

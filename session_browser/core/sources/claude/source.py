@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
-from ...files import loads, open_regular, real_dir, regular_lstat, walked_rel
+from ...files import loads, open_regular, real_dir, regular_lstat, rel_below
 from ...model import JSONDict
 from ..agent import CodingAgentSource
 from ..base import LEARNED_SUFFIX, Identity, Learned, LinesSkipped, Retention, SessionDoc, Skip
@@ -203,7 +203,7 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
                 if d not in _SIDE_DIRS and real_dir(os.path.join(dirpath, d), refused)
             )
             subdirs = set(dirnames)
-            rel_dir = walked_rel(dirpath, base)
+            rel_dir = rel_below(dirpath, base)
             folder = Path(dirpath)
             mains = sorted(n for n in filenames if _is_main(n))
             if not mains:
@@ -228,13 +228,9 @@ class ClaudeSource(AgentSource[ClaudeParseState]):
     def learned(self) -> dict[str, Learned]:
         """The summary lines (``leafUuid -> summary``) of the main files read since the
         last call, by name, with the identity they were read at."""
-        base = os.path.join(str(self.root), "")
-        cut = len(base)
+        base = str(self.root)
         out = {
-            # (below the root, as every listed file is: no relpath to compute for each)
-            (path[cut:] if path.startswith(base) else os.path.relpath(path, base)).replace(
-                os.sep, "/"
-            ): self._summaries[path]
+            rel_below(path, base).replace(os.sep, "/"): self._summaries[path]
             for path in sorted(self._learned)
             if path in self._summaries
         }

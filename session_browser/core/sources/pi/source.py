@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import cast
 
-from ...files import MAX_SESSION_BYTES, real_dir, regular_lstat, walked_rel
+from ...files import MAX_SESSION_BYTES, real_dir, regular_lstat, rel_below
 from ...model import JSONDict, SessionHit
 from ..base import Identity, Locate, SessionDoc, SessionSource, Skip, SourceKind
 from .entries import PI_SOURCE, default_pi_dir
@@ -36,7 +36,7 @@ def scan_pi_dir(root: Path, refused: dict[str, int] | None = None) -> dict[str, 
     base = str(root)
     for dirpath, dirnames, filenames in os.walk(base):
         dirnames[:] = sorted(d for d in dirnames if real_dir(os.path.join(dirpath, d), refused))
-        rel_dir = walked_rel(dirpath, base)
+        rel_dir = rel_below(dirpath, base)
         for name in filenames:
             if not name.endswith(".jsonl") or name.startswith("."):
                 continue
